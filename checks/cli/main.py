@@ -1,0 +1,53 @@
+"""The ``zcspec`` command: one subcommand module per job, dispatched from a table.
+
+Exit codes everywhere: 0 ok, 1 a violation or failed check, 2 bad input (the
+message names the file, node or tensor and what is wrong).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from impl.compiler.errors import GraphError
+
+# (subcommand, module under checks.cli, one-line help). A module exposes
+# ``configure(parser)`` and ``run(args) -> int``.
+COMMANDS = (
+    ("summary", "summary", "print a model summary: nodes by op type, tensors, weight and activation bytes"),
+)
+
+
+class UsageError(Exception):
+    """Bad command-line input that is not about a graph (exit code 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zcspec",
+        description="Specify, implement and check GE-style zero-copy I/O and static memory planning.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module, help_text in COMMANDS:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        mod = importlib.import_module(f"checks.cli.{module}")
+        mod.configure(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except (GraphError, UsageError) as e:
+        print(f"zcspec {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Loading a MODEL argument for any subcommand: .onnx, graph .json (and, later, .zcm)."""
+from __future__ import annotations
+
+import os
+import re
+
+from impl.compiler.errors import GraphError
+from impl.compiler.ir import Graph
+from impl.compiler.validate import validate
+
+_SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(x\d+)*)$")
+
+
+def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """``NAME=1x3x224x224`` -> (NAME, (1, 3, 224, 224)). The name may contain '/' and ':'."""
+    m = _SHAPE.match(text)
+    if not m:
+        raise GraphError(f"--shape {text!r}: expected NAME=DIMxDIMx... with positive integers, e.g. data=1x3x224x224")
+    dims = tuple(int(d) for d in m["dims"].split("x"))
+    if any(d <= 0 for d in dims):
+        raise GraphError(f"--shape {text!r}: dimensions must be positive")
+    return m["name"], dims
+
+
+def add_model_arguments(parser, *, nargs=None) -> None:
+    parser.add_argument("model", metavar="MODEL", nargs=nargs, help="an .onnx file, a zcspec graph .json, or zoo:NAME (e.g. zoo:resnet50)")
+    parser.add_argument(
+        "--shape", action="append", default=[], metavar="NAME=DIMS",
+        help="fix a dynamic input's shape, e.g. --shape data=1x3x224x224 (repeatable)",
+    )
+
+
+def zoo_path(name: str) -> str:
+    """The file of a zoo model: ``zoo:resnet50`` is onnx's ``light_resnet50.onnx``."""
+    import onnx
+
+    folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    path = os.path.join(folder, f"light_{name}.onnx")
+    if not os.path.exists(path):
+        known = sorted(f[6:-5] for f in os.listdir(folder) if f.endswith(".onnx"))
+        raise GraphError(f"no zoo model {name!r}; known: {', '.join(known)}", file=f"zoo:{name}")
+    return path
+
+
+ZOO = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+       "shufflenet", "squeezenet", "vgg19", "zfnet512")
+
+
+def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
+    """The validated graph in ``path`` (or ``zoo:NAME``); GraphError naming the file on any problem."""
+    shapes = dict(parse_shape(s) for s in shape_args)
+    if path.startswith("zoo:"):
+        path = zoo_path(path[4:])
+    if not os.path.exists(path):
+        raise GraphError("no such file", file=path)
+    try:
+        if path.endswith(".onnx"):
+            from impl.compiler.frontend.onnx_import import load_onnx
+
+            return load_onnx(path, shapes=shapes)
+        if path.endswith(".json"):
+            from impl.compiler.graph_json import from_json
+
+            with open(path, encoding="utf-8") as f:
+                return validate(from_json(f.read()))
+    except GraphError as e:
+        raise (e if e.file else e.in_file(path)) from e.__cause__
+    raise GraphError("unknown model file type: expected .onnx or .json", file=path)

@@ -1,0 +1,48 @@
+"""``zcspec summary MODEL``: what is in a model, at a glance."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from checks.cli.models import add_model_arguments, load_graph
+from impl.compiler import ops
+
+
+def configure(parser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def summarize(graph) -> dict:
+    weights = set(graph.weight)
+    activations = [t for t in graph.tensors if t.name not in weights]
+    views = sum(1 for n in graph.nodes if ops.is_view(n))
+    return {
+        "name": graph.name,
+        "nodes": len(graph.nodes),
+        "ops": dict(sorted(Counter(n.op_type for n in graph.nodes).items(), key=lambda kv: (-kv[1], kv[0]))),
+        "view_nodes": views,
+        "inputs": {t: list(graph.desc[t].shape) for t in graph.inputs},
+        "outputs": {t: list(graph.desc[t].shape) for t in graph.outputs},
+        "tensors": len(graph.tensors),
+        "weights": len(graph.weights),
+        "weight_bytes": graph.weight_bytes(),
+        "activation_bytes": sum(t.nbytes for t in activations),
+    }
+
+
+def run(args) -> int:
+    info = summarize(load_graph(args.model, args.shape))
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"model {info['name']!r}: {info['nodes']} nodes ({info['view_nodes']} views, no task), {info['tensors']} tensors")
+    for kind in ("inputs", "outputs"):
+        for name, shape in info[kind].items():
+            print(f"  {kind[:-1]:6} {name}  {'x'.join(map(str, shape))}")
+    print(f"  weights      {info['weights']:>6} tensors  {info['weight_bytes']:>14,} bytes")
+    print(f"  activations  {info['tensors'] - info['weights']:>6} tensors  {info['activation_bytes']:>14,} bytes")
+    print("  nodes by op type:")
+    for op, count in info["ops"].items():
+        print(f"    {op:<20} {count:>6}")
+    return 0

@@ -1,0 +1,99 @@
+"""Lossless, versioned JSON for graphs: counterexample files carry graphs in this form.
+
+``from_json(to_json(g)) == g`` for every graph: attribute value types (bool,
+int, float, str, tuples of those) survive, floats keep every bit (NaN and
+infinities included), weights travel as base64.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+
+from impl.compiler.errors import GraphFormatError
+from impl.compiler.ir import Graph, Node, TensorDesc, Weight
+
+FORMAT = "zcspec-graph"
+VERSION = 1
+
+
+def _encode_value(v: Any) -> Any:
+    # A float keeps its type through JSON even when integral (1.0 stays 1.0);
+    # non-finite floats use a tagged object so the text stays strict JSON.
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"float": repr(v)}
+    if isinstance(v, tuple):
+        return {"tuple": [_encode_value(x) for x in v]}
+    return v
+
+
+def _decode_value(v: Any) -> Any:
+    if isinstance(v, dict):
+        if "float" in v:
+            return float(v["float"])
+        if "tuple" in v:
+            return tuple(_decode_value(x) for x in v["tuple"])
+    if isinstance(v, list):
+        raise GraphFormatError(f"attribute value {v!r}: lists must be tagged as tuples")
+    return v
+
+
+def to_dict(graph: Graph) -> dict:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": graph.name,
+        "nodes": [
+            {
+                "name": n.name,
+                "op_type": n.op_type,
+                "inputs": list(n.inputs),
+                "outputs": list(n.outputs),
+                "attrs": {k: _encode_value(v) for k, v in n.attrs},
+                "stream": n.stream,
+            }
+            for n in graph.nodes
+        ],
+        "tensors": [
+            {"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "format": t.format} for t in graph.tensors
+        ],
+        "weights": [
+            {"name": w.name, "splat": w.splat, "data": base64.b64encode(w.data).decode("ascii")}
+            for w in graph.weights
+        ],
+    }
+
+
+def from_dict(doc: dict) -> Graph:
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise GraphFormatError(f"not a zcspec graph: expected \"format\": {FORMAT!r}")
+    if doc.get("version") != VERSION:
+        raise GraphFormatError(f"graph format version {doc.get('version')!r} is not supported (this zcspec reads {VERSION})")
+    try:
+        nodes = [
+            Node(
+                name=n["name"], op_type=n["op_type"], inputs=n["inputs"], outputs=n["outputs"],
+                attrs={k: _decode_value(v) for k, v in n["attrs"].items()}, stream=n["stream"],
+            )
+            for n in doc["nodes"]
+        ]
+        tensors = [TensorDesc(t["name"], t["shape"], t["dtype"], t["format"]) for t in doc["tensors"]]
+        weights = [Weight(w["name"], base64.b64decode(w["data"], validate=True), bool(w["splat"])) for w in doc["weights"]]
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, GraphFormatError):
+            raise
+        raise GraphFormatError(f"malformed graph JSON: {type(e).__name__}: {e}") from e
+    return Graph(doc["name"], nodes, tensors, weights)
+
+
+def to_json(graph: Graph, *, indent: int | None = None) -> str:
+    return json.dumps(to_dict(graph), indent=indent, allow_nan=False)
+
+
+def from_json(text: str) -> Graph:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GraphFormatError(f"graph JSON does not parse: {e}") from e
+    return from_dict(doc)

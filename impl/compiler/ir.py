@@ -1,0 +1,174 @@
+"""The graph IR shared by every compiler stage.
+
+Frozen ``attrs`` value objects: a :class:`Graph` holds :class:`Node` s in
+insertion order, a :class:`TensorDesc` for every tensor, and :class:`Weight`
+data for constants. Graph inputs are ``Data`` nodes (attribute ``index``),
+graph outputs are the inputs of the single ``NetOutput`` node, as in GE.
+Edit with ``attrs.evolve``; nothing here mutates.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterable, Mapping
+
+import attrs
+
+from impl.compiler import dtypes
+from impl.compiler.errors import AttributeError_
+
+AttrValue = Any  # bool | int | float | str | tuple of those
+_SCALARS = (bool, int, float, str)
+
+
+def _freeze_value(node: str, key: str, value: Any) -> AttrValue:
+    if isinstance(value, _SCALARS):
+        return value
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return _freeze_value(node, key, value.tolist())
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, _SCALARS) for v in value):
+            raise AttributeError_(node, key, f"list items must be bool, int, float or str, got {value!r}")
+        return tuple(value)
+    raise AttributeError_(node, key, f"unsupported value type {type(value).__name__} ({value!r})")
+
+
+def freeze_attrs(node: str, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple:
+    """Attributes as a sorted tuple of (name, value) pairs with lists turned into tuples."""
+    items = values.items() if isinstance(values, Mapping) else values
+    return tuple(sorted((str(k), _freeze_value(node, str(k), v)) for k, v in items))
+
+
+@attrs.frozen
+class TensorDesc:
+    """A tensor's name, static shape, dtype name (see ``dtypes``) and layout format."""
+
+    name: str
+    shape: tuple[int, ...] = attrs.field(converter=tuple)
+    dtype: str = "float32"
+    format: str = "ND"
+
+    @property
+    def nbytes(self) -> int:
+        """Raw dense bytes (GE's "no-align size", ge-facts.md 1.5)."""
+        return dtypes.nbytes(self.shape, self.dtype, tensor=self.name)
+
+    @property
+    def numel(self) -> int:
+        return dtypes.element_count(self.shape, tensor=self.name)
+
+
+@attrs.frozen
+class Node:
+    """One operation. ``inputs``/``outputs`` are tensor names; ``stream`` is its logical stream."""
+
+    name: str
+    op_type: str
+    inputs: tuple[str, ...] = attrs.field(converter=tuple, default=())
+    outputs: tuple[str, ...] = attrs.field(converter=tuple, default=())
+    attrs: tuple = attrs.field(default=())
+    stream: int = 0
+
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "attrs", freeze_attrs(self.name, self.attrs))
+
+    def attr(self, key: str, default: AttrValue = None) -> AttrValue:
+        for k, v in self.attrs:
+            if k == key:
+                return v
+        return default
+
+    def with_attrs(self, **changes: AttrValue) -> "Node":
+        merged = dict(self.attrs)
+        merged.update(changes)
+        return attrs.evolve(self, attrs=merged)
+
+
+@attrs.frozen
+class Weight:
+    """Constant data for tensor ``name``: raw little-endian bytes, or one element broadcast ("splat").
+
+    Splat weights keep the ONNX light models (whose weights are ConstantOfShape
+    fills) small in memory and in model files; ``array()`` expands them.
+    """
+
+    name: str
+    data: bytes
+    splat: bool = False
+
+    def array(self, desc: TensorDesc):
+        import numpy as np
+
+        dt = dtypes.numpy_dtype(desc.dtype)
+        flat = np.frombuffer(self.data, dtype=dt)
+        if self.splat:
+            return np.full(desc.shape, flat[0], dtype=dt)
+        return flat.reshape(desc.shape)
+
+    @classmethod
+    def from_array(cls, name: str, array) -> "Weight":
+        import numpy as np
+
+        arr = np.ascontiguousarray(array)
+        flat = arr.reshape(-1)
+        if flat.size > 1 and (flat == flat[0]).all() and not np.isnan(flat[0:1].astype(np.float64)).any():
+            return cls(name, flat[:1].tobytes(), splat=True)
+        return cls(name, arr.tobytes(), splat=False)
+
+
+@attrs.frozen
+class Graph:
+    """A whole model. Construct through ``GraphBuilder`` or ``from_json``; check with ``validate``."""
+
+    name: str
+    nodes: tuple[Node, ...] = attrs.field(converter=tuple)
+    tensors: tuple[TensorDesc, ...] = attrs.field(converter=tuple)
+    weights: tuple[Weight, ...] = attrs.field(converter=tuple, default=())
+
+    @functools.cached_property
+    def desc(self) -> Mapping[str, TensorDesc]:
+        return {t.name: t for t in self.tensors}
+
+    @functools.cached_property
+    def node(self) -> Mapping[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    @functools.cached_property
+    def weight(self) -> Mapping[str, Weight]:
+        return {w.name: w for w in self.weights}
+
+    @functools.cached_property
+    def producer(self) -> Mapping[str, str]:
+        """Tensor name -> name of the node that writes it (weights have none)."""
+        return {t: n.name for n in self.nodes for t in n.outputs}
+
+    @functools.cached_property
+    def consumers(self) -> Mapping[str, tuple[str, ...]]:
+        """Tensor name -> names of the nodes that read it, in node order (a node once per tensor)."""
+        out: dict[str, list[str]] = {}
+        for n in self.nodes:
+            for t in dict.fromkeys(n.inputs):
+                out.setdefault(t, []).append(n.name)
+        return {t: tuple(v) for t, v in out.items()}
+
+    @property
+    def data_nodes(self) -> tuple[Node, ...]:
+        """Data nodes sorted by their ``index`` attribute (the model input order)."""
+        data = [n for n in self.nodes if n.op_type == "Data"]
+        return tuple(sorted(data, key=lambda n: n.attr("index", 0)))
+
+    @property
+    def netoutput(self) -> Node | None:
+        return next((n for n in self.nodes if n.op_type == "NetOutput"), None)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return tuple(n.outputs[0] for n in self.data_nodes)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        out = self.netoutput
+        return out.inputs if out is not None else ()
+
+    def weight_bytes(self) -> int:
+        return sum(self.desc[w.name].nbytes for w in self.weights)
+

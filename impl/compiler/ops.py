@@ -1,0 +1,91 @@
+"""The op table: what the compiler, planner and runtimes need to know about each op type.
+
+This is data, not code paths (STYLE.md: GE's rules are data the planner
+consults). Every op the IR accepts is listed here; validation rejects others.
+The device's kernel library must have a kernel for every op whose ``kind`` is
+``compute`` or ``hccl`` (a test checks it).
+
+Fields:
+- ``kind``: ``data`` (graph input), ``netoutput``, ``compute`` (one kernel task),
+  ``view`` (no task; output 0 aliases input 0's memory), ``hccl`` (a collective),
+  ``variable`` (fixed-address state).
+- ``inputs``/``outputs``: (min, max) arity; ``None`` as max means variadic.
+- ``continuous_input``: ``"padding"`` (each input its own 512-aligned block, laid out
+  in input order: HCCL, ge-facts.md 2.5.6) or ``"nopadding"`` (one block holding all
+  inputs back to back: PhonyConcat, 2.5.7), else ``None``.
+- ``atomic``: outputs are accumulated into, so the runtime must clean (memset) them
+  first (ge-facts.md 2.5.4, 3.3, 3.6).
+- ``inplace``: with node attribute ``_reuse_input=True``, output 0 shares input 0's
+  block (a ref/in-place output, ge-facts.md 2.3.1).
+- ``zero_copy``: whether the op's tasks support address refresh (2.6.3).
+"""
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class OpInfo:
+    op_type: str
+    kind: str = "compute"
+    inputs: tuple[int, int | None] = (1, 1)
+    outputs: tuple[int, int | None] = (1, 1)
+    continuous_input: str | None = None
+    atomic: bool = False
+    inplace: bool = False
+    zero_copy: bool = True
+
+
+def _ops(*infos: OpInfo) -> dict[str, OpInfo]:
+    return {i.op_type: i for i in infos}
+
+
+_UNARY = ("Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Exp", "Sqrt", "LeakyRelu", "Softmax", "LRN", "Cast")
+_BINARY = ("Add", "Sub", "Mul", "Div", "Max", "Min")
+_VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
+
+OPS: dict[str, OpInfo] = _ops(
+    OpInfo("Data", kind="data", inputs=(0, 0)),
+    OpInfo("NetOutput", kind="netoutput", inputs=(1, None), outputs=(0, 0)),
+    OpInfo("Variable", kind="variable", inputs=(0, 0)),
+    *(OpInfo(op, inplace=True) for op in _UNARY),
+    *(OpInfo(op, inputs=(2, 2), inplace=True) for op in _BINARY),
+    # Reshape and friends may carry their shape operand as a second input (ONNX style).
+    *(OpInfo(op, kind="view", inputs=(1, 2), outputs=(1, 2)) for op in _VIEWS),
+    OpInfo("Sum", inputs=(1, None)),
+    OpInfo("Conv", inputs=(2, 3)),
+    OpInfo("BatchNormalization", inputs=(5, 5), outputs=(1, 5)),
+    OpInfo("Concat", inputs=(1, None)),
+    OpInfo("MaxPool", outputs=(1, 2)),
+    OpInfo("AveragePool"),
+    OpInfo("GlobalAveragePool"),
+    OpInfo("Gemm", inputs=(2, 3)),
+    OpInfo("MatMul", inputs=(2, 2)),
+    OpInfo("Transpose"),
+    OpInfo("Split", inputs=(1, 2), outputs=(1, None)),
+    OpInfo("Slice", inputs=(1, 5)),
+    OpInfo("ReduceSum", inputs=(1, 2), atomic=True),
+    OpInfo("PhonyConcat", kind="view", inputs=(1, None), continuous_input="nopadding"),
+    OpInfo("MemcpyAsync"),
+    OpInfo("MemcpyAddrAsync"),
+    OpInfo("HcomAllReduce", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),
+    OpInfo("HcomAllGather", kind="hccl", continuous_input="padding"),
+    OpInfo("HcomBroadcast", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),
+)
+
+
+def info(op_type: str) -> OpInfo | None:
+    return OPS.get(op_type)
+
+
+def is_view(node) -> bool:
+    i = OPS.get(node.op_type)
+    return i is not None and i.kind == "view"
+
+
+def ref_outputs(node) -> tuple[tuple[int, int], ...]:
+    """(output index, input index) pairs whose memory is shared (in-place / ref outputs)."""
+    i = OPS.get(node.op_type)
+    if i is not None and i.inplace and node.attr("_reuse_input", False):
+        return ((0, 0),)
+    return ()

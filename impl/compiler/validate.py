@@ -1,0 +1,120 @@
+"""Graph validation: every rule the IR relies on, each failure naming its culprit.
+
+``validate(graph)`` returns the graph unchanged when it is well formed and
+raises the first ``GraphError`` found otherwise. Checks run in an order where
+each relies on the previous ones (names before references, references before
+cycles).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from impl.compiler import dtypes, ops
+from impl.compiler.errors import (
+    DuplicateNameError,
+    GraphError,
+    MissingTensorError,
+    ShapeError,
+    UnknownDTypeError,
+    UnsupportedOpError,
+)
+from impl.compiler.ir import Graph
+from impl.compiler.topology import execution_order
+
+
+def validate(graph: Graph) -> Graph:
+    _names_unique(graph)
+    _ops_supported(graph)
+    _io_nodes(graph)
+    _tensors_resolved(graph)
+    _descs_valid(graph)
+    _weights_consistent(graph)
+    execution_order(graph)  # raises CycleError
+    return graph
+
+
+def _first_duplicate(names) -> str | None:
+    dup = [n for n, c in Counter(names).items() if c > 1]
+    return dup[0] if dup else None
+
+
+def _names_unique(graph: Graph) -> None:
+    if (name := _first_duplicate(n.name for n in graph.nodes)) is not None:
+        raise DuplicateNameError("node", name, node=name)
+    if (name := _first_duplicate(t.name for t in graph.tensors)) is not None:
+        raise DuplicateNameError("tensor", name)
+    if (name := _first_duplicate(w.name for w in graph.weights)) is not None:
+        raise DuplicateNameError("weight", name)
+    written = [t for n in graph.nodes for t in n.outputs] + [w.name for w in graph.weights]
+    if (name := _first_duplicate(written)) is not None:
+        writers = [n.name for n in graph.nodes if name in n.outputs]
+        raise GraphError(
+            f"tensor {name!r} is written more than once (by {', '.join(map(repr, writers)) or 'a weight'}"
+            f"{' and a weight' if name in graph.weight and writers else ''})",
+            tensor=name, node=writers[0] if writers else "",
+        )
+
+
+def _ops_supported(graph: Graph) -> None:
+    for n in graph.nodes:
+        info = ops.info(n.op_type)
+        if info is None:
+            raise UnsupportedOpError(n.op_type, node=n.name)
+        for what, count, (lo, hi) in (("inputs", len(n.inputs), info.inputs), ("outputs", len(n.outputs), info.outputs)):
+            if count < lo or (hi is not None and count > hi):
+                want = f"{lo}" if lo == hi else f"{lo}..{'' if hi is None else hi}"
+                raise GraphError(f"node {n.name!r} ({n.op_type}) has {count} {what}, expects {want}", node=n.name)
+
+
+def _io_nodes(graph: Graph) -> None:
+    outs = [n for n in graph.nodes if n.op_type == "NetOutput"]
+    if len(outs) != 1:
+        raise GraphError(f"graph {graph.name!r} needs exactly one NetOutput node, has {len(outs)}")
+    indexes = [n.attr("index") for n in graph.data_nodes]
+    if sorted(i for i in indexes if isinstance(i, int)) != list(range(len(indexes))):
+        raise GraphError(f"Data node indexes must be 0..{len(indexes) - 1}, got {indexes!r}")
+
+
+def _tensors_resolved(graph: Graph) -> None:
+    produced = set(graph.producer) | set(graph.weight)
+    for n in graph.nodes:
+        for t in n.inputs:
+            if t not in produced:
+                raise MissingTensorError(t, node=n.name)
+        for t in n.inputs + n.outputs:
+            if t not in graph.desc:
+                raise GraphError(f"node {n.name!r} uses tensor {t!r}, which has no TensorDesc", node=n.name, tensor=t)
+    for w in graph.weights:
+        if w.name not in graph.desc:
+            raise GraphError(f"weight {w.name!r} has no TensorDesc", tensor=w.name)
+
+
+def _descs_valid(graph: Graph) -> None:
+    for t in graph.tensors:
+        try:
+            dtypes.get(t.dtype)
+        except UnknownDTypeError:
+            raise UnknownDTypeError(t.dtype, tensor=t.name) from None
+        for dim in t.shape:
+            if not isinstance(dim, int) or isinstance(dim, bool):
+                raise ShapeError(t.name, t.shape, f"dimension {dim!r} is dynamic; every dimension must be a fixed integer")
+            if dim <= 0:
+                raise ShapeError(t.name, t.shape, f"dimension {dim} is not positive")
+        try:
+            t.nbytes
+        except GraphError as e:
+            e.tensor = e.tensor or t.name
+            raise
+
+
+def _weights_consistent(graph: Graph) -> None:
+    for w in graph.weights:
+        desc = graph.desc[w.name]
+        item = dtypes.get(desc.dtype).bits
+        want = (item + 7) // 8 if w.splat else desc.nbytes
+        if len(w.data) != want:
+            raise GraphError(
+                f"weight {w.name!r} holds {len(w.data)} bytes, its desc {desc.shape}x{desc.dtype} needs {want}"
+                + (" (one element, splat)" if w.splat else ""),
+                tensor=w.name,
+            )
