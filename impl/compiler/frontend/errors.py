@@ -1,0 +1,63 @@
+"""Errors of the ONNX front end, each a ``GraphError`` so the command line exits with 2.
+
+They add what the compiler's generic errors (``impl.compiler.errors``) cannot
+say: a file that is not an ONNX model, a ``--shape`` that names no input or
+contradicts the model, a constant node the folder could not evaluate, and ONNX
+features the IR deliberately does not carry (a used Dropout mask, a skipped
+optional input in the middle of a node's inputs).
+"""
+from __future__ import annotations
+
+from impl.compiler.errors import GraphError, ShapeError
+
+
+class OnnxFileError(GraphError):
+    """The file cannot be read as an ONNX model (missing, truncated, corrupt, no graph)."""
+
+    def __init__(self, file: str, why: str):
+        self.why = why
+        super().__init__(f"not a readable ONNX model: {why}", file=file)
+
+
+class UnknownInputError(GraphError):
+    """``--shape`` names a tensor that is not a graph input of the model."""
+
+    def __init__(self, tensor: str, known: tuple[str, ...], *, why: str = "is not a graph input"):
+        self.known = tuple(known)
+        listing = ", ".join(map(repr, known)) or "none"
+        super().__init__(f"--shape {tensor!r}: {tensor!r} {why}; the model's inputs are {listing}", tensor=tensor)
+
+
+class InputShapeError(ShapeError):
+    """A graph input's shape is dynamic and not fixed by ``--shape``, or ``--shape`` contradicts it."""
+
+    def __init__(self, tensor: str, shape: object, why: str, *, hint: str = ""):
+        # ShapeError's generic "--shape NAME=..." advice is replaced by a concrete one naming this input.
+        self.shape = shape
+        GraphError.__init__(
+            self, f"input {tensor!r} has shape {shape!r}: {why}" + (f" ({hint})" if hint else ""), tensor=tensor,
+        )
+
+
+class ShapeInferenceError(GraphError):
+    """ONNX shape inference rejected the model (incompatible shapes or types at a node)."""
+
+    def __init__(self, detail: str, *, node: str = ""):
+        self.detail = detail
+        who = f"node {node!r}: " if node else ""
+        super().__init__(f"{who}ONNX shape inference failed: {detail}", node=node)
+
+
+class FoldError(GraphError):
+    """A node whose inputs are all constant could not be evaluated by the ONNX reference implementation."""
+
+    def __init__(self, node: str, op_type: str, why: str):
+        self.op_type = op_type
+        super().__init__(f"node {node!r} ({op_type}) has only constant inputs but folding it failed: {why}", node=node)
+
+
+class UnsupportedFeatureError(GraphError):
+    """The node uses an ONNX feature the IR does not represent; the message says which and why."""
+
+    def __init__(self, node: str, why: str, *, tensor: str = ""):
+        super().__init__(f"node {node!r}: {why}", node=node, tensor=tensor)

@@ -1,0 +1,163 @@
+"""The ONNX front end: an .onnx file (or ModelProto) -> a validated IR ``Graph``.
+
+    graph = load_onnx("model.onnx", shapes={"data": (1, 3, 224, 224)})
+
+Steps, each its own module:
+1. read the file (``OnnxFileError`` naming it when truncated or corrupt);
+2. ``onnx_graph.structure``: node names, real inputs, single writers, no
+   missing tensors, no cycle, execution order;
+3. every op is known (in ``impl.compiler.ops.OPS`` or a standard ONNX op that
+   may still fold away), else ``UnsupportedOpError`` naming the node;
+4. ``onnx_shapes``: fix dynamic input dims from ``shapes``, run strict shape
+   inference;
+5. ``constant_fold.fold``: constant subgraphs become weights (splat-aware);
+   shape inference runs once more over the folded graph when folding is what
+   makes shapes static (Shape -> ... -> Reshape chains);
+6. every op left is in ``OPS`` (else ``UnsupportedOpError``); ``onnx_nodes``
+   maps each to an IR node; one ``Data`` node per real input (named after its
+   tensor, ``index`` in input order) and one ``NetOutput`` over the outputs;
+7. ``validate`` the result.
+
+Every GraphError raised names the file when one is given.
+"""
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+import onnx
+from onnx import helper, numpy_helper
+
+from impl.compiler import dtypes, ops
+from impl.compiler.errors import GraphError, ShapeError, UnknownDTypeError, UnsupportedOpError
+from impl.compiler.frontend.constant_fold import Folded, fold
+from impl.compiler.frontend.errors import OnnxFileError
+from impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
+from impl.compiler.frontend.onnx_nodes import to_ir_node
+from impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, set_input_shapes
+from impl.compiler.ir import Graph, Node, TensorDesc
+from impl.compiler.validate import validate
+
+InputShapes = Mapping[str, tuple[int, ...]] | None
+SMALL_CONST = 4096  # constants up to this many elements are given to the second inference by value
+
+
+def read_model(path: str) -> onnx.ModelProto:
+    """The ModelProto in ``path`` (external data included); OnnxFileError naming the file otherwise."""
+    try:
+        model = onnx.load(path)
+    except OSError as e:
+        raise OnnxFileError(path, f"cannot read it: {e.strerror or e}") from e
+    except Exception as e:  # protobuf's DecodeError and friends: a truncated or corrupt file
+        raise OnnxFileError(path, f"{type(e).__name__}: {e} (is the file truncated or corrupt?)") from e
+    if not model.HasField("graph"):
+        raise OnnxFileError(path, "the file holds no graph (empty, or not an ONNX model)")
+    return model
+
+
+def load_onnx(path: str, *, shapes: InputShapes = None) -> Graph:
+    """The validated IR graph of the ONNX file ``path``; ``shapes`` fixes dynamic input dims by input name."""
+    return from_model(read_model(path), shapes=shapes, file=path)
+
+
+def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, file: str = "") -> Graph:
+    """The validated IR graph of an in-memory model; ``file`` is named in errors. Does not modify ``model``."""
+    try:
+        return _import(model, shapes, name=model.graph.name or _stem(file))
+    except GraphError as e:
+        if file and not e.file:
+            raise e.in_file(file) from e
+        raise
+
+
+def _stem(file: str) -> str:
+    return os.path.splitext(os.path.basename(file))[0] or "onnx"
+
+
+def _check_ops_known(st: OnnxStructure) -> None:
+    # An op outside ONNX and OPS would only surface later as a confusing shape-inference error.
+    for node, name in zip(st.nodes, st.names):
+        if node.op_type not in ops.OPS and not onnx.defs.has(node.op_type, node.domain):
+            raise UnsupportedOpError(node.op_type, node=name)
+
+
+def _inference_model(model: onnx.ModelProto, st: OnnxStructure, fixed) -> onnx.ModelProto:
+    """A copy of ``model`` with fixed input shapes and the nodes in execution order under their IR names."""
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    del work.graph.node[:]
+    for node, name in zip(st.nodes, st.names):
+        copy = work.graph.node.add()
+        copy.CopyFrom(node)
+        copy.name = name
+    set_input_shapes(work.graph, fixed)
+    return work
+
+
+def _reinfer(model, st: OnnxStructure, folded: Folded, types: dict[str, TypeInfo]) -> dict[str, TypeInfo]:
+    """Shape inference over the folded graph: constants read by the remaining nodes become
+    initializers (small ones, so their values drive Reshape & co.) or typed inputs (large ones)."""
+    reads = dict.fromkeys(t for n in folded.nodes for t in n.input if t and t in folded.consts)
+    inputs = [v for v in model.graph.input if v.name not in st.initializers]
+    inits = []
+    for t in reads:
+        c = folded.consts[t]
+        if c.numel <= SMALL_CONST:
+            inits.append(numpy_helper.from_array(c.value(), t))
+        else:
+            inputs.append(helper.make_tensor_value_info(t, c.elem, c.shape))
+    nodes = []
+    for node, name in zip(folded.nodes, folded.names):
+        nodes.append(onnx.NodeProto())
+        nodes[-1].CopyFrom(node)
+        nodes[-1].name = name
+    graph = helper.make_graph(nodes, model.graph.name or "g", inputs, list(model.graph.output), inits)
+    again = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=max(model.ir_version, 4))
+    return {**types, **infer_types(again)}
+
+
+def _desc(tensor: str, types: Mapping[str, TypeInfo], producer: str) -> TensorDesc:
+    info = types.get(tensor)
+    if info is None or not info.static:
+        raise ShapeError(tensor, info.shape if info else None,
+                         "shape inference could not fix every dimension", node=producer)
+    if not info.elem:
+        raise UnknownDTypeError("undefined", tensor=tensor)
+    return TensorDesc(tensor, info.shape, dtypes.from_onnx(info.elem, tensor=tensor).name)
+
+
+def _needs_reinference(folded: Folded, types) -> bool:
+    produced = (t for n in folded.nodes for t in n.output if t)
+    return any(t not in folded.consts and not (t in types and types[t].static) for t in produced)
+
+
+def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str) -> Graph:
+    st = structure(model.graph)
+    _check_ops_known(st)
+    fixed = fixed_input_shapes(st.inputs, shapes, initializers=st.initializers)
+    work = _inference_model(model, st, fixed)
+    types = infer_types(work)
+    folded = fold(st, types, work.opset_import)
+    if _needs_reinference(folded, types):
+        types = _reinfer(work, st, folded, types)
+    for node, node_name in zip(folded.nodes, folded.names):
+        if node.op_type not in ops.OPS:
+            raise UnsupportedOpError(node.op_type, node=node_name)
+    return validate(_assemble(name, st, folded, types))
+
+
+def _assemble(name: str, st: OnnxStructure, folded: Folded, types) -> Graph:
+    """Data nodes, mapped nodes, NetOutput; weights for the constants they read; a desc per tensor."""
+    readers = {t for n in folded.nodes for t in n.input} | set(st.outputs)
+    nodes = [Node(v.name, "Data", (), (v.name,), {"index": i}) for i, v in enumerate(st.inputs)]
+    nodes += [to_ir_node(n, nn, folded.consts, readers) for n, nn in zip(folded.nodes, folded.names)]
+    nodes.append(Node(NETOUTPUT, "NetOutput", st.outputs, ()))
+    producer = {t: n.name for n in nodes for t in n.outputs}
+    read = dict.fromkeys(t for n in nodes for t in n.inputs)
+    weight_names = [t for t in read if t not in producer and t in folded.consts]
+    weights = [folded.consts[t].weight(t) for t in weight_names]
+    descs = {t: folded.consts[t].desc(t) for t in weight_names}
+    for t in [*producer, *read]:
+        if t not in descs:
+            descs[t] = _desc(t, types, producer.get(t, ""))
+    return Graph(name, nodes, descs.values(), weights)

@@ -1,0 +1,116 @@
+"""Static shapes for an ONNX graph: fix the inputs' dynamic dims, then run ONNX shape inference.
+
+The IR plans memory statically, so every tensor needs fixed integer dims.
+``fixed_input_shapes`` decides each real input's shape from its declaration and
+the user's ``--shape`` values; ``infer_types`` runs ``onnx.shape_inference`` in
+strict mode (a node whose inputs do not fit its schema is an error, not a
+silently missing shape) with data propagation (so Shape -> Gather -> Reshape
+chains of exported models resolve), and returns each tensor's element type
+and dims (``None`` for a dim or rank still unknown).
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+import attrs
+import onnx
+from onnx import shape_inference
+
+from impl.compiler.frontend.errors import InputShapeError, ShapeInferenceError, UnknownInputError
+
+Shape = tuple  # of int | None
+
+
+@attrs.frozen
+class TypeInfo:
+    """An ONNX tensor type: element type id (0 = unknown) and dims (None = unknown; shape None = unknown rank)."""
+
+    elem: int
+    shape: Shape | None
+
+    @property
+    def static(self) -> bool:
+        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+
+
+def declared_dims(value: onnx.ValueInfoProto) -> Shape | None:
+    """Dims as declared: int for a fixed dim, the dim_param string or None for a dynamic one."""
+    t = value.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return tuple(
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim
+    )
+
+
+def _example(dims: Shape | None, given_rank: int = 4) -> str:
+    dims = dims if dims is not None else (None,) * given_rank
+    return "x".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in dims)
+
+
+def _fixed(name: str, declared: Shape | None, given: tuple[int, ...] | None) -> tuple[int, ...]:
+    if given is None:
+        if declared is not None and all(isinstance(d, int) for d in declared):
+            return declared
+        loose = "its rank is unknown" if declared is None else "dimension(s) " + ", ".join(
+            f"{i} ({d!r})" for i, d in enumerate(declared) if not isinstance(d, int)
+        )
+        raise InputShapeError(name, declared, f"{loose} dynamic and not fixed",
+                              hint=f"fix it with --shape {name}={_example(declared)}")
+    if declared is not None:
+        if len(declared) != len(given):
+            raise InputShapeError(name, declared, f"--shape gives rank {len(given)} ({given!r}), the model declares rank {len(declared)}")
+        for i, (d, g) in enumerate(zip(declared, given)):
+            if isinstance(d, int) and d != g:
+                raise InputShapeError(name, declared, f"--shape gives dimension {i} = {g}, the model fixes it to {d}")
+    return tuple(given)
+
+
+def fixed_input_shapes(inputs, shapes: Mapping[str, tuple[int, ...]] | None, *,
+                       initializers=()) -> dict[str, tuple[int, ...]]:
+    """Input name -> static shape. Every dynamic dim must be fixed by ``shapes``; ``shapes``
+    may name only real inputs and may not contradict a fixed dim (InputShapeError, UnknownInputError)."""
+    shapes = dict(shapes or {})
+    names = tuple(v.name for v in inputs)
+    for name in shapes:
+        if name not in names:
+            why = "is an initializer (a constant), not a graph input" if name in initializers else "is not a graph input"
+            raise UnknownInputError(name, names, why=why)
+    return {v.name: _fixed(v.name, declared_dims(v), shapes.get(v.name)) for v in inputs}
+
+
+def set_input_shapes(graph: onnx.GraphProto, fixed: Mapping[str, tuple[int, ...]]) -> None:
+    """Write ``fixed`` into the declarations of ``graph``'s inputs (a copy owned by the caller)."""
+    for v in graph.input:
+        if v.name not in fixed:
+            continue
+        shape = v.type.tensor_type.shape
+        shape.Clear()
+        for d in fixed[v.name]:
+            shape.dim.add().dim_value = d
+
+
+_NODE_IN_MESSAGE = re.compile(r"node name: ([^)]*)\)")
+
+
+def infer_types(model: onnx.ModelProto) -> dict[str, TypeInfo]:
+    """Tensor name -> TypeInfo for every tensor shape inference could type (inputs, outputs, values,
+    initializers). ShapeInferenceError naming the node when inference rejects the model."""
+    try:
+        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as e:
+        text = str(e).strip()
+        m = _NODE_IN_MESSAGE.search(text)
+        raise ShapeInferenceError(text, node=m.group(1) if m else "") from e
+    g = inferred.graph
+    types: dict[str, TypeInfo] = {}
+    for t in g.initializer:
+        types[t.name] = TypeInfo(t.data_type, tuple(t.dims))
+    for v in (*g.input, *g.value_info, *g.output):
+        tt = v.type.tensor_type
+        dims = declared_dims(v)
+        if dims is not None:
+            dims = tuple(d if isinstance(d, int) else None for d in dims)
+        types[v.name] = TypeInfo(tt.elem_type, dims)
+    return types
