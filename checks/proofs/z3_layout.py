@@ -1,0 +1,120 @@
+"""Proving a plan's layout safe for every placement of its allocations, with Z3.
+
+:func:`prove_layout` asks Z3 whether some placement of the bases (model regions
+and user buffers, see :mod:`checks.proofs.layout`) allowed by the assumptions
+breaks a claim (:mod:`checks.proofs.smtlib` has the formula):
+
+- ``unsat``: **proved** for every such placement;
+- ``sat``: **violated**; the model's bases are turned into concrete addresses
+  and the broken claims re-evaluated on them, so the result names the
+  offending pair (or tensor and allocation) with real addresses;
+- anything else (timeout, resource limit, ...): **unknown**, with Z3's reason.
+  Unknown is never a pass: ``ProofResult.passed`` is true only for proved.
+"""
+from __future__ import annotations
+
+import time
+from typing import Mapping
+
+import attrs
+import z3
+
+from checks.proofs.layout import Layout, Placement, read_layout
+from checks.proofs.smtlib import build_query
+from checks.proofs.sweep import Violation, conflict_pairs
+
+PROVED, VIOLATED, UNKNOWN = "proved", "violated", "unknown"
+
+
+@attrs.frozen
+class ProofResult:
+    """What Z3 said about a layout, and what it cost."""
+
+    status: str                                    # "proved" | "violated" | "unknown"
+    pair: tuple[str, ...] | None = None            # the offending pair (or tensor, allocation) when violated
+    kind: str | None = None                        # its claim: overlap, out_of_bounds, misaligned, alias_outside_root
+    violations: tuple[Violation, ...] = ()         # every claim broken under the counterexample
+    bases: tuple[tuple[str, int], ...] = ()        # counterexample base address per allocation
+    addresses: tuple[tuple[str, int], ...] = ()    # counterexample address of each offending tensor
+    reason: str = ""                               # why Z3 gave up, when unknown
+    pairs_encoded: int = 0
+    claims_encoded: int = 0
+    build_s: float = 0.0                           # plan -> layout -> sweep -> SMT-LIB text -> parsed
+    solve_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PROVED
+
+
+def _concrete(layout: Layout, pairs: list[tuple[Placement, Placement]], bases: Mapping[str, int]) -> list[Violation]:
+    """The claims broken when each allocation sits at ``bases``; the checks are on
+    absolute addresses, so this is independent of the sweep's relative reasoning."""
+    addr = {t.name: bases[t.alloc] + t.rel for t in layout.tensors}
+    size = {a.key: a.size for a in layout.allocations}
+    by_name = layout.by_name()
+    out = []
+    for t in layout.tensors:
+        a, base = addr[t.name], bases[t.alloc]
+        if t.extent and (a < base or a + t.extent > base + size[t.alloc]):
+            out.append(Violation("out_of_bounds", (t.name, t.alloc),
+                                 f"tensor {t.name!r} at {a:#x}+{t.extent} leaves {t.alloc!r} at {base:#x}+{size[t.alloc]}"))
+        if a % t.align:
+            out.append(Violation("misaligned", (t.name,), f"tensor {t.name!r} at {a:#x} is not {t.align}-byte aligned"))
+        r = by_name[t.root]
+        if t.alias_of is not None and t.extent and not (addr[r.name] <= a and a + t.extent <= addr[r.name] + r.extent):
+            out.append(Violation("alias_outside_root", (t.name, r.name),
+                                 f"alias {t.name!r} at {a:#x}+{t.extent} is outside root {r.name!r} "
+                                 f"at {addr[r.name]:#x}+{r.extent}"))
+    for p, q in pairs:
+        if addr[p.name] < addr[q.name] + q.extent and addr[q.name] < addr[p.name] + p.extent:
+            out.append(Violation("overlap", (p.name, q.name),
+                                 f"tensors {p.name!r} at {addr[p.name]:#x}+{p.extent} and {q.name!r} at "
+                                 f"{addr[q.name]:#x}+{q.extent} overlap while both alive"))
+    return out
+
+
+def _violated(layout, pairs, model: z3.ModelRef, base_names) -> dict:
+    bases = {key: model.eval(z3.Int(name), model_completion=True).as_long() for key, name in base_names}
+    found = _concrete(layout, pairs, bases)
+    if not found:
+        raise RuntimeError("Z3 found a counterexample in which no claim is broken: "
+                           "the SMT-LIB translation and the claims disagree (a bug in checks.proofs)")
+    first = found[0]
+    by_name = layout.by_name()
+    addrs = tuple((n, bases[by_name[n].alloc] + by_name[n].rel) for n in first.tensors if n in by_name)
+    return dict(pair=first.tensors, kind=first.kind, violations=tuple(found),
+                bases=tuple(bases.items()), addresses=addrs)
+
+
+def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, zero_copy_align: int | None = None,
+                 user_sizes: Mapping | None = None, timeout_ms: int = 60_000, rlimit: int = 0,
+                 fold: bool = False) -> ProofResult:
+    """Prove ``plan`` (the DESIGN.md JSON contract) safe for every placement of its bases.
+
+    Alignment and user-buffer options are those of :func:`checks.proofs.layout.read_layout`.
+    ``timeout_ms`` and ``rlimit`` (Z3's deterministic resource limit, 0 = none) bound
+    the solver; hitting either gives status "unknown". ``fold`` drops the terms of
+    same-allocation pairs that are ground-false (see :func:`checks.proofs.smtlib.build_query`). Raises PlanFormatError on a
+    malformed plan.
+    """
+    start = time.perf_counter()
+    layout = read_layout(plan, block_align=block_align, user_align=user_align,
+                         zero_copy_align=zero_copy_align, user_sizes=user_sizes)
+    pairs = conflict_pairs(layout)
+    query = build_query(layout, pairs, fold=fold)
+    solver = z3.Solver()
+    solver.set("timeout", int(timeout_ms))
+    if rlimit:
+        solver.set("rlimit", int(rlimit))
+    solver.from_string(query.text)
+    built = time.perf_counter()
+    answer = solver.check()
+    solved = time.perf_counter()
+    common = dict(pairs_encoded=query.pairs_encoded, claims_encoded=query.claims_encoded,
+                  build_s=built - start, solve_s=solved - built)
+    if answer == z3.unsat:
+        return ProofResult(PROVED, **common)
+    if answer == z3.sat:
+        return ProofResult(VIOLATED, **_violated(layout, pairs, solver.model(), query.base_names), **common)
+    return ProofResult(UNKNOWN, reason=solver.reason_unknown() or "unknown", **common)
