@@ -79,8 +79,33 @@ def info(op_type: str) -> OpInfo | None:
 
 
 def is_view(node) -> bool:
+    """No task: every output aliases input 0's memory (at ``view_offsets(node)``).
+
+    View-kind ops always are; a Split or Slice along the outermost axis becomes one
+    when a pass marks it ``_view=True`` (see passes/outer_axis_views.py).
+    """
     i = OPS.get(node.op_type)
-    return i is not None and i.kind == "view"
+    return i is not None and (i.kind == "view" or bool(node.attr("_view", False)))
+
+
+def view_offsets(node) -> tuple[int, ...]:
+    """Byte offset of each output of a view inside input 0 (0 for plain views)."""
+    offsets = node.attr("_view_offsets")
+    return tuple(offsets) if offsets is not None else (0,) * len(node.outputs)
+
+
+def task_kinds(node) -> tuple[str, ...]:
+    """The device task kinds a node's tasks have (impl/device/soc.py TASK_KINDS); () for no task."""
+    i = OPS.get(node.op_type)
+    if i is None or is_view(node) or i.kind in ("data", "netoutput", "variable"):
+        return ()
+    if i.kind == "hccl":
+        return ("hccl",)
+    if node.op_type == "MemcpyAsync":
+        return ("memcpy",)
+    if node.op_type == "MemcpyAddrAsync":
+        return ("memcpy_addr",)
+    return ("memset", "kernel") if i.atomic else ("kernel",)
 
 
 def ref_outputs(node) -> tuple[tuple[int, int], ...]:

@@ -1,0 +1,32 @@
+"""The pass pipeline: one ordered tuple, read top to bottom.
+
+Each pass is a pure ``(graph, options) -> graph`` function that returns its
+input unchanged when it finds nothing to do. ``CompileOptions.disabled_passes``
+switches any of them off by name.
+"""
+from __future__ import annotations
+
+from impl.compiler.ir import Graph
+from impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
+from impl.compiler.passes.outer_axis_views import outer_axis_views
+from impl.compiler.validate import validate
+
+PIPELINE = (
+    # Outer-axis Split/Slice cut contiguous ranges: make them views so no copy runs
+    # and model inputs can be split among tasks at relative offsets (ge-facts.md 5.2).
+    ("outer_axis_views", outer_axis_views),
+    # Where the SoC cannot refresh a task bound to model I/O, a refreshable copy
+    # takes the refresh instead (ge-facts.md 5.3). Runs before memory planning, as in GE.
+    ("memcpy_addr_async", memcpy_addr_async),
+)
+
+
+def run_passes(graph: Graph, options) -> Graph:
+    """Every enabled pass in order; the result is validated again."""
+    unknown = set(options.disabled_passes) - {name for name, _ in PIPELINE}
+    if unknown:
+        raise ValueError(f"unknown passes {sorted(unknown)} in disabled_passes; known: {[n for n, _ in PIPELINE]}")
+    for name, apply in PIPELINE:
+        if name not in options.disabled_passes:
+            graph = apply(graph, options)
+    return validate(graph)

@@ -1,0 +1,121 @@
+"""Each pass changes exactly what it should; MemcpyAddrAsync lands exactly where each SoC needs it."""
+import numpy as np
+import pytest
+
+from impl.compiler import ops
+from impl.compiler.builder import GraphBuilder
+from impl.compiler.options import CompileOptions
+from impl.compiler.passes import PIPELINE, run_passes
+from impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
+from impl.compiler.passes.outer_axis_views import outer_axis_views
+from impl.compiler.validate import validate
+
+OPTS = CompileOptions()
+
+
+def split_graph(shape, axis, parts, dtype="float32"):
+    b = GraphBuilder("split")
+    x = b.input("x", shape, dtype)
+    outs = []
+    for p in parts:
+        s = list(shape)
+        s[axis] = p
+        outs.append((s, dtype))
+    ys = b.op("Split", [x], name="split", outputs=outs, axis=axis, split=tuple(parts))
+    b.output(*[b.op("Relu", [y]) for y in ys])
+    return b.build()
+
+
+def test_outer_axis_split_becomes_a_view_with_byte_offsets():
+    g = outer_axis_views(split_graph((4, 3), 0, (1, 3)), OPTS)
+    split = g.node["split"]
+    assert ops.is_view(split) and split.attr("_view_offsets") == (0, 12)
+    assert ops.task_kinds(split) == ()
+
+
+def test_leading_unit_dims_do_not_count():
+    g = outer_axis_views(split_graph((1, 4, 2), 1, (2, 2)), OPTS)
+    assert g.node["split"].attr("_view_offsets") == (0, 16)
+
+
+@pytest.mark.parametrize("shape, axis, dtype", [((4, 3), 1, "float32"), ((4, 2), 0, "int4")])
+def test_inner_axis_or_packed_split_is_left_alone(shape, axis, dtype):
+    g = split_graph(shape, axis, (shape[axis] // 2, shape[axis] - shape[axis] // 2), dtype)
+    assert outer_axis_views(g, OPTS) is g
+
+
+def test_outer_axis_slice_becomes_a_view():
+    b = GraphBuilder("slice")
+    x = b.input("x", (5, 2))
+    y = b.op("Slice", [x], name="slice", shape=(2, 2), starts=(-3,), ends=(4,), axes=(0,))
+    b.output(y)
+    g = outer_axis_views(b.build(), OPTS)
+    assert g.node["slice"].attr("_view_offsets") == (16,)
+
+
+def io_graph():
+    """One case per MemcpyAddrAsync rule, each on its own input and output."""
+    b = GraphBuilder("io")
+    a = b.input("a", (2, 2))
+    h = b.input("h", (2, 2))
+    l_in = b.input("l", (2, 2))
+    d = b.input("d", (2, 2))
+    red = b.op("ReduceSum", [a], name="reduce", shape=(2, 1), axes=(1,), keepdims=1)   # memset + kernel
+    hc = b.op("HcomAllReduce", [h], name="allreduce", reduction="sum")                  # hccl
+    loop = b.op("Relu", [l_in], name="loop_relu", _in_loop=True)                        # kernel in a loop
+    w = b.weight("const", np.arange(4, dtype=np.float32).reshape(2, 2))
+    b.output(red, hc, loop, w, d)
+    return b.build()
+
+
+def copies(graph):
+    """(what the copy reads, what it writes) for every inserted MemcpyAddrAsync, by role."""
+    found = set()
+    for n in graph.nodes:
+        if n.op_type == "MemcpyAddrAsync":
+            readers = graph.consumers.get(n.outputs[0], ())
+            found.add(("out", n.outputs[0]) if "NetOutput" in readers else ("in", n.inputs[0]))
+    return found
+
+
+@pytest.mark.parametrize(
+    "soc, offline, expected",
+    [
+        ("ascend910b", False, {("out", "const")}),
+        ("ascend910b", True, {("out", "const"), ("out", "io_copy")}),
+        ("ascend310p", False, {("out", "const"), ("out", "reduce:0")}),
+        ("legacy", False, {("out", "const"), ("in", "h"), ("out", "allreduce:0"), ("in", "l"), ("out", "loop_relu:0")}),
+        ("nozc", False, set()),
+    ],
+)
+def test_memcpy_addr_async_exactly_where_the_soc_requires(soc, offline, expected):
+    g = io_graph()
+    out = run_passes(g, CompileOptions(soc=soc, offline=offline))
+    got = {("out", "io_copy") if role == "out" and t.endswith(":0") and t.startswith("d_") else (role, t) for role, t in copies(out)}
+    assert got == expected
+    assert out.outputs[:4] == g.outputs[:4], "model outputs keep their names"
+    validate(out)
+
+
+def test_no_zero_copy_soc_leaves_graph_untouched():
+    g = io_graph()
+    assert memcpy_addr_async(g, CompileOptions(soc="nozc")) is g
+
+
+def test_inserted_copy_serves_every_stuck_reader_once():
+    b = GraphBuilder("two")
+    x = b.input("x", (2,))
+    r1 = b.op("HcomAllReduce", [x], name="ar1")
+    r2 = b.op("HcomAllReduce", [x], name="ar2")
+    b.output(b.op("Add", [r1, r2]))
+    out = run_passes(b.build(), CompileOptions(soc="legacy"))
+    mc = [n for n in out.nodes if n.op_type == "MemcpyAddrAsync"]
+    assert len(mc) == 1 and set(out.consumers[mc[0].outputs[0]]) == {"ar1", "ar2"}
+
+
+def test_pipeline_switches():
+    g = split_graph((4, 3), 0, (1, 3))
+    off = run_passes(g, CompileOptions(disabled_passes={name for name, _ in PIPELINE}))
+    assert off == g
+    with pytest.raises(ValueError, match="unknown passes"):
+        run_passes(g, CompileOptions(disabled_passes={"nope"}))
