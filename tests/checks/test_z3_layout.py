@@ -1,0 +1,146 @@
+"""The Z3 layout prover: proofs, each kind of counterexample, unknown, and agreement with the sweep."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from checks.proofs.layout import read_layout
+from checks.proofs.synthetic import make_plan, shift_onto_neighbour, synthetic_plan, tensor
+from checks.proofs.sweep import sweep_check
+from checks.proofs.z3_layout import prove_layout
+
+
+def test_valid_synthetic_plan_is_proved():
+    result = prove_layout(synthetic_plan(300, seed=3, n_aliases=3))
+    assert result.status == "proved" and result.passed
+    assert result.pairs_encoded > 300 and result.claims_encoded >= result.pairs_encoded
+
+
+@pytest.mark.parametrize("fold", [False, True])
+def test_shifted_tensor_gives_its_pair_with_overlapping_addresses(fold):
+    plan, (moved, onto) = shift_onto_neighbour(synthetic_plan(300, seed=4), seed=6)
+    result = prove_layout(plan, fold=fold)
+    assert result.status == "violated" and not result.passed
+    assert result.kind == "overlap" and moved in result.pair
+    pairs = {v.tensors for v in result.violations if v.kind == "overlap"}
+    assert (moved, onto) in pairs or (onto, moved) in pairs
+    sizes = {t["name"]: max(t["size"], t["aligned_size"]) for t in plan["tensors"]}
+    (a, x), (b, y) = result.addresses
+    assert x < y + sizes[b] and y < x + sizes[a], "the reported addresses must really overlap"
+
+
+def _pair(region_a="feature_map", offset_a=0, last_a=3, **extra):
+    return make_plan([tensor("a", region_a, offset_a, 512, 0, last_a, **extra),
+                      tensor("b", "feature_map", 1024, 1024, 2, 5)], regions={"feature_map": 4096, "weight": 4096})
+
+
+def test_overlap_in_a_region():
+    result = prove_layout(_pair(offset_a=1536))
+    assert (result.status, result.kind, result.pair) == ("violated", "overlap", ("a", "b"))
+
+
+def test_reuse_of_a_range_by_tensors_alive_apart_is_proved():
+    assert prove_layout(_pair(offset_a=1024, last_a=1)).status == "proved"
+
+
+def test_misaligned_offset():
+    result = prove_layout(_pair(offset_a=64))
+    assert (result.status, result.kind, result.pair) == ("violated", "misaligned", ("a",))
+    assert dict(result.addresses)["a"] % 512 == 64
+
+
+def test_zero_copy_tensor_larger_than_its_user_buffer():
+    inp = tensor("in", "zero_copy", 0, 1000, 0, 3, block="in")
+    mid = tensor("mid", "feature_map", 0, 512, 1, 5)
+    plan = make_plan([inp, tensor("out", "zero_copy", 1024, 64, 2, 9, block="out"), mid])
+    assert prove_layout(plan).status == "proved"
+    result = prove_layout(plan, user_sizes={"in": 999})
+    assert (result.status, result.kind, result.pair) == ("violated", "out_of_bounds", ("in", "user:in"))
+    bases = dict(result.bases)
+    # The counterexample is concrete: the buffer really ends before the tensor does.
+    assert dict(result.addresses)["in"] + 1000 > bases["user:in"] + 999
+
+
+def test_user_buffer_alignment_is_symbolic():
+    """Only the buffers' alignment is known: a 32-byte aligned buffer may sit at an odd multiple of 32."""
+    plan = make_plan([tensor("in", "zero_copy", 0, 100, 0, 3, block="in")])
+    assert prove_layout(plan, user_align=64, zero_copy_align=64).status == "proved"
+    result = prove_layout(plan, user_align=32, zero_copy_align=64)
+    assert (result.status, result.kind) == ("violated", "misaligned")
+    assert dict(result.bases)["user:in"] % 64 == 32
+
+
+def test_alias_shares_its_root_and_must_stay_inside_it():
+    root = tensor("root", "feature_map", 0, 1024, 0, 4)
+    other = tensor("other", "feature_map", 1024, 512, 0, 9)
+    ok = make_plan([root, other, tensor("view", "feature_map", 0, 1024, 3, 8, alias_of="root")])
+    assert prove_layout(ok).status == "proved"
+    bad = make_plan([root, other, tensor("view", "feature_map", 512, 1024, 3, 8, alias_of="root")])
+    result = prove_layout(bad)
+    assert result.status == "violated"
+    kinds = {(v.kind, v.tensors) for v in result.violations}
+    assert ("alias_outside_root", ("view", "root")) in kinds and ("overlap", ("other", "view")) in kinds
+
+
+def test_resource_limit_gives_unknown_never_a_pass():
+    plan = synthetic_plan(200, seed=2)
+    result = prove_layout(plan, rlimit=1)
+    assert result.status == "unknown" and not result.passed
+    assert "resource" in result.reason
+
+
+def test_timeout_gives_unknown_never_a_pass():
+    result = prove_layout(synthetic_plan(3000, seed=2), timeout_ms=1)
+    assert result.status == "unknown" and not result.passed and result.reason
+
+
+# --- agreement with the sweep on random small plans -----------------------------------------
+
+@st.composite
+def plans(draw, max_tensors=7):
+    """Small plans over three regions and two user buffers, often broken: offsets are mostly
+    512-multiples, regions and user buffers sometimes too small, aliases sometimes displaced."""
+    n = draw(st.integers(1, max_tensors))
+    ts = []
+    for i in range(n):
+        region = draw(st.sampled_from(["feature_map", "feature_map", "weight", "zero_copy"]))
+        offset = draw(st.integers(0, 4)) * 512 + draw(st.sampled_from([0, 0, 0, 64, 32]))
+        size = draw(st.integers(0, 1300))
+        first = draw(st.integers(0, 5))
+        extra = {"block": draw(st.sampled_from(["in", "out"]))} if region == "zero_copy" else {}
+        if ts and draw(st.booleans()):
+            root = draw(st.sampled_from(ts))
+            region, extra = root["region"], {"block": root["block"], "alias_of": root["name"]}
+            offset = draw(st.sampled_from([root["offset"], offset]))
+        ts.append(tensor(f"t{i}", region, offset, size, first, first + draw(st.integers(0, 4)), **extra))
+    plan = make_plan(ts)
+    for r in plan["regions"]:
+        plan["regions"][r] -= draw(st.sampled_from([0, 0, 0, 512]))
+        plan["regions"][r] = max(plan["regions"][r], 0)
+    user_sizes = {b["id"]: b["size"] - draw(st.sampled_from([0, 0, 1, 600])) for b in plan["blocks"]}
+    options = dict(user_align=draw(st.sampled_from([32, 64, 512])), zero_copy_align=draw(st.sampled_from([None, 64])),
+                   user_sizes={k: max(v, 0) for k, v in user_sizes.items()})
+    return plan, options
+
+
+def _explained(v, sweep, layout) -> bool:
+    """A concrete Z3 violation is one the sweep reports, or (for a pair in two allocations)
+    follows from one of the two leaving its allocation."""
+    found = {(s.kind, s.tensors) for s in sweep}
+    if (v.kind, v.tensors) in found or (v.kind, v.tensors[::-1]) in found:
+        return True
+    oob = {s.tensors[0] for s in sweep if s.kind == "out_of_bounds"}
+    alloc = {t.name: t.alloc for t in layout.tensors}
+    return v.kind == "overlap" and alloc[v.tensors[0]] != alloc[v.tensors[1]] and bool(oob & set(v.tensors))
+
+
+@given(plans())
+def test_z3_and_sweep_agree_on_random_plans(case):
+    plan, options = case
+    sweep = sweep_check(plan, **options)
+    result = prove_layout(plan, **options)
+    assert result.status != "unknown", result.reason
+    assert (result.status == "proved") == (sweep == []), (sweep, result.violations)
+    layout = read_layout(plan, **options)
+    for v in result.violations:
+        assert _explained(v, sweep, layout), (v, sweep)
