@@ -66,7 +66,7 @@ def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, file: str 
         return _import(model, shapes, name=model.graph.name or _stem(file))
     except GraphError as e:
         if file and not e.file:
-            raise e.in_file(file) from e
+            raise e.in_file(file) from (e.__cause__ or e)
         raise
 
 

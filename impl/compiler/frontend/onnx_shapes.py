@@ -53,11 +53,13 @@ def _fixed(name: str, declared: Shape | None, given: tuple[int, ...] | None) -> 
     if given is None:
         if declared is not None and all(isinstance(d, int) for d in declared):
             return declared
-        loose = "its rank is unknown" if declared is None else "dimension(s) " + ", ".join(
-            f"{i} ({d!r})" for i, d in enumerate(declared) if not isinstance(d, int)
-        )
-        raise InputShapeError(name, declared, f"{loose} dynamic and not fixed",
-                              hint=f"fix it with --shape {name}={_example(declared)}")
+        if declared is None:
+            why = "its rank and dimensions are unknown (dynamic) and not fixed"
+        else:
+            loose = [f"{i} ({d!r})" for i, d in enumerate(declared) if not isinstance(d, int)]
+            why = (f"dimension{'s' if len(loose) > 1 else ''} {', '.join(loose)} "
+                   f"{'are' if len(loose) > 1 else 'is'} dynamic and not fixed")
+        raise InputShapeError(name, declared, why, hint=f"fix it with --shape {name}={_example(declared)}")
     if declared is not None:
         if len(declared) != len(given):
             raise InputShapeError(name, declared, f"--shape gives rank {len(given)} ({given!r}), the model declares rank {len(declared)}")

@@ -1,0 +1,65 @@
+"""Bad models on the command line: exit code 2 and a message naming the culprit."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "frontend"))
+from onnx_factory import light_path, malformed, save  # noqa: E402
+
+from checks.cli.main import main  # noqa: E402
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_truncated_onnx_file(tmp_path, capsys):
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(open(light_path("bvlc_alexnet"), "rb").read()[:2000])
+    code, _, err = run(capsys, "summary", str(path))
+    assert code == 2
+    assert str(path) in err and "truncated or corrupt" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind, culprits", [
+    ("cycle", ["'loop_add'", "'loop_relu'", "cycle"]),
+    ("missing", ["'adder'", "'ghost'"]),
+    ("unknown_op", ["'frob'", "'FrobnicateXYZ'"]),
+    ("dynamic", ["'x'", "--shape x=1x4"]),
+])
+def test_malformed_models(tmp_path, capsys, kind, culprits):
+    m, _ = malformed(kind)
+    path = save(m, tmp_path, f"{kind}.onnx")
+    code, _, err = run(capsys, "summary", path)
+    assert code == 2
+    assert path in err
+    for c in culprits:
+        assert c in err
+
+
+def test_shape_fixes_the_dynamic_model(tmp_path, capsys):
+    m, _ = malformed("dynamic")
+    path = save(m, tmp_path, "dynamic.onnx")
+    code, out, _ = run(capsys, "summary", path, "--shape", "x=3x4", "--json")
+    assert code == 0
+    assert json.loads(out)["inputs"] == {"x": [3, 4]}
+
+
+def test_shape_for_an_unknown_input(tmp_path, capsys):
+    m, _ = malformed("dynamic")
+    path = save(m, tmp_path, "dynamic.onnx")
+    code, _, err = run(capsys, "summary", path, "--shape", "x=3x4", "--shape", "data=1x3")
+    assert code == 2 and "'data'" in err and "'x'" in err
+
+
+def test_zoo_model_summary(capsys):
+    code, out, _ = run(capsys, "summary", "zoo:bvlc_alexnet", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["ops"]["Conv"] == 5 and "ConstantOfShape" not in info["ops"]
