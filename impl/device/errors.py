@@ -1,0 +1,77 @@
+"""Errors of the emulated NPU, with structured fields so tests and tools need not parse messages.
+
+- :class:`DeviceFault`: a task, copy or memset touched memory it must not (out of
+  bounds, use after free, double free, misaligned, write to read-only, unmapped)
+  or the device ran out of memory. ``kind`` says which; ``task``, ``address``,
+  ``nbytes`` and ``nearest`` (the closest allocation, live or freed) say where.
+  A fault changes no device state except the fault counter and the trace.
+- :class:`DeviceUsageError`: an API call with nonsensical arguments.
+- :class:`KernelError`: a kernel was given shapes, dtypes or attributes it
+  cannot run (a compiler bug or a bad graph), raised before any write.
+- :class:`StreamError`: the streams cannot make progress (an event wait that no
+  record will satisfy, a collective some rank never reaches).
+- :class:`RefreshError`: an argument refresh the SoC profile does not allow.
+- :class:`UnknownSocError`: a bad SoC profile name; a ``GraphError`` so the
+  command line maps it to exit code 2 like any other bad input.
+"""
+from __future__ import annotations
+
+from impl.compiler.errors import GraphError
+
+FAULT_KINDS = (
+    "out_of_bounds", "use_after_free", "double_free", "invalid_free", "misaligned",
+    "read_only", "unmapped", "out_of_memory",
+)
+
+
+class DeviceError(Exception):
+    """Base of every error the emulated device raises."""
+
+
+class DeviceFault(DeviceError):
+    """An illegal memory access or allocation; see the module docstring for the fields."""
+
+    def __init__(self, kind: str, message: str, *, task: str = "", address: int | None = None,
+                 nbytes: int = 0, nearest: str = "", device: int = 0):
+        assert kind in FAULT_KINDS, kind
+        self.kind, self.task, self.address, self.nbytes = kind, task, address, nbytes
+        self.nearest, self.device = nearest, device
+        who = f"task {task!r}: " if task else ""
+        super().__init__(f"device {device}: {kind.replace('_', ' ')}: {who}{message}")
+
+
+class OutOfMemory(DeviceFault):
+    """malloc could not find room; the allocation table is unchanged."""
+
+    def __init__(self, message: str, *, nbytes: int, device: int = 0, task: str = ""):
+        super().__init__("out_of_memory", message, nbytes=nbytes, device=device, task=task)
+
+
+class DeviceUsageError(DeviceError, ValueError):
+    """A device API was called with arguments that make no sense (size 0, bad alignment, unknown kind)."""
+
+
+class KernelError(DeviceError):
+    """A kernel cannot run with the shapes, dtypes or attributes its task gives it."""
+
+    def __init__(self, task: str, op_type: str, why: str):
+        self.task, self.op_type = task, op_type
+        super().__init__(f"task {task!r} ({op_type}): {why}")
+
+
+class StreamError(DeviceError):
+    """Streams, events or collectives cannot make progress, or were used wrongly."""
+
+
+class RefreshError(DeviceError):
+    """An argument slot refresh the SoC profile does not support (ge-facts.md 6.7.4, 6.8.4)."""
+
+    def __init__(self, task: str, why: str):
+        self.task = task
+        super().__init__(f"task {task!r}: cannot refresh its arguments: {why}")
+
+
+class UnknownSocError(GraphError):
+    def __init__(self, name: str, known: tuple[str, ...]):
+        self.name = name
+        super().__init__(f"unknown SoC profile {name!r}; known: {', '.join(known)}")

@@ -1,0 +1,70 @@
+"""The kernel registry and the helpers every kernel family shares.
+
+A kernel is ``fn(task, ins, outs) -> tuple of arrays``: ``ins`` are read-only
+views of its input tensors in device memory, ``outs`` views of its outputs
+(read only as well: only atomic kernels read them, to accumulate). It returns one
+array per output slot; the device writes them after the kernel returns, so a
+kernel that fails (``KernelError``) has written nothing. ``task.attr(name,
+default)`` gives the node's attributes as the IR keeps them (the ONNX front end
+keeps the source model's attribute form, so kernels accept the opset-9 forms of
+the light models as well as the newer ones).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from impl.device.errors import KernelError
+
+Kernel = Callable[..., tuple]
+KERNELS: dict[str, Kernel] = {}
+
+
+def kernel(*op_types: str):
+    """Register the decorated function as the kernel of every op type named."""
+
+    def register(fn: Kernel) -> Kernel:
+        for op in op_types:
+            if op in KERNELS:
+                raise ValueError(f"two kernels for op type {op!r}")
+            KERNELS[op] = fn
+        return fn
+
+    return register
+
+
+def fail(task, why: str) -> KernelError:
+    """The error to raise when ``task`` cannot run; use as ``raise fail(task, ...)``."""
+    return KernelError(task.name, task.op_type, why)
+
+
+def need_float(task, *arrays) -> None:
+    for a in arrays:
+        if a.dtype.kind != "f":
+            raise fail(task, f"needs floating-point tensors, got {a.dtype}")
+
+
+def ints(task, key: str, default=None, *, n: int | None = None) -> tuple[int, ...] | None:
+    """An integer-list attribute (or ``default``), checked to have ``n`` entries when given."""
+    value = task.attr(key, default)
+    if value is None:
+        return None
+    value = tuple(int(v) for v in (value if isinstance(value, (tuple, list)) else (value,)))
+    if n is not None and len(value) != n:
+        raise fail(task, f"attribute {key!r}={value!r} needs {n} entries")
+    return value
+
+
+def axis(task, key: str, default: int, rank: int) -> int:
+    a = int(task.attr(key, default))
+    if not -rank <= a < max(rank, 1):
+        raise fail(task, f"attribute {key}={a} is out of range for rank {rank}")
+    return a % max(rank, 1)
+
+
+def input_or_attr(task, ins, index: int, key: str, default=None):
+    """An ONNX parameter that moved from an attribute to input ``index`` in newer opsets."""
+    if len(ins) > index:
+        return tuple(int(v) for v in np.asarray(ins[index]).reshape(-1))
+    return ints(task, key, default)

@@ -1,0 +1,77 @@
+"""Elementwise kernels: unary maths, broadcasting binaries, variadic Sum, Cast.
+
+Binary ops broadcast numpy-style (ONNX opset >= 7; the light models are opset 9).
+Integer Div truncates toward zero, as onnxruntime does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from impl.device.kernels.common import fail, kernel, need_float
+
+
+def _sigmoid(x):
+    # Split by sign so neither branch overflows exp.
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+_UNARY = {
+    "Relu": lambda x, t: np.maximum(x, x.dtype.type(0)),
+    "Neg": lambda x, t: np.negative(x),
+    "Abs": lambda x, t: np.abs(x),
+    "Exp": lambda x, t: np.exp(x),
+    "Sqrt": lambda x, t: np.sqrt(x),
+    "Tanh": lambda x, t: np.tanh(x),
+    "Sigmoid": lambda x, t: _sigmoid(x),
+    "LeakyRelu": lambda x, t: np.where(x >= 0, x, x * x.dtype.type(t.attr("alpha", 0.01))),
+}
+_FLOAT_ONLY = {"Exp", "Sqrt", "Tanh", "Sigmoid", "LeakyRelu"}
+
+
+@kernel(*_UNARY)
+def unary(task, ins, outs):
+    (x,) = ins
+    if task.op_type in _FLOAT_ONLY:
+        need_float(task, x)
+    return (_UNARY[task.op_type](x, task),)
+
+
+def _div(a, b):
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+        return np.trunc(np.true_divide(a, b)).astype(np.result_type(a, b))
+    return np.divide(a, b)
+
+
+_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _div,
+           "Max": np.maximum, "Min": np.minimum}
+
+
+@kernel(*_BINARY)
+def binary(task, ins, outs):
+    a, b = ins
+    try:
+        return (_BINARY[task.op_type](a, b),)
+    except ValueError as e:
+        raise fail(task, f"shapes {a.shape} and {b.shape} do not broadcast") from e
+
+
+@kernel("Sum")
+def sum_(task, ins, outs):
+    try:
+        total = np.broadcast_to(ins[0], np.broadcast_shapes(*(x.shape for x in ins))).copy()
+    except ValueError as e:
+        raise fail(task, f"shapes {[x.shape for x in ins]} do not broadcast") from e
+    for x in ins[1:]:
+        total += x
+    return (total,)
+
+
+@kernel("Cast")
+def cast(task, ins, outs):
+    # The target type is the output slot's dtype (the IR resolved ONNX's ``to``).
+    return (ins[0].astype(outs[0].dtype),)

@@ -1,0 +1,105 @@
+"""Neural-network kernels that are not convolutions or pools: Softmax, LRN,
+BatchNormalization (inference), Gemm, MatMul.
+
+onnx.reference was considered for these: its LRN loops over the batch dimension
+instead of the channels (wrong for batch 1 with more than one channel), and the
+others are one numpy expression, so they are written here directly.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from impl.device.kernels.common import axis, fail, kernel, need_float
+
+
+@kernel("Softmax")
+def softmax(task, ins, outs):
+    """Opset-13 semantics (normalise along ``axis``, default -1).
+
+    A node whose ``_opset`` attribute is below 13 gets the older semantics: the
+    input is coerced to 2-D at ``axis`` (default 1) and normalised over the rows.
+    """
+    (x,) = ins
+    need_float(task, x)
+    rank = x.ndim
+    if int(task.attr("_opset", 13)) < 13:
+        a = axis(task, "axis", 1, rank)
+        flat = x.reshape(int(np.prod(x.shape[:a], dtype=np.int64)), -1)
+        return (_softmax(flat, 1).reshape(x.shape),)
+    return (_softmax(x, axis(task, "axis", -1, rank)),)
+
+
+def _softmax(x, ax):
+    e = np.exp(x - x.max(axis=ax, keepdims=True))
+    return e / e.sum(axis=ax, keepdims=True)
+
+
+@kernel("LRN")
+def lrn(task, ins, outs):
+    """Across-channel LRN: square sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)]."""
+    (x,) = ins
+    need_float(task, x)
+    if x.ndim < 3:
+        raise fail(task, f"needs an N x C x ... input, got shape {x.shape}")
+    size = int(task.attr("size", 0))
+    if size <= 0:
+        raise fail(task, f"attribute size={size} must be positive")
+    alpha, beta, bias = (float(task.attr(k, d)) for k, d in (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0)))
+    lo, hi = (size - 1) // 2, math.ceil((size - 1) / 2)
+    sq = np.square(x, dtype=np.float64)
+    pad = [(0, 0)] * x.ndim
+    pad[1] = (lo + 1, hi)  # one extra leading zero plane makes the window sum a cumsum difference
+    csum = np.cumsum(np.pad(sq, pad), axis=1)
+    c = x.shape[1]
+    window = csum[:, size:size + c] - csum[:, 0:c]
+    return ((x / (bias + (alpha / size) * window) ** beta).astype(x.dtype),)
+
+
+@kernel("BatchNormalization")
+def batch_norm(task, ins, outs):
+    """Inference-mode batch norm. Opset-9 ``spatial=0`` takes per-element (C x D1 x ...) parameters.
+
+    Outputs past the first (training-mode running stats) get the input mean and var.
+    """
+    x, scale, bias, mean, var = ins
+    need_float(task, x)
+    eps = float(task.attr("epsilon", 1e-5))
+    if int(task.attr("spatial", 1)):
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+    else:
+        shape = (1,) + scale.shape
+    s, b, m, v = (p.reshape(shape) for p in (scale, bias, mean, var))
+    y = (x - m) / np.sqrt(v + x.dtype.type(eps)) * s + b
+    extra = (mean, var, mean, var)[: len(outs) - 1]
+    return (y.astype(x.dtype),) + tuple(e.copy() for e in extra)
+
+
+@kernel("Gemm")
+def gemm(task, ins, outs):
+    a, b = ins[0], ins[1]
+    if a.ndim != 2 or b.ndim != 2:
+        raise fail(task, f"needs 2-D A and B, got {a.shape} and {b.shape}")
+    if int(task.attr("transA", 0)):
+        a = a.T
+    if int(task.attr("transB", 0)):
+        b = b.T
+    if a.shape[1] != b.shape[0]:
+        raise fail(task, f"inner dimensions differ: A is {a.shape}, B is {b.shape} after transposes")
+    alpha, beta = float(task.attr("alpha", 1.0)), float(task.attr("beta", 1.0))
+    y = a @ b
+    if alpha != 1.0:
+        y *= y.dtype.type(alpha)
+    if len(ins) > 2:
+        y += ins[2] * ins[2].dtype.type(beta) if beta != 1.0 else ins[2]
+    return (y,)
+
+
+@kernel("MatMul")
+def matmul(task, ins, outs):
+    a, b = ins
+    try:
+        return (np.matmul(a, b),)
+    except ValueError as e:
+        raise fail(task, f"shapes {a.shape} and {b.shape} do not multiply") from e

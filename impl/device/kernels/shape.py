@@ -1,0 +1,80 @@
+"""Data-movement kernels: Concat, Transpose, Split, Slice, and the atomic ReduceSum.
+
+Parameters that newer opsets pass as inputs (Split's ``split``, Slice's
+starts/ends/axes/steps, ReduceSum's ``axes``) are read from the input when it is
+there and from the attribute otherwise (the opset-1..12 forms).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from impl.device.kernels.common import axis, fail, input_or_attr, kernel
+
+
+@kernel("Concat")
+def concat(task, ins, outs):
+    a = axis(task, "axis", 1, ins[0].ndim)
+    try:
+        return (np.concatenate(ins, axis=a),)
+    except ValueError as e:
+        raise fail(task, f"inputs {[x.shape for x in ins]} do not concatenate on axis {a}") from e
+
+
+@kernel("Transpose")
+def transpose(task, ins, outs):
+    (x,) = ins
+    perm = task.attr("perm")
+    perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) for p in perm)
+    if sorted(perm) != list(range(x.ndim)):
+        raise fail(task, f"perm={perm} is not a permutation of {x.ndim} axes")
+    return (np.transpose(x, perm),)
+
+
+@kernel("Split")
+def split(task, ins, outs):
+    x = ins[0]
+    a = axis(task, "axis", 0, x.ndim)
+    sizes = input_or_attr(task, ins, 1, "split")
+    if sizes is None:  # equal parts (the last one smaller when it does not divide, opset 18)
+        part = -(-x.shape[a] // len(outs))
+        sizes = [min(part, x.shape[a] - i * part) for i in range(len(outs))]
+    if len(sizes) != len(outs) or sum(sizes) != x.shape[a] or min(sizes) < 0:
+        raise fail(task, f"split sizes {tuple(sizes)} do not cut axis {a} of length {x.shape[a]} into {len(outs)} outputs")
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=a))
+
+
+@kernel("Slice")
+def slice_(task, ins, outs):
+    x = ins[0]
+    starts = input_or_attr(task, ins, 1, "starts")
+    ends = input_or_attr(task, ins, 2, "ends")
+    if starts is None or ends is None or len(starts) != len(ends):
+        raise fail(task, f"needs starts and ends of equal length, got {starts} and {ends}")
+    axes = input_or_attr(task, ins, 3, "axes", tuple(range(len(starts))))
+    steps = input_or_attr(task, ins, 4, "steps", (1,) * len(starts))
+    index = [slice(None)] * x.ndim
+    for s, e, ax, st in zip(starts, ends, axes, steps):
+        if st == 0 or not -x.ndim <= ax < x.ndim:
+            raise fail(task, f"axis {ax} / step {st} is invalid for rank {x.ndim}")
+        # ONNX clamps ends like INT64_MAX; Python slicing clamps the same way except for
+        # negative-step ends below -dim, which mean "through index 0".
+        e = None if st < 0 and e < -x.shape[ax] else e
+        index[ax % x.ndim] = slice(s, e, st)
+    return (x[tuple(index)],)
+
+
+@kernel("ReduceSum")
+def reduce_sum(task, ins, outs):
+    """Atomic: ACCUMULATES into its output (out += sum), so the output needs a prior clean
+    (a memset task), as GE's atomic ops do (ge-facts.md 2.5.4, 3.6)."""
+    x = ins[0]
+    axes = input_or_attr(task, ins, 1, "axes")
+    keep = bool(int(task.attr("keepdims", 1)))
+    if not axes:
+        if int(task.attr("noop_with_empty_axes", 0)):
+            return (outs[0] + x,)
+        axes = tuple(range(x.ndim))
+    total = np.sum(x, axis=tuple(a % x.ndim for a in axes), keepdims=keep)
+    if total.shape != outs[0].shape:
+        raise fail(task, f"sum has shape {total.shape}, output slot has {outs[0].shape}")
+    return (outs[0] + total,)
