@@ -1,0 +1,68 @@
+"""The compact strategy: GE's rules, feature-map offsets from the interval packer.
+
+The units (and so every rule: zero-copy identification, continuous groups,
+symbols, atomic whole-graph lifetimes, no-reuse flags, widened lifetimes) are
+the same as for the GE strategy, and zero-copy memory is placed exactly as GE
+places it. Only the feature map differs: instead of GE's exact-size block
+reuse and level-2 merge, each unit becomes one :class:`pack.Buffer` over its
+planning lifetime and :func:`pack.pack` finds offsets (greedy by size with
+best fit, then improvement and an exact search while above the lower bound).
+
+Sizes go to the packer in block-granularity units, so every offset is a
+multiple of ``block_align``. Streams never share memory (as in GE's first
+stage and our conservative level 2), so each stream is packed on its own and
+the arenas are stacked; within a stream, unbatched units are packed first and
+each dynamic-batch branch is packed separately into one shared batch region
+after them (branches are exclusive at run time, ge-facts.md 4).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from impl.compiler.memory.offsets import BlockRecord, Placed, place_zero_copy, zero_copy_order
+from impl.compiler.memory.pack import Buffer, pack
+from impl.compiler.memory.sizes import block_size
+
+
+def _pack_units(units, options) -> tuple[dict[str, int], int]:
+    """Offsets (bytes, from 0) and arena of one set of units packed together."""
+    if not units:
+        return {}, 0
+    grain = options.block_align
+    buffers = [Buffer(u.id, u.first, u.last + 1, block_size(u.size, options) // grain) for u in units]
+    packing = pack(buffers, time_limit=options.time_limit)
+    return {k: v * grain for k, v in packing.offsets.items()}, packing.arena * grain
+
+
+def _stream_layout(units, options) -> tuple[dict[str, int], int]:
+    """One stream: unbatched units, then the batch region (max over branches)."""
+    offsets, base = _pack_units([u for u in units if u.batch == ""], options)
+    by_label = defaultdict(list)
+    for u in units:
+        if u.batch != "":
+            by_label[u.batch].append(u)
+    region = 0
+    for label in sorted(by_label):
+        sub, arena = _pack_units(by_label[label], options)
+        offsets.update({k: v + base for k, v in sub.items()})
+        region = max(region, arena)
+    return offsets, base + region
+
+
+def compact_layout(units, steps: int, options) -> Placed:
+    """Feature-map offsets from the packer; zero-copy placement as GE's."""
+    fm = [u for u in units if u.zero_copy is None]
+    by_stream = defaultdict(list)
+    for u in fm:
+        by_stream[u.stream].append(u)
+    blocks, unit_offset, end = [], {}, 0
+    for stream in sorted(by_stream):
+        offsets, arena = _stream_layout(by_stream[stream], options)
+        for u in by_stream[stream]:
+            index = len(blocks)
+            blocks.append(BlockRecord(index, "feature_map", end + offsets[u.id], block_size(u.size, options),
+                                      False, (u.id,)))
+            unit_offset[u.id] = ("feature_map", end + offsets[u.id], index)
+        end += arena
+    zc = place_zero_copy(zero_copy_order([u for u in units if u.zero_copy], options), options, blocks, unit_offset)
+    return Placed(unit_offset, tuple(blocks), {"feature_map": end, "zero_copy": zc})

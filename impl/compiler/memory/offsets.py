@@ -1,0 +1,111 @@
+"""GE's GraphMemAssigner: offsets for the feature map, atomic outputs and zero-copy I/O.
+
+The feature-map region is laid out block by block in the block list's order,
+skipping children and zero-copy blocks (ge-facts.md 2.8.2); atomic outputs
+follow at the region's end, each rounded to the block granularity, every
+batch restarting at the same start (3.3.2-3.3.3). Zero-copy memory is its own
+region after the feature map (AssignZeroCopyMemory, 3.2): output blocks in
+block-list order, then graph-input blocks sorted ascending by their raw input
+size, together, so input copies can be merged (3.2.3). GE's ``std::sort`` is
+unstable there; we sort stably, so ties keep block-list order (9.4).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import attrs
+
+from impl.compiler.memory.dynamic_batch import assign_batches
+from impl.compiler.memory.ge_blocks import assign_blocks
+from impl.compiler.memory.layout import place, resize, subtree
+from impl.compiler.memory.sizes import align, block_size
+
+
+@attrs.frozen
+class BlockRecord:
+    """A placed block: ``units`` are unit ids; ``parent`` the index of the enclosing block or None."""
+
+    index: int
+    region: str
+    offset: int
+    size: int
+    zero_copy: bool
+    units: tuple[str, ...]
+    parent: int | None = None
+
+
+@attrs.frozen
+class Placed:
+    """What a strategy produces: unit id -> (region, offset, block index), the blocks, region sizes."""
+
+    unit_offset: Mapping[str, tuple[str, int, int]]
+    blocks: tuple[BlockRecord, ...]
+    regions: Mapping[str, int]
+
+
+def zero_copy_order(units, options):
+    """Units in GE's level-2 order (2.7.1) when reuse is on, creation order otherwise (2.8.5)."""
+    if not options.reuse:
+        return list(units)
+    return sorted(units, key=lambda u: (-block_size(u.size, options), 1, u.first))
+
+
+def place_zero_copy(ordered_units, options, blocks: list, unit_offset: dict) -> int:
+    """AssignZeroCopyMemory (3.2): outputs in the given order, then inputs by raw size (stable). Returns the size."""
+    outputs = [u for u in ordered_units if u.zero_copy == "output"]
+    inputs = sorted((u for u in ordered_units if u.zero_copy == "input"), key=lambda u: u.input_size)
+    end = 0
+    for u in outputs + inputs:
+        size = block_size(u.size, options)
+        index = len(blocks)
+        blocks.append(BlockRecord(index, "zero_copy", end, size, True, (u.id,)))
+        unit_offset[u.id] = ("zero_copy", end, index)
+        end += size
+    return end
+
+
+def place_atomic(atomic_units, start: int, options, blocks: list, unit_offset: dict) -> int:
+    """ReAssignAtomicMemory (3.3): unbatched first, then each batch from one shared start. Returns the end."""
+    def run(units, at: int) -> int:
+        for u in units:
+            index = len(blocks)
+            blocks.append(BlockRecord(index, "feature_map", at, block_size(u.size, options), False, (u.id,)))
+            unit_offset[u.id] = ("feature_map", at, index)
+            at = align(at + u.size, options.block_align)
+        return at
+
+    end = run([u for u in atomic_units if u.batch == ""], start)
+    labels = sorted({u.batch for u in atomic_units if u.batch != ""})
+    return max([end] + [run([u for u in atomic_units if u.batch == lab], end) for lab in labels])
+
+
+def _export_tree(top, options, memo, offsets, blocks: list, unit_offset: dict) -> None:
+    index_of = {}
+    for b in subtree(top):
+        index_of[b.id] = len(blocks)
+        blocks.append(None)
+    for b in subtree(top):
+        i = index_of[b.id]
+        parent = index_of.get(b.parent.id) if b.parent is not None else None
+        blocks[i] = BlockRecord(i, "feature_map", offsets[b.id], resize(b, options, memo), False,
+                                tuple(u.id for u in b.units), parent)
+        for u in b.units:
+            unit_offset[u.id] = ("feature_map", offsets[b.id], i)
+
+
+def ge_layout(units, steps: int, options) -> Placed:
+    """The GE strategy: BlockMemAssigner blocks, dynamic batches, then the three placements."""
+    block_list, _ = assign_blocks(units, steps, options)
+    block_list = assign_batches(block_list, options)
+    memo, offsets, blocks, unit_offset = {}, {}, [], {}
+    end = 0
+    for b in block_list:
+        if b.parent is not None or b.zero_copy is not None:
+            continue
+        place(b, end, options, memo, offsets)
+        _export_tree(b, options, memo, offsets, blocks, unit_offset)
+        end += resize(b, options, memo)
+    end = place_atomic([u for u in units if u.atomic], end, options, blocks, unit_offset)
+    zc_units = [u for b in block_list if b.zero_copy is not None for u in b.units]
+    zc = place_zero_copy(zc_units, options, blocks, unit_offset)
+    return Placed(unit_offset, tuple(blocks), {"feature_map": end, "zero_copy": zc})

@@ -1,0 +1,79 @@
+"""PlanOptions: every switch and constant of the memory planner, in one frozen object.
+
+The GE constants are defaults, not hard-coded: a SoC profile or a test can
+change them (ge-facts.md 12: keep the block and the tensor-size granularity as
+separate parameters, so a 32-byte zero-copy layout can be modelled too).
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.compiler.memory.errors import PlanOptionError
+
+STRATEGIES = ("ge", "compact")
+GE_BATCH_SPLIT = 400 * 1024 * 1024  # ge-facts.md 1.8: kMaxSplitSizeForDynamicBatch
+
+
+def _positive(instance, attribute, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise PlanOptionError(attribute.name, value, "must be a positive integer")
+
+
+def _non_negative(instance, attribute, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise PlanOptionError(attribute.name, value, "must be a non-negative integer")
+
+
+def _strategy(instance, attribute, value) -> None:
+    if value not in STRATEGIES:
+        raise PlanOptionError(attribute.name, value, f"must be one of {', '.join(STRATEGIES)}")
+
+
+def _split(instance, attribute, value) -> None:
+    if value is not None:
+        _positive(instance, attribute, value)
+
+
+@attrs.frozen
+class PlanOptions:
+    """How to plan.
+
+    - ``strategy``: ``"ge"`` (GE's BlockMemAssigner + GraphMemAssigner) or
+      ``"compact"`` (same rules, feature-map offsets from the interval packer).
+    - ``reuse``: memory reuse on; False is GE's ``ge.exec.disableReuseMemory=1``
+      (ge-facts.md 2.5.1, 2.8.5).
+    - ``block_align``: block granularity, ``MEM_ALIGN_SIZE`` = 512 (1.1-1.2);
+      every block, zero-copy ones included, is rounded to it (1.6, 12).
+    - ``size_align``/``size_padding``: a tensor's size is
+      ``align(bytes, size_align) + size_padding`` (1.3: 32 and 32).
+    - ``weight_align``: offset granularity of weights and variables.
+    - ``no_zero_copy_ops``: op types whose tasks cannot refresh addresses on
+      this SoC (2.6.3); their I/O blocks are not zero-copy.
+    - ``batch_split_size``: GE's extend-size memory mode splits the max batch
+      into parents of at most this many bytes (4.2, 400 MiB); None (GE's
+      default mode) makes one parent for the whole batch.
+    - ``mem_release_first_reuse_first``: scan the free pool FIFO instead of
+      LIFO (graph attr ``_mem_release_first_reuse_first``, 2.4.1).
+    - ``time_limit``: seconds the compact strategy may spend improving a
+      packing (None: the packer's fixed, deterministic budgets).
+    """
+
+    strategy: str = attrs.field(default="ge", validator=_strategy)
+    reuse: bool = True
+    block_align: int = attrs.field(default=512, validator=_positive)
+    size_align: int = attrs.field(default=32, validator=_positive)
+    size_padding: int = attrs.field(default=32, validator=_non_negative)
+    weight_align: int = attrs.field(default=512, validator=_positive)
+    no_zero_copy_ops: frozenset = attrs.field(default=frozenset(), converter=frozenset)
+    batch_split_size: int | None = attrs.field(default=None, validator=_split)
+    mem_release_first_reuse_first: bool = False
+    time_limit: float | None = None
+
+    def to_dict(self) -> dict:
+        d = attrs.asdict(self)
+        d["no_zero_copy_ops"] = sorted(self.no_zero_copy_ops)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PlanOptions":
+        return cls(**d)

@@ -1,0 +1,130 @@
+"""The MemoryPlan artefact and ``plan_memory``: Graph -> MemoryPlan.
+
+Pipeline (one direction): lifetimes -> units (GE's rules applied) -> a
+strategy's offsets (``ge``: BlockMemAssigner + GraphMemAssigner; ``compact``:
+the interval packer, never worse than ``ge``) -> tensor placements, blocks,
+region sizes, reference figures and GE's model attributes.
+
+Regions: ``feature_map`` (offset 0 of the model's work memory), ``zero_copy``
+(right after the feature map: GE's memory_size includes it, ge-facts.md
+3.2.6), ``weight`` (weights, in graph order, ``weight_align``-aligned) and
+``fixed`` (variables, at fixed addresses, 2.5.3). Offsets are within the region.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import attrs
+
+from impl.compiler.ir import Graph
+from impl.compiler.memory import bounds, rules
+from impl.compiler.memory.compact import compact_layout
+from impl.compiler.memory.lifetimes import Lifetimes, lifetimes
+from impl.compiler.memory.offsets import BlockRecord, Placed, ge_layout
+from impl.compiler.memory.options import PlanOptions
+from impl.compiler.memory.plan_types import (
+    BlockPlacement, IoAttribute, MemoryPlan, ModelAttributes, TensorPlacement,
+)
+from impl.compiler.memory.sizes import align, tensor_size
+from impl.compiler.memory.units import Units, build_units
+
+__all__ = ["plan_memory", "MemoryPlan", "TensorPlacement", "BlockPlacement", "ModelAttributes", "IoAttribute",
+           "PlanOptions"]
+
+
+def _fixed_blocks(graph: Graph, lt: Lifetimes, options, start: int):
+    """Weights (region ``weight``) and variable outputs (region ``fixed``): one block each, packed in order."""
+    blocks, where, ends = [], {}, {"weight": 0, "fixed": 0}
+    roots = [(w.name, "weight") for w in graph.weights]
+    roots += [(t, "fixed") for n in graph.nodes if rules.zero_memory(n) for t in n.outputs]
+    for r, region in roots:
+        size = tensor_size(graph.desc[r].nbytes, options)
+        offset = align(ends[region], options.weight_align)
+        ends[region] = offset + size
+        index = start + len(blocks)
+        blocks.append(BlockRecord(index, region, offset, align(size, options.block_align), False, (r,)))
+        where[r] = (region, offset, index)
+    return blocks, where, ends
+
+
+def _layout(units: Units, options) -> Placed:
+    ge = ge_layout(units.units, units.steps, options)
+    if options.strategy == "ge":
+        return ge
+    compact = compact_layout(units.units, units.steps, options)
+    # Best of both: the packer is a heuristic above the lower bound, GE's layout obeys the same rules.
+    return compact if compact.regions["feature_map"] <= ge.regions["feature_map"] else ge
+
+
+def _tensor_names(graph: Graph, lt: Lifetimes):
+    ws = {}
+    for w in lt.workspaces:
+        ws.setdefault(w.node, []).append(w)
+    names = [w.name for w in graph.weights]
+    for name in lt.order:
+        names += list(graph.node[name].outputs) + [w.name for w in ws.get(name, ())]
+    return names
+
+
+def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -> list[TensorPlacement]:
+    unit_of = {u.id: u for u in units.units}
+    ws_bytes = {w.name: w.nbytes for w in lt.workspaces}
+    ws_step = {w.name: w.step for w in lt.workspaces}
+    out = []
+    for t in _tensor_names(graph, lt):
+        r = lt.root.get(t, t)
+        if r in fixed_where:
+            region, offset, block = fixed_where[r]
+            zc = False
+        else:
+            uid, inner = units.where[r]
+            region, base, block = placed.unit_offset[uid]
+            offset, zc = base + inner, unit_of[uid].zero_copy is not None
+        size = ws_bytes[t] if t in ws_bytes else tensor_size(graph.desc[t].nbytes, options)
+        if t in ws_step:
+            first, last = ws_step[t], ws_step[t]
+        else:
+            first, last = lt.span[r] if t == r else lt.own[t]
+        out.append(TensorPlacement(t, region, offset, size, align(size, options.block_align), first, last, block,
+                                   zc, None if r == t else r))
+    return out
+
+
+def _io_attributes(graph: Graph, tensors: Mapping[str, TensorPlacement], regions) -> tuple:
+    """GE's per-I/O attributes: _is_zero_copy_block (2.6.8), basic/relative offsets (5.2)."""
+    base = {"feature_map": 0, "zero_copy": regions["feature_map"], "weight": 0, "fixed": 0}
+
+    def attr(index, node, t):
+        p = tensors[t]
+        basic = base[p.region] + p.offset
+        producer = graph.node.get(graph.producer.get(t, ""))
+        rel = (0,)
+        if producer is not None and rules.continuous_input(producer) == "nopadding":
+            rel = tuple(base[tensors[i].region] + tensors[i].offset - basic for i in producer.inputs)
+        return IoAttribute(index, node, t, p.region, basic, p.zero_copy, rel)
+
+    inputs = tuple(attr(n.attr("index", 0), n.name, n.outputs[0]) for n in graph.data_nodes)
+    out_node = graph.netoutput.name if graph.netoutput is not None else ""
+    outputs = tuple(attr(i, out_node, t) for i, t in enumerate(graph.outputs))
+    return inputs, outputs
+
+
+def plan_memory(graph: Graph, options: PlanOptions = PlanOptions(), *, order=None) -> MemoryPlan:
+    """Plan every tensor of ``graph`` (validated) with ``options``; raises PlanError on a rule the graph breaks."""
+    lt = lifetimes(graph, order)
+    units = build_units(graph, lt, options)
+    placed = _layout(units, options)
+    fixed, fixed_where, ends = _fixed_blocks(graph, lt, options, len(placed.blocks))
+    tensors = _placements(graph, lt, units, placed, fixed_where, options)
+    by_block: dict[int, list[str]] = {}
+    for p in tensors:
+        by_block.setdefault(p.block, []).append(p.name)
+    blocks = tuple(BlockPlacement(b.index, b.region, b.offset, b.size, b.zero_copy, tuple(by_block.get(b.index, ())),
+                                  b.parent) for b in placed.blocks + tuple(fixed))
+    regions = {**placed.regions, "weight": ends["weight"], "fixed": ends["fixed"]}
+    inputs, outputs = _io_attributes(graph, {p.name: p for p in tensors}, regions)
+    attributes = ModelAttributes(regions["feature_map"] + regions["zero_copy"], regions["zero_copy"], inputs, outputs)
+    return MemoryPlan(
+        order=lt.order, tensors=tuple(tensors), blocks=blocks, regions=regions,
+        lower_bound=bounds.lower_bound(units.units, units.steps, options), naive=bounds.naive(units.units, options),
+        strategy=options.strategy, options=options, attributes=attributes)

@@ -1,0 +1,74 @@
+"""GE's planning rules as data: small predicates and tables the planner consults.
+
+Each answers one question about a node or a symbol and cites the GE fact it
+comes from. Nothing here assigns memory.
+"""
+from __future__ import annotations
+
+import re
+
+from impl.compiler import ops
+
+# ge-facts.md 2.3.3: producers whose output symbols are never pre- or post-reused.
+NO_PRE_REUSE_TYPES = frozenset({
+    "Data", "AippData", "AnnData", "QueueData", "Proposal", "Const", "Constant", "GetNext",
+    "DropOutGenMask", "RefData", "AdpGetNext", "DynamicGetNext",
+})
+NO_POST_REUSE_TYPES = frozenset({
+    "Data", "AippData", "QueueData", "Enter", "RefEnter", "NextIteration", "RefNextIteration",
+    "RefData", "GetNext", "AdpGetNext", "DynamicGetNext", "DropOutGenMask",
+})
+# ge-facts.md 4.1: collectives whose size does not depend on the batch keep one offset in all batches.
+SAME_OFFSET_IN_BATCH = frozenset({"HcomBroadcast", "HcomAllReduce", "HcomAllGather"})
+_VERSIONED = re.compile(r"^(.*)V[1-4]$")  # 2.3.3: "FooV2" matches "Foo"
+
+
+def base_type(op_type: str) -> str:
+    m = _VERSIONED.match(op_type)
+    return m.group(1) if m else op_type
+
+
+def reusable_producer(op_type: str) -> bool:
+    """False for producers in GE's no-pre-reuse or no-post-reuse sets (2.3.3)."""
+    t = base_type(op_type)
+    return t not in NO_PRE_REUSE_TYPES and t not in NO_POST_REUSE_TYPES
+
+
+def supports_zero_copy(op_type: str, options) -> bool:
+    """Whether the op's tasks can have their I/O addresses refreshed (2.6.3, SoC-dependent)."""
+    info = ops.info(op_type)
+    return info is not None and info.zero_copy and op_type not in options.no_zero_copy_ops
+
+
+def no_reuse(node) -> bool:
+    """GE's ``no_reuse_mem_flag`` (node attr ``_no_reuse``): the node's blocks are never shared (2.5.2)."""
+    return bool(node.attr("_no_reuse", False))
+
+
+def batch_label(node) -> str:
+    """The dynamic-batch branch of a node (``ATTR_NAME_BATCH_LABEL``, node attr ``_batch_label``; 2.5.15)."""
+    label = node.attr("_batch_label", "")
+    return label if isinstance(label, str) else str(label)
+
+
+def continuous_input(node) -> str | None:
+    """``"padding"`` (2.5.6), ``"nopadding"`` (2.5.7) or None."""
+    info = ops.info(node.op_type)
+    return info.continuous_input if info is not None else None
+
+
+def atomic(node) -> bool:
+    """Outputs accumulated into, cleaned before the node runs (2.5.4, 3.3)."""
+    info = ops.info(node.op_type)
+    return bool(info is not None and info.atomic)
+
+
+def zero_memory(node) -> bool:
+    """Nodes whose outputs take no feature-map block: variables sit at fixed addresses (2.5.3)."""
+    info = ops.info(node.op_type)
+    return info is not None and info.kind == "variable"
+
+
+def is_data(node) -> bool:
+    info = ops.info(node.op_type)
+    return info is not None and info.kind == "data"

@@ -1,0 +1,213 @@
+"""Planning units: what must be placed, with every GE rule that constrains it applied.
+
+A unit is one piece of feature-map or zero-copy memory the offset assigners
+place as a whole:
+
+- ``tensor``: a root tensor and its symbol (views, in-place outputs);
+- ``group``: the roots feeding one continuous-input node, laid out back to
+  back in input order (padding: each 512-aligned, ge-facts.md 2.5.6; no
+  padding: raw sizes, one block sized for all, 2.5.7, 3.5.2);
+- ``workspace``: a node's scratch memory, live for its step only (2.2.5).
+
+Each unit carries its planning lifetime, already widened where a GE rule says
+its memory is never shared: graph I/O symbols that are not zero-copy and
+producers in GE's no-reuse sets (2.3.3), ``_no_reuse`` nodes (2.5.2),
+atomic outputs (whole graph, 3.3.2), symbols read on another stream than
+their producer's (2.2.6, taken conservatively: to the end), and everything
+when reuse is off (2.5.1). Weights and variables are not units: they sit at
+fixed offsets in their own regions (2.5.3).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import attrs
+
+from impl.compiler.ir import Graph
+from impl.compiler.memory import rules
+from impl.compiler.memory.errors import PlanError
+from impl.compiler.memory.lifetimes import Lifetimes
+from impl.compiler.memory.sizes import align, tensor_size
+
+
+@attrs.frozen
+class Unit:
+    """One placeable piece of memory. ``roots``: (root tensor, offset inside the unit).
+
+    ``first``/``last``: the planning lifetime (inclusive). ``size``: bytes the unit
+    needs (before block rounding). ``zero_copy``: ``"input"``, ``"output"`` or None.
+    ``reusable``: GE's ``reuse_mem_``. ``input_size``: raw bytes of a graph-input
+    member (zero-copy inputs are sorted by it, 3.2.3). ``seq``: creation order.
+    """
+
+    id: str
+    kind: str
+    roots: tuple[tuple[str, int], ...]
+    size: int
+    first: int
+    last: int
+    stream: int
+    batch: str
+    zero_copy: str | None
+    reusable: bool
+    atomic: bool = False
+    continuous: bool = False
+    same_offset: bool = False
+    input_size: int = 0
+    unconsumed: bool = False
+    alloc_step: int = 0
+    seq: int = 0
+
+
+@attrs.frozen
+class Units:
+    units: tuple[Unit, ...]
+    where: Mapping[str, tuple[str, int]]  # root tensor -> (unit id, offset in unit)
+    steps: int
+
+
+def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
+    """A symbol's block is as large as its largest member (2.3.1)."""
+    return max(tensor_size(graph.desc[m].nbytes, options) for m in lt.members[r])
+
+
+class _Facts:
+    """Per-symbol facts read off the graph once."""
+
+    def __init__(self, graph: Graph, lt: Lifetimes, options):
+        self.graph, self.lt, self.options = graph, lt, options
+        self.netoutput_slots: dict[str, int] = {}
+        for t in graph.outputs:
+            r = lt.root[t]
+            self.netoutput_slots[r] = self.netoutput_slots.get(r, 0) + 1
+
+    def producers(self, r: str):
+        return [self.graph.node[self.graph.producer[m]] for m in self.lt.members[r]]
+
+    def readers(self, r: str):
+        names = {c for m in self.lt.members[r] for c in self.graph.consumers.get(m, ())}
+        return [self.graph.node[c] for c in sorted(names, key=self.lt.step.__getitem__)]
+
+    def io(self, r: str) -> bool:
+        return rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
+
+    def zero_copy(self, r: str) -> str | None:
+        """2.6.1 (inputs) and 2.6.2 (outputs); the caller excludes continuous groups (2.6.4)."""
+        supported = all(rules.supports_zero_copy(n.op_type, self.options)
+                        for n in self.producers(r) + self.readers(r))
+        if rules.is_data(self.producers(r)[0]):
+            return "input" if supported else None
+        return "output" if supported and self.netoutput_slots.get(r, 0) == 1 else None
+
+    def reusable(self, r: str) -> bool:
+        """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (2.3.3, 2.4.4)."""
+        prods = self.producers(r)
+        return (self.options.reuse and not self.io(r)
+                and all(rules.reusable_producer(n.op_type) and not rules.no_reuse(n) for n in prods))
+
+    def cross_stream(self, r: str) -> bool:
+        stream = self.producers(r)[0].stream
+        return any(n.stream != stream for n in self.readers(r))
+
+
+def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
+    """Continuous-input node -> its input roots, checked: distinct, in one group only, not fixed."""
+    groups: dict[str, list[str]] = {}
+    owner: dict[str, str] = {}
+    for name in lt.order:
+        node = graph.node[name]
+        if rules.continuous_input(node) is None:
+            continue
+        roots = []
+        for t in node.inputs:
+            r = lt.root[t]
+            if r in graph.weight or rules.zero_memory(graph.node[graph.producer[r]]):
+                raise PlanError(f"node {name!r} needs its inputs in one continuous block, but input {t!r} is a "
+                                "weight or variable at a fixed address; copy it first (MemcpyAsync)",
+                                node=name, tensor=t, rule="continuous input, ge-facts.md 2.5.6")
+            if r in owner or r in roots:
+                other = owner.get(r, name)
+                raise PlanError(f"tensor {r!r} (via input {t!r}) would have to sit in two continuous-input "
+                                f"blocks (nodes {other!r} and {name!r})", node=name, tensor=t,
+                                rule="continuous input, ge-facts.md 2.5.6-2.5.8")
+            roots.append(r)
+        for r in roots:
+            owner[r] = name
+        groups[name] = roots
+    return groups
+
+
+def _interval(facts: _Facts, r_first: int, r_last: int, shared: bool, cross: bool) -> tuple[int, int]:
+    end = facts.lt.steps - 1
+    if not shared:
+        return 0, end
+    return r_first, end if cross else r_last
+
+
+def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
+    graph, lt = facts.graph, facts.lt
+    producer = facts.producers(r)[0]
+    zc = facts.zero_copy(r)
+    is_atomic = zc is None and any(rules.atomic(n) for n in facts.producers(r))
+    reusable = facts.reusable(r) and not is_atomic
+    first, last = _interval(facts, *lt.span[r], reusable, facts.cross_stream(r))
+    consumed = any(graph.consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
+    return Unit(
+        id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
+        stream=producer.stream, batch=rules.batch_label(producer), zero_copy=zc, reusable=reusable,
+        atomic=is_atomic, input_size=graph.desc[r].nbytes if zc == "input" else 0,
+        unconsumed=not consumed, alloc_step=lt.step[producer.name])
+
+
+def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
+    graph, lt = facts.graph, facts.lt
+    node = graph.node[name]
+    padding = rules.continuous_input(node) == "padding"
+    offsets, cursor, total = [], 0, 0
+    for r in roots:
+        size = symbol_size(graph, lt, r, options)
+        offsets.append((r, cursor))
+        total = max(total, cursor + size)
+        # 3.5.2: padding advances by the 512-aligned size, no padding by the raw bytes.
+        cursor += align(size, options.block_align) if padding else graph.desc[r].nbytes
+    reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node)
+    cross = any(facts.cross_stream(r) for r in roots) or any(facts.producers(r)[0].stream != node.stream for r in roots)
+    first = min(lt.span[r][0] for r in roots)
+    last = max(lt.span[r][1] for r in roots)
+    first, last = _interval(facts, first, last, reusable, cross)
+    return Unit(
+        id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
+        stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
+        same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
+        alloc_step=min(lt.step[graph.producer[r]] for r in roots))
+
+
+def _workspace_units(graph: Graph, lt: Lifetimes, options) -> list[Unit]:
+    out = []
+    for ws in lt.workspaces:
+        node = graph.node[ws.node]
+        reusable = options.reuse and not rules.no_reuse(node)
+        first, last = (ws.step, ws.step) if reusable else (0, lt.steps - 1)
+        out.append(Unit(id=ws.name, kind="workspace", roots=((ws.name, 0),), size=ws.nbytes, first=first, last=last,
+                        stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable,
+                        alloc_step=ws.step))
+    return out
+
+
+def fm_roots(graph: Graph, lt: Lifetimes) -> list[str]:
+    """Roots that need planner memory: node outputs that are not variables' (weights are not node outputs)."""
+    return [r for r in lt.members if r not in graph.weight and not rules.zero_memory(graph.node[graph.producer[r]])]
+
+
+def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
+    """Every unit of ``graph``, in GE's block creation order (by step: outputs, then workspaces)."""
+    facts = _Facts(graph, lt, options)
+    groups = _groups(graph, lt)
+    grouped = {r for roots in groups.values() for r in roots}
+    units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
+    units += [_group_unit(facts, name, roots, options) for name, roots in groups.items()]
+    phase = {"tensor": 0, "group": 0, "workspace": 1}
+    units.sort(key=lambda u: (u.alloc_step, phase[u.kind]))
+    units = [attrs.evolve(u, seq=i) for i, u in enumerate(units)]
+    where = {r: (u.id, off) for u in units for r, off in u.roots}
+    return Units(tuple(units), where, lt.steps)
