@@ -32,7 +32,7 @@ def init(name: str, array) -> onnx.TensorProto:
 def model(nodes, inputs, outputs, initializers=(), *, opset: int = 13, ir_version: int | None = None,
           name: str = "g") -> onnx.ModelProto:
     """A model over ``nodes``; inputs/outputs are value infos (or names, for untyped outputs)."""
-    outputs = [vi(o, None) if isinstance(o, str) else o for o in outputs]
+    outputs = [vi(o, None, TensorProto.UNDEFINED) if isinstance(o, str) else o for o in outputs]
     graph = helper.make_graph(list(nodes), name, list(inputs), outputs, list(initializers))
     kwargs = {} if ir_version is None else {"ir_version": ir_version}
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **kwargs)
