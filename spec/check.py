@@ -1,0 +1,81 @@
+"""``check(observation)``: evaluate every applicable invariant and report.
+
+The report says which invariants applied to the observation's kind, which of
+them the observation actually exercised (their precondition held), and every
+violation. A claim that applied but was not exercised is not a pass; callers
+that need non-vacuity (the checker's campaigns) look at ``exercised``.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+import attrs
+
+from spec.errors import SpecError
+from spec.invariant import Invariant, Violation
+from spec.observables import OBSERVATION_KINDS, to_data
+
+
+@attrs.frozen
+class Report:
+    kind: str
+    applied: tuple[str, ...]
+    exercised: tuple[str, ...]
+    violations: tuple[Violation, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def violated(self) -> tuple[str, ...]:
+        """Ids of the invariants with at least one violation, in catalogue order."""
+        bad = {v.invariant_id for v in self.violations}
+        return tuple(i for i in self.applied if i in bad)
+
+    def to_json(self) -> str:
+        return json.dumps({**to_data(self), "ok": self.ok}, indent=2, sort_keys=True, default=str)
+
+    def __str__(self) -> str:
+        head = (f"{self.kind}: {len(self.applied)} invariants applied, {len(self.exercised)} exercised, "
+                f"{len(self.violations)} violation(s)")
+        return "\n".join([head] + [f"  {v}" for v in self.violations])
+
+
+def kind_of(observation: Any) -> str:
+    """``plan``, ``model_file``, ``load`` or ``execution``; SpecError for anything else."""
+    for kind, cls in OBSERVATION_KINDS.items():
+        if isinstance(observation, cls):
+            return kind
+    raise SpecError(f"cannot check a {type(observation).__name__}: expected one of "
+                    f"{[c.__name__ for c in OBSERVATION_KINDS.values()]}")
+
+
+def check(observation: Any, *, invariants: Iterable[Invariant] | None = None) -> Report:
+    """Evaluate the invariants (default: the whole catalogue) that apply to ``observation``'s kind.
+
+    An execution observation is also checked against the load invariants of
+    the load it carries, since a load is part of what an execution shows.
+    """
+    from spec.registry import all_invariants
+
+    kind = kind_of(observation)
+    chosen = tuple(all_invariants() if invariants is None else invariants)
+    applied, exercised, violations = [], [], []
+    for inv in chosen:
+        target = _target(inv, kind, observation)
+        if target is None:
+            continue
+        applied.append(inv.id)
+        if inv.exercised(target):
+            exercised.append(inv.id)
+        violations.extend(inv.violations(target))
+    return Report(kind, tuple(applied), tuple(exercised), tuple(violations))
+
+
+def _target(inv: Invariant, kind: str, observation: Any) -> Any:
+    if inv.applies_to == kind:
+        return observation
+    if inv.applies_to == "load" and kind == "execution":
+        return observation.load
+    return None

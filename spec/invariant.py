@@ -1,0 +1,67 @@
+"""An invariant: one reviewable claim about an observable, and the predicate that checks it.
+
+An :class:`Invariant` is data: a stable ``id`` (``LAYOUT-NO-OVERLAP``), a
+one-line ``title``, a ``statement`` an engineer can review, the ``rationale``,
+the GE source it comes from, what it ``applies_to`` (``plan``, ``model_file``,
+``load`` or ``execution``), its ``concern`` (the spec module it lives in) and
+a pure ``predicate`` that yields :class:`Violation` s naming the culprit
+(tensor, block, task slot or buffer). ``precondition`` says whether an
+observation actually exercises the claim, so a checker can tell a claim that
+held from one that was never put to the test (non-vacuity).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Literal
+
+import attrs
+
+AppliesTo = Literal["plan", "model_file", "load", "execution"]
+APPLIES_TO = ("plan", "model_file", "load", "execution")
+_ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
+
+
+@attrs.frozen
+class Violation:
+    """One broken claim: which invariant, the culprit it names, a readable message, and the values involved."""
+
+    invariant_id: str
+    culprit: str
+    message: str
+    values: dict[str, Any] = attrs.field(factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.invariant_id}: {self.culprit}: {self.message}"
+
+
+def violation(culprit: str, message: str, **values: Any) -> Violation:
+    """A violation for the invariant being evaluated (:meth:`Invariant.violations` fills in the id)."""
+    return Violation("", str(culprit), message, values)
+
+
+def _check_id(_inst, _attr, value: str) -> None:
+    if not _ID.match(value):
+        raise ValueError(f"invariant id {value!r} must look like AREA-WORD[-WORD...] in capitals, e.g. LAYOUT-NO-OVERLAP")
+
+
+@attrs.frozen
+class Invariant:
+    """A declarative claim; see the module doc. ``predicate(obs)`` and ``precondition(obs)`` are pure."""
+
+    id: str = attrs.field(validator=_check_id)
+    title: str
+    statement: str
+    rationale: str
+    ge_source: str
+    applies_to: AppliesTo = attrs.field(validator=attrs.validators.in_(APPLIES_TO))
+    concern: str
+    predicate: Callable[[Any], Iterable[Violation]] = attrs.field(repr=False)
+    precondition: Callable[[Any], bool] | None = attrs.field(default=None, repr=False)
+
+    def violations(self, observation: Any) -> tuple[Violation, ...]:
+        """Every violation of this claim in ``observation``, each carrying this invariant's id."""
+        return tuple(attrs.evolve(v, invariant_id=self.id) for v in self.predicate(observation))
+
+    def exercised(self, observation: Any) -> bool:
+        """Whether ``observation`` puts this claim to the test (True when there is no precondition)."""
+        return True if self.precondition is None else bool(self.precondition(observation))

@@ -1,0 +1,196 @@
+"""Blocks: which tensors may share planner memory (applies to plans).
+
+GE's reuse rules forbid sharing for zero-copy, atomic, continuous and fixed
+memory (ge-facts.md 2.5); these claims check the outcome in the plan, not the
+rules' implementation.
+"""
+from __future__ import annotations
+
+from spec.invariant import Invariant, violation
+from spec.invariants._util import align_up, byte_overlaps, families
+from spec.observables.plan import PlanObservation
+
+GE_MEM = "compiler/graph/build/memory/"
+
+
+def _roots(plan: PlanObservation, names) -> list[str]:
+    return sorted({plan.root(n) for n in names})
+
+
+# -- MEM-ZC-NOMERGE ---------------------------------------------------------------------------
+
+def _zc_nomerge(plan: PlanObservation):
+    for b in plan.blocks:
+        if not b.zero_copy:
+            continue
+        roots = _roots(plan, b.tensors)
+        if len(roots) > 1:
+            yield violation(f"block {b.id!r}", f"is a zero-copy block holding {len(roots)} separate tensors "
+                            f"{roots}; it must hold one tensor and its aliases", tensors=roots)
+
+
+ZC_NOMERGE = Invariant(
+    id="MEM-ZC-NOMERGE",
+    title="Zero-copy blocks are never merged",
+    statement="Every zero-copy block holds exactly one tensor (with its aliases).",
+    rationale="A zero-copy block is re-pointed at the user's own buffer at every execution. Two graph inputs "
+              "or outputs merged into one block would both be re-pointed at one user buffer, and the user's "
+              "buffers are not contiguous, so one of them would be read from or written to the wrong place.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (CanReuseBlock, AddLifeReuseBlock: two zero-copy blocks never "
+              "merge); graph_mem_assigner.h; ge-facts.md 2.4.2, 2.5.10, 3.6.2",
+    applies_to="plan", concern="blocks", predicate=_zc_nomerge,
+    precondition=lambda plan: any(b.zero_copy for b in plan.blocks),
+)
+
+
+# -- MEM-ZC-NOREUSE ---------------------------------------------------------------------------
+
+def _zc_noreuse(plan: PlanObservation):
+    for t in plan.tensors:
+        b = plan.block.get(t.block) if t.block is not None else None
+        if b is not None and b.zero_copy != t.zero_copy:
+            yield violation(f"tensor {t.name!r}", f"has zero_copy={t.zero_copy} but lives in block {b.id!r} "
+                            f"with zero_copy={b.zero_copy}")
+        if (t.region == "zero_copy") != t.zero_copy:
+            yield violation(f"tensor {t.name!r}", f"has zero_copy={t.zero_copy} but is placed in region "
+                            f"{t.region!r}; zero-copy tensors, and only they, live in the zero_copy region")
+    zc = [f for f in families(plan) if plan.tensor[f.root].zero_copy]
+    for target, other in byte_overlaps(families(plan), zc):
+        yield violation(f"tensor {other.root!r}", f"uses bytes [{max(target.offset, other.offset)}, "
+                        f"{min(target.end, other.end)}) of zero-copy tensor {target.root!r}",
+                        zero_copy_tensor=target.root)
+
+
+ZC_NOREUSE = Invariant(
+    id="MEM-ZC-NOREUSE",
+    title="Zero-copy memory is never reused",
+    statement="A tensor is zero-copy exactly when its block is and exactly when it is placed in the zero_copy "
+              "region, and no other tensor (other than its aliases) ever uses any byte of a zero-copy tensor's "
+              "memory, whatever the lifetimes.",
+    rationale="At run time the zero-copy bytes are the user's buffer, not the model's: an intermediate tensor "
+              "placed there would be written into the user's input or output. GE never takes a zero-copy block "
+              "at first-stage reuse and lays zero-copy blocks out separately. (GE's io-reuse options, "
+              "ge.exec.inputReuseMemIndexes / outputReuseMemIndexes, deliberately allow children in zero-copy "
+              "blocks; zcspec does not model those options, so this claim holds without exception.)",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ReuseBlock, AddZeroCopyLifeReuseBlock); graph_mem_assigner.cc "
+              "(AssignZeroCopyMemory); ge-facts.md 2.4.2, 2.5.10, 2.7.4, 3.2",
+    applies_to="plan", concern="blocks", predicate=_zc_noreuse,
+    precondition=lambda plan: any(t.zero_copy for t in plan.tensors),
+)
+
+
+# -- MEM-ATOMIC-NOREUSE -----------------------------------------------------------------------
+
+def _exclusive(plan: PlanObservation, names: set[str], what: str):
+    """Tensors in ``names`` own their block and their bytes for the whole run."""
+    fams = families(plan)
+    targets = [f for f in fams if set(f.members) & names]
+    for f in targets:
+        t = plan.tensor[f.root]
+        b = plan.block.get(t.block) if t.block is not None else None
+        if b is not None and len(_roots(plan, b.tensors)) > 1:
+            yield violation(f"block {b.id!r}", f"holds {what} tensor {f.root!r} and also "
+                            f"{[r for r in _roots(plan, b.tensors) if r != f.root]}")
+    for target, other in byte_overlaps(fams, targets):
+        yield violation(f"tensor {other.root!r}", f"uses bytes [{max(target.offset, other.offset)}, "
+                        f"{min(target.end, other.end)}) of {what} tensor {target.root!r}", owner=target.root)
+
+
+ATOMIC_NOREUSE = Invariant(
+    id="MEM-ATOMIC-NOREUSE",
+    title="Atomic-clean outputs are not reused by other nodes",
+    statement="A tensor written by an atomic (memset-cleaned) output owns its block and its bytes for the "
+              "whole run: no other tensor, at any step, uses any of its bytes.",
+    rationale="An atomic output is cleaned by a separate memset task before the kernel accumulates into it; GE "
+              "gives atomic outputs a whole-graph life and places them after the feature-map blocks so the "
+              "clean can never wipe another tensor's data, and blocks holding atomic memory never share with "
+              "Data blocks.",
+    ge_source=GE_MEM + "graph_mem_assigner.cc (ReAssignAtomicMemory, AssignAtomicOutputMemory); block_type_list.cc; "
+              "ge-facts.md 2.5.4, 2.5.11, 3.3.2",
+    applies_to="plan", concern="blocks",
+    predicate=lambda plan: _exclusive(plan, set(plan.atomic), "atomic"),
+    precondition=lambda plan: bool(plan.atomic),
+)
+
+
+# -- MEM-FIXED-NOREUSE ------------------------------------------------------------------------
+
+def _fixed_names(plan: PlanObservation) -> set[str]:
+    return set(plan.fixed) | {t.name for t in plan.tensors if t.region in ("weight", "fixed")}
+
+
+FIXED_NOREUSE = Invariant(
+    id="MEM-FIXED-NOREUSE",
+    title="Fixed addresses (constants, variables) are never reused",
+    statement="A constant, variable or other fixed-address tensor (listed in fixed, or placed in the weight "
+              "or fixed region) owns its block and its bytes for the whole run.",
+    rationale="Weights and variables are written once at load (or persist across runs) and are read by every "
+              "execution; GE gives them no feature-map block at all (zero-memory node types) and their "
+              "addresses are never refreshed, so sharing their bytes with anything would corrupt later runs.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (CheckIsZeroMemNodeType); runtime/v1/.../memory_app_type_classifier.cc "
+              "(kMemoryTypeFix); ge-facts.md 2.5.3, 6.7.1",
+    applies_to="plan", concern="blocks",
+    predicate=lambda plan: _exclusive(plan, _fixed_names(plan), "fixed-address"),
+    precondition=lambda plan: bool(_fixed_names(plan)),
+)
+
+
+# -- MEM-CONT-INPUT ---------------------------------------------------------------------------
+
+def _continuous(plan: PlanObservation):
+    for g in plan.continuous_groups:
+        ts = [plan.tensor[n] for n in g.tensors]
+        for a, b in zip(ts, ts[1:]):
+            gran = plan.alignment.block.get(a.region, 1)
+            step = align_up(a.size, gran) if g.padding else a.size
+            if b.region != a.region or b.offset != a.offset + step:
+                yield violation(f"tensor {b.name!r}", f"input of continuous consumer {g.consumer!r} is at "
+                                f"{b.region}+{b.offset}, expected {a.region}+{a.offset + step} (right after "
+                                f"{a.name!r}, {'padded' if g.padding else 'raw'} size {step})",
+                                consumer=g.consumer, expected=a.offset + step)
+        for t in ts:
+            if t.zero_copy:
+                yield violation(f"tensor {t.name!r}", f"feeds continuous consumer {g.consumer!r} and so must not "
+                                f"be zero-copy", consumer=g.consumer)
+
+
+CONT_INPUT = Invariant(
+    id="MEM-CONT-INPUT",
+    title="Continuous inputs are contiguous in input order",
+    statement="The inputs of a continuous-input node sit back to back in input order: each starts where the "
+              "previous one ends (its size rounded up to the block granularity, or its raw size for NoPadding "
+              "groups), in one region; none of them is zero-copy.",
+    rationale="Continuous-input kernels (HCCL collectives, concat-by-placement) take one base address and "
+              "read all inputs from it. A zero-copy input would be re-pointed at a user buffer that is not "
+              "next to the others, so GE never makes data flowing into a continuous input zero-copy.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (AssignContinuousBlocks); graph_mem_assigner.cc "
+              "(ReAssignContinuousMemory); ge-facts.md 2.5.6-2.5.7, 2.6.4, 3.5.2",
+    applies_to="plan", concern="blocks", predicate=_continuous,
+    precondition=lambda plan: any(len(g.tensors) >= 2 for g in plan.continuous_groups),
+)
+
+
+# -- MEM-WS-OWNER -----------------------------------------------------------------------------
+
+def _ws_owner(plan: PlanObservation):
+    for name, owner in sorted(plan.workspaces.items()):
+        t, step = plan.tensor[name], plan.order.index(owner)
+        if (t.first, t.last) != (step, step):
+            yield violation(f"tensor {name!r}", f"is a workspace of {owner!r} (step {step}) but its lifetime is "
+                            f"{t.first}..{t.last}", owner=owner, step=step)
+
+
+WS_OWNER = Invariant(
+    id="MEM-WS-OWNER",
+    title="A workspace lives exactly during its node",
+    statement="A workspace tensor's lifetime is exactly the step of the node that owns it.",
+    rationale="Workspaces are scratch memory of one kernel; GE releases them at the next node. A longer "
+              "lifetime wastes memory, a different step lets another node's tensor overwrite the scratch "
+              "while the kernel runs.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (workspace release queue); ge-facts.md 2.2.5",
+    applies_to="plan", concern="blocks", predicate=_ws_owner,
+    precondition=lambda plan: bool(plan.workspaces),
+)
+
+
+INVARIANTS = (ZC_NOMERGE, ZC_NOREUSE, ATOMIC_NOREUSE, FIXED_NOREUSE, CONT_INPUT, WS_OWNER)

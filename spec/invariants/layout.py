@@ -1,0 +1,362 @@
+"""Layout: where tensors sit in the model's memory (applies to plans).
+
+Each claim below is an :class:`Invariant`; its predicate recomputes what it
+needs from the plan's placements (first/last, offsets, alias chains) and
+never trusts the planner's own bookkeeping.
+"""
+from __future__ import annotations
+
+from spec.invariant import Invariant, violation
+from spec.invariants._util import align_up, families, space_time_overlaps, time_overlapping_pairs
+from spec.observables.plan import PlanObservation
+
+GE_MEM = "compiler/graph/build/memory/"
+
+
+# -- LAYOUT-NO-OVERLAP ------------------------------------------------------------------------
+
+def _no_overlap(plan: PlanObservation):
+    by_region: dict[str, list] = {}
+    for f in families(plan):
+        by_region.setdefault(f.region, []).append(f)
+    for region, fs in sorted(by_region.items()):
+        for a, b in space_time_overlaps(fs):
+            lo, hi = max(a.offset, b.offset), min(a.end, b.end)
+            s0, s1 = max(a.first, b.first), min(a.last, b.last)
+            yield violation(
+                f"tensor {a.root!r} and tensor {b.root!r}",
+                f"both live during steps {s0}..{s1} and share bytes [{lo}, {hi}) of region {region!r}",
+                region=region, tensors=[a.root, b.root], bytes=[lo, hi], steps=[s0, s1])
+
+
+def _some_lifetimes_overlap(plan: PlanObservation) -> bool:
+    by_region: dict[str, list] = {}
+    for f in families(plan):
+        by_region.setdefault(f.region, []).append(f)
+    return any(next(time_overlapping_pairs(fs), None) for fs in by_region.values())
+
+
+NO_OVERLAP = Invariant(
+    id="LAYOUT-NO-OVERLAP",
+    title="Tensors alive at the same time never share memory",
+    statement="For any two tensors of one region whose lifetimes [first, last] intersect, the byte ranges "
+              "[offset, offset + size) are disjoint. An alias (alias_of) shares its root's memory, so a root "
+              "and its aliases count as one piece of memory alive from the earliest first to the latest last.",
+    rationale="This is the safety property of static planning: a tensor is overwritten while it is still "
+              "needed exactly when it shares bytes with a tensor alive at the same step. The check recomputes "
+              "overlaps with a sweep over time (O(N log N) for a valid plan), never from the planner's blocks.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ReuseBlock, CanReuseBlock, ReuseBlocksByLifeTime); ge-facts.md 2.2, 2.4, 2.7",
+    applies_to="plan", concern="layout", predicate=_no_overlap, precondition=_some_lifetimes_overlap,
+)
+
+
+# -- LAYOUT-ALIGN -----------------------------------------------------------------------------
+
+def _nopadding_members(plan: PlanObservation) -> set[str]:
+    return {n for g in plan.continuous_groups if not g.padding for n in g.tensors[1:]}
+
+
+def _align(plan: PlanObservation):
+    block_g, tensor_g = plan.alignment.block, plan.alignment.tensor
+    for b in plan.blocks:
+        g = block_g.get(b.region)
+        if g and (b.offset % g or b.size % g):
+            yield violation(f"block {b.id!r}", f"offset={b.offset}, size={b.size} in region {b.region!r}: "
+                            f"both must be multiples of the block granularity {g}", granularity=g)
+    exempt = _nopadding_members(plan)
+    for t in plan.tensors:
+        g = block_g.get(t.region)
+        if not g or t.alias_of is not None or t.name in exempt:
+            continue
+        if t.offset % tensor_g:
+            yield violation(f"tensor {t.name!r}", f"offset={t.offset} is not a multiple of the tensor "
+                            f"granularity {tensor_g}", granularity=tensor_g)
+        if t.aligned_size != align_up(t.size, g):
+            yield violation(f"tensor {t.name!r}", f"aligned_size={t.aligned_size}, expected size={t.size} "
+                            f"rounded up to {g} = {align_up(t.size, g)}", granularity=g)
+
+
+ALIGN = Invariant(
+    id="LAYOUT-ALIGN",
+    title="Blocks are aligned to their region's granularity",
+    statement="In each region with a block granularity G (GE: 512 bytes for the feature map and for the "
+              "zero-copy region alike), every block's offset and size are multiples of G and every tensor's "
+              "aligned_size is its size rounded up to G (0 stays 0); every tensor that owns its memory starts "
+              "at a multiple of the tensor granularity (GE: 32). Both granularities are parameters of the plan "
+              "(alignment.block, alignment.tensor).",
+    rationale="Kernels and DMA engines expect aligned buffers, and GE sizes every block, zero-copy blocks "
+              "included, with AlignMemOffset = ceil(x/512)*512 (MEM_ALIGN_SIZE). A common misreading says "
+              "zero-copy memory is 32-byte aligned: in the source 32 is only the tensor-size granularity "
+              "(align32(bytes) + 32 padding) and the size of a zero-copy output's atomic-clean range. Because "
+              "the granularities are parameters, a layout that really uses 32-byte zero-copy blocks can be "
+              "modelled and checked against its own claim. Tensors inside a NoPadding continuous group and "
+              "aliases are exempt from the tensor rule: they start wherever their group or root puts them.",
+    ge_source=GE_MEM + "mem_assigner.h (MEM_ALIGN_SIZE); mem_reuse_strategy.cc (AlignMemOffset); "
+              "graph_mem_assigner.h (CleanMemInfo::size); ge-facts.md 1.1-1.3, 1.6, 12",
+    applies_to="plan", concern="layout", predicate=_align,
+    precondition=lambda plan: any(b.region in plan.alignment.block for b in plan.blocks),
+)
+
+
+# -- LAYOUT-REGION-COVER ----------------------------------------------------------------------
+
+def _region_cover(plan: PlanObservation):
+    for b in plan.blocks:
+        size = plan.regions.get(b.region)
+        if size is None or b.offset < 0 or b.end > size:
+            yield violation(f"block {b.id!r}", f"[{b.offset}, {b.end}) is not inside region {b.region!r} "
+                            f"of size {size}", region=b.region)
+        for name in b.tensors:
+            if name not in plan.tensor or plan.tensor[name].block != b.id:
+                yield violation(f"block {b.id!r}", f"lists tensor {name!r}, whose block is "
+                                f"{getattr(plan.tensor.get(name), 'block', None)!r}")
+    for t in plan.tensors:
+        yield from _tensor_cover(plan, t)
+
+
+def _tensor_cover(plan: PlanObservation, t):
+    size = plan.regions.get(t.region)
+    if size is None or t.offset < 0 or t.end > size or t.first > t.last:
+        yield violation(f"tensor {t.name!r}", f"[{t.offset}, {t.end}) steps {t.first}..{t.last} is not inside "
+                        f"region {t.region!r} of size {size} (or its lifetime is empty)", region=t.region)
+    if t.block is None:
+        return
+    b = plan.block.get(t.block)
+    if b is None:
+        yield violation(f"tensor {t.name!r}", f"names block {t.block!r}, which the plan does not have")
+    elif b.region != t.region or t.offset < b.offset or t.end > b.end or t.name not in b.tensors:
+        yield violation(f"tensor {t.name!r}", f"[{t.offset}, {t.end}) in {t.region!r} is not inside its block "
+                        f"{b.id!r} [{b.offset}, {b.end}) in {b.region!r} (or the block does not list it)")
+
+
+REGION_COVER = Invariant(
+    id="LAYOUT-REGION-COVER",
+    title="Regions cover every placement",
+    statement="Every tensor and every block lies inside its region: 0 <= offset and offset + size <= the "
+              "region's size; every tensor with a block lies inside that block, in the same region, and the "
+              "block lists it (and lists only tensors that name it); every lifetime is non-empty.",
+    rationale="The runtime allocates each region with exactly the recorded size; a placement past the end is "
+              "an out-of-bounds access on the device, and a tensor outside its block escapes every reuse "
+              "decision that was made about the block.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ResizeMemoryBlocks, MemoryBlock::SetHeadOffset); ge-facts.md 2.8.2-2.8.3",
+    applies_to="plan", concern="layout", predicate=_region_cover,
+    precondition=lambda plan: bool(plan.tensors),
+)
+
+
+# -- LAYOUT-ZC-AFTER-FM -----------------------------------------------------------------------
+
+def _zc_after_fm(plan: PlanObservation):
+    a = plan.attributes
+    if a is None:
+        return
+    fm = plan.regions.get("feature_map", 0)
+    start = a.memory_size - a.zero_copy_memory_size
+    if start < fm or start < 0:
+        yield violation("attribute memory_size", f"memory_size={a.memory_size} - zero_copy_memory_size="
+                        f"{a.zero_copy_memory_size} = {start} puts the zero-copy region before the end of the "
+                        f"feature map ({fm} bytes)", memory_size=a.memory_size,
+                        zero_copy_memory_size=a.zero_copy_memory_size, feature_map=fm)
+
+
+ZC_AFTER_FM = Invariant(
+    id="LAYOUT-ZC-AFTER-FM",
+    title="The zero-copy region lies after the feature map",
+    statement="The zero-copy region is [memory_size - zero_copy_memory_size, memory_size) of the model's "
+              "memory, and it starts at or after the end of the feature map.",
+    rationale="GE lays out the feature map (and buffer pool and atomic outputs) first and the zero-copy blocks "
+              "after them; memory_size includes the zero-copy region. The runtime relies on this: a user work "
+              "buffer only has to cover memory_size - zero_copy_memory_size, and under reuseZeroCopyMemory the "
+              "tail is never allocated, so a feature-map tensor placed there would live in unbacked memory.",
+    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory); compiler/graph/build/model_builder.cc "
+              "(BuildModelDefForMem); runtime/v1/.../davinci_model.cc (InitFeatureMapAndP2PMem); ge-facts.md 3.2.1, 3.2.6, 6.1.3",
+    applies_to="plan", concern="layout", predicate=_zc_after_fm,
+    precondition=lambda plan: plan.attributes is not None,
+)
+
+
+# -- LAYOUT-ZC-SIZE ---------------------------------------------------------------------------
+
+def _zc_size(plan: PlanObservation):
+    a = plan.attributes
+    if a is None:
+        return
+    total = sum(b.size for b in plan.blocks if b.zero_copy)
+    region = plan.regions.get("zero_copy", 0)
+    if not a.zero_copy_memory_size == total == region:
+        yield violation("attribute zero_copy_memory_size", f"zero_copy_memory_size={a.zero_copy_memory_size}, "
+                        f"but the zero-copy blocks total {total} bytes and regions['zero_copy']={region}",
+                        attribute=a.zero_copy_memory_size, blocks_total=total, region=region)
+
+
+ZC_SIZE = Invariant(
+    id="LAYOUT-ZC-SIZE",
+    title="The zero-copy memory size attribute equals the zero-copy blocks' total",
+    statement="The model attribute zero_copy_memory_size equals the sum of the sizes of the zero-copy blocks, "
+              "which is also the size of the zero_copy region.",
+    rationale="The runtime computes the feature-map size it must back as memory_size - zero_copy_memory_size "
+              "and classifies every address past it as model I/O; an attribute that disagrees with the blocks "
+              "makes it back too little memory or refresh feature-map addresses as I/O.",
+    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory: zero_copy_mem_size = end - start); "
+              "ge-facts.md 3.2.5-3.2.6, 6.1.1, 6.7.2",
+    applies_to="plan", concern="layout", predicate=_zc_size,
+    precondition=lambda plan: plan.attributes is not None and any(b.zero_copy for b in plan.blocks),
+)
+
+
+# -- LAYOUT-INPUTS-SORTED ---------------------------------------------------------------------
+
+def _input_blocks(plan: PlanObservation):
+    inputs = set(plan.graph_inputs)
+    out = []
+    for b in plan.blocks:
+        members = [n for n in b.tensors if n in inputs]
+        if b.zero_copy and members:
+            out.append((b, plan.tensor[members[0]].size))
+    return sorted(out, key=lambda bs: bs[0].offset)
+
+
+def _inputs_sorted(plan: PlanObservation):
+    ins = _input_blocks(plan)
+    if not ins:
+        return
+    in_ids = {b.id for b, _ in ins}
+    outs_end = max((b.end for b in plan.blocks if b.zero_copy and b.id not in in_ids), default=0)
+    if ins[0][0].offset < outs_end:
+        yield violation(f"block {ins[0][0].id!r}", f"graph-input block starts at {ins[0][0].offset}, before the "
+                        f"end of the zero-copy output blocks ({outs_end})", output_blocks_end=outs_end)
+    for (a, sa), (b, sb) in zip(ins, ins[1:]):
+        if b.offset != a.end:
+            yield violation(f"block {b.id!r}", f"graph-input block starts at {b.offset}, but the previous input "
+                            f"block {a.id!r} ends at {a.end}: input blocks must be contiguous")
+        if sb < sa:
+            yield violation(f"block {b.id!r}", f"holds an input of {sb} bytes after block {a.id!r} with "
+                            f"{sa} bytes: input blocks must be sorted by ascending input size")
+
+
+INPUTS_SORTED = Invariant(
+    id="LAYOUT-INPUTS-SORTED",
+    title="Graph-input blocks are contiguous, last, and sorted by size",
+    statement="In the zero-copy region, the blocks holding graph inputs come after every other zero-copy "
+              "block, are contiguous, and are in ascending order of the input's size (ties in any order).",
+    rationale="GE places zero-copy output blocks first and then the graph-input blocks sorted by their raw "
+              "size, so that small inputs copied to the model (when zero copy cannot be used) are adjacent and "
+              "can be merged into one host-to-device copy. std::sort is unstable, so equal sizes may come in "
+              "any order.",
+    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory, pass B); ge-facts.md 3.2.2-3.2.3, 6.6.3",
+    applies_to="plan", concern="layout", predicate=_inputs_sorted,
+    precondition=lambda plan: len(_input_blocks(plan)) >= 1,
+)
+
+
+# -- LAYOUT-ALIAS-SHARES-ROOT -----------------------------------------------------------------
+
+def _alias_shares_root(plan: PlanObservation):
+    for t in plan.tensors:
+        if t.alias_of is None:
+            continue
+        root = plan.tensor[plan.root(t.name)]
+        inside = t.region == root.region and root.offset <= t.offset and t.end <= root.end
+        if not inside:
+            yield violation(f"tensor {t.name!r}", f"aliases {root.name!r} but sits at [{t.offset}, {t.end}) of "
+                            f"{t.region!r}, outside the root's [{root.offset}, {root.end}) of {root.region!r}",
+                            root=root.name)
+        elif t.block is not None and root.block is not None and t.block != root.block:
+            yield violation(f"tensor {t.name!r}", f"aliases {root.name!r} but is in block {t.block!r}, "
+                            f"the root is in block {root.block!r}", root=root.name)
+
+
+ALIAS_SHARES_ROOT = Invariant(
+    id="LAYOUT-ALIAS-SHARES-ROOT",
+    title="Aliases share their root's memory",
+    statement="A tensor with alias_of (a view, a ref or in-place output) lies inside the memory of the root "
+              "of its alias chain: same region, inside the root's byte range, and in the root's block.",
+    rationale="GE plans one block per symbol (the set of anchors that must share a buffer) and gives ref "
+              "outputs their input's offset; a view that does not sit in its root's memory reads stale data. "
+              "The non-overlap check treats root and aliases as one piece of memory, which is sound only if "
+              "this holds.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ApplyOutMemory, IsSymbolExist); graph_mem_assigner.cc "
+              "(AssignReferenceMemory); ge-facts.md 2.3.1, 3.1.1",
+    applies_to="plan", concern="layout", predicate=_alias_shares_root,
+    precondition=lambda plan: any(t.alias_of is not None for t in plan.tensors),
+)
+
+
+# -- LAYOUT-LIFETIME-COVERS-USES --------------------------------------------------------------
+
+def _lifetime_covers_uses(plan: PlanObservation):
+    end = len(plan.order) - 1
+    for name, steps in sorted(plan.consumers.items()):
+        t = plan.tensor[name]
+        late = [s for s in steps if not t.first <= s <= t.last]
+        if late:
+            yield violation(f"tensor {name!r}", f"is read at step(s) {late} outside its lifetime "
+                            f"{t.first}..{t.last}", steps=late)
+    for name in plan.graph_outputs:
+        t = plan.tensor[plan.root(name)]
+        if t.last < end:
+            yield violation(f"tensor {name!r}", f"is a graph output but its memory ({t.name!r}) is only kept "
+                            f"until step {t.last}, not to the last step {end}", last_step=end)
+
+
+LIFETIME_COVERS_USES = Invariant(
+    id="LAYOUT-LIFETIME-COVERS-USES",
+    title="A tensor's lifetime covers every read of it",
+    statement="Every step that reads a tensor (consumers) lies within [first, last], and every graph output "
+              "lives to the last step.",
+    rationale="Non-overlap is only as good as the lifetimes it is checked against: a lifetime that ends before "
+              "the last read lets the planner hand the memory to another tensor too early. The spec recomputes "
+              "this from the consumer steps, as tinygrad's planner test recomputes lifetimes independently.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs); "
+              "ge-facts.md 2.2.3-2.2.4",
+    applies_to="plan", concern="layout", predicate=_lifetime_covers_uses,
+    precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_outputs),
+)
+
+
+# -- LAYOUT-LOWER-BOUND -----------------------------------------------------------------------
+
+def recompute_lower_bound(plan: PlanObservation) -> int:
+    """Max over steps of the summed aligned sizes of live feature-map memory (aliases counted once)."""
+    deltas: dict[int, int] = {}
+    for f in families(plan):
+        if f.region != "feature_map":
+            continue
+        size = plan.tensor[f.root].aligned_size
+        deltas[f.first] = deltas.get(f.first, 0) + size
+        deltas[f.last + 1] = deltas.get(f.last + 1, 0) - size
+    best = live = 0
+    for step in sorted(deltas):
+        live += deltas[step]
+        best = max(best, live)
+    return best
+
+
+def _lower_bound(plan: PlanObservation):
+    lb = recompute_lower_bound(plan)
+    fm = plan.regions.get("feature_map", 0)
+    if plan.lower_bound != lb:
+        yield violation("lower_bound", f"the plan reports lower_bound={plan.lower_bound}, the live feature-map "
+                        f"bytes peak at {lb}", reported=plan.lower_bound, recomputed=lb)
+    if fm < lb:
+        yield violation("region 'feature_map'", f"is {fm} bytes, below the lower bound {lb}: some live "
+                        f"tensors must overlap", feature_map=fm, lower_bound=lb)
+
+
+LOWER_BOUND = Invariant(
+    id="LAYOUT-LOWER-BOUND",
+    title="The reported lower bound is the real one, and the feature map is no smaller",
+    statement="lower_bound equals the maximum over steps of the summed aligned sizes of the feature-map "
+              "tensors live at that step (aliases counted once), and the feature_map region is at least that "
+              "large.",
+    rationale="The lower bound is how a plan's quality is judged (arena / LB); a planner that reports its own "
+              "bound could flatter itself. For interval lifetimes the bound equals the heaviest clique, so one "
+              "sorted sweep computes it; a feature map below it is proof of an overlap.",
+    ge_source="planning-facts.md (the lower bound); " + GE_MEM + "hybrid_mem_assigner.cc (planner score)",
+    applies_to="plan", concern="layout", predicate=_lower_bound,
+    precondition=lambda plan: any(t.region == "feature_map" for t in plan.tensors),
+)
+
+
+INVARIANTS = (NO_OVERLAP, ALIGN, REGION_COVER, ZC_AFTER_FM, ZC_SIZE, INPUTS_SORTED, ALIAS_SHARES_ROOT,
+              LIFETIME_COVERS_USES, LOWER_BOUND)

@@ -1,0 +1,79 @@
+"""Passes: graph rewrites that exist for zero copy (applies to model files).
+
+The spec recomputes where GE's MemcpyAddrAsyncPass must insert a node from the
+compiled graph (looking through the inserted nodes) and the SoC and build
+facts, and compares with where the nodes are.
+"""
+from __future__ import annotations
+
+from spec.invariant import Invariant, violation
+from spec.observables.model_file import ModelFileObservation, NodeInfo
+
+MEMCPY = "MemcpyAddrAsync"
+DATA_TYPES = {"Data", "AippData", "RefData"}
+CONST_TYPES = {"Const", "Constant"}
+HCCL_PREFIX = "Hcom"
+
+
+def _logical_edges(mf: ModelFileObservation):
+    """(src, dst, through) for every edge of the graph before the pass: an edge through a
+    MemcpyAddrAsync node counts as src -> dst with ``through`` naming that node."""
+    node = {n.name: n for n in mf.nodes}
+    for dst in mf.nodes:
+        if dst.type == MEMCPY:
+            continue
+        for src_name in dst.inputs:
+            src = node[src_name]
+            if src.type == MEMCPY:
+                yield node[src.inputs[0]] if src.inputs else src, dst, src.name
+            else:
+                yield src, dst, None
+
+
+def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo) -> str | None:
+    """Why GE's MemcpyAddrAsyncPass must put a MemcpyAddrAsync on src -> dst, or None (ge-facts.md 5.3.2, 5.3.4)."""
+    if mf.soc is None or not mf.soc.supports_zero_copy_memcpy or mf.build.unknown_shape:
+        return None
+    if src.type in DATA_TYPES and dst.type == "StreamMerge":
+        return "a graph input feeds a StreamMerge"
+    if dst.type == "NetOutput" and src.type in CONST_TYPES:
+        return "a constant feeds the graph output"
+    if dst.type == "NetOutput" and src.type in DATA_TYPES and (mf.build.offline or mf.build.single_op):
+        return "a graph input feeds the graph output in an offline or single-op build"
+    if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and not dst.supports_addr_refresh
+            and not mf.build.feature_base_refreshable):
+        return "a RefData feeds an HCCL op that cannot refresh its addresses"
+    return None
+
+
+def _memcpy_addr_async(mf: ModelFileObservation):
+    for src, dst, through in _logical_edges(mf):
+        why = required(mf, src, dst)
+        if why and through is None:
+            yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a MemcpyAddrAsync ({why}) and has none",
+                            reason=why)
+        elif through and not why:
+            yield violation(f"node {through!r}", f"is a MemcpyAddrAsync on {src.name!r} -> {dst.name!r}, where "
+                            f"none is required (soc={getattr(mf.soc, 'name', None)!r})")
+
+
+MEMCPY_ADDR_ASYNC = Invariant(
+    id="PASS-MEMCPY-ADDR-ASYNC",
+    title="MemcpyAddrAsync is present exactly where the SoC profile requires it",
+    statement="When the SoC supports zero-copy memcpy and the graph is static, a MemcpyAddrAsync node sits on "
+              "exactly these edges: graph input -> StreamMerge; Const -> NetOutput; graph input -> NetOutput in "
+              "offline or single-op builds; RefData -> an HCCL op that cannot refresh its addresses, unless the "
+              "feature map is refreshable. Otherwise there is none.",
+    rationale="A MemcpyAddrAsync keeps its source and destination in its device arguments, so the runtime can "
+              "re-point them at user buffers each execution; it is needed where an I/O buffer would otherwise "
+              "be bound to a task that cannot be refreshed, or where an input and an output would alias. An "
+              "extra one costs a device copy per execution; a missing one breaks zero copy on that edge. (GE's "
+              "own design note omits the StreamMerge, Const, offline and HCCL rules.)",
+    ge_source="compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc; "
+              "runtime/v1/.../task_info/rts/memcpy_addr_async_task_info.cc; ge-facts.md 5.3, 11.3",
+    applies_to="model_file", concern="passes", predicate=_memcpy_addr_async,
+    precondition=lambda mf: mf.soc is not None and any(
+        required(mf, s, d) or t for s, d, t in _logical_edges(mf)),
+)
+
+INVARIANTS = (MEMCPY_ADDR_ASYNC,)

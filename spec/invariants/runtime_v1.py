@@ -1,0 +1,193 @@
+"""Runtime v1 (DavinciModel-style): address refresh and copy-only I/O (applies to loads and executions)."""
+from __future__ import annotations
+
+from spec.invariant import Invariant, violation
+from spec.invariants._trace import is_v1
+from spec.observables.execution import ExecutionObservation
+from spec.observables.load import LoadObservation
+
+V1 = "runtime/v1/graph/load/model_manager/"
+
+
+def _refreshed_entries(obs: ExecutionObservation):
+    """Zero-copy table entries that must hold the user's buffer: zero copy on, I/O not copy-only,
+    bound to a device buffer (host buffers go through the model's region, ge-facts.md 6.5.4c)."""
+    if not (is_v1(obs) and obs.load.options.zero_copy):
+        return
+    for e in obs.load.zero_copy_table:
+        b = obs.buffer(e.io)
+        if e.io not in obs.load.copy_only and b is not None and b.placement == "device" and b.address:
+            yield e, b
+
+
+# -- V1-SLOT-REFRESH --------------------------------------------------------------------------
+
+def _slot_refresh(obs: ExecutionObservation):
+    value = {(s.task, s.index): s.value for s in obs.slots}
+    for e, b in _refreshed_entries(obs):
+        want, got = b.address + e.relative_offset, value.get((e.task, e.slot))
+        if got != want:
+            yield violation(f"task {e.task} slot {e.slot}", f"holds {_hex(got)} after refresh, expected "
+                            f"{e.io!r}'s buffer {_hex(b.address)} + {e.relative_offset} = {_hex(want)}",
+                            io=e.io, expected=want, actual=got)
+
+
+def _hex(v) -> str:
+    return "nothing" if v is None else hex(v)
+
+
+SLOT_REFRESH = Invariant(
+    id="V1-SLOT-REFRESH",
+    title="After refresh every registered slot holds its user buffer plus the relative offset",
+    statement="With zero copy on, after the per-execution refresh every argument slot registered in the "
+              "zero-copy table for an I/O that is not copy-only holds the address of the user's (device) buffer "
+              "for that I/O plus the slot's relative offset.",
+    rationale="This is zero copy: tasks read inputs from and write outputs to the user's buffers directly. The "
+              "relative offset lets one user buffer feed several task addresses (buffer fusion). A slot left at "
+              "the model's address reads stale data or writes where the user never looks.",
+    ge_source=V1 + "davinci_model.cc (UpdateAllNodeArgs, ConstructZeroCopyIoActiveBaseAddrs); zero_copy_offset.cc; "
+              "task_info/args_io_addrs_updater.cc; ge-facts.md 6.3, 6.5.4, 6.5.6",
+    applies_to="execution", concern="runtime_v1", predicate=_slot_refresh,
+    precondition=lambda obs: next(_refreshed_entries(obs), None) is not None,
+)
+
+
+# -- V1-NO-MODEL-IO-SLOT ----------------------------------------------------------------------
+
+def _exempt_slots(obs: ExecutionObservation) -> set[tuple[int, int]]:
+    """Slots allowed to keep the model's own I/O address: copy-only or host-bound I/O."""
+    out = set()
+    for e in obs.load.zero_copy_table:
+        b = obs.buffer(e.io)
+        if e.io in obs.load.copy_only or b is None or b.placement == "host":
+            out.add((e.task, e.slot))
+    return out
+
+
+def _no_model_io_slot(obs: ExecutionObservation):
+    region = obs.load.region("zero_copy")
+    if region is None or region.size == 0 or not (is_v1(obs) and obs.load.options.zero_copy):
+        return
+    exempt = _exempt_slots(obs)
+    for s in obs.slots:
+        if region.contains(s.value) and (s.task, s.index) not in exempt:
+            yield violation(f"task {s.task} slot {s.index}", f"points into the model's own I/O region "
+                            f"[{_hex(region.address)}, {_hex(region.address + region.size)}) at {_hex(s.value)}",
+                            value=s.value)
+
+
+NO_MODEL_IO_SLOT = Invariant(
+    id="V1-NO-MODEL-IO-SLOT",
+    title="With zero copy on, no slot points into the model's own I/O region",
+    statement="With zero copy on, after refresh no task argument slot holds an address inside the model's own "
+              "zero-copy (I/O) region, except slots of copy-only I/O and of I/O bound to host buffers.",
+    rationale="The model's I/O region is a placeholder for the user's buffers: under reuseZeroCopyMemory it is "
+              "not even allocated, so a slot still pointing there reads or writes unbacked memory; otherwise "
+              "it silently uses the model's copy instead of the user's data.",
+    ge_source=V1 + "memory_app_type_classifier.cc (any FM-typed address outside the FM segments is model I/O); "
+              "davinci_model.cc (GenMemAllocations); ge-facts.md 6.1.3, 6.5.1-6.5.4, 6.7.2",
+    applies_to="execution", concern="runtime_v1", predicate=_no_model_io_slot,
+    precondition=lambda obs: is_v1(obs) and obs.load.options.zero_copy and bool(obs.slots)
+    and bool(getattr(obs.load.region("zero_copy"), "size", 0)),
+)
+
+
+# -- V1-COPY-ONLY-ONCE ------------------------------------------------------------------------
+
+def _copy_only_io(obs: ExecutionObservation):
+    if not is_v1(obs):
+        return
+    for name in obs.load.copy_only:
+        t, b = obs.load.io_tensor(name), obs.buffer(name)
+        if t is not None and b is not None and b.address and t.raw_size > 0:
+            yield t, b
+
+
+def _copy_only_once(obs: ExecutionObservation):
+    for t, b in _copy_only_io(obs):
+        copies = [e for e in obs.events if e.kind == "copy" and e.io == t.name]
+        src, dst = (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
+        if len(copies) != 1 or (copies[0].src, copies[0].dst) != (src, dst):
+            yield violation(f"buffer {t.name!r}", f"is copy-only and must be copied exactly once "
+                            f"{_hex(src)} -> {_hex(dst)} per execution; saw {len(copies)} cop(ies) "
+                            f"{[(_hex(c.src), _hex(c.dst)) for c in copies]}", copies=len(copies))
+        refreshed = [e for e in obs.events if e.kind == "arg_write" and e.value is not None and b.contains(e.value)]
+        refreshed += [s for s in obs.slots if b.contains(s.value)]
+        if refreshed:
+            r = refreshed[0]
+            yield violation(f"buffer {t.name!r}", f"is copy-only but task {r.task} slot "
+                            f"{getattr(r, 'slot', getattr(r, 'index', None))} was pointed into it", task=r.task)
+
+
+COPY_ONLY_ONCE = Invariant(
+    id="V1-COPY-ONLY-ONCE",
+    title="Copy-only I/O is copied once per execution and never refreshed",
+    statement="Every copy-only input is copied from its user buffer to the model's address exactly once per "
+              "execution (before the tasks run), every copy-only output from the model's address to its user "
+              "buffer exactly once (after), and no argument slot ever points into a copy-only I/O's user buffer.",
+    rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
+              "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "
+              "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "
+              "tasks write the user buffer while the copy overwrites it.",
+    ge_source=V1 + "davinci_model.cc (copy_only_addrs_, CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy, "
+              "DisableZeroCopy); ge-facts.md 6.4.3-6.4.6, 6.5.2-6.5.5",
+    applies_to="execution", concern="runtime_v1", predicate=_copy_only_once,
+    precondition=lambda obs: next(_copy_only_io(obs), None) is not None,
+)
+
+
+# -- V1-REUSE-ZC-MEMORY -----------------------------------------------------------------------
+
+def _reuse_zc_memory(load: LoadObservation):
+    if not (load.options.runtime == "v1" and load.options.reuse_zero_copy_memory):
+        return
+    for t in load.io:
+        if not t.zero_copy_block and t.name not in load.copy_only:
+            yield violation(f"buffer {t.name!r}", "is not in a zero-copy block, so with reuseZeroCopyMemory it "
+                            "must be copy-only, and it is not")
+    region = load.region("zero_copy")
+    if region is not None and region.backed and region.size > 0:
+        yield violation("region 'zero_copy'", f"is backed ({region.size} bytes allocated at load) although "
+                        "reuseZeroCopyMemory is on", size=region.size)
+
+
+REUSE_ZC_MEMORY = Invariant(
+    id="V1-REUSE-ZC-MEMORY",
+    title="reuseZeroCopyMemory disables zero copy for non-zero-copy blocks and leaves the I/O region unbacked",
+    statement="With ge.exec.reuseZeroCopyMemory on, the model's I/O region is not allocated at load, and every "
+              "input or output whose block is not a zero-copy block (_is_zero_copy_block false) is copy-only.",
+    rationale="The option means: do not back the I/O region, always bind I/O to the user's buffers (GE's design "
+              "note misdescribes it as reuse across executions). Data or outputs outside zero-copy blocks have "
+              "no refreshable address of their own, so their data must be copied.",
+    ge_source=V1 + "davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy, DisableZeroCopyInReuseMemoryMode); "
+              "ge-facts.md 6.1.3, 6.4.3-6.4.4, 9.2, 11.2",
+    applies_to="load", concern="runtime_v1", predicate=_reuse_zc_memory,
+    precondition=lambda load: load.options.runtime == "v1" and load.options.reuse_zero_copy_memory and bool(load.io),
+)
+
+
+# -- V1-HCCL-COPY -----------------------------------------------------------------------------
+
+def _hccl_copy(load: LoadObservation):
+    if load.options.runtime != "v1":
+        return
+    for t in load.io:
+        if t.hccl_no_zero_copy and t.name not in load.copy_only:
+            yield violation(f"buffer {t.name!r}", "is read or written by an HCCL task without zero-copy "
+                            "support, so it must be copy-only, and it is not")
+
+
+HCCL_COPY = Invariant(
+    id="V1-HCCL-COPY",
+    title="HCCL without zero-copy support is copied",
+    statement="An input or output read or written by an HCCL task whose zero-copy flags are all off is "
+              "copy-only.",
+    rationale="HCCL tasks without zero-copy support keep raw addresses that the runtime cannot refresh; "
+              "binding the user's buffer would leave the collective reading the model's stale copy.",
+    ge_source=V1 + "task_info/hccl/hccl_task_info.cc (InitZeroCopyInfos); davinci_model.cc (DisableZeroCopy); "
+              "ge-facts.md 6.8.1-6.8.3",
+    applies_to="load", concern="runtime_v1", predicate=_hccl_copy,
+    precondition=lambda load: load.options.runtime == "v1" and any(t.hccl_no_zero_copy for t in load.io),
+)
+
+INVARIANTS = (SLOT_REFRESH, NO_MODEL_IO_SLOT, COPY_ONLY_ONCE, REUSE_ZC_MEMORY, HCCL_COPY)

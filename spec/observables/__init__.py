@@ -1,0 +1,33 @@
+"""Observables: what can be seen of a compiled or running model, as frozen values with a JSON form.
+
+One module per artefact kind: ``plan`` (the memory plan), ``model_file``
+(header, regions, tasks, argument slots, the zero-copy offset table),
+``load`` (options, the model's regions, its I/O), ``execution`` (user
+buffers, slots after refresh, outputs) and ``trace`` (events). ``codec``
+converts any of them to and from JSON. Nothing here imports ``impl``: impl
+maps its state onto these, and any other implementation may do the same.
+"""
+from spec.observables.codec import dumps, from_data, loads, to_data
+from spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue, UserBuffer
+from spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from spec.observables.model_file import (
+    ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
+)
+from spec.observables.plan import (
+    Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
+)
+from spec.observables.trace import Event, Range
+
+OBSERVATION_KINDS = {
+    "plan": PlanObservation,
+    "model_file": ModelFileObservation,
+    "load": LoadObservation,
+    "execution": ExecutionObservation,
+}
+
+__all__ = [
+    "Alignment", "ArgSlot", "Block", "BuildFacts", "CallResult", "ContinuousGroup", "Event", "ExecutionObservation",
+    "Header", "IoTensor", "LoadObservation", "LoadOutcome", "ModelFileObservation", "NodeInfo", "OBSERVATION_KINDS",
+    "Options", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding", "SlotValue",
+    "SocProfile", "Task", "TensorPlacement", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads", "to_data",
+]

@@ -1,0 +1,73 @@
+"""One execute call as the spec sees it: the user's buffers, the slots after refresh, the trace, the outputs."""
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from spec.observables.load import LoadObservation
+from spec.observables.model_file import Role
+from spec.observables.trace import Event
+
+
+@attrs.frozen
+class UserBuffer:
+    """The buffer the user bound to I/O ``name``; ``address`` 0 means none was given (null)."""
+
+    name: str
+    role: Role
+    address: int
+    size: int
+    placement: Literal["device", "host"] = "device"
+
+    def contains(self, address: int) -> bool:
+        return self.address <= address < self.address + self.size
+
+
+@attrs.frozen
+class SlotValue:
+    """The address slot ``index`` of task ``task`` held when the task ran."""
+
+    task: int
+    index: int
+    value: int
+
+
+@attrs.frozen
+class OutputResult:
+    """An output's digest; ``peer_digest`` is the other runtime's (v1 vs v2), ``oracle_max_abs_diff``
+    the largest difference to the reference (onnxruntime), within ``tolerance`` when correct."""
+
+    name: str
+    digest: str
+    peer_digest: str | None = None
+    oracle_max_abs_diff: float | None = None
+    tolerance: float = 1e-4
+
+
+@attrs.frozen
+class CallResult:
+    ok: bool
+    error: str | None = None
+    culprit: str | None = None
+
+
+@attrs.frozen
+class ExecutionObservation:
+    """One execute call of a loaded model.
+
+    ``io_addresses`` maps each I/O name to the device address the model's tasks
+    actually read or wrote for it in this call (the user's buffer under zero
+    copy, the model's or a runtime allocation otherwise).
+    """
+
+    load: LoadObservation
+    buffers: tuple[UserBuffer, ...] = ()
+    slots: tuple[SlotValue, ...] = ()
+    io_addresses: dict[str, int] = attrs.field(factory=dict)
+    events: tuple[Event, ...] = ()
+    outputs: tuple[OutputResult, ...] = ()
+    result: CallResult = attrs.field(factory=lambda: CallResult(ok=True))
+
+    def buffer(self, name: str) -> UserBuffer | None:
+        return next((b for b in self.buffers if b.name == name), None)

@@ -1,0 +1,66 @@
+"""A loaded model as the spec sees it: options, the model's own regions, its I/O and copy-only set."""
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from spec.observables.model_file import Role, ZeroCopyEntry
+from spec.observables.trace import Event
+
+
+@attrs.frozen
+class Options:
+    """Runtime options of a load (ge-facts.md 6.1.3, 7.1.2; ``ge_compat`` reproduces GE's unchecked
+    AllocModelOutTensor sharing, ge-facts.md 7.3.2)."""
+
+    runtime: Literal["v1", "v2"]
+    zero_copy: bool = True
+    reuse_zero_copy_memory: bool = False
+    always_zero_copy: bool = False
+    ge_compat: bool = False
+
+
+@attrs.frozen
+class RegionBinding:
+    """One of the model's own regions on the device. ``backed`` is False when no memory was
+    allocated for it (the I/O region under reuseZeroCopyMemory, ge-facts.md 6.1.3)."""
+
+    name: str
+    address: int
+    size: int
+    backed: bool = True
+
+    def contains(self, address: int) -> bool:
+        return self.address <= address < self.address + self.size
+
+
+@attrs.frozen
+class IoTensor:
+    """One model input or output: the model's own address for it, its padded ``size`` and raw
+    ``raw_size`` (ge-facts.md 6.3.2-3), whether its block is a zero-copy block (``_is_zero_copy_block``),
+    and whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2)."""
+
+    name: str
+    role: Role
+    model_address: int
+    size: int
+    raw_size: int
+    zero_copy_block: bool = True
+    hccl_no_zero_copy: bool = False
+
+
+@attrs.frozen
+class LoadObservation:
+    options: Options
+    regions: tuple[RegionBinding, ...] = ()
+    io: tuple[IoTensor, ...] = ()
+    zero_copy_table: tuple[ZeroCopyEntry, ...] = ()
+    copy_only: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()
+
+    def region(self, name: str) -> RegionBinding | None:
+        return next((r for r in self.regions if r.name == name), None)
+
+    def io_tensor(self, name: str) -> IoTensor | None:
+        return next((t for t in self.io if t.name == name), None)

@@ -1,0 +1,182 @@
+"""The memory plan as the spec sees it: DESIGN.md's plan contract, plus facts the block invariants need.
+
+A :class:`PlanObservation` parses exactly the JSON that ``zcspec plan --json``
+prints (keys ``order``, ``tensors``, ``blocks``, ``regions``, ``lower_bound``,
+``naive``; see DESIGN.md "Contracts"). The planner may add the optional keys
+below; an exporter that omits them simply leaves the invariants that need
+them unexercised (their precondition is false), never falsely satisfied.
+
+Optional keys (documented for exporters in docs/spec-guide.md):
+
+- ``attributes``: model attributes GE writes (ge-facts.md 1.13, 3.2.6):
+  ``memory_size``, ``zero_copy_memory_size`` and ``is_zero_copy_block``
+  (graph-input tensor name -> the ``_is_zero_copy_block`` flag).
+- ``graph_inputs`` / ``graph_outputs``: tensor names of the root Data outputs
+  and the root NetOutput inputs.
+- ``consumers``: tensor name -> the steps (indices into ``order``) that read it.
+- ``atomic``: tensors written by atomic (memset-cleaned) outputs (ge-facts.md 3.3).
+- ``continuous_groups``: ``{"consumer", "tensors", "padding"}``: the ordered
+  inputs of a continuous-input node (ge-facts.md 2.5.6, 3.5.2).
+- ``workspaces``: workspace tensor name -> the node (in ``order``) that owns it.
+- ``fixed``: tensors with fixed addresses (constants, variables).
+- ``alignment``: the granularities the layout claims (GE: 512 per block in
+  both feature map and zero-copy region, 32 per tensor size; ge-facts.md 1.1-1.3, 12).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Literal
+
+import attrs
+
+from spec.errors import ObservationConsistencyError
+
+Region = Literal["feature_map", "zero_copy", "weight", "fixed"]
+BlockId = int | str
+
+GE_BLOCK_ALIGN = 512   # MEM_ALIGN_SIZE, ge-facts.md 1.1
+GE_TENSOR_ALIGN = 32   # tensor size granularity, ge-facts.md 1.3
+
+
+@attrs.frozen
+class TensorPlacement:
+    """Where one planned tensor lives and during which steps (``first``..``last`` inclusive) it must stay intact."""
+
+    name: str
+    region: Region
+    offset: int
+    size: int
+    aligned_size: int
+    first: int
+    last: int
+    block: BlockId | None
+    zero_copy: bool
+    alias_of: str | None = None
+
+    @property
+    def end(self) -> int:
+        """One past the last byte the tensor needs."""
+        return self.offset + self.size
+
+
+@attrs.frozen
+class Block:
+    """A planner block: a range of one region shared by the tensors listed in ``tensors``."""
+
+    id: BlockId
+    region: Region
+    offset: int
+    size: int
+    zero_copy: bool
+    tensors: tuple[str, ...]
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+@attrs.frozen
+class PlanAttributes:
+    """Model attributes the compiler records (``memory_size`` includes the zero-copy region; ge-facts.md 3.2.6)."""
+
+    memory_size: int
+    zero_copy_memory_size: int
+    is_zero_copy_block: dict[str, bool] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ContinuousGroup:
+    """The inputs of ``consumer`` that must be contiguous in input order.
+
+    ``padding`` True: each piece advances by its size rounded to the block
+    granularity (GE's padding-continuous); False: by its raw size (NoPadding).
+    """
+
+    consumer: str
+    tensors: tuple[str, ...]
+    padding: bool = True
+
+
+@attrs.frozen
+class Alignment:
+    """The layout granularities: ``block`` per region (bytes), ``tensor`` for tensor sizes.
+
+    GE: 512 for every block, zero-copy ones included, and 32 for tensor sizes
+    (ge-facts.md 1.1-1.3, 1.6, 12). Set ``block["zero_copy"] = 32`` to model the
+    common misreading and check such a layout against its own claim.
+    """
+
+    block: dict[str, int] = attrs.field(factory=lambda: {"feature_map": GE_BLOCK_ALIGN, "zero_copy": GE_BLOCK_ALIGN})
+    tensor: int = GE_TENSOR_ALIGN
+
+
+@attrs.frozen
+class PlanObservation:
+    """A memory plan: DESIGN.md's plan contract plus the optional facts listed in the module doc."""
+
+    order: tuple[str, ...]
+    tensors: tuple[TensorPlacement, ...]
+    blocks: tuple[Block, ...]
+    regions: dict[str, int]
+    lower_bound: int
+    naive: int
+    attributes: PlanAttributes | None = None
+    graph_inputs: tuple[str, ...] = ()
+    graph_outputs: tuple[str, ...] = ()
+    consumers: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
+    atomic: tuple[str, ...] = ()
+    continuous_groups: tuple[ContinuousGroup, ...] = ()
+    workspaces: dict[str, str] = attrs.field(factory=dict)
+    fixed: tuple[str, ...] = ()
+    alignment: Alignment = attrs.field(factory=Alignment)
+
+    def __attrs_post_init__(self) -> None:
+        _check_references(self)
+
+    @functools.cached_property
+    def tensor(self) -> dict[str, TensorPlacement]:
+        """Tensors by name."""
+        return {t.name: t for t in self.tensors}
+
+    @functools.cached_property
+    def block(self) -> dict[BlockId, Block]:
+        """Blocks by id."""
+        return {b.id: b for b in self.blocks}
+
+    def root(self, name: str) -> str:
+        """The tensor that owns ``name``'s memory: follow ``alias_of`` to its end."""
+        seen = [name]
+        while self.tensor[seen[-1]].alias_of is not None:
+            seen.append(self.tensor[seen[-1]].alias_of)
+            if seen[-1] in seen[:-1]:
+                raise ObservationConsistencyError(
+                    f"alias chain {' -> '.join(seen)} is a cycle", culprit=name)
+        return seen[-1]
+
+
+def _unique(kind: str, names) -> set:
+    seen: set = set()
+    for n in names:
+        if n in seen:
+            raise ObservationConsistencyError(f"duplicate {kind} {n!r} in the plan", culprit=str(n))
+        seen.add(n)
+    return seen
+
+
+def _check_references(plan: PlanObservation) -> None:
+    """Names the plan refers to must exist; a dangling name is malformed input, not a layout fact."""
+    names = _unique("tensor", (t.name for t in plan.tensors))
+    _unique("block id", (b.id for b in plan.blocks))
+    for t in plan.tensors:
+        if t.alias_of is not None and t.alias_of not in names:
+            raise ObservationConsistencyError(
+                f"tensor {t.name!r} has alias_of={t.alias_of!r}, which is not a planned tensor", culprit=t.name)
+    listed = [n for n in plan.graph_inputs + plan.graph_outputs + plan.atomic + plan.fixed]
+    listed += [n for g in plan.continuous_groups for n in g.tensors] + list(plan.workspaces) + list(plan.consumers)
+    for n in listed:
+        if n not in names:
+            raise ObservationConsistencyError(f"the plan's facts name tensor {n!r}, which is not planned", culprit=n)
+    steps = set(plan.order)
+    for ws, owner in plan.workspaces.items():
+        if owner not in steps:
+            raise ObservationConsistencyError(f"workspace {ws!r} names owner node {owner!r}, which is not in order", culprit=ws)

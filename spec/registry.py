@@ -1,0 +1,52 @@
+"""The catalogue: every invariant, in document order, by concern.
+
+Concern modules are listed here explicitly (no import-time registration
+magic), so the order of the spec document is the order of this tuple and of
+each module's ``INVARIANTS``.
+"""
+from __future__ import annotations
+
+import functools
+
+from spec.errors import DuplicateInvariantError, UnknownInvariantError
+from spec.invariant import Invariant
+from spec.invariants import blocks, execution, layout, model_file, passes, runtime_v1, runtime_v2
+
+# (concern, module, one-line description used as the section intro)
+CONCERNS = (
+    ("layout", layout, "Where tensors sit in the model's memory."),
+    ("blocks", blocks, "Which tensors may share a planner block."),
+    ("passes", passes, "Graph passes that exist for zero copy."),
+    ("model_file", model_file, "What a compiled model file must satisfy to load."),
+    ("runtime_v1", runtime_v1, "DavinciModel-style static runtime: address refresh and copy-only I/O."),
+    ("runtime_v2", runtime_v2, "Lowered (gert-style) runtime: output zero copy and always_zero_copy."),
+    ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
+)
+
+
+@functools.lru_cache(maxsize=None)
+def all_invariants() -> tuple[Invariant, ...]:
+    """Every invariant of the catalogue, in document order; ids are unique."""
+    out: list[Invariant] = []
+    seen: set[str] = set()
+    for concern, module, _ in CONCERNS:
+        for inv in module.INVARIANTS:
+            if inv.id in seen:
+                raise DuplicateInvariantError(inv.id)
+            if inv.concern != concern:
+                raise ValueError(f"invariant {inv.id} says concern={inv.concern!r} but lives in spec.invariants.{concern}")
+            seen.add(inv.id)
+            out.append(inv)
+    return tuple(out)
+
+
+def get(invariant_id: str) -> Invariant:
+    """The invariant with this id; UnknownInvariantError otherwise."""
+    for inv in all_invariants():
+        if inv.id == invariant_id:
+            return inv
+    raise UnknownInvariantError(invariant_id, tuple(i.id for i in all_invariants()))
+
+
+def ids() -> tuple[str, ...]:
+    return tuple(i.id for i in all_invariants())
