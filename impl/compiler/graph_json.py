@@ -18,22 +18,22 @@ FORMAT = "zcspec-graph"
 VERSION = 1
 
 
-def _encode_value(v: Any) -> Any:
+def encode_value(v: Any) -> Any:
     # A float keeps its type through JSON even when integral (1.0 stays 1.0);
     # non-finite floats use a tagged object so the text stays strict JSON.
     if isinstance(v, float) and not math.isfinite(v):
         return {"float": repr(v)}
     if isinstance(v, tuple):
-        return {"tuple": [_encode_value(x) for x in v]}
+        return {"tuple": [encode_value(x) for x in v]}
     return v
 
 
-def _decode_value(v: Any) -> Any:
+def decode_value(v: Any) -> Any:
     if isinstance(v, dict):
         if "float" in v:
             return float(v["float"])
         if "tuple" in v:
-            return tuple(_decode_value(x) for x in v["tuple"])
+            return tuple(decode_value(x) for x in v["tuple"])
     if isinstance(v, list):
         raise GraphFormatError(f"attribute value {v!r}: lists must be tagged as tuples")
     return v
@@ -50,7 +50,7 @@ def to_dict(graph: Graph) -> dict:
                 "op_type": n.op_type,
                 "inputs": list(n.inputs),
                 "outputs": list(n.outputs),
-                "attrs": {k: _encode_value(v) for k, v in n.attrs},
+                "attrs": {k: encode_value(v) for k, v in n.attrs},
                 "stream": n.stream,
             }
             for n in graph.nodes
@@ -74,7 +74,7 @@ def from_dict(doc: dict) -> Graph:
         nodes = [
             Node(
                 name=n["name"], op_type=n["op_type"], inputs=n["inputs"], outputs=n["outputs"],
-                attrs={k: _decode_value(v) for k, v in n["attrs"].items()}, stream=n["stream"],
+                attrs={k: decode_value(v) for k, v in n["attrs"].items()}, stream=n["stream"],
             )
             for n in doc["nodes"]
         ]

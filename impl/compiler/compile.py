@@ -1,0 +1,43 @@
+"""``compile(graph, options) -> bytes``: the whole compiler, one function per arrow.
+
+    Graph -> passes -> MemoryPlan -> TaskList -> CompiledModel -> .zcm bytes
+
+``build_model`` returns the CompiledModel (what a loader gives back); ``compile``
+encodes it. Both are pure: the same graph and options give the same bytes.
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.compiler.ir import Graph
+from impl.compiler.memory.plan import plan_memory
+from impl.compiler.model_file.encode import encode
+from impl.compiler.model_file.model import CompiledModel, WeightEntry
+from impl.compiler.options import CompileOptions
+from impl.compiler.passes import run_passes
+from impl.compiler.tasks.taskgen import generate_tasks
+from impl.compiler.validate import validate
+
+
+def options_dict(options: CompileOptions) -> dict:
+    d = attrs.asdict(options)
+    d["disabled_passes"] = sorted(options.disabled_passes)
+    d["block_align"] = options.plan_options().block_align
+    return d
+
+
+def build_model(graph: Graph, options: CompileOptions = CompileOptions()) -> CompiledModel:
+    graph = run_passes(validate(graph), options)
+    contract = plan_memory(graph, options.plan_options()).to_contract()
+    tasks = generate_tasks(graph, contract, options.profile)
+    placed = {t["name"]: t for t in contract["tensors"]}
+    weights = tuple(
+        WeightEntry(w.name, placed[w.name]["offset"], graph.desc[w.name].shape, graph.desc[w.name].dtype, w.splat, w.data)
+        for w in graph.weights if w.name in placed
+    )
+    return CompiledModel(graph.name, options.soc, options_dict(options), dict(contract["regions"]), contract, tasks,
+                         weights)
+
+
+def compile(graph: Graph, options: CompileOptions = CompileOptions()) -> bytes:  # noqa: A001 - the API's name
+    return encode(build_model(graph, options))

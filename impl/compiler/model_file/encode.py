@@ -1,0 +1,46 @@
+"""Writing a CompiledModel as ``.zcm`` bytes (format in docs/model-format.md).
+
+    offset  size  field
+    0       8     magic b"ZCSPECM\\0"
+    8       4     format version (little-endian u32), currently 1
+    12      4     header length (u32), 64
+    16      8     metadata length M (u64)
+    24      8     weight blob length W (u64)
+    32      32    SHA-256 of the M + W bytes that follow
+    64      M     metadata: UTF-8 JSON (plan, tasks, I/O, zero-copy table, weight table)
+    64+M    W     weight blob: each weight's bytes, at the blob offset its entry names
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+
+from impl.compiler.model_file.model import CompiledModel
+
+MAGIC = b"ZCSPECM\0"
+VERSION = 1
+HEADER = struct.Struct("<8sIIQQ32s")
+
+
+def metadata(model: CompiledModel) -> tuple[dict, bytes]:
+    blob = bytearray()
+    table = []
+    for w in model.weights:
+        table.append({"name": w.name, "offset": w.offset, "shape": list(w.shape), "dtype": w.dtype,
+                      "splat": w.splat, "blob_offset": len(blob), "blob_nbytes": len(w.data)})
+        blob += w.data
+    meta = {"name": model.name, "soc": model.soc, "options": model.options, "regions": model.regions,
+            "plan": model.plan, "tasks": model.tasks.to_dict(), "weights": table}
+    return meta, bytes(blob)
+
+
+def pack(meta: dict, blob: bytes, *, version: int = VERSION) -> bytes:
+    body = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    digest = hashlib.sha256(body + blob).digest()
+    return HEADER.pack(MAGIC, version, HEADER.size, len(body), len(blob), digest) + body + blob
+
+
+def encode(model: CompiledModel) -> bytes:
+    meta, blob = metadata(model)
+    return pack(meta, blob)

@@ -1,0 +1,170 @@
+"""Loading ``.zcm`` bytes: validate everything, allocate nothing, return a CompiledModel.
+
+The file may come from an untrusted party, so every field is checked before a
+runtime allocates anything: header, version, checksum, JSON shape, known task
+kinds and kernels, every argument slot inside its region, sizes consistent with
+shapes and dtypes, offsets aligned, the zero-copy table pointing at real slots
+and I/O, weights inside the blob and the weight region. Any problem is a
+``ModelFormatError`` naming the field; no other exception escapes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from impl.compiler import dtypes, ops
+from impl.compiler.errors import GraphError
+from impl.compiler.model_file import schema
+from impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
+from impl.compiler.model_file.errors import ModelFormatError
+from impl.compiler.model_file.model import CompiledModel, WeightEntry
+from impl.compiler.tasks.tasklist import REGIONS, TaskList
+
+MAX_SIZE = 2**62  # any size or offset beyond this is an overflow attempt
+
+
+def _header(data: bytes) -> tuple[int, int]:
+    if len(data) < HEADER.size:
+        raise ModelFormatError("header", f"file is {len(data)} bytes, shorter than the {HEADER.size}-byte header")
+    magic, version, header_len, meta_len, blob_len, digest = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise ModelFormatError("magic", f"{magic!r} is not {MAGIC!r}: not a zcspec model")
+    if version != VERSION:
+        raise ModelFormatError("version", f"format version {version} is not supported (this zcspec reads {VERSION})")
+    if header_len != HEADER.size:
+        raise ModelFormatError("header length", f"{header_len}, expected {HEADER.size}")
+    if HEADER.size + meta_len + blob_len != len(data):
+        raise ModelFormatError(
+            "lengths", f"header says {HEADER.size} + {meta_len} + {blob_len} bytes, file has {len(data)}")
+    if hashlib.sha256(data[HEADER.size:]).digest() != digest:
+        raise ModelFormatError("checksum", "SHA-256 of the body does not match the header (file corrupted?)")
+    return meta_len, blob_len
+
+
+def _json(raw: bytes) -> dict:
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ModelFormatError("metadata", f"not UTF-8 JSON: {e}") from None
+    if not isinstance(meta, dict):
+        raise ModelFormatError("metadata", "top level is not an object")
+    return meta
+
+
+def _regions(meta: dict) -> dict:
+    regions = schema.field(meta, "regions", dict, "metadata")
+    for name, size in regions.items():
+        if name not in REGIONS:
+            raise ModelFormatError(f"regions.{name}", f"unknown region; known: {', '.join(REGIONS)}")
+        schema.count(size, f"regions.{name}", MAX_SIZE)
+    return regions
+
+
+def _check_slot(slot, where: str, regions: dict) -> None:
+    try:
+        nbytes = dtypes.nbytes(slot.shape, slot.dtype, tensor=slot.tensor)
+    except GraphError as e:
+        raise ModelFormatError(where, str(e)) from None
+    if any(not isinstance(d, int) or d <= 0 for d in slot.shape):
+        raise ModelFormatError(where, f"shape {slot.shape!r} must be positive integers")
+    if slot.nbytes != nbytes:
+        raise ModelFormatError(where, f"nbytes={slot.nbytes} but {slot.shape}x{slot.dtype} is {nbytes} bytes")
+    if slot.region not in regions:
+        raise ModelFormatError(where, f"region {slot.region!r} is not in the model")
+    schema.count(slot.offset, f"{where}.offset", MAX_SIZE)
+    if slot.offset + slot.nbytes > regions[slot.region]:
+        raise ModelFormatError(
+            where, f"[{slot.offset}, {slot.offset + slot.nbytes}) lies outside region {slot.region!r} "
+                   f"of {regions[slot.region]} bytes")
+    item = dtypes.get(slot.dtype).bits // 8
+    if item and slot.offset % item:
+        raise ModelFormatError(where, f"offset {slot.offset} is not aligned to its {item}-byte elements")
+
+
+def _check_task(task, i: int, regions: dict) -> None:
+    from impl.device.kernels import KERNELS
+
+    where = f"tasks[{i}] ({task.node!r})"
+    if task.index != i:
+        raise ModelFormatError(where, f"index {task.index} out of sequence")
+    info = ops.info(task.op_type)
+    if task.kind == "memset":
+        pass
+    elif info is None or (task.kind == "hccl") != (info.kind == "hccl"):
+        raise ModelFormatError(where, f"op {task.op_type!r} is not a known {task.kind} op")
+    elif task.kind != "hccl" and task.op_type not in KERNELS:
+        raise ModelFormatError(where, f"no kernel {task.op_type!r} in the device library")
+    if task.kind == "hccl" and len(task.zero_copy_in) + len(task.zero_copy_out) != len(task.slots):
+        raise ModelFormatError(where, "zero-copy flag count differs from its buffer count (ge-facts.md 6.8.1)")
+    for j, slot in enumerate(task.slots):
+        if slot.role not in ("in", "out"):
+            raise ModelFormatError(f"{where}.slots[{j}]", f"role {slot.role!r} is not in/out")
+        _check_slot(slot, f"{where}.slots[{j}] ({slot.tensor!r})", regions)
+
+
+def _check_io(tasks: TaskList, regions: dict) -> None:
+    for role, table in (("input", tasks.inputs), ("output", tasks.outputs)):
+        for i, io in enumerate(table):
+            where = f"{role}s[{i}] ({io.tensor!r})"
+            if io.index != i or io.role != role:
+                raise ModelFormatError(where, "index or role out of sequence")
+            if io.size < io.nbytes or io.nbytes != dtypes.nbytes(io.shape, io.dtype):
+                raise ModelFormatError(where, f"size {io.size} / nbytes {io.nbytes} inconsistent with its shape")
+            if io.region not in regions or io.offset < 0 or io.offset + io.size > regions[io.region]:
+                raise ModelFormatError(where, f"[{io.offset}, {io.offset + io.size}) outside region {io.region!r}")
+    io = {("input", d.index): d for d in tasks.inputs} | {("output", d.index): d for d in tasks.outputs}
+    for k, ref in enumerate(tasks.zero_copy):
+        where = f"zero_copy[{k}]"
+        if not 0 <= ref.task < len(tasks.tasks) or not 0 <= ref.slot < len(tasks.tasks[ref.task].slots):
+            raise ModelFormatError(where, f"task {ref.task} slot {ref.slot} does not exist")
+        target = io.get((ref.role, ref.index))
+        slot = tasks.tasks[ref.task].slots[ref.slot]
+        if target is None or not target.zero_copy:
+            raise ModelFormatError(where, f"{ref.role} {ref.index} is not a zero-copy model {ref.role}")
+        if slot.region != target.region or slot.offset != target.offset + ref.relative_offset:
+            raise ModelFormatError(where, f"slot {slot.tensor!r} at {slot.region}+{slot.offset} is not "
+                                          f"{ref.role} {ref.index} + relative offset {ref.relative_offset}")
+
+
+def _weights(meta: dict, blob: bytes, regions: dict) -> list[WeightEntry]:
+    out = []
+    for i, w in enumerate(schema.field(meta, "weights", list, "metadata")):
+        where = f"weights[{i}]"
+        entry = schema.weight(w, where)
+        start, n = w["blob_offset"], w["blob_nbytes"]
+        schema.count(start, f"{where}.blob_offset", MAX_SIZE)
+        if start + n > len(blob):
+            raise ModelFormatError(where, f"blob range [{start}, {start + n}) past the {len(blob)}-byte blob")
+        try:
+            full = dtypes.nbytes(entry.shape, entry.dtype, tensor=entry.name)
+            item = (dtypes.get(entry.dtype).bits + 7) // 8
+        except GraphError as e:
+            raise ModelFormatError(where, str(e)) from None
+        if n != (item if entry.splat else full):
+            raise ModelFormatError(where, f"{n} bytes of data for {entry.shape}x{entry.dtype} (splat={entry.splat})")
+        if entry.offset + full > regions.get("weight", 0):
+            raise ModelFormatError(where, f"weight {entry.name!r} ends past the weight region")
+        out.append(WeightEntry(entry.name, entry.offset, entry.shape, entry.dtype, entry.splat, blob[start:start + n]))
+    return out
+
+
+def load_model(data: bytes, *, file: str = "") -> CompiledModel:
+    """The CompiledModel in ``data``; ModelFormatError (naming ``file``) on anything malformed."""
+    try:
+        meta_len, _ = _header(data)
+        meta = _json(data[HEADER.size:HEADER.size + meta_len])
+        blob = data[HEADER.size + meta_len:]
+        regions = _regions(meta)
+        tasks = schema.tasklist(schema.field(meta, "tasks", dict, "metadata"))
+        for i, task in enumerate(tasks.tasks):
+            _check_task(task, i, regions)
+        _check_io(tasks, regions)
+        weights = _weights(meta, blob, regions)
+        options = schema.field(meta, "options", dict, "metadata")
+        align = schema.count(options.get("block_align", 512), "options.block_align", MAX_SIZE) or 1
+        plan = schema.plan(schema.field(meta, "plan", dict, "metadata"), regions, align)
+        return CompiledModel(
+            schema.field(meta, "name", str, "metadata"), schema.field(meta, "soc", str, "metadata"),
+            options, regions, plan, tasks, weights)
+    except ModelFormatError as e:
+        raise (e.in_file(file) if file else e) from None

@@ -1,0 +1,48 @@
+"""SetInputOutputOffsetPass: basic and relative offsets of model I/O (ge-facts.md 5.2).
+
+For every model input and output the *basic* offset is where its memory starts;
+every tensor that lives inside it (the I/O tensor itself, views of it such as an
+outer-axis Split or Slice, in-place outputs sharing it) gets a *relative* offset
+from that start. The runtime uses them to point a task slot at
+``user buffer + relative offset`` (6.3.2-6.3.4). Offsets come from the plan's
+contract form (one entry per tensor with region, offset and alias_of), so this
+needs no planner internals.
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.compiler.ir import Graph
+
+
+@attrs.frozen
+class IoOffsets:
+    """``basic[(role, index)]`` = (region, offset); ``owner[tensor]`` = [(role, index, relative), ...]."""
+
+    basic: dict
+    owner: dict
+
+
+def _root(tensors: dict, name: str) -> str:
+    seen = set()
+    while tensors[name].get("alias_of") and name not in seen:
+        seen.add(name)
+        name = tensors[name]["alias_of"]
+    return name
+
+
+def io_offsets(graph: Graph, contract: dict) -> IoOffsets:
+    tensors = {t["name"]: t for t in contract["tensors"]}
+    basic: dict = {}
+    by_root: dict[str, list] = {}
+    for role, names in (("input", graph.inputs), ("output", graph.outputs)):
+        for index, name in enumerate(names):
+            t = tensors[name]
+            basic[(role, index)] = (t["region"], t["offset"])
+            by_root.setdefault(_root(tensors, name), []).append((role, index, t["region"], t["offset"]))
+    owner: dict[str, list] = {}
+    for name, t in tensors.items():
+        for role, index, region, start in by_root.get(_root(tensors, name), ()):
+            if t["region"] == region:
+                owner.setdefault(name, []).append((role, index, t["offset"] - start))
+    return IoOffsets(basic, owner)

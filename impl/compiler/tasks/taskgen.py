@@ -1,0 +1,75 @@
+"""Task generation: one task per node with argument slots holding logical addresses.
+
+- compute ops: a kernel task (``memcpy_addr`` for MemcpyAddrAsync, ``memcpy`` for
+  MemcpyAsync), slots = inputs then outputs (ge-facts.md 6.8.3's layout);
+- atomic ops (``OpInfo.atomic``): a memset task over the outputs first, the
+  atomic clean the kernel's accumulation relies on (ge-facts.md 2.5.4, 3.6);
+- HCCL collectives: an ``hccl`` task with per-buffer zero-copy flags: a buffer is
+  zero copy when the SoC supports it for that collective and its planned tensor
+  is zero copy (6.8.1-6.8.3);
+- view, Data, NetOutput and Variable nodes: no task.
+
+The zero-copy table lists every slot that points into a zero-copy model input or
+output with its relative offset (SetInputOutputOffsetPass, 5.2); the runtime
+refreshes exactly those slots. Per-node workspaces are planned but not passed as
+slots (no kernel of the emulator uses one).
+"""
+from __future__ import annotations
+
+from impl.compiler import ops
+from impl.compiler.ir import Graph
+from impl.compiler.tasks.io_offsets import io_offsets
+from impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
+
+
+def _slot(graph: Graph, tensors: dict, role: str, name: str) -> ArgSlot:
+    t, d = tensors[name], graph.desc[name]
+    return ArgSlot(role, name, t["region"], t["offset"], d.shape, d.dtype, d.nbytes)
+
+
+def _io(graph: Graph, tensors: dict, role: str, names) -> list[IoDesc]:
+    out = []
+    for index, name in enumerate(names):
+        t, d = tensors[name], graph.desc[name]
+        out.append(IoDesc(role, index, name, t["region"], t["offset"], t["size"], d.nbytes, d.shape, d.dtype,
+                          bool(t["zero_copy"])))
+    return out
+
+
+def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDef]:
+    ins = [_slot(graph, tensors, "in", t) for t in node.inputs]
+    outs = [_slot(graph, tensors, "out", t) for t in node.outputs]
+    in_loop = bool(node.attr("_in_loop", False))
+    tasks = []
+    for kind in ops.task_kinds(node):
+        index = start + len(tasks)
+        if kind == "memset":
+            tasks.append(TaskDef(index, node.name, kind, "AtomicAddrClean", node.stream, outs, (("value", 0),), in_loop))
+        elif kind == "hccl":
+            supported = node.op_type not in soc.hccl_no_zero_copy and soc.zero_copy
+            zc_in = tuple(supported and bool(tensors[s.tensor]["zero_copy"]) for s in ins)
+            zc_out = tuple(supported and bool(tensors[s.tensor]["zero_copy"]) for s in outs)
+            tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop,
+                                 zc_in, zc_out))
+        else:
+            tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop))
+    return tasks
+
+
+def generate_tasks(graph: Graph, contract: dict, soc) -> TaskList:
+    """Tasks in the plan's execution order, with the I/O table and the zero-copy table."""
+    tensors = {t["name"]: t for t in contract["tensors"]}
+    tasks: list[TaskDef] = []
+    for name in contract["order"]:
+        tasks.extend(_tasks_of(graph, graph.node[name], tensors, soc, len(tasks)))
+    inputs = _io(graph, tensors, "input", graph.inputs)
+    outputs = _io(graph, tensors, "output", graph.outputs)
+    zero_copy_io = {(d.role, d.index) for d in inputs + outputs if d.zero_copy}
+    owner = io_offsets(graph, contract).owner
+    refs = []
+    for task in tasks:
+        for i, slot in enumerate(task.slots):
+            for role, index, relative in owner.get(slot.tensor, ()):
+                if (role, index) in zero_copy_io:
+                    refs.append(ZeroCopyRef(task.index, i, role, index, relative))
+    return TaskList(tasks, inputs, outputs, refs)

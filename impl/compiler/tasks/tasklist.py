@@ -1,0 +1,118 @@
+"""The TaskList artefact: what the runtime loads and refreshes.
+
+Every task argument slot holds a *logical* address (region + offset): the
+runtime turns it into a device address at load, and re-points the slots listed
+in the zero-copy table at the user's buffers on every execution (ge-facts.md
+6.3-6.5). Frozen values with a JSON form (``to_dict``/``from_dict``) that the
+model file carries.
+"""
+from __future__ import annotations
+
+import attrs
+from attrs import field
+
+from impl.compiler.graph_json import decode_value, encode_value
+
+REGIONS = ("feature_map", "zero_copy", "weight", "fixed")
+TASK_KINDS = ("kernel", "memset", "hccl", "memcpy_addr", "memcpy")
+
+
+@attrs.frozen
+class ArgSlot:
+    """One 8-byte argument slot: ``role`` in/out, the tensor it points at and where it lives."""
+
+    role: str
+    tensor: str
+    region: str
+    offset: int
+    shape: tuple[int, ...] = field(converter=tuple)
+    dtype: str
+    nbytes: int
+
+
+@attrs.frozen
+class TaskDef:
+    """One device task. ``zero_copy_in``/``zero_copy_out`` are an HCCL task's per-buffer
+    zero-copy flags (ge-facts.md 6.8.1), empty for other kinds."""
+
+    index: int
+    node: str
+    kind: str
+    op_type: str
+    stream: int
+    slots: tuple[ArgSlot, ...] = field(converter=tuple)
+    attrs: tuple = field(converter=tuple, default=())
+    in_loop: bool = False
+    zero_copy_in: tuple[bool, ...] = field(converter=tuple, default=())
+    zero_copy_out: tuple[bool, ...] = field(converter=tuple, default=())
+
+
+@attrs.frozen
+class IoDesc:
+    """A model input or output: where the model itself planned it and how big it is.
+
+    ``size`` is the planned (padded) size, ``nbytes`` the raw dense bytes; runtime v1
+    accepts a user buffer of at least ``size - 64`` (ge-facts.md 6.6.1).
+    """
+
+    role: str
+    index: int
+    tensor: str
+    region: str
+    offset: int
+    size: int
+    nbytes: int
+    shape: tuple[int, ...] = field(converter=tuple)
+    dtype: str
+    zero_copy: bool
+
+
+@attrs.frozen
+class ZeroCopyRef:
+    """Task ``task``'s slot ``slot`` points into model ``role`` ``index`` at ``relative_offset``
+    bytes from its start (SetInputOutputOffsetPass's basic/relative offsets, ge-facts.md 5.2)."""
+
+    task: int
+    slot: int
+    role: str
+    index: int
+    relative_offset: int
+
+
+@attrs.frozen
+class TaskList:
+    tasks: tuple[TaskDef, ...] = field(converter=tuple)
+    inputs: tuple[IoDesc, ...] = field(converter=tuple)
+    outputs: tuple[IoDesc, ...] = field(converter=tuple)
+    zero_copy: tuple[ZeroCopyRef, ...] = field(converter=tuple)
+
+    def to_dict(self) -> dict:
+        def enc(v):
+            d = attrs.asdict(v, recurse=False)
+            if "slots" in d:
+                d["slots"] = [attrs.asdict(s) for s in v.slots]
+            if "attrs" in d:
+                d["attrs"] = [[k, encode_value(x)] for k, x in v.attrs]
+            return {k: list(x) if isinstance(x, tuple) else x for k, x in d.items()}
+
+        return {
+            "tasks": [enc(t) for t in self.tasks],
+            "inputs": [enc(i) for i in self.inputs],
+            "outputs": [enc(o) for o in self.outputs],
+            "zero_copy": [attrs.asdict(z) for z in self.zero_copy],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TaskList":
+        def task(t: dict) -> TaskDef:
+            t = dict(t)
+            t["slots"] = [ArgSlot(**s) for s in t["slots"]]
+            t["attrs"] = [(k, decode_value(v)) for k, v in t["attrs"]]
+            return TaskDef(**t)
+
+        return cls(
+            [task(t) for t in d["tasks"]],
+            [IoDesc(**i) for i in d["inputs"]],
+            [IoDesc(**o) for o in d["outputs"]],
+            [ZeroCopyRef(**z) for z in d["zero_copy"]],
+        )

@@ -1,0 +1,60 @@
+"""Task generation: one task per node, memset before atomic kernels, no task for views,
+HCCL zero-copy flags per SoC, and a zero-copy table with relative offsets."""
+import numpy as np
+import pytest
+
+from impl.compiler.builder import GraphBuilder
+from impl.compiler.compile import build_model
+from impl.compiler.options import CompileOptions
+
+
+def model(graph, **opts):
+    return build_model(graph, CompileOptions(**opts))
+
+
+def test_kernel_slots_are_inputs_then_outputs_with_logical_addresses():
+    b = GraphBuilder("k")
+    x = b.input("x", (2, 3))
+    y = b.op("Add", [x, b.weight("w", np.arange(6, dtype=np.float32).reshape(2, 3))], name="add")
+    b.output(b.op("Relu", [y], name="relu"))
+    m = model(b.build())
+    add = next(t for t in m.tasks.tasks if t.node == "add")
+    assert [(s.role, s.tensor, s.region) for s in add.slots] == [
+        ("in", "x", "zero_copy"), ("in", "w", "weight"), ("out", "add:0", "feature_map")]
+    tensors = {t["name"]: t for t in m.plan["tensors"]}
+    assert all(s.offset == tensors[s.tensor]["offset"] for s in add.slots)
+
+
+def test_atomic_op_gets_a_memset_first_and_views_get_no_task():
+    b = GraphBuilder("a")
+    x = b.input("x", (2, 3))
+    r = b.op("ReduceSum", [x], name="red", shape=(2, 1), axes=(1,), keepdims=1)
+    f = b.op("Flatten", [r], name="flat", shape=(2, 1), axis=1)
+    b.output(b.op("Relu", [f], name="relu"))
+    kinds = [(t.node, t.kind) for t in model(b.build()).tasks.tasks]
+    assert kinds == [("red", "memset"), ("red", "kernel"), ("relu", "kernel")]
+
+
+@pytest.mark.parametrize("soc, flags", [("ascend910b", (True, True)), ("legacy", (False, False))])
+def test_hccl_zero_copy_flags_follow_the_soc(soc, flags):
+    b = GraphBuilder("h")
+    x = b.input("x", (4,))
+    b.output(b.op("HcomAllReduce", [x], name="ar", reduction="sum"))
+    m = model(b.build(), soc=soc)
+    task = next(t for t in m.tasks.tasks if t.kind == "hccl")
+    assert (task.zero_copy_in + task.zero_copy_out) == flags
+
+
+def test_every_zero_copy_slot_is_in_the_table_and_nothing_else():
+    b = GraphBuilder("z")
+    x = b.input("x", (2, 2))
+    y = b.op("Relu", [x], name="a")
+    z = b.op("Neg", [y], name="b")
+    b.output(z, y)
+    m = model(b.build())
+    io = {(d.role, d.index): d for d in m.tasks.inputs + m.tasks.outputs}
+    listed = {(z.task, z.slot) for z in m.tasks.zero_copy}
+    for t in m.tasks.tasks:
+        for i, s in enumerate(t.slots):
+            in_io = any(s.region == d.region and d.offset <= s.offset < d.offset + d.size for d in io.values() if d.zero_copy)
+            assert in_io == ((t.index, i) in listed), (t.node, s.tensor)
