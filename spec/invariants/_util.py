@@ -111,7 +111,8 @@ def _near_overlapping(live, fam, f) -> Iterator[Family]:
 
 
 def byte_overlaps(items: list[Family], targets: list[Family]) -> Iterator[tuple[Family, Family]]:
-    """For each target, every other family in its region whose bytes intersect it, at any time."""
+    """For each target, every other family in its region whose bytes intersect it, at any time
+    (each unordered pair once)."""
     by_region: dict[str, list[Family]] = {}
     for f in items:
         if f.end > f.offset:
@@ -124,6 +125,7 @@ def byte_overlaps(items: list[Family], targets: list[Family]) -> Iterator[tuple[
             best = max(best, f.end)
             prefix.append(best)
         index[region] = (fs, [f.offset for f in fs], prefix)
+    seen: set[frozenset] = set()
     for t in targets:
         if t.region not in index or t.end <= t.offset:
             continue
@@ -132,5 +134,7 @@ def byte_overlaps(items: list[Family], targets: list[Family]) -> Iterator[tuple[
         for k in range(hi - 1, -1, -1):
             if prefix[k] <= t.offset:
                 break
-            if fs[k].root != t.root and fs[k].end > t.offset:
+            pair = frozenset((t.root, fs[k].root))
+            if fs[k].root != t.root and fs[k].end > t.offset and pair not in seen:
+                seen.add(pair)  # two targets overlapping each other are one finding, not two
                 yield t, fs[k]

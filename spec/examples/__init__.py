@@ -1,0 +1,36 @@
+"""The smallest satisfying and violating example of every invariant.
+
+The spec document shows these, and tests/spec/test_examples.py checks every
+one of them (the satisfying one exercises its invariant and has no violation
+of it; the violating one is reported, naming ``culprit``), so the document
+never shows an example that was not checked.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Example:
+    invariant_id: str
+    satisfies: Any = attrs.field(repr=False)
+    violates: Any = attrs.field(repr=False)
+    culprit: str
+    why: str
+
+
+@functools.lru_cache(maxsize=None)
+def all_examples() -> dict[str, Example]:
+    """Examples by invariant id."""
+    from spec.examples import execution, layout, model_file, runtime
+
+    out: dict[str, Example] = {}
+    for module in (layout, model_file, runtime, execution):
+        for ex in module.EXAMPLES:
+            if ex.invariant_id in out:
+                raise ValueError(f"two examples for {ex.invariant_id}")
+            out[ex.invariant_id] = ex
+    return out

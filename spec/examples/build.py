@@ -1,0 +1,155 @@
+"""Compact builders for the hand-made example observations.
+
+Examples read like data: a plan is a list of rows
+``(name, region, offset, size, first, last[, alias_of])``; an execution is a
+small fixed model (input ``x``, output ``y``, one task) with the few facts an
+example changes. Every derived field (aligned sizes, blocks, region sizes,
+the lower bound) is computed here from the rows, the way a planner would
+export them; a violating example then overrides exactly one thing.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from spec.invariants._util import align_up
+from spec.invariants.layout import recompute_lower_bound
+from spec.observables import (
+    ArgSlot, Block, CallResult, Event, ExecutionObservation, Header, IoTensor, LoadObservation, LoadOutcome,
+    ModelFileObservation, NodeInfo, Options, OutputResult, PlanObservation, Range, RegionBinding, SlotValue,
+    SocProfile, Task, TensorPlacement, UserBuffer, ZeroCopyEntry,
+)
+
+BLOCK = 512
+
+
+def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, **extra: Any) -> PlanObservation:
+    """A plan from rows; ``blocks`` lists groups of tensor names that share one block (others get their own)."""
+    tensors = [_row(r) for r in rows]
+    by_name = {t["name"]: t for t in tensors}
+    groups = [list(g) for g in blocks]
+    grouped = {n for g in groups for n in g}
+    groups += [[t["name"]] for t in tensors if t["name"] not in grouped and t["alias_of"] is None]
+    out_blocks = []
+    for i, members in enumerate(groups):
+        ts = [by_name[n] for n in members]
+        lo, hi = min(t["offset"] for t in ts), max(t["offset"] + t["size"] for t in ts)
+        for t in ts:
+            t["block"] = i
+        out_blocks.append(Block(id=i, region=ts[0]["region"], offset=lo, size=align_up(hi - lo, BLOCK),
+                                zero_copy=ts[0]["region"] == "zero_copy", tensors=tuple(members)))
+    for t in tensors:  # aliases live in their root's block
+        if t["alias_of"] is not None:
+            root = t
+            while root["alias_of"] is not None:
+                root = by_name[root["alias_of"]]
+            t["block"] = root["block"]
+            out_blocks[root["block"]] = _add_member(out_blocks[root["block"]], t["name"])
+    n_steps = steps if steps is not None else max(t["last"] for t in tensors) + 1
+    if regions is None:
+        regions = {}
+        for b in out_blocks:
+            regions[b.region] = max(regions.get(b.region, 0), b.end)
+    placed = tuple(TensorPlacement(**t) for t in tensors)
+    draft = PlanObservation(order=tuple(f"n{i}" for i in range(n_steps)), tensors=placed, blocks=tuple(out_blocks),
+                            regions=regions, lower_bound=0, naive=0, **extra)
+    naive = sum(t.aligned_size for t in placed if t.region == "feature_map" and t.alias_of is None)
+    lb = recompute_lower_bound(draft) if lower_bound is None else lower_bound
+    return PlanObservation(order=draft.order, tensors=placed, blocks=draft.blocks, regions=regions,
+                           lower_bound=lb, naive=naive, **extra)
+
+
+def _row(r) -> dict:
+    name, region, offset, size, first, last, *alias = r
+    return dict(name=name, region=region, offset=offset, size=size, aligned_size=align_up(size, BLOCK),
+                first=first, last=last, block=None, zero_copy=region == "zero_copy",
+                alias_of=alias[0] if alias else None)
+
+
+def _add_member(b: Block, name: str) -> Block:
+    return Block(b.id, b.region, b.offset, b.size, b.zero_copy, b.tensors + (name,))
+
+
+# -- model files ------------------------------------------------------------------------------
+
+GOOD_HEADER = Header(magic="ZCM", version=1, expected_magic="ZCM", supported_versions=(1,), declared_length=4096,
+                     actual_length=4096, stored_checksum="9f2c", computed_checksum="9f2c")
+
+
+def model_file(**fields: Any) -> ModelFileObservation:
+    fields.setdefault("header", GOOD_HEADER)
+    return ModelFileObservation(**fields)
+
+
+def node(name: str, type_: str, *inputs: str, refresh: bool = True) -> NodeInfo:
+    return NodeInfo(name=name, type=type_, inputs=inputs, supports_addr_refresh=refresh)
+
+
+def soc(supports: bool = True) -> SocProfile:
+    return SocProfile(name="ascend-emu" if supports else "no-zc-memcpy", supports_zero_copy_memcpy=supports)
+
+
+def task(id_: int, *slots: tuple) -> Task:
+    return Task(id=id_, kind="kernel", slots=tuple(ArgSlot(i, *s) for i, s in enumerate(slots)))
+
+
+# -- loads and executions ---------------------------------------------------------------------
+# One small model: input x and output y live in the zero-copy region; task 0 reads x (slot 0)
+# and writes y (slot 1). User buffers: x at 0x80000, y at 0x90000, 400 bytes each (raw size).
+
+FM, ZC = 0x10000, 0x11000
+X_MODEL, Y_MODEL = ZC + 0x200, ZC
+X_BUF, Y_BUF = 0x80000, 0x90000
+RAW = 400
+
+
+def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, events=(), **options: Any) -> LoadObservation:
+    io = io if io is not None else (
+        IoTensor("x", "input", X_MODEL, BLOCK, RAW), IoTensor("y", "output", Y_MODEL, BLOCK, RAW))
+    return LoadObservation(
+        options=Options(runtime=runtime, **options),
+        regions=(RegionBinding("feature_map", FM, 0x1000), RegionBinding("zero_copy", ZC, 0x400, backed=zc_backed)),
+        io=tuple(io),
+        zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input"), ZeroCopyEntry(0, 1, "y", "output")),
+        copy_only=tuple(copy_only), events=tuple(events),
+    )
+
+
+def buffers(x_size: int = RAW, y_size: int = RAW, *, y_address: int = Y_BUF, y_placement: str = "device"):
+    return (UserBuffer("x", "input", X_BUF, x_size), UserBuffer("y", "output", y_address, y_size, y_placement))
+
+
+def events(*specs: dict) -> tuple[Event, ...]:
+    """Events from dicts, numbered in order; ``writes``/``reads`` given as (address, size) pairs."""
+    out = []
+    for seq, spec in enumerate(specs):
+        spec = dict(spec)
+        for key in ("reads", "writes"):
+            spec[key] = tuple(Range(a, s) for a, s in spec.get(key, ()))
+        out.append(Event(seq=seq, **spec))
+    return tuple(out)
+
+
+def launch(writes=((Y_BUF, RAW),), reads=((X_BUF, RAW),)) -> dict:
+    return dict(kind="launch", task=0, reads=reads, writes=writes)
+
+
+def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_addresses=None, evs=None,
+              outputs=(), ok: bool = True, error: str | None = None, culprit: str | None = None) -> ExecutionObservation:
+    ld = ld or load()
+    return ExecutionObservation(
+        load=ld,
+        buffers=bufs if bufs is not None else buffers(),
+        slots=tuple(SlotValue(*s) for s in (slots if slots is not None else ((0, 0, X_BUF), (0, 1, Y_BUF)))),
+        io_addresses=io_addresses if io_addresses is not None else {"x": X_BUF, "y": Y_BUF},
+        events=evs if evs is not None else events(launch()),
+        outputs=tuple(outputs),
+        result=CallResult(ok=ok, error=error, culprit=culprit),
+    )
+
+
+def output(digest: str = "sha1:5e1f", peer: str | None = None, diff: float | None = None) -> OutputResult:
+    return OutputResult(name="y", digest=digest, peer_digest=peer, oracle_max_abs_diff=diff)
+
+
+def accepted(ok: bool = True) -> LoadOutcome:
+    return LoadOutcome(accepted=ok, error=None if ok else "rejected")

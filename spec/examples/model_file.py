@@ -1,0 +1,26 @@
+"""Examples for the model-file and pass invariants."""
+from __future__ import annotations
+
+import attrs
+
+from spec.examples import Example
+from spec.examples.build import GOOD_HEADER, accepted, model_file, node, soc, task
+
+_GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
+             node("relu", "Relu", "x"), node("out", "NetOutput", "relu", "c_MemcpyAddrAsync_0"))
+_GRAPH_BAD = (node("x", "Data"), node("c", "Const"), node("relu", "Relu", "x"), node("out", "NetOutput", "relu", "c"))
+
+EXAMPLES = (
+    Example("PASS-MEMCPY-ADDR-ASYNC",
+            model_file(nodes=_GRAPH_OK, soc=soc(True)),
+            model_file(nodes=_GRAPH_BAD, soc=soc(True)),
+            culprit="'c' -> 'out'", why="a constant feeds the graph output directly on a SoC that supports zero-copy memcpy"),
+    Example("MF-WELL-FORMED",
+            model_file(load=accepted(True)),
+            model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(True)),
+            culprit="header", why="the stored checksum does not match the bytes, yet the file was loaded"),
+    Example("MF-SLOT-IN-REGION",
+            model_file(regions={"feature_map": 1024}, tasks=(task(0, ("feature_map", 0, 512), ("feature_map", 512, 512)),)),
+            model_file(regions={"feature_map": 1024}, tasks=(task(0, ("feature_map", 0, 512), ("feature_map", 768, 512)),)),
+            culprit="task 0 slot 1", why="slot 1 reads 512 bytes from offset 768 of a 1024-byte region"),
+)

@@ -1,0 +1,68 @@
+"""Examples for the runtime v1 and v2 invariants, over one small model (input x, output y, task 0)."""
+from __future__ import annotations
+
+
+from spec.examples import Example
+from spec.examples.build import (
+    RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
+)
+from spec.observables import IoTensor
+
+_Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, Y_MODEL)), io_addresses={"x": X_BUF, "y": Y_MODEL})
+_COPY_Y = dict(kind="copy", direction="d2d", src=Y_MODEL, dst=Y_BUF, size=RAW, io="y")
+_NOT_ZC_Y = (IoTensor("x", "input", X_MODEL, 512, RAW), IoTensor("y", "output", Y_MODEL, 512, RAW, zero_copy_block=False))
+_HCCL_X = (IoTensor("x", "input", X_MODEL, 512, RAW, hccl_no_zero_copy=True), IoTensor("y", "output", Y_MODEL, 512, RAW))
+_FALLBACK = 0xA0000
+_AZC = dict(always_zero_copy=True)
+
+EXAMPLES = (
+    Example("V1-SLOT-REFRESH",
+            execution(),
+            execution(slots=((0, 0, X_BUF), (0, 1, Y_MODEL))),
+            culprit="task 0 slot 1", why="the output slot still holds the model's own address for y"),
+    Example("V1-NO-MODEL-IO-SLOT",
+            execution(slots=((0, 0, X_BUF), (0, 1, Y_BUF), (1, 0, 0x10100))),
+            execution(slots=((0, 0, X_BUF), (0, 1, Y_BUF), (1, 0, X_MODEL))),
+            culprit="task 1 slot 0", why="task 1 reads x from the model's I/O region instead of the user's buffer"),
+    Example("V1-COPY-ONLY-ONCE",
+            execution(load(copy_only=("y",)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y), **_Y_COPY_ONLY),
+            execution(load(copy_only=("y",)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y, _COPY_Y),
+                      **_Y_COPY_ONLY),
+            culprit="'y'", why="the copy-only output y is copied twice in one execution"),
+    Example("V1-REUSE-ZC-MEMORY",
+            load(reuse_zero_copy_memory=True, zc_backed=False, io=_NOT_ZC_Y, copy_only=("y",)),
+            load(reuse_zero_copy_memory=True, zc_backed=False, io=_NOT_ZC_Y),
+            culprit="'y'", why="y's block is not a zero-copy block but y is not copy-only"),
+    Example("V1-HCCL-COPY",
+            load(io=_HCCL_X, copy_only=("x",)),
+            load(io=_HCCL_X),
+            culprit="'x'", why="an HCCL task without zero-copy support reads x, and x is not copy-only"),
+    Example("V2-AZC-NO-ALLOC",
+            execution(load("v2", **_AZC)),
+            execution(load("v2", **_AZC), evs=events(dict(kind="alloc", address=_FALLBACK, size=512, owner="runtime",
+                                                          io="y"), launch(writes=((_FALLBACK, RAW),)))),
+            culprit="'y'", why="the runtime allocated memory for output y although always_zero_copy is on"),
+    Example("V2-AZC-REJECT",
+            execution(load("v2", **_AZC), bufs=buffers(y_size=300), evs=events(dict(kind="error", io="y",
+                      message="output 'y' buffer is 300 bytes, needs 400")), ok=False, culprit="y"),
+            execution(load("v2", **_AZC), bufs=buffers(y_size=300)),
+            culprit="'y'", why="the 300-byte buffer for the 400-byte output y was accepted and written"),
+    Example("V2-DEFAULT-FALLBACK",
+            execution(load("v2"), bufs=buffers(y_address=0, y_size=0), io_addresses={"x": X_BUF, "y": _FALLBACK},
+                      evs=events(dict(kind="alloc", address=_FALLBACK, size=512, owner="runtime", io="y"),
+                                 launch(writes=((_FALLBACK, RAW),)))),
+            execution(load("v2"), bufs=buffers(y_address=0, y_size=0), evs=events(dict(kind="error", io="y")),
+                      ok=False, culprit="y"),
+            culprit="'y'", why="no buffer was given for y and the default mode failed instead of allocating"),
+    Example("V2-OUT-IS-USER",
+            execution(load("v2")),
+            execution(load("v2"), io_addresses={"x": X_BUF, "y": _FALLBACK},
+                      evs=events(launch(writes=((_FALLBACK, RAW),)),
+                                 dict(kind="copy", direction="d2d", src=_FALLBACK, dst=Y_BUF, size=RAW, io="y"))),
+            culprit="'y'", why="y's buffer is large enough, yet y was produced elsewhere and copied"),
+    Example("V2-NO-OVERRUN",
+            execution(load("v2")),
+            execution(load("v2", ge_compat=True), bufs=buffers(y_size=300), ok=False, culprit="y"),
+            culprit="'y'", why="under ge_compat the kernel wrote 400 bytes into y's 300-byte buffer before the size error"),
+)
+
