@@ -34,12 +34,12 @@ from impl.compiler.frontend.constant_fold import Folded, fold
 from impl.compiler.frontend.errors import OnnxFileError
 from impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
 from impl.compiler.frontend.onnx_nodes import to_ir_node
-from impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, set_input_shapes
+from impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
 from impl.compiler.ir import Graph, Node, TensorDesc
 from impl.compiler.validate import validate
 
 InputShapes = Mapping[str, tuple[int, ...]] | None
-SMALL_CONST = 4096  # constants up to this many elements are given to the second inference by value
+SMALL_CONST = 4096  # constants up to this many elements are given to shape inference by value
 
 
 def read_model(path: str) -> onnx.ModelProto:
@@ -81,39 +81,25 @@ def _check_ops_known(st: OnnxStructure) -> None:
             raise UnsupportedOpError(node.op_type, node=name)
 
 
-def _inference_model(model: onnx.ModelProto, st: OnnxStructure, fixed) -> onnx.ModelProto:
-    """A copy of ``model`` with fixed input shapes and the nodes in execution order under their IR names."""
-    work = onnx.ModelProto()
-    work.CopyFrom(model)
-    del work.graph.node[:]
-    for node, name in zip(st.nodes, st.names):
-        copy = work.graph.node.add()
-        copy.CopyFrom(node)
-        copy.name = name
-    set_input_shapes(work.graph, fixed)
-    return work
+def _initial_consts(st: OnnxStructure) -> list:
+    """Initializers for the first inference: small ones by value, large ones by type alone."""
+    out = []
+    for t in st.initializers.values():
+        numel = 1
+        for d in t.dims:
+            numel *= d
+        out.append(t if numel <= SMALL_CONST else helper.make_tensor_value_info(t.name, t.data_type, t.dims))
+    return out
 
 
-def _reinfer(model, st: OnnxStructure, folded: Folded, types: dict[str, TypeInfo]) -> dict[str, TypeInfo]:
-    """Shape inference over the folded graph: constants read by the remaining nodes become
-    initializers (small ones, so their values drive Reshape & co.) or typed inputs (large ones)."""
-    reads = dict.fromkeys(t for n in folded.nodes for t in n.input if t and t in folded.consts)
-    inputs = [v for v in model.graph.input if v.name not in st.initializers]
-    inits = []
-    for t in reads:
+def _folded_consts(folded: Folded) -> list:
+    """The constants the remaining nodes read, for the second inference (same small/large rule)."""
+    out = []
+    for t in dict.fromkeys(t for n in folded.nodes for t in n.input if t and t in folded.consts):
         c = folded.consts[t]
-        if c.numel <= SMALL_CONST:
-            inits.append(numpy_helper.from_array(c.value(), t))
-        else:
-            inputs.append(helper.make_tensor_value_info(t, c.elem, c.shape))
-    nodes = []
-    for node, name in zip(folded.nodes, folded.names):
-        nodes.append(onnx.NodeProto())
-        nodes[-1].CopyFrom(node)
-        nodes[-1].name = name
-    graph = helper.make_graph(nodes, model.graph.name or "g", inputs, list(model.graph.output), inits)
-    again = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=max(model.ir_version, 4))
-    return {**types, **infer_types(again)}
+        out.append(numpy_helper.from_array(c.value(), t) if c.numel <= SMALL_CONST
+                   else helper.make_tensor_value_info(t, c.elem, c.shape))
+    return out
 
 
 def _desc(tensor: str, types: Mapping[str, TypeInfo], producer: str) -> TensorDesc:
@@ -135,11 +121,11 @@ def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str) -> Graph:
     st = structure(model.graph)
     _check_ops_known(st)
     fixed = fixed_input_shapes(st.inputs, shapes, initializers=st.initializers)
-    work = _inference_model(model, st, fixed)
-    types = infer_types(work)
-    folded = fold(st, types, work.opset_import)
+    types = infer_types(inference_model(model, st.inputs, fixed, st.nodes, st.names, _initial_consts(st)))
+    folded = fold(st, types, model.opset_import)
     if _needs_reinference(folded, types):
-        types = _reinfer(work, st, folded, types)
+        again = inference_model(model, st.inputs, fixed, folded.nodes, folded.names, _folded_consts(folded))
+        types = {**types, **infer_types(again)}
     for node, node_name in zip(folded.nodes, folded.names):
         if node.op_type not in ops.OPS:
             raise UnsupportedOpError(node.op_type, node=node_name)

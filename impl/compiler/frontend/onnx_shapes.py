@@ -15,7 +15,7 @@ from typing import Mapping
 
 import attrs
 import onnx
-from onnx import shape_inference
+from onnx import helper, shape_inference
 
 from impl.compiler.frontend.errors import InputShapeError, ShapeInferenceError, UnknownInputError
 
@@ -82,15 +82,29 @@ def fixed_input_shapes(inputs, shapes: Mapping[str, tuple[int, ...]] | None, *,
     return {v.name: _fixed(v.name, declared_dims(v), shapes.get(v.name)) for v in inputs}
 
 
-def set_input_shapes(graph: onnx.GraphProto, fixed: Mapping[str, tuple[int, ...]]) -> None:
-    """Write ``fixed`` into the declarations of ``graph``'s inputs (a copy owned by the caller)."""
-    for v in graph.input:
-        if v.name not in fixed:
-            continue
-        shape = v.type.tensor_type.shape
-        shape.Clear()
-        for d in fixed[v.name]:
-            shape.dim.add().dim_value = d
+def _typed_input(value: onnx.ValueInfoProto, shape: tuple[int, ...]) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(value.name, value.type.tensor_type.elem_type, shape)
+
+
+def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[int, ...]], nodes, names,
+                    consts) -> onnx.ModelProto:
+    """A model for shape inference: the real ``inputs`` with their ``fixed`` shapes, ``nodes`` renamed
+    to ``names`` (so inference errors name IR nodes), and ``consts``: TensorProtos, given by value, or
+    ValueInfoProtos, typed only (large constants: inference needs values only for small shape-like
+    tensors, and copying big weights would multiply the memory a large model takes)."""
+    renamed = []
+    for node, name in zip(nodes, names):
+        renamed.append(onnx.NodeProto())
+        renamed[-1].CopyFrom(node)
+        renamed[-1].name = name
+    values = [c for c in consts if isinstance(c, onnx.TensorProto)]
+    typed = [c for c in consts if isinstance(c, onnx.ValueInfoProto)]
+    graph = helper.make_graph(
+        renamed, model.graph.name or "graph", [_typed_input(v, fixed[v.name]) for v in inputs] + typed,
+        list(model.graph.output), values, value_info=list(model.graph.value_info),
+    )
+    # IR 4 lets initializers stand apart from the inputs (IR 3 required listing them as inputs).
+    return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=max(model.ir_version, 4))
 
 
 _NODE_IN_MESSAGE = re.compile(r"node name: ([^)]*)\)")

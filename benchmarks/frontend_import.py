@@ -1,0 +1,49 @@
+"""Import time and peak Python memory of the ONNX front end on the 9 ONNX light models.
+
+    python benchmarks/frontend_import.py
+
+Prints one row per model: nodes before/after folding, weights (count, bytes), best-of-3
+wall time of ``load_onnx`` and the peak traced allocation of one import. The weight bytes
+are the models' full sizes; the peak shows they are never materialised (splat weights).
+"""
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+
+import onnx
+
+from impl.compiler.frontend.onnx_import import load_onnx
+
+MODELS = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+          "shufflenet", "squeezenet", "vgg19", "zfnet512")
+LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+
+
+def measure(name: str) -> dict:
+    path = os.path.join(LIGHT, f"light_{name}.onnx")
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        graph = load_onnx(path)
+        times.append(time.perf_counter() - start)
+    tracemalloc.start()
+    load_onnx(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"model": name, "onnx_nodes": len(onnx.load(path).graph.node), "ir_nodes": len(graph.nodes),
+            "weights": len(graph.weights), "weight_bytes": graph.weight_bytes(),
+            "seconds": min(times), "peak_mib": peak / 2**20}
+
+
+def main() -> None:
+    print(f"{'model':<14} {'onnx nodes':>10} {'IR nodes':>9} {'weights':>8} {'weight bytes':>14} {'import s':>9} {'peak MiB':>9}")
+    for name in MODELS:
+        r = measure(name)
+        print(f"{r['model']:<14} {r['onnx_nodes']:>10} {r['ir_nodes']:>9} {r['weights']:>8} "
+              f"{r['weight_bytes']:>14,} {r['seconds']:>9.3f} {r['peak_mib']:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()
