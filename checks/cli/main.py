@@ -15,6 +15,7 @@ from impl.compiler.errors import GraphError
 # ``configure(parser)`` and ``run(args) -> int``.
 COMMANDS = (
     ("summary", "summary", "print a model summary: nodes by op type, tensors, weight and activation bytes"),
+    ("compile", "compile_cmd", "compile a model into a .zcm model file (passes, memory plan, tasks)"),
 )
 
 

@@ -15,6 +15,7 @@ import json
 from impl.compiler import dtypes, ops
 from impl.compiler.errors import GraphError
 from impl.compiler.model_file import schema
+from impl.compiler.model_file.consistency import check_consistency
 from impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
 from impl.compiler.model_file.errors import ModelFormatError
 from impl.compiler.model_file.model import CompiledModel, WeightEntry
@@ -163,6 +164,7 @@ def load_model(data: bytes, *, file: str = "") -> CompiledModel:
         options = schema.field(meta, "options", dict, "metadata")
         align = schema.count(options.get("block_align", 512), "options.block_align", MAX_SIZE) or 1
         plan = schema.plan(schema.field(meta, "plan", dict, "metadata"), regions, align)
+        check_consistency(plan, tasks, weights, regions, align)
         return CompiledModel(
             schema.field(meta, "name", str, "metadata"), schema.field(meta, "soc", str, "metadata"),
             options, regions, plan, tasks, weights)

@@ -1,0 +1,36 @@
+"""``zcspec compile MODEL -o FILE.zcm [--soc NAME] [--strategy S]``."""
+from __future__ import annotations
+
+import sys
+
+from checks.cli.models import add_model_arguments, load_graph
+from impl.compiler.compile import build_model
+from impl.compiler.errors import GraphError
+from impl.compiler.model_file.encode import encode
+from impl.compiler.options import CompileOptions
+from impl.device.soc import PROFILES
+
+
+def configure(parser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("-o", "--output", required=True, metavar="FILE.zcm", help="where to write the model file")
+    parser.add_argument("--soc", default="ascend910b", choices=sorted(PROFILES), help="SoC profile (default ascend910b)")
+    parser.add_argument("--strategy", default="ge", choices=("ge", "compact"), help="memory planning strategy")
+    parser.add_argument("--no-reuse", action="store_true", help="disable memory reuse (ge.exec.disableReuseMemory=1)")
+    parser.add_argument("--offline", action="store_true", help="ATC-style offline build (MemcpyAddrAsync for Data->NetOutput)")
+
+
+def run(args) -> int:
+    graph = load_graph(args.model, args.shape)
+    options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse, offline=args.offline)
+    model = build_model(graph, options)
+    data = encode(model)
+    try:
+        with open(args.output, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise GraphError(f"cannot write the model file: {e.strerror}", file=args.output) from e
+    regions = ", ".join(f"{k} {v:,}" for k, v in model.regions.items())
+    print(f"{args.output}: {len(data):,} bytes, {len(model.tasks.tasks)} tasks, "
+          f"{len(model.tasks.zero_copy)} zero-copy slots; regions: {regions}", file=sys.stdout)
+    return 0
