@@ -40,7 +40,7 @@ def _fixed_blocks(graph: Graph, lt: Lifetimes, options, start: int):
     for r, region in roots:
         size = tensor_size(graph.desc[r].nbytes, options)
         offset = align(ends[region], options.weight_align)
-        ends[region] = offset + size
+        ends[region] = offset + align(size, options.block_align)  # the region holds whole blocks
         index = start + len(blocks)
         blocks.append(BlockRecord(index, region, offset, align(size, options.block_align), False, (r,)))
         where[r] = (region, offset, index)
@@ -66,27 +66,46 @@ def _tensor_names(graph: Graph, lt: Lifetimes):
     return names
 
 
+def _owners(graph, lt: Lifetimes, units: Units) -> dict[str, str]:
+    """Root -> the tensor reported as owning its memory: itself, or a no-padding concat's output.
+
+    A no-padding concat's output spans all its pieces, so the pieces (and their
+    aliases) are reported as aliases of it, and it as the owner of the unit.
+    """
+    owner = {}
+    for u in units.units:
+        if u.owner is not None:
+            owner.update((r, u.owner) for r, _ in u.roots)
+    return owner
+
+
 def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -> list[TensorPlacement]:
     unit_of = {u.id: u for u in units.units}
+    owners = _owners(graph, lt, units)
     ws_bytes = {w.name: w.nbytes for w in lt.workspaces}
     ws_step = {w.name: w.step for w in lt.workspaces}
     out = []
     for t in _tensor_names(graph, lt):
         r = lt.root.get(t, t)
+        target = owners.get(r, r)
         if r in fixed_where:
             region, offset, block = fixed_where[r]
-            zc = False
+            unit = None
         else:
             uid, inner = units.where[r]
             region, base, block = placed.unit_offset[uid]
-            offset, zc = base + inner, unit_of[uid].zero_copy is not None
+            offset, unit = base + inner, unit_of[uid]
         size = ws_bytes[t] if t in ws_bytes else tensor_size(graph.desc[t].nbytes, options)
         if t in ws_step:
             first, last = ws_step[t], ws_step[t]
+        elif t == target and r != t:  # a concat output owning its pieces' unit
+            first, last = min(lt.span[m][0] for m, _ in unit.roots), max(lt.span[m][1] for m, _ in unit.roots)
+            size = max(size, unit.size)
         else:
             first, last = lt.span[r] if t == r else lt.own[t]
+        zc = unit is not None and unit.zero_copy is not None
         out.append(TensorPlacement(t, region, offset, size, align(size, options.block_align), first, last, block,
-                                   zc, None if r == t else r))
+                                   zc, None if t == target else target))
     return out
 
 

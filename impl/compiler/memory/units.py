@@ -38,6 +38,8 @@ class Unit:
     needs (before block rounding). ``zero_copy``: ``"input"``, ``"output"`` or None.
     ``reusable``: GE's ``reuse_mem_``. ``input_size``: raw bytes of a graph-input
     member (zero-copy inputs are sorted by it, 3.2.3). ``seq``: creation order.
+    ``owner``: for a no-padding group, the concat's output, which spans the whole
+    unit; the pieces are reported as its aliases.
     """
 
     id: str
@@ -57,6 +59,7 @@ class Unit:
     unconsumed: bool = False
     alloc_step: int = 0
     seq: int = 0
+    owner: str | None = None
 
 
 @attrs.frozen
@@ -167,7 +170,8 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     for r in roots:
         size = symbol_size(graph, lt, r, options)
         offsets.append((r, cursor))
-        total = max(total, cursor + size)
+        # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
+        total = max(total, cursor + align(size, options.block_align))
         # 3.5.2: padding advances by the 512-aligned size, no padding by the raw bytes.
         cursor += align(size, options.block_align) if padding else graph.desc[r].nbytes
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node)
@@ -179,7 +183,8 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
-        alloc_step=min(lt.step[graph.producer[r]] for r in roots))
+        alloc_step=min(lt.step[graph.producer[r]] for r in roots),
+        owner=None if padding or not node.outputs else node.outputs[0])
 
 
 def _workspace_units(graph: Graph, lt: Lifetimes, options) -> list[Unit]:
@@ -206,6 +211,7 @@ def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     grouped = {r for roots in groups.values() for r in roots}
     units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
     units += [_group_unit(facts, name, roots, options) for name, roots in groups.items()]
+    units += _workspace_units(graph, lt, options)
     phase = {"tensor": 0, "group": 0, "workspace": 1}
     units.sort(key=lambda u: (u.alloc_step, phase[u.kind]))
     units = [attrs.evolve(u, seq=i) for i, u in enumerate(units)]

@@ -1,0 +1,41 @@
+"""Random graphs for planner tests: the checker's executable graphs, decorated with planning attributes.
+
+``planning_graphs()`` draws a graph from ``checks.strategies.graphs`` and then,
+per node, optionally a workspace list, ``_no_reuse``, another stream and a
+dynamic-batch label, so every planning rule is exercised together.
+"""
+from __future__ import annotations
+
+import attrs
+from hypothesis import strategies as st
+
+from checks.strategies.graphs import graphs
+from impl.compiler.ir import Graph
+
+_WORKSPACES = st.lists(st.sampled_from([0, 100, 512, 1000, 4096]), max_size=2).map(tuple)
+
+
+@st.composite
+def _decorate(draw, graph: Graph, extras: bool) -> Graph:
+    nodes = []
+    for n in graph.nodes:
+        if n.op_type in ("Data", "NetOutput") or not extras or not draw(st.booleans()):
+            nodes.append(n)
+            continue
+        changes = {}
+        if ws := draw(_WORKSPACES):
+            changes["_workspace_bytes"] = ws
+        if draw(st.integers(0, 5)) == 0:
+            changes["_no_reuse"] = True
+        if label := draw(st.sampled_from(["", "", "", "b1", "b2"])):
+            changes["_batch_label"] = label
+        n = n.with_attrs(**changes)
+        if draw(st.integers(0, 5)) == 0:
+            n = attrs.evolve(n, stream=1)
+        nodes.append(n)
+    return attrs.evolve(graph, nodes=nodes)
+
+
+def planning_graphs(*, max_nodes: int = 12, max_dim: int = 40, extras: bool = True):
+    """Valid graphs with sizes from tens of bytes to hundreds of KiB, decorated when ``extras``."""
+    return graphs(max_nodes=max_nodes, max_dim=max_dim).flatmap(lambda g: _decorate(g, extras))
