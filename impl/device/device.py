@@ -94,7 +94,7 @@ class Device:
 
     @_guarded
     def malloc(self, size: int, align: int | None = None, tag: str = "", read_only: bool = False) -> int:
-        """Device memory of ``size`` bytes; ``read_only`` marks weights (kernel writes fault)."""
+        """Device memory of ``size`` bytes; ``read_only`` marks weights (only a synchronous H2D memcpy may write them)."""
         a = self.mem.malloc(size, align, tag, read_only)
         self.tally.alloc_calls += 1
         self.trace.append(tr.Alloc(a.addr, a.size, a.tag, a.space, a.read_only))
@@ -122,7 +122,10 @@ class Device:
 
     @_guarded
     def memcpy(self, dst: int, src: int, nbytes: int, kind: str | None = None) -> None:
-        """Synchronous copy; direction (h2d, d2h, d2d, h2h) inferred, ``kind`` must agree if given."""
+        """Synchronous copy; direction (h2d, d2h, d2d, h2h) inferred, ``kind`` must agree if given.
+
+        The only write read-only memory accepts is this call's H2D form (loading weights).
+        """
         self._copy(dst, src, nbytes, kind)
 
     def _copy(self, dst: int, src: int, nbytes: int, kind: str | None, *, task: str = "") -> None:
@@ -135,7 +138,10 @@ class Device:
         if nbytes == 0:
             return
         soff = ss.check(src, nbytes, task=task, what="copy source")
-        doff = ds.check(dst, nbytes, write=True, task=task, what="copy destination")
+        # Read-only (weight) memory is filled by the host at load: a synchronous H2D copy
+        # may write it; a copy task, a D2D copy, a memset or a kernel may not.
+        loading = direction == "h2d" and not task
+        doff = ds.check(dst, nbytes, write=True, task=task, what="copy destination", loading=loading)
         ds.u8[doff:doff + nbytes] = ss.u8[soff:soff + nbytes]
         self.tally.copy(direction, nbytes)
         self.trace.append(tr.Copy(direction, dst, src, nbytes, task))

@@ -122,16 +122,18 @@ class AddressSpace:
 
     # -- checked access ------------------------------------------------------------
 
-    def check(self, addr: int, nbytes: int, *, write: bool = False, task: str = "", what: str = "access") -> int:
+    def check(self, addr: int, nbytes: int, *, write: bool = False, task: str = "", what: str = "access",
+              loading: bool = False) -> int:
         """The offset of ``[addr, addr + nbytes)`` if it lies inside one live allocation, else DeviceFault.
 
-        ``write`` also refuses read-only allocations. Zero bytes touch nothing and pass.
+        ``write`` also refuses read-only allocations, unless ``loading`` (the host filling
+        weights at load). Zero bytes touch nothing and pass.
         """
         if nbytes <= 0:
             return addr - self.base
         a = self.live(addr)
         if a is not None and addr + nbytes <= a.end:
-            if write and a.read_only:
+            if write and a.read_only and not loading:
                 self._fault("read_only", f"{what} writes {nbytes} bytes at {addr:#x} in read-only {a.describe()}",
                             task, addr, nbytes, a.describe())
             return addr - self.base

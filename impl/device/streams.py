@@ -68,6 +68,7 @@ class Streams:
 
     def enqueue(self, task, sid: int) -> None:
         """Append ``task``; event tasks take their record number now (launch-time semantics)."""
+        stream = self.stream(sid)
         kind = task.kind
         token = None
         if kind == "record":
@@ -76,7 +77,7 @@ class Streams:
             token = ev.launched
         elif kind == "wait":
             token = self.event(task.event).launched
-        self.stream(sid).queue.append((task, token))
+        stream.queue.append((task, token))
 
     def drain(self, execute, blocked) -> bool:
         """Run every runnable stream head until none is; True if anything ran.
