@@ -1,0 +1,87 @@
+"""Observables: JSON round trip (Hypothesis) and strict parsing with errors that name the culprit."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+
+from spec.errors import ObservationFormatError
+from spec.observables import (
+    OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
+    dumps, from_data, loads, to_data,
+)
+from tests.spec.strategies import plans, values
+
+
+@pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event])
+def test_round_trip_every_kind(cls):
+    @given(values(cls))
+    def round_trip(obs):
+        assert loads(cls, dumps(obs)) == obs
+
+    round_trip()
+
+
+@given(plans())
+def test_plan_round_trip(plan):
+    assert loads(PlanObservation, dumps(plan)) == plan
+    assert from_data(PlanObservation, json.loads(json.dumps(to_data(plan)))) == plan
+
+
+# The contract of DESIGN.md, verbatim keys only: no optional key is required.
+CONTRACT = {
+    "order": ["x", "conv", "relu", "out"],
+    "tensors": [
+        {"name": "x", "region": "zero_copy", "offset": 512, "size": 600, "aligned_size": 1024, "first": 0,
+         "last": 1, "block": 1, "zero_copy": True, "alias_of": None},
+        {"name": "c", "region": "feature_map", "offset": 0, "size": 600, "aligned_size": 1024, "first": 1,
+         "last": 2, "block": 0, "zero_copy": False, "alias_of": None},
+        {"name": "y", "region": "zero_copy", "offset": 0, "size": 600, "aligned_size": 1024, "first": 2,
+         "last": 3, "block": 2, "zero_copy": True, "alias_of": None},
+    ],
+    "blocks": [
+        {"id": 0, "region": "feature_map", "offset": 0, "size": 1024, "zero_copy": False, "tensors": ["c"]},
+        {"id": 1, "region": "zero_copy", "offset": 1024, "size": 1024, "zero_copy": True, "tensors": ["x"]},
+        {"id": 2, "region": "zero_copy", "offset": 0, "size": 1024, "zero_copy": True, "tensors": ["y"]},
+    ],
+    "regions": {"feature_map": 1024, "zero_copy": 2048, "weight": 0, "fixed": 0},
+    "lower_bound": 1024,
+    "naive": 1024,
+}
+
+
+def test_the_design_contract_parses_as_is():
+    plan = from_data(PlanObservation, CONTRACT)
+    assert plan.tensor["x"].zero_copy and plan.block[1].tensors == ("x",)
+    assert plan.attributes is None and plan.graph_inputs == ()
+
+
+@pytest.mark.parametrize("edit, path, words", [
+    (lambda d: d["tensors"][1].update(offset="0"), "tensors[1].offset", "expected int"),
+    (lambda d: d["tensors"][0].update(offest=3), "tensors[0]", "unknown key"),
+    (lambda d: d["tensors"][2].pop("last"), "tensors[2]", "missing required key 'last'"),
+    (lambda d: d["tensors"][0].update(region="hbm"), "tensors[0].region", "expected one of"),
+    (lambda d: d["tensors"][0].update(zero_copy=1), "tensors[0].zero_copy", "expected bool"),
+    (lambda d: d["tensors"][0].update(first=True), "tensors[0].first", "expected int"),
+    (lambda d: d.update(regions=[1]), "regions", "expected an object"),
+    (lambda d: d["tensors"][0].update(alias_of="nope"), "", "'nope'"),
+    (lambda d: d["tensors"].append(dict(d["tensors"][0])), "", "duplicate tensor 'x'"),
+])
+def test_malformed_plans_are_rejected_naming_the_culprit(edit, path, words):
+    data = json.loads(json.dumps(CONTRACT))
+    edit(data)
+    with pytest.raises(ObservationFormatError) as e:
+        from_data(PlanObservation, data)
+    assert path in str(e.value) and words in str(e.value)
+
+
+def test_loads_names_the_file():
+    with pytest.raises(ObservationFormatError, match=r"^plan.json: not JSON"):
+        loads(PlanObservation, "{", file="plan.json")
+    with pytest.raises(ObservationFormatError, match=r"^plan.json: <root>: missing required key 'order'"):
+        loads(PlanObservation, "{}", file="plan.json")
+
+
+def test_every_kind_is_listed():
+    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution"}
