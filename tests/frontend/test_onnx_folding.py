@@ -123,3 +123,12 @@ def test_shapes_that_only_folding_makes_static_are_inferred_again():
     m = model(nodes, [vi("x", [2, 3]), vi("z", [6])], ["y"], [init("one", np.array(1.0, np.float32))])
     graph = from_model(m)
     assert graph.desc["y"].shape == (2, 3) and graph.node["rs"].attr("shape") == (2, 3)
+
+
+def test_ir_only_ops_with_constant_inputs_are_kept():
+    # MemcpyAsync is in OPS but not an ONNX op: the file types its output, and it is not folded.
+    nodes = [helper.make_node("MemcpyAsync", ["w"], ["m"], name="copy"), helper.make_node("Add", ["x", "m"], ["y"])]
+    m = model(nodes, [vi("x", [2])], ["y"], [init("w", np.array([1.0, 2.0], np.float32))])
+    m.graph.value_info.append(vi("m", [2]))
+    graph = from_model(m)
+    assert graph.node["copy"].inputs == ("w",) and graph.desc["m"].shape == (2,)

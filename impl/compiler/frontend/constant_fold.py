@@ -20,7 +20,8 @@ How a node is evaluated, cheapest first:
    full arrays. Inputs larger than ``MAX_FOLD_ELEMENTS`` are not expanded: the
    node stays in the graph as a compute node with weight inputs.
 
-Not folded: random ops (their value changes per run) and ops carrying subgraphs.
+Not folded: random ops (their value changes per run), ops carrying subgraphs, and ops that
+are not standard ONNX (IR-only ops such as MemcpyAsync have no reference implementation).
 """
 from __future__ import annotations
 
@@ -141,6 +142,8 @@ def _fold_one(node: onnx.NodeProto, name: str, consts: ConstTable, types, opsets
     if node.op_type in NEVER_FOLD or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                                          for a in node.attribute):
         return None
+    if not onnx.defs.has(node.op_type, node.domain):
+        return None  # an IR-only op (MemcpyAsync, HCCL, ...): no reference implementation to fold it with
     if node.op_type in ("Shape", "Size") and node.input[0] not in consts:
         return _shape_of(node, types)
     if not all(t in consts for t in node.input if t):
