@@ -1,0 +1,299 @@
+"""One small graph per GE placement or reuse rule; each assertion fails if the rule is dropped."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from impl.compiler.builder import GraphBuilder
+from impl.compiler.memory.errors import PlanError
+from impl.compiler.memory.options import PlanOptions
+from impl.compiler.memory.plan import plan_memory
+
+N = 256  # (1, N) float32: 1024 bytes, GE size 1056, one 1536-byte block
+
+
+def _b(name="g"):
+    return GraphBuilder(name)
+
+
+def _overlap(p, a, b):
+    ta, tb = p.tensor(a), p.tensor(b)
+    return ta.region == tb.region and ta.offset < tb.offset + tb.aligned_size and tb.offset < ta.offset + ta.aligned_size
+
+
+def test_sizes_follow_ge_padding_and_block_rounding():
+    b = _b()
+    x = b.input("x", (1, 10))  # 40 bytes -> align32 64 + 32 = 96
+    b.output(b.op("Relu", [x], name="r"))
+    p = plan_memory(b.build())
+    assert (p.tensor("x").size, p.tensor("x").aligned_size) == (96, 512)
+    p32 = plan_memory(b.build(), PlanOptions(block_align=32))
+    assert p32.tensor("x").aligned_size == 96
+
+
+def test_zero_copy_io_blocks_are_never_reused_or_merged():
+    # After 'a' reads x, a same-sized intermediate could take x's block; it must not (2.5.10, 2.3.3).
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a")
+    c = b.op("Abs", [a], name="c")
+    d = b.op("Neg", [c], name="d")
+    b.output(d)
+    for strategy in ("ge", "compact"):
+        p = plan_memory(b.build(), PlanOptions(strategy=strategy))
+        assert {t.name for t in p.tensors if t.region == "zero_copy"} == {"x", "d:0"}
+        for blk in p.blocks:
+            if blk.zero_copy:
+                assert len(blk.tensors) == 1
+        assert p.regions["feature_map"] == 1536 * 2  # a and c; d is the output
+
+
+def test_zero_copy_inputs_after_outputs_sorted_by_raw_size_and_together():
+    b = _b()
+    big = b.input("big", (1, 4 * N))
+    small = b.input("small", (1, N))
+    mid = b.input("mid", (1, 2 * N))
+    s = b.op("Sum", [b.op("Relu", [big], name="r1", shape=(1, N)), small], name="s")
+    b.output(b.op("Add", [s, b.op("Relu", [mid], name="r2", shape=(1, N))], name="o"))
+    p = plan_memory(b.build())
+    out = p.tensor("o:0")
+    ins = [p.tensor(n) for n in ("small", "mid", "big")]
+    assert out.offset == 0
+    assert [t.offset for t in ins] == [1536, 1536 * 2, 1536 * 2 + 2560]  # ascending raw size, back to back
+    assert p.regions["zero_copy"] == 1536 * 2 + 2560 + 4608
+    attrs_ = p.attributes
+    assert attrs_.zero_copy_memory_size == p.regions["zero_copy"]
+    assert attrs_.memory_size == p.regions["feature_map"] + p.regions["zero_copy"]
+    basic = {a.tensor: a.basic_offset for a in attrs_.inputs}
+    assert basic["small"] == p.regions["feature_map"] + 1536
+    assert all(a.is_zero_copy_block for a in attrs_.inputs)
+
+
+def test_zero_copy_is_refused_for_ops_that_cannot_refresh_and_double_outputs():
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a")
+    c = b.op("Abs", [a], name="c")
+    b.output(c, c)  # one tensor feeding two NetOutput inputs is not zero-copy (2.6.2)
+    p = plan_memory(b.build(), PlanOptions(no_zero_copy_ops={"Relu"}))  # 2.6.3: x's reader cannot refresh
+    assert not p.tensor("x").zero_copy and p.tensor("x").region == "feature_map"
+    assert not p.tensor("c:0").zero_copy
+    assert [a.is_zero_copy_block for a in p.attributes.inputs] == [False]
+    # Non-zero-copy I/O is never shared either: x and c stay apart although their lives do not meet.
+    assert not _overlap(p, "x", "c:0")
+
+
+def test_data_feeding_a_continuous_input_is_not_zero_copy():
+    b = _b()
+    x = b.input("x", (1, N))
+    y = b.op("Relu", [x], name="y")
+    r = b.op("HcomAllReduce", [x, y], name="ar", outputs=[((1, N), "float32"), ((1, N), "float32")])
+    b.output(*r)
+    p = plan_memory(b.build())
+    assert p.tensor("x").region == "feature_map" and not p.tensor("x").zero_copy  # 2.6.1, 2.6.4
+
+
+def test_continuous_inputs_padding_are_contiguous_in_input_order():
+    b = _b()
+    x = b.input("x", (1, N))
+    u = b.op("Relu", [x], name="u", shape=(1, 2 * N))
+    v = b.op("Abs", [x], name="v")
+    w = b.op("Neg", [x], name="w")
+    r = b.op("HcomAllReduce", [w, u, v], name="ar", outputs=[((1, N), "float32")] * 3)
+    b.output(*r)
+    for strategy in ("ge", "compact"):
+        p = plan_memory(b.build(), PlanOptions(strategy=strategy))
+        w0 = p.tensor("w:0").offset
+        assert p.tensor("u:0").offset == w0 + 1536
+        assert p.tensor("v:0").offset == w0 + 1536 + 2560
+        assert len({p.tensor(t).block for t in ("w:0", "u:0", "v:0")}) == 1
+
+
+def test_continuous_inputs_nopadding_are_back_to_back_in_raw_bytes():
+    b = _b()
+    x = b.input("x", (1, 10))
+    u = b.op("Relu", [x], name="u")
+    v = b.op("Abs", [x], name="v")
+    c = b.op("PhonyConcat", [u, v], name="pc", shape=(2, 10))
+    b.output(b.op("Neg", [c], name="o", shape=(2, 10)))
+    p = plan_memory(b.build())
+    assert p.tensor("v:0").offset == p.tensor("u:0").offset + 40  # 3.5.2: the raw size, no padding
+    assert p.tensor("u:0").alias_of == "pc:0" and p.tensor("pc:0").offset == p.tensor("u:0").offset
+
+
+def test_continuous_conflicts_are_clear_errors():
+    b = _b()
+    x = b.input("x", (1, N))
+    u = b.op("Relu", [x], name="u")
+    b.output(b.op("PhonyConcat", [u, u], name="pc", shape=(2, N)))
+    with pytest.raises(PlanError, match=r"'u:0'.*two continuous-input blocks") as e:
+        plan_memory(b.build())
+    assert e.value.node == "pc" and e.value.tensor == "u:0"
+    b = _b()
+    x = b.input("x", (1, N))
+    w = b.weight("w", np.ones((1, N), np.float32))
+    b.output(b.op("HcomAllReduce", [x, w], name="ar", outputs=[((1, N), "float32")] * 2)[0])
+    with pytest.raises(PlanError, match="weight or variable"):
+        plan_memory(b.build())
+
+
+def test_atomic_outputs_live_the_whole_graph_after_the_reused_blocks():
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a")
+    s = b.op("ReduceSum", [a], name="s")          # atomic: cleaned then accumulated into (2.5.4)
+    c = b.op("Abs", [s], name="c")
+    d = b.op("Neg", [c], name="d")
+    e = b.op("Neg", [d], name="e")
+    b.output(e)
+    p = plan_memory(b.build())
+    s_ = p.tensor("s:0")
+    others = [t for t in p.tensors if t.region == "feature_map" and t.name != "s:0"]
+    assert all(s_.offset >= t.offset + t.aligned_size for t in others)  # 3.3: after the feature-map blocks
+    assert all(not _overlap(p, "s:0", t.name) for t in others)           # never shared
+    assert p.lower_bound >= 1536 * 3  # whole-graph life counts at every step
+
+
+def test_in_place_outputs_share_their_input_block():
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a")
+    i = b.op("Neg", [a], name="i", _reuse_input=True)
+    b.output(b.op("Abs", [i], name="o"))
+    p = plan_memory(b.build())
+    assert p.tensor("i:0").alias_of == "a:0" and p.tensor("i:0").offset == p.tensor("a:0").offset
+    assert p.tensor("i:0").block == p.tensor("a:0").block
+
+
+def test_weights_and_variables_sit_in_their_own_regions():
+    b = _b()
+    x = b.input("x", (1, N))
+    w = b.weight("w", np.ones((1, N), np.float32))
+    w2 = b.weight("w2", np.ones((1, 3), np.float32))
+    rw = b.op("Reshape", [w], name="rw", shape=(N,))
+    v = b.op("Variable", [], name="v", shape=(1, N), dtype="float32")
+    s = b.op("Sum", [x, w, v, w2], name="s")
+    b.output(s, rw)
+    p = plan_memory(b.build())
+    assert (p.tensor("w").region, p.tensor("w").offset) == ("weight", 0)
+    assert (p.tensor("w2").region, p.tensor("w2").offset) == ("weight", 1536)
+    assert p.tensor("rw:0").alias_of == "w" and p.tensor("rw:0").region == "weight"
+    assert p.tensor("v:0").region == "fixed"
+    assert p.regions["feature_map"] == 0
+
+
+def test_disable_reuse_shares_nothing():
+    b = _b()
+    x = b.input("x", (1, N))
+    t = x
+    for i in range(5):
+        t = b.op("Relu", [t], name=f"r{i}")
+    b.output(t)
+    reuse = plan_memory(b.build())
+    off = plan_memory(b.build(), PlanOptions(reuse=False))
+    assert reuse.regions["feature_map"] == 1536 * 2
+    assert off.regions["feature_map"] == 1536 * 4 == off.naive
+    off_c = plan_memory(b.build(), PlanOptions(reuse=False, strategy="compact"))
+    assert off_c.regions["feature_map"] == 1536 * 4
+
+
+def test_no_reuse_flag_keeps_a_node_out_of_sharing():
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a", _no_reuse=True)
+    c = b.op("Abs", [a], name="c")
+    d = b.op("Neg", [c], name="d")
+    e = b.op("Neg", [d], name="e")
+    b.output(e)
+    for strategy in ("ge", "compact"):
+        p = plan_memory(b.build(), PlanOptions(strategy=strategy))
+        assert not any(_overlap(p, "a:0", t) for t in ("c:0", "d:0"))
+        assert p.regions["feature_map"] == 1536 * 3
+
+
+def test_first_stage_reuse_takes_the_last_released_same_size_block():
+    b = _b()
+    x = b.input("x", (1, N))
+    p1 = b.op("Relu", [x], name="p1")
+    p2 = b.op("Abs", [x], name="p2")
+    s = b.op("Add", [p1, p2], name="s")   # releases p1 then p2 (input order)
+    n = b.op("Neg", [s], name="n")        # LIFO: takes p2's block
+    b.output(b.op("Add", [n, s], name="o"))
+    p = plan_memory(b.build())
+    assert p.tensor("n:0").block == p.tensor("p2:0").block  # 2.4.1 LIFO
+    fifo = plan_memory(b.build(), PlanOptions(mem_release_first_reuse_first=True))
+    assert fifo.tensor("n:0").block == fifo.tensor("p1:0").block
+
+
+def test_first_stage_needs_an_exact_block_size_and_level_two_merges_smaller_blocks():
+    b = _b()
+    x = b.input("x", (1, N))
+    big = b.op("Relu", [x], name="big", shape=(1, 4 * N))
+    g = b.op("Abs", [big], name="g", shape=(1, N))
+    small = b.op("Neg", [g], name="small", shape=(1, 2 * N))  # 2560-byte block: no exact match for big's 4608
+    b.output(b.op("Relu", [small], name="o", shape=(1, N)))
+    p = plan_memory(b.build())
+    assert p.tensor("small:0").block != p.tensor("big:0").block
+    # Level 2 (2.7) puts small inside big's block: their lives do not meet.
+    assert _overlap(p, "small:0", "big:0")
+    blk = {bl.id: bl for bl in p.blocks}[p.tensor("small:0").block]
+    assert blk.parent == p.tensor("big:0").block
+
+
+def test_streams_never_share_blocks():
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a", stream=1)
+    c = b.op("Abs", [a], name="c", stream=1)
+    d = b.op("Neg", [c], name="d")
+    e = b.op("Neg", [d], name="e")
+    b.output(e)
+    for strategy in ("ge", "compact"):
+        p = plan_memory(b.build(), PlanOptions(strategy=strategy))
+        assert not _overlap(p, "a:0", "d:0")  # same size, disjoint lives, different streams
+
+
+def _batch_graph():
+    b = _b()
+    x = b.input("x", (1, N))
+    outs = []
+    for label in ("b1", "b2"):
+        t = b.op("Relu", [x], name=f"{label}_0", _batch_label=label)
+        t = b.op("Abs", [t], name=f"{label}_1", _batch_label=label, shape=(1, 2 * N))
+        t = b.op("Neg", [t], name=f"{label}_2", _batch_label=label, shape=(1, N))
+        outs.append(t)
+    b.output(b.op("Add", outs, name="o"))
+    return b.build()
+
+
+def test_dynamic_batch_branches_share_memory():
+    g = _batch_graph()
+    for strategy in ("ge", "compact"):
+        p = plan_memory(g, PlanOptions(strategy=strategy))
+        assert _overlap(p, "b1_0:0", "b2_0:0")  # branches are exclusive at run time (4)
+    import attrs
+
+    unlabelled = attrs.evolve(g, nodes=[n.with_attrs(_batch_label="") for n in g.nodes])
+    assert plan_memory(g).regions["feature_map"] < plan_memory(unlabelled).regions["feature_map"]
+
+
+def test_dynamic_batch_split_limit_makes_several_parents():
+    g = _batch_graph()
+    one = plan_memory(g)
+    split = plan_memory(g, PlanOptions(batch_split_size=1536))
+    parents_one = {bl.parent for bl in one.blocks if bl.parent is not None}
+    parents_split = {bl.parent for bl in split.blocks if bl.parent is not None}
+    assert len(parents_split) > len(parents_one)  # 4.2: a new parent whenever the next block passes the limit
+
+
+def test_cross_stream_reads_keep_memory_to_the_end():
+    b = _b()
+    x = b.input("x", (1, N))
+    a = b.op("Relu", [x], name="a")
+    c = b.op("Abs", [a], name="c", stream=1)     # reads a on another stream
+    d = b.op("Neg", [x], name="d")
+    e = b.op("Neg", [d], name="e")
+    f = b.op("Neg", [e], name="f")
+    b.output(f, c)
+    p = plan_memory(b.build())
+    assert not _overlap(p, "a:0", "e:0")  # by step lifetimes they could share; the other stream may still read a
