@@ -1,0 +1,53 @@
+"""Block invariants: targeted cases beyond the documented examples."""
+from __future__ import annotations
+
+import attrs
+
+from spec.examples.build import plan
+from spec.observables import ContinuousGroup
+from spec.registry import get
+
+FM, ZC, W = "feature_map", "zero_copy", "weight"
+
+
+def test_zc_nomerge_an_alias_in_a_zero_copy_block_is_not_a_merge():
+    p = plan([("y", ZC, 0, 512, 0, 1), ("v", ZC, 0, 512, 1, 1, "y")])
+    assert get("MEM-ZC-NOMERGE").violations(p) == ()
+
+
+def test_zc_noreuse_flag_must_match_block_and_region():
+    p = plan([("x", ZC, 0, 512, 0, 1)])
+    bad = attrs.evolve(p, tensors=(attrs.evolve(p.tensors[0], zero_copy=False),))
+    messages = [v.message for v in get("MEM-ZC-NOREUSE").violations(bad)]
+    assert any("block" in m for m in messages) and any("region" in m for m in messages)
+
+
+def test_zc_noreuse_holds_whatever_the_lifetimes():
+    # t is alive long after x's last read, yet may not use x's bytes: they are the user's buffer.
+    p = plan([("x", ZC, 0, 512, 0, 0), ("t", ZC, 256, 512, 5, 6)])
+    assert any("'x'" in v.message or "'x'" in v.culprit for v in get("MEM-ZC-NOREUSE").violations(p))
+
+
+def test_atomic_noreuse_a_merged_block_is_reported_even_without_byte_overlap():
+    p = plan([("acc", FM, 0, 512, 1, 1), ("t", FM, 512, 512, 2, 2)], blocks=[("acc", "t")], atomic=("acc",))
+    assert any(v.culprit == "block 0" for v in get("MEM-ATOMIC-NOREUSE").violations(p))
+
+
+def test_fixed_noreuse_weights_are_fixed_without_being_listed():
+    p = plan([("w1", W, 0, 512, 0, 3), ("w2", W, 256, 512, 0, 3)])
+    assert get("MEM-FIXED-NOREUSE").violations(p)
+    assert "MEM-FIXED-NOREUSE" in {i.id for i in [get("MEM-FIXED-NOREUSE")] if i.exercised(p)}
+
+
+def test_cont_input_order_matters_and_zero_copy_inputs_are_reported():
+    group = (ContinuousGroup("allreduce", ("q", "p")),)
+    p = plan([("p", FM, 0, 100, 0, 1), ("q", FM, 512, 100, 0, 1)], continuous_groups=group)
+    assert any(v.culprit == "tensor 'p'" for v in get("MEM-CONT-INPUT").violations(p))  # wrong order
+    z = plan([("x", ZC, 0, 100, 0, 1), ("q", ZC, 512, 100, 0, 1)], continuous_groups=(ContinuousGroup("c", ("x", "q")),))
+    assert any("zero-copy" in v.message for v in get("MEM-CONT-INPUT").violations(z))
+
+
+def test_ws_owner_wrong_step_is_reported():
+    p = plan([("a", FM, 0, 512, 0, 2), ("ws", FM, 512, 512, 2, 2)], workspaces={"ws": "n1"})
+    (v,) = get("MEM-WS-OWNER").violations(p)
+    assert v.values == {"owner": "n1", "step": 1}

@@ -1,0 +1,86 @@
+"""Runtime v1 and v2 invariants: targeted cases beyond the documented examples."""
+from __future__ import annotations
+
+import attrs
+
+from spec.examples import all_examples
+from spec.examples.build import (
+    RAW, X_BUF, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
+)
+from spec.observables import ZeroCopyEntry
+from spec.registry import get
+
+
+def test_v1_slot_refresh_relative_offset_is_added():
+    ld = attrs.evolve(load(), zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input", 64), ZeroCopyEntry(0, 1, "y", "output")))
+    assert get("V1-SLOT-REFRESH").violations(execution(ld, slots=((0, 0, X_BUF + 64), (0, 1, Y_BUF)))) == ()
+    (v,) = get("V1-SLOT-REFRESH").violations(execution(ld))
+    assert v.values["expected"] == X_BUF + 64
+
+
+def test_v1_slot_refresh_not_exercised_with_zero_copy_off_or_in_v2():
+    assert not get("V1-SLOT-REFRESH").exercised(execution(load(zero_copy=False)))
+    assert not get("V1-SLOT-REFRESH").exercised(execution(load("v2")))
+
+
+def test_v1_no_model_io_slot_host_buffers_may_keep_the_model_address():
+    obs = execution(bufs=buffers(y_placement="host"), slots=((0, 0, X_BUF), (0, 1, Y_MODEL)))
+    assert get("V1-NO-MODEL-IO-SLOT").violations(obs) == ()
+
+
+def test_v1_copy_only_once_refreshing_a_copy_only_buffer_is_reported():
+    obs = execution(load(copy_only=("y",)), evs=events(launch(), dict(kind="copy", src=Y_MODEL, dst=Y_BUF,
+                                                                      size=RAW, io="y")))
+    assert any("pointed into it" in v.message for v in get("V1-COPY-ONLY-ONCE").violations(obs))
+
+
+def test_v1_copy_only_once_missing_copy_is_reported():
+    obs = execution(load(copy_only=("y",)), slots=((0, 0, X_BUF), (0, 1, Y_MODEL)))
+    (v,) = get("V1-COPY-ONLY-ONCE").violations(obs)
+    assert v.values == {"copies": 0}
+
+
+def test_v1_reuse_zc_memory_backed_region_is_reported():
+    (v,) = get("V1-REUSE-ZC-MEMORY").violations(load(reuse_zero_copy_memory=True, zc_backed=True))
+    assert v.culprit == "region 'zero_copy'"
+
+
+def test_v1_hccl_copy_only_applies_to_v1():
+    bad = all_examples()["V1-HCCL-COPY"].violates
+    assert get("V1-HCCL-COPY").violations(bad)
+    assert get("V1-HCCL-COPY").violations(attrs.evolve(bad, options=load("v2").options)) == ()
+
+
+def test_v2_azc_no_alloc_inputs_may_be_staged():
+    obs = execution(load("v2", always_zero_copy=True),
+                    evs=events(dict(kind="alloc", address=0xC0000, size=512, owner="runtime", io="x"), launch()))
+    assert get("V2-AZC-NO-ALLOC").violations(obs) == ()
+
+
+def test_v2_azc_reject_null_buffer_must_fail_naming_it():
+    obs = execution(load("v2", always_zero_copy=True), bufs=buffers(y_address=0, y_size=0), evs=(), ok=False,
+                    culprit="x")
+    (v,) = get("V2-AZC-REJECT").violations(obs)
+    assert "null" in v.message
+
+
+def test_v2_default_fallback_host_buffer_allocates_and_succeeds():
+    obs = execution(load("v2"), bufs=buffers(y_placement="host"),
+                    evs=events(dict(kind="alloc", address=0xA0000, size=512, owner="runtime", io="y"), launch()))
+    assert get("V2-DEFAULT-FALLBACK").violations(obs) == ()
+    assert get("V2-DEFAULT-FALLBACK").exercised(obs)
+
+
+def test_v2_out_is_user_not_claimed_for_undersized_buffers():
+    obs = execution(load("v2"), bufs=buffers(y_size=RAW - 1), io_addresses={"x": X_BUF, "y": 0xA0000})
+    assert not get("V2-OUT-IS-USER").exercised(obs)
+
+
+def test_v2_no_overrun_copy_past_the_end_is_reported_and_ge_compat_is_named():
+    obs = execution(load("v2"), bufs=buffers(y_size=300),
+                    evs=events(dict(kind="copy", src=0xA0000, dst=Y_BUF, size=RAW, io="y")))
+    (v,) = get("V2-NO-OVERRUN").violations(obs)
+    assert "ge_compat" not in v.message and v.values["written"] == [Y_BUF, Y_BUF + RAW]
+    obs = execution(load("v2", ge_compat=True), bufs=buffers(y_size=300))
+    (v,) = get("V2-NO-OVERRUN").violations(obs)
+    assert "ge_compat" in v.message  # the overrun is GE's documented hazard, and the message says so
