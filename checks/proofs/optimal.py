@@ -1,0 +1,161 @@
+"""The exact optimum of small feature-map instances, and a strategy's gap to it.
+
+Dynamic storage allocation is NP-complete and Z3 is no optimizer at scale
+(planning-facts.md: it cannot answer one probe of a MiniMalloc instance in
+60 s), so this is for small plans, up to about 40 buffers: enough to measure how
+far a planning strategy is from the optimum on real subgraphs and on the
+golden records.
+
+Method: lower bound ``LB`` = the heaviest step (planning-facts.md "The lower
+bound"); upper bound = greedy by size with best fit (TFLite's
+``GreedyBySizeAssignment``). Then bisection on the arena with one incremental
+Z3 solver: offsets ``o_i`` with ``0 <= o_i``, ``o_i + s_i <= arena`` and, for each
+lifetime-overlapping pair (and only those, found by the sweep),
+``o_i + s_i <= o_j or o_j + s_j <= o_i``. Sizes are divided by their gcd first:
+an optimal layout can always be pushed down until every offset is 0 or the end
+of another buffer, so offsets in units of the gcd lose nothing.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from typing import Mapping, Sequence
+
+import attrs
+import z3
+
+from checks.proofs.layout import read_layout
+from checks.proofs.sweep import overlapping_pairs
+
+OPTIMAL, UNKNOWN = "optimal", "unknown"
+
+
+@attrs.frozen
+class Optimum:
+    arena: int                  # the smallest arena found (proved minimal when status is "optimal")
+    lower_bound: int            # the largest arena proved infeasible plus one (at least LB)
+    status: str                 # "optimal" | "unknown" (time ran out between lower_bound and arena)
+    offsets: tuple[int, ...]    # a layout reaching ``arena``
+
+
+@attrs.frozen
+class Gap:
+    strategy_arena: int         # the plan's feature-map region size
+    optimum: Optimum
+    ratio: float                # strategy_arena / optimum.arena (>= 1 when the optimum is proved)
+
+
+def lower_bound(buffers: Sequence[tuple[int, int, int]]) -> int:
+    """Max over steps of the summed sizes alive; ``buffers`` are (size, first, last), inclusive."""
+    events = sorted([(f, 0, s) for s, f, _ in buffers] + [(l + 1, -1, s) for s, _, l in buffers])
+    live = best = 0
+    for _, kind, size in events:   # at equal steps, ends (-1) sort before starts (0)
+        live += size if kind == 0 else -size
+        best = max(best, live)
+    return best
+
+
+def greedy_by_size(buffers: Sequence[tuple[int, int, int]]) -> tuple[list[int], int]:
+    """Largest first, each at the smallest gap among placed time-overlapping buffers that fits
+    (best fit), else after the highest one; returns (offsets, arena)."""
+    neighbours: list[set[int]] = [set() for _ in buffers]
+    for i, j in overlapping_pairs([(f, l) for _, f, l in buffers]):
+        neighbours[i].add(j)
+        neighbours[j].add(i)
+    offsets: list[int | None] = [None] * len(buffers)
+    for k in sorted(range(len(buffers)), key=lambda k: (-buffers[k][0], k)):
+        size = buffers[k][0]
+        placed = sorted((offsets[n], offsets[n] + buffers[n][0]) for n in neighbours[k] if offsets[n] is not None)
+        best, at, top = None, 0, 0
+        for lo, hi in placed:
+            if lo - at >= size and (best is None or lo - at < best[0]):
+                best = (lo - at, at)
+            at = max(at, hi)
+            top = max(top, hi)
+        offsets[k] = best[1] if best else top
+    return offsets, max((o + s for o, (s, _, _) in zip(offsets, buffers)), default=0)
+
+
+def _model(buffers, unit):
+    offs = [z3.Int(f"o{i}") for i in range(len(buffers))]
+    arena = z3.Int("arena")
+    solver = z3.Solver()
+    for o, (s, _, _) in zip(offs, buffers):
+        solver.add(o >= 0, o + s // unit <= arena)
+    for i, j in overlapping_pairs([(f, l) for _, f, l in buffers]):
+        si, sj = buffers[i][0] // unit, buffers[j][0] // unit
+        if si and sj:
+            solver.add(z3.Or(offs[i] + si <= offs[j], offs[j] + sj <= offs[i]))
+    return solver, offs, arena
+
+
+def _stacked(buffers) -> tuple[list[int], int]:
+    """No reuse at all: each buffer above the previous one."""
+    ends = list(itertools.accumulate(s for s, _, _ in buffers))
+    return [e - s for e, (s, _, _) in zip(ends, buffers)], (ends[-1] if ends else 0)
+
+
+def optimal_layout(buffers: Sequence[tuple[int, int, int]], *, timeout_ms: int = 10_000,
+                   start: str = "greedy") -> Optimum:
+    """The smallest arena for ``buffers`` = (size, first, last), with a layout reaching it.
+
+    ``start``: the first upper bound, "greedy" (greedy by size) or "stacked" (no reuse;
+    makes the solver do all the work, which tests use to exercise it).
+    """
+    if any(s < 0 or f > l for s, f, l in buffers):
+        raise ValueError("buffers must be (size >= 0, first, last) with first <= last")
+    if start not in ("greedy", "stacked"):
+        raise ValueError(f"start={start!r}: expected 'greedy' or 'stacked'")
+    offsets, hi = greedy_by_size(buffers) if start == "greedy" else _stacked(buffers)
+    lo = lower_bound(buffers)
+    unit = math.gcd(*(s for s, _, _ in buffers)) or 1
+    solver, offs, arena = _model(buffers, unit)
+    deadline = time.monotonic() + timeout_ms / 1000
+    probe = lo   # the lower bound first: it is often the optimum
+    while lo < hi:
+        left = int((deadline - time.monotonic()) * 1000)
+        if left <= 0:
+            break
+        solver.set("timeout", left)
+        solver.push()
+        solver.add(arena <= probe // unit)
+        answer = solver.check()
+        if answer == z3.sat:
+            m = solver.model()
+            offsets = [m.eval(o, model_completion=True).as_long() * unit for o in offs]
+            hi = max((o + s for o, (s, _, _) in zip(offsets, buffers)), default=0)
+        elif answer == z3.unsat:
+            lo = (probe // unit + 1) * unit
+        solver.pop()
+        if answer == z3.unknown:
+            break
+        probe = (lo + hi) // 2 // unit * unit
+    return Optimum(hi, min(lo, hi), OPTIMAL if lo >= hi else UNKNOWN, tuple(offsets))
+
+
+def optimal_arena(buffers: Sequence[tuple[int, int, int]], *, timeout_ms: int = 10_000) -> tuple[int, str]:
+    """(smallest arena found, "optimal" | "unknown") for ``buffers`` = (size, first, last)."""
+    best = optimal_layout(buffers, timeout_ms=timeout_ms)
+    return best.arena, best.status
+
+
+def feature_map_buffers(plan: Mapping) -> list[tuple[int, int, int]]:
+    """The plan's feature-map tensors as (extent, first, last), one per alias root: an alias
+    shares its root's memory, which must then stay intact over the union of their lifetimes."""
+    groups: dict[str, list] = {}
+    for t in read_layout(plan).tensors:
+        if t.alloc == "feature_map":
+            groups.setdefault(t.root, []).append(t)
+    out = []
+    for root, ts in groups.items():
+        size = next((t.extent for t in ts if t.name == root), max(t.extent for t in ts))
+        out.append((size, min(t.first for t in ts), max(t.last for t in ts)))
+    return out
+
+
+def gap(plan: Mapping, *, timeout_ms: int = 10_000) -> Gap:
+    """How far the plan's feature-map region is from the optimum of its own tensors."""
+    best = optimal_layout(feature_map_buffers(plan), timeout_ms=timeout_ms)
+    strategy = int(plan["regions"].get("feature_map", 0))
+    return Gap(strategy, best, strategy / best.arena if best.arena else 1.0)
