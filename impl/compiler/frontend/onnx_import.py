@@ -47,7 +47,9 @@ def read_model(path: str) -> onnx.ModelProto:
     try:
         model = onnx.load(path)
     except OSError as e:
-        raise OnnxFileError(path, f"cannot read it: {e.strerror or e}") from e
+        # e.filename differs from path when an external-data file is what is missing.
+        what = f"cannot read {e.filename!r}" if getattr(e, "filename", None) else "cannot read it"
+        raise OnnxFileError(path, f"{what}: {e.strerror or e}") from e
     except Exception as e:  # protobuf's DecodeError and friends: a truncated or corrupt file
         raise OnnxFileError(path, f"{type(e).__name__}: {e} (is the file truncated or corrupt?)") from e
     if not model.HasField("graph"):
