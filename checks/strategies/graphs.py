@@ -68,8 +68,16 @@ def _same_shape_partner(d: _Draft, x: str) -> str:
     return other if other is not None and d.draw(st.booleans()) else d.weight(d.shape(x))
 
 
+def _distinct_activation(d: _Draft, x: str, fits) -> str | None:
+    """Another pool tensor (never a weight) satisfying ``fits``: one tensor cannot sit twice
+    in one contiguous group, and weights (fixed memory) cannot join one."""
+    choices = [t for t in d.pool if t != x and fits(d.shape(t))]
+    return d.draw(st.sampled_from(choices)) if choices else None
+
+
 def _step(d: _Draft, family: str) -> None:  # noqa: C901 - a table of small cases reads best inline
-    draw, x = d.draw, d.pick()
+    draw = d.draw
+    x = d.pick()
     s = d.shape(x)
     if family == "unary":
         d.add(draw(st.sampled_from(UNARY)), [x])
@@ -123,11 +131,14 @@ def _step(d: _Draft, family: str) -> None:  # noqa: C901 - a table of small case
         shape = [end - start if i == axis else v for i, v in enumerate(s)]
         d.add("Slice", [x], shape=shape, starts=(start,), ends=(end,), axes=(axis,))
     elif family == "allreduce":
-        y = _same_shape_partner(d, x) if draw(st.booleans()) else None
+        y = _distinct_activation(d, x, lambda t: t == s) if draw(st.booleans()) else None
         ins = [x] if y is None else [x, y]
         d.add("HcomAllReduce", ins, outputs=[(d.shape(t), "float32") for t in ins], reduction="sum")
     elif family == "phony_concat":
-        y = d.pick(lambda t: t[1:] == s[1:])
+        y = _distinct_activation(d, x, lambda t: t[1:] == s[1:])
+        if y is None:
+            d.add("Relu", [x])
+            return
         d.add("PhonyConcat", [x, y], shape=(s[0] + d.shape(y)[0], *s[1:]), axis=0)
     elif family == "inplace":
         # In-place is only sound when this node is the input's last reader and the input
