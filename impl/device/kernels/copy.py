@@ -20,4 +20,5 @@ def memcpy(task, ins, outs):
 
 @kernel("NoOp")
 def noop(task, ins, outs):
-    return ()
+    """Leaves its outputs as they are (for measuring task overhead)."""
+    return tuple(outs)

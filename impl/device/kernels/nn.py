@@ -16,19 +16,22 @@ from impl.device.kernels.common import axis, fail, kernel, need_float
 
 @kernel("Softmax")
 def softmax(task, ins, outs):
-    """Opset-13 semantics (normalise along ``axis``, default -1).
+    """ONNX opset 1-12 semantics unless the node says ``_opset`` >= 13.
 
-    A node whose ``_opset`` attribute is below 13 gets the older semantics: the
-    input is coerced to 2-D at ``axis`` (default 1) and normalised over the rows.
+    The front end keeps attributes as in the source model, and the light models are
+    opset 9: the input is coerced to 2-D at ``axis`` (default 1) and each row is
+    normalised. A node with ``_opset`` >= 13 normalises along ``axis`` (default -1).
+    The two agree on 2-D inputs (the usual classifier head) and whenever the dims
+    after ``axis`` are all 1.
     """
     (x,) = ins
     need_float(task, x)
     rank = x.ndim
-    if int(task.attr("_opset", 13)) < 13:
-        a = axis(task, "axis", 1, rank)
-        flat = x.reshape(int(np.prod(x.shape[:a], dtype=np.int64)), -1)
-        return (_softmax(flat, 1).reshape(x.shape),)
-    return (_softmax(x, axis(task, "axis", -1, rank)),)
+    if int(task.attr("_opset", 12)) >= 13:
+        return (_softmax(x, axis(task, "axis", -1, rank)),)
+    a = axis(task, "axis", 1, rank)
+    flat = x.reshape(int(np.prod(x.shape[:a], dtype=np.int64)), -1)
+    return (_softmax(flat, 1).reshape(x.shape),)
 
 
 def _softmax(x, ax):

@@ -1,0 +1,95 @@
+"""Per-task overhead of the emulated NPU, and the cost of its heaviest kernels.
+
+    python benchmarks/device_overhead.py [--tasks 10000] [--no-conv]
+
+Prints:
+1. launch + execute time per NoOp kernel task (no slots: pure scheduling, and with
+   two argument slots: table read, two range checks, two views), trace on and off;
+2. the ResNet-50 Conv layers by shape (the 7x7/2 stem, a 3x3 and a 1x1 layer at
+   56x56) through a kernel task, against onnxruntime on one thread.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from impl.device import Device, KernelTask, Slot
+
+# The single-op harness of the device tests builds the onnxruntime reference.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def per_task_us(n: int, slots: int, trace: bool) -> tuple[float, float]:
+    dev = Device(trace=trace)
+    args = dev.malloc(16, tag="args")
+    layout = (Slot("in", (16,)), Slot("out", (16,)))[:slots]
+    task = KernelTask("noop", "NoOp", args, layout)
+    if slots:
+        dev.write_args(task, [dev.malloc(64, tag="x"), dev.malloc(64, tag="y")][:slots])
+    t0 = time.perf_counter()
+    for _ in range(n):
+        dev.launch(task)
+    t1 = time.perf_counter()
+    dev.synchronize()
+    t2 = time.perf_counter()
+    assert dev.counters.kernel_launches == n
+    return (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6
+
+
+def conv_ms(x_shape, w_shape, repeat: int = 5, **attrs) -> tuple[float, float]:
+    """Best kernel-task time (launch + synchronize, data already on the device) and onnxruntime's."""
+    from tests.device.harness import _dtype_name, ort_run
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    (ref,) = ort_run("Conv", [x, w], **attrs)
+    dev = Device()
+    xa, wa, ya = dev.upload(x), dev.upload(w, read_only=True), dev.malloc(ref.nbytes)
+    slots = (Slot("in", x.shape), Slot("in", w.shape), Slot("out", ref.shape, _dtype_name(ref)))
+    task = KernelTask("conv", "Conv", dev.malloc(24), slots, tuple(attrs.items()))
+    dev.write_args(task, [xa, wa, ya])
+    best_dev = best_ort = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        dev.launch(task)
+        dev.synchronize()
+        best_dev = min(best_dev, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ort_run("Conv", [x, w], **attrs)
+        best_ort = min(best_ort, time.perf_counter() - t0)
+    np.testing.assert_allclose(dev.peek(ya, ref.shape, ref.dtype), ref, rtol=1e-3, atol=1e-3)
+    return best_dev * 1e3, best_ort * 1e3
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tasks", type=int, default=10_000)
+    p.add_argument("--no-conv", action="store_true")
+    a = p.parse_args()
+    print(f"per-task overhead, {a.tasks} NoOp kernel tasks on one stream (microseconds per task)")
+    print(f"  {'slots':>5} {'trace':>5} {'launch':>8} {'execute':>8} {'total':>8}")
+    for slots in (0, 2):
+        for trace in (True, False):
+            launch, run = per_task_us(a.tasks, slots, trace)
+            print(f"  {slots:>5} {str(trace):>5} {launch:8.2f} {run:8.2f} {launch + run:8.2f}")
+    if a.no_conv:
+        return
+    print("ResNet-50 Conv layers (batch 1), best of 5, ms: emulator kernel task vs onnxruntime (1 thread, incl. session build)")
+    layers = (
+        ("conv1 7x7/2, 3->64, 224x224", (1, 3, 224, 224), (64, 3, 7, 7), dict(strides=[2, 2], pads=[3, 3, 3, 3])),
+        ("3x3, 64->64, 56x56", (1, 64, 56, 56), (64, 64, 3, 3), dict(pads=[1, 1, 1, 1])),
+        ("1x1, 64->256, 56x56", (1, 64, 56, 56), (256, 64, 1, 1), {}),
+        ("3x3/2, 128->128, 56x56", (1, 128, 56, 56), (128, 128, 3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+    )
+    for name, xs, ws, attrs in layers:
+        dev_ms, ort_ms = conv_ms(xs, ws, **attrs)
+        print(f"  {name:<30} {dev_ms:8.1f} {ort_ms:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
