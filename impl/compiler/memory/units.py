@@ -179,9 +179,12 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     first = min(lt.span[r][0] for r in roots)
     last = max(lt.span[r][1] for r in roots)
     first, last = _interval(facts, first, last, reusable, cross)
+    # A group belongs to a batch branch only if every piece is produced in that branch.
+    labels = {rules.batch_label(node)} | {rules.batch_label(facts.producers(r)[0]) for r in roots}
     return Unit(
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
-        stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
+        stream=node.stream, batch=labels.pop() if len(labels) == 1 else "", zero_copy=None, reusable=reusable,
+        continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots),
         owner=None if padding or not node.outputs else node.outputs[0])

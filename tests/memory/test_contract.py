@@ -1,0 +1,96 @@
+"""The MemoryPlan JSON contract (DESIGN.md "Contracts") and ``zcspec plan``."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+
+from checks.cli.main import main
+from impl.compiler.builder import GraphBuilder
+from impl.compiler.graph_json import to_json
+from impl.compiler.memory.errors import ContractError, PlanOptionError
+from impl.compiler.memory.options import PlanOptions
+from impl.compiler.memory.plan import MemoryPlan, plan_memory
+from tests.memory.strategies import planning_graphs
+from tests.memory.test_sweep import plan_or_reject
+
+TENSOR_KEYS = ["name", "region", "offset", "size", "aligned_size", "first", "last", "block", "zero_copy", "alias_of"]
+
+
+def _graph():
+    b = GraphBuilder("small")
+    x = b.input("x", (1, 100))
+    a = b.op("Relu", [x], name="a", _workspace_bytes=(64,))
+    r = b.op("Reshape", [a], name="r", shape=(100,))
+    b.output(b.op("Abs", [r], name="o"))
+    return b.build()
+
+
+def test_contract_has_the_contract_keys_in_order():
+    d = plan_memory(_graph()).to_contract()
+    assert list(d)[:6] == ["order", "tensors", "blocks", "regions", "lower_bound", "naive"]
+    assert d["order"] == ["x", "a", "r", "o", "NetOutput"]
+    assert all(list(t) == TENSOR_KEYS for t in d["tensors"])
+    assert all(list(b)[:6] == ["id", "region", "offset", "size", "zero_copy", "tensors"] for b in d["blocks"])
+    names = [t["name"] for t in d["tensors"]]
+    assert names == ["x", "a:0", "a#ws0", "r:0", "o:0"]
+    r = d["tensors"][3]
+    assert (r["alias_of"], r["offset"]) == ("a:0", d["tensors"][1]["offset"])
+    assert set(d["regions"]) == {"feature_map", "zero_copy", "weight", "fixed"}
+    json.dumps(d)  # plain JSON
+
+
+@given(planning_graphs(max_nodes=8))
+def test_round_trip(graph):
+    for strategy in ("ge", "compact"):
+        plan = plan_or_reject(graph, PlanOptions(strategy=strategy))
+        d = json.loads(json.dumps(plan.to_contract()))
+        assert MemoryPlan.from_contract(d) == plan
+        assert MemoryPlan.from_contract(d).to_contract() == d
+
+
+def test_from_contract_names_the_broken_field():
+    d = plan_memory(_graph()).to_contract()
+    d["tensors"][1]["offset"] = "zero"
+    with pytest.raises(ContractError, match=r"tensors\[1\]\.offset"):
+        MemoryPlan.from_contract(d)
+    good = plan_memory(_graph()).to_contract()
+    with pytest.raises(ContractError, match="no 'blocks'"):
+        MemoryPlan.from_contract({k: v for k, v in good.items() if k != "blocks"})
+
+
+def test_bad_options_are_named():
+    with pytest.raises(PlanOptionError, match="strategy='best'"):
+        PlanOptions(strategy="best")
+    with pytest.raises(PlanOptionError, match="block_align=0"):
+        PlanOptions(block_align=0)
+
+
+def _model_file(tmp_path):
+    path = tmp_path / "small.json"
+    path.write_text(to_json(_graph()))
+    return str(path)
+
+
+def test_cli_table_and_json(tmp_path, capsys):
+    path = _model_file(tmp_path)
+    assert main(["plan", path]) == 0
+    out = capsys.readouterr().out
+    assert "r:0 -> a:0" in out and "lower bound" in out
+    assert main(["plan", path, "--json", "--strategy", "compact"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["strategy"] == "compact" and d["regions"]["feature_map"] >= d["lower_bound"]
+    assert main(["plan", path, "--json", "--no-reuse"]) == 0
+    assert json.loads(capsys.readouterr().out)["options"]["reuse"] is False
+
+
+def test_cli_usage_errors_exit_2(tmp_path, capsys):
+    path = _model_file(tmp_path)
+    assert main(["plan", path, "--buffers", "x.csv"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["plan"]) == 2
+    assert "needs MODEL" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["plan", str(bad)]) == 2
