@@ -16,6 +16,7 @@ from impl.compiler.errors import GraphError
 COMMANDS = (
     ("summary", "summary", "print a model summary: nodes by op type, tensors, weight and activation bytes"),
     ("compile", "compile_cmd", "compile a model into a .zcm model file (passes, memory plan, tasks)"),
+    ("plan", "plan", "plan a model's memory (table, --json contract, --picture) or a bare --buffers instance"),
 )
 
 
