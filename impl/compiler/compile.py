@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from impl.compiler.ir import Graph
-from impl.compiler.memory.plan import plan_memory
+from impl.compiler.memory.plan import MemoryPlan, plan_memory
 from impl.compiler.model_file.encode import encode
 from impl.compiler.model_file.model import CompiledModel, WeightEntry
 from impl.compiler.options import CompileOptions
@@ -26,17 +26,32 @@ def options_dict(options: CompileOptions) -> dict:
     return d
 
 
-def build_model(graph: Graph, options: CompileOptions = CompileOptions()) -> CompiledModel:
+@attrs.frozen
+class Stages:
+    """Every artefact of one compilation, for observers and debugging."""
+
+    graph: Graph          # after the passes: the graph that was planned
+    plan: MemoryPlan
+    model: CompiledModel
+
+
+def compile_stages(graph: Graph, options: CompileOptions = CompileOptions()) -> Stages:
     graph = run_passes(validate(graph), options)
-    contract = plan_memory(graph, options.plan_options()).to_contract()
+    plan = plan_memory(graph, options.plan_options())
+    contract = plan.to_contract()
     tasks = generate_tasks(graph, contract, options.profile)
     placed = {t["name"]: t for t in contract["tensors"]}
     weights = tuple(
         WeightEntry(w.name, placed[w.name]["offset"], graph.desc[w.name].shape, graph.desc[w.name].dtype, w.splat, w.data)
         for w in graph.weights if w.name in placed
     )
-    return CompiledModel(graph.name, options.soc, options_dict(options), dict(contract["regions"]), contract, tasks,
-                         weights)
+    model = CompiledModel(graph.name, options.soc, options_dict(options), dict(contract["regions"]), contract, tasks,
+                          weights)
+    return Stages(graph, plan, model)
+
+
+def build_model(graph: Graph, options: CompileOptions = CompileOptions()) -> CompiledModel:
+    return compile_stages(graph, options).model
 
 
 def compile(graph: Graph, options: CompileOptions = CompileOptions()) -> bytes:  # noqa: A001 - the API's name

@@ -63,3 +63,59 @@ def observe_plan(graph: Graph, plan) -> PlanObservation:
         alignment=Alignment(block={"feature_map": block_align, "zero_copy": block_align},
                             tensor=options.get("size_align", 32)),
     )
+
+
+def _header(data: bytes):
+    import hashlib
+
+    from impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
+    from spec.observables.model_file import Header
+
+    if len(data) < HEADER.size:
+        return Header(data[:8].hex(), -1, MAGIC.hex(), (VERSION,), HEADER.size, len(data), "", "")
+    magic, version, header_len, meta_len, blob_len, digest = HEADER.unpack_from(data)
+    return Header(magic.hex(), version, MAGIC.hex(), (VERSION,), header_len + meta_len + blob_len, len(data),
+                  digest.hex(), hashlib.sha256(data[HEADER.size:]).hexdigest())
+
+
+def _nodes(graph: Graph, soc):
+    from impl.compiler.passes.memcpy_addr_async import refreshable
+    from spec.observables.model_file import NodeInfo
+
+    producer = graph.producer
+    consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
+    out = [NodeInfo(w, "Const") for w in consts]
+    for n in graph.nodes:
+        srcs = tuple(dict.fromkeys(producer.get(t, t) for t in n.inputs))
+        out.append(NodeInfo(n.name, n.op_type, srcs, supports_addr_refresh=refreshable(n, soc)))
+    return tuple(out)
+
+
+def observe_model_file(data: bytes, graph: Graph | None = None, options=None):
+    """The spec's ModelFileObservation of model bytes; ``graph`` (after the passes) and ``options``
+    add the node and SoC facts the pass invariants need."""
+    from impl.compiler.model_file.errors import ModelFormatError
+    from impl.compiler.model_file.load import load_model
+    from spec.observables.model_file import (
+        ArgSlot, BuildFacts, LoadOutcome, ModelFileObservation, SocProfile, Task, ZeroCopyEntry,
+    )
+
+    try:
+        model, outcome = load_model(data), LoadOutcome(True)
+    except ModelFormatError as e:
+        model, outcome = None, LoadOutcome(False, str(e))
+    tasks, table, regions = (), (), {}
+    if model is not None:
+        regions = dict(model.regions)
+        tasks = tuple(Task(t.index, t.kind, tuple(ArgSlot(j, s.region, s.offset, s.nbytes) for j, s in enumerate(t.slots)))
+                      for t in model.tasks.tasks)
+        io = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
+        table = tuple(ZeroCopyEntry(z.task, z.slot, io[(z.role, z.index)], z.role, z.relative_offset)
+                      for z in model.tasks.zero_copy)
+    soc = options.profile if options is not None else None
+    return ModelFileObservation(
+        header=_header(data), load=outcome, regions=regions, tasks=tasks, zero_copy_table=table,
+        nodes=_nodes(graph, soc) if graph is not None and soc is not None else (),
+        soc=SocProfile(soc.name, soc.zero_copy) if soc is not None else None,
+        build=BuildFacts(offline=bool(options.offline)) if options is not None else BuildFacts(),
+    )
