@@ -297,3 +297,21 @@ def test_cross_stream_reads_keep_memory_to_the_end():
     b.output(f, c)
     p = plan_memory(b.build())
     assert not _overlap(p, "a:0", "e:0")  # by step lifetimes they could share; the other stream may still read a
+
+
+def test_ge_keeps_the_smaller_of_its_two_planners():
+    from impl.compiler.memory.lifetimes import lifetimes
+    from impl.compiler.memory.offsets import _feature_map
+    from impl.compiler.memory.units import build_units
+
+    b = _b()
+    t = b.input("x", (1, N))
+    for i, k in enumerate((4, 1, 3, 1, 2, 4, 1, 3)):  # no two neighbours of one size: exact match rarely helps
+        t = b.op("Relu", [t], name=f"r{i}", shape=(1, k * N))
+    b.output(b.op("Relu", [t], name="o", shape=(1, N)))
+    g, o = b.build(), PlanOptions()
+    units = build_units(g, lifetimes(g), o)
+    binary = _feature_map(units.units, units.steps, o, False)[3]
+    max_block = _feature_map(units.units, units.steps, o, True)[3]
+    assert binary != max_block  # the two planners disagree here
+    assert plan_memory(g).arena == min(binary, max_block)  # 2.1.3: the smaller score wins

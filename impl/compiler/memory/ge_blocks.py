@@ -1,7 +1,10 @@
 """GE's BlockMemAssigner: units -> blocks, by first-stage reuse and the level-2 merge.
 
-Follows ge-facts.md 2 for the default binary-block planner (2.1.4: a block
-asks for its size rounded to 512 and first-stage reuse needs an exact match):
+Follows ge-facts.md 2 for GE's two default planners (2.1.2, 2.1.4): the
+binary-block planner (a block asks for its size rounded to 512 and
+first-stage reuse needs an exact match) and the max-block planner (every
+request asks for the largest size, so any free block is taken; ``Resize``
+then shrinks blocks to their real contents). offsets.py keeps the smaller.
 
 1. the walk (2.2.1): per step, free the previous step's workspaces (2.2.5),
    give each output unit a block, then the step's workspaces, then release the
@@ -68,15 +71,17 @@ class Block:
         return f"Block({self.id}, {[u.id for u in self.units]}, real={self.real})"
 
 
-def _pool_key(unit, options):
-    return unit.stream, unit.batch, block_size(unit.size, options)
+def _pool_key(unit, options, max_block: bool):
+    # 2.1.4: the binary planner asks for the 512-rounded size and needs an exact match; the max-block
+    # planner's only range is the largest size, so every request is the same and any free block fits.
+    return unit.stream, unit.batch, 0 if max_block else block_size(unit.size, options)
 
 
 def _may_reuse(unit, options) -> bool:
     return options.reuse and unit.reusable and unit.zero_copy is None and not unit.continuous and not unit.atomic
 
 
-def first_stage(units, steps: int, options) -> tuple[list[Block], dict[str, Block]]:
+def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
     """The topological walk (2.2, 2.4): returns the block list in creation order and unit id -> block."""
     allocs = defaultdict(list)
     releases = defaultdict(list)
@@ -94,10 +99,10 @@ def first_stage(units, steps: int, options) -> tuple[list[Block], dict[str, Bloc
     take = (lambda q: q.popleft()) if options.mem_release_first_reuse_first else (lambda q: q.pop())
     for step in range(steps + 1):
         for u in releases.get((step, False), ()):  # workspaces of the previous step
-            pool[_pool_key(u, options)].append(block_of[u.id])
+            pool[_pool_key(u, options, max_block)].append(block_of[u.id])
         for phase in (False, True):  # outputs, then workspaces
             for u in allocs.get((step, phase), ()):
-                queue = pool.get(_pool_key(u, options)) if _may_reuse(u, options) else None
+                queue = pool.get(_pool_key(u, options, max_block)) if _may_reuse(u, options) else None
                 if queue:
                     block = take(queue)
                     block.units.append(u)
@@ -108,7 +113,7 @@ def first_stage(units, steps: int, options) -> tuple[list[Block], dict[str, Bloc
                     blocks.append(block)
                 block_of[u.id] = block
         for u in releases.get((step, True), ()):
-            pool[_pool_key(u, options)].append(block_of[u.id])
+            pool[_pool_key(u, options, max_block)].append(block_of[u.id])
     return blocks, block_of
 
 
@@ -185,9 +190,12 @@ def regroup_continuous(blocks: list[Block]) -> list[Block]:
     return [b for b in blocks if not b.continuous] + [b for b in blocks if b.continuous]
 
 
-def assign_blocks(units, steps: int, options) -> tuple[list[Block], dict[str, Block]]:
-    """Stages 1-3 of GE's BlockMemAssigner. With reuse off the order is creation order (2.8.5)."""
-    blocks, block_of = first_stage(units, steps, options)
+def assign_blocks(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
+    """Stages 1-3 of one GE planner (binary-block, or max-block with ``max_block``).
+
+    With reuse off the order is creation order (2.8.5).
+    """
+    blocks, block_of = first_stage(units, steps, options, max_block)
     if options.reuse:
         blocks = level_two(blocks, options)
     return regroup_continuous(blocks), block_of

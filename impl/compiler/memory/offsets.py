@@ -93,9 +93,9 @@ def _export_tree(top, options, memo, offsets, blocks: list, unit_offset: dict) -
             unit_offset[u.id] = ("feature_map", offsets[b.id], i)
 
 
-def ge_layout(units, steps: int, options) -> Placed:
-    """The GE strategy: BlockMemAssigner blocks, dynamic batches, then the three placements."""
-    block_list, _ = assign_blocks(units, steps, options)
+def _feature_map(units, steps: int, options, max_block: bool):
+    """One GE planner's block list and its layout; the score is the feature-map end (2.1.3)."""
+    block_list, _ = assign_blocks(units, steps, options, max_block)
     block_list = assign_batches(block_list, options)
     memo, offsets, blocks, unit_offset = {}, {}, [], {}
     end = 0
@@ -105,6 +105,14 @@ def ge_layout(units, steps: int, options) -> Placed:
         place(b, end, options, memo, offsets)
         _export_tree(b, options, memo, offsets, blocks, unit_offset)
         end += resize(b, options, memo)
+    return block_list, blocks, unit_offset, end
+
+
+def ge_layout(units, steps: int, options) -> Placed:
+    """The GE strategy: both planners (binary-block and max-block, 2.1.2), the smaller feature map wins
+    (ties: binary, 2.1.3); then atomic outputs (3.3) and zero-copy memory (3.2) after it."""
+    candidates = [_feature_map(units, steps, options, max_block) for max_block in (False, True)]
+    block_list, blocks, unit_offset, end = min(candidates, key=lambda c: c[3])
     end = place_atomic([u for u in units if u.atomic], end, options, blocks, unit_offset)
     zc_units = [u for b in block_list if b.zero_copy is not None for u in b.units]
     zc = place_zero_copy(zc_units, options, blocks, unit_offset)
