@@ -10,12 +10,15 @@ import importlib
 import sys
 
 from impl.compiler.errors import GraphError
+from spec.errors import SpecError
 
 # (subcommand, module under checks.cli, one-line help). A module exposes
 # ``configure(parser)`` and ``run(args) -> int``.
 COMMANDS = (
     ("summary", "summary", "print a model summary: nodes by op type, tensors, weight and activation bytes"),
+    ("spec", "spec_doc", "render the spec document (docs/SPEC.md), check it is current, or check an observation"),
     ("compile", "compile_cmd", "compile a model into a .zcm model file (passes, memory plan, tasks)"),
+    ("replay", "replay_cmd", "re-run counterexample files; exit 1 while one still fails"),
     ("plan", "plan", "plan a model's memory (table, --json contract, --picture) or a bare --buffers instance"),
 )
 
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
-    except (GraphError, UsageError) as e:
+    except (GraphError, SpecError, UsageError) as e:
         print(f"zcspec {args.command}: error: {e}", file=sys.stderr)
         return 2
 

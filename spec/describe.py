@@ -1,0 +1,124 @@
+"""Short, readable text of an observation for the spec document: plan rows, trace events, slots.
+
+Fields at their default values are left out, so an example shows only what
+it is about. Addresses are printed in hex, sizes in decimal bytes.
+"""
+from __future__ import annotations
+
+import attrs
+
+from spec.observables import (
+    Alignment, BuildFacts, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
+)
+from spec.observables.trace import Event
+
+_HEX = {"address", "src", "dst", "value", "model_address"}
+
+
+def describe(obs) -> str:
+    if isinstance(obs, PlanObservation):
+        return _plan(obs)
+    if isinstance(obs, ModelFileObservation):
+        return _model_file(obs)
+    if isinstance(obs, ExecutionObservation):
+        return _execution(obs)
+    if isinstance(obs, LoadObservation):
+        return "\n".join(_load(obs))
+    raise TypeError(f"cannot describe a {type(obs).__name__}")
+
+
+def _plan(p: PlanObservation) -> str:
+    head = ("tensor", "region", "offset", "size", "aligned", "steps", "block", "alias_of")
+    rows = [head] + [(t.name, t.region, str(t.offset), str(t.size), str(t.aligned_size), f"{t.first}..{t.last}",
+                      str(t.block), t.alias_of or "") for t in p.tensors]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.append("regions: " + ", ".join(f"{k}={v}" for k, v in p.regions.items())
+                 + f"; lower_bound={p.lower_bound}; naive={p.naive}; steps={len(p.order)}")
+    facts = [("attributes", p.attributes and _fields(p.attributes)),
+             ("graph_inputs", " ".join(p.graph_inputs)), ("graph_outputs", " ".join(p.graph_outputs)),
+             ("consumers", ", ".join(f"{k}@{','.join(map(str, v))}" for k, v in p.consumers.items())),
+             ("atomic", " ".join(p.atomic)), ("fixed", " ".join(p.fixed)),
+             ("continuous_groups", ", ".join(f"{g.consumer}({', '.join(g.tensors)})"
+                                              + ("" if g.padding else " nopadding") for g in p.continuous_groups)),
+             ("workspaces", ", ".join(f"{k} of {v}" for k, v in p.workspaces.items())),
+             ("alignment", "" if p.alignment == Alignment() else _fields(p.alignment))]
+    lines += [f"{k}: {v}" for k, v in facts if v]
+    return "\n".join(lines)
+
+
+def _value(name: str, v) -> str:
+    if name in _HEX and isinstance(v, int):
+        return hex(v)
+    if isinstance(v, tuple) and v and attrs.has(type(v[0])):
+        return "[" + ", ".join(_fields(x) for x in v) + "]"
+    return str(v) if not isinstance(v, str) else v
+
+
+def _fields(obj) -> str:
+    """name=value for every field not at its default."""
+    parts = []
+    for f in attrs.fields(type(obj)):
+        v = getattr(obj, f.name)
+        default = f.default.factory() if isinstance(f.default, attrs.Factory) else f.default
+        if v == default and default is not attrs.NOTHING:
+            continue
+        parts.append(f"{f.name}={_value(f.name, v)}")
+    return " ".join(parts)
+
+
+def _model_file(mf: ModelFileObservation) -> str:
+    lines = [f"header: {_fields(mf.header)}"]
+    if mf.load is not None:
+        lines.append(f"load: {_fields(mf.load)}")
+    if mf.regions:
+        lines.append("regions: " + ", ".join(f"{k}={v}" for k, v in mf.regions.items()))
+    lines += [f"task {t.id} ({t.kind}) slot {s.index}: {s.region}+{s.offset}, {s.size} bytes"
+              for t in mf.tasks for s in t.slots]
+    lines += [f"zero-copy entry: {_fields(e)}" for e in mf.zero_copy_table]
+    lines += [f"node {n.name}: {n.type}" + (f"({', '.join(n.inputs)})" if n.inputs else "")
+              + ("" if n.supports_addr_refresh else " [no address refresh]") for n in mf.nodes]
+    if mf.soc is not None:
+        lines.append(f"soc: {_fields(mf.soc)}")
+    if mf.build != BuildFacts():
+        lines.append(f"build: {_fields(mf.build)}")
+    return "\n".join(lines)
+
+
+def _load(ld: LoadObservation) -> list[str]:
+    lines = [f"options: {_fields(ld.options)}"]
+    lines += [f"region {r.name}: {hex(r.address)}, {r.size} bytes" + ("" if r.backed else " (not backed)")
+              for r in ld.regions]
+    lines += [f"io {t.name}: {_fields(t)}" for t in ld.io]
+    lines += [f"zero-copy entry: task {e.task} slot {e.slot} -> {e.io} + {e.relative_offset}"
+              for e in ld.zero_copy_table]
+    if ld.copy_only:
+        lines.append("copy_only: " + " ".join(ld.copy_only))
+    lines += [_event(e) for e in ld.events]
+    return lines
+
+
+def _event(e: Event) -> str:
+    parts = [f"#{e.seq} {e.kind}"]
+    for f in attrs.fields(Event):
+        if f.name in ("seq", "kind"):
+            continue
+        v = getattr(e, f.name)
+        if v is None or v == ():
+            continue
+        if f.name in ("reads", "writes"):
+            v = " ".join(f"[{hex(r.address)}, +{r.size})" for r in v)
+        parts.append(f"{f.name}={_value(f.name, v)}")
+    return " ".join(parts)
+
+
+def _execution(obs: ExecutionObservation) -> str:
+    lines = _load(obs.load)
+    lines += [f"buffer {b.name}: {b.role} at {hex(b.address)}, {b.size} bytes, {b.placement}" for b in obs.buffers]
+    lines += [f"slot task {s.task} #{s.index} = {hex(s.value)}" for s in obs.slots]
+    if obs.io_addresses:
+        lines.append("io_addresses: " + " ".join(f"{k}={hex(v)}" for k, v in obs.io_addresses.items()))
+    lines += [_event(e) for e in obs.events]
+    lines += [f"output {o.name}: {_fields(o)}" for o in obs.outputs]
+    lines.append("result: " + ("ok" if obs.result.ok else f"error ({_fields(obs.result)})"))
+    return "\n".join(lines)
