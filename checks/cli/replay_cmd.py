@@ -1,0 +1,33 @@
+"""``zcspec replay FILE [...]``: re-run counterexamples; exit 1 while any still fails."""
+from __future__ import annotations
+
+from checks.counterexample import Counterexample, CounterexampleError
+from checks.replay import corpus_files, export_pytest, replay
+
+
+def configure(parser) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE", help="counterexample .json files (default: the built-in corpus)")
+    parser.add_argument("--export-pytest", metavar="OUT.py", help="write the (single) counterexample as a pytest file")
+
+
+def run(args) -> int:
+    from checks.cli.main import UsageError
+
+    files = args.files or corpus_files()
+    if args.export_pytest and len(files) != 1:
+        raise UsageError("--export-pytest takes exactly one counterexample FILE")
+    failing = 0
+    for path in files:
+        try:
+            cx = Counterexample.load(path)
+        except CounterexampleError as e:
+            raise UsageError(str(e)) from e
+        result = replay(cx)
+        print(f"{path}: {result.summary()}")
+        failing += result.still_fails
+        if args.export_pytest:
+            export_pytest(cx, args.export_pytest)
+            print(f"wrote {args.export_pytest}")
+    if not files:
+        print("no counterexamples to replay")
+    return 1 if failing else 0

@@ -1,0 +1,84 @@
+"""Counterexample files: the input that reproduces a failure, the invariant, the violation, the version.
+
+Format (JSON, documented in docs/counterexamples.md)::
+
+    {"format": "zcspec-counterexample", "version": 1, "zcspec": "0.1.0",
+     "invariant": "LAYOUT-NO-OVERLAP",
+     "violation": {"culprit": ..., "message": ..., "values": {...}},
+     "scenario": {"kind": "plan", "graph": <graph JSON>, "compile": {...}, "runtime": {...}},
+     "expect": "fixed" | "violation",
+     "found_with": null | "<fault variant>", "note": "..."}
+
+``expect`` says what the corpus requires on replay: ``fixed`` (the usual: the
+bug was fixed and must stay fixed) or ``violation`` (a documented hazard that
+the checker must keep detecting, such as GE's unchecked AllocModelOutTensor).
+"""
+from __future__ import annotations
+
+import json
+from importlib import metadata
+
+import attrs
+
+from checks.scenario import Scenario
+
+FORMAT = "zcspec-counterexample"
+VERSION = 1
+EXPECTS = ("fixed", "violation")
+
+
+class CounterexampleError(ValueError):
+    """A counterexample file is malformed; the message names the file and the field."""
+
+
+def zcspec_version() -> str:
+    try:
+        return metadata.version("zcspec")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@attrs.frozen
+class Counterexample:
+    scenario: Scenario
+    invariant: str
+    violation: dict
+    expect: str = attrs.field(default="fixed", validator=attrs.validators.in_(EXPECTS))
+    found_with: str | None = None
+    note: str = ""
+    zcspec: str = attrs.field(factory=zcspec_version)
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "zcspec": self.zcspec, "invariant": self.invariant,
+                "violation": self.violation, "scenario": self.scenario.to_dict(), "expect": self.expect,
+                "found_with": self.found_with, "note": self.note}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=True, default=str)
+
+    @classmethod
+    def from_dict(cls, d: dict, *, file: str = "") -> "Counterexample":
+        where = file or "counterexample"
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise CounterexampleError(f"{where}: not a zcspec counterexample (format must be {FORMAT!r})")
+        if d.get("version") != VERSION:
+            raise CounterexampleError(f"{where}: counterexample version {d.get('version')!r} is not supported")
+        try:
+            return cls(Scenario.from_dict(d["scenario"]), d["invariant"], dict(d["violation"]),
+                       d.get("expect", "fixed"), d.get("found_with"), d.get("note", ""), d.get("zcspec", "unknown"))
+        except (KeyError, TypeError, ValueError) as e:
+            raise CounterexampleError(f"{where}: malformed counterexample: {type(e).__name__}: {e}") from e
+
+    @classmethod
+    def load(cls, path: str) -> "Counterexample":
+        try:
+            with open(path, encoding="utf-8") as f:
+                return cls.from_dict(json.load(f), file=path)
+        except OSError as e:
+            raise CounterexampleError(f"{path}: cannot read: {e.strerror}") from e
+        except json.JSONDecodeError as e:
+            raise CounterexampleError(f"{path}: not JSON: {e}") from e
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json() + "\n")

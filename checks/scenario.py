@@ -1,0 +1,86 @@
+"""A Scenario: everything needed to reproduce one check, as data with a JSON form.
+
+``kind`` says what is observed: ``plan`` (the memory plan), ``model_file``
+(the compiled file and the pass decisions) or ``execution`` (a run through a
+runtime; ``runtime`` holds its options and buffer choices). ``observe``
+drives impl with the scenario and returns the spec's observations of it;
+``evaluate`` checks them. Observers are a table, so the runtimes plug in their
+own kinds (``OBSERVERS``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+from impl.compiler import graph_json
+from impl.compiler.ir import Graph
+from impl.compiler.options import CompileOptions
+
+KINDS = ("plan", "model_file", "execution")
+
+
+def _options_dict(o: CompileOptions) -> dict:
+    d = attrs.asdict(o)
+    d["disabled_passes"] = sorted(o.disabled_passes)
+    return d
+
+
+@attrs.frozen
+class Scenario:
+    kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
+    graph: Graph
+    compile: CompileOptions = CompileOptions()
+    runtime: dict = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "graph": graph_json.to_dict(self.graph), "compile": _options_dict(self.compile),
+                "runtime": self.runtime}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Scenario":
+        return cls(d["kind"], graph_json.from_dict(d["graph"]), CompileOptions(**d.get("compile", {})),
+                   dict(d.get("runtime", {})))
+
+
+def _observe_plan(s: Scenario) -> list:
+    from impl.compiler.compile import compile_stages
+    from impl.compiler.observe import observe_plan
+
+    stages = compile_stages(s.graph, s.compile)
+    return [observe_plan(stages.graph, stages.plan)]
+
+
+def _observe_model_file(s: Scenario) -> list:
+    from impl.compiler.compile import compile_stages
+    from impl.compiler.model_file.encode import encode
+    from impl.compiler.observe import observe_model_file
+
+    stages = compile_stages(s.graph, s.compile)
+    return [observe_model_file(encode(stages.model), stages.graph, s.compile)]
+
+
+def _observe_execution(s: Scenario) -> list:
+    from checks.execution import observe_execution
+
+    return observe_execution(s)
+
+
+OBSERVERS: dict[str, Callable[[Scenario], list]] = {
+    "plan": _observe_plan,
+    "model_file": _observe_model_file,
+    "execution": _observe_execution,
+}
+
+
+def observe(s: Scenario) -> list[Any]:
+    return OBSERVERS[s.kind](s)
+
+
+def evaluate(s: Scenario, invariant_ids: tuple[str, ...] | None = None):
+    """The spec's reports for every observation of ``s`` (only the given invariants, if named)."""
+    from spec.check import check
+    from spec.registry import get
+
+    chosen = None if invariant_ids is None else [get(i) for i in invariant_ids]
+    return [check(o, invariants=chosen) for o in observe(s)]

@@ -1,0 +1,75 @@
+"""Counterexample files round-trip, replay on the current code, and export to a pytest file."""
+import subprocess
+import sys
+
+import attrs
+import pytest
+
+from checks import scenario as scenario_mod
+from checks.cli.main import main
+from checks.counterexample import Counterexample, CounterexampleError
+from checks.replay import export_pytest, replay
+from checks.scenario import Scenario
+from impl.compiler.builder import GraphBuilder
+
+
+def small_graph():
+    b = GraphBuilder("cx")
+    x = b.input("x", (4, 4))
+    y = b.op("Relu", [x], name="a")
+    b.output(b.op("Neg", [y], name="b"))
+    return b.build()
+
+
+def counterexample(**kw):
+    return Counterexample(Scenario("plan", small_graph()), "LAYOUT-NO-OVERLAP",
+                          {"culprit": "tensor 'a:0'", "message": "demo"}, **kw)
+
+
+def broken_plan_observer(scenario):
+    """The real observation with the zero-copy output moved onto the input: a seeded layout bug."""
+    obs = scenario_mod._observe_plan(scenario)[0]
+    x = obs.tensor["x"]
+    moved = tuple(attrs.evolve(t, offset=x.offset, first=0) if t.name == "b:0" else t for t in obs.tensors)
+    return [attrs.evolve(obs, tensors=moved)]
+
+
+def test_json_round_trip(tmp_path):
+    cx = counterexample(note="n", found_with="demo-fault")
+    path = tmp_path / "cx.json"
+    cx.save(str(path))
+    assert Counterexample.load(str(path)) == cx
+
+
+def test_replay_passes_on_correct_code_and_fails_on_broken(monkeypatch):
+    assert not replay(counterexample()).still_fails
+    monkeypatch.setitem(scenario_mod.OBSERVERS, "plan", broken_plan_observer)
+    result = replay(counterexample())
+    assert result.still_fails and "LAYOUT-NO-OVERLAP" in result.summary()
+
+
+def test_cli_exit_codes(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "cx.json"
+    counterexample().save(str(path))
+    assert main(["replay", str(path)]) == 0
+    monkeypatch.setitem(scenario_mod.OBSERVERS, "plan", broken_plan_observer)
+    assert main(["replay", str(path)]) == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "other"}')
+    assert main(["replay", str(bad)]) == 2
+    assert "bad.json" in capsys.readouterr().err
+
+
+def test_malformed_files_name_the_file(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text("{")
+    with pytest.raises(CounterexampleError, match="x.json: not JSON"):
+        Counterexample.load(str(p))
+
+
+def test_exported_pytest_passes_on_the_real_code(tmp_path):
+    out = tmp_path / "test_exported.py"
+    export_pytest(counterexample(), str(out))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)],
+                         capture_output=True, text=True, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stdout + run.stderr
