@@ -62,11 +62,18 @@ class Device:
         self.device_id = device_id
         self.mem = AddressSpace("device", DEVICE_BASE + device_id * DEVICE_STRIDE, capacity or self.soc.capacity,
                                 align=self.soc.alloc_align, device_id=device_id, poison=poison)
+        self._owns_host = host is None
         self.host = host or AddressSpace("host", HOST_BASE, host_capacity, align=64, device_id=device_id, poison=poison)
         self.tally = Tally()
         self.trace = tr.Trace(trace)
         self.streams = Streams()
         self.comms: dict[str, tuple] = {}   # communicator name -> (HcclComm, rank); see hccl.py
+
+    def close(self) -> None:
+        """Release the backing memory now (it also goes when the device is garbage collected)."""
+        self.mem.close()
+        if self._owns_host:
+            self.host.close()
 
     def __repr__(self) -> str:
         return f"Device({self.soc.name!r}, device_id={self.device_id})"

@@ -93,8 +93,15 @@ def run_kernel(dev, task, token, sid) -> None:
     if fn is None:
         raise KernelError(task.name, task.op_type, "no kernel for this op type")
     bound = bind(dev, task)
-    results = check_results(task, bound, fn(task, bound.ins, bound.outs))
-    commit(dev, task, bound, results, sid)
+    try:
+        raw = fn(task, bound.ins, bound.outs)
+    except KernelError:
+        raise
+    except (ValueError, TypeError, IndexError, ArithmeticError) as e:
+        # numpy rejecting the operands: a shape/dtype/attribute the compiler got wrong.
+        raise KernelError(task.name, task.op_type, f"{type(e).__name__}: {e} (inputs "
+                          f"{[(x.shape, str(x.dtype)) for x in bound.ins]}, attributes {dict(task.attrs)})") from e
+    commit(dev, task, bound, check_results(task, bound, raw), sid)
     dev.tally.kernel_launches += 1
 
 

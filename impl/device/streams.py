@@ -9,7 +9,9 @@ Contract (CUDA/ACL semantics):
 - Streams interleave round-robin; any interleaving that honours the two rules
   above is a legal schedule, and the emulator picks this one deterministically.
 - ``drain`` returns when no stream head can run; the caller decides whether what
-  is left is a deadlock or a collective waiting for its peers.
+  is left is a collective waiting for its peers or a deadlock. Events alone cannot
+  deadlock under launch-time semantics (a wait only ever waits for a record launched
+  before it); a collective that some rank never reaches can.
 """
 from __future__ import annotations
 

@@ -155,3 +155,15 @@ def test_fault_is_traced(dev):
         dev.free(x)
     (ev,) = dev.trace.since(mark)
     assert type(ev).__name__ == "Fault" and ev.kind == "double_free" and ev.address == x
+
+
+def test_kernel_rejecting_its_operands_is_a_kernel_error_naming_the_task(dev):
+    from impl.device import KernelError
+
+    a, b, y = dev.malloc(16, tag="a"), dev.malloc(12, tag="b"), dev.malloc(16, tag="y")
+    task = KernelTask("add_0", "Add", dev.malloc(24), (Slot("in", (4,)), Slot("in", (3,)), Slot("out", (4,))))
+    dev.write_args(task, [a, b, y])
+    dev.launch(task)
+    with pytest.raises(KernelError, match="add_0.*broadcast"):
+        dev.synchronize()
+    assert np.isnan(dev.peek(y, (4,), np.float32)).all()

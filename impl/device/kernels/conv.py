@@ -28,7 +28,7 @@ def conv(task, ins, outs):
     if kernel_shape != tuple(w.shape[2:]):
         raise fail(task, f"kernel_shape={kernel_shape} differs from the weight's {w.shape[2:]}")
     g = geometry(task, x.shape[2:], kernel_shape)
-    y = _pointwise(x, w, g) if _is_pointwise(g) and groups == 1 else _im2col(x, w, g, groups)
+    y = _pointwise(x, w, g, groups) if _is_pointwise(g) else _im2col(x, w, g, groups)
     if len(ins) > 2:
         y += ins[2].reshape((1, m) + (1,) * (x.ndim - 2))
     return (y,)
@@ -38,10 +38,11 @@ def _is_pointwise(g) -> bool:
     return all(k == 1 for k in g.kernel) and all(s == 1 for s in g.strides) and not any(g.begin + g.end)
 
 
-def _pointwise(x, w, g):
+def _pointwise(x, w, g, groups):
     n, c = x.shape[:2]
-    m = w.shape[0]
-    y = np.matmul(w.reshape(m, c), x.reshape(n, c, -1))
+    m, cg = w.shape[:2]
+    # (groups, M/g, C/g) @ (N, groups, C/g, pixels): one batched matmul, no column matrix.
+    y = np.matmul(w.reshape(groups, m // groups, cg), x.reshape(n, groups, cg, -1))
     return y.reshape((n, m) + g.out)
 
 
@@ -60,7 +61,11 @@ def _im2col(x, w, g, groups):
     wm = w.reshape(groups, m // groups, cg * ksize)
     if groups == 1:
         y = cols[:, 0, :] @ wm[0].T              # pixels, M
-    else:
-        y = np.einsum("pgk,gmk->pgm", cols, wm, optimize=True).reshape(pixels, m)
+    elif m == groups:                            # depthwise: one output channel per group
+        y = np.einsum("pgk,gk->pg", cols, wm[:, 0, :])
+    else:                                        # groups, pixels, M/g by batched matmul
+        # Contiguous operands keep numpy on BLAS (a strided batch falls back to a slow loop).
+        per_group = np.matmul(np.ascontiguousarray(cols.transpose(1, 0, 2)), np.ascontiguousarray(wm.transpose(0, 2, 1)))
+        y = per_group.transpose(1, 0, 2).reshape(pixels, m)
     y = y.reshape((n,) + g.out + (m,))
     return np.moveaxis(y, -1, 1)
