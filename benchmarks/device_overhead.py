@@ -1,12 +1,14 @@
 """Per-task overhead of the emulated NPU, and the cost of its heaviest kernels.
 
-    python benchmarks/device_overhead.py [--tasks 10000] [--no-conv]
+    python benchmarks/device_overhead.py [--tasks 10000] [--no-conv] [--models resnet50 vgg19 ...]
 
 Prints:
 1. launch + execute time per NoOp kernel task (no slots: pure scheduling, and with
    two argument slots: table read, two range checks, two views), trace on and off;
 2. the ResNet-50 Conv layers by shape (the 7x7/2 stem, a 3x3 and a 1x1 layer at
-   56x56) through a kernel task, against onnxruntime on one thread.
+   56x56) through a kernel task, against onnxruntime on one thread;
+3. with ``--models``, whole light models through the naive per-tensor executor of
+   the device tests (load time, then the time of the tasks alone).
 """
 from __future__ import annotations
 
@@ -70,6 +72,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=int, default=10_000)
     p.add_argument("--no-conv", action="store_true")
+    p.add_argument("--models", nargs="*", default=[], metavar="ZOO_NAME")
     a = p.parse_args()
     print(f"per-task overhead, {a.tasks} NoOp kernel tasks on one stream (microseconds per task)")
     print(f"  {'slots':>5} {'trace':>5} {'launch':>8} {'execute':>8} {'total':>8}")
@@ -77,8 +80,30 @@ def main() -> None:
         for trace in (True, False):
             launch, run = per_task_us(a.tasks, slots, trace)
             print(f"  {slots:>5} {str(trace):>5} {launch:8.2f} {run:8.2f} {launch + run:8.2f}")
-    if a.no_conv:
-        return
+    if not a.no_conv:
+        conv_table()
+    if a.models:
+        model_table(a.models)
+
+
+def model_table(names) -> None:
+    from checks.cli.models import zoo_path
+    from impl.compiler.frontend.onnx_import import load_onnx
+    from tests.device.naive_runner import run
+
+    print("light models through the naive executor (seconds): load = weights + args, run = tasks")
+    for name in names:
+        graph = load_onnx(zoo_path(name))
+        feeds = {t: np.ones(graph.desc[t].shape, np.float32) for t in graph.inputs}
+        dev = Device()
+        t0 = time.perf_counter()
+        _, seconds = run(dev, graph, feeds)
+        total = time.perf_counter() - t0
+        print(f"  {name:<14} load {total - seconds:6.2f}  run {seconds:6.2f}  tasks {dev.counters.tasks_executed}")
+        dev.close()
+
+
+def conv_table() -> None:
     print("ResNet-50 Conv layers (batch 1), best of 5, ms: emulator kernel task vs onnxruntime (1 thread, incl. session build)")
     layers = (
         ("conv1 7x7/2, 3->64, 224x224", (1, 3, 224, 224), (64, 3, 7, 7), dict(strides=[2, 2], pads=[3, 3, 3, 3])),

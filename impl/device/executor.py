@@ -33,7 +33,9 @@ def slot_values(dev, task) -> list[int]:
     if n == 0:
         return []
     mem = dev.mem
-    off = mem.check(task.args, SLOT_BYTES * n, task=task.name, what="argument table read")
+    off = mem.fast_offset(task.args, SLOT_BYTES * n, False)
+    if off < 0:
+        off = mem.check(task.args, SLOT_BYTES * n, task=task.name, what="argument table read")
     if task.args % SLOT_BYTES:
         raise _misaligned(dev, task, task.args, SLOT_BYTES, "argument table")
     return mem.u8[off:off + SLOT_BYTES * n].view("<u8").tolist()
@@ -51,7 +53,10 @@ def bind(dev, task) -> Bound:
     ins, outs, out_offsets, reads, writes = [], [], [], [], []
     for i, (slot, addr) in enumerate(zip(task.slots, slot_values(dev, task))):
         out = slot.role == "out"
-        off = mem.check(addr, slot.nbytes, write=out, task=task.name, what=f"slot {i} ({slot.role} {slot.dtype}{list(slot.shape)})")
+        off = mem.fast_offset(addr, slot.nbytes, out)
+        if off < 0:  # the slow path names the fault (or passes a zero-byte slot)
+            off = mem.check(addr, slot.nbytes, write=out, task=task.name,
+                            what=f"slot {i} ({slot.role} {slot.dtype}{list(slot.shape)})")
         if addr % slot.np_dtype.itemsize:
             raise _misaligned(dev, task, addr, slot.np_dtype.itemsize, f"slot {i} ({slot.dtype})")
         if not slot.dense:

@@ -122,6 +122,17 @@ class AddressSpace:
 
     # -- checked access ------------------------------------------------------------
 
+    def fast_offset(self, addr: int, nbytes: int, write: bool) -> int:
+        """The offset of a legal access, or -1 (then ``check`` explains the fault). Hot path."""
+        starts = self._starts
+        i = bisect.bisect_right(starts, addr) - 1
+        if i < 0 or nbytes <= 0:
+            return -1
+        a = self._live[starts[i]]
+        if addr + nbytes > a.addr + a.size or (write and a.read_only):
+            return -1
+        return addr - self.base
+
     def check(self, addr: int, nbytes: int, *, write: bool = False, task: str = "", what: str = "access",
               loading: bool = False) -> int:
         """The offset of ``[addr, addr + nbytes)`` if it lies inside one live allocation, else DeviceFault.
