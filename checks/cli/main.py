@@ -19,6 +19,8 @@ COMMANDS = (
     ("spec", "spec_doc", "render the spec document (docs/SPEC.md), check it is current, or check an observation"),
     ("compile", "compile_cmd", "compile a model into a .zcm model file (passes, memory plan, tasks)"),
     ("replay", "replay_cmd", "re-run counterexample files; exit 1 while one still fails"),
+    ("verify", "verify", "the main job: every invariant over the zoo, Z3 proofs, a random campaign, the corpus"),
+    ("explore", "explore", "a time-boxed random campaign that writes counterexample files"),
     ("plan", "plan", "plan a model's memory (table, --json contract, --picture) or a bare --buffers instance"),
 )
 

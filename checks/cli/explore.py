@@ -1,0 +1,33 @@
+"""``zcspec explore --time SECONDS --seed N``: a time-boxed random campaign that writes counterexamples."""
+from __future__ import annotations
+
+import os
+import sys
+
+from checks.campaign import explore
+from checks.strategies.scenarios import scenarios
+
+
+def configure(parser) -> None:
+    parser.add_argument("--time", type=float, default=60.0, metavar="SECONDS", help="time budget (default 60)")
+    parser.add_argument("--seed", type=int, default=0, help="first seed (each batch takes the next)")
+    parser.add_argument("--max-nodes", type=int, default=10, help="largest random graph (default 10 nodes)")
+    parser.add_argument("--out", default="counterexamples", help="folder for counterexample files (default ./counterexamples)")
+
+
+def run(args) -> int:
+    from checks.cli.main import UsageError
+
+    if args.time <= 0 or args.max_nodes < 1:
+        raise UsageError("--time must be positive and --max-nodes at least 1")
+    def progress(tally, elapsed):
+        print(f"{elapsed:6.1f} s: {tally.cases} cases, {sum(tally.violated.values())} violations", file=sys.stderr)
+
+    tally, found = explore(scenarios(max_nodes=args.max_nodes), seconds=args.time, seed=args.seed, on_batch=progress)
+    os.makedirs(args.out, exist_ok=True)
+    for k, cx in enumerate(found):
+        path = os.path.join(args.out, f"{cx.invariant.lower()}-{args.seed}-{k}.json")
+        cx.save(path)
+        print(f"{path}: {cx.invariant}: {cx.violation['culprit']}: {cx.violation['message']}")
+    print(f"{tally.cases} cases, {len(found)} counterexamples")
+    return 1 if found else 0

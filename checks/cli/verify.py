@@ -1,0 +1,81 @@
+"""``zcspec verify [MODEL ...]``: the main job. See checks/verify.py for what runs."""
+from __future__ import annotations
+
+import sys
+
+from checks.verify import VerifyConfig, verify
+from checks.zoo import zoo_names
+
+
+def configure(parser) -> None:
+    parser.add_argument("models", nargs="*", metavar="MODEL",
+                        help="models to check (.onnx, graph .json, zoo:NAME, builtin:NAME); default: the whole zoo")
+    parser.add_argument("--examples", type=int, default=150, help="random scenarios in the campaign (default 150; 0 skips it)")
+    parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    parser.add_argument("--strategy", action="append", choices=("ge", "compact"),
+                        help="planning strategies to check (default both)")
+    parser.add_argument("--soc", default="ascend910b", help="SoC profile for the zoo (default ascend910b)")
+    parser.add_argument("--no-proofs", action="store_true", help="skip the Z3 layout proofs")
+    parser.add_argument("--no-execution", action="store_true", help="skip executing the zoo through the runtimes")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _table(result, invariants) -> list[str]:
+    viol = {}
+    for f in result.findings:
+        viol[f.violation.invariant_id] = viol.get(f.violation.invariant_id, 0) + 1
+    lines = [f"{'invariant':<28} {'applied':>8} {'exercised':>9} {'violated':>8}  result"]
+    for inv in invariants:
+        i = inv.id
+        bad = viol.get(i, 0) or result.tally.violated[i]
+        state = "VIOLATED" if bad else ("NEVER EXERCISED" if not result.tally.exercised[i] else "ok")
+        lines.append(f"{i:<28} {result.tally.applied[i]:>8} {result.tally.exercised[i]:>9} {bad:>8}  {state}")
+    return lines
+
+
+def _report(result, invariants) -> None:
+    print("\n".join(_table(result, invariants)))
+    proved = sum(p.passed for _, p in result.proofs)
+    print(f"\nZ3 layout proofs: {proved}/{len(result.proofs)} proved")
+    for case, p in result.proofs:
+        if not p.passed:
+            print(f"  {case}: {p.status} {p.kind or ''} {p.pair or ''} {p.reason}")
+    for r in result.corpus:
+        print(f"corpus: {'ok' if r.as_expected else 'REGRESSED'}: {r.summary()}")
+    for case, err in result.errors:
+        print(f"CRASH in {case}: {err}")
+    for f in result.findings[:20]:
+        print(f"\nVIOLATION {f.violation.invariant_id} in {f.case}\n  {f.violation.culprit}: {f.violation.message}")
+        if f.violation.values:
+            print(f"  values: {f.violation.values}")
+        for row in f.rows[:6]:
+            print(f"  plan row: {row}")
+    if len(result.findings) > 20:
+        print(f"\n... and {len(result.findings) - 20} more violations")
+    cx = result.counterexample
+    if cx is not None:
+        print(f"\nRandom campaign found a violation of {cx.invariant} (shrunk to {len(cx.scenario.graph.nodes)} nodes):"
+              f"\n  {cx.violation['culprit']}: {cx.violation['message']}")
+        path = "zcspec-counterexample.json"
+        cx.save(path)
+        print(f"  saved to {path}; replay with: zcspec replay {path}")
+
+
+def run(args) -> int:
+    from spec.registry import all_invariants
+
+    kinds = ("plan", "model_file") if args.no_execution else ("plan", "model_file", "execution")
+    config = VerifyConfig(models=tuple(args.models) or zoo_names(), strategies=tuple(args.strategy or ("ge", "compact")),
+                          soc=args.soc, kinds=kinds, examples=args.examples, seed=args.seed, proofs=not args.no_proofs)
+    progress = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    result = verify(config, progress)
+    invariants = all_invariants()
+    _report(result, invariants)
+    ids = [i.id for i in invariants]
+    ok = result.ok(ids)
+    missing = result.unexercised(ids)
+    print(f"\n{result.tally.cases} cases in {result.seconds:.1f} s: "
+          + ("all invariants held and were exercised" if ok else
+             f"FAILED ({sum(result.tally.violated.values())} violated checks, {len(result.errors)} crashes, "
+             f"{len(missing)} invariants never exercised)"))
+    return 0 if ok else 1

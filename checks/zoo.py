@@ -1,0 +1,116 @@
+"""The built-in zoo: the nine ONNX light models plus small graphs that each exercise a rule.
+
+The light models exercise plain reuse at scale; the built-in graphs make sure
+every rule of the spec has a case where its precondition holds (atomic clean,
+continuous inputs, HCCL, views at offsets, in-place outputs, inputs passed
+straight to outputs, outputs read by other nodes, workspaces, batches,
+streams, constants and variables as outputs). Dynamic-batch branches are
+not here: only one branch runs per execution, which a single emulated graph
+cannot express, so they are covered by the planner's own tests.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from impl.compiler.builder import GraphBuilder
+from impl.compiler.ir import Graph
+
+LIGHT = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
+         "squeezenet", "vgg19", "zfnet512")
+
+
+def _atomic() -> Graph:
+    b = GraphBuilder("atomic_clean")
+    x = b.input("x", (8, 16))
+    r = b.op("ReduceSum", [x], shape=(8, 1), axes=(1,), keepdims=1)
+    s = b.op("ReduceSum", [b.op("Relu", [x])], shape=(1, 16), axes=(0,), keepdims=1)
+    b.output(b.op("Relu", [r]), b.op("Neg", [s]))
+    return b.build()
+
+
+def _collectives() -> Graph:
+    b = GraphBuilder("collectives")
+    x, y = b.input("x", (4, 32)), b.input("y", (4, 32))
+    a, c = b.op("Relu", [x]), b.op("Neg", [y])
+    ar = b.op("HcomAllReduce", [a, c], outputs=[((4, 32), "float32"), ((4, 32), "float32")], reduction="sum")
+    b.output(b.op("Add", list(ar)))
+    return b.build()
+
+
+def _phony_concat() -> Graph:
+    b = GraphBuilder("phony_concat")
+    x = b.input("x", (2, 24))
+    a, c = b.op("Relu", [x]), b.op("Neg", [x])
+    b.output(b.op("Sigmoid", [b.op("PhonyConcat", [a, c], shape=(4, 24), axis=0)]))
+    return b.build()
+
+
+def _split_views() -> Graph:
+    b = GraphBuilder("split_views")
+    x = b.input("x", (6, 40))
+    top, rest = b.op("Split", [x], outputs=[((2, 40), "float32"), ((4, 40), "float32")], axis=0, split=(2, 4))
+    sl = b.op("Slice", [x], shape=(3, 40), starts=(1,), ends=(4,), axes=(0,))
+    b.output(b.op("Relu", [top]), b.op("Neg", [rest]), b.op("Abs", [sl]))
+    return b.build()
+
+
+def _inplace_and_passthrough() -> Graph:
+    b = GraphBuilder("inplace_passthrough")
+    x, k = b.input("x", (16, 16)), b.input("keep", (3, 5))
+    r = b.op("Relu", [x])
+    n = b.op("Neg", [r], _reuse_input=True)
+    m = b.op("Sigmoid", [n])
+    b.output(m, k, n)   # an input straight to an output; an output also read by another node
+    return b.build()
+
+
+def _workspace_streams() -> Graph:
+    # Dynamic-batch branches are left out: they run exclusively (one batch per execution),
+    # which the emulator's single graph cannot express; the planner's tests cover them.
+    b = GraphBuilder("workspace_streams")
+    x = b.input("x", (8, 64))
+    w = b.op("Relu", [x], _workspace_bytes=(4096,))
+    s1 = b.op("Neg", [w], stream=1)
+    s2 = b.op("Abs", [s1], stream=1)
+    b.output(b.op("Add", [s2, b.op("Sigmoid", [w])]))
+    return b.build()
+
+
+def _constants() -> Graph:
+    b = GraphBuilder("constants")
+    x = b.input("x", (4, 4))
+    w = b.weight("table", np.arange(16, dtype=np.float32).reshape(4, 4))
+    v = b.op("Variable", [], shape=(4, 4), dtype="float32")
+    b.output(b.op("Add", [x, w]), w, b.op("Mul", [v, x]))
+    return b.build()
+
+
+BUILT_IN: dict[str, Callable[[], Graph]] = {
+    "atomic_clean": _atomic,
+    "collectives": _collectives,
+    "phony_concat": _phony_concat,
+    "split_views": _split_views,
+    "inplace_passthrough": _inplace_and_passthrough,
+    "workspace_streams": _workspace_streams,
+    "constants": _constants,
+}
+
+
+def zoo_names() -> tuple[str, ...]:
+    return tuple(f"zoo:{m}" for m in LIGHT) + tuple(f"builtin:{n}" for n in BUILT_IN)
+
+
+def load(name: str) -> Graph:
+    """A zoo graph by name: ``zoo:resnet50`` (light model) or ``builtin:atomic_clean``."""
+    if name.startswith("builtin:"):
+        key = name.split(":", 1)[1]
+        if key not in BUILT_IN:
+            from impl.compiler.errors import GraphError
+
+            raise GraphError(f"no built-in graph {key!r}; known: {', '.join(BUILT_IN)}", file=name)
+        return BUILT_IN[key]()
+    from checks.cli.models import load_graph
+
+    return load_graph(name)
