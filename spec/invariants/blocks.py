@@ -140,26 +140,36 @@ FIXED_NOREUSE = Invariant(
 def _continuous(plan: PlanObservation):
     for g in plan.continuous_groups:
         ts = [plan.tensor[n] for n in g.tensors]
-        for a, b in zip(ts, ts[1:]):
-            gran = plan.alignment.block.get(a.region, 1)
-            step = align_up(a.size, gran) if g.padding else a.size
-            if b.region != a.region or b.offset != a.offset + step:
-                yield violation(f"tensor {b.name!r}", f"input of continuous consumer {g.consumer!r} is at "
-                                f"{b.region}+{b.offset}, expected {a.region}+{a.offset + step} (right after "
-                                f"{a.name!r}, {'padded' if g.padding else 'raw'} size {step})",
-                                consumer=g.consumer, expected=a.offset + step)
+        for i, (a, b) in enumerate(zip(ts, ts[1:])):
+            yield from _next_piece(plan, g, i, a, b)
         for t in ts:
             if t.zero_copy:
                 yield violation(f"tensor {t.name!r}", f"feeds continuous consumer {g.consumer!r} and so must not "
                                 f"be zero-copy", consumer=g.consumer)
 
 
+def _next_piece(plan: PlanObservation, g, i: int, a, b):
+    """Input i+1 must start where input i's piece ends (padded size, known NoPadding piece, or, for a
+    NoPadding group without piece sizes, somewhere after a's start and no later than its end)."""
+    if g.padding or g.pieces:
+        step = align_up(a.size, plan.alignment.block.get(a.region, 1)) if g.padding else g.pieces[i]
+        ok, want = b.offset == a.offset + step, f"{a.region}+{a.offset + step}"
+    else:
+        ok, want = a.offset < b.offset <= a.end, f"{a.region}+({a.offset}, {a.end}]"
+    if b.region != a.region or not ok:
+        yield violation(f"tensor {b.name!r}", f"input {i + 1} of continuous consumer {g.consumer!r} is at "
+                        f"{b.region}+{b.offset}, expected {want}, right after input {i} {a.name!r}",
+                        consumer=g.consumer, expected=want)
+
+
 CONT_INPUT = Invariant(
     id="MEM-CONT-INPUT",
     title="Continuous inputs are contiguous in input order",
-    statement="The inputs of a continuous-input node sit back to back in input order: each starts where the "
-              "previous one ends (its size rounded up to the block granularity, or its raw size for NoPadding "
-              "groups), in one region; none of them is zero-copy.",
+    statement="The inputs of a continuous-input node sit back to back in input order, in one region: each "
+              "starts where the previous one's piece ends: its size rounded up to the block granularity, or for "
+              "NoPadding groups its piece (raw size with the dims before the concat axis set to 1; when the "
+              "pieces are not given, after the previous input's start and no later than its end). None of them "
+              "is zero-copy.",
     rationale="Continuous-input kernels (HCCL collectives, concat-by-placement) take one base address and "
               "read all inputs from it. A zero-copy input would be re-pointed at a user buffer that is not "
               "next to the others, so GE never makes data flowing into a continuous input zero-copy.",

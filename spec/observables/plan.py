@@ -19,6 +19,9 @@ Optional keys (documented for exporters in docs/spec-guide.md):
   inputs of a continuous-input node (ge-facts.md 2.5.6, 3.5.2).
 - ``workspaces``: workspace tensor name -> the node (in ``order``) that owns it.
 - ``fixed``: tensors with fixed addresses (constants, variables).
+- ``batch_labels``: tensor name -> dynamic-batch branch label; tensors of
+  different branches never run in the same execution, so they may share
+  memory (GE lets batches overlap on purpose, ge-facts.md 4.2).
 - ``alignment``: the granularities the layout claims (GE: 512 per block in
   both feature map and zero-copy region, 32 per tensor size; ge-facts.md 1.1-1.3, 12).
 """
@@ -88,13 +91,16 @@ class PlanAttributes:
 class ContinuousGroup:
     """The inputs of ``consumer`` that must be contiguous in input order.
 
-    ``padding`` True: each piece advances by its size rounded to the block
-    granularity (GE's padding-continuous); False: by its raw size (NoPadding).
+    ``padding`` True: each input advances the next by its size rounded to the
+    block granularity (GE's padding-continuous). False (NoPadding): by its
+    piece, the raw size with the dims before the concat axis set to 1
+    (ge-facts.md 3.5.2); ``pieces`` gives those bytes per input when known.
     """
 
     consumer: str
     tensors: tuple[str, ...]
     padding: bool = True
+    pieces: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -128,6 +134,7 @@ class PlanObservation:
     continuous_groups: tuple[ContinuousGroup, ...] = ()
     workspaces: dict[str, str] = attrs.field(factory=dict)
     fixed: tuple[str, ...] = ()
+    batch_labels: dict[str, str] = attrs.field(factory=dict)
     alignment: Alignment = attrs.field(factory=Alignment)
 
     def __attrs_post_init__(self) -> None:
@@ -142,6 +149,11 @@ class PlanObservation:
     def block(self) -> dict[BlockId, Block]:
         """Blocks by id."""
         return {b.id: b for b in self.blocks}
+
+    def exclusive(self, a: str, b: str) -> bool:
+        """Whether tensors ``a`` and ``b`` belong to different dynamic-batch branches (never both run)."""
+        la, lb = self.batch_labels.get(a, ""), self.batch_labels.get(b, "")
+        return bool(la and lb and la != lb)
 
     def root(self, name: str) -> str:
         """The tensor that owns ``name``'s memory: follow ``alias_of`` to its end."""
@@ -173,6 +185,7 @@ def _check_references(plan: PlanObservation) -> None:
                 f"tensor {t.name!r} has alias_of={t.alias_of!r}, which is not a planned tensor", culprit=t.name)
     listed = [n for n in plan.graph_inputs + plan.graph_outputs + plan.atomic + plan.fixed]
     listed += [n for g in plan.continuous_groups for n in g.tensors] + list(plan.workspaces) + list(plan.consumers)
+    listed += list(plan.batch_labels)
     for n in listed:
         if n not in names:
             raise ObservationConsistencyError(f"the plan's facts name tensor {n!r}, which is not planned", culprit=n)

@@ -51,3 +51,16 @@ def test_ws_owner_wrong_step_is_reported():
     p = plan([("a", FM, 0, 512, 0, 2), ("ws", FM, 512, 512, 2, 2)], workspaces={"ws": "n1"})
     (v,) = get("MEM-WS-OWNER").violations(p)
     assert v.values == {"owner": "n1", "step": 1}
+
+
+def test_cont_input_nopadding_pieces_when_known_and_bounds_when_not():
+    # PhonyConcat on a non-leading axis: 16 rows of 4 bytes, so input 1 starts 4 bytes in (GE 3.5.2).
+    rs = [("out", FM, 0, 128, 1, 2), ("p", FM, 0, 64, 0, 1, "out"), ("q", FM, 4, 64, 0, 1, "out")]
+    unknown = plan(rs, continuous_groups=(ContinuousGroup("concat", ("p", "q"), padding=False),))
+    assert get("MEM-CONT-INPUT").violations(unknown) == ()
+    known = plan(rs, continuous_groups=(ContinuousGroup("concat", ("p", "q"), padding=False, pieces=(4, 4)),))
+    assert get("MEM-CONT-INPUT").violations(known) == ()
+    wrong = plan(rs, continuous_groups=(ContinuousGroup("concat", ("p", "q"), padding=False, pieces=(64, 64)),))
+    assert get("MEM-CONT-INPUT").violations(wrong)
+    backwards = plan(rs, continuous_groups=(ContinuousGroup("concat", ("q", "p"), padding=False),))
+    assert get("MEM-CONT-INPUT").violations(backwards)

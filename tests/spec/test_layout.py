@@ -146,3 +146,19 @@ def test_no_overlap_reports_every_live_tensor_a_big_one_lands_on():
     p = plan([("a", FM, 0, 512, 0, 2), ("b", FM, 512, 512, 0, 2), ("c", FM, 0, 1024, 1, 1)])
     found = {frozenset(v.values["tensors"]) for v in get("LAYOUT-NO-OVERLAP").violations(p)}
     assert found == {frozenset("ac"), frozenset("bc")}
+
+
+def test_no_overlap_and_lower_bound_dynamic_batch_branches_may_share_memory():
+    rs = [("a", FM, 0, 512, 0, 2), ("b1", FM, 512, 1024, 1, 1), ("b2", FM, 512, 512, 1, 1)]
+    shared = plan(rs, batch_labels={"b1": "batch_1", "b2": "batch_2"}, regions={FM: 1536})
+    assert get("LAYOUT-NO-OVERLAP").violations(shared) == ()  # never both in one execution
+    assert shared.lower_bound == 1536 and get("LAYOUT-LOWER-BOUND").violations(shared) == ()
+    same = plan(rs, batch_labels={"b1": "batch_1", "b2": "batch_1"})
+    assert get("LAYOUT-NO-OVERLAP").violations(same)
+
+
+def test_lower_bound_a_higher_planner_bound_is_allowed_until_the_plan_misses_it():
+    p = plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 2)])
+    assert get("LAYOUT-LOWER-BOUND").violations(attrs.evolve(p, lower_bound=1024)) == ()
+    (v,) = get("LAYOUT-LOWER-BOUND").violations(attrs.evolve(p, lower_bound=1536))
+    assert v.culprit == "region 'feature_map'"
