@@ -196,6 +196,8 @@ class AddressSpace:
     def _find_hole(self, size: int, align: int) -> tuple[int, int] | None:
         """(hole index, start offset) of the first fit at or after the cursor, wrapping around."""
         n = len(self._holes)
+        if n == 0:
+            return None
         first = next((i for i, (s, e) in enumerate(self._holes) if e > self._cursor), 0)
         for k in range(n + 1):  # the cursor's hole twice: above the cursor first, below it last
             i = (first + k) % n

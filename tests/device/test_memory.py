@@ -79,3 +79,10 @@ def test_unknown_soc_lists_known_names():
         get_soc("ascend9000")
     assert isinstance(err.value, GraphError)   # exit code 2 on the command line
     assert "ascend910b" in str(err.value) and "nozc" in str(err.value)
+
+
+def test_full_space_is_out_of_memory_not_a_crash():
+    space = AddressSpace("device", DEVICE_BASE, 4096, align=512)
+    space.malloc(4096, tag="all")
+    with pytest.raises(OutOfMemory, match="0 bytes free"):
+        space.malloc(1, tag="one more")

@@ -133,3 +133,34 @@ def test_refresh_in_loop_depends_on_the_soc():
         else:
             with pytest.raises(RefreshError, match="loop"):
                 dev.refresh_arg(task, 0, dev.malloc(16))
+
+
+def test_trace_is_json_ready_and_counters_diff_per_call():
+    import json
+
+    dev = Device()
+    (relu, mul, add), w, t1, t2 = three_kernel_program(dev)
+    x, y = dev.upload(np.ones(F4, np.float32), tag="x"), dev.malloc(16, tag="y")
+    for task, addrs in ((relu, [x, t1]), (mul, [t1, w, t2]), (add, [t2, w, y])):
+        dev.write_args(task, addrs)
+    snapshots = []
+    for _ in range(2):
+        before, mark = dev.counters, dev.trace.mark()
+        dev.launch_all((relu, mul, add))
+        dev.synchronize()
+        snapshots.append((dev.counters - before, dev.trace.as_dicts(mark)))
+    assert snapshots[0][0] == snapshots[1][0]
+    assert snapshots[0][0].kernel_launches == 3 and snapshots[0][0].copy_bytes() == 0
+    events = json.loads(json.dumps(snapshots[0][1]))
+    assert [e["event"] for e in events] == ["Launch"] * 3
+
+
+def test_hccl_refresh_is_refused_on_legacy():
+    from impl.device import HcclTask
+
+    dev = Device("legacy")
+    task = HcclTask("allreduce", "HcomAllReduce", dev.malloc(16), (Slot("in", F4), Slot("out", F4)))
+    dev.write_args(task, [dev.malloc(16), dev.malloc(16)])
+    with pytest.raises(RefreshError, match="hccl"):
+        dev.refresh_arg(task, 1, dev.malloc(16))
+    assert dev.counters.args_refreshed == 0
