@@ -20,10 +20,12 @@ import attrs
 import z3
 
 from checks.proofs.layout import Layout, Placement, read_layout
+from checks.proofs.pairs import witness_pairs
 from checks.proofs.smtlib import build_query
 from checks.proofs.sweep import Violation, conflict_pairs
 
 PROVED, VIOLATED, UNKNOWN = "proved", "violated", "unknown"
+_PAIRS = {"witness": witness_pairs, "lifetime": conflict_pairs}
 
 
 @attrs.frozen
@@ -74,9 +76,10 @@ def _concrete(layout: Layout, pairs: list[tuple[Placement, Placement]], bases: M
     return out
 
 
-def _violated(layout, pairs, model: z3.ModelRef, base_names) -> dict:
+def _violated(layout, model: z3.ModelRef, base_names) -> dict:
     bases = {key: model.eval(z3.Int(name), model_completion=True).as_long() for key, name in base_names}
-    found = _concrete(layout, pairs, bases)
+    # Every lifetime-overlapping pair, not only the encoded ones, so the report is complete.
+    found = _concrete(layout, conflict_pairs(layout), bases)
     if not found:
         raise RuntimeError("Z3 found a counterexample in which no claim is broken: "
                            "the SMT-LIB translation and the claims disagree (a bug in checks.proofs)")
@@ -89,20 +92,23 @@ def _violated(layout, pairs, model: z3.ModelRef, base_names) -> dict:
 
 def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, zero_copy_align: int | None = None,
                  user_sizes: Mapping | None = None, timeout_ms: int = 60_000, rlimit: int = 0,
-                 fold: bool = False) -> ProofResult:
+                 pairs: str = "witness", fold: bool = False) -> ProofResult:
     """Prove ``plan`` (the DESIGN.md JSON contract) safe for every placement of its bases.
 
     Alignment and user-buffer options are those of :func:`checks.proofs.layout.read_layout`.
     ``timeout_ms`` and ``rlimit`` (Z3's deterministic resource limit, 0 = none) bound
-    the solver; hitting either gives status "unknown". ``fold`` drops the terms of
+    the solver; hitting either gives status "unknown". ``pairs``: "witness" encodes
+    O(N) pairs (:mod:`checks.proofs.pairs`), "lifetime" every lifetime-overlapping
+    pair, across allocations too (O(P), for comparison). ``fold`` drops the terms of
     same-allocation pairs that are ground-false (see :func:`checks.proofs.smtlib.build_query`). Raises PlanFormatError on a
     malformed plan.
     """
     start = time.perf_counter()
     layout = read_layout(plan, block_align=block_align, user_align=user_align,
                          zero_copy_align=zero_copy_align, user_sizes=user_sizes)
-    pairs = conflict_pairs(layout)
-    query = build_query(layout, pairs, fold=fold)
+    if pairs not in _PAIRS:
+        raise ValueError(f"pairs={pairs!r}: expected one of {sorted(_PAIRS)}")
+    query = build_query(layout, _PAIRS[pairs](layout), fold=fold)
     solver = z3.Solver()
     solver.set("timeout", int(timeout_ms))
     if rlimit:
@@ -116,5 +122,5 @@ def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
     if answer == z3.unsat:
         return ProofResult(PROVED, **common)
     if answer == z3.sat:
-        return ProofResult(VIOLATED, **_violated(layout, pairs, solver.model(), query.base_names), **common)
+        return ProofResult(VIOLATED, **_violated(layout, solver.model(), query.base_names), **common)
     return ProofResult(UNKNOWN, reason=solver.reason_unknown() or "unknown", **common)

@@ -16,10 +16,10 @@ def test_valid_synthetic_plan_is_proved():
     assert result.pairs_encoded > 300 and result.claims_encoded >= result.pairs_encoded
 
 
-@pytest.mark.parametrize("fold", [False, True])
-def test_shifted_tensor_gives_its_pair_with_overlapping_addresses(fold):
+@pytest.mark.parametrize("pairs, fold", [("witness", False), ("lifetime", False), ("lifetime", True)])
+def test_shifted_tensor_gives_its_pair_with_overlapping_addresses(pairs, fold):
     plan, (moved, onto) = shift_onto_neighbour(synthetic_plan(300, seed=4), seed=6)
-    result = prove_layout(plan, fold=fold)
+    result = prove_layout(plan, pairs=pairs, fold=fold)
     assert result.status == "violated" and not result.passed
     assert result.kind == "overlap" and moved in result.pair
     pairs = {v.tensors for v in result.violations if v.kind == "overlap"}
@@ -134,11 +134,11 @@ def _explained(v, sweep, layout) -> bool:
     return v.kind == "overlap" and alloc[v.tensors[0]] != alloc[v.tensors[1]] and bool(oob & set(v.tensors))
 
 
-@given(plans())
-def test_z3_and_sweep_agree_on_random_plans(case):
+@given(plans(), st.sampled_from(["witness", "lifetime"]))
+def test_z3_and_sweep_agree_on_random_plans(case, pairs):
     plan, options = case
     sweep = sweep_check(plan, **options)
-    result = prove_layout(plan, **options)
+    result = prove_layout(plan, pairs=pairs, **options)
     assert result.status != "unknown", result.reason
     assert (result.status == "proved") == (sweep == []), (sweep, result.violations)
     layout = read_layout(plan, **options)
