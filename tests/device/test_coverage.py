@@ -21,3 +21,33 @@ def test_view_ops_have_no_kernel():
     # A kernel for a view op would hide a compiler that wrongly emits a task for it.
     views = [op for op, i in OPS.items() if i.kind == "view"]
     assert not set(views) & set(KERNELS)
+
+
+# Ops compared with onnxruntime in test_kernels_ort*.py; a new kernel must join a test there.
+ORT_TESTED = {
+    "Relu", "Neg", "Abs", "Exp", "Tanh", "Sigmoid", "LeakyRelu", "Sqrt", "Add", "Sub", "Mul", "Div", "Max", "Min",
+    "Sum", "Cast", "Softmax", "LRN", "BatchNormalization", "Gemm", "MatMul", "Transpose", "Concat", "Conv",
+    "MaxPool", "AveragePool", "GlobalAveragePool", "Split", "Slice", "ReduceSum", "MemcpyAsync", "MemcpyAddrAsync",
+}
+
+
+def test_every_kernel_is_compared_with_onnxruntime():
+    assert set(KERNELS) - {"NoOp"} == ORT_TESTED
+
+
+def test_in_place_kernels_read_before_they_write():
+    """ops.py marks unary/binary ops in-place capable: output 0 may share input 0's memory."""
+    import numpy as np
+
+    from impl.device import Device, KernelTask, Slot
+
+    dev = Device()
+    x = dev.upload(np.array([-1, 2, -3, 4], np.float32))
+    w = dev.upload(np.array([10, 10, 10, 10], np.float32))
+    relu = KernelTask("relu", "Relu", dev.malloc(16), (Slot("in", (4,)), Slot("out", (4,))))
+    add = KernelTask("add", "Add", dev.malloc(24), (Slot("in", (4,)), Slot("in", (4,)), Slot("out", (4,))))
+    dev.write_args(relu, [x, x])
+    dev.write_args(add, [x, w, x])
+    dev.launch_all((relu, add))
+    dev.synchronize()
+    assert dev.peek(x, (4,), np.float32).tolist() == [10, 12, 10, 14]
