@@ -15,7 +15,8 @@ import hashlib
 from html import escape
 
 from spec.errors import SpecError
-from spec.observables import PlanObservation, from_data
+from spec.observables import PlanObservation
+from spec.observables.plan import plan_from_contract
 
 DEFAULT_REGIONS = ("feature_map", "zero_copy")
 COLOURS = {
@@ -36,7 +37,8 @@ def render_plan(contract: dict | PlanObservation, path: str, *, title: str | Non
                 regions: tuple[str, ...] = DEFAULT_REGIONS, width: int = 1000, height: int = 600) -> str:
     """Write the plan's picture to ``path`` (SVG) and return ``path``.
 
-    ``contract`` is the plan contract dict or a parsed :class:`PlanObservation`.
+    ``contract`` is the plan contract dict (``zcspec plan --json``; tools' extra
+    keys are ignored, see ``plan_from_contract``) or a parsed :class:`PlanObservation`.
     ObservationFormatError if the contract is malformed; SpecError if ``path``
     does not end in ``.svg``.
     """
@@ -51,7 +53,7 @@ def render_plan(contract: dict | PlanObservation, path: str, *, title: str | Non
 def plan_svg(contract: dict | PlanObservation, *, title: str | None = None,
              regions: tuple[str, ...] = DEFAULT_REGIONS, width: int = 1000, height: int = 600) -> str:
     """The SVG text of the plan's picture (deterministic: the same plan gives the same bytes)."""
-    plan = contract if isinstance(contract, PlanObservation) else from_data(PlanObservation, contract)
+    plan = contract if isinstance(contract, PlanObservation) else plan_from_contract(contract)
     frame = _Frame(plan, regions, width, height)
     parts = [_header(frame, title or f"memory plan: {len(plan.tensors)} tensors, {len(plan.order)} steps")]
     parts += _region_bands(frame)

@@ -13,6 +13,7 @@ from spec.check import check
 from spec.document import HTML, MARKDOWN, PICTURES, render_all, root_dir
 from spec.errors import ObservationFormatError, SpecError
 from spec.observables import OBSERVATION_KINDS, from_data
+from spec.observables.plan import plan_from_contract
 
 
 def configure(parser) -> None:
@@ -87,7 +88,8 @@ def _check_observation(args) -> int:
         raise ObservationFormatError(f"not JSON: {e}", file=args.observation) from e
     kind = args.kind or guess_kind(data)
     try:
-        report = check(from_data(OBSERVATION_KINDS[kind], data))
+        obs = plan_from_contract(data) if kind == "plan" else from_data(OBSERVATION_KINDS[kind], data)
+        report = check(obs)
     except ObservationFormatError as e:
         raise e.in_file(args.observation) from e
     print(report.to_json() if args.json else report)

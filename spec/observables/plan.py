@@ -193,3 +193,48 @@ def _check_references(plan: PlanObservation) -> None:
     for ws, owner in plan.workspaces.items():
         if owner not in steps:
             raise ObservationConsistencyError(f"workspace {ws!r} names owner node {owner!r}, which is not in order", culprit=ws)
+
+
+def plan_from_contract(data: dict) -> PlanObservation:
+    """A PlanObservation from what ``zcspec plan --json`` (or another tool) prints.
+
+    The contract's keys and the optional keys above are parsed strictly; other
+    keys, at the top level and in each tensor and block, are tools' own
+    additions (``strategy``, ``options``, a block's ``parent``, ...) and are ignored. ``attributes`` may also come in the planner's form
+    ``{memory_size, zero_copy_memory_size, inputs: [{tensor, is_zero_copy_block, ...}], outputs: [...]}``;
+    its ``inputs``/``outputs`` then also give ``graph_inputs``/``graph_outputs``
+    unless those are present.
+    """
+    from spec.errors import ObservationFormatError
+    from spec.observables.codec import from_data
+
+    if not isinstance(data, dict):
+        raise ObservationFormatError(f"expected a plan object, got {type(data).__name__}")
+    picked = _known(PlanObservation, data)
+    for key, cls in (("tensors", TensorPlacement), ("blocks", Block)):
+        if isinstance(picked.get(key), list):
+            picked[key] = [_known(cls, x) if isinstance(x, dict) else x for x in picked[key]]
+    a = picked.get("attributes")
+    if isinstance(a, dict) and ("inputs" in a or "outputs" in a):
+        picked["attributes"] = _planner_attributes(a)
+        for key, side in (("graph_inputs", "inputs"), ("graph_outputs", "outputs")):
+            if key not in picked and isinstance(a.get(side), list):
+                picked[key] = [x.get("tensor") for x in a[side] if isinstance(x, dict)]
+    return from_data(PlanObservation, picked)
+
+
+def _known(cls, data: dict) -> dict:
+    names = {f.name for f in attrs.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _planner_attributes(a: dict) -> dict:
+    from spec.errors import ObservationFormatError
+
+    try:
+        flags = {x["tensor"]: x["is_zero_copy_block"] for x in a.get("inputs", [])}
+    except (TypeError, KeyError) as e:
+        raise ObservationFormatError(f"each of attributes.inputs needs 'tensor' and 'is_zero_copy_block' ({e})",
+                                     path="attributes.inputs") from e
+    return {"memory_size": a.get("memory_size"), "zero_copy_memory_size": a.get("zero_copy_memory_size"),
+            "is_zero_copy_block": flags}
