@@ -21,10 +21,11 @@ import functools
 
 import numpy as np
 
-from impl.device import executor
+from impl.device import executor, hccl
 from impl.device import trace as tr
 from impl.device.counters import Counters, Tally
-from impl.device.errors import DeviceError, DeviceFault, DeviceUsageError, RefreshError, StreamError
+from impl.device.errors import DeviceError, DeviceFault, DeviceUsageError, KernelError, RefreshError, StreamError
+from impl.device.kernels import KERNELS
 from impl.device.memory import AddressSpace, Allocation
 from impl.device.soc import SocProfile, get_soc
 from impl.device.streams import Streams
@@ -34,6 +35,7 @@ DEVICE_BASE = 0x1_0000_0000_0000   # far from 0: an offset used as an address fa
 DEVICE_STRIDE = 0x1000_0000_0000   # each device its own 16 TiB window
 HOST_BASE = 0x5_0000_0000_0000
 MAX_DEVICES = 32
+_KERNEL_KINDS = frozenset({"kernel", "memcpy", "memcpy_addr"})
 
 
 def _guarded(method):
@@ -254,6 +256,7 @@ class Device:
             self.tally.args_written += len(pairs)
         self.tally.args_bytes += SLOT_BYTES * len(pairs)
 
+    @_guarded
     def read_args(self, task) -> tuple[int, ...]:
         """The addresses in ``task``'s argument table now (what the task will read)."""
         return tuple(executor.slot_values(self, task))
@@ -267,20 +270,23 @@ class Device:
         return self.streams.create_event()
 
     def launch(self, task, stream: int = 0) -> None:
-        """Append ``task`` to ``stream``; it runs at the next ``synchronize``."""
+        """Append ``task`` to ``stream``; it runs at the next ``synchronize``.
+
+        A kernel task whose op type has no kernel is refused here (KernelError), not at run time.
+        """
+        if task.kind in _KERNEL_KINDS and task.op_type not in KERNELS:
+            raise KernelError(task.name, task.op_type, f"no kernel for op type {task.op_type!r}")
         self.streams.enqueue(task, stream)
 
     def launch_all(self, tasks, stream: int = 0) -> None:
         for t in tasks:
-            self.streams.enqueue(t, stream)
+            self.launch(t, stream)
 
     def synchronize(self) -> None:
         """Run every launched task, honouring stream order and events; collectives pull their peers.
 
         On a fault or kernel error, every pending task of the devices involved is dropped.
         """
-        from impl.device import hccl
-
         group = hccl.sync_group(self)
         try:
             if len(group) == 1:

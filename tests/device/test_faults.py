@@ -167,3 +167,12 @@ def test_kernel_rejecting_its_operands_is_a_kernel_error_naming_the_task(dev):
     with pytest.raises(KernelError, match="add_0.*broadcast"):
         dev.synchronize()
     assert np.isnan(dev.peek(y, (4,), np.float32)).all()
+
+
+def test_launch_refuses_an_op_without_kernel(dev):
+    from impl.device import KernelError
+
+    task = KernelTask("reshape_0", "Reshape", dev.malloc(16), (Slot("in", (4,)), Slot("out", (4,))))
+    with pytest.raises(KernelError, match="reshape_0.*no kernel"):
+        dev.launch(task)
+    assert not dev.streams.pending()
