@@ -1,0 +1,121 @@
+"""MemoryAppType, TaskArgsRefreshType and the update policy (ge-facts.md 6.5.1, 6.5.6, 6.7).
+
+Each task argument slot holds a logical address (region + offset). At load it is
+resolved against the logical allocation table, in GE's order (6.5.1): the
+feature-map segment, then the model inputs, then the outputs, then ABSOLUTE
+(GE: base 0; here the weight and fixed regions, whose bases never change, and
+copy-only addresses). Its value
+on every execution is ``active_base[allocation] + offset`` (6.5.6).
+
+- MemoryAppType (6.7.1-6.7.2): weight and fixed memory are FIX; the feature-map
+  region is FEATURE_MAP; any address in the zero-copy region is MODEL_IO.
+- Refresh bits (6.7.3): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
+  REFRESH_BY_FM only when the feature base is refreshable; FIX gets none.
+- Update policy (6.7.5): the first update is INIT_ONE_TIME; later a feature-map base
+  change gives UPDATE_FM_AND_MODEL_IO, an I/O base change with I/O slots
+  UPDATE_MODEL_IO, host staging alone UPDATE_HOST_INPUT, else NO_NEED_UPDATE.
+"""
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+REFRESH_BY_MODEL_IO = 1 << 0
+REFRESH_BY_FM = 1 << 1
+
+FM = ("fm", 0)
+WEIGHT = ("weight", 0)      # ABSOLUTE in GE: fixed for the model's life
+FIXED = ("fixed", 0)
+ABSOLUTE = (WEIGHT, FIXED)
+
+
+class MemoryAppType(enum.Enum):
+    FIX = "fix"
+    FEATURE_MAP = "feature_map"
+    MODEL_IO = "model_io"
+
+
+_APP_TYPE = {"weight": MemoryAppType.FIX, "fixed": MemoryAppType.FIX,
+             "feature_map": MemoryAppType.FEATURE_MAP, "zero_copy": MemoryAppType.MODEL_IO}
+
+
+def memory_app_type(region: str) -> MemoryAppType:
+    """ge-facts.md 6.7.2: any feature-map-typed address outside the FM segment is model I/O."""
+    return _APP_TYPE[region]
+
+
+def refresh_type(app: MemoryAppType, *, fm_refreshable: bool) -> int:
+    if app is MemoryAppType.MODEL_IO:
+        return REFRESH_BY_MODEL_IO
+    if app is MemoryAppType.FEATURE_MAP and fm_refreshable:
+        return REFRESH_BY_FM
+    return 0
+
+
+class UpdatePolicy(enum.IntEnum):
+    """ModelArgsManager policies (``model_args_manager.h``)."""
+
+    NO_NEED_UPDATE = 0
+    UPDATE_HOST_INPUT = 1
+    UPDATE_MODEL_IO = 2
+    UPDATE_FM_AND_MODEL_IO = 3
+    INIT_ONE_TIME = 4
+
+
+def allocation_policy(alloc: tuple) -> UpdatePolicy:
+    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2 (6.7.5)."""
+    if alloc == FM:
+        return UpdatePolicy.UPDATE_FM_AND_MODEL_IO
+    if alloc in ABSOLUTE:
+        return UpdatePolicy.INIT_ONE_TIME
+    return UpdatePolicy.UPDATE_MODEL_IO
+
+
+def calc_policy(*, first: bool, changed: set, io_hits: int, host_staged: bool) -> UpdatePolicy:
+    """The update level of one execution from the allocations whose active base changed (6.7.5)."""
+    if first:
+        return UpdatePolicy.INIT_ONE_TIME
+    level = max((allocation_policy(a) for a in changed), default=UpdatePolicy.NO_NEED_UPDATE)
+    if level == UpdatePolicy.UPDATE_MODEL_IO and io_hits == 0:
+        level = UpdatePolicy.NO_NEED_UPDATE   # kUpdateModelIo with no I/O hits is downgraded
+    if level == UpdatePolicy.NO_NEED_UPDATE and host_staged:
+        level = UpdatePolicy.UPDATE_HOST_INPUT
+    return level
+
+
+@attrs.frozen
+class SlotRef:
+    """Slot ``slot`` of task ``task`` resolves to ``alloc`` + ``offset``; ``app`` and ``refresh``
+    are its MemoryAppType and refresh bits."""
+
+    task: int
+    slot: int
+    alloc: tuple
+    offset: int
+    app: MemoryAppType
+    refresh: int
+
+
+def io_ranges(model) -> list[tuple[tuple, int, int]]:
+    """The zero-copy-region I/O allocations in GE's order: inputs, then outputs ((role, index), start, end)."""
+    out = []
+    for io in model.tasks.inputs + model.tasks.outputs:
+        if io.region == "zero_copy":
+            out.append(((io.role, io.index), io.offset, io.offset + io.size))
+    return out
+
+
+def resolve(region: str, offset: int, ranges, *, fm_refreshable: bool, task: int, slot: int) -> SlotRef | None:
+    """The allocation holding logical address (region, offset), or None for a zero-copy-region
+    address inside no I/O (which a correct model never has)."""
+    app = memory_app_type(region)
+    bits = refresh_type(app, fm_refreshable=fm_refreshable)
+    if app is MemoryAppType.FEATURE_MAP:
+        return SlotRef(task, slot, FM, offset, app, bits)
+    if app is MemoryAppType.FIX:
+        return SlotRef(task, slot, (region, 0), offset, app, 0)
+    for key, start, end in ranges:   # first containing allocation wins, as GE's lookup does
+        if start <= offset < end:
+            return SlotRef(task, slot, key, offset - start, app, bits)
+    return None

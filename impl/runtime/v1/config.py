@@ -1,0 +1,42 @@
+"""Load-time options of runtime v1 (what GE reads from graph options and the ACL config handle).
+
+- ``zero_copy`` (default True): bind model I/O to the user's buffers by refreshing
+  the registered argument slots. False: the model's own I/O region is allocated
+  and every input and output is copied in and out of it (no refresh at all).
+- ``reuse_zero_copy_memory`` (0 or 1, ``ge.exec.reuseZeroCopyMemory``, set through
+  ACL_MDL_WORKSPACE_MEM_OPTIMIZE, ge-facts.md 6.2.2): 1 leaves the I/O region
+  unbacked even when it could be (GE: always), rejects host-placed I/O (6.5.4c) and
+  makes I/O outside zero-copy blocks copy-only (6.4.3).
+- ``feature_base_refreshable`` (``ge.featureBaseRefreshable``): the work memory may
+  be moved after load (``LoadedModel.update_work_memory``); the feature-map slots
+  are then refreshed too (refresh bit kRefreshByFm, ge-facts.md 6.7.3).
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.runtime.v1.errors import InvalidParam
+
+
+def _reuse_value(instance, attribute, value) -> None:
+    # ACL_WORKSPACE_MEM_OPTIMIZE_DEFAULT = 0, ..._INPUTOUTPUT = 1; anything else is refused (6.2.2).
+    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
+        raise InvalidParam(f"reuse_zero_copy_memory={value!r} must be 0 (default) or 1 (ACL_MDL_WORKSPACE_MEM_OPTIMIZE)")
+
+
+def _bool(instance, attribute, value) -> None:
+    if not isinstance(value, bool):
+        raise InvalidParam(f"{attribute.name}={value!r} must be a bool")
+
+
+@attrs.frozen
+class LoadOptions:
+    zero_copy: bool = attrs.field(default=True, validator=_bool)
+    reuse_zero_copy_memory: int = attrs.field(default=0, validator=_reuse_value)
+    feature_base_refreshable: bool = attrs.field(default=False, validator=_bool)
+
+    def __attrs_post_init__(self):
+        # reuseZeroCopyMemory means "never back the I/O region"; zero copy off copies through it.
+        if self.reuse_zero_copy_memory and not self.zero_copy:
+            raise InvalidParam("reuse_zero_copy_memory=1 needs zero_copy=True: with zero copy off, I/O is copied "
+                               "through the model's own I/O region, which reuseZeroCopyMemory leaves unbacked")

@@ -1,0 +1,65 @@
+"""Errors of runtime v1: GE/ACL error codes, message ids and the buffer or task they name.
+
+Codes are GE's public values (``inc/external/ge/ge_error_codes.h``, ge-facts.md 8):
+
+- :class:`ParamInvalid`: ``ACL_ERROR_GE_PARAM_INVALID`` (145000), message id E13025
+  (user I/O count or size, host I/O while the I/O region is unbacked, weight buffer
+  too small) or E19999 (work buffer too small).
+- :class:`InvalidParam`: ``ACL_ERROR_INVALID_PARAM`` (100000): a null pointer or a
+  bad option value at the ACL layer.
+- :class:`MemoryAllocationError`: ``ACL_ERROR_GE_MEMORY_ALLOCATION`` (245000).
+- :class:`InternalError`: ``ACL_ERROR_GE_INTERNAL_ERROR`` (545000): the model file
+  and the runtime disagree, or the device failed during a run.
+- :class:`ModelUnloadedError`: execute after unload (a ``ParamInvalid``: the model id
+  is no longer valid).
+
+``user_input`` says whether the caller's arguments caused the error (the command
+line maps those to exit code 2). Runtime errors are not graph errors: they have
+their own hierarchy.
+"""
+from __future__ import annotations
+
+ACL_ERROR_INVALID_PARAM = 100000
+ACL_ERROR_GE_PARAM_INVALID = 145000
+ACL_ERROR_GE_MEMORY_ALLOCATION = 245000
+ACL_ERROR_GE_INTERNAL_ERROR = 545000
+
+
+class RuntimeV1Error(Exception):
+    """Base: ``code`` (ACL/GE value), ``message_id`` (E13025, ...), ``buffer`` (the I/O or
+    memory named, or ""), ``task`` (or ""), and the rule broken in words."""
+
+    code = ACL_ERROR_GE_INTERNAL_ERROR
+    user_input = False
+
+    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = ""):
+        self.buffer, self.task, self.message_id, self.why = buffer, task, message_id, why
+        who = f"buffer {buffer!r}: " if buffer else (f"task {task!r}: " if task else "")
+        mid = f"{message_id} " if message_id else ""
+        super().__init__(f"{who}{why} [{mid}code {self.code}]")
+
+
+class ParamInvalid(RuntimeV1Error):
+    code = ACL_ERROR_GE_PARAM_INVALID
+    user_input = True
+
+    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "E13025"):
+        super().__init__(why, buffer=buffer, task=task, message_id=message_id)
+
+
+class InvalidParam(RuntimeV1Error):
+    code = ACL_ERROR_INVALID_PARAM
+    user_input = True
+
+
+class MemoryAllocationError(RuntimeV1Error):
+    code = ACL_ERROR_GE_MEMORY_ALLOCATION
+
+
+class InternalError(RuntimeV1Error):
+    code = ACL_ERROR_GE_INTERNAL_ERROR
+
+
+class ModelUnloadedError(ParamInvalid):
+    def __init__(self, model: str):
+        super().__init__(f"model {model!r} was unloaded; load it again before executing", message_id="")
