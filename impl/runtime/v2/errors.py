@@ -1,0 +1,91 @@
+"""Errors of runtime v2, with GE's status codes and message ids as structured fields.
+
+- :class:`RuntimeV2Error`: the base; ``code`` is GE's status (``PARAM_INVALID``,
+  ``GRAPH_FAILED``, ...), ``message_id`` the user-facing message id (``E13031``),
+  ``output``/``input``/``node`` name the culprit.
+- :class:`OutputBufferError`: a caller's output tensor is null, too small or wrongly
+  placed where the mode forbids a fallback (SplitTensorForOutputData, ge-facts.md 7.4).
+- :class:`InputBufferError`: a caller's input tensor is null or too small.
+- :class:`EnsureOutputError`: EnsureTensorAtOutMemory cannot deliver an output (7.5.4).
+- :class:`AllocatorError`: an allocator is missing (always_external_allocator) or failed.
+- :class:`LoweringError`: a model this runtime cannot lower (names the tensor and why).
+- :class:`ExeGraphError`: a malformed execution graph (a dangling edge, an unknown kernel).
+
+User-input errors (``user_error`` True) are exit code 2 on the command line.
+"""
+from __future__ import annotations
+
+PARAM_INVALID = "PARAM_INVALID"
+GRAPH_FAILED = "GRAPH_FAILED"
+INTERNAL_ERROR = "INTERNAL_ERROR"
+E13031 = "E13031"  # ge-facts.md 7.4.1-7.4.2, 8: output tensor / address / size in always_zero_copy mode
+
+
+class RuntimeV2Error(Exception):
+    """Base of runtime v2's errors; see the module docstring for the fields."""
+
+    user_error = False
+
+    def __init__(self, message: str, *, code: str = INTERNAL_ERROR, message_id: str = "", output: str = "",
+                 input: str = "", node: str = ""):  # noqa: A002 - the field's name
+        self.code, self.message_id = code, message_id
+        self.output, self.input, self.node = output, input, node
+        tag = f"[{code}{', ' + message_id if message_id else ''}] "
+        super().__init__(tag + message)
+
+    @property
+    def culprit(self) -> str:
+        """The I/O or node the error names (for observations and the command line)."""
+        return self.output or self.input or self.node
+
+
+class OutputBufferError(RuntimeV2Error):
+    user_error = True
+
+    def __init__(self, output: str, why: str, *, node: str = "", required: int | None = None,
+                 given: int | None = None):
+        self.required, self.given = required, given
+        super().__init__(f"output {output!r}: {why}", code=PARAM_INVALID, message_id=E13031, output=output, node=node)
+
+
+class InputBufferError(RuntimeV2Error):
+    user_error = True
+
+    def __init__(self, input_name: str, why: str, *, node: str = ""):
+        super().__init__(f"input {input_name!r}: {why}", code=PARAM_INVALID, input=input_name, node=node)
+
+
+class EnsureOutputError(RuntimeV2Error):
+    user_error = True
+
+    def __init__(self, output: str, why: str, *, node: str = ""):
+        super().__init__(f"output {output!r}: {why}", code=GRAPH_FAILED, output=output, node=node)
+
+
+class AllocatorError(RuntimeV2Error):
+    user_error = True
+
+    def __init__(self, why: str, *, node: str = ""):
+        super().__init__(why, code=PARAM_INVALID, node=node)
+
+
+class LoweringError(RuntimeV2Error):
+    def __init__(self, why: str, *, tensor: str = "", node: str = ""):
+        self.tensor = tensor
+        where = f"tensor {tensor!r}: " if tensor else ""
+        super().__init__(where + why, code=GRAPH_FAILED, node=node)
+
+
+class ExeGraphError(RuntimeV2Error):
+    def __init__(self, why: str, *, node: str = ""):
+        where = f"node {node!r}: " if node else ""
+        super().__init__(where + why, code=GRAPH_FAILED, node=node)
+
+
+class UsageError(RuntimeV2Error):
+    """The API was called wrongly (wrong number of tensors, a closed executor)."""
+
+    user_error = True
+
+    def __init__(self, why: str):
+        super().__init__(why, code=PARAM_INVALID)

@@ -1,0 +1,62 @@
+"""The state of one execution: node values, the graph's memory references, what the spec will observe.
+
+A :class:`Frame` lives for one ``execute`` call. Kernels read their inputs from
+``values`` and the loaded model from ``loaded``; every block the graph allocates is
+``hold``-ed here so that a failed execution can release whatever its FreeMemory nodes
+did not reach. ``log`` records runtime events (allocations, frees, errors) with the
+device trace position they happened at, so observe.py can interleave them with the
+device's own events.
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.runtime.v2.tensors import MemBlock
+
+
+@attrs.frozen
+class RtEvent:
+    """A runtime event at device trace position ``at``; ``kind`` is alloc, free or error."""
+
+    at: int
+    kind: str
+    address: int | None = None
+    size: int | None = None
+    io: str | None = None
+    purpose: str | None = None
+    message: str | None = None
+    code: str | None = None
+
+
+class Frame:
+    def __init__(self, loaded, inputs: list, outputs: list, external: dict):
+        self.loaded, self.device = loaded, loaded.device
+        self.inputs, self.outputs, self.external = inputs, outputs, external
+        self.values: dict[str, tuple] = {}
+        self.held: dict[int, MemBlock] = {}
+        self.deferred: list[MemBlock] = []
+        self.io_addresses: dict[str, int] = {}
+        self.launched: dict[str, tuple] = {}   # device task name -> (reads, writes) it was launched with
+        self.copy_io: dict[str, str] = {}      # device copy task name -> the output it delivers
+        self.fallbacks: list[str] = []         # outputs put in runtime memory instead of the caller's buffer
+
+    def log(self, kind: str, **fields) -> None:
+        self.loaded.log.append(RtEvent(len(self.device.trace), kind, **fields))
+
+    def hold(self, block: MemBlock) -> None:
+        self.held[id(block)] = block
+
+    def drop(self, block: MemBlock) -> None:
+        """The graph's reference on ``block`` goes (FreeMemory); deferred to the end with several streams."""
+        if self.held.pop(id(block), None) is None:
+            return
+        if self.loaded.multi_stream:
+            self.deferred.append(block)  # another stream may still use it: release after synchronize
+        else:
+            block.release()
+
+    def release_all(self) -> None:
+        """Release every reference the graph still holds (after synchronize, or on failure)."""
+        for block in self.deferred + list(self.held.values()):
+            block.release()
+        self.deferred, self.held = [], {}

@@ -1,0 +1,120 @@
+"""Memory groups: which tensors of a compiled model share one piece of memory, and for how long.
+
+Runtime v2 gives memory to tensors at run time instead of using the plan's arena, but the
+plan still says which tensors *share* memory: a view (Reshape, an outer-axis Split or
+Slice), an in-place output and the pieces of a no-padding concat all carry ``alias_of``.
+A :class:`Group` is one alias root with every tensor that resolves to it; each member sits
+at ``rel`` = its plan offset minus the root's. The group needs ``size`` bytes (the plan's
+padded sizes, what AllocMemory asks for) of which ``raw`` are really accessed (dense bytes).
+
+``kind`` says where its memory comes from at run time:
+- ``input``: the root is a model input, so the group lives in the caller's input
+  buffer (SplitDataTensor shares it, ge-facts.md 7.9);
+- ``const``: weights and fixed (variable) tensors, in memory loaded once;
+- ``alloc``: everything else, allocated before its first task and released after its last.
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.runtime.v2.errors import LoweringError
+
+
+@attrs.frozen
+class Member:
+    tensor: str
+    rel: int
+    nbytes: int
+    alias_of: str | None
+
+
+@attrs.frozen
+class Group:
+    root: str
+    kind: str
+    region: str
+    offset: int
+    members: tuple[Member, ...] = attrs.field(converter=tuple)
+    size: int = 0
+    raw: int = 0
+    first: int | None = None
+    last: int | None = None
+    streams: tuple[int, ...] = ()
+    input_index: int | None = None
+
+    def member(self, tensor: str) -> Member:
+        return next(m for m in self.members if m.tensor == tensor)
+
+
+def _root(tensors: dict, name: str) -> str:
+    seen = set()
+    while tensors[name]["alias_of"] and name not in seen:
+        seen.add(name)
+        name = tensors[name]["alias_of"]
+    return name
+
+
+def _nbytes(model) -> dict[str, int]:
+    out = {}
+    for task in model.tasks.tasks:
+        for s in task.slots:
+            out[s.tensor] = s.nbytes
+    for io in model.tasks.inputs + model.tasks.outputs:
+        out[io.tensor] = io.nbytes
+    return out
+
+
+def _uses(model) -> dict[str, list[tuple[int, int]]]:
+    """Tensor -> [(task index, stream), ...] of the tasks whose slots point at it."""
+    out: dict[str, list] = {}
+    for task in model.tasks.tasks:
+        for s in task.slots:
+            out.setdefault(s.tensor, []).append((task.index, task.stream))
+    return out
+
+
+def memory_groups(model) -> tuple[dict[str, Group], dict[str, str]]:
+    """(root -> Group, tensor -> root) for every tensor a task or the I/O table refers to."""
+    tensors = {t["name"]: t for t in model.plan["tensors"]}
+    nbytes, uses = _nbytes(model), _uses(model)
+    inputs = {io.tensor: io.index for io in model.tasks.inputs}
+    wanted = set(nbytes)
+    for name in list(wanted):  # whole alias chains, so every link gets its own tensor data
+        while tensors[name]["alias_of"]:
+            name = tensors[name]["alias_of"]
+            wanted.add(name)
+    by_root: dict[str, list[str]] = {}
+    for name in sorted(wanted):
+        by_root.setdefault(_root(tensors, name), []).append(name)
+    groups = {root: _group(root, names, tensors, nbytes, uses, inputs) for root, names in by_root.items()}
+    return groups, {name: root for root, names in by_root.items() for name in names}
+
+
+def _group(root, names, tensors, nbytes, uses, inputs) -> Group:
+    base = tensors[root]
+    members = []
+    for name in names:
+        t = tensors[name]
+        rel = t["offset"] - base["offset"]
+        if t["region"] != base["region"] or rel < 0:
+            raise LoweringError(f"lies at {t['region']}+{t['offset']}, before or outside its alias root "
+                                f"{root!r} at {base['region']}+{base['offset']}", tensor=name)
+        members.append(Member(name, rel, nbytes.get(name, t["size"]), t["alias_of"]))
+    touched = [u for m in names for u in uses.get(m, ())]
+    kind = "const" if base["region"] in ("weight", "fixed") else "input" if root in inputs else "alloc"
+    for name in names:
+        if name in inputs and name != root:
+            raise LoweringError(f"model input aliases {root!r} (a piece of a concat?); runtime v2 takes inputs "
+                                f"straight from the caller's buffer and cannot place one inside another tensor",
+                                tensor=name)
+    group = Group(
+        root, kind, base["region"], base["offset"], members,
+        size=max(m.rel + tensors[m.tensor]["size"] for m in members),
+        raw=max(m.rel + m.nbytes for m in members),
+        first=min((i for i, _ in touched), default=None), last=max((i for i, _ in touched), default=None),
+        streams=tuple(sorted({s for _, s in touched})), input_index=inputs.get(root),
+    )
+    if kind == "input" and group.raw > nbytes[root]:
+        raise LoweringError(f"tensors sharing the model input's memory reach {group.raw} bytes, past the input's "
+                            f"{nbytes[root]}", tensor=root)
+    return group

@@ -1,0 +1,30 @@
+"""Task launch: write a task's argument table from its tensor data and put it on its stream.
+
+Runtime v2 builds every task's arguments anew per execution from the addresses its inputs
+and outputs got this time (no load-time slots to refresh, unlike v1's zero-copy table), so
+the write is counted as ``args_written``. A ``waits`` attribute lists other streams whose
+work this task depends on: an event recorded there and waited for here orders them.
+"""
+from __future__ import annotations
+
+from impl.device import EventRecordTask, EventWaitTask
+
+
+def launch(frame, node, args):
+    loaded, dev = frame.loaded, frame.device
+    task = loaded.device_task(node.attr("task"))
+    addrs = [td.addr for td in args]
+    dev.write_args(task, addrs)
+    stream = loaded.stream(node.attr("stream", 0))
+    for other in node.attr("waits", ()):
+        event = dev.create_event()
+        dev.launch(EventRecordTask(f"{task.name} record", event), loaded.stream(other))
+        dev.launch(EventWaitTask(f"{task.name} wait", event), stream)
+    reads = tuple((a, s.nbytes) for a, s in zip(addrs, task.slots) if s.role == "in")
+    writes = tuple((a, s.nbytes) for a, s in zip(addrs, task.slots) if s.role == "out")
+    frame.launched[task.name] = (reads, writes)
+    dev.launch(task, stream)
+    return ()
+
+
+KERNELS = {"LaunchKernel": launch, "LaunchMemset": launch, "LaunchHccl": launch}

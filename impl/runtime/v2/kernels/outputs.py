@@ -1,0 +1,113 @@
+"""Output kernels: AllocModelOutTensor, SplitTensorForOutputData, EnsureTensorAtOutMemory (ge-facts.md 7.3-7.5)."""
+from __future__ import annotations
+
+from impl.device import MemcpyTask
+from impl.runtime.v2.errors import EnsureOutputError, OutputBufferError
+from impl.runtime.v2.tensors import TensorData
+
+
+def _share(frame, tensor, output: str) -> tuple:
+    frame.io_addresses[output] = tensor.addr
+    return (TensorData(tensor.addr, tensor.size, tensor.placement),)
+
+
+def alloc_model_out_tensor(frame, node, args):
+    """Inputs (allocator, output tensor); output: the tensor data the producer writes (7.3).
+
+    1. the caller's buffer is on the device and (unless ``check_size`` is off: ge_compat,
+       GE's unchecked sharing, 7.3.2) at least ``raw`` bytes -> zero copy: share it, no reference;
+    2. no address, or (zcspec's default) a buffer too small to hold the output -> allocate
+       into the *caller's tensor* (7.3.3): the tensor owns the block and EnsureTensorAtOutMemory
+       finds source == destination; the caller's own small buffer is never written;
+    3. a host buffer -> allocate tensor data the graph owns; EnsureTensorAtOutMemory copies (7.3.4).
+    """
+    allocator, tensor = args
+    output, raw, size = node.attr("output"), node.attr("raw"), node.attr("size")
+    check = node.attr("check_size", True)
+    on_device = tensor.placement == allocator.placement
+    if tensor.addr and on_device and (not check or tensor.size >= raw):
+        return _share(frame, tensor, output)
+    block = allocator.malloc(size, tag=f"output {output}", io=output)
+    frame.hold(block)
+    if not tensor.addr or on_device:
+        tensor.adopt(block)
+        frame.fallbacks.append(output)
+    frame.io_addresses[output] = block.addr
+    return (TensorData(block.addr, block.size, block.placement, block),)
+
+
+def split_tensor_for_output_data(frame, node, args):
+    """always_zero_copy: the caller's buffer or an error (7.4); no allocation, no reference, no fallback.
+
+    The required size is the raw bytes of the output's own shape, without padding (7.4.2).
+    """
+    (tensor,) = args
+    output, raw = node.attr("output"), node.attr("raw")
+    if tensor is None or not tensor.addr:
+        raise OutputBufferError(output, "no buffer (null address). In the always_zero_copy mode the output tensor "
+                                "and its address must be allocated and passed by the caller", node=node.name,
+                                required=raw, given=0)
+    if tensor.size < raw:
+        raise OutputBufferError(output, f"the output tensor memory size {tensor.size} is smaller than the actual size "
+                                f"{raw} required by the tensor (always_zero_copy is on, so no fallback allocation "
+                                f"is made)", node=node.name, required=raw, given=tensor.size)
+    if node.attr("check_placement", True) and tensor.placement != "device":
+        raise OutputBufferError(output, f"the buffer is {tensor.placement} memory; always_zero_copy needs device "
+                                "memory", node=node.name, required=raw, given=tensor.size)
+    return _share(frame, tensor, output)
+
+
+def ensure_tensor_at_out_memory(frame, node, args):
+    """Deliver the output in the caller's tensor (7.5): share, find it already there, or copy into it."""
+    td, tensor = args
+    output, nbytes = node.attr("output"), node.attr("nbytes")
+    if td is None or tensor is None:
+        raise EnsureOutputError(output, "null tensor data or output tensor", node=node.name)
+    tensor.shape, tensor.dtype = tuple(node.attr("shape")), node.attr("dtype")
+    frame.io_addresses.setdefault(output, td.addr)
+    if not tensor.addr:
+        return _hand_over(frame, td, tensor, output)
+    if nbytes > tensor.size:
+        raise EnsureOutputError(output, f"given buffer size {tensor.size} is less than output tensor size {nbytes}",
+                                node=node.name)
+    if td.addr == tensor.addr:
+        return ()  # zero copy took effect
+    if nbytes > td.size:
+        raise EnsureOutputError(output, f"source tensor data holds {td.size} bytes, output needs {nbytes}",
+                                node=node.name)
+    _copy(frame, node, td, tensor, nbytes, output)
+    return ()
+
+
+def _hand_over(frame, td, tensor, output: str) -> tuple:
+    """No caller memory: the tensor takes a reference on the output's block (7.5.3), or points at
+    memory that outlives the call (an input buffer, the weights) when there is no block."""
+    if td.block is not None:
+        tensor.adopt(td.block, addr=td.addr, size=td.size)
+        frame.fallbacks.append(output)
+    else:
+        tensor.addr, tensor.size, tensor.placement = td.addr, td.size, td.placement
+    return ()
+
+
+_DIRECTIONS = {("device", "device"): "d2d", ("device", "host"): "d2h", ("host", "device"): "h2d",
+               ("host", "host"): "h2h"}
+
+
+def _copy(frame, node, td, tensor, nbytes: int, output: str) -> None:
+    direction = _DIRECTIONS.get((td.placement, tensor.placement))
+    if direction is None:
+        raise EnsureOutputError(output, f"no copy from {td.placement} to {tensor.placement} memory", node=node.name)
+    frame.copy_io[node.name] = output
+    if frame.loaded.multi_stream:
+        frame.loaded.join_streams()  # the copy runs on stream 0, after every stream's writes
+    if direction == "h2h":  # H2H is synchronous in GE (7.5.4)
+        frame.device.memcpy(tensor.addr, td.addr, nbytes, "h2h")
+    else:
+        frame.device.launch(MemcpyTask(node.name, tensor.addr, td.addr, nbytes, direction))
+
+
+KERNELS = {
+    "AllocModelOutTensor": alloc_model_out_tensor, "SplitTensorForOutputData": split_tensor_for_output_data,
+    "EnsureTensorAtOutMemory": ensure_tensor_at_out_memory,
+}

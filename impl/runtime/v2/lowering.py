@@ -1,0 +1,167 @@
+"""Lowering a compiled model into an execution graph (GE's gert lowering, ge-facts.md 7.2.1, 7.9).
+
+``lower(model, option) -> ExeGraph`` emits, in execution order:
+
+1. ``InputData`` / ``OutputData``: the caller's input and output tensors (one output each);
+2. ``SelectAllocator`` (``GetExternalAllocator`` under always_external_allocator): the
+   device allocator of this execution (7.7.2);
+3. per model input: ``SplitDataTensor`` (the caller's tensor data, shared, 7.9) and
+   ``MakeSureTensorAtDevice`` (copies only a host-placed input);
+4. ``ConstTensorData`` for weights and fixed tensors (memory loaded once);
+5. per task, in the TaskList's order: an ``AllocMemory`` before the first task touching each
+   memory group (groups.py), views of it (``IdentityAddr`` for a whole-tensor alias,
+   ``ViewAddr`` for a piece at an offset), the launch (``LaunchKernel``, ``LaunchMemset``,
+   ``LaunchHccl``) reading every slot's tensor data, then a ``FreeMemory`` after the last
+   task touching a group;
+6. NetOutput's lowering: per output an ``EnsureTensorAtOutMemory(tensor data, OutputData:i)``,
+   then the ``FreeMemory`` of the groups that hold outputs.
+
+The graph is what GE builds before its passes; ``passes.run_passes`` then applies
+ModelOutTensorZeroCopy and TrustOutTensor as the option says.
+"""
+from __future__ import annotations
+
+from impl.runtime.v2.errors import LoweringError
+from impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
+from impl.runtime.v2.groups import Group, memory_groups
+from impl.runtime.v2.options import LoweringOption
+
+ALLOCATOR = "allocator/hbm"
+INPUT_DATA, OUTPUT_DATA = "InputData", "OutputData"
+LAUNCH_TYPES = {"kernel": "LaunchKernel", "memcpy": "LaunchKernel", "memcpy_addr": "LaunchKernel",
+                "memset": "LaunchMemset", "hccl": "LaunchHccl"}
+
+
+class _Builder:
+    def __init__(self, model, option: LoweringOption):
+        self.model, self.option = model, option
+        self.groups, self.root_of = memory_groups(model)
+        self.nodes: list[ExeNode] = []
+        self.td: dict[str, Edge] = {}      # tensor -> edge of its tensor data
+        self.base: dict[str, Edge] = {}    # group root -> edge of the group's memory
+        self.freed: set[str] = set()
+        self.touched: dict[str, set[int]] = {}  # group root -> streams whose tasks touched it so far
+
+    def add(self, node: ExeNode) -> ExeNode:
+        self.nodes.append(node)
+        return node
+
+    def io_nodes(self) -> None:
+        t = self.model.tasks
+        self.add(ExeNode(INPUT_DATA, INPUT_DATA, outputs=len(t.inputs), attrs={"names": [i.tensor for i in t.inputs]}))
+        self.add(ExeNode(OUTPUT_DATA, OUTPUT_DATA, outputs=len(t.outputs), attrs={"names": [o.tensor for o in t.outputs]}))
+        kind = "GetExternalAllocator" if self.option.always_external_allocator else "SelectAllocator"
+        self.add(ExeNode(ALLOCATOR, kind, attrs={"placement": "device"}))
+
+    def inputs(self) -> None:
+        for io in self.model.tasks.inputs:
+            split = self.add(ExeNode(f"split_data/{io.tensor}", "SplitDataTensor", [Edge(INPUT_DATA, io.index)],
+                                     attrs={"tensor": io.tensor, "nbytes": io.nbytes, "index": io.index}))
+            dev = self.add(ExeNode(f"at_device/{io.tensor}", "MakeSureTensorAtDevice",
+                                   [Edge(split.name), Edge(ALLOCATOR)], attrs={"tensor": io.tensor, "nbytes": io.nbytes}))
+            self.open_group(self.groups[io.tensor], Edge(dev.name))
+
+    def consts(self) -> None:
+        for g in self.groups.values():
+            if g.kind == "const":
+                node = self.add(ExeNode(f"const/{g.root}", "ConstTensorData",
+                                        attrs={"region": g.region, "offset": g.offset, "size": g.size}))
+                self.open_group(g, Edge(node.name))
+
+    def open_group(self, g: Group, base: Edge) -> None:
+        """Record the group's memory and emit the tensor data of each member (aliases after their targets)."""
+        self.base[g.root] = base
+        self.td[g.root] = base
+        pending = [m for m in g.members if m.tensor != g.root]
+        while pending:
+            ready = [m for m in pending if m.alias_of in self.td or m.alias_of not in {p.tensor for p in pending}]
+            if not ready:
+                raise LoweringError(f"alias cycle among {[m.tensor for m in pending]}", tensor=g.root)
+            for m in ready:
+                self.td[m.tensor] = self.view(g, m)
+            pending = [m for m in pending if m not in ready]
+
+    def view(self, g: Group, m) -> Edge:
+        target = g.member(m.alias_of) if m.alias_of in self.td else None
+        if target is not None and target.rel == m.rel and target.nbytes == m.nbytes:
+            node = ExeNode(f"view/{m.tensor}", "IdentityAddr", [self.td[m.alias_of]], attrs={"tensor": m.tensor})
+        else:
+            node = ExeNode(f"view/{m.tensor}", "ViewAddr", [self.base[g.root]],
+                           attrs={"tensor": m.tensor, "offset": m.rel, "size": m.nbytes})
+        return Edge(self.add(node).name)
+
+    def tasks(self) -> None:
+        by_first: dict[int, list[Group]] = {}
+        by_last: dict[int, list[Group]] = {}
+        for g in self.groups.values():
+            if g.kind == "alloc" and g.first is not None:
+                by_first.setdefault(g.first, []).append(g)
+            if g.last is not None and not self.holds_output(g) and g.kind != "const":
+                by_last.setdefault(g.last, []).append(g)
+        for task in self.model.tasks.tasks:
+            for g in by_first.get(task.index, ()):
+                self.alloc(g)
+            launch = self.launch(task)
+            for g in by_last.get(task.index, ()):
+                self.free(g, (launch,))
+        for g in self.groups.values():  # groups no task touches (a reshape of an input fed to an output)
+            if g.kind == "alloc" and g.first is None:
+                self.alloc(g)
+
+    def alloc(self, g: Group) -> None:
+        node = self.add(ExeNode(f"alloc/{g.root}", "AllocMemory", [Edge(ALLOCATOR)],
+                                attrs={"tensor": g.root, "size": g.size, "raw": g.raw}))
+        self.open_group(g, Edge(node.name))
+
+    def free(self, g: Group, after: tuple[str, ...]) -> None:
+        self.freed.add(g.root)
+        self.add(ExeNode(f"free/{g.root}", "FreeMemory", [self.base[g.root]], outputs=0, after=after,
+                         attrs={"tensor": g.root, "streams": g.streams}))
+
+    def launch(self, task) -> str:
+        stream = 0 if self.option.enable_single_stream else task.stream
+        attrs_ = {"task": task.index, "op_type": task.op_type, "stream": stream}
+        waits = self.waits(task, stream)
+        if waits:
+            attrs_["waits"] = waits
+        node = ExeNode(f"{task.kind}/{task.node}", LAUNCH_TYPES[task.kind], [self.td[s.tensor] for s in task.slots],
+                       outputs=0, attrs=attrs_)
+        return self.add(node).name
+
+    def waits(self, task, stream: int) -> tuple[int, ...]:
+        """Other streams that touched this task's memory before it (inputs are staged on stream 0)."""
+        other: set[int] = set()
+        for s in task.slots:
+            g = self.groups[self.root_of[s.tensor]]
+            seen = self.touched.setdefault(g.root, {0} if g.kind == "input" else set())
+            other |= seen - {stream}
+            seen.add(stream)
+        return tuple(sorted(other))
+
+    def holds_output(self, g: Group) -> bool:
+        outs = {o.tensor for o in self.model.tasks.outputs}
+        return any(m.tensor in outs for m in g.members)
+
+    def outputs(self) -> None:
+        ensures = []
+        last_launch = next((n.name for n in reversed(self.nodes) if n.type.startswith("Launch")), None)
+        for io in self.model.tasks.outputs:
+            node = ExeNode(f"ensure/{io.tensor}", "EnsureTensorAtOutMemory", [self.td[io.tensor], Edge(OUTPUT_DATA, io.index)],
+                           outputs=0, after=[last_launch] if last_launch else [],
+                           attrs={"output": io.tensor, "index": io.index, "shape": io.shape, "dtype": io.dtype,
+                                  "nbytes": io.nbytes, "placement": "device"})
+            ensures.append(self.add(node).name)
+        for g in self.groups.values():  # output memory, and inputs nothing reads
+            if g.kind != "const" and g.root not in self.freed:
+                self.free(g, tuple(ensures))
+
+
+def lower(model, option: LoweringOption = LoweringOption()) -> ExeGraph:
+    """The execution graph of ``model`` before any pass (see the module docstring)."""
+    b = _Builder(model, option)
+    b.io_nodes()
+    b.inputs()
+    b.consts()
+    b.tasks()
+    b.outputs()
+    return ExeGraph(model.name, b.nodes).validate()

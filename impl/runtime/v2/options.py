@@ -1,0 +1,39 @@
+"""LoweringOption: what a caller chooses when it loads a model into runtime v2 (ge-facts.md 7.1).
+
+GE's four switches, plus zcspec's own:
+
+- ``trust_shape_on_out_tensor`` (7.1.1): trust the caller's output shapes; the
+  TrustOutTensor pass then drops an EnsureTensorAtOutMemory that only repeats a
+  SplitTensorForOutputData on the same output.
+- ``always_zero_copy`` (7.1.2): the caller promises correctly sized, device-placed
+  output memory; no fallback, a bad buffer is an error (E13031).
+- ``always_external_allocator`` (7.1.3): every allocator comes from the caller; the
+  executor creates none and a missing one is an error.
+- ``enable_single_stream`` (7.1.4): every task on one stream.
+- ``zero_copy`` (zcspec): run ModelOutTensorZeroCopy at all (False = outputs are
+  always computed in runtime memory and copied, ``zcspec run --no-zero-copy``).
+- ``ge_compat`` (zcspec): reproduce GE's AllocModelOutTensor, which shares a user
+  buffer without a size or placement check (7.3.2); by default zcspec checks first
+  and falls back to an allocation.
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.runtime.v2.errors import UsageError
+
+
+@attrs.frozen
+class LoweringOption:
+    trust_shape_on_out_tensor: bool = False
+    always_zero_copy: bool = False
+    always_external_allocator: bool = False
+    enable_single_stream: bool = False
+    zero_copy: bool = True
+    ge_compat: bool = False
+
+    def __attrs_post_init__(self):
+        for f in attrs.fields(type(self)):
+            value = getattr(self, f.name)
+            if not isinstance(value, bool):
+                raise UsageError(f"LoweringOption.{f.name}={value!r} must be a bool")

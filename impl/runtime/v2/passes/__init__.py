@@ -1,0 +1,25 @@
+"""The lowering passes of runtime v2, in GE's offline order (ge-facts.md 7.1.5), each with its switch.
+
+A pass is a pure ``(ExeGraph, LoweringOption) -> ExeGraph`` function; one that finds nothing
+to do returns its input.
+"""
+from __future__ import annotations
+
+from impl.runtime.v2.exe_graph import ExeGraph
+from impl.runtime.v2.options import LoweringOption
+from impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
+from impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
+
+PIPELINE = (
+    # Outputs computed straight into the caller's buffers (off: zcspec run --no-zero-copy).
+    ("ModelOutTensorZeroCopy", model_out_tensor_zero_copy, lambda o: o.zero_copy),
+    # Drop an EnsureTensorAtOutMemory that repeats SplitTensorForOutputData's check (trusted shapes).
+    ("TrustOutTensor", trust_out_tensor, lambda o: o.trust_shape_on_out_tensor),
+)
+
+
+def run_passes(graph: ExeGraph, option: LoweringOption = LoweringOption()) -> ExeGraph:
+    for _name, fn, enabled in PIPELINE:
+        if enabled(option):
+            graph = fn(graph, option).validate()
+    return graph

@@ -1,0 +1,75 @@
+"""ModelOutTensorZeroCopy: outputs computed straight into the caller's buffers (ge-facts.md 7.2.2-7.2.4).
+
+For every ``EnsureTensorAtOutMemory`` fed by ``OutputData:i``, follow its tensor-data input
+back through ``IdentityAddr`` nodes (whole-tensor aliases) to its producer. When that is an
+``AllocMemory`` (``AllocMemHbm``), rewrite it:
+
+- default: type ``AllocModelOutTensor``, with ``OutputData:i`` as an extra input, so at run
+  time it shares the caller's buffer when it can (kernels/outputs.py) and its FreeMemory
+  only drops the graph's reference;
+- ``always_zero_copy``: type ``SplitTensorForOutputData`` with ``OutputData:i`` as its only
+  input (the allocator chain is pruned: an allocator node nobody reads is removed), its
+  guarding ``FreeMemory`` removed (no reference is taken, 7.4.3). zcspec also moves it to
+  just after ``OutputData``: it depends on nothing else, so the caller's buffers are all
+  checked before any memory is allocated or any task launched (a failure then leaves
+  every buffer and the device's accounting as they were).
+
+A producer that is not an alloc node (a model input, a weight, a ``ViewAddr`` piece of a
+larger tensor) gets no zero copy: EnsureTensorAtOutMemory copies, as in GE ("Cannot enable
+zero copy because the alloc node cannot be found"). An alloc node already rewritten for an
+earlier output (two outputs sharing memory) is left alone, so the second output is copied.
+GE follows If/Case branches into subgraphs; zcspec's execution graphs are flat.
+"""
+from __future__ import annotations
+
+from impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
+from impl.runtime.v2.options import LoweringOption
+
+ALLOC_TYPES = ("AllocMemory", "AllocMemHbm")
+ENSURE = "EnsureTensorAtOutMemory"
+ALLOCATOR_TYPES = ("SelectAllocator", "GetExternalAllocator")
+
+
+def find_alloc(graph: ExeGraph, edge: Edge) -> ExeNode | None:
+    """The alloc node whose memory ``edge`` is, looking through IdentityAddr nodes; None if none."""
+    node = graph.producer(edge)
+    while node.type == "IdentityAddr":
+        node = graph.producer(node.inputs[0])
+    return node if node.type in ALLOC_TYPES else None
+
+
+def _output_edge(graph: ExeGraph, ensure: ExeNode) -> Edge | None:
+    edge = ensure.inputs[1] if len(ensure.inputs) > 1 else None
+    return edge if edge is not None and graph.producer(edge).type == "OutputData" else None
+
+
+def model_out_tensor_zero_copy(graph: ExeGraph, option: LoweringOption = LoweringOption()) -> ExeGraph:
+    changed = False
+    for ensure in graph.of_type(ENSURE):
+        out = _output_edge(graph, ensure)
+        alloc = find_alloc(graph, ensure.inputs[0]) if out is not None else None
+        if alloc is None:
+            continue
+        output = ensure.attr("output", out.node)
+        if option.always_zero_copy:
+            graph = _split_for_output(graph, alloc, out, output, option)
+        else:
+            new = ExeNode(alloc.name, "AllocModelOutTensor", alloc.inputs + (out,), alloc.outputs, alloc.after,
+                          dict(alloc.attrs) | {"output": output, "check_size": not option.ge_compat})
+            graph = graph.replace(new)
+        changed = True
+    return _prune_allocators(graph) if changed else graph
+
+
+def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: str, option: LoweringOption) -> ExeGraph:
+    # GE does not check the placement here (a TODO in build_tensor.cc, ge-facts.md 7.4.3); zcspec does,
+    # except under ge_compat.
+    attrs_ = dict(alloc.attrs) | {"output": output, "check_placement": not option.ge_compat}
+    new = ExeNode(alloc.name, "SplitTensorForOutputData", (out,), alloc.outputs, (), attrs_)
+    guards = [n.name for n in graph.of_type("FreeMemory") if n.inputs and n.inputs[0] == Edge(alloc.name)]
+    return graph.replace(new).without(guards).moved_after(alloc.name, out.node)
+
+
+def _prune_allocators(graph: ExeGraph) -> ExeGraph:
+    unused = [n.name for n in graph.of_type(*ALLOCATOR_TYPES) if not graph.consumers.get(n.name)]
+    return graph.without(unused) if unused else graph

@@ -1,0 +1,39 @@
+"""``run(model, device, inputs, outputs, *, zero_copy)``: load, execute once, unload (shared with runtime v1).
+
+``inputs``/``outputs`` are :class:`impl.runtime.user_buffers.UserBuffer` lists in the model's
+I/O order. ``zero_copy=True`` lowers with ModelOutTensorZeroCopy (outputs computed straight
+into the buffers); ``zero_copy=False`` skips it, so every output is computed in runtime memory
+and EnsureTensorAtOutMemory copies it into the buffer. Raises a RuntimeV2Error on bad input
+(``user_error`` True: exit code 2 on the command line).
+"""
+from __future__ import annotations
+
+from impl.runtime.v2.errors import OutputBufferError
+from impl.runtime.v2.executor import StreamExecutor
+from impl.runtime.v2.options import LoweringOption
+from impl.runtime.v2.tensors import Tensor
+
+
+def to_tensor(buffer) -> Tensor:
+    return Tensor(addr=buffer.addr, size=buffer.size, placement=buffer.placement, name=buffer.name)
+
+
+def run(model, device, inputs: list, outputs: list, *, zero_copy: bool) -> None:
+    """Execute ``model`` once with the caller's buffers; the model is unloaded even when the call fails.
+
+    The default mode may put an output whose buffer cannot hold it in runtime memory (a
+    fallback); this function has only the caller's buffers to deliver into, so it then
+    releases that memory and raises OutputBufferError naming the output.
+    """
+    exe = StreamExecutor(model, device, LoweringOption(zero_copy=zero_copy))
+    try:
+        result = exe.execute([to_tensor(b) for b in inputs], [to_tensor(b) for b in outputs])
+        for b, t, io in zip(outputs, result, model.tasks.outputs):
+            if t.addr != b.addr:
+                t.release()
+                raise OutputBufferError(b.name, f"buffer at {b.addr:#x} of {b.size} bytes cannot hold the output "
+                                        f"({io.nbytes} bytes); runtime v2 computed it in its own memory instead "
+                                        f"(default-mode fallback). Pass a device buffer of at least {io.nbytes} bytes",
+                                        required=io.nbytes, given=b.size)
+    finally:
+        exe.unload()
