@@ -66,3 +66,24 @@ def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
     except GraphError as e:
         raise (e if e.file else e.in_file(path)) from e.__cause__
     raise GraphError("unknown model file type: expected .onnx or .json", file=path)
+
+
+def load_compiled(path: str, shape_args: list[str] = (), *, soc: str = "ascend910b", strategy: str = "ge"):
+    """The CompiledModel of MODEL: a .zcm file is read (and validated), anything else compiled."""
+    if path.endswith(".zcm"):
+        from impl.compiler.model_file.errors import ModelFormatError
+        from impl.compiler.model_file.load import load_model
+
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise GraphError(f"cannot read the model file: {e.strerror}", file=path) from e
+        try:
+            return load_model(data)
+        except ModelFormatError as e:
+            raise (e if e.file else e.in_file(path)) from e.__cause__
+    from impl.compiler.compile import build_model
+    from impl.compiler.options import CompileOptions
+
+    return build_model(load_graph(path, shape_args), CompileOptions(soc=soc, strategy=strategy))

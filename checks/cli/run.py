@@ -1,0 +1,128 @@
+"""``zcspec run MODEL [--runtime v1|v2] [--no-zero-copy] [--input NAME=FILE.npy ...] [--output-dir DIR] [--json]``.
+
+Per the contract in DESIGN.md: inputs not given are ones; every input is staged
+into a device-resident user buffer (device malloc + copy, as a user would);
+the model executes once; each output is written to
+``DIR/<output name with / replaced by _>.npy``; ``--json`` prints the outputs'
+shapes and dtypes and the device counters of the execute call alone (staging
+before and reading back after are the user's copies, not counted). MODEL is an
+.onnx, a graph .json, ``zoo:NAME`` or a compiled .zcm.
+
+Runtime errors caused by the caller's input (a bad buffer, an option value)
+exit with code 2 like any bad input; internal runtime errors exit with 1.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+from checks.cli.models import add_model_arguments, load_compiled
+from impl.device.soc import PROFILES
+
+
+def configure(parser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--runtime", default="v1", choices=("v1", "v2"), help="runtime to execute with (default v1)")
+    parser.add_argument("--no-zero-copy", action="store_true", help="copy every input and output instead of binding")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="an input's value (repeatable); inputs not given are all ones")
+    parser.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/<name>.npy")
+    parser.add_argument("--json", action="store_true", help="print output shapes/dtypes and the execute call's counters")
+    parser.add_argument("--soc", default="ascend910b", choices=sorted(PROFILES), help="SoC profile (default ascend910b)")
+    parser.add_argument("--strategy", default="ge", choices=("ge", "compact"), help="memory planning strategy")
+
+
+def _usage(message: str):
+    from checks.cli.main import UsageError
+
+    return UsageError(message)
+
+
+def _input_arrays(model, specs: list[str]) -> dict:
+    """Every model input's array: from ``NAME=FILE.npy`` where given, else ones of its shape and dtype."""
+    from impl.compiler import dtypes
+
+    ios = {io.tensor: io for io in model.tasks.inputs}
+    arrays = {}
+    for spec in specs:
+        name, sep, path = spec.rpartition("=")
+        if not sep or not name:
+            raise _usage(f"--input {spec!r}: expected NAME=FILE.npy")
+        if name not in ios:
+            raise _usage(f"--input {spec!r}: {name!r} is not a model input; inputs are {sorted(ios)}")
+        try:
+            arrays[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise _usage(f"--input {spec!r}: cannot read {path!r}: {e}") from e
+        io = ios[name]
+        want = np.dtype(dtypes.numpy_dtype(io.dtype))
+        if arrays[name].shape != tuple(io.shape) or arrays[name].dtype != want:
+            raise _usage(f"--input {spec!r}: array is {arrays[name].dtype}{list(arrays[name].shape)}, input {name!r} "
+                         f"needs {want}{list(io.shape)}")
+    for name, io in ios.items():
+        arrays.setdefault(name, np.ones(io.shape, np.dtype(dtypes.numpy_dtype(io.dtype))))
+    return arrays
+
+
+def _execute(args, model, device, inputs, outputs):
+    """Run once; returns the counters of the execute call alone."""
+    zero_copy = not args.no_zero_copy
+    if args.runtime == "v1":
+        from impl.runtime.v1 import LoadOptions, load
+
+        lm = load(device, model, LoadOptions(zero_copy=zero_copy))
+        try:
+            return lm.execute(inputs, outputs).counters
+        finally:
+            lm.unload()
+    try:
+        from impl.runtime.v2.runner import run as run_v2
+    except ImportError as e:
+        raise _usage(f"--runtime v2 is not available in this build ({e})") from e
+    before = device.counters
+    run_v2(model, device, inputs, outputs, zero_copy=zero_copy)
+    return device.counters - before   # v2's runner loads and unloads too: its counters include that
+
+
+def run(args) -> int:
+    from impl.device import Device
+    from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+    from impl.runtime.v1.errors import RuntimeV1Error
+
+    model = load_compiled(args.model, args.shape, soc=args.soc, strategy=args.strategy)
+    arrays = _input_arrays(model, args.input)
+    device = Device(model.soc, trace=False)
+    inputs = stage_inputs(device, model, arrays)
+    outputs = alloc_outputs(device, model)
+    try:
+        counters = _execute(args, model, device, inputs, outputs)
+        results = read_outputs(device, model, outputs)
+    except RuntimeV1Error as e:
+        if e.user_input:
+            raise _usage(str(e)) from e
+        print(f"zcspec run: internal error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        free_buffers(device, inputs + outputs)
+    _write_outputs(args.output_dir, results)
+    if args.json:
+        print(json.dumps({
+            "model": model.name, "runtime": args.runtime, "zero_copy": not args.no_zero_copy,
+            "outputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in results.items()},
+            "counters": counters.as_dict(),
+        }, indent=2, sort_keys=True))
+    else:
+        for n, a in results.items():
+            print(f"{n}: {a.dtype}{list(a.shape)}")
+    return 0
+
+
+def _write_outputs(folder: str | None, results: dict) -> None:
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    for name, a in results.items():
+        np.save(os.path.join(folder, name.replace("/", "_") + ".npy"), a)
