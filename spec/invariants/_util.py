@@ -9,9 +9,7 @@ import bisect
 import heapq
 from typing import Iterator
 
-import attrs
-
-from spec.observables.plan import PlanObservation
+from spec.observables.plan import Family, PlanObservation
 
 
 def align_up(n: int, granularity: int) -> int:
@@ -19,35 +17,10 @@ def align_up(n: int, granularity: int) -> int:
     return -(-n // granularity) * granularity if n > 0 else 0
 
 
-@attrs.frozen
-class Family:
-    """A memory root and every tensor aliasing it: one piece of memory in time and space."""
-
-    root: str
-    region: str
-    offset: int
-    end: int
-    first: int
-    last: int
-    members: tuple[str, ...]
-
-
 def families(plan: PlanObservation) -> list[Family]:
-    """Group tensors by the root of their alias chain; a family's memory is the hull of its members'
-    byte ranges and its life the hull of their lifetimes (aliases share their root's memory)."""
-    groups: dict[str, list] = {}
-    for t in plan.tensors:
-        groups.setdefault(plan.root(t.name), []).append(t)
-    out = []
-    for root, ts in groups.items():
-        sized = [t for t in ts if t.size > 0] or ts
-        out.append(Family(
-            root=root, region=plan.tensor[root].region,
-            offset=min(t.offset for t in sized), end=max(t.end for t in sized),
-            first=min(t.first for t in ts), last=max(t.last for t in ts),
-            members=tuple(t.name for t in ts),
-        ))
-    return out
+    """Tensors grouped by the root of their alias chain: aliases share their root's memory, so a
+    family's bytes are the hull of its members' ranges and its life the hull of their lifetimes."""
+    return list(plan.families)
 
 
 def time_overlapping_pairs(items: list[Family]) -> Iterator[tuple[Family, Family]]:

@@ -155,6 +155,11 @@ class PlanObservation:
         la, lb = self.batch_labels.get(a, ""), self.batch_labels.get(b, "")
         return bool(la and lb and la != lb)
 
+    @functools.cached_property
+    def families(self) -> tuple["Family", ...]:
+        """Tensors grouped by the root of their alias chain (computed once per plan)."""
+        return _families(self)
+
     def root(self, name: str) -> str:
         """The tensor that owns ``name``'s memory: follow ``alias_of`` to its end."""
         seen = [name]
@@ -164,6 +169,39 @@ class PlanObservation:
                 raise ObservationConsistencyError(
                     f"alias chain {' -> '.join(seen)} is a cycle", culprit=name)
         return seen[-1]
+
+
+@attrs.frozen
+class Family:
+    """A memory root and every tensor aliasing it: one piece of memory in time and space.
+
+    Its bytes are the hull of its members' byte ranges (members of size 0 only
+    count when all are empty) and its life the hull of their lifetimes.
+    """
+
+    root: str
+    region: str
+    offset: int
+    end: int
+    first: int
+    last: int
+    members: tuple[str, ...]
+
+
+def _families(plan: PlanObservation) -> tuple[Family, ...]:
+    groups: dict[str, list[TensorPlacement]] = {}
+    for t in plan.tensors:
+        groups.setdefault(t.name if t.alias_of is None else plan.root(t.name), []).append(t)
+    out = []
+    for root, ts in groups.items():
+        if len(ts) == 1:  # the common case, kept cheap for 100k-tensor plans
+            t = ts[0]
+            out.append(Family(root, t.region, t.offset, t.end, t.first, t.last, (t.name,)))
+            continue
+        sized = [t for t in ts if t.size > 0] or ts
+        out.append(Family(root, plan.tensor[root].region, min(t.offset for t in sized), max(t.end for t in sized),
+                          min(t.first for t in ts), max(t.last for t in ts), tuple(t.name for t in ts)))
+    return tuple(out)
 
 
 def _unique(kind: str, names) -> set:
