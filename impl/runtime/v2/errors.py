@@ -34,6 +34,11 @@ class RuntimeV2Error(Exception):
         super().__init__(tag + message)
 
     @property
+    def user_input(self) -> bool:
+        """Same as ``user_error`` (runtime v1's spelling, so one check serves both runtimes)."""
+        return self.user_error
+
+    @property
     def culprit(self) -> str:
         """The I/O or node the error names (for observations and the command line)."""
         return self.output or self.input or self.node

@@ -48,7 +48,7 @@ class ExecutionRecord:
     io_addresses: dict
     launched: dict
     copy_io: dict
-    fallbacks: tuple
+    handed: dict
     error: BaseException | None = None
 
 
@@ -179,7 +179,7 @@ class StreamExecutor:
                 tuple(_describe(x, io.tensor) for x, io in zip(inputs, t.inputs)),
                 tuple(_describe(x, io.tensor) for x, io in zip(before, t.outputs)),
                 begin, len(self.device.trace), log_begin, len(self.log), dict(frame.io_addresses),
-                dict(frame.launched), dict(frame.copy_io), tuple(frame.fallbacks), error))
+                dict(frame.launched), dict(frame.copy_io), dict(frame.handed), error))
         return outputs
 
     def _run(self, frame: Frame) -> None:

@@ -35,10 +35,10 @@ class Frame:
         self.values: dict[str, tuple] = {}
         self.held: dict[int, MemBlock] = {}
         self.deferred: list[MemBlock] = []
-        self.io_addresses: dict[str, int] = {}
-        self.launched: dict[str, tuple] = {}   # device task name -> (reads, writes) it was launched with
-        self.copy_io: dict[str, str] = {}      # device copy task name -> the output it delivers
-        self.fallbacks: list[str] = []         # outputs put in runtime memory instead of the caller's buffer
+        self.io_addresses: dict[tuple, int] = {}  # (role, index) -> address the tasks used for that I/O
+        self.launched: dict[str, tuple] = {}      # device task name -> (reads, writes) it was launched with
+        self.copy_io: dict[str, tuple] = {}       # copy task name -> (role, index) of the I/O it moves
+        self.handed: dict[int, tuple] = {}        # block address -> (role, index) of the caller tensor now owning it
 
     def log(self, kind: str, **fields) -> None:
         self.loaded.log.append(RtEvent(len(self.device.trace), kind, **fields))

@@ -58,7 +58,8 @@ class _Builder:
             split = self.add(ExeNode(f"split_data/{io.tensor}", "SplitDataTensor", [Edge(INPUT_DATA, io.index)],
                                      attrs={"tensor": io.tensor, "nbytes": io.nbytes, "index": io.index}))
             dev = self.add(ExeNode(f"at_device/{io.tensor}", "MakeSureTensorAtDevice",
-                                   [Edge(split.name), Edge(ALLOCATOR)], attrs={"tensor": io.tensor, "nbytes": io.nbytes}))
+                                   [Edge(split.name), Edge(ALLOCATOR)],
+                                   attrs={"tensor": io.tensor, "nbytes": io.nbytes, "index": io.index}))
             self.open_group(self.groups[io.tensor], Edge(dev.name))
 
     def consts(self) -> None:

@@ -27,7 +27,7 @@ def split_data_tensor(frame, node, args):
         raise InputBufferError(name, "no buffer (null address): inputs must be passed by the caller", node=node.name)
     if tensor.size < need:
         raise InputBufferError(name, f"buffer is {tensor.size} bytes, the model reads {need}", node=node.name)
-    frame.io_addresses[name] = tensor.addr
+    frame.io_addresses[("input", node.attr("index"))] = tensor.addr
     return (TensorData(tensor.addr, tensor.size, tensor.placement),)
 
 
@@ -40,8 +40,8 @@ def make_sure_tensor_at_device(frame, node, args):
     block = allocator.malloc(nbytes, tag=f"input {name} on device", io=name)
     frame.hold(block)
     frame.device.launch(MemcpyTask(node.name, block.addr, td.addr, nbytes, "h2d"))
-    frame.copy_io[node.name] = name
-    frame.io_addresses[name] = block.addr
+    frame.copy_io[node.name] = ("input", node.attr("index"))
+    frame.io_addresses[("input", node.attr("index"))] = block.addr
     return (TensorData(block.addr, block.size, "device", block),)
 
 

@@ -6,8 +6,12 @@ from impl.runtime.v2.errors import EnsureOutputError, OutputBufferError
 from impl.runtime.v2.tensors import TensorData
 
 
-def _share(frame, tensor, output: str) -> tuple:
-    frame.io_addresses[output] = tensor.addr
+def _key(node) -> tuple:
+    return ("output", node.attr("index"))
+
+
+def _share(frame, node, tensor) -> tuple:
+    frame.io_addresses[_key(node)] = tensor.addr
     return (TensorData(tensor.addr, tensor.size, tensor.placement),)
 
 
@@ -26,13 +30,13 @@ def alloc_model_out_tensor(frame, node, args):
     check = node.attr("check_size", True)
     on_device = tensor.placement == allocator.placement
     if tensor.addr and on_device and (not check or tensor.size >= raw):
-        return _share(frame, tensor, output)
+        return _share(frame, node, tensor)
     block = allocator.malloc(size, tag=f"output {output}", io=output)
     frame.hold(block)
     if not tensor.addr or on_device:
         tensor.adopt(block)
-        frame.fallbacks.append(output)
-    frame.io_addresses[output] = block.addr
+        frame.handed[block.addr] = _key(node)
+    frame.io_addresses[_key(node)] = block.addr
     return (TensorData(block.addr, block.size, block.placement, block),)
 
 
@@ -54,7 +58,7 @@ def split_tensor_for_output_data(frame, node, args):
     if node.attr("check_placement", True) and tensor.placement != "device":
         raise OutputBufferError(output, f"the buffer is {tensor.placement} memory; always_zero_copy needs device "
                                 "memory", node=node.name, required=raw, given=tensor.size)
-    return _share(frame, tensor, output)
+    return _share(frame, node, tensor)
 
 
 def ensure_tensor_at_out_memory(frame, node, args):
@@ -64,9 +68,9 @@ def ensure_tensor_at_out_memory(frame, node, args):
     if td is None or tensor is None:
         raise EnsureOutputError(output, "null tensor data or output tensor", node=node.name)
     tensor.shape, tensor.dtype = tuple(node.attr("shape")), node.attr("dtype")
-    frame.io_addresses.setdefault(output, td.addr)
+    frame.io_addresses.setdefault(_key(node), td.addr)
     if not tensor.addr:
-        return _hand_over(frame, td, tensor, output)
+        return _hand_over(frame, node, td, tensor)
     if nbytes > tensor.size:
         raise EnsureOutputError(output, f"given buffer size {tensor.size} is less than output tensor size {nbytes}",
                                 node=node.name)
@@ -79,12 +83,12 @@ def ensure_tensor_at_out_memory(frame, node, args):
     return ()
 
 
-def _hand_over(frame, td, tensor, output: str) -> tuple:
+def _hand_over(frame, node, td, tensor) -> tuple:
     """No caller memory: the tensor takes a reference on the output's block (7.5.3), or points at
     memory that outlives the call (an input buffer, the weights) when there is no block."""
     if td.block is not None:
         tensor.adopt(td.block, addr=td.addr, size=td.size)
-        frame.fallbacks.append(output)
+        frame.handed[td.block.addr] = _key(node)
     else:
         tensor.addr, tensor.size, tensor.placement = td.addr, td.size, td.placement
     return ()
@@ -98,7 +102,7 @@ def _copy(frame, node, td, tensor, nbytes: int, output: str) -> None:
     direction = _DIRECTIONS.get((td.placement, tensor.placement))
     if direction is None:
         raise EnsureOutputError(output, f"no copy from {td.placement} to {tensor.placement} memory", node=node.name)
-    frame.copy_io[node.name] = output
+    frame.copy_io[node.name] = _key(node)
     if frame.loaded.multi_stream:
         frame.loaded.join_streams()  # the copy runs on stream 0, after every stream's writes
     if direction == "h2h":  # H2H is synchronous in GE (7.5.4)

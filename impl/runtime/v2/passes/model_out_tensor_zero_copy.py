@@ -50,21 +50,21 @@ def model_out_tensor_zero_copy(graph: ExeGraph, option: LoweringOption = Lowerin
         alloc = find_alloc(graph, ensure.inputs[0]) if out is not None else None
         if alloc is None:
             continue
-        output = ensure.attr("output", out.node)
+        output = {"output": ensure.attr("output", out.node), "index": out.index}
         if option.always_zero_copy:
             graph = _split_for_output(graph, alloc, out, output, option)
         else:
             new = ExeNode(alloc.name, "AllocModelOutTensor", alloc.inputs + (out,), alloc.outputs, alloc.after,
-                          dict(alloc.attrs) | {"output": output, "check_size": not option.ge_compat})
+                          dict(alloc.attrs) | output | {"check_size": not option.ge_compat})
             graph = graph.replace(new)
         changed = True
     return _prune_allocators(graph) if changed else graph
 
 
-def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: str, option: LoweringOption) -> ExeGraph:
+def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: dict, option: LoweringOption) -> ExeGraph:
     # GE does not check the placement here (a TODO in build_tensor.cc, ge-facts.md 7.4.3); zcspec does,
     # except under ge_compat.
-    attrs_ = dict(alloc.attrs) | {"output": output, "check_placement": not option.ge_compat}
+    attrs_ = dict(alloc.attrs) | output | {"check_placement": not option.ge_compat}
     new = ExeNode(alloc.name, "SplitTensorForOutputData", (out,), alloc.outputs, (), attrs_)
     guards = [n.name for n in graph.of_type("FreeMemory") if n.inputs and n.inputs[0] == Edge(alloc.name)]
     return graph.replace(new).without(guards).moved_after(alloc.name, out.node)
