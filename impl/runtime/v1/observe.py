@@ -78,8 +78,10 @@ def observe_execution(lm, record=None, outputs=()) -> ExecutionObservation:
     record = record or lm.last_call
     load = observe_load(lm)
     buffers = tuple(SpecBuffer(z.name, z.role, b.addr, b.size, b.placement) for z, b in record.given)
+    # Slot values are what the tasks ran with: none when the call stopped before its refresh.
+    ran = record.refresh is not None and not lm.unloaded
     slots = tuple(SlotValue(i, s, v) for i, task in enumerate(lm.tasks)
-                  for s, v in enumerate(lm.device.read_args(task))) if not lm.unloaded else ()
+                  for s, v in enumerate(lm.device.read_args(task))) if ran else ()
     events = [Event(0, "call_begin", call="execute")]
     events += _events(lm, record.trace, record.copies, start_seq=1)
     err = record.error

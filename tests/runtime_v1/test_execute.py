@@ -1,0 +1,115 @@
+"""Executions: zero copy binds the user's buffers by refreshing exactly the registered slots;
+zero copy off copies; host buffers are staged; the spec's invariants hold on every call."""
+import numpy as np
+import pytest
+
+from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from impl.runtime.v1 import LoadOptions, ParamInvalid, load
+from impl.runtime.v1.classify import UpdatePolicy
+from impl.runtime.v1.observe import observe_execution, observe_load
+from spec.check import check
+from tests.runtime_v1.helpers import buffers, device, expected, mlp, passthrough
+
+
+def run_ok(lm, ins, outs):
+    rec = lm.execute(ins, outs)
+    report = check(observe_execution(lm, rec))
+    assert report.ok, str(report)
+    return rec
+
+
+def test_fresh_buffers_refresh_every_registered_slot_and_same_buffers_none():
+    dev, m = device(), mlp()
+    lm = load(dev, m)
+    assert lm.registered == len(m.tasks.zero_copy) == 4   # add.x, neg.x, relu.out, neg.out
+    for k in range(4):
+        x = np.full((2, 3), k - 1.5, np.float32)
+        ins, outs = buffers(dev, m, x)
+        rec = run_ok(lm, ins, outs)
+        assert rec.counters.args_refreshed == lm.registered
+        assert rec.refresh.policy == UpdatePolicy.UPDATE_MODEL_IO
+        again = run_ok(lm, ins, outs)
+        assert again.counters.args_refreshed == 0 and again.refresh.policy == UpdatePolicy.NO_NEED_UPDATE
+        got = read_outputs(dev, m, outs)
+        for name, want in expected(x).items():
+            np.testing.assert_array_equal(got[name], want)
+        free_buffers(dev, ins + outs)
+
+
+def test_zero_copy_moves_no_io_bytes_and_zero_copy_off_copies_exactly_the_io_bytes():
+    m = mlp()
+    io_bytes = sum(d.nbytes for d in m.tasks.inputs + m.tasks.outputs)
+    for zc, d2d in ((True, 0), (False, io_bytes)):
+        dev = device()
+        lm = load(dev, m, LoadOptions(zero_copy=zc))
+        ins, outs = buffers(dev, m)
+        c = run_ok(lm, ins, outs).counters
+        assert (c.d2d_bytes, c.h2d_bytes, c.d2h_bytes) == (d2d, 0, 0)
+        assert c.args_refreshed == (lm.registered if zc else 0)
+        assert c.allocated_bytes == 0
+
+
+def test_zero_copy_region_is_allocated_only_with_zero_copy_off():
+    m = mlp()
+    for zc in (True, False):
+        dev = device()
+        load(dev, m, LoadOptions(zero_copy=zc))
+        tags = [a.tag for a in dev.allocations()]
+        assert ("v1 model I/O region" in tags) == (not zc)
+        region = observe_load(load(device(), m, LoadOptions(zero_copy=zc))).region("zero_copy")
+        assert region.backed == (not zc)
+
+
+def test_host_buffers_are_staged_within_the_call_and_accounting_returns_to_baseline():
+    dev, m = device(), mlp()
+    lm = load(dev, m)
+    ins, outs = buffers(dev, m, placement="host")
+    base = dev.counters.allocated_bytes
+    c = run_ok(lm, ins, outs).counters
+    assert c.h2d_bytes == m.tasks.inputs[0].nbytes
+    assert c.d2h_bytes == sum(d.nbytes for d in m.tasks.outputs)
+    assert c.alloc_calls == c.free_calls == 3 and dev.counters.allocated_bytes == base
+    got = read_outputs(dev, m, outs)
+    np.testing.assert_array_equal(got["neg:0"], -(np.arange(6, dtype=np.float32).reshape(2, 3) - 2))
+
+
+def test_reuse_zero_copy_memory_rejects_host_io_naming_the_buffer():
+    dev, m = device(), mlp()
+    lm = load(dev, m, LoadOptions(reuse_zero_copy_memory=1))
+    ins, outs = buffers(dev, m, placement="host")
+    with pytest.raises(ParamInvalid, match="'x'.*Zero-copy memory reuse mode") as e:
+        lm.execute(ins, outs)
+    assert e.value.code == 145000 and e.value.buffer == "x"
+
+
+@pytest.mark.parametrize("opts", [LoadOptions(), LoadOptions(zero_copy=False), LoadOptions(reuse_zero_copy_memory=1)])
+def test_copy_only_io_data_to_netoutput_and_hccl(opts):
+    dev, m = device(), passthrough()
+    lm = load(dev, m, opts)
+    copy_only = {z.name for z in lm.io if z.copy_only}
+    assert {"x", "y:input1", "y:output1", "fl:0"} <= copy_only
+    x, y = np.arange(4, dtype=np.float32), -np.ones((2, 3), np.float32)
+    ins = stage_inputs(dev, m, {"x": x, "y": y})
+    outs = alloc_outputs(dev, m)
+    rec = run_ok(lm, ins, outs)
+    got = read_outputs(dev, m, outs)
+    np.testing.assert_array_equal(got["ar:0"], x)
+    np.testing.assert_array_equal(got["y"], y)
+    np.testing.assert_array_equal(got["fl:0"], y)
+    np.testing.assert_array_equal(got["r:0"], np.zeros((2, 3), np.float32))
+    report = check(observe_execution(lm, rec))
+    assert "V1-COPY-ONLY-ONCE" in report.exercised and "V1-HCCL-COPY" in report.exercised
+
+
+def test_feature_map_move_refreshes_feature_map_slots():
+    dev, m = device(), mlp()
+    lm = load(dev, m, LoadOptions(feature_base_refreshable=True))
+    ins, outs = buffers(dev, m)
+    run_ok(lm, ins, outs)
+    fm_slots = len(lm.slots_by_alloc[("fm", 0)])
+    work = dev.malloc(m.regions["feature_map"])
+    lm.update_work_memory(work, m.regions["feature_map"])
+    rec = run_ok(lm, ins, outs)
+    assert rec.counters.args_refreshed == fm_slots > 0
+    assert rec.refresh.policy == UpdatePolicy.UPDATE_FM_AND_MODEL_IO
+    np.testing.assert_array_equal(read_outputs(dev, m, outs)["relu:0"], expected(np.arange(6, dtype=np.float32).reshape(2, 3) - 2)["relu:0"])
