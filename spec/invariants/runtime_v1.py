@@ -12,8 +12,8 @@ V1 = "runtime/v1/graph/load/model_manager/"
 def _refreshed_entries(obs: ExecutionObservation):
     """Zero-copy table entries that must hold the user's buffer: zero copy on, I/O not copy-only,
     bound to a device buffer (host buffers go through the model's region, ge-facts.md 6.5.4c)."""
-    if not (is_v1(obs) and obs.load.options.zero_copy):
-        return
+    if not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
+        return  # a refused call fails before any refresh; EXEC-FAILED-CALL-NO-CHANGE covers it
     for e in obs.load.zero_copy_table:
         b = obs.buffer(e.io)
         if e.io not in obs.load.copy_only and b is not None and b.placement == "device" and b.address:
@@ -39,7 +39,8 @@ def _hex(v) -> str:
 SLOT_REFRESH = Invariant(
     id="V1-SLOT-REFRESH",
     title="After refresh every registered slot holds its user buffer plus the relative offset",
-    statement="With zero copy on, after the per-execution refresh every argument slot registered in the "
+    statement="In a successful execution with zero copy on, after the per-execution refresh every argument "
+              "slot registered in the "
               "zero-copy table for an I/O that is not copy-only holds the address of the user's (device) buffer "
               "for that I/O plus the slot's relative offset.",
     rationale="This is zero copy: tasks read inputs from and write outputs to the user's buffers directly. The "
@@ -66,7 +67,7 @@ def _exempt_slots(obs: ExecutionObservation) -> set[tuple[int, int]]:
 
 def _no_model_io_slot(obs: ExecutionObservation):
     region = obs.load.region("zero_copy")
-    if region is None or region.size == 0 or not (is_v1(obs) and obs.load.options.zero_copy):
+    if region is None or region.size == 0 or not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
         return
     exempt = _exempt_slots(obs)
     for s in obs.slots:
@@ -79,7 +80,8 @@ def _no_model_io_slot(obs: ExecutionObservation):
 NO_MODEL_IO_SLOT = Invariant(
     id="V1-NO-MODEL-IO-SLOT",
     title="With zero copy on, no slot points into the model's own I/O region",
-    statement="With zero copy on, after refresh no task argument slot holds an address inside the model's own "
+    statement="In a successful execution with zero copy on, after refresh no task argument slot holds an "
+              "address inside the model's own "
               "zero-copy (I/O) region, except slots of copy-only I/O and of I/O bound to host buffers.",
     rationale="The model's I/O region is a placeholder for the user's buffers: under reuseZeroCopyMemory it is "
               "not even allocated, so a slot still pointing there reads or writes unbacked memory; otherwise "
@@ -87,7 +89,7 @@ NO_MODEL_IO_SLOT = Invariant(
     ge_source=V1 + "memory_app_type_classifier.cc (any FM-typed address outside the FM segments is model I/O); "
               "davinci_model.cc (GenMemAllocations); ge-facts.md 6.1.3, 6.5.1-6.5.4, 6.7.2",
     applies_to="execution", concern="runtime_v1", predicate=_no_model_io_slot,
-    precondition=lambda obs: is_v1(obs) and obs.load.options.zero_copy and bool(obs.slots)
+    precondition=lambda obs: is_v1(obs) and obs.load.options.zero_copy and obs.result.ok and bool(obs.slots)
     and bool(getattr(obs.load.region("zero_copy"), "size", 0)),
 )
 
@@ -95,7 +97,7 @@ NO_MODEL_IO_SLOT = Invariant(
 # -- V1-COPY-ONLY-ONCE ------------------------------------------------------------------------
 
 def _copy_only_io(obs: ExecutionObservation):
-    if not is_v1(obs):
+    if not (is_v1(obs) and obs.result.ok):
         return
     for name in obs.load.copy_only:
         t, b = obs.load.io_tensor(name), obs.buffer(name)
@@ -122,8 +124,8 @@ def _copy_only_once(obs: ExecutionObservation):
 COPY_ONLY_ONCE = Invariant(
     id="V1-COPY-ONLY-ONCE",
     title="Copy-only I/O is copied once per execution and never refreshed",
-    statement="Every copy-only input is copied from its user buffer to the model's address exactly once per "
-              "execution (before the tasks run), every copy-only output from the model's address to its user "
+    statement="In a successful execution, every copy-only input is copied from its user buffer to the "
+              "model's address exactly once (before the tasks run), every copy-only output from the model's address to its user "
               "buffer exactly once (after), and no argument slot ever points into a copy-only I/O's user buffer.",
     rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
               "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "

@@ -84,3 +84,9 @@ def test_v2_no_overrun_copy_past_the_end_is_reported_and_ge_compat_is_named():
     obs = execution(load("v2", ge_compat=True), bufs=buffers(y_size=300))
     (v,) = get("V2-NO-OVERRUN").violations(obs)
     assert "ge_compat" in v.message  # the overrun is GE's documented hazard, and the message says so
+
+
+def test_v1_claims_about_refresh_and_copies_wait_for_a_successful_call():
+    refused = execution(slots=(), evs=(), ok=False, error="wrong number of buffers")
+    for invariant_id in ("V1-SLOT-REFRESH", "V1-NO-MODEL-IO-SLOT", "V1-COPY-ONLY-ONCE"):
+        assert not get(invariant_id).exercised(refused) and get(invariant_id).violations(refused) == ()
