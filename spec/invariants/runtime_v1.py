@@ -55,13 +55,13 @@ SLOT_REFRESH = Invariant(
 
 # -- V1-NO-MODEL-IO-SLOT ----------------------------------------------------------------------
 
-def _exempt_slots(obs: ExecutionObservation) -> set[tuple[int, int]]:
-    """Slots allowed to keep the model's own I/O address: copy-only or host-bound I/O."""
-    out = set()
-    for e in obs.load.zero_copy_table:
-        b = obs.buffer(e.io)
-        if e.io in obs.load.copy_only or b is None or b.placement == "host":
-            out.add((e.task, e.slot))
+def _kept_io(obs: ExecutionObservation) -> list:
+    """I/O allowed to keep the model's own address: copy-only, or bound to a host buffer (or none)."""
+    out = []
+    for t in obs.load.io:
+        b = obs.buffer(t.name)
+        if t.name in obs.load.copy_only or b is None or b.placement == "host":
+            out.append(t)
     return out
 
 
@@ -69,12 +69,18 @@ def _no_model_io_slot(obs: ExecutionObservation):
     region = obs.load.region("zero_copy")
     if region is None or region.size == 0 or not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
         return
-    exempt = _exempt_slots(obs)
+    kept = _kept_io(obs)
+    # Slots of kept I/O may hold its model address: registered ones, and raw ones such as an HCCL
+    # task's without zero-copy support (ge-facts.md 6.8.2), recognised by the address itself.
+    exempt = {(e.task, e.slot) for e in obs.load.zero_copy_table if e.io in {t.name for t in kept}}
     for s in obs.slots:
-        if region.contains(s.value) and (s.task, s.index) not in exempt:
-            yield violation(f"task {s.task} slot {s.index}", f"points into the model's own I/O region "
-                            f"[{_hex(region.address)}, {_hex(region.address + region.size)}) at {_hex(s.value)}",
-                            value=s.value)
+        if not region.contains(s.value) or (s.task, s.index) in exempt:
+            continue
+        if any(t.model_address <= s.value < t.model_address + max(t.size, 1) for t in kept):
+            continue
+        yield violation(f"task {s.task} slot {s.index}", f"points into the model's own I/O region "
+                        f"[{_hex(region.address)}, {_hex(region.address + region.size)}) at {_hex(s.value)}",
+                        value=s.value)
 
 
 NO_MODEL_IO_SLOT = Invariant(
@@ -125,8 +131,9 @@ COPY_ONLY_ONCE = Invariant(
     id="V1-COPY-ONLY-ONCE",
     title="Copy-only I/O is copied once per execution and never refreshed",
     statement="In a successful execution, every copy-only input is copied from its user buffer to the "
-              "model's address exactly once (before the tasks run), every copy-only output from the model's address to its user "
-              "buffer exactly once (after), and no argument slot ever points into a copy-only I/O's user buffer.",
+              "model's address exactly once (before the tasks run), every copy-only output from the model's "
+              "address to its user buffer exactly once (after), and no argument slot ever points into a "
+              "copy-only I/O's user buffer.",
     rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
               "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "
               "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "

@@ -5,7 +5,7 @@ import attrs
 
 from spec.examples import all_examples
 from spec.examples.build import (
-    RAW, X_BUF, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
+    RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
 )
 from spec.observables import ZeroCopyEntry
 from spec.registry import get
@@ -90,3 +90,11 @@ def test_v1_claims_about_refresh_and_copies_wait_for_a_successful_call():
     refused = execution(slots=(), evs=(), ok=False, error="wrong number of buffers")
     for invariant_id in ("V1-SLOT-REFRESH", "V1-NO-MODEL-IO-SLOT", "V1-COPY-ONLY-ONCE"):
         assert not get(invariant_id).exercised(refused) and get(invariant_id).violations(refused) == ()
+
+
+def test_v1_no_model_io_slot_raw_slots_of_copy_only_io_may_keep_the_model_address():
+    # An HCCL task without zero-copy support holds x's model address in an unregistered slot.
+    obs = execution(load(copy_only=("x",)), slots=((0, 0, X_BUF), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
+    assert get("V1-NO-MODEL-IO-SLOT").violations(obs) == ()
+    obs = execution(load(), slots=((0, 0, X_BUF), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
+    assert get("V1-NO-MODEL-IO-SLOT").violations(obs)
