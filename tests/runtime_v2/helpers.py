@@ -1,0 +1,68 @@
+"""Small models and caller-side buffers for the runtime v2 tests."""
+from __future__ import annotations
+
+import numpy as np
+
+from impl.compiler.builder import GraphBuilder
+from impl.compiler.compile import build_model
+from impl.runtime.v2.tensors import Tensor
+
+PATTERN = 0x5A
+
+
+def relu_neg(shape=(10, 10)):
+    """x -> Relu -> Neg -> y: one intermediate, one output produced by kernel 'kernel/neg_2'."""
+    b = GraphBuilder("relu_neg")
+    x = b.input("x", shape)
+    b.output(b.op("Neg", [b.op("Relu", [x])]))
+    return build_model(b.build())
+
+
+def output_feeds_node():
+    """y = Relu(x) is an output and also feeds z = Neg(y), a second output."""
+    b = GraphBuilder("feeds")
+    x = b.input("x", (4, 8))
+    y = b.op("Relu", [x])
+    b.output(y, b.op("Neg", [y]))
+    return build_model(b.build())
+
+
+def input_array(io, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(io.shape).astype(np.float32)
+
+
+def stage(dev, model, seed: int = 0) -> list[Tensor]:
+    return [Tensor(dev.upload(input_array(io, seed + i), tag=f"user {io.tensor}"), io.nbytes, name=io.tensor)
+            for i, io in enumerate(model.tasks.inputs)]
+
+
+def out_buffer(dev, io, size: int | None = None, placement: str = "device") -> Tensor:
+    """A caller output buffer of ``size`` bytes (default: raw size) filled with PATTERN; size 0 = null."""
+    size = io.nbytes if size is None else size
+    if not size:
+        return Tensor(0, 0, placement, name=io.tensor)
+    if placement == "device":
+        addr = dev.malloc(size, tag=f"user {io.tensor}")
+        dev.memset(addr, size, PATTERN)
+    else:
+        addr = dev.host_malloc(size, tag=f"user {io.tensor}")
+        dev.host_write(addr, np.full(size, PATTERN, np.uint8))
+    return Tensor(addr, size, placement, name=io.tensor)
+
+
+def read(dev, tensor: Tensor, io) -> np.ndarray:
+    fn = dev.peek if tensor.placement == "device" else dev.host_read
+    return fn(tensor.addr, io.shape, np.float32)
+
+
+def raw_bytes(dev, tensor: Tensor) -> bytes:
+    if not tensor.addr:
+        return b""
+    fn = dev.peek if tensor.placement == "device" else dev.host_read
+    return fn(tensor.addr, (tensor.size,), np.uint8).tobytes()
+
+
+def expected(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """numpy reference of relu_neg / output_feeds_node."""
+    y = np.maximum(inputs[0], 0)
+    return [-y] if len(model.tasks.outputs) == 1 else [y, -y]
