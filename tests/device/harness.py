@@ -7,7 +7,6 @@ task, synchronize, D2H copies (and frees everything afterwards).
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import helper
 
