@@ -17,7 +17,7 @@ import attrs
 
 @attrs.frozen
 class Coverage:
-    tests: tuple[str, ...]    # "tests/spec/test_layout.py::test_name" or a module path
+    tests: tuple[str, ...]    # "tests/spec/test_spec_layout.py::test_name" or a module path
     checks: tuple[str, ...]   # "checks/..../module.py"
 
 

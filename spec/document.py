@@ -3,7 +3,7 @@
 ``build(root)`` returns the document blocks; ``render_all(root)`` returns
 every generated file (``docs/SPEC.md``, ``docs/SPEC.html`` and the example
 pictures under ``docs/spec/``) as {path relative to root: text}. The examples
-shown are the ones tests/spec/test_examples.py checks, and each violating
+shown are the ones tests/spec/test_spec_examples.py checks, and each violating
 example's "reported" lines are what ``check`` says about it when the document
 is rendered, so the document cannot drift from the code.
 """
@@ -32,7 +32,7 @@ INTRO = (
     "execution), never about code, so a plan or trace exported by another implementation in the same JSON "
     "form can be checked too. Every claim carries its GE source (paths into the GE repository; fact numbers "
     "into ge-facts.md), the smallest example that satisfies it and the smallest that violates it. Both "
-    "examples are checked by tests/spec/test_examples.py: the satisfying one is clean against the whole "
+    "examples are checked by tests/spec/test_spec_examples.py: the satisfying one is clean against the whole "
     "catalogue and exercises the claim, the violating one is reported naming the culprit shown.",
 )
 
@@ -100,7 +100,7 @@ def _section(inv, example, cov, pictures):
     tests = ", ".join(f"`{t}`" for t in cov.tests) or "**none**"
     checks = ", ".join(f"`{c}`" for c in cov.checks) or "none yet"
     blocks.append(Para(f"**Covered by.** Tests: {tests}. Checks: {checks}. Examples: "
-                       f"`tests/spec/test_examples.py`."))
+                       f"`tests/spec/test_spec_examples.py`."))
     return blocks
 
 

@@ -1,6 +1,6 @@
 """The smallest satisfying and violating example of every invariant.
 
-The spec document shows these, and tests/spec/test_examples.py checks every
+The spec document shows these, and tests/spec/test_spec_examples.py checks every
 one of them (the satisfying one exercises its invariant and has no violation
 of it; the violating one is reported, naming ``culprit``), so the document
 never shows an example that was not checked.

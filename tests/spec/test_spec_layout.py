@@ -13,7 +13,7 @@ from spec.examples.build import plan
 from spec.invariants._util import families
 from spec.observables import Alignment, ContinuousGroup, PlanAttributes
 from spec.registry import get
-from tests.spec.strategies import rows
+from spec_strategies import rows
 
 FM, ZC = "feature_map", "zero_copy"
 

@@ -11,7 +11,7 @@ from spec.observables import (
     OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
     dumps, from_data, loads, to_data,
 )
-from tests.spec.strategies import plans, values
+from spec_strategies import plans, values
 
 
 @pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event])
