@@ -13,9 +13,18 @@ the plan does not know:
 A tensor's address is its allocation's base plus its offset in the allocation:
 its region offset for a model region, its offset relative to its block for a
 zero-copy block (``_zero_copy_relative_offset``, ge-facts.md 5.2). It occupies
-``extent`` bytes: ``max(size, aligned_size)`` in a model region (what the
-planner reserved, and never less than what the tensor needs), ``size`` in a
-user buffer (the user only has to provide the tensor's bytes).
+``extent`` bytes: ``max(size, aligned_size)`` for a tensor that owns memory in
+a model region (what the planner reserved, never less than what the tensor
+needs), ``size`` in a user buffer (the user only provides the tensor's bytes)
+and for an alias (it owns no block; a no-padding concat piece sits at a raw,
+unaligned offset inside its root). A tensor that owns memory must start at a
+multiple of ``tensor_align`` (GE sizes tensors in 32-byte units, ge-facts.md
+1.3; the plan's ``alignment.tensor`` when it has one); an alias inherits its
+placement from its root and has no alignment claim of its own.
+
+Dynamic-batch branches never run together (ge-facts.md 4): when the plan has
+``batch_labels`` (tensor -> label, as the spec's PlanObservation does), tensors
+of two different non-empty labels are exempt from the overlap claim.
 
 Only parsing and naming happen here; the claims are checked by
 :mod:`checks.proofs.sweep` (directly) and :mod:`checks.proofs.z3_layout`
@@ -58,6 +67,12 @@ class Placement:
     last: int
     root: str         # end of its alias_of chain (itself when not an alias)
     alias_of: str | None
+    batch: str = ""   # dynamic-batch label of its root ("" = runs in every batch)
+
+
+def exempt(a: Placement, b: Placement) -> bool:
+    """True when ``a`` and ``b`` may share bytes: one alias root, or two different batch branches."""
+    return a.root == b.root or (a.batch != b.batch and bool(a.batch) and bool(b.batch))
 
 
 @attrs.frozen(eq=False)
@@ -151,6 +166,7 @@ class _Context:
 
     block_align: int
     user_align: int
+    tensor_align: int
     zc_align: int
     regions: Mapping
     zc_blocks: Mapping
@@ -163,37 +179,43 @@ def _allocation(e: Mapping, offset: int, size: int, aligned: int, ctx: _Context)
     if region in MODEL_REGIONS:
         if not isinstance(ctx.regions.get(region), int):
             raise PlanFormatError(f"tensor {name!r} is in region {region!r}, which 'regions' does not size", tensor=name)
-        return Allocation(region, ctx.regions[region], ctx.block_align), offset, max(size, aligned), ctx.block_align
+        if e.get("alias_of") is not None:
+            return Allocation(region, ctx.regions[region], ctx.block_align), offset, size, 1
+        return Allocation(region, ctx.regions[region], ctx.block_align), offset, max(size, aligned), ctx.tensor_align
     if region == ZERO_COPY:
         block = ctx.zc_blocks.get(e.get("block"))
         if block is None:
             raise PlanFormatError(f"zero-copy tensor {name!r}: block={e.get('block')!r} is not a zero-copy block "
                                   "of the plan, so no user buffer is bound to it", tensor=name, block=e.get("block"))
         alloc = Allocation(f"user:{block['id']}", _declared(ctx.user_sizes, block), ctx.user_align)
-        return alloc, offset - block["offset"], size, ctx.zc_align
+        return alloc, offset - block["offset"], size, 1 if e.get("alias_of") is not None else ctx.zc_align
     raise PlanFormatError(f"tensor {name!r}: unknown region {region!r} (expected one of "
                           f"{MODEL_REGIONS + (ZERO_COPY,)})", tensor=name)
 
 
-def read_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
+def read_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, tensor_align: int | None = None,
                 zero_copy_align: int | None = None, user_sizes: Mapping | None = None) -> Layout:
     """Parse ``plan`` (DESIGN.md "Contracts") into a :class:`Layout`.
 
-    ``block_align``: alignment of the model regions' bases and required alignment of
-    every model-region tensor. ``user_align``: alignment the runtime guarantees for
-    user buffers. ``zero_copy_align``: required alignment of a zero-copy tensor's
-    address (default ``user_align``). ``user_sizes``: declared size of the user
-    buffer of each zero-copy block id (default: the block's ``size``).
-    Raises PlanFormatError naming the tensor or block on malformed input.
+    ``block_align``: alignment of the model regions' bases (an assumption).
+    ``user_align``: alignment the runtime guarantees for user buffers (an assumption).
+    ``tensor_align``: required alignment of every tensor owning memory in a model
+    region (default: the plan's ``alignment.tensor``, else 32). ``zero_copy_align``:
+    the same for a zero-copy tensor (default ``tensor_align``). ``user_sizes``:
+    declared size of the user buffer of each zero-copy block id (default: the
+    block's ``size``). Raises PlanFormatError naming the tensor or block on malformed input.
     """
     entries = _tensor_entries(plan)
     regions = plan.get("regions") or {}
     if not isinstance(regions, Mapping):
         raise PlanFormatError(f"plan field 'regions' must be an object of region sizes, got {regions!r}")
-    user_align = _positive("user_align", user_align)
-    ctx = _Context(_positive("block_align", block_align), user_align,
-                   user_align if zero_copy_align is None else _positive("zero_copy_align", zero_copy_align),
+    if tensor_align is None:
+        tensor_align = (plan.get("alignment") or {}).get("tensor", 32)
+    tensor_align = _positive("tensor_align", tensor_align)
+    ctx = _Context(_positive("block_align", block_align), _positive("user_align", user_align), tensor_align,
+                   tensor_align if zero_copy_align is None else _positive("zero_copy_align", zero_copy_align),
                    regions, _zero_copy_blocks(plan), dict(user_sizes or {}))
+    labels = plan.get("batch_labels") or {}
     roots = _roots(entries)
     allocs: dict[str, Allocation] = {}
     placed = []
@@ -205,7 +227,9 @@ def read_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
             raise PlanFormatError(f"tensor {name!r}: lifetime first={first} > last={last}", tensor=name)
         alloc, rel, extent, align = _allocation(e, offset, size, aligned, ctx)
         allocs.setdefault(alloc.key, alloc)
-        placed.append(Placement(name, alloc.key, rel, extent, align, first, last, roots[name], e.get("alias_of")))
+        batch = labels.get(roots[name]) or labels.get(name) or ""
+        placed.append(Placement(name, alloc.key, rel, extent, align, first, last, roots[name], e.get("alias_of"),
+                                str(batch)))
     unused = set(ctx.user_sizes) - set(ctx.zc_blocks)
     if unused:
         raise PlanFormatError(f"user_sizes names blocks that are not zero-copy blocks: {sorted(map(repr, unused))}")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from checks.proofs.layout import Layout, Placement
+from checks.proofs.layout import Layout, Placement, exempt
 
 
 def _moments(group: list[Placement]) -> list[tuple[list[Placement], list[Placement]]]:
@@ -47,21 +47,34 @@ def _witnesses(ordered: list[tuple[int, str, Placement]], out: set) -> None:
     """Add (x(y), y) for every y of ``ordered`` (sorted by offset; see the module docstring) to ``out``."""
     top = None   # the predecessor whose range ends highest
     for _, _, y in ordered:
-        if top is not None and top.root != y.root:
+        if top is not None and not exempt(top, y):
             out.add((top, y))    # overlapping or not: Z3 decides, this loop only chooses
         if top is None or y.rel + y.extent > top.rel + top.extent:
             top = y
 
 
+def _branches(groups):
+    """Each allocation's tensors, once per dynamic-batch branch with the unlabelled ones:
+    within one such group only a shared alias root exempts a pair, as the argument needs."""
+    for group in groups:
+        labels = sorted({t.batch for t in group} - {""})
+        common = [t for t in group if not t.batch]
+        if not labels:
+            yield common
+        for label in labels:
+            yield common + [t for t in group if t.batch == label]
+
+
 def witness_pairs(layout: Layout) -> list[tuple[Placement, Placement]]:
-    """Pairs of non-empty tensors of one allocation, alive together and of different alias
-    roots, such that the layout has no overlapping pair iff none of these overlaps."""
+    """Pairs of non-empty tensors of one allocation, alive together and not exempt (different
+    alias roots and batch branches), such that the layout has no overlapping pair iff none of
+    these overlaps."""
     by_alloc: dict[str, list[Placement]] = defaultdict(list)
     for t in layout.tensors:
         if t.extent:
             by_alloc[t.alloc].append(t)
     out: set = set()
-    for group in by_alloc.values():
+    for group in _branches(by_alloc.values()):
         live: list[tuple[int, str, Placement]] = []   # kept sorted by (offset, name)
         for starting, ending in _moments(group):
             for t in ending:

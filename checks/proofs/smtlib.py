@@ -16,11 +16,11 @@ overlapping each other or the model is the caller's contract):
     b_A + S_A <= b_B  or  b_B + S_B <= b_A.
 
 Broken claims (a disjunction; the claims mirror :mod:`checks.proofs.sweep`):
-    overlap     t_i < t_j + e_j and t_j < t_i + e_i   for each pair the sweep
-                found alive together (aliases of one root and empty tensors excepted)
+    overlap     t_i < t_j + e_j and t_j < t_i + e_i   for each chosen pair of
+                tensors alive together (checks.proofs.pairs: witness pairs by default)
     bounds      t_i < b_A  or  b_A + S_A < t_i + e_i     (non-empty tensors)
-    alignment   t_i mod a_i != 0                          (one tensor per allocation,
-                alignment and offset residue: the others are the same term)
+    alignment   t_i mod a_i != 0                          (tensors owning memory; one per
+                allocation, alignment and offset residue: the others are the same term)
     alias       t_i < t_r  or  t_r + e_r < t_i + e_i      (non-empty alias i of root r)
 
 Building the formula one term at a time through z3's Python API costs about
@@ -67,7 +67,7 @@ def _single_claims(layout: Layout, names: dict[str, str], tid: dict[str, str]) -
         a, b = tid[t.name], names[t.alloc]
         if t.extent:
             out.append(f"(or (< {a} {b}) (< (+ {b} {sizes[t.alloc]}) (+ {a} {t.extent})))")
-        if (t.alloc, t.align, t.rel % t.align) not in residues:
+        if t.align > 1 and (t.alloc, t.align, t.rel % t.align) not in residues:
             residues.add((t.alloc, t.align, t.rel % t.align))
             out.append(f"(not (= (mod {a} {t.align}) 0))")
         if t.alias_of is not None and t.extent:

@@ -6,15 +6,16 @@ The claims (the same ones :mod:`checks.proofs.z3_layout` proves symbolically;
 the address model is in :mod:`checks.proofs.layout`):
 
 - ``overlap``: two tensors alive at a common step (inclusive lifetimes, the
-  contract's ``first``/``last``), not sharing an alias root, both non-empty,
+  contract's ``first``/``last``), not sharing an alias root nor in two
+  different dynamic-batch branches, both non-empty,
   occupy disjoint address ranges. Tensors in different allocations are
   disjoint by the assumption that allocations do not overlap, provided each
   stays inside its own allocation, which is the next claim;
 - ``out_of_bounds``: every non-empty tensor lies inside its allocation (its
   region, or the user buffer bound to its zero-copy block);
-- ``misaligned``: every tensor address is a multiple of its required alignment
-  for every admissible base, i.e. the alignment divides the base's alignment
-  and the tensor's offset;
+- ``misaligned``: every tensor owning memory has an address that is a multiple
+  of its required alignment for every admissible base, i.e. the alignment
+  divides the base's alignment and the tensor's offset (aliases are exempt);
 - ``alias_outside_root``: a non-empty alias lies inside the range of the tensor
   whose memory it shares (the end of its alias_of chain), in the same
   allocation. An alias and its root may overlap: that is the point of an alias.
@@ -26,7 +27,7 @@ from typing import Iterator, Mapping, Sequence
 
 import attrs
 
-from checks.proofs.layout import Layout, Placement, read_layout
+from checks.proofs.layout import Layout, Placement, exempt, read_layout
 
 
 @attrs.frozen
@@ -59,10 +60,11 @@ def overlapping_pairs(lifetimes: Sequence[tuple[int, int]]) -> Iterator[tuple[in
 
 
 def conflict_pairs(layout: Layout) -> list[tuple[Placement, Placement]]:
-    """Lifetime-overlapping pairs that must be disjoint: not the same alias root, both non-empty."""
+    """Lifetime-overlapping pairs that must be disjoint: both non-empty, not exempt
+    (one alias root, or two different dynamic-batch branches)."""
     ts = layout.tensors
     return [(ts[i], ts[j]) for i, j in overlapping_pairs([(t.first, t.last) for t in ts])
-            if ts[i].root != ts[j].root and ts[i].extent and ts[j].extent]
+            if ts[i].extent and ts[j].extent and not exempt(ts[i], ts[j])]
 
 
 def _overlaps(a: Placement, b: Placement) -> bool:

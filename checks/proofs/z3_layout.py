@@ -90,8 +90,9 @@ def _violated(layout, model: z3.ModelRef, base_names) -> dict:
                 bases=tuple(bases.items()), addresses=addrs)
 
 
-def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, zero_copy_align: int | None = None,
-                 user_sizes: Mapping | None = None, timeout_ms: int = 60_000, rlimit: int = 0,
+def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, tensor_align: int | None = None,
+                 zero_copy_align: int | None = None, user_sizes: Mapping | None = None,
+                 timeout_ms: int = 60_000, rlimit: int = 0,
                  pairs: str = "witness", fold: bool = False) -> ProofResult:
     """Prove ``plan`` (the DESIGN.md JSON contract) safe for every placement of its bases.
 
@@ -104,7 +105,7 @@ def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
     malformed plan.
     """
     start = time.perf_counter()
-    layout = read_layout(plan, block_align=block_align, user_align=user_align,
+    layout = read_layout(plan, block_align=block_align, user_align=user_align, tensor_align=tensor_align,
                          zero_copy_align=zero_copy_align, user_sizes=user_sizes)
     if pairs not in _PAIRS:
         raise ValueError(f"pairs={pairs!r}: expected one of {sorted(_PAIRS)}")

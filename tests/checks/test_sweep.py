@@ -39,10 +39,10 @@ def _records_plan(records, offsets):
 
 
 def test_golden_complex_records_are_safe_and_a_shift_is_caught():
-    assert sweep_check(_records_plan(COMPLEX, COMPLEX_OFFSETS), block_align=8) == []
+    assert sweep_check(_records_plan(COMPLEX, COMPLEX_OFFSETS), block_align=8, tensor_align=8) == []
     broken = list(COMPLEX_OFFSETS)
     broken[3] = 80   # r3 (16 B, steps 3..5) onto r2 (8 B at 80, steps 2..5)
-    kinds = {(v.kind, v.tensors) for v in sweep_check(_records_plan(COMPLEX, broken), block_align=8)}
+    kinds = {(v.kind, v.tensors) for v in sweep_check(_records_plan(COMPLEX, broken), block_align=8, tensor_align=8)}
     assert ("overlap", ("r2", "r3")) in kinds
 
 
@@ -68,7 +68,7 @@ def _two(a_offset, *, a_last=3, region="feature_map", **extra):
     (1024, 1, []),                                 # same range, lifetimes apart: reuse
     (1536, 3, [("overlap", ("a", "b"))]),          # same range, both alive at steps 2..3
     (1024 + 512 * 6, 3, [("out_of_bounds", ("a", "feature_map"))]),
-    (64, 3, [("misaligned", ("a",))]),
+    (48, 3, [("misaligned", ("a",))]),             # owners start at multiples of 32
 ])
 def test_each_claim(a_offset, a_last, kinds):
     assert [(v.kind, v.tensors) for v in sweep_check(_two(a_offset, a_last=a_last))] == kinds

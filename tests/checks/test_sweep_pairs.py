@@ -15,7 +15,7 @@ def _overlap(a, b) -> bool:
 
 @st.composite
 def layouts(draw):
-    """One or two allocations, small offsets so overlaps are frequent, some aliases."""
+    """One or two allocations, small offsets so overlaps are frequent, some aliases and batch branches."""
     ts = []
     for i in range(draw(st.integers(1, 9))):
         region = draw(st.sampled_from(["feature_map", "feature_map", "weight"]))
@@ -26,7 +26,9 @@ def layouts(draw):
         first = draw(st.integers(0, 6))
         ts.append(tensor(f"t{i}", region, draw(st.integers(0, 6)) * 256, draw(st.integers(0, 4)) * 256,
                          first, first + draw(st.integers(0, 3)), aligned_size=0, **extra))
-    return read_layout(make_plan(ts, regions={"feature_map": 1 << 20, "weight": 1 << 20}), block_align=256)
+    plan = make_plan(ts, regions={"feature_map": 1 << 20, "weight": 1 << 20})
+    plan["batch_labels"] = {t["name"]: draw(st.sampled_from(["", "", "b1", "b2"])) for t in ts}
+    return read_layout(plan, block_align=256, tensor_align=256)
 
 
 @given(layouts())
@@ -49,3 +51,13 @@ def test_a_shifted_tensor_is_among_the_overlapping_witnesses():
     overlapping = [(a.name, b.name) for a, b in witness_pairs(read_layout(plan)) if _overlap(a, b)]
     # The rest of the plan was valid, so every overlap involves the moved tensor.
     assert overlapping and all(pair[0] in p for p in overlapping)
+
+
+def test_a_batch_branch_spanning_the_others_does_not_hide_their_overlap():
+    # 'wide' (branch b2) ends highest before x and y, but may share their bytes; x and y
+    # (both branch b1) overlap each other, and a single sweep over all three would miss it.
+    ts = [tensor("wide", "feature_map", 0, 2048, 0, 3), tensor("x", "feature_map", 256, 512, 0, 3),
+          tensor("y", "feature_map", 512, 512, 0, 3)]
+    plan = dict(make_plan(ts), batch_labels={"wide": "b2", "x": "b1", "y": "b1"})
+    layout = read_layout(plan, tensor_align=256)
+    assert [(a.name, b.name) for a, b in witness_pairs(layout) if _overlap(a, b)] == [("x", "y")]

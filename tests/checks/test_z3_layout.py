@@ -44,9 +44,28 @@ def test_reuse_of_a_range_by_tensors_alive_apart_is_proved():
 
 
 def test_misaligned_offset():
-    result = prove_layout(_pair(offset_a=64))
+    result = prove_layout(_pair(offset_a=48))
     assert (result.status, result.kind, result.pair) == ("violated", "misaligned", ("a",))
-    assert dict(result.addresses)["a"] % 512 == 64
+    assert dict(result.addresses)["a"] % 32 == 16
+    assert prove_layout(_pair(offset_a=64)).status == "proved"
+    assert prove_layout(_pair(offset_a=64), tensor_align=512).kind == "misaligned"
+
+
+def test_aliases_have_no_alignment_claim_of_their_own():
+    """A no-padding concat piece sits at a raw offset inside its root (the planner's PhonyConcat)."""
+    root = tensor("concat", "feature_map", 0, 516, 0, 3)
+    piece = tensor("piece", "feature_map", 4, 512, 1, 2, alias_of="concat")
+    assert prove_layout(make_plan([root, piece])).status == "proved"
+
+
+def test_dynamic_batch_branches_may_share_bytes():
+    ts = [tensor("b1", "feature_map", 0, 512, 0, 3), tensor("b2", "feature_map", 0, 512, 0, 3),
+          tensor("common", "feature_map", 0, 512, 2, 2)]
+    plan = dict(make_plan(ts, regions={"feature_map": 1024}), batch_labels={"b1": "batch_1", "b2": "batch_2"})
+    result = prove_layout(plan)
+    assert result.status == "violated" and {v.tensors for v in result.violations} == {("b1", "common"), ("b2", "common")}
+    plan["tensors"][2]["offset"] = 512
+    assert prove_layout(plan).status == "proved" and sweep_check(plan) == []
 
 
 def test_zero_copy_tensor_larger_than_its_user_buffer():
@@ -104,7 +123,7 @@ def plans(draw, max_tensors=7):
     ts = []
     for i in range(n):
         region = draw(st.sampled_from(["feature_map", "feature_map", "weight", "zero_copy"]))
-        offset = draw(st.integers(0, 4)) * 512 + draw(st.sampled_from([0, 0, 0, 64, 32]))
+        offset = draw(st.integers(0, 4)) * 512 + draw(st.sampled_from([0, 0, 0, 64, 32, 16]))
         size = draw(st.integers(0, 1300))
         first = draw(st.integers(0, 5))
         extra = {"block": draw(st.sampled_from(["in", "out"]))} if region == "zero_copy" else {}
@@ -118,7 +137,10 @@ def plans(draw, max_tensors=7):
         plan["regions"][r] -= draw(st.sampled_from([0, 0, 0, 512]))
         plan["regions"][r] = max(plan["regions"][r], 0)
     user_sizes = {b["id"]: b["size"] - draw(st.sampled_from([0, 0, 1, 600])) for b in plan["blocks"]}
+    if draw(st.booleans()):
+        plan["batch_labels"] = {t["name"]: draw(st.sampled_from(["", "b1", "b2"])) for t in ts}
     options = dict(user_align=draw(st.sampled_from([32, 64, 512])), zero_copy_align=draw(st.sampled_from([None, 64])),
+                   tensor_align=draw(st.sampled_from([None, 32, 512])),
                    user_sizes={k: max(v, 0) for k, v in user_sizes.items()})
     return plan, options
 
