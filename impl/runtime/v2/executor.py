@@ -68,6 +68,9 @@ class StreamExecutor:
     def __init__(self, model, device: Device | None = None, option: LoweringOption = LoweringOption()):
         self.model, self.option = model, option
         self.device = device if device is not None else Device(model.soc)
+        if self.device.soc.name != model.soc:
+            raise UsageError(f"model {model.name!r} was compiled for SoC {model.soc!r}, the device is "
+                             f"{self.device.soc.name!r}; compile it for this SoC")
         self.graph_before = lower(model, option)
         self.graph = run_passes(self.graph_before, option)
         unknown = [n for n in self.graph.nodes if n.type not in KERNELS]
