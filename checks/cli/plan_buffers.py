@@ -1,0 +1,74 @@
+"""``zcspec plan --buffers FILE.csv``: pack a bare interval instance (MiniMalloc's CSV).
+
+``--strategy ge``: no graph here, so GE's first-stage block assignment
+reduces to its core rule, greedy by size with first fit (the lowest gap that
+holds the buffer). ``--strategy compact``: :func:`impl.compiler.memory.pack.pack`.
+``--json`` prints exactly ``{"arena": bytes, "offsets": {"<id>": offset}}``
+(DESIGN.md contract). With ``--capacity`` the exit code is 1 when the packing
+found does not fit in it.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from impl.compiler.memory import pack_greedy
+from impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
+from impl.compiler.memory.pack import Packing, lower_bound, pack
+
+
+def configure_buffers(parser) -> None:
+    """The flags only ``--buffers`` uses (``plan.py`` adds ``--buffers``, ``--strategy``, ``--json``)."""
+    parser.add_argument("--capacity", type=int, default=None, metavar="N",
+                        help="with --buffers: search until the arena fits in N bytes (exit 1 if it does not)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                        help="with --buffers: stop improving after S seconds (default: fixed budgets, deterministic)")
+
+
+def configure(parser) -> None:
+    """Every flag, for running this module on its own (tests, scripts)."""
+    parser.add_argument("--buffers", required=True, metavar="FILE.csv", help="MiniMalloc CSV: id,lower,upper,size")
+    parser.add_argument("--strategy", choices=("ge", "compact"), default="ge")
+    parser.add_argument("--json", action="store_true", help='print {"arena": ..., "offsets": {...}}')
+    configure_buffers(parser)
+
+
+def plan_ge(buffers) -> Packing:
+    """Greedy by size, first fit: the ``ge`` strategy on a bare instance."""
+    inst = pack_greedy.Instance.of(buffers)
+    offsets = pack_greedy.first_fit(inst, pack_greedy.order_by_size(inst))
+    arena = inst.arena(offsets)
+    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, arena == lower_bound(buffers),
+                   "greedy-size-first-fit")
+
+
+def run(args) -> int:
+    from checks.cli.main import UsageError
+
+    capacity, limit = getattr(args, "capacity", None), getattr(args, "time_limit", None)
+    if capacity is not None and capacity < 0:
+        raise UsageError(f"--capacity={capacity!r} must be a non-negative number of bytes")
+    if limit is not None and limit <= 0:
+        raise UsageError(f"--time-limit={limit!r} must be a positive number of seconds")
+    buffers = read_minimalloc_csv(args.buffers)
+    start = time.perf_counter()
+    if getattr(args, "strategy", "ge") == "compact":
+        result = pack(buffers, time_limit=limit, capacity=capacity)
+    else:
+        result = plan_ge(buffers)
+    seconds = time.perf_counter() - start
+    fits = capacity is None or result.arena <= capacity
+    if args.json:
+        print(json.dumps({"arena": result.arena, "offsets": result.offsets}))
+        return 0 if fits else 1
+    lb = lower_bound(buffers)
+    ratio = result.arena / lb if lb else 1.0
+    print(f"{args.buffers}: {len(buffers)} buffers")
+    print(f"  arena        {result.arena:>14,} bytes{'  (optimal)' if result.optimal else ''}")
+    print(f"  lower bound  {lb:>14,} bytes   ratio {ratio:.4f}")
+    if capacity is not None:
+        share = f" ({result.arena / capacity:.4f}x)" if capacity else ""
+        print(f"  capacity     {capacity:>14,} bytes   {'fits' if fits else 'DOES NOT FIT'}{share}")
+    print(f"  method       {result.method}")
+    print(f"  time         {seconds:.3f} s")
+    return 0 if fits else 1

@@ -1,0 +1,155 @@
+"""Interval packing: give every buffer an offset in one arena, arena as small as possible.
+
+The problem (Dynamic Storage Allocation, planning-facts.md): a :class:`Buffer`
+must stay intact over the half-open steps ``[lower, upper)`` (MiniMalloc's
+convention); two buffers whose lifetimes intersect must not overlap in memory.
+:func:`pack` returns a :class:`Packing`; :func:`lower_bound` is the max-live
+bound every packing is at least as large as.
+
+:func:`pack` runs, in order, each stage only while the arena is above the lower
+bound (``arena == lower_bound`` certifies optimality, planning-facts.md):
+
+1. greedy by size with best fit (TFLite ``GreedyBySizeAssignment``);
+2. more orders, best fit each (XLA ``GlobalDecreasingSizeBestFitHeap``):
+   lifetime length, area, conflicts;
+3. a hill climb over the order of the best one (TVM USMP style), fixed seed
+   and a fixed number of evaluations, so the result is deterministic;
+4. the canonical exact search (MiniMalloc, :mod:`pack_search`) with the lower
+   bound as capacity and a node budget; on small instances a descent that
+   proves optimality when the search space is exhausted.
+
+With ``capacity`` the exact search runs until a packing fits in it (or
+``time_limit`` runs out, or the search proves none exists) and the best
+packing found is returned either way.
+"""
+from __future__ import annotations
+
+import time
+
+import attrs
+
+from impl.compiler.memory import pack_greedy, pack_search
+from impl.compiler.memory.pack_errors import InvalidBufferError
+
+
+def _positive(instance, attribute, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InvalidBufferError(instance.id, f"{attribute.name}={value!r} must be a positive integer")
+
+
+@attrs.frozen
+class Buffer:
+    """A buffer of ``size`` bytes that must stay intact over steps ``[lower, upper)``.
+
+    ``align``: the offset must be a multiple of it. Construction validates:
+    integer fields, ``0 <= lower < upper``, ``size > 0``, ``align > 0``.
+    """
+
+    id: str
+    lower: int
+    upper: int
+    size: int = attrs.field(validator=_positive)
+    align: int = attrs.field(default=1, validator=_positive)
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("lower", "upper"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidBufferError(self.id, f"{name}={value!r} must be a non-negative integer")
+        if self.lower >= self.upper:
+            raise InvalidBufferError(
+                self.id, f"lower={self.lower!r} >= upper={self.upper!r}: lifetimes are half-open "
+                "[lower, upper), so upper must be at least lower + 1")
+
+
+@attrs.frozen
+class Packing:
+    """Offsets by buffer id and the arena they need (``max(offset + size)``, 0 when empty).
+
+    ``optimal`` is True only when certified: ``arena == lower_bound`` or an
+    exhaustive search proved no smaller arena exists. ``method`` names the stage
+    that produced the offsets.
+    """
+
+    offsets: dict[str, int]
+    arena: int
+    optimal: bool
+    method: str
+
+
+def lower_bound(buffers) -> int:
+    """Max over steps of the summed sizes live at that step (one sorted sweep).
+
+    With half-open lifetimes a buffer ending at ``t`` and one starting at ``t``
+    are never live together, so at equal times the ends are applied first.
+    For intervals this equals the heaviest clique (planning-facts.md).
+    """
+    events = sorted([(b.lower, 1, b.size) for b in buffers] + [(b.upper, 0, -b.size) for b in buffers])
+    live = best = 0
+    for _, _, delta in events:
+        live += delta
+        best = max(best, live)
+    return best
+
+
+def check_unique(buffers) -> None:
+    """Raise :class:`InvalidBufferError` naming the first duplicated buffer id."""
+    seen: set[str] = set()
+    for b in buffers:
+        if b.id in seen:
+            raise InvalidBufferError(b.id, "duplicate buffer id: every buffer needs its own id")
+        seen.add(b.id)
+
+
+def _packing(buffers, offsets, lb: int, method: str, proven: bool = False) -> Packing:
+    arena = max((o + b.size for b, o in zip(buffers, offsets)), default=0)
+    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, int(arena), proven or arena == lb, method)
+
+
+def pack(buffers, *, time_limit: float | None = None, capacity: int | None = None) -> Packing:
+    """Pack ``buffers`` (any iterable of :class:`Buffer`) into one arena.
+
+    Deterministic for the same input when ``time_limit`` is None (the
+    improvement stages then use fixed budgets counted in evaluations and search
+    nodes, not seconds). ``time_limit`` (seconds) bounds the whole call apart
+    from the first greedy pass. ``capacity``: search until the arena fits in it;
+    when no packing is found in time the best one found is returned (its
+    arena then exceeds ``capacity``; callers check).
+    """
+    buffers = list(buffers)
+    check_unique(buffers)
+    if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
+        raise InvalidBufferError("<capacity>", f"capacity={capacity!r} must be a non-negative integer")
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    lb = lower_bound(buffers)
+    inst = pack_greedy.Instance.of(buffers)
+    offsets = pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst))
+    best = _packing(buffers, offsets, lb, "greedy-size")
+    target = lb if capacity is None else max(lb, capacity)
+    if best.arena <= target:
+        return best
+    offsets, method = pack_greedy.improve(inst, offsets, target, deadline)
+    best = min(best, _packing(buffers, offsets, lb, method), key=lambda p: p.arena)
+    if best.arena <= target:
+        return best
+    return _search(buffers, inst, best, lb, capacity, deadline)
+
+
+def _search(buffers, inst, best: Packing, lb: int, capacity, deadline) -> Packing:
+    """Stage 4: the exact search, first at the target, then (small instances) descending."""
+    budget = None if capacity is not None and deadline is None else pack_search.default_budget(len(buffers))
+    cap = lb if capacity is None else capacity
+    while True:
+        result = pack_search.search(inst, cap, deadline=deadline, node_budget=budget)
+        if result.offsets is not None:
+            best = _packing(buffers, result.offsets, lb, "search")
+            if capacity is not None or best.arena == lb:
+                return best
+            cap = best.arena - 1
+            continue
+        if result.exhausted and capacity is None and cap == best.arena - 1:
+            return attrs.evolve(best, optimal=True)
+        if result.exhausted and capacity is None and cap < best.arena - 1:
+            cap = best.arena - 1  # the bound is out of reach: try one byte below the best instead
+            continue
+        return best

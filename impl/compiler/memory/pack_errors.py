@@ -1,0 +1,26 @@
+"""Errors of the interval packer: bad buffers and bad instance files.
+
+Both are :class:`~impl.compiler.errors.GraphError` s (so the command line maps
+them to exit code 2) with structured fields naming the culprit.
+"""
+from __future__ import annotations
+
+from impl.compiler.errors import GraphError
+
+
+class InvalidBufferError(GraphError):
+    """A buffer breaks a rule of the packing problem (size > 0, lower < upper, ...)."""
+
+    def __init__(self, buffer: str, why: str, *, file: str = "", line: int = 0):
+        self.buffer, self.line, self.why = buffer, line, why
+        where = f"line {line}: " if line else ""
+        super().__init__(f"{where}buffer {buffer!r}: {why}", file=file, tensor=buffer)
+
+
+class BufferFileError(GraphError):
+    """An instance file (MiniMalloc CSV) is unreadable or malformed."""
+
+    def __init__(self, file: str, why: str, *, line: int = 0):
+        self.line = line
+        where = f"line {line}: " if line else ""
+        super().__init__(f"{where}{why}", file=file)

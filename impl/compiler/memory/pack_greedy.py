@@ -1,0 +1,138 @@
+"""Greedy best-fit packing for a given order, the orders production planners use, a hill climb.
+
+All functions work on an :class:`Instance` (numpy arrays indexed by buffer
+position) and return offsets as an int64 array in the same positions.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+import attrs
+import numpy as np
+
+
+@attrs.frozen(eq=False)
+class Instance:
+    """Buffers as arrays: ``lower``, ``upper`` (half-open), ``size``, ``align``; all int64."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    size: np.ndarray
+    align: np.ndarray
+
+    @classmethod
+    def of(cls, buffers) -> "Instance":
+        def col(name):
+            return np.array([getattr(b, name) for b in buffers], dtype=np.int64)
+        return cls(col("lower"), col("upper"), col("size"), col("align"))
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+    def arena(self, offsets: np.ndarray) -> int:
+        return int((offsets + self.size).max()) if len(self) else 0
+
+
+def _ceil(x, a):
+    return -(-x // a) * a
+
+
+def order_by_size(inst: Instance) -> np.ndarray:
+    """Size descending, ties by position (TFLite GreedyBySize)."""
+    return np.lexsort((np.arange(len(inst)), -inst.size))
+
+
+def orders(inst: Instance) -> list[tuple[str, np.ndarray]]:
+    """The extra orders of the improvement step (XLA tries several and keeps the best)."""
+    n, length = len(inst), inst.upper - inst.lower
+    idx = np.arange(n)
+    return [
+        ("greedy-length", np.lexsort((idx, -inst.size, -length))),
+        ("greedy-area", np.lexsort((idx, -inst.size, -(inst.size * length)))),
+        ("greedy-start", np.lexsort((idx, -inst.size, inst.lower))),
+    ]
+
+
+def first_fit(inst: Instance, order) -> np.ndarray:
+    """As :func:`best_fit`, but each buffer takes the lowest gap that holds it
+    (TFLite-Micro's GreedyMemoryPlanner)."""
+    return best_fit(inst, order, first=True)
+
+
+def best_fit(inst: Instance, order, *, first: bool = False) -> np.ndarray:
+    """Place buffers in ``order``: each in the smallest gap that fits, else on top.
+
+    For each buffer, the already placed buffers that overlap it in time are
+    scanned in offset order (TFLite ``GreedyBySizeAssignment``); a gap between
+    the running top of the ones below and the next one's offset is a
+    candidate when it holds the (aligned) buffer; the smallest wins, the
+    lowest on ties. Without a fitting gap the buffer goes on top of them.
+    """
+    n = len(inst)
+    offsets = np.zeros(n, dtype=np.int64)
+    lo, up = np.empty(n, np.int64), np.empty(n, np.int64)
+    off, end = np.empty(n, np.int64), np.empty(n, np.int64)
+    for k, b in enumerate(order):
+        size, align = int(inst.size[b]), int(inst.align[b])
+        hit = (lo[:k] < inst.upper[b]) & (inst.lower[b] < up[:k])
+        offsets[b] = start = _place(off[:k][hit], end[:k][hit], size, align, first)
+        lo[k], up[k], off[k], end[k] = inst.lower[b], inst.upper[b], start, start + size
+    return offsets
+
+
+def _place(offs: np.ndarray, ends: np.ndarray, size: int, align: int, first: bool) -> int:
+    if not len(offs):
+        return 0
+    srt = np.argsort(offs, kind="stable")
+    offs, ends = offs[srt], ends[srt]
+    tops = np.maximum.accumulate(ends)
+    starts = np.empty_like(offs)
+    starts[0] = 0
+    starts[1:] = tops[:-1]
+    if align > 1:
+        starts = _ceil(starts, align)
+    gaps = offs - starts
+    fits = np.flatnonzero(gaps >= size)
+    if len(fits):
+        return int(starts[fits[0] if first else fits[np.argmin(gaps[fits])]])
+    return int(_ceil(int(tops[-1]), align))
+
+
+def improve(inst: Instance, offsets: np.ndarray, target: int, deadline: float | None,
+            evaluations: int | None = None) -> tuple[np.ndarray, str]:
+    """More orders, then a hill climb over the best order; stops as soon as arena <= target.
+
+    The hill climb moves one buffer to another place in the order and keeps
+    the change when the arena does not grow (sideways moves let it cross
+    plateaus). Seeded, and bounded by ``evaluations`` (default grows with the
+    instance) and ``deadline``: deterministic when ``deadline`` is None.
+    """
+    best_order, best_arena, method = order_by_size(inst), inst.arena(offsets), "greedy-size"
+    for name, order in orders(inst):
+        cand = best_fit(inst, order)
+        if inst.arena(cand) < best_arena:
+            offsets, best_arena, best_order, method = cand, inst.arena(cand), order, name
+        if best_arena <= target:
+            return offsets, method
+    offsets2, arena2 = _climb(inst, best_order, best_arena, target, deadline, evaluations)
+    if arena2 < best_arena:
+        return offsets2, "hill-climb"
+    return offsets, method
+
+
+def _climb(inst, order, arena, target, deadline, evaluations):
+    n = len(inst)
+    rng = random.Random(0)
+    budget = evaluations if evaluations is not None else min(200, 4 * n)
+    order, best = list(order), None
+    for _ in range(budget if n > 1 else 0):
+        if arena <= target or (deadline is not None and time.monotonic() > deadline):
+            break
+        i, j = rng.randrange(n), rng.randrange(n)
+        trial = order[:]
+        trial.insert(j, trial.pop(i))
+        cand = best_fit(inst, trial)
+        if inst.arena(cand) <= arena:
+            order, arena, best = trial, inst.arena(cand), cand
+    return (best if best is not None else best_fit(inst, order)), arena
