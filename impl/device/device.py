@@ -241,6 +241,8 @@ class Device:
         self._write_slots(task, sorted((s, int(a)) for s, a in updates.items()), refresh=True)
 
     def _write_slots(self, task, pairs, *, refresh: bool) -> None:
+        if not hasattr(task, "slots"):
+            raise DeviceUsageError(f"task {task.name!r} ({type(task).__name__}) has no argument table")
         if not pairs:
             return
         off = self.mem.check(task.args, SLOT_BYTES * len(task.slots), write=True, task=task.name, what="argument table write")

@@ -8,8 +8,8 @@
 - :class:`DeviceUsageError`: an API call with nonsensical arguments.
 - :class:`KernelError`: a kernel was given shapes, dtypes or attributes it
   cannot run (a compiler bug or a bad graph), raised before any write.
-- :class:`StreamError`: the streams cannot make progress (an event wait that no
-  record will satisfy, a collective some rank never reaches).
+- :class:`StreamError`: the streams cannot make progress (a collective some rank
+  never reaches), or a stream, event or communicator was used wrongly.
 - :class:`RefreshError`: an argument refresh the SoC profile does not allow.
 - :class:`UnknownSocError`: a bad SoC profile name; a ``GraphError`` so the
   command line maps it to exit code 2 like any other bad input.
