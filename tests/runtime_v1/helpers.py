@@ -25,12 +25,16 @@ def expected(x):
 
 def passthrough():
     """Data feeding NetOutput (also through a view), an HCCL collective, and a kernel output."""
+    return passthrough_on("ascend910b")
+
+
+def passthrough_on(soc: str):
     b = GraphBuilder("io")
     x = b.input("x", (4,))
     y = b.input("y", (2, 3))
     b.output(b.op("HcomAllReduce", [x], name="ar", reduction="sum"), y,
              b.op("Flatten", [y], name="fl", shape=(2, 3), axis=1), b.op("Relu", [y], name="r"))
-    return build_model(b.build())
+    return build_model(b.build(), CompileOptions(soc=soc))
 
 
 def buffers(device, model, x=None, placement="device"):

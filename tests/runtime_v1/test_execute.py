@@ -8,7 +8,7 @@ from impl.runtime.v1 import LoadOptions, ParamInvalid, load
 from impl.runtime.v1.classify import UpdatePolicy
 from impl.runtime.v1.observe import observe_execution, observe_load
 from spec.check import check
-from tests.runtime_v1.helpers import buffers, device, expected, mlp, passthrough
+from tests.runtime_v1.helpers import buffers, device, expected, mlp, passthrough, passthrough_on
 
 
 def run_ok(lm, ins, outs):
@@ -113,3 +113,43 @@ def test_feature_map_move_refreshes_feature_map_slots():
     assert rec.counters.args_refreshed == fm_slots > 0
     assert rec.refresh.policy == UpdatePolicy.UPDATE_FM_AND_MODEL_IO
     np.testing.assert_array_equal(read_outputs(dev, m, outs)["relu:0"], expected(np.arange(6, dtype=np.float32).reshape(2, 3) - 2)["relu:0"])
+
+
+def test_unload_frees_everything_the_model_and_runtime_allocated():
+    from spec.invariants.execution import NO_LEAK
+
+    dev, m = device(), passthrough()
+    lm = load(dev, m)
+    ins = stage_inputs(dev, m, {"x": np.ones(4, np.float32), "y": np.ones((2, 3), np.float32)})
+    outs = alloc_outputs(dev, m, "host")
+    rec = lm.execute(ins, outs)
+    lm.unload()
+    report = check(observe_execution(lm, rec), invariants=[NO_LEAK])
+    assert report.ok and "EXEC-NO-LEAK" in report.exercised
+
+
+def test_a_model_whose_zero_copy_table_disagrees_with_its_slots_is_refused():
+    import attrs
+
+    from impl.runtime.v1 import InternalError
+
+    m = mlp()
+    bad = attrs.evolve(m, tasks=attrs.evolve(m.tasks, zero_copy=m.tasks.zero_copy[1:]))
+    with pytest.raises(InternalError, match="disagree with the compiler's zero-copy table") as e:
+        load(device(), bad)
+    assert e.value.code == 545000
+
+
+@pytest.mark.parametrize("soc", ["legacy", "ascend310p", "nozc"])
+def test_other_socs_run_and_satisfy_the_spec(soc):
+    dev, m = device(soc), passthrough_on(soc)
+    lm = load(dev, m)
+    x, y = np.arange(4, dtype=np.float32), -np.ones((2, 3), np.float32)
+    ins = stage_inputs(dev, m, {"x": x, "y": y})
+    outs = alloc_outputs(dev, m)
+    run_ok(lm, ins, outs)
+    got = read_outputs(dev, m, outs)
+    np.testing.assert_array_equal(got["ar:0"], x)
+    np.testing.assert_array_equal(got["fl:0"], y)
+    if soc == "nozc":   # no refresh at all: every I/O is copied
+        assert all(z.copy_only for z in lm.io) and lm.registered == 0

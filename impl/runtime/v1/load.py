@@ -111,6 +111,7 @@ class LoadedModel:
         self.unloaded = False
         self.executions = 0
         self.last_call = None
+        self.unload_span = None
 
     # -- addresses ---------------------------------------------------------------------
 
@@ -150,7 +151,11 @@ class LoadedModel:
                 return
             self.unloaded = True
             owned, self.owned = self.owned, []
-            self.alloc.free_all(owned)
+            start = self.device.trace.mark()
+            try:
+                self.alloc.free_all(owned)
+            finally:
+                self.unload_span = (start, self.device.trace.mark())
 
 
 def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weight=None) -> LoadedModel:

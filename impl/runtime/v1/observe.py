@@ -74,7 +74,10 @@ def observe_load(lm) -> LoadObservation:
 
 
 def observe_execution(lm, record=None, outputs=()) -> ExecutionObservation:
-    """The execute call ``record`` (default: the last one) of ``lm``; ``outputs`` are OutputResults to attach."""
+    """The execute call ``record`` (default: the last one) of ``lm``; ``outputs`` are OutputResults to attach.
+
+    When the model has been unloaded since, the unload's frees and an ``unload`` event follow the call.
+    """
     record = record or lm.last_call
     load = observe_load(lm)
     buffers = tuple(SpecBuffer(z.name, z.role, b.addr, b.size, b.placement) for z, b in record.given)
@@ -89,5 +92,8 @@ def observe_execution(lm, record=None, outputs=()) -> ExecutionObservation:
         events.append(Event(len(events), "error", message=str(err), io=getattr(err, "buffer", None) or None,
                             code=str(getattr(err, "code", ""))))
     events.append(Event(len(events), "call_end", call="execute", ok=record.ok))
+    if lm.unload_span is not None:   # unloaded since: show the frees, so EXEC-NO-LEAK can judge
+        events += _events(lm, lm.unload_span, start_seq=len(events))
+        events.append(Event(len(events), "unload"))
     result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None)
     return ExecutionObservation(load, buffers, slots, dict(record.io_addresses), tuple(events), tuple(outputs), result)
