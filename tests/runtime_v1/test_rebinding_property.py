@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.runtime.user_buffers import UserBuffer, alloc_outputs, free_buffers, read_outputs, stage_inputs
+from impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs
 from impl.runtime.v1 import LoadOptions, load
 from impl.runtime.v1.observe import observe_execution
 from spec.check import check
@@ -21,15 +21,17 @@ def steps():
 
 def _inputs(dev, choice, prev, x):
     if choice == "same" and prev is not None and prev.placement == "device":
-        dev.memcpy(prev.addr, dev.upload(x, tag="tmp"), x.nbytes)   # the user refills its own buffer
-        return prev, False
-    return stage_inputs(dev, MODEL, {"x": x}, "host" if choice == "host" else "device")[0], True
+        src = dev.upload(x, tag="refill")   # the user refills its own buffer
+        dev.memcpy(prev.addr, src, x.nbytes)
+        dev.free(src)
+        return prev
+    return stage_inputs(dev, MODEL, {"x": x}, "host" if choice == "host" else "device")[0]
 
 
 def _outputs(dev, choice, prev):
     if choice == "same" and prev is not None and prev[0].placement == "device":
-        return prev, False
-    return alloc_outputs(dev, MODEL, "host" if choice == "host" else "device"), True
+        return prev
+    return alloc_outputs(dev, MODEL, "host" if choice == "host" else "device")
 
 
 @given(zero_copy=st.booleans(), plan=steps())
@@ -41,8 +43,8 @@ def test_rebinding_sequences(zero_copy, plan):
     x_buf = outs = None
     for in_choice, out_choice, k in plan:
         x = np.full((2, 3), k, np.float32) + np.arange(6, dtype=np.float32).reshape(2, 3)
-        x_buf, _ = _inputs(dev, in_choice, x_buf, x)
-        outs, _ = _outputs(dev, out_choice, outs)
+        x_buf = _inputs(dev, in_choice, x_buf, x)
+        outs = _outputs(dev, out_choice, outs)
         rec = lm.execute([x_buf], outs)
         report = check(observe_execution(lm, rec))
         assert report.ok, str(report)
