@@ -234,17 +234,20 @@ def _write_tasks(lm) -> None:
             lm.streams[t.stream] = dev.create_stream()
     active = {classify.FM: lm.bases["feature_map"], classify.WEIGHT: lm.bases["weight"],
               classify.FIXED: lm.bases["fixed"]}
-    fixed_values, lm.slots_by_alloc = {}, {}
+    # Copy-only I/O slots hold a fixed address (never refreshed); every other slot with a
+    # refresh bit (kRefreshByModelIo, or kRefreshByFm when the feature base moves, 6.7.3)
+    # is registered under its allocation.
+    fixed_values = {}
     for z in lm.io:
         if z.copy_only:
             base = lm.model_address(z)
             fixed_values.update({(t, s): base + rel for t, s, rel in z.slots})
         elif z.desc.region == "zero_copy":
             active[z.key] = lm.bases["zero_copy"] + z.desc.offset
-            lm.slots_by_alloc[z.key] = list(z.slots)
-    if lm.options.feature_base_refreshable:
-        lm.slots_by_alloc[classify.FM] = [(r.task, r.slot, r.offset) for task in lm.refs for r in task
-                                          if r.alloc == classify.FM]
+    lm.slots_by_alloc = {}
+    for r in (r for task in lm.refs for r in task):
+        if r.refresh and (r.task, r.slot) not in fixed_values:
+            lm.slots_by_alloc.setdefault(r.alloc, []).append((r.task, r.slot, r.offset))
     lm.active = active
     for task, values in zip(lm.tasks, task_args.initial_values(lm.refs, active, fixed_values)):
         dev.write_args(task, values)
