@@ -64,3 +64,19 @@ def test_check_rejects_what_is_not_an_observation():
 def test_check_with_a_chosen_subset():
     report = check(all_examples()["EXEC-NO-LEAK"].violates, invariants=[get("EXEC-NO-FAULT")])
     assert report.applied == ("EXEC-NO-FAULT",) and report.ok
+
+
+def test_every_predicate_copes_with_any_well_typed_observation():
+    """A malformed-but-typed observation gives violations or nothing, never a crash in a predicate."""
+    from hypothesis import given, strategies as st
+    from spec_strategies import plans, values
+
+    from spec.observables import ExecutionObservation, LoadObservation, ModelFileObservation
+
+    @given(st.one_of(plans(), values(ExecutionObservation), values(LoadObservation), values(ModelFileObservation)))
+    def total(obs):
+        report = check(obs)
+        assert set(report.exercised) <= set(report.applied)
+        assert {v.invariant_id for v in report.violations} <= set(report.applied)
+
+    total()
