@@ -6,17 +6,23 @@ convention); two buffers whose lifetimes intersect must not overlap in memory.
 :func:`pack` returns a :class:`Packing`; :func:`lower_bound` is the max-live
 bound every packing is at least as large as.
 
-:func:`pack` runs, in order, each stage only while the arena is above the lower
-bound (``arena == lower_bound`` certifies optimality, planning-facts.md):
+:func:`pack` runs, in order, each stage only while the arena is above its
+target, the lower bound (``arena == lower_bound`` certifies optimality,
+planning-facts.md) or ``capacity`` when given:
 
 1. greedy by size with best fit (TFLite ``GreedyBySizeAssignment``);
-2. more orders, best fit each (XLA ``GlobalDecreasingSizeBestFitHeap``):
-   lifetime length, area, conflicts;
-3. a hill climb over the order of the best one (TVM USMP style), fixed seed
-   and a fixed number of evaluations, so the result is deterministic;
-4. the canonical exact search (MiniMalloc, :mod:`pack_search`) with the lower
-   bound as capacity and a node budget; on small instances a descent that
-   proves optimality when the search space is exhausted.
+2. more orders, best fit each, keep the best (XLA
+   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start;
+3. the canonical exact search (MiniMalloc, :mod:`pack_search`) with the
+   target as capacity and a node budget (it reaches the lower bound on
+   DenseNet-121's 911 feature maps in under a thousand nodes);
+4. a hill climb over the order of the best packing (TVM USMP style), fixed
+   seed and evaluation budget;
+5. when the search proved the lower bound unreachable (small instances), a
+   descent one byte below the best that proves optimality once exhausted.
+
+Stages 2-5 use budgets counted in evaluations and nodes, so the result is
+deterministic when ``time_limit`` is None.
 
 With ``capacity`` the exact search runs until a packing fits in it (or
 ``time_limit`` runs out, or the search proves none exists) and the best
@@ -112,9 +118,10 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     Deterministic for the same input when ``time_limit`` is None (the
     improvement stages then use fixed budgets counted in evaluations and search
     nodes, not seconds). ``time_limit`` (seconds) bounds the whole call apart
-    from the first greedy pass. ``capacity``: search until the arena fits in it;
-    when no packing is found in time the best one found is returned (its
-    arena then exceeds ``capacity``; callers check).
+    from the first greedy pass. ``capacity``: search until the arena fits in it
+    (with no ``time_limit``, until found or proved impossible); when no
+    packing fits, the best one found is returned (its arena then exceeds
+    ``capacity``; callers check).
     """
     buffers = list(buffers)
     check_unique(buffers)
@@ -122,34 +129,42 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
         raise InvalidBufferError("<capacity>", f"capacity={capacity!r} must be a non-negative integer")
     deadline = None if time_limit is None else time.monotonic() + time_limit
     lb = lower_bound(buffers)
-    inst = pack_greedy.Instance.of(buffers)
-    offsets = pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst))
-    best = _packing(buffers, offsets, lb, "greedy-size")
     target = lb if capacity is None else max(lb, capacity)
+    inst = pack_greedy.Instance.of(buffers)
+    best = _packing(buffers, pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst)), lb, "greedy-size")
+    for method, order in pack_greedy.orders(inst):
+        if best.arena <= target:
+            return best
+        best = min(best, _packing(buffers, pack_greedy.best_fit(inst, order), lb, method), key=_arena)
     if best.arena <= target:
         return best
-    offsets, method = pack_greedy.improve(inst, offsets, target, deadline)
-    best = min(best, _packing(buffers, offsets, lb, method), key=lambda p: p.arena)
-    if best.arena <= target:
-        return best
-    return _search(buffers, inst, best, lb, capacity, deadline)
+    unlimited = capacity is not None and deadline is None
+    budget = None if unlimited else pack_search.default_budget(len(buffers))
+    found = pack_search.search(inst, target, deadline=deadline, node_budget=budget)
+    if found.offsets is not None:
+        return _packing(buffers, found.offsets, lb, "search")
+    offsets = pack_greedy.climb(inst, _order_of(best, buffers), target, deadline)
+    best = min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
+    if capacity is None and found.exhausted and best.arena > lb:
+        best = _descend(buffers, inst, best, lb, deadline)
+    return best
 
 
-def _search(buffers, inst, best: Packing, lb: int, capacity, deadline) -> Packing:
-    """Stage 4: the exact search, first at the target, then (small instances) descending."""
-    budget = None if capacity is not None and deadline is None else pack_search.default_budget(len(buffers))
-    cap = lb if capacity is None else capacity
+def _arena(p: Packing) -> int:
+    return p.arena
+
+
+def _order_of(p: Packing, buffers) -> list[int]:
+    """An order that rebuilds ``p`` by best fit: buffers by offset (lowest first), larger first."""
+    return sorted(range(len(buffers)), key=lambda i: (p.offsets[buffers[i].id], -buffers[i].size, i))
+
+
+def _descend(buffers, inst, best: Packing, lb: int, deadline) -> Packing:
+    """The lower bound is out of reach: search one byte below the best until that is
+    proved impossible (then the best is optimal) or the node budget runs out."""
+    budget = pack_search.default_budget(len(buffers))
     while True:
-        result = pack_search.search(inst, cap, deadline=deadline, node_budget=budget)
-        if result.offsets is not None:
-            best = _packing(buffers, result.offsets, lb, "search")
-            if capacity is not None or best.arena == lb:
-                return best
-            cap = best.arena - 1
-            continue
-        if result.exhausted and capacity is None and cap == best.arena - 1:
-            return attrs.evolve(best, optimal=True)
-        if result.exhausted and capacity is None and cap < best.arena - 1:
-            cap = best.arena - 1  # the bound is out of reach: try one byte below the best instead
-            continue
-        return best
+        found = pack_search.search(inst, best.arena - 1, deadline=deadline, node_budget=budget)
+        if found.offsets is None:
+            return attrs.evolve(best, optimal=found.exhausted)
+        best = _packing(buffers, found.offsets, lb, "search")

@@ -99,33 +99,21 @@ def _place(offs: np.ndarray, ends: np.ndarray, size: int, align: int, first: boo
     return int(_ceil(int(tops[-1]), align))
 
 
-def improve(inst: Instance, offsets: np.ndarray, target: int, deadline: float | None,
-            evaluations: int | None = None) -> tuple[np.ndarray, str]:
-    """More orders, then a hill climb over the best order; stops as soon as arena <= target.
+def climb(inst: Instance, order, target: int, deadline: float | None,
+          evaluations: int | None = None) -> np.ndarray:
+    """Hill climb over the order (TVM USMP style); stops as soon as arena <= target.
 
-    The hill climb moves one buffer to another place in the order and keeps
-    the change when the arena does not grow (sideways moves let it cross
-    plateaus). Seeded, and bounded by ``evaluations`` (default grows with the
-    instance) and ``deadline``: deterministic when ``deadline`` is None.
+    Moves one buffer to another place in the order and keeps the change when
+    the best-fit arena does not grow (sideways moves cross plateaus). Seeded
+    and bounded by ``evaluations`` (default ``min(100, 2n)``) and ``deadline``:
+    deterministic when ``deadline`` is None. Returns the best offsets seen.
     """
-    best_order, best_arena, method = order_by_size(inst), inst.arena(offsets), "greedy-size"
-    for name, order in orders(inst):
-        cand = best_fit(inst, order)
-        if inst.arena(cand) < best_arena:
-            offsets, best_arena, best_order, method = cand, inst.arena(cand), order, name
-        if best_arena <= target:
-            return offsets, method
-    offsets2, arena2 = _climb(inst, best_order, best_arena, target, deadline, evaluations)
-    if arena2 < best_arena:
-        return offsets2, "hill-climb"
-    return offsets, method
-
-
-def _climb(inst, order, arena, target, deadline, evaluations):
     n = len(inst)
     rng = random.Random(0)
-    budget = evaluations if evaluations is not None else min(200, 4 * n)
-    order, best = list(order), None
+    budget = evaluations if evaluations is not None else min(100, 2 * n)
+    order = list(order)
+    best = best_fit(inst, order)
+    arena = inst.arena(best)
     for _ in range(budget if n > 1 else 0):
         if arena <= target or (deadline is not None and time.monotonic() > deadline):
             break
@@ -135,4 +123,4 @@ def _climb(inst, order, arena, target, deadline, evaluations):
         cand = best_fit(inst, trial)
         if inst.arena(cand) <= arena:
             order, arena, best = trial, inst.arena(cand), cand
-    return (best if best is not None else best_fit(inst, order)), arena
+    return best

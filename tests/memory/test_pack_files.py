@@ -1,0 +1,110 @@
+"""The MiniMalloc CSV reader, the ``plan --buffers`` command, and the packer on real instances."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from checks.cli import plan_buffers
+from impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
+from impl.compiler.memory.pack import Buffer, lower_bound, pack
+from impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
+from tests.memory.pack_oracles import layout_errors
+
+DATA = Path(__file__).parent / "data"
+# Feature maps of ONNX's light_densenet121 (input 1x3x224x224), planning-facts.md
+# conventions: file order, inputs from step 0, outputs to the end, Unsqueeze a
+# view, sizes rounded up to 512 B.
+DENSENET = DATA / "light_densenet121_fmaps.csv"
+
+
+def write(tmp_path, text, name="inst.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_reads_rows_in_order_with_optional_alignment(tmp_path):
+    path = write(tmp_path, "id,lower,upper,size,alignment\na,0,3,10,4\nb,3,5,7,1\n\n")
+    assert read_minimalloc_csv(path) == [Buffer("a", 0, 3, 10, 4), Buffer("b", 3, 5, 7)]
+
+
+@pytest.mark.parametrize("text, cls, words", [
+    ("id,lower,size\na,0,1\n", BufferFileError, ["line 1", "upper"]),
+    ("id,lower,upper,size\na,0,3,ten\n", BufferFileError, ["line 2", "'a'", "size='ten'"]),
+    ("id,lower,upper,size\na,0,3,4\nb,0,3,-4\n", InvalidBufferError, ["line 3", "'b'", "size=-4"]),
+    ("id,lower,upper,size\na,3,3,4\n", InvalidBufferError, ["line 2", "lower=3 >= upper=3"]),
+    ("id,lower,upper,size\na,0,3\n", BufferFileError, ["line 2", "fields"]),
+    ("id,lower,upper,size\na,0,3,4\na,1,2,4\n", InvalidBufferError, ["duplicate", "'a'"]),
+    ("", BufferFileError, ["empty"]),
+])
+def test_malformed_files_name_file_line_and_rule(tmp_path, text, cls, words):
+    path = write(tmp_path, text)
+    with pytest.raises(cls) as info:
+        read_minimalloc_csv(path)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    for word in words:
+        assert word in message
+
+
+def test_missing_file_is_a_file_error(tmp_path):
+    with pytest.raises(BufferFileError, match="cannot read"):
+        read_minimalloc_csv(tmp_path / "nope.csv")
+
+
+def test_buffer_rules():
+    with pytest.raises(InvalidBufferError, match="size=0"):
+        Buffer("x", 0, 1, 0)
+    with pytest.raises(InvalidBufferError, match="align=0"):
+        Buffer("x", 0, 1, 4, align=0)
+    with pytest.raises(InvalidBufferError, match="lower=-1"):
+        Buffer("x", -1, 1, 4)
+    with pytest.raises(InvalidBufferError, match="duplicate"):
+        pack([Buffer("x", 0, 1, 4), Buffer("x", 1, 2, 4)])
+
+
+def cli(*argv):
+    parser = argparse.ArgumentParser()
+    plan_buffers.configure(parser)
+    return plan_buffers.run(parser.parse_args(list(argv)))
+
+
+def test_cli_json_contract(tmp_path, capsys):
+    path = write(tmp_path, "id,lower,upper,size\na,0,2,8\nb,1,3,8\nc,2,4,8\n")
+    for strategy in ("ge", "compact"):
+        assert cli("--buffers", str(path), "--strategy", strategy, "--json") == 0
+        out = json.loads(capsys.readouterr().out)
+        assert set(out) == {"arena", "offsets"}
+        assert out["arena"] == 16 and set(out["offsets"]) == {"a", "b", "c"}
+
+
+def test_cli_table_and_capacity_exit_codes(tmp_path, capsys):
+    path = write(tmp_path, "id,lower,upper,size\na,0,2,8\nb,1,3,8\n")
+    assert cli("--buffers", str(path), "--strategy", "compact", "--capacity", "16") == 0
+    out = capsys.readouterr().out
+    for word in ("arena", "lower bound", "ratio", "method", "time", "fits"):
+        assert word in out
+    assert cli("--buffers", str(path), "--strategy", "compact", "--capacity", "15", "--time-limit", "1") == 1
+    assert "DOES NOT FIT" in capsys.readouterr().out
+
+
+def test_cli_bad_file_exits_2_through_main(tmp_path, capsys):
+    from checks.cli.main import GraphError
+
+    path = write(tmp_path, "id,lower,upper,size\na,0,2,-8\n")
+    with pytest.raises(GraphError):
+        cli("--buffers", str(path))
+
+
+def test_compact_reaches_the_lower_bound_on_densenet121():
+    buffers = read_minimalloc_csv(DENSENET)
+    assert len(buffers) == 911
+    lb = lower_bound(buffers)
+    assert lb == 8_430_592  # planning-facts.md: 8.431 MB
+    result = pack(buffers)
+    assert (result.arena, result.optimal) == (lb, True)
+    assert layout_errors(buffers, result.offsets) == []
+    assert plan_buffers.plan_ge(buffers).arena > lb  # greedy alone does not get there
