@@ -91,17 +91,9 @@ def api_baseline(plan: dict) -> None:
     print(f"API baseline: {len(pairs)} pairs built in {built:.2f} s ({built / len(pairs) * 1e6:.0f} us a pair)")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", action="store_true", help="also prove with all lifetime pairs (and folded)")
-    parser.add_argument("--api-baseline", action="store_true", help="time the pair-by-pair z3 API build on 1k blocks")
-    args = parser.parse_args(argv)
-    counts = {"agree": 0, "DISAGREE": 0, "unknown": 0}
-    missed, failures = [], []
-    models = light_model_plans() or []
-    synthetic = [(f"synthetic {n}", synthetic_plan(n, seed=n, n_aliases=n // 100), None) for n in (1000, 10000)]
+def proofs_section(models, synthetic, compare: bool, counts, missed, failures) -> None:
     modes = [("witness pairs (the default)", {})]
-    if args.compare:
+    if compare:
         modes += [("lifetime pairs", {"pairs": "lifetime", "timeout_ms": 20_000}),
                   ("lifetime pairs, ground pairs folded", {"pairs": "lifetime", "fold": True, "timeout_ms": 20_000})]
     for title, options in modes:
@@ -113,6 +105,9 @@ def main(argv=None) -> int:
                 failures.append(f"{name}: {result.status}, {verdict}")
             if not options and name in TARGETS and proof_s >= TARGETS[name]:
                 missed.append(name)
+
+
+def broken_section(models, synthetic, counts, failures) -> None:
     print(f"\n== deliberately broken layouts (one feature-map tensor moved onto a live neighbour)\n{HEADER}")
     broken = [(name, plan) for name, plan, _ in models if name == "resnet50"] + [(n, p) for n, p, _ in synthetic]
     for name, plan in broken:
@@ -122,6 +117,9 @@ def main(argv=None) -> int:
         counts[verdict] += 1
         if result.status != "violated" or pair[0] not in (result.pair or ()):
             failures.append(f"{name} broken: {result.status}, pair {result.pair} misses the moved {pair[0]!r}")
+
+
+def gap_section() -> None:
     print("\n== optimal-layout mode: feature-map arena of each strategy against the optimum")
     print(f"{'plan':18} {'strategy':11} {'fm tensors':>10} {'arena':>10} {'optimum':>10} {'status':8} {'ratio':>6} {'s':>6}")
     small = [(f"synthetic 40 #{seed}", "first-fit", synthetic_plan(40, seed=seed, max_life=8)) for seed in range(3)]
@@ -135,6 +133,20 @@ def main(argv=None) -> int:
         g = gap(plan, timeout_ms=20_000)
         print(f"{name:18} {strategy:11} {n_fm:10} {g.strategy_arena:10} {g.optimum.arena:10} {g.optimum.status:8} "
               f"{g.ratio:6.3f} {time.perf_counter() - start:6.2f}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", action="store_true", help="also prove with all lifetime pairs (and folded)")
+    parser.add_argument("--api-baseline", action="store_true", help="time the pair-by-pair z3 API build on 1k blocks")
+    args = parser.parse_args(argv)
+    counts = {"agree": 0, "DISAGREE": 0, "unknown": 0}
+    missed, failures = [], []
+    models = light_model_plans() or []
+    synthetic = [(f"synthetic {n}", synthetic_plan(n, seed=n, n_aliases=n // 100), None) for n in (1000, 10000)]
+    proofs_section(models, synthetic, args.compare, counts, missed, failures)
+    broken_section(models, synthetic, counts, failures)
+    gap_section()
     if args.api_baseline:
         api_baseline(synthetic[0][1])
     print(f"\ncross-check against the sweep: {counts['agree']} agree, {counts['DISAGREE']} disagree, "

@@ -84,7 +84,8 @@ def _ground_disjoint(a: Placement, b: Placement) -> bool:
 
 def build_query(layout: Layout, pairs: list[tuple[Placement, Placement]], *, fold: bool = False) -> Query:
     """The SMT-LIB text of "assumptions and some claim of ``layout`` is broken"
-    over the conflicting ``pairs`` (from :func:`checks.proofs.sweep.conflict_pairs`).
+    over the chosen ``pairs`` (:func:`checks.proofs.pairs.witness_pairs`, or every
+    lifetime-overlapping pair from :func:`checks.proofs.sweep.conflict_pairs`).
 
     ``fold``: drop the overlap terms of same-allocation pairs that are false for
     any base (substituting the constants in Python instead of letting Z3's
