@@ -9,6 +9,7 @@ from hypothesis import given
 from checks.cli.main import main
 from impl.compiler.builder import GraphBuilder
 from impl.compiler.graph_json import to_json
+from impl.compiler.memory.continuous_copies import insert_continuous_copies
 from impl.compiler.memory.errors import ContractError, PlanOptionError
 from impl.compiler.memory.options import PlanOptions
 from impl.compiler.memory.plan import MemoryPlan, plan_memory
@@ -43,6 +44,7 @@ def test_contract_has_the_contract_keys_in_order():
 
 @given(planning_graphs(max_nodes=8))
 def test_round_trip(graph):
+    graph = insert_continuous_copies(graph)
     for strategy in ("ge", "compact"):
         plan = plan_or_reject(graph, PlanOptions(strategy=strategy))
         d = json.loads(json.dumps(plan.to_contract()))

@@ -315,3 +315,24 @@ def test_ge_keeps_the_smaller_of_its_two_planners():
     max_block = _feature_map(units.units, units.steps, o, True)[3]
     assert binary != max_block  # the two planners disagree here
     assert plan_memory(g).arena == min(binary, max_block)  # 2.1.3: the smaller score wins
+
+
+def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
+    from impl.compiler.memory.continuous_copies import insert_continuous_copies
+    from tests.memory.sweep_check import check_plan
+
+    b = _b()
+    x = b.input("x", (1, N))
+    u = b.op("Relu", [x], name="u")
+    w = b.weight("w", np.ones((1, N), np.float32))
+    pc = b.op("PhonyConcat", [u, u], name="pc", shape=(2, N))
+    ar = b.op("HcomAllReduce", [u, w], name="ar", outputs=[((1, N), "float32")] * 2)
+    b.output(pc, *ar)
+    g = b.build()
+    fixed = insert_continuous_copies(g)
+    assert {n.name for n in fixed.nodes} - {n.name for n in g.nodes} == {
+        "pc_MemcpyAsync_1", "ar_MemcpyAsync_0", "ar_MemcpyAsync_1"}
+    assert fixed.node["pc"].inputs == ("u:0", "pc_MemcpyAsync_1:0")
+    for strategy in ("ge", "compact"):
+        assert check_plan(fixed, plan_memory(fixed, PlanOptions(strategy=strategy))) == []
+    assert insert_continuous_copies(fixed) is fixed

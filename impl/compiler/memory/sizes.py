@@ -6,6 +6,21 @@
 """
 from __future__ import annotations
 
+import functools
+import math
+
+from impl.compiler import dtypes
+
+
+@functools.lru_cache(maxsize=None)
+def _bits(dtype: str) -> int:
+    return dtypes.get(dtype).bits
+
+
+def raw_bytes(desc) -> int:
+    """``desc.nbytes`` for a validated desc, without re-checking overflow (the planner asks 100k times)."""
+    return (math.prod(desc.shape) * _bits(desc.dtype) + 7) // 8
+
 
 def align(x: int, to: int) -> int:
     """``x`` rounded up to a multiple of ``to``; 0 stays 0 (ge-facts.md 1.2 AlignMemOffset)."""

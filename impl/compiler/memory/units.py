@@ -27,7 +27,7 @@ from impl.compiler.ir import Graph
 from impl.compiler.memory import rules
 from impl.compiler.memory.errors import PlanError
 from impl.compiler.memory.lifetimes import Lifetimes
-from impl.compiler.memory.sizes import align, tensor_size
+from impl.compiler.memory.sizes import align, raw_bytes, tensor_size
 
 
 @attrs.frozen
@@ -71,11 +71,11 @@ class Units:
 
 def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
     """A symbol's block is as large as its largest member (2.3.1)."""
-    return max(tensor_size(graph.desc[m].nbytes, options) for m in lt.members[r])
+    return max(tensor_size(raw_bytes(graph.desc[m]), options) for m in lt.members[r])
 
 
 class _Facts:
-    """Per-symbol facts read off the graph once."""
+    """Per-symbol facts read off the graph once (cached: each is asked several times per symbol)."""
 
     def __init__(self, graph: Graph, lt: Lifetimes, options):
         self.graph, self.lt, self.options = graph, lt, options
@@ -83,19 +83,27 @@ class _Facts:
         for t in graph.outputs:
             r = lt.root[t]
             self.netoutput_slots[r] = self.netoutput_slots.get(r, 0) + 1
+        self._producers: dict[str, list] = {}
+        self._readers: dict[str, list] = {}
 
     def producers(self, r: str):
-        return [self.graph.node[self.graph.producer[m]] for m in self.lt.members[r]]
+        if r not in self._producers:
+            self._producers[r] = [self.graph.node[self.graph.producer[m]] for m in self.lt.members[r]]
+        return self._producers[r]
 
     def readers(self, r: str):
-        names = {c for m in self.lt.members[r] for c in self.graph.consumers.get(m, ())}
-        return [self.graph.node[c] for c in sorted(names, key=self.lt.step.__getitem__)]
+        if r not in self._readers:
+            names = dict.fromkeys(c for m in self.lt.members[r] for c in self.graph.consumers.get(m, ()))
+            self._readers[r] = [self.graph.node[c] for c in names]
+        return self._readers[r]
 
     def io(self, r: str) -> bool:
         return rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
 
     def zero_copy(self, r: str) -> str | None:
         """2.6.1 (inputs) and 2.6.2 (outputs); the caller excludes continuous groups (2.6.4)."""
+        if not self.io(r):
+            return None
         supported = all(rules.supports_zero_copy(n.op_type, self.options)
                         for n in self.producers(r) + self.readers(r))
         if rules.is_data(self.producers(r)[0]):
@@ -158,7 +166,7 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
         stream=producer.stream, batch=rules.batch_label(producer), zero_copy=zc, reusable=reusable,
-        atomic=is_atomic, input_size=graph.desc[r].nbytes if zc == "input" else 0,
+        atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
         unconsumed=not consumed, alloc_step=lt.step[producer.name])
 
 
@@ -173,7 +181,7 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
         total = max(total, cursor + align(size, options.block_align))
         # 3.5.2: padding advances by the 512-aligned size, no padding by the raw bytes.
-        cursor += align(size, options.block_align) if padding else graph.desc[r].nbytes
+        cursor += align(size, options.block_align) if padding else raw_bytes(graph.desc[r])
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node)
     cross = any(facts.cross_stream(r) for r in roots) or any(facts.producers(r)[0].stream != node.stream for r in roots)
     first = min(lt.span[r][0] for r in roots)
@@ -217,6 +225,7 @@ def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     units += _workspace_units(graph, lt, options)
     phase = {"tensor": 0, "group": 0, "workspace": 1}
     units.sort(key=lambda u: (u.alloc_step, phase[u.kind]))
-    units = [attrs.evolve(u, seq=i) for i, u in enumerate(units)]
+    for i, u in enumerate(units):
+        object.__setattr__(u, "seq", i)  # set once, before anyone else sees the unit (evolve is slow at 100k)
     where = {r: (u.id, off) for u in units for r, off in u.roots}
     return Units(tuple(units), where, lt.steps)

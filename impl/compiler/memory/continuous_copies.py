@@ -1,0 +1,67 @@
+"""A pass for the memory planner: copy the inputs a continuous-input node cannot have in place.
+
+A continuous-input node (HCCL collectives: padding; PhonyConcat: no padding,
+ge-facts.md 2.5.6-2.5.7) needs its inputs back to back in one block. That is
+impossible when an input's memory is already pinned elsewhere: a weight or
+variable (fixed address), a tensor that another continuous node (or an
+earlier input of the same node) already places, including through a view or
+an in-place alias. GE inserts a copy before such inputs (its HCCL memcpy
+passes); so does this pass: ``MemcpyAsync`` named ``<node>_MemcpyAsync_<i>``,
+on the consumer's stream and batch branch. Graph inputs are not copied: they
+join the block and lose zero copy instead (2.6.1).
+
+``insert_continuous_copies(graph, options) -> Graph`` is pure and returns its
+input when nothing needs a copy; the planner raises PlanError on such graphs
+when the pass is off.
+"""
+from __future__ import annotations
+
+import attrs
+
+from impl.compiler.ir import Graph, Node, TensorDesc
+from impl.compiler.memory import rules
+from impl.compiler.memory.lifetimes import lifetimes
+from impl.compiler.validate import validate
+
+
+def _pinned(graph: Graph, root: str) -> bool:
+    return root in graph.weight or rules.zero_memory(graph.node[graph.producer[root]])
+
+
+def _copies_needed(graph: Graph) -> dict[str, set[int]]:
+    """Continuous node -> input positions that need a copy."""
+    lt = lifetimes(graph)
+    claimed: set[str] = set()
+    need: dict[str, set[int]] = {}
+    for name in lt.order:
+        node = graph.node[name]
+        if rules.continuous_input(node) is None:
+            continue
+        for i, t in enumerate(node.inputs):
+            r = lt.root[t]
+            if _pinned(graph, r) or r in claimed:
+                need.setdefault(name, set()).add(i)
+            else:
+                claimed.add(r)
+    return need
+
+
+def insert_continuous_copies(graph: Graph, options=None) -> Graph:
+    need = _copies_needed(graph)
+    if not need:
+        return graph
+    nodes, tensors = [], list(graph.tensors)
+    for n in graph.nodes:
+        if n.name not in need:
+            nodes.append(n)
+            continue
+        inputs = list(n.inputs)
+        for i in sorted(need[n.name]):
+            copy, out = f"{n.name}_MemcpyAsync_{i}", f"{n.name}_MemcpyAsync_{i}:0"
+            desc = graph.desc[inputs[i]]
+            tensors.append(TensorDesc(out, desc.shape, desc.dtype, desc.format))
+            label = {"_batch_label": rules.batch_label(n)} if rules.batch_label(n) else {}
+            nodes.append(Node(copy, "MemcpyAsync", (inputs[i],), (out,), label, n.stream))
+            inputs[i] = out
+        nodes.append(attrs.evolve(n, inputs=tuple(inputs)))
+    return validate(attrs.evolve(graph, nodes=nodes, tensors=tensors))
