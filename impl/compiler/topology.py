@@ -1,6 +1,8 @@
 """Graph topology through networkx: the dependency graph and the execution order."""
 from __future__ import annotations
 
+import heapq
+
 import networkx as nx
 
 from impl.compiler.errors import CycleError
@@ -26,11 +28,31 @@ def execution_order(graph: Graph) -> tuple[str, ...]:
     Data nodes only depend on nothing, so with GraphBuilder and the ONNX front end
     (which insert them first) they take the first steps; NetOutput takes the last.
     Raises CycleError naming the nodes of one cycle.
+
+    The same order as ``nx.lexicographical_topological_sort(dependency_graph(graph),
+    key=index)`` (a test checks it), by a heap over insertion indexes: the memory
+    planner needs it for 100k-node graphs, where building the networkx graph
+    first costs seconds.
     """
-    dg = dependency_graph(graph)
+    producer = graph.producer
     index = {n.name: i for i, n in enumerate(graph.nodes)}
-    try:
-        return tuple(nx.lexicographical_topological_sort(dg, key=index.__getitem__))
-    except nx.NetworkXUnfeasible:
-        cycle = nx.find_cycle(dg)
-        raise CycleError(tuple(edge[0] for edge in cycle)) from None
+    succ: list[list[int]] = [[] for _ in graph.nodes]
+    indegree = [0] * len(graph.nodes)
+    for i, n in enumerate(graph.nodes):
+        for src in {producer[t] for t in n.inputs if t in producer}:
+            succ[index[src]].append(i)
+            indegree[i] += 1
+    ready = [i for i, d in enumerate(indegree) if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(graph.nodes[i].name)
+        for j in succ[i]:
+            indegree[j] -= 1
+            if indegree[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) < len(graph.nodes):
+        cycle = nx.find_cycle(dependency_graph(graph))
+        raise CycleError(tuple(edge[0] for edge in cycle))
+    return tuple(order)
