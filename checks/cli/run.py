@@ -79,18 +79,35 @@ def _execute(args, model, device, inputs, outputs):
         finally:
             lm.unload()
     try:
+        from impl.runtime.v2.executor import StreamExecutor
+        from impl.runtime.v2.options import LoweringOption
         from impl.runtime.v2.runner import run as run_v2
     except ImportError as e:
         raise _usage(f"--runtime v2 is not available in this build ({e})") from e
+    # runner.run loads and unloads around the execute call; subtract a bare load + unload
+    # (deterministic: weights, allocations) to leave the counters of the execute call alone.
+    before = device.counters
+    StreamExecutor(model, device, LoweringOption(zero_copy=zero_copy)).unload()
+    lifecycle = device.counters - before
     before = device.counters
     run_v2(model, device, inputs, outputs, zero_copy=zero_copy)
-    return device.counters - before   # v2's runner loads and unloads too: its counters include that
+    return (device.counters - before) - lifecycle
+
+
+def _runtime_errors() -> tuple:
+    """The runtimes' error bases; ``user_input`` (v1) / ``user_error`` (v2) say the caller caused it."""
+    from impl.runtime.v1.errors import RuntimeV1Error
+
+    try:
+        from impl.runtime.v2.errors import RuntimeV2Error
+    except ImportError:
+        return (RuntimeV1Error,)
+    return (RuntimeV1Error, RuntimeV2Error)
 
 
 def run(args) -> int:
     from impl.device import Device
     from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-    from impl.runtime.v1.errors import RuntimeV1Error
 
     model = load_compiled(args.model, args.shape, soc=args.soc, strategy=args.strategy)
     arrays = _input_arrays(model, args.input)
@@ -100,8 +117,8 @@ def run(args) -> int:
     try:
         counters = _execute(args, model, device, inputs, outputs)
         results = read_outputs(device, model, outputs)
-    except RuntimeV1Error as e:
-        if e.user_input:
+    except _runtime_errors() as e:
+        if getattr(e, "user_input", False) or getattr(e, "user_error", False):
             raise _usage(str(e)) from e
         print(f"zcspec run: internal error: {e}", file=sys.stderr)
         return 1

@@ -61,3 +61,14 @@ def test_run_bad_input_exits_2_naming_it(tmp_path, capsys):
     assert code == 2 and "'nope' is not a model input" in err
     code, _, err = run(capsys, "run", tmp_path / "missing.zcm")
     assert code == 2 and "missing.zcm" in err
+
+
+def test_run_v2_counts_the_execute_call_alone(tmp_path, capsys):
+    g = graph_file(tmp_path)
+    for flag, d2d in (("", 0), ("--no-zero-copy", 24)):
+        code, out, err = run(capsys, "run", g, "--runtime", "v2", "--json", *([flag] if flag else []),
+                             "--output-dir", tmp_path / "v2")
+        assert code == 0, err
+        c = json.loads(out)["counters"]
+        assert (c["h2d_bytes"], c["d2h_bytes"], c["d2d_bytes"], c["kernel_launches"]) == (0, 0, d2d, 2)
+    np.testing.assert_array_equal(np.load(tmp_path / "v2" / "out_neg:0.npy"), -np.ones((2, 3), np.float32))
