@@ -1,8 +1,11 @@
 """Lifetimes: inclusive producer..last reader, graph I/O widened, views extend roots, workspaces per node."""
 from __future__ import annotations
 
+from hypothesis import given
+
 from impl.compiler.builder import GraphBuilder
 from impl.compiler.memory.lifetimes import lifetimes
+from tests.memory.strategies import planning_graphs
 
 
 def _chain():
@@ -52,3 +55,13 @@ def test_in_place_shares_only_when_the_input_is_dead_afterwards():
     assert lt.root["ok:0"] == "a:0"
     assert lt.root["bad:0"] == "bad:0"
     assert lt.root["fromx:0"] == "fromx:0"
+
+
+@given(planning_graphs(max_nodes=14))
+def test_execution_order_is_networkx_lexicographic_order(graph):
+    import networkx as nx
+
+    from impl.compiler.topology import dependency_graph, execution_order
+
+    index = {n.name: i for i, n in enumerate(graph.nodes)}
+    assert execution_order(graph) == tuple(nx.lexicographical_topological_sort(dependency_graph(graph), key=index.get))
