@@ -134,7 +134,21 @@ def _zero_copy_blocks(plan: Mapping) -> dict[Any, Mapping]:
                     raise PlanFormatError(f"zero-copy block {b['id']!r}: field {key!r}={b.get(key)!r} must be an integer >= 0",
                                           block=b["id"])
             found[b["id"]] = b
-    return found
+    return {bid: _top_block(found, b) for bid, b in found.items()}
+
+
+def _top_block(found: Mapping, block: Mapping) -> Mapping:
+    """The top-level block a zero-copy block lies in: a level-2 child placed inside a
+    zero-copy parent (ge-facts.md 2.7.4) lives in the parent's user buffer."""
+    seen = [block["id"]]
+    while block.get("parent") is not None:
+        parent = found.get(block["parent"])
+        if parent is None or parent["id"] in seen:
+            raise PlanFormatError(f"zero-copy block {seen[0]!r}: parent chain {seen + [block['parent']]!r} leaves "
+                                  "the zero-copy blocks or loops", block=seen[0])
+        seen.append(parent["id"])
+        block = parent
+    return block
 
 
 def _declared(user_sizes: Mapping, block: Mapping) -> int:
@@ -230,9 +244,9 @@ def read_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, 
         batch = labels.get(roots[name]) or labels.get(name) or ""
         placed.append(Placement(name, alloc.key, rel, extent, align, first, last, roots[name], e.get("alias_of"),
                                 str(batch)))
-    unused = set(ctx.user_sizes) - set(ctx.zc_blocks)
+    unused = set(ctx.user_sizes) - {b["id"] for b in ctx.zc_blocks.values()}
     if unused:
-        raise PlanFormatError(f"user_sizes names blocks that are not zero-copy blocks: {sorted(map(repr, unused))}")
+        raise PlanFormatError(f"user_sizes names blocks that are not top-level zero-copy blocks: {sorted(map(repr, unused))}")
     total = sum(a.size + a.base_align for a in allocs.values())
     if total >= ADDRESS_SPACE:
         raise PlanFormatError(f"allocations total {total} bytes, more than a 64-bit address space")

@@ -80,6 +80,21 @@ def test_zero_copy_tensor_larger_than_its_user_buffer():
     assert dict(result.addresses)["in"] + 1000 > bases["user:in"] + 999
 
 
+def test_a_child_block_lives_in_its_zero_copy_parents_user_buffer():
+    """GE 2.7.4: with io reuse, an intermediate tensor's block may be a child of a zero-copy block."""
+    out = tensor("out", "zero_copy", 0, 2048, 3, 5, block=0)
+    tmp = tensor("tmp", "zero_copy", 1024, 512, 0, 2, block=1)
+    blocks = [{"id": 0, "region": "zero_copy", "offset": 0, "size": 2048, "zero_copy": True, "tensors": ["out"]},
+              {"id": 1, "region": "zero_copy", "offset": 1024, "size": 512, "zero_copy": False, "tensors": ["tmp"],
+               "parent": 0}]
+    plan = make_plan([out, tmp], blocks=blocks)
+    assert prove_layout(plan).status == "proved" and sweep_check(plan) == []
+    plan["tensors"][1]["last"] = 3   # still alive when 'out' is written
+    result = prove_layout(plan)
+    assert (result.status, result.kind, set(result.pair)) == ("violated", "overlap", {"out", "tmp"})
+    assert result.bases and dict(result.addresses)["tmp"] == dict(result.bases)["user:0"] + 1024
+
+
 def test_user_buffer_alignment_is_symbolic():
     """Only the buffers' alignment is known: a 32-byte aligned buffer may sit at an odd multiple of 32."""
     plan = make_plan([tensor("in", "zero_copy", 0, 100, 0, 3, block="in")])
