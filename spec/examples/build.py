@@ -94,17 +94,19 @@ def task(id_: int, *slots: tuple) -> Task:
 
 # -- loads and executions ---------------------------------------------------------------------
 # One small model: input x and output y live in the zero-copy region; task 0 reads x (slot 0)
-# and writes y (slot 1). User buffers: x at 0x80000, y at 0x90000, 400 bytes each (raw size).
+# and writes y (slot 1). User buffers: x at 0x80000, y at 0x90000, 400 bytes each (raw size);
+# the model's own I/O tensors are 432 bytes (GE's padded size).
 
 FM, ZC = 0x10000, 0x11000
 X_MODEL, Y_MODEL = ZC + 0x200, ZC
 X_BUF, Y_BUF = 0x80000, 0x90000
 RAW = 400
+PADDED = 432  # GE's tensor size: align32(400) + 32 padding (ge-facts.md 1.3)
 
 
 def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, events=(), **options: Any) -> LoadObservation:
     io = io if io is not None else (
-        IoTensor("x", "input", X_MODEL, BLOCK, RAW), IoTensor("y", "output", Y_MODEL, BLOCK, RAW))
+        IoTensor("x", "input", X_MODEL, PADDED, RAW), IoTensor("y", "output", Y_MODEL, PADDED, RAW))
     return LoadObservation(
         options=Options(runtime=runtime, **options),
         regions=(RegionBinding("feature_map", FM, 0x1000), RegionBinding("zero_copy", ZC, 0x400, backed=zc_backed)),

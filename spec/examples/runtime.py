@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from spec.examples import Example
 from spec.examples.build import (
-    RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
+    PADDED, RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
 )
 from spec.observables import IoTensor
 
 _Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, Y_MODEL)), io_addresses={"x": X_BUF, "y": Y_MODEL})
 _COPY_Y = dict(kind="copy", direction="d2d", src=Y_MODEL, dst=Y_BUF, size=RAW, io="y")
-_NOT_ZC_Y = (IoTensor("x", "input", X_MODEL, 512, RAW), IoTensor("y", "output", Y_MODEL, 512, RAW, zero_copy_block=False))
-_HCCL_X = (IoTensor("x", "input", X_MODEL, 512, RAW, hccl_no_zero_copy=True), IoTensor("y", "output", Y_MODEL, 512, RAW))
+_NOT_ZC_Y = (IoTensor("x", "input", X_MODEL, PADDED, RAW), IoTensor("y", "output", Y_MODEL, PADDED, RAW, zero_copy_block=False))
+_HCCL_X = (IoTensor("x", "input", X_MODEL, PADDED, RAW, hccl_no_zero_copy=True), IoTensor("y", "output", Y_MODEL, PADDED, RAW))
 _FALLBACK = 0xA0000
 _AZC = dict(always_zero_copy=True)
 
@@ -37,6 +37,11 @@ EXAMPLES = (
             load(io=_HCCL_X, copy_only=("x",)),
             load(io=_HCCL_X),
             culprit="'x'", why="an HCCL task without zero-copy support reads x, and x is not copy-only"),
+    Example("V1-BUFFER-SIZE",
+            execution(bufs=buffers(y_size=100), evs=events(dict(kind="error", io="y", code="E13025")), ok=False,
+                      culprit="y", slots=()),
+            execution(bufs=buffers(y_size=100)),
+            culprit="'y'", why="y's 100-byte buffer (100 + 64 < 432) was accepted and written"),
     Example("V2-AZC-NO-ALLOC",
             execution(load("v2", **_AZC)),
             execution(load("v2", **_AZC), evs=events(dict(kind="alloc", address=_FALLBACK, size=512, owner="runtime",

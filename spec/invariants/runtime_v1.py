@@ -199,4 +199,43 @@ HCCL_COPY = Invariant(
     precondition=lambda load: load.options.runtime == "v1" and any(t.hccl_no_zero_copy for t in load.io),
 )
 
-INVARIANTS = (SLOT_REFRESH, NO_MODEL_IO_SLOT, COPY_ONLY_ONCE, REUSE_ZC_MEMORY, HCCL_COPY)
+# -- V1-BUFFER-SIZE ---------------------------------------------------------------------------
+
+GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare, ge-facts.md 1.7
+
+
+def _sized_buffers(obs: ExecutionObservation):
+    """(io, buffer, too small?) for every device buffer bound to a v1 model I/O."""
+    if not is_v1(obs):
+        return
+    for t in obs.load.io:
+        b = obs.buffer(t.name)
+        if b is not None and b.address and b.placement == "device":
+            yield t, b, b.size + GE_SIZE_TOLERANCE < t.size
+
+
+def _buffer_size(obs: ExecutionObservation):
+    for t, b, too_small in _sized_buffers(obs):
+        if too_small and obs.result.ok:
+            yield violation(f"buffer {t.name!r}", f"is {b.size} bytes; {b.size} + {GE_SIZE_TOLERANCE} < the model's "
+                            f"{t.size}, yet the call succeeded", size=b.size, model_size=t.size)
+        elif not obs.result.ok and obs.result.culprit == t.name and b.size >= t.raw_size:
+            yield violation(f"buffer {t.name!r}", f"was refused although it is {b.size} bytes, at least the raw "
+                            f"size {t.raw_size}", size=b.size, raw_size=t.raw_size)
+
+
+BUFFER_SIZE = Invariant(
+    id="V1-BUFFER-SIZE",
+    title="v1 refuses I/O buffers below GE's tolerance and accepts raw-sized ones",
+    statement="In v1, an execution whose device I/O buffer is so small that its size plus 64 is below the "
+              "model's padded size for that I/O fails, and a buffer of at least the I/O's raw size is never "
+              "the reason a call is refused.",
+    rationale="GE's CheckUserAndModelSize errors only when user + 64 < model size (E13025): the model's size is "
+              "padded (align32 + 32), so a caller passing the raw byte count must always be accepted, while a "
+              "truly short buffer must be refused before any task writes into it.",
+    ge_source=V1 + "davinci_model.cc (CheckUserAndModelSize, kDataMemAlignSizeCompare); ge-facts.md 1.7, 6.6.1, 8",
+    applies_to="execution", concern="runtime_v1", predicate=_buffer_size,
+    precondition=lambda obs: any(small or not obs.result.ok for _, _, small in _sized_buffers(obs)),
+)
+
+INVARIANTS = (SLOT_REFRESH, NO_MODEL_IO_SLOT, COPY_ONLY_ONCE, REUSE_ZC_MEMORY, HCCL_COPY, BUFFER_SIZE)

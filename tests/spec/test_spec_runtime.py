@@ -98,3 +98,12 @@ def test_v1_no_model_io_slot_raw_slots_of_copy_only_io_may_keep_the_model_addres
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs) == ()
     obs = execution(load(), slots=((0, 0, X_BUF), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs)
+
+
+def test_v1_buffer_size_raw_sized_buffers_pass_and_refusing_them_is_reported():
+    # The model's y is 512 bytes padded, 400 raw: 400 + 64 >= 512, so GE accepts a raw-sized buffer.
+    assert get("V1-BUFFER-SIZE").violations(execution()) == ()
+    refused = execution(evs=events(dict(kind="error", io="y")), ok=False, culprit="y", slots=())
+    (v,) = get("V1-BUFFER-SIZE").violations(refused)
+    assert v.values == {"size": RAW, "raw_size": RAW}
+    assert get("V1-BUFFER-SIZE").violations(execution(load("v2"), bufs=buffers(y_size=100))) == ()
