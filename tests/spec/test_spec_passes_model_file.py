@@ -34,6 +34,7 @@ def test_memcpy_addr_async_not_required_when_the_soc_cannot_do_it():
     ([node("c", "Const"), node("out", "NetOutput", "c")], BuildFacts(unknown_shape=True), False),
 ])
 def test_memcpy_addr_async_rules(nodes, build, needed):
+    """PASS-MEMCPY-ADDR-ASYNC: each insertion rule of ge-facts.md 5.3.4, and the conditions that switch it off."""
     found = _pass_violations(nodes, soc=soc(True), build=build)
     assert bool(found) == needed
 
