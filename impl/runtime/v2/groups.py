@@ -8,10 +8,13 @@ at ``rel`` = its plan offset minus the root's. The group needs ``size`` bytes (t
 padded sizes, what AllocMemory asks for) of which ``raw`` are really accessed (dense bytes).
 
 ``kind`` says where its memory comes from at run time:
-- ``input``: the root is a model input, so the group lives in the caller's input
-  buffer (SplitDataTensor shares it, ge-facts.md 7.9);
+- ``input``: the root is a model input and every member lies inside it, so the group
+  lives in the caller's input buffer (SplitDataTensor shares it, ge-facts.md 7.9);
 - ``const``: weights and fixed (variable) tensors, in memory loaded once;
 - ``alloc``: everything else, allocated before its first task and released after its last.
+  A model input that sits *inside* such a group (a piece of a no-padding concat, or an
+  input whose aliases reach past its end) is listed in ``inputs_inside`` and copied in
+  from the caller's buffer right after the allocation.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ class Group:
     last: int | None = None
     streams: tuple[int, ...] = ()
     input_index: int | None = None
+    inputs_inside: tuple[str, ...] = ()
 
     def member(self, tensor: str) -> Member:
         return next(m for m in self.members if m.tensor == tensor)
@@ -101,20 +105,14 @@ def _group(root, names, tensors, nbytes, uses, inputs) -> Group:
                                 f"{root!r} at {base['region']}+{base['offset']}", tensor=name)
         members.append(Member(name, rel, nbytes.get(name, t["size"]), t["alias_of"]))
     touched = [u for m in names for u in uses.get(m, ())]
-    kind = "const" if base["region"] in ("weight", "fixed") else "input" if root in inputs else "alloc"
-    for name in names:
-        if name in inputs and name != root:
-            raise LoweringError(f"model input aliases {root!r} (a piece of a concat?); runtime v2 takes inputs "
-                                f"straight from the caller's buffer and cannot place one inside another tensor",
-                                tensor=name)
-    group = Group(
+    raw = max(m.rel + m.nbytes for m in members)
+    inside = tuple(m.tensor for m in members if m.tensor in inputs)
+    direct = root in inputs and raw <= nbytes[root] and inside == (root,)
+    kind = "const" if base["region"] in ("weight", "fixed") else "input" if direct else "alloc"
+    return Group(
         root, kind, base["region"], base["offset"], members,
-        size=max(m.rel + tensors[m.tensor]["size"] for m in members),
-        raw=max(m.rel + m.nbytes for m in members),
+        size=max(m.rel + tensors[m.tensor]["size"] for m in members), raw=raw,
         first=min((i for i, _ in touched), default=None), last=max((i for i, _ in touched), default=None),
-        streams=tuple(sorted({s for _, s in touched})), input_index=inputs.get(root),
+        streams=tuple(sorted({s for _, s in touched})), input_index=inputs.get(root) if direct else None,
+        inputs_inside=() if direct else inside,
     )
-    if kind == "input" and group.raw > nbytes[root]:
-        raise LoweringError(f"tensors sharing the model input's memory reach {group.raw} bytes, past the input's "
-                            f"{nbytes[root]}", tensor=root)
-    return group

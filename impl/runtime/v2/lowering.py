@@ -40,6 +40,8 @@ class _Builder:
         self.td: dict[str, Edge] = {}      # tensor -> edge of its tensor data
         self.base: dict[str, Edge] = {}    # group root -> edge of the group's memory
         self.freed: set[str] = set()
+        self.staged: dict[str, Edge] = {}  # model input -> its tensor data as the caller passed it
+        self.input_index = {io.tensor: io.index for io in model.tasks.inputs}
         self.touched: dict[str, set[int]] = {}  # group root -> streams whose tasks touched it so far
 
     def add(self, node: ExeNode) -> ExeNode:
@@ -60,7 +62,10 @@ class _Builder:
             dev = self.add(ExeNode(f"at_device/{io.tensor}", "MakeSureTensorAtDevice",
                                    [Edge(split.name), Edge(ALLOCATOR)],
                                    attrs={"tensor": io.tensor, "nbytes": io.nbytes, "index": io.index}))
-            self.open_group(self.groups[io.tensor], Edge(dev.name))
+            self.staged[io.tensor] = Edge(dev.name)
+            group = self.groups[self.root_of[io.tensor]]
+            if group.kind == "input":
+                self.open_group(group, Edge(dev.name))
 
     def consts(self) -> None:
         for g in self.groups.values():
@@ -113,6 +118,13 @@ class _Builder:
         node = self.add(ExeNode(f"alloc/{g.root}", "AllocMemory", [Edge(ALLOCATOR)],
                                 attrs={"tensor": g.root, "size": g.size, "raw": g.raw}))
         self.open_group(g, Edge(node.name))
+        for tensor in g.inputs_inside:  # model inputs placed inside this memory: copied in from the caller's
+            m = g.member(tensor)
+            copy = self.add(ExeNode(f"copy_in/{tensor}", "CopyTensorData", [self.staged[tensor], self.td[tensor]],
+                                    outputs=0, attrs={"tensor": tensor, "nbytes": m.nbytes,
+                                                       "index": self.input_index[tensor]}))
+            self.add(ExeNode(f"free_staged/{tensor}", "FreeMemory", [self.staged[tensor]], outputs=0, after=[copy.name],
+                             attrs={"tensor": tensor}))
 
     def free(self, g: Group, after: tuple[str, ...]) -> None:
         self.freed.add(g.root)
@@ -134,7 +146,7 @@ class _Builder:
         other: set[int] = set()
         for s in task.slots:
             g = self.groups[self.root_of[s.tensor]]
-            seen = self.touched.setdefault(g.root, {0} if g.kind == "input" else set())
+            seen = self.touched.setdefault(g.root, {0} if g.kind == "input" or g.inputs_inside else set())
             other |= seen - {stream}
             seen.add(stream)
         return tuple(sorted(other))

@@ -45,6 +45,14 @@ def make_sure_tensor_at_device(frame, node, args):
     return (TensorData(block.addr, block.size, "device", block),)
 
 
+def copy_tensor_data(frame, node, args):
+    """Copy a caller's input into the runtime memory it is planned inside (async D2D on stream 0)."""
+    src, dst = args
+    frame.copy_io[node.name] = ("input", node.attr("index"))
+    frame.device.launch(MemcpyTask(node.name, dst.addr, src.addr, node.attr("nbytes"), "d2d"))
+    return ()
+
+
 def const_tensor_data(frame, node, args):
     base = frame.loaded.region_base(node.attr("region"))
     return (TensorData(base + node.attr("offset"), node.attr("size"), "device"),)
@@ -60,6 +68,6 @@ def view_addr(frame, node, args):
 
 KERNELS = {
     "InputData": input_data, "OutputData": output_data, "SplitDataTensor": split_data_tensor,
-    "MakeSureTensorAtDevice": make_sure_tensor_at_device, "ConstTensorData": const_tensor_data,
+    "MakeSureTensorAtDevice": make_sure_tensor_at_device, "CopyTensorData": copy_tensor_data, "ConstTensorData": const_tensor_data,
     "IdentityAddr": identity_addr, "ViewAddr": view_addr,
 }

@@ -1,0 +1,169 @@
+"""Whole models through runtime v2: bitwise equal to runtime v1, close to onnxruntime / an independent executor.
+
+Light models: squeezenet by default; all nine under ``-m slow`` (about 60 s in total on one
+core, see docs/runtime-v2.md). Random executable graphs (checks/strategies/graphs.py): v2 with
+every output mode equals v1 bitwise and the naive executor (tests/device/naive_runner.py:
+one allocation per tensor, no planning) exactly, since all run the same kernels.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from hypothesis import given, reject, settings
+
+from checks.cli.models import ZOO, load_graph, zoo_path
+from checks.strategies.graphs import FAMILIES, graphs
+from impl.compiler import ops
+from impl.compiler.compile import build_model, compile_stages
+from impl.compiler.errors import GraphError
+from impl.device import Device
+from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from impl.runtime.v1 import LoadOptions, RuntimeV1Error, load
+from impl.runtime.v2.executor import StreamExecutor
+from impl.runtime.v2.options import LoweringOption
+from impl.runtime.v2.runner import run, to_tensor
+from tests.device.naive_runner import run as naive_run
+
+OPTIONS = {
+    "default": LoweringOption(), "always_zero_copy": LoweringOption(always_zero_copy=True),
+    "no_zero_copy": LoweringOption(zero_copy=False), "ge_compat": LoweringOption(ge_compat=True),
+    "trusted_single_stream": LoweringOption(always_zero_copy=True, trust_shape_on_out_tensor=True,
+                                            enable_single_stream=True),
+}
+
+
+def _arrays(model, seed=0):
+    rng = np.random.default_rng(seed)
+    return {io.tensor: rng.standard_normal(io.shape).astype(np.float32) for io in model.tasks.inputs}
+
+
+def run_v1(model, arrays) -> dict:
+    dev = Device(model.soc)
+    ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
+    lm = load(dev, model, LoadOptions(zero_copy=True))
+    lm.execute(ins, outs)
+    result = read_outputs(dev, model, outs)
+    lm.unload()
+    free_buffers(dev, ins + outs)
+    return result
+
+
+def run_v2(model, arrays, option=LoweringOption()) -> dict:
+    dev = Device(model.soc)
+    ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
+    with StreamExecutor(model, dev, option) as exe:
+        exe.execute([to_tensor(b) for b in ins], [to_tensor(b) for b in outs])
+        result = read_outputs(dev, model, outs)
+    free_buffers(dev, ins + outs)
+    assert dev.counters.allocated_bytes == 0 and dev.counters.faults == 0   # unload left nothing behind
+    return result
+
+
+def assert_bitwise(a: dict, b: dict, what: str) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].tobytes() == b[name].tobytes(), f"{what}: output {name!r} differs"
+
+
+def check_light_model(name: str) -> None:
+    graph = load_graph(f"zoo:{name}")
+    model = build_model(graph)
+    arrays = _arrays(model)
+    v2 = run_v2(model, arrays)
+    assert_bitwise(v2, run_v1(model, arrays), f"{name} v2 vs v1")
+    ref = ort.InferenceSession(zoo_path(name), providers=["CPUExecutionProvider"]).run(list(graph.outputs), arrays)
+    for t, want in zip(graph.outputs, ref):
+        np.testing.assert_allclose(v2[t], want, rtol=1e-4, atol=1e-5, err_msg=f"{name} output {t}")
+
+
+def test_squeezenet_equals_v1_and_onnxruntime():
+    check_light_model("squeezenet")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [z for z in ZOO if z != "squeezenet"])
+def test_light_model_equals_v1_and_onnxruntime(name):
+    check_light_model(name)
+
+
+def test_runner_run_with_and_without_zero_copy():
+    model = build_model(load_graph("zoo:squeezenet"))
+    arrays = _arrays(model, 1)
+    results = []
+    for zero_copy in (True, False):
+        dev = Device(model.soc)
+        ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
+        before = dev.counters
+        run(model, dev, ins, outs, zero_copy=zero_copy)
+        delta = dev.counters - before
+        assert delta.d2d_bytes == (0 if zero_copy else model.tasks.outputs[0].nbytes)
+        results.append(read_outputs(dev, model, outs))
+        free_buffers(dev, ins + outs)
+        assert dev.counters.allocated_bytes == 0
+    assert_bitwise(results[0], results[1], "zero copy on vs off")
+
+
+def orphans(model) -> list[str]:
+    """Tensors a task reads or the model outputs that no task writes and that alias nothing, no input
+    and no weight: nobody computes them."""
+    written = {s.tensor for t in model.tasks.tasks for s in t.slots if s.role == "out"}
+    read = {s.tensor for t in model.tasks.tasks for s in t.slots if s.role == "in"}
+    plan = {t["name"]: t for t in model.plan["tensors"]}
+    inputs = {io.tensor for io in model.tasks.inputs}
+    return [t for t in sorted(read | {o.tensor for o in model.tasks.outputs}) if t not in written | inputs
+            and not plan[t]["alias_of"] and plan[t]["region"] not in ("weight", "fixed")]
+
+
+def misplaced_views(graph, model) -> list[str]:
+    """View outputs the plan does not place at their input's offset plus the view's offset."""
+    plan = {t["name"]: t for t in model.plan["tensors"]}
+    bad = []
+    for node in graph.nodes:
+        if not ops.is_view(node) or node.op_type == "PhonyConcat":
+            continue
+        src = plan.get(node.inputs[0])
+        for out, offset in zip(node.outputs, ops.view_offsets(node)):
+            dst = plan.get(out)
+            if src and dst and dst["region"] == src["region"] and dst["offset"] != src["offset"] + offset:
+                bad.append(out)
+    return bad
+
+
+def compiled(graph):
+    """The compiled model. A graph the compiler rejects (a PlanError, say), or compiles wrongly (a tensor
+    nothing computes, or an outer-axis Split/Slice piece placed without its offset: compiler issues,
+    reported), is not this test's subject: both runtimes agree on such a model but not with the graph."""
+    try:
+        stages = compile_stages(graph)
+    except GraphError:
+        reject()
+    if orphans(stages.model) or misplaced_views(stages.graph, stages.model):
+        reject()
+    return stages.model
+
+
+@settings(max_examples=25)
+@given(graphs(max_nodes=7))
+def test_random_graphs_v2_equals_v1_bitwise(graph):
+    model = compiled(graph)
+    arrays = _arrays(model, 7)
+    try:
+        expected = run_v1(model, arrays)
+    except RuntimeV1Error:  # v1 faults on some view-piece outputs (reported); the naive test covers v2 there
+        reject()
+    for label, option in OPTIONS.items():
+        assert_bitwise(run_v2(model, arrays, option), expected, f"v2 ({label}) vs v1")
+
+
+# The naive executor has no collectives and treats a concat view as an alias of its first input.
+_NAIVE_FAMILIES = tuple(f for f in FAMILIES if f not in ("allreduce", "phony_concat"))
+
+
+@settings(max_examples=25)
+@given(graphs(max_nodes=7, families=_NAIVE_FAMILIES))
+def test_random_graphs_v2_equals_the_naive_executor(graph):
+    model = compiled(graph)
+    arrays = _arrays(model, 3)
+    naive, _ = naive_run(Device(model.soc), graph, arrays)
+    assert_bitwise(run_v2(model, arrays), {t: naive[t] for t in graph.outputs}, "v2 vs naive executor")
