@@ -14,7 +14,9 @@ executor can record the runtime's allocations for the spec's observations.
   Spans above ``NO_CACHE_SPAN`` go back to the device as soon as they are free. One thread
   only: there is no locking (the emulator is single threaded).
 - :class:`ExternalAllocator`: the caller's hook, two callables ``alloc(size) -> address``
-  and ``free(address)``, passed per execution (GE's ``external_allocator``, 7.7.2).
+  and ``free(address)``, passed per execution (GE's ``external_allocator``, 7.7.2). Its
+  ``free`` may release memory at once, so the executor returns blocks to it only after
+  synchronizing (``stream_ordered`` False).
 - :class:`DeviceAllocator`: plain device malloc/free per block, for comparisons.
 """
 from __future__ import annotations
@@ -66,6 +68,9 @@ class CachingAllocator:
     """Best-fit over cached device spans (see the module docstring). Not thread safe."""
 
     placement = "device"
+    # A freed block stays mapped and is reused only by later work on the same stream, so the graph
+    # may free it as soon as its last reader is *launched* (stream order keeps that reader first).
+    stream_ordered = True
 
     def __init__(self, device, *, span_size: int = HUGE_PAGE, stream: int = 0, name: str = "caching"):
         self.device, self.span_size, self.stream, self.name = device, span_size, stream, name
@@ -167,6 +172,8 @@ class ExternalAllocator:
     """The caller's allocator: ``alloc(size) -> device address`` and ``free(address)`` callables."""
 
     placement = "device"
+    # free() may unmap at once, so a block is returned only after the device has run its readers.
+    stream_ordered = False
 
     def __init__(self, alloc: Callable[[int], int], free: Callable[[int], None], *, name: str = "external"):
         self._alloc, self._free, self.name = alloc, free, name

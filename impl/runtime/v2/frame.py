@@ -47,11 +47,12 @@ class Frame:
         self.held[id(block)] = block
 
     def drop(self, block: MemBlock) -> None:
-        """The graph's reference on ``block`` goes (FreeMemory); deferred to the end with several streams."""
+        """The graph's reference on ``block`` goes (FreeMemory). Deferred to after synchronize when another
+        stream may still use it, or when its allocator may unmap it at once (not stream ordered)."""
         if self.held.pop(id(block), None) is None:
             return
-        if self.loaded.multi_stream:
-            self.deferred.append(block)  # another stream may still use it: release after synchronize
+        if self.loaded.multi_stream or not getattr(block.allocator, "stream_ordered", False):
+            self.deferred.append(block)
         else:
             block.release()
 
