@@ -12,4 +12,9 @@ def default_runtimes() -> list[dict]:
 
 
 def observe_execution(scenario) -> list:
+    if scenario.runtime.get("runtime") == "v2":
+        from impl.compiler.compile import build_model
+        from impl.runtime.v2.scenario import observe_scenario
+
+        return observe_scenario(build_model(scenario.graph, scenario.compile), scenario.runtime)
     return []
