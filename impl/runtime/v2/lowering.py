@@ -129,7 +129,7 @@ class _Builder:
     def free(self, g: Group, after: tuple[str, ...]) -> None:
         self.freed.add(g.root)
         self.add(ExeNode(f"free/{g.root}", "FreeMemory", [self.base[g.root]], outputs=0, after=after,
-                         attrs={"tensor": g.root, "streams": g.streams}))
+                         attrs={"tensor": g.root}))
 
     def launch(self, task) -> str:
         stream = 0 if self.option.enable_single_stream else task.stream
