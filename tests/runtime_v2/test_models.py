@@ -1,7 +1,6 @@
 """Whole models through runtime v2: bitwise equal to runtime v1, close to onnxruntime / an independent executor.
 
-Light models: squeezenet by default; all nine under ``-m slow`` (about 60 s in total on one
-core, see docs/runtime-v2.md). Random executable graphs (checks/strategies/graphs.py): v2 with
+Light models: all nine (about 45 s in total on a shared core). Random executable graphs (checks/strategies/graphs.py): v2 with
 every output mode equals v1 bitwise and the naive executor (tests/device/naive_runner.py:
 one allocation per tensor, no planning) exactly, since all run the same kernels.
 """
@@ -22,7 +21,7 @@ from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs,
 from impl.runtime.v1 import LoadOptions, RuntimeV1Error, load
 from impl.runtime.v2.executor import StreamExecutor
 from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.runner import run, to_tensor
+from impl.runtime.v2.runner import run, run_counted, to_tensor
 from tests.device.naive_runner import run as naive_run
 
 OPTIONS = {
@@ -77,12 +76,7 @@ def check_light_model(name: str) -> None:
         np.testing.assert_allclose(v2[t], want, rtol=1e-4, atol=1e-5, err_msg=f"{name} output {t}")
 
 
-def test_squeezenet_equals_v1_and_onnxruntime():
-    check_light_model("squeezenet")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", [z for z in ZOO if z != "squeezenet"])
+@pytest.mark.parametrize("name", ZOO)
 def test_light_model_equals_v1_and_onnxruntime(name):
     check_light_model(name)
 
@@ -94,10 +88,10 @@ def test_runner_run_with_and_without_zero_copy():
     for zero_copy in (True, False):
         dev = Device(model.soc)
         ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
-        before = dev.counters
-        run(model, dev, ins, outs, zero_copy=zero_copy)
-        delta = dev.counters - before
+        delta = run_counted(model, dev, ins, outs, zero_copy=zero_copy)
         assert delta.d2d_bytes == (0 if zero_copy else model.tasks.outputs[0].nbytes)
+        assert delta.alloc_calls == 2 and delta.free_calls == 0     # the allocator's first span(s), no more
+        run(model, dev, ins, outs, zero_copy=zero_copy)
         results.append(read_outputs(dev, model, outs))
         free_buffers(dev, ins + outs)
         assert dev.counters.allocated_bytes == 0

@@ -25,9 +25,16 @@ def run(model, device, inputs: list, outputs: list, *, zero_copy: bool) -> None:
     fallback); this function has only the caller's buffers to deliver into, so it then
     releases that memory and raises OutputBufferError naming the output.
     """
+    run_counted(model, device, inputs, outputs, zero_copy=zero_copy)
+
+
+def run_counted(model, device, inputs: list, outputs: list, *, zero_copy: bool):
+    """``run``, returning the device counters of the execute call alone (load and unload excluded)."""
     exe = StreamExecutor(model, device, LoweringOption(zero_copy=zero_copy))
     try:
+        before = device.counters
         result = exe.execute([to_tensor(b) for b in inputs], [to_tensor(b) for b in outputs])
+        counters = device.counters - before
         for b, t, io in zip(outputs, result, model.tasks.outputs):
             if t.addr != b.addr:
                 t.release()
@@ -35,5 +42,6 @@ def run(model, device, inputs: list, outputs: list, *, zero_copy: bool) -> None:
                                         f"({io.nbytes} bytes); runtime v2 computed it in its own memory instead "
                                         f"(default-mode fallback). Pass a device buffer of at least {io.nbytes} bytes",
                                         required=io.nbytes, given=b.size)
+        return counters
     finally:
         exe.unload()
