@@ -27,9 +27,9 @@ class RuntimeV2Error(Exception):
     user_error = False
 
     def __init__(self, message: str, *, code: str = INTERNAL_ERROR, message_id: str = "", output: str = "",
-                 input: str = "", node: str = ""):  # noqa: A002 - the field's name
+                 input: str = "", node: str = "", index: int | None = None):  # noqa: A002 - the field's name
         self.code, self.message_id = code, message_id
-        self.output, self.input, self.node = output, input, node
+        self.output, self.input, self.node, self.index = output, input, node, index
         tag = f"[{code}{', ' + message_id if message_id else ''}] "
         super().__init__(tag + message)
 
@@ -43,28 +43,35 @@ class RuntimeV2Error(Exception):
         """The I/O or node the error names (for observations and the command line)."""
         return self.output or self.input or self.node
 
+    @property
+    def io_key(self) -> str | None:
+        """``"output:<index>"`` / ``"input:<index>"`` of the I/O the error names, when known."""
+        role = "output" if self.output else "input" if self.input else None
+        return f"{role}:{self.index}" if role and self.index is not None else None
+
 
 class OutputBufferError(RuntimeV2Error):
     user_error = True
 
     def __init__(self, output: str, why: str, *, node: str = "", required: int | None = None,
-                 given: int | None = None):
+                 given: int | None = None, index: int | None = None):
         self.required, self.given = required, given
-        super().__init__(f"output {output!r}: {why}", code=PARAM_INVALID, message_id=E13031, output=output, node=node)
+        super().__init__(f"output {output!r}: {why}", code=PARAM_INVALID, message_id=E13031, output=output, node=node,
+                         index=index)
 
 
 class InputBufferError(RuntimeV2Error):
     user_error = True
 
-    def __init__(self, input_name: str, why: str, *, node: str = ""):
-        super().__init__(f"input {input_name!r}: {why}", code=PARAM_INVALID, input=input_name, node=node)
+    def __init__(self, input_name: str, why: str, *, node: str = "", index: int | None = None):
+        super().__init__(f"input {input_name!r}: {why}", code=PARAM_INVALID, input=input_name, node=node, index=index)
 
 
 class EnsureOutputError(RuntimeV2Error):
     user_error = True
 
-    def __init__(self, output: str, why: str, *, node: str = ""):
-        super().__init__(f"output {output!r}: {why}", code=GRAPH_FAILED, output=output, node=node)
+    def __init__(self, output: str, why: str, *, node: str = "", index: int | None = None):
+        super().__init__(f"output {output!r}: {why}", code=GRAPH_FAILED, output=output, node=node, index=index)
 
 
 class AllocatorError(RuntimeV2Error):

@@ -108,7 +108,8 @@ class StreamExecutor:
         used = sorted({n.attr("stream", 0) for n in self.graph.nodes if n.type.startswith("Launch")} | {0})
         self._streams = {s: (0 if s == 0 else dev.create_stream()) for s in used}
         self.multi_stream = len(used) > 1
-        self.allocator = None if self.option.always_external_allocator else CachingAllocator(dev, name=f"{model.name} hbm")
+        external_only = self.option.always_external_allocator  # the executor creates no allocator (7.1.3)
+        self.allocator = None if external_only else CachingAllocator(dev, name=f"{model.name} hbm")
         if self.allocator is not None:
             self.allocator.listener = self._on_block
 
@@ -201,8 +202,9 @@ class StreamExecutor:
         without a size check and written past its end, ge-facts.md 7.3.2, 7.5.4) is what surfaces.
         Otherwise they are dropped (a stream abort) and nothing the call launched touches memory.
         """
-        culprit = error.culprit if isinstance(error, RuntimeV2Error) else None
-        code = error.code if isinstance(error, RuntimeV2Error) else type(error).__name__
+        ours = isinstance(error, RuntimeV2Error)
+        culprit = (error.io_key or error.culprit) if ours else None
+        code = error.code if ours else type(error).__name__
         frame.log("error", io=culprit or None, message=str(error), code=code)
         raised = error
         if self.option.ge_compat and not isinstance(error, DeviceFault):

@@ -51,7 +51,8 @@ class _Builder:
     def io_nodes(self) -> None:
         t = self.model.tasks
         self.add(ExeNode(INPUT_DATA, INPUT_DATA, outputs=len(t.inputs), attrs={"names": [i.tensor for i in t.inputs]}))
-        self.add(ExeNode(OUTPUT_DATA, OUTPUT_DATA, outputs=len(t.outputs), attrs={"names": [o.tensor for o in t.outputs]}))
+        self.add(ExeNode(OUTPUT_DATA, OUTPUT_DATA, outputs=len(t.outputs),
+                         attrs={"names": [o.tensor for o in t.outputs]}))
         kind = "GetExternalAllocator" if self.option.always_external_allocator else "SelectAllocator"
         self.add(ExeNode(ALLOCATOR, kind, attrs={"placement": "device"}))
 
@@ -159,7 +160,8 @@ class _Builder:
         ensures = []
         last_launch = next((n.name for n in reversed(self.nodes) if n.type.startswith("Launch")), None)
         for io in self.model.tasks.outputs:
-            node = ExeNode(f"ensure/{io.tensor}", "EnsureTensorAtOutMemory", [self.td[io.tensor], Edge(OUTPUT_DATA, io.index)],
+            node = ExeNode(f"ensure/{io.tensor}", "EnsureTensorAtOutMemory",
+                           [self.td[io.tensor], Edge(OUTPUT_DATA, io.index)],
                            outputs=0, after=[last_launch] if last_launch else [],
                            attrs={"output": io.tensor, "index": io.index, "shape": io.shape, "dtype": io.dtype,
                                   "nbytes": io.nbytes, "placement": "device"})

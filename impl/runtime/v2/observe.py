@@ -111,11 +111,15 @@ class _Events:
         elif r.kind == "unload":
             self.add("unload")
 
-    def _io(self, tensor: str | None) -> str | None:
-        if not tensor:
+    def _io(self, value: str | None) -> str | None:
+        """The observed I/O name of ``"role:index"`` (what the runtime records) or of a bare tensor name."""
+        if not value:
             return None
-        hits = [name for (role, i), name in self.names.items() if name.split(":")[0] == tensor or name == tensor]
-        return hits[-1] if hits else tensor
+        role, _, index = value.rpartition(":")
+        if role in ("input", "output") and index.isdigit():
+            return self.names.get((role, int(index)), value)
+        hits = [name for (r, i), name in self.names.items() if name == value]
+        return hits[-1] if hits else value
 
 
 def _ranges(pairs) -> tuple[Range, ...]:
@@ -141,10 +145,9 @@ def observe_execution(exe, record=None, outputs=()) -> ExecutionObservation:
     slots = {(e.task, e.slot): e.value for e in ev.out if e.kind == "arg_write"}
     err = record.error
     culprit = None
-    if isinstance(err, RuntimeV2Error) and err.culprit:
-        culprit = ev._io(err.culprit)
-    elif err is not None and err.__cause__ is not None and isinstance(err.__cause__, RuntimeV2Error):
-        culprit = ev._io(err.__cause__.culprit)
+    ours = err if isinstance(err, RuntimeV2Error) else getattr(err, "__cause__", None)
+    if isinstance(ours, RuntimeV2Error) and ours.culprit:
+        culprit = ev._io(ours.io_key or ours.culprit)
     io_addresses = {names[k]: v for k, v in record.io_addresses.items()}
     return ExecutionObservation(
         observe_load(exe), buffers, tuple(SlotValue(t, s, v) for (t, s), v in sorted(slots.items())), io_addresses,

@@ -24,9 +24,11 @@ def split_data_tensor(frame, node, args):
     (tensor,) = args
     name, need = node.attr("tensor"), node.attr("nbytes")
     if tensor is None or not tensor.addr:
-        raise InputBufferError(name, "no buffer (null address): inputs must be passed by the caller", node=node.name)
+        raise InputBufferError(name, "no buffer (null address): inputs must be passed by the caller", node=node.name,
+                              index=node.attr("index"))
     if tensor.size < need:
-        raise InputBufferError(name, f"buffer is {tensor.size} bytes, the model reads {need}", node=node.name)
+        raise InputBufferError(name, f"buffer is {tensor.size} bytes, the model reads {need}", node=node.name,
+                              index=node.attr("index"))
     frame.io_addresses[("input", node.attr("index"))] = tensor.addr
     return (TensorData(tensor.addr, tensor.size, tensor.placement),)
 
@@ -37,7 +39,7 @@ def make_sure_tensor_at_device(frame, node, args):
     if td.placement == "device":
         return (td,)
     name, nbytes = node.attr("tensor"), node.attr("nbytes")
-    block = allocator.malloc(nbytes, tag=f"input {name} on device", io=name)
+    block = allocator.malloc(nbytes, tag=f"input {name} on device", io=f"input:{node.attr('index')}")
     frame.hold(block)
     frame.device.launch(MemcpyTask(node.name, block.addr, td.addr, nbytes, "h2d"))
     frame.copy_io[node.name] = ("input", node.attr("index"))
@@ -68,6 +70,7 @@ def view_addr(frame, node, args):
 
 KERNELS = {
     "InputData": input_data, "OutputData": output_data, "SplitDataTensor": split_data_tensor,
-    "MakeSureTensorAtDevice": make_sure_tensor_at_device, "CopyTensorData": copy_tensor_data, "ConstTensorData": const_tensor_data,
+    "MakeSureTensorAtDevice": make_sure_tensor_at_device, "CopyTensorData": copy_tensor_data,
+    "ConstTensorData": const_tensor_data,
     "IdentityAddr": identity_addr, "ViewAddr": view_addr,
 }

@@ -31,7 +31,7 @@ def alloc_model_out_tensor(frame, node, args):
     on_device = tensor.placement == allocator.placement
     if tensor.addr and on_device and (not check or tensor.size >= raw):
         return _share(frame, node, tensor)
-    block = allocator.malloc(size, tag=f"output {output}", io=output)
+    block = allocator.malloc(size, tag=f"output {output}", io=f"output:{node.attr('index')}")
     frame.hold(block)
     if not tensor.addr or on_device:
         tensor.adopt(block)
@@ -47,17 +47,17 @@ def split_tensor_for_output_data(frame, node, args):
     """
     (tensor,) = args
     output, raw = node.attr("output"), node.attr("raw")
+    where = dict(node=node.name, index=node.attr("index"), required=raw)
     if tensor is None or not tensor.addr:
         raise OutputBufferError(output, "no buffer (null address). In the always_zero_copy mode the output tensor "
-                                "and its address must be allocated and passed by the caller", node=node.name,
-                                required=raw, given=0)
+                                "and its address must be allocated and passed by the caller", given=0, **where)
     if tensor.size < raw:
         raise OutputBufferError(output, f"the output tensor memory size {tensor.size} is smaller than the actual size "
                                 f"{raw} required by the tensor (always_zero_copy is on, so no fallback allocation "
-                                f"is made)", node=node.name, required=raw, given=tensor.size)
+                                f"is made)", given=tensor.size, **where)
     if node.attr("check_placement", True) and tensor.placement != "device":
         raise OutputBufferError(output, f"the buffer is {tensor.placement} memory; always_zero_copy needs device "
-                                "memory", node=node.name, required=raw, given=tensor.size)
+                                "memory", given=tensor.size, **where)
     return _share(frame, node, tensor)
 
 
@@ -66,19 +66,20 @@ def ensure_tensor_at_out_memory(frame, node, args):
     td, tensor = args
     output, nbytes = node.attr("output"), node.attr("nbytes")
     if td is None or tensor is None:
-        raise EnsureOutputError(output, "null tensor data or output tensor", node=node.name)
+        raise EnsureOutputError(output, "null tensor data or output tensor", node=node.name,
+                                index=node.attr("index"))
     tensor.shape, tensor.dtype = tuple(node.attr("shape")), node.attr("dtype")
     frame.io_addresses.setdefault(_key(node), td.addr)
     if not tensor.addr:
         return _hand_over(frame, node, td, tensor)
     if nbytes > tensor.size:
         raise EnsureOutputError(output, f"given buffer size {tensor.size} is less than output tensor size {nbytes}",
-                                node=node.name)
+                                node=node.name, index=node.attr("index"))
     if td.addr == tensor.addr:
         return ()  # zero copy took effect
     if nbytes > td.size:
         raise EnsureOutputError(output, f"source tensor data holds {td.size} bytes, output needs {nbytes}",
-                                node=node.name)
+                                node=node.name, index=node.attr("index"))
     _copy(frame, node, td, tensor, nbytes, output)
     return ()
 
@@ -101,7 +102,8 @@ _DIRECTIONS = {("device", "device"): "d2d", ("device", "host"): "d2h", ("host", 
 def _copy(frame, node, td, tensor, nbytes: int, output: str) -> None:
     direction = _DIRECTIONS.get((td.placement, tensor.placement))
     if direction is None:
-        raise EnsureOutputError(output, f"no copy from {td.placement} to {tensor.placement} memory", node=node.name)
+        raise EnsureOutputError(output, f"no copy from {td.placement} to {tensor.placement} memory",
+                                node=node.name, index=node.attr("index"))
     frame.copy_io[node.name] = _key(node)
     if frame.loaded.multi_stream:
         frame.loaded.join_streams()  # the copy runs on stream 0, after every stream's writes
