@@ -78,6 +78,12 @@ def check_plan(graph, plan) -> list[str]:
     return errors
 
 
+def _plan_root(placed, t: str) -> str:
+    while placed[t].alias_of is not None:
+        t = placed[t].alias_of
+    return t
+
+
 def _memory_classes(graph, placed, life, step, errors) -> _Classes:
     cls = _Classes()
     last_read = {}
@@ -85,14 +91,17 @@ def _memory_classes(graph, placed, life, step, errors) -> _Classes:
         n = graph.node[name]
         info = ops.info(n.op_type)
         if ops.is_view(n) and n.inputs:
-            cls.union(n.outputs[0], n.inputs[0])
+            for t, off in zip(n.outputs, ops.view_offsets(n)):
+                cls.union(t, n.inputs[0])
+                if placed[t].offset != placed[n.inputs[0]].offset + off:
+                    errors.append(f"view output {t!r} at {placed[t].offset}, not {n.inputs[0]!r} + {off}")
         if info.continuous_input == "nopadding":
             for t in n.inputs:
                 cls.union(n.outputs[0], t)
         for out_i, in_i in ops.ref_outputs(n):
             out, src = n.outputs[out_i], n.inputs[in_i]
-            if placed[out].alias_of is None:
-                continue
+            if _plan_root(placed, out) != _plan_root(placed, src) or placed[out].offset != placed[src].offset:
+                continue  # the plan gives the output its own memory (maybe another piece of one concat)
             root = cls.find(src)
             later = [t for t, (_, last) in life.items() if cls.find(t) == root and last > step[name]]
             if later:

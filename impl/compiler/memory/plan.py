@@ -92,11 +92,11 @@ def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -
         target = owners.get(r, r)
         if r in fixed_where:
             region, offset, block = fixed_where[r]
-            unit = None
+            offset, unit = offset + lt.offset.get(t, 0), None
         else:
             uid, inner = units.where[r]
             region, base, block = placed.unit_offset[uid]
-            offset, unit = base + inner, unit_of[uid]
+            offset, unit = base + inner + lt.offset.get(t, 0), unit_of[uid]
         size = ws_bytes[t] if t in ws_bytes else tensor_size(raw_bytes(graph.desc[t]), options)
         if t in ws_step:
             first, last = ws_step[t], ws_step[t]

@@ -70,8 +70,8 @@ class Units:
 
 
 def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
-    """A symbol's block is as large as its largest member (2.3.1)."""
-    return max(tensor_size(raw_bytes(graph.desc[m]), options) for m in lt.members[r])
+    """A symbol's block is as large as its largest member, counted from the root's start (2.3.1)."""
+    return max(lt.offset[m] + tensor_size(raw_bytes(graph.desc[m]), options) for m in lt.members[r])
 
 
 class _Facts:
