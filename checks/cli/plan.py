@@ -23,6 +23,9 @@ def configure(parser) -> None:
     parser.add_argument("--no-reuse", action="store_true", help="disable memory reuse (ge.exec.disableReuseMemory=1)")
     parser.add_argument("--soc", default="ascend910b", help="SoC profile whose granularities and limits apply")
     parser.add_argument("--buffers", metavar="FILE.csv", help="plan a bare instance (id,lower,upper,size) instead of MODEL")
+    from checks.cli.plan_buffers import configure_buffers
+
+    configure_buffers(parser)  # --capacity, --time-limit: the packer helper's flags for --buffers
 
 
 def _usage(message: str):

@@ -96,3 +96,12 @@ def test_cli_usage_errors_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     assert main(["plan", str(bad)]) == 2
+
+
+def test_cli_buffers_is_dispatched(tmp_path, capsys):
+    csv = tmp_path / "b.csv"
+    csv.write_text("id,lower,upper,size\na,0,2,32\nb,1,3,64\nc,2,4,32\n")
+    assert main(["plan", "--buffers", str(csv), "--json", "--strategy", "compact"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["arena"] == 96 and set(d["offsets"]) == {"a", "b", "c"}
+    assert main(["plan", "--buffers", str(csv), "--no-reuse"]) == 2
