@@ -132,9 +132,11 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     target = lb if capacity is None else max(lb, capacity)
     inst = pack_greedy.Instance.of(buffers)
     best = _packing(buffers, pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst)), lb, "greedy-size")
-    for method, order in pack_greedy.orders(inst):
-        if best.arena <= target:
-            return best
+    # One best-fit pass costs O(n^2) element steps: beyond this size the extra orders are skipped.
+    orders = pack_greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE else []
+    for method, order in orders:
+        if best.arena <= target or _late(deadline):
+            break
         best = min(best, _packing(buffers, pack_greedy.best_fit(inst, order), lb, method), key=_arena)
     if best.arena <= target:
         return best
@@ -143,11 +145,19 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     found = pack_search.search(inst, target, deadline=deadline, node_budget=budget)
     if found.offsets is not None:
         return _packing(buffers, found.offsets, lb, "search")
-    offsets = pack_greedy.climb(inst, _order_of(best, buffers), target, deadline)
-    best = min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
+    if not _late(deadline):
+        offsets = pack_greedy.climb(inst, _order_of(best, buffers), target, deadline)
+        best = min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
     if capacity is None and found.exhausted and best.arena > lb:
         best = _descend(buffers, inst, best, lb, deadline)
     return best
+
+
+MAX_ORDERS_SIZE = 20_000
+
+
+def _late(deadline) -> bool:
+    return deadline is not None and time.monotonic() > deadline
 
 
 def _arena(p: Packing) -> int:

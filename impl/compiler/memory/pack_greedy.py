@@ -105,12 +105,13 @@ def climb(inst: Instance, order, target: int, deadline: float | None,
 
     Moves one buffer to another place in the order and keeps the change when
     the best-fit arena does not grow (sideways moves cross plateaus). Seeded
-    and bounded by ``evaluations`` (default ``min(100, 2n)``) and ``deadline``:
+    and bounded by ``evaluations`` (default ``min(100, 2n, 2e9 / n^2)``: one
+    evaluation costs O(n^2) element steps) and ``deadline``:
     deterministic when ``deadline`` is None. Returns the best offsets seen.
     """
     n = len(inst)
     rng = random.Random(0)
-    budget = evaluations if evaluations is not None else min(100, 2 * n)
+    budget = evaluations if evaluations is not None else int(min(100, 2 * n, 2e9 // max(n * n, 1)))
     order = list(order)
     best = best_fit(inst, order)
     arena = inst.arena(best)

@@ -27,11 +27,14 @@ section (tops and remaining sizes), so one node costs a few dozen vector ops.
 """
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 
 import attrs
 import numpy as np
+
+from impl.compiler.memory.pack_sweep import Sections, ranks, weighted_ranks
 
 
 @attrs.frozen(eq=False)
@@ -52,78 +55,20 @@ class _Abort(Exception):
 
 
 def default_budget(n: int) -> int:
-    """Node budget of the default (no capacity) improvement stage: small, and deterministic."""
-    return 2000 + 40 * n
-
-
-# Static orderings (MiniMalloc's "WAT", "TAW", "TWA"): W lifetime length, A area,
-# T the largest total size live in any of the buffer's sections; all descending.
-HEURISTICS = ("WAT", "TAW", "TWA")
-
-
-class _Sections:
-    """The sweep: sections between consecutive lifetime boundaries, and who overlaps whom."""
-
-    def __init__(self, inst):
-        times = np.unique(np.concatenate([inst.lower, inst.upper]))
-        self.first = np.searchsorted(times, inst.lower)  # first section of each buffer
-        self.end = np.searchsorted(times, inst.upper)  # one past its last section
-        self.count = max(len(times) - 1, 0)
-        cover = np.zeros(self.count + 1, np.int64)
-        np.add.at(cover, self.first, inst.size)
-        np.add.at(cover, self.end, -inst.size)
-        self.total = np.cumsum(cover)[:-1]  # bytes live in each section
-        crossing = np.zeros(self.count + 1, np.int64)
-        np.add.at(crossing, self.first, 1)
-        np.add.at(crossing, self.end - 1, -1)
-        self.cuts = np.cumsum(crossing)[:-1]  # buffers spanning boundary s | s+1
-        self.twins = _twins(inst)
-        # Sections just before a lifetime end hold maximal sets of live buffers.
-        self.cliques = np.unique(self.end - 1)
-        self.overlaps = [None] * len(inst)
-        for b in range(len(inst)):
-            self.overlaps[b] = np.flatnonzero((inst.lower < inst.upper[b]) & (inst.lower[b] < inst.upper)
-                                              & (np.arange(len(inst)) != b))
-
-    def peak(self, b) -> int:
-        return int(self.total[self.first[b]:self.end[b]].max())
-
-
-def _twins(inst) -> list:
-    """Per buffer, the other buffers with the same lifetime (None if none or if aligned)."""
-    groups: dict = {}
-    for b, key in enumerate(zip(inst.lower.tolist(), inst.upper.tolist())):
-        groups.setdefault(key, []).append(b)
-    twins = [None] * len(inst)
-    if len(inst) and int(inst.align.max()) > 1:
-        return twins  # swapping twins could break an alignment
-    for members in groups.values():
-        for b in members if len(members) > 1 else ():
-            twins[b] = np.array([m for m in members if m != b], np.int64)
-    return twins
-
-
-def _ranks(inst, sections: _Sections, heuristic: str) -> np.ndarray:
-    """Rank of each buffer in the static order (0 first); ties by position."""
-    keys = {
-        "W": inst.upper - inst.lower,
-        "A": (inst.upper - inst.lower) * inst.size,
-        "T": np.array([sections.peak(b) for b in range(len(inst))], np.int64),
-        "Z": inst.size,
-        "L": inst.lower,
-        "U": inst.upper,
-    }
-    cols = [np.arange(len(inst))] + [-keys[c] for c in reversed(heuristic)]
-    order = np.lexsort(cols)
-    ranks = np.empty(len(inst), np.int64)
-    ranks[order] = np.arange(len(inst))
-    return ranks
+    """Node budget of the default (no capacity) improvement stage: deterministic, and
+    shrinking on large instances where one node costs O(n)."""
+    return int(max(200, min(2000 + 40 * n, 2e7 // max(n, 1))))
 
 
 def search(inst, capacity: int, *, deadline: float | None = None, node_budget: int | None = None) -> SearchResult:
     """Find offsets with every ``offset + size <= capacity``, or prove there are none.
 
-    ``node_budget`` bounds the nodes over all rounds and ``deadline`` (a
+    Restarts (Luby sequence of node limits, so one unlucky order cannot stall
+    the search and every limit is eventually exceeded: the search stays
+    complete). The first run uses MiniMalloc's "TWA" order; each later one
+    ranks first the buffers living in the sections where the earlier runs
+    failed most (weighted degree, learned from section-inference failures).
+    ``node_budget`` bounds the nodes over all runs and ``deadline`` (a
     ``time.monotonic()`` value) the time; when either runs out the result has
     ``offsets=None, exhausted=False``. Deterministic for a given budget.
     """
@@ -132,34 +77,52 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
         return SearchResult(np.zeros(0, np.int64), True, 0)
     if int(inst.size.max()) > capacity:
         return SearchResult(None, True, 0)
-    sections = _Sections(inst)
+    sections = Sections(inst)
     if int(sections.total.max()) > capacity:
         return SearchResult(None, True, 0)
-    nodes, limit = 0, 2 * n
+    static = ranks(inst, sections, "TWA")
+    weights = np.zeros(sections.count)
+    nodes = 0
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20 * n + 1000))
     try:
-        while True:
-            for heuristic in HEURISTICS:
-                cap_nodes = limit if node_budget is None else min(limit, node_budget - nodes)
-                if cap_nodes <= 0:
-                    return SearchResult(None, False, nodes)
-                run = _Run(inst, sections, _ranks(inst, sections, heuristic), capacity, cap_nodes, deadline)
-                found = run.solve()
-                nodes += run.nodes
-                if found is not None:  # solved, or proved infeasible
-                    return SearchResult(run.solution if found else None, not found, nodes)
-                if deadline is not None and time.monotonic() > deadline:
-                    return SearchResult(None, False, nodes)
-            limit *= 2
+        for k in itertools.count(1):
+            limit = RESTART_UNIT * _luby(k)
+            if node_budget is not None:
+                limit = min(limit, node_budget - nodes)
+            if limit <= 0:
+                return SearchResult(None, False, nodes)
+            run = _Run(inst, sections, weighted_ranks(sections, weights, static), capacity, limit, deadline)
+            found = run.solve()
+            nodes += run.nodes
+            if found is not None:  # solved, or proved infeasible
+                return SearchResult(run.solution if found else None, not found, nodes)
+            if deadline is not None and time.monotonic() > deadline:
+                return SearchResult(None, False, nodes)
+            weights += run.failures / max(run.failures.sum(), 1.0)
     finally:
         sys.setrecursionlimit(old)
+
+
+# Nodes of the shortest run; runs get 1, 1, 2, 1, 1, 2, 4, ... times this (Luby et al. 1993).
+RESTART_UNIT = 3000
+
+
+def _luby(k: int) -> int:
+    """The k-th term (from 1) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ..."""
+    while True:
+        p = 1
+        while (1 << p) - 1 < k:
+            p += 1
+        if (1 << p) - 1 == k:
+            return 1 << (p - 1)
+        k -= (1 << (p - 1)) - 1
 
 
 class _Run:
     """One depth-first search with one static rank and a node limit."""
 
-    def __init__(self, inst, sections: _Sections, rank, capacity, node_limit, deadline):
+    def __init__(self, inst, sections: Sections, rank, capacity, node_limit, deadline):
         self.inst, self.sec, self.rank = inst, sections, rank
         self.cap, self.limit, self.deadline = capacity, node_limit, deadline
         n = len(inst)
@@ -171,12 +134,11 @@ class _Run:
         self.solution = np.zeros(n, np.int64)
         self.nodes = 0
         self.off = np.zeros(n, np.int64)  # offsets of placed buffers
+        self.free_nb = np.array([len(o) for o in sections.overlaps], np.int64)  # unplaced neighbours
         self.twins = sections.twins
-        self.memo: dict = {}
-        self.hits = self.misses = 0
+        self.failures = np.zeros(sections.count)  # section-inference failures per section
         self.floors = True
         self.cliques = sections.cliques
-        self.cover = (sections.first[:, None] <= self.cliques) & (self.cliques < sections.end[:, None])
 
     def solve(self):
         """True: solved; None: limit or deadline hit (not a proof); False: infeasible."""
@@ -192,24 +154,8 @@ class _Run:
         for a, b in zip(bounds, bounds[1:]):
             sub = part[(first < b) & (end > a)]
             sub = sub[~self.placed[sub]]
-            if len(sub) and not self._solve_sub(sub, a, b):
+            if len(sub) and not self._dfs(sub, a, b, -1, -1):
                 return False
-        return True
-
-    def _solve_sub(self, sub, a, b) -> bool:
-        """One independent sub-problem, memoised: its outcome depends only on who is
-        left in it and their min offsets, and backtracking above often meets it again."""
-        key = (a, b, sub.tobytes(), self.mo[sub].tobytes())
-        hit = self.memo.get(key)
-        if hit is None:
-            found = self._dfs(sub, a, b, -1, -1)
-            hit = self.memo[key] = self.solution[sub].copy() if found else False
-            self.misses += 1
-        else:
-            self.hits += 1
-        if hit is False:
-            return False
-        self.solution[sub] = hit
         return True
 
     def _dfs(self, part, s_lo, s_hi, last_off, last_rank) -> bool:
@@ -221,6 +167,10 @@ class _Run:
         if not len(un):
             return True
         mo, rank = self.mo[un], self.rank[un]
+        if ((mo < last_off) & (self.free_nb[un] == 0)).any():
+            # An orphan: offsets never decrease, so it lands at or above last_off,
+            # higher than its min offset, and nothing left can lift it there.
+            return False
         left = self.left[s_lo:s_hi]
         lowest_top = int((mo + self.inst.size[un]).min())
         # Placing c at mo[c] leaves every section's remaining bytes to stack above
@@ -251,15 +201,20 @@ class _Run:
         a section whose buffers are a subset of another's gives a weaker bound.
         """
         a, b = np.searchsorted(self.cliques, (lo, hi))
+        un = un[(self.sec.first[un] < hi) & (self.sec.end[un] > lo)]
         if a == b or not len(un):
             return True
         mo = self.mo[un]
         order = np.argsort(-mo, kind="stable")
-        rows = un[order]
-        cov = self.cover[rows, a:b]
-        stacked = np.cumsum(cov * self.inst.size[rows, None], axis=0)
+        rows, cliques = un[order], self.cliques[a:b]
+        cover = (self.sec.first[rows, None] <= cliques) & (cliques < self.sec.end[rows, None])
+        sizes = np.where(cover, self.inst.size[rows, None], 0)
+        stacked = np.cumsum(sizes, axis=0)
         stacked += np.maximum(mo[order], last_off)[:, None]
-        return int((stacked * cov).max()) <= self.cap
+        over = np.flatnonzero(np.where(sizes > 0, stacked, 0).max(axis=0) > self.cap)
+        if len(over):
+            self.failures[self.cliques[a + over]] += 1.0 / len(over)
+        return not len(over)
 
     def _mirrored(self, c) -> bool:
         """Symmetry: c would sit right on a twin (same lifetime) of higher rank.
@@ -297,6 +252,7 @@ class _Run:
         self.mo[ov] = np.maximum(old_mo, -(-height // align) * align)
         self.placed[c] = True
         self.off[c] = off
+        self.free_nb[ov] -= 1
         self.left[s0:s1] -= inst.size[c]
         found = False
         if self._still_fits(part, c, ov, old_mo, s_lo, s_hi, off):
@@ -307,6 +263,7 @@ class _Run:
                 found = self._dfs(part, s_lo, s_hi, off, int(self.rank[c]))
             self.cuts[s0:s1 - 1] += 1
         self.left[s0:s1] += inst.size[c]
+        self.free_nb[ov] += 1
         self.placed[c] = False
         self.mo[ov] = old_mo
         if found:

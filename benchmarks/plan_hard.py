@@ -1,0 +1,82 @@
+"""Pack MiniMalloc's eleven "challenging" instances into their 1 MiB capacity.
+
+Prints, per instance: buffers, lower bound, greedy by size (best fit) arena,
+the arena ``pack(..., capacity=...)`` reaches within the time limit, its
+ratio to the capacity, and the time. Every packing is re-checked by an
+independent sweep before it is reported.
+
+    python benchmarks/plan_hard.py [--data DIR] [--time-limit 60] [A B ...]
+
+DIR defaults to $ZCSPEC_MINIMALLOC_DIR, else ../shared/data/minimalloc-challenging
+beside the repository.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from impl.compiler.memory import pack_greedy
+from impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
+from impl.compiler.memory.pack import lower_bound, pack
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT = REPO.parent / "shared" / "data" / "minimalloc-challenging"
+
+
+def overlaps(buffers, offsets) -> int:
+    """Pairs live at the same time whose bytes overlap (0 for a valid packing), by a start-sorted sweep."""
+    bad, live = 0, []
+    for b in sorted(buffers, key=lambda b: b.lower):
+        live = [a for a in live if a.upper > b.lower]
+        ob = offsets[b.id]
+        bad += sum(1 for a in live if offsets[a.id] < ob + b.size and ob < offsets[a.id] + a.size)
+        live.append(b)
+    return bad
+
+
+def run_one(path: Path, time_limit: float) -> dict:
+    capacity = int(re.search(r"\.(\d+)\.csv$", path.name).group(1))
+    buffers = read_minimalloc_csv(path)
+    inst = pack_greedy.Instance.of(buffers)
+    greedy = inst.arena(pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst)))
+    start = time.perf_counter()
+    result = pack(buffers, capacity=capacity, time_limit=time_limit)
+    seconds = time.perf_counter() - start
+    if overlaps(buffers, result.offsets):
+        raise SystemExit(f"{path.name}: INVALID packing (overlapping buffers)")
+    return {"name": path.name.split(".")[0], "buffers": len(buffers), "lb": lower_bound(buffers),
+            "greedy": greedy, "arena": result.arena, "capacity": capacity, "seconds": seconds,
+            "method": result.method}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("ZCSPEC_MINIMALLOC_DIR", DEFAULT)))
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance (default 60)")
+    parser.add_argument("names", nargs="*", help="instance letters (default: all)")
+    args = parser.parse_args(argv)
+    files = sorted(args.data.glob("*.csv"))
+    if args.names:
+        files = [f for f in files if f.name.split(".")[0] in args.names]
+    if not files:
+        print(f"no instances found in {args.data} (set --data or ZCSPEC_MINIMALLOC_DIR)", file=sys.stderr)
+        return 2
+    print(f"| instance | buffers | LB | greedy (best fit) | compact arena | arena / capacity | time s | method |")
+    print("|---|---|---|---|---|---|---|---|")
+    fitted = 0
+    for path in files:
+        r = run_one(path, args.time_limit)
+        fitted += r["arena"] <= r["capacity"]
+        print(f"| {r['name']} | {r['buffers']} | {r['lb']:,} | {r['greedy']:,} ({r['greedy'] / r['capacity']:.2f}x)"
+              f" | {r['arena']:,} | {r['arena'] / r['capacity']:.3f} | {r['seconds']:.1f} | {r['method']} |", flush=True)
+    print(f"\n{fitted} of {len(files)} instances packed within capacity "
+          f"(time limit {args.time_limit:g} s each, {os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The sweep behind the exact search: sections, cuts, cliques, overlaps, twins, static ranks.
+
+Time is cut at every lifetime boundary; section ``s`` is the span between the
+s-th and (s+1)-th distinct boundary, and buffer ``b`` covers sections
+``[first[b], end[b])``. Everything here is computed once per instance in
+O(n log n + P) time and memory (P: overlapping pairs), never O(n^2), so the
+search can start on large graphs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Sections:
+    """The sweep of one instance (an :class:`~impl.compiler.memory.pack_greedy.Instance`)."""
+
+    def __init__(self, inst):
+        times = np.unique(np.concatenate([inst.lower, inst.upper]))
+        self.first = np.searchsorted(times, inst.lower)  # first section of each buffer
+        self.end = np.searchsorted(times, inst.upper)  # one past its last section
+        self.count = max(len(times) - 1, 0)
+        self.total = _running(self.count, self.first, self.end, inst.size)  # bytes live per section
+        # Buffers crossing the boundary between sections s and s+1: zero splits the problem.
+        self.cuts = _running(self.count, self.first, self.end - 1, np.ones(len(inst), np.int64))
+        # Sections just before a lifetime end hold maximal sets of live buffers.
+        self.cliques = np.unique(self.end - 1)
+        self.overlaps = _overlaps(inst)
+        self.twins = _twins(inst)
+
+    def peaks(self) -> np.ndarray:
+        """Per buffer, the largest total live in any of its sections (MiniMalloc's "T")."""
+        return np.array([int(self.total[f:e].max()) for f, e in zip(self.first.tolist(), self.end.tolist())],
+                        np.int64)
+
+
+def _running(count: int, starts, stops, values) -> np.ndarray:
+    """Per section, the sum of ``values`` over items covering ``[start, stop)``."""
+    delta = np.zeros(count + 1, np.int64)
+    np.add.at(delta, starts, values)
+    np.add.at(delta, stops, -values)
+    return np.cumsum(delta)[:-1]
+
+
+def _overlaps(inst) -> list[np.ndarray]:
+    """Per buffer, the buffers whose lifetime intersects its own, by one sort.
+
+    Sorted by start, the buffers that start in ``[lower_b, upper_b)`` after b
+    are exactly the later ones overlapping b; each pair is recorded both ways.
+    """
+    n = len(inst)
+    order = np.lexsort((np.arange(n), inst.lower))
+    lows = inst.lower[order]
+    stop = np.searchsorted(lows, inst.upper[order], side="left")
+    counts = np.maximum(stop - np.arange(n) - 1, 0)
+    left = np.repeat(np.arange(n), counts)
+    right = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + left + 1
+    a, b = order[left], order[right]
+    src, dst = np.concatenate([a, b]), np.concatenate([b, a])
+    by = np.argsort(src, kind="stable")
+    src, dst = src[by], dst[by]
+    return np.split(dst, np.searchsorted(src, np.arange(1, n)))
+
+
+def _twins(inst) -> list:
+    """Per buffer, the other buffers with the same lifetime (None if none, or if any align > 1)."""
+    twins = [None] * len(inst)
+    if len(inst) and int(inst.align.max()) > 1:
+        return twins  # swapping twins could break an alignment
+    groups: dict = {}
+    for b, key in enumerate(zip(inst.lower.tolist(), inst.upper.tolist())):
+        groups.setdefault(key, []).append(b)
+    for members in groups.values():
+        for b in members if len(members) > 1 else ():
+            twins[b] = np.array([m for m in members if m != b], np.int64)
+    return twins
+
+
+def ranks(inst, sections: Sections, heuristic: str) -> np.ndarray:
+    """Rank of each buffer (0 first) in a MiniMalloc static order, ties by position.
+
+    Letters, each descending: W lifetime length, A area (length x size), T the
+    largest total live in the buffer's sections, Z size, L start, U end.
+    """
+    width = inst.upper - inst.lower
+    keys = {"W": lambda: width, "A": lambda: width * inst.size, "T": sections.peaks,
+            "Z": lambda: inst.size, "L": lambda: inst.lower, "U": lambda: inst.upper}
+    cols = [np.arange(len(inst))] + [-keys[c]() for c in reversed(heuristic)]
+    return _rank_of(np.lexsort(cols))
+
+
+def weighted_ranks(sections: Sections, weights: np.ndarray, static: np.ndarray) -> np.ndarray:
+    """Rank buffers by the summed weight of the sections they cover, ties by ``static``."""
+    if not weights.any():
+        return static
+    prefix = np.concatenate([[0.0], np.cumsum(weights)])
+    score = prefix[sections.end] - prefix[sections.first]
+    return _rank_of(np.lexsort((static, -score)))
+
+
+def _rank_of(order: np.ndarray) -> np.ndarray:
+    ranks = np.empty(len(order), np.int64)
+    ranks[order] = np.arange(len(order))
+    return ranks
