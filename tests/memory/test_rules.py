@@ -336,3 +336,37 @@ def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
     for strategy in ("ge", "compact"):
         assert check_plan(fixed, plan_memory(fixed, PlanOptions(strategy=strategy))) == []
     assert insert_continuous_copies(fixed) is fixed
+
+
+def test_zero_copy_outputs_follow_the_level_two_order_largest_first():
+    b = _b()
+    x = b.input("x", (1, N))
+    small = b.op("Relu", [x], name="small")
+    big = b.op("Abs", [x], name="big", shape=(1, 4 * N))
+    b.output(small, big)
+    p = plan_memory(b.build())
+    assert p.tensor("big:0").offset == 0 and p.tensor("small:0").offset == 4608  # 2.7.1 then 3.2.2
+    off = plan_memory(b.build(), PlanOptions(reuse=False))
+    assert off.tensor("small:0").offset == 0  # reuse off: creation order (2.8.5)
+
+
+def test_unconsumed_outputs_are_released_at_the_next_node():
+    b = _b()
+    x = b.input("x", (1, N))
+    a, mask = b.op("MaxPool", [x], name="a", outputs=[((1, N), "float32"), ((1, N), "float32")])
+    c = b.op("Abs", [a], name="c")    # could take mask's block at once; GE releases mask one node later
+    d = b.op("Neg", [c], name="d")
+    b.output(b.op("Neg", [d], name="o"))
+    p = plan_memory(b.build())
+    assert p.tensor("c:0").block != p.tensor("a:1").block
+    assert p.tensor("d:0").block == p.tensor("a:1").block  # 2.2.3: free from the node after next
+
+
+def test_atomic_outputs_of_each_batch_restart_at_one_start():
+    b = _b()
+    x = b.input("x", (1, N))
+    outs = [b.op("Relu", [b.op("ReduceSum", [x], name=f"s{label}", _batch_label=label)], name=f"r{label}")
+            for label in ("b1", "b2")]
+    b.output(b.op("Add", outs, name="o"))
+    p = plan_memory(b.build())
+    assert p.tensor("sb1:0").offset == p.tensor("sb2:0").offset  # 3.3.3: batches overlap
