@@ -105,3 +105,9 @@ def test_cli_buffers_is_dispatched(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["arena"] == 96 and set(d["offsets"]) == {"a", "b", "c"}
     assert main(["plan", "--buffers", str(csv), "--no-reuse"]) == 2
+
+
+def test_cli_picture(tmp_path, capsys):
+    path, svg = _model_file(tmp_path), tmp_path / "plan.svg"
+    assert main(["plan", path, "--picture", str(svg)]) == 0
+    assert svg.read_text().lstrip().startswith("<")
