@@ -62,12 +62,13 @@ def fit_exponent(points) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--strategies", nargs="+", default=["ge", "compact"], choices=("ge", "compact"))
     parser.add_argument("--time-limit", type=float, default=1.0,
                         help="seconds the compact strategy's packer may spend improving (default 1)")
     args = parser.parse_args()
     graphs = {n: synthetic_graph(n) for n in args.sizes}
     print(f"{'nodes':>8}{'strategy':>10}{'seconds':>10}{'arena MB':>11}{'LB MB':>9}{'ratio':>8}")
-    for strategy in ("ge", "compact"):
+    for strategy in args.strategies:
         points = []
         for n, g in graphs.items():
             t0 = time.perf_counter()
