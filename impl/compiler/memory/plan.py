@@ -108,6 +108,27 @@ def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -
         zc = unit is not None and unit.zero_copy is not None
         out.append(TensorPlacement(t, region, offset, size, align(size, options.block_align), first, last, block,
                                    zc, None if t == target else target))
+    return _clip_aliases(out)
+
+
+def _clip_aliases(placements: list[TensorPlacement]) -> list[TensorPlacement]:
+    """An alias reserves nothing of its own: its size and aligned size end where its root's do.
+
+    A view at a byte offset (an outer-axis Split piece), padded and rounded
+    like a tensor of its own, would otherwise seem to reach past its root. The
+    clipped size still covers the piece's raw bytes: a piece of ``b`` bytes at
+    offset ``k`` has ``k + b <= raw(root) <= size(root)`` (ge-facts.md 1.3).
+    """
+    by_name = {p.name: p for p in placements}
+    out = []
+    for p in placements:
+        if p.alias_of is not None:
+            root = by_name[p.alias_of]
+            end, reserved = root.offset + root.size, root.offset + root.aligned_size
+            if p.offset + p.size > end or p.offset + p.aligned_size > reserved:
+                size = min(p.size, end - p.offset)
+                p = attrs.evolve(p, size=size, aligned_size=max(size, min(p.aligned_size, reserved - p.offset)))
+        out.append(p)
     return out
 
 
