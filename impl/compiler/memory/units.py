@@ -148,6 +148,12 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
     return groups
 
 
+def _common_label(nodes) -> str:
+    """A symbol belongs to a batch branch only if every node writing it runs in that branch."""
+    labels = {rules.batch_label(n) for n in nodes}
+    return labels.pop() if len(labels) == 1 else ""
+
+
 def _interval(facts: _Facts, r_first: int, r_last: int, shared: bool, cross: bool) -> tuple[int, int]:
     end = facts.lt.steps - 1
     if not shared:
@@ -165,7 +171,7 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     consumed = any(graph.consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
-        stream=producer.stream, batch=rules.batch_label(producer), zero_copy=zc, reusable=reusable,
+        stream=producer.stream, batch=_common_label(facts.producers(r)), zero_copy=zc, reusable=reusable,
         atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
         unconsumed=not consumed, alloc_step=lt.step[producer.name])
 
@@ -187,11 +193,10 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     first = min(lt.span[r][0] for r in roots)
     last = max(lt.span[r][1] for r in roots)
     first, last = _interval(facts, first, last, reusable, cross)
-    # A group belongs to a batch branch only if every piece is produced in that branch.
-    labels = {rules.batch_label(node)} | {rules.batch_label(facts.producers(r)[0]) for r in roots}
+    label = _common_label([node] + [p for r in roots for p in facts.producers(r)])
     return Unit(
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
-        stream=node.stream, batch=labels.pop() if len(labels) == 1 else "", zero_copy=None, reusable=reusable,
+        stream=node.stream, batch=label, zero_copy=None, reusable=reusable,
         continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots),
