@@ -27,7 +27,6 @@ section (tops and remaining sizes), so one node costs a few dozen vector ops.
 """
 from __future__ import annotations
 
-import itertools
 import sys
 import time
 
@@ -63,11 +62,19 @@ def default_budget(n: int) -> int:
 def search(inst, capacity: int, *, deadline: float | None = None, node_budget: int | None = None) -> SearchResult:
     """Find offsets with every ``offset + size <= capacity``, or prove there are none.
 
-    Restarts (Luby sequence of node limits, so one unlucky order cannot stall
-    the search and every limit is eventually exceeded: the search stays
-    complete). The first run uses MiniMalloc's "TWA" order; each later one
-    ranks first the buffers living in the sections where the earlier runs
-    failed most (weighted degree, learned from section-inference failures).
+    A portfolio of restarted depth-first runs, two streams taking turns (the
+    one that has spent fewer nodes goes next), because the hard instances
+    split between them:
+
+    - MiniMalloc's round robin: static orders "WAT", "TAW", "TWA" in turn,
+      the node limit doubling after each round (from 2n);
+    - weighted degree: short runs (RESTART_UNIT nodes, growing by one unit
+      every 100 runs) that rank first the buffers living in the sections where
+      its earlier runs failed most (learned from section-inference failures),
+      ties by "TWA".
+
+    Limits grow without end, so the search stays complete: a run that ends
+    within its limit either found a packing or proved there is none.
     ``node_budget`` bounds the nodes over all runs and ``deadline`` (a
     ``time.monotonic()`` value) the time; when either runs out the result has
     ``offsets=None, exhausted=False``. Deterministic for a given budget.
@@ -80,43 +87,41 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
     sections = Sections(inst)
     if int(sections.total.max()) > capacity:
         return SearchResult(None, True, 0)
-    static = ranks(inst, sections, "TWA")
+    statics = {h: ranks(inst, sections, h) for h in ("WAT", "TAW", "TWA")}
     weights = np.zeros(sections.count)
-    nodes = 0
+    spent = {"robin": 0, "weighted": 0}
+    runs = {"robin": 0, "weighted": 0}
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20 * n + 1000))
     try:
-        for k in itertools.count(1):
-            limit = RESTART_UNIT * _luby(k)
+        while True:
+            stream = min(spent, key=lambda s: (spent[s], s))
+            k = runs[stream]
+            if stream == "robin":
+                order, limit = statics[("WAT", "TAW", "TWA")[k % 3]], 2 * n << (k // 3)
+            else:
+                order, limit = weighted_ranks(sections, weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
+            nodes = sum(spent.values())
             if node_budget is not None:
                 limit = min(limit, node_budget - nodes)
             if limit <= 0:
                 return SearchResult(None, False, nodes)
-            run = _Run(inst, sections, weighted_ranks(sections, weights, static), capacity, limit, deadline)
+            run = _Run(inst, sections, order, capacity, limit, deadline)
             found = run.solve()
-            nodes += run.nodes
+            spent[stream] += run.nodes
+            runs[stream] += 1
             if found is not None:  # solved, or proved infeasible
-                return SearchResult(run.solution if found else None, not found, nodes)
+                return SearchResult(run.solution if found else None, not found, sum(spent.values()))
             if deadline is not None and time.monotonic() > deadline:
-                return SearchResult(None, False, nodes)
-            weights += run.failures / max(run.failures.sum(), 1.0)
+                return SearchResult(None, False, sum(spent.values()))
+            if stream == "weighted":
+                weights += run.failures / max(run.failures.sum(), 1.0)
     finally:
         sys.setrecursionlimit(old)
 
 
-# Nodes of the shortest run; runs get 1, 1, 2, 1, 1, 2, 4, ... times this (Luby et al. 1993).
+# Nodes of one weighted-degree run (the first 100; then one unit more per 100 runs).
 RESTART_UNIT = 3000
-
-
-def _luby(k: int) -> int:
-    """The k-th term (from 1) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ..."""
-    while True:
-        p = 1
-        while (1 << p) - 1 < k:
-            p += 1
-        if (1 << p) - 1 == k:
-            return 1 << (p - 1)
-        k -= (1 << (p - 1)) - 1
 
 
 class _Run:
