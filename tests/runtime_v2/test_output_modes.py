@@ -172,3 +172,44 @@ def test_azc_second_output_bad_rejects_before_touching_the_first():
     assert e.value.output == io1.tensor
     assert [raw_bytes(dev, t) for t in outs] == before_bytes
     assert spec_report(exe).ok
+
+
+def test_ge_compat_late_ensure_error_releases_what_the_graph_held():
+    """ge_compat, host buffer too small: GE's AllocModelOutTensor allocates (wrong placement) and its
+    Ensure then fails (7.5.4); the failed call must give every block back and write nothing."""
+    model, dev, exe, ins = setup(GE)
+    io = model.tasks.outputs[0]
+    out = out_buffer(dev, io, 300, placement="host")
+    before_bytes = raw_bytes(dev, out)
+    with pytest.raises(EnsureOutputError, match="given buffer size 300 is less than output tensor size 400"):
+        exe.execute(ins, [out])
+    assert exe.allocator.in_use == 0 and raw_bytes(dev, out) == before_bytes
+    report = spec_report(exe)
+    assert "EXEC-FAILED-CALL-NO-CHANGE" in report.exercised
+    # GE fails where the spec wants a fallback: another GE behaviour ge_compat shows (zcspec's default copes)
+    assert report.violated() == ("V2-DEFAULT-FALLBACK",), str(report)
+
+
+def test_default_host_buffer_too_small_falls_back_to_runtime_memory():
+    model, dev, exe, ins = setup(LoweringOption())
+    io = model.tasks.outputs[0]
+    out = out_buffer(dev, io, 300, placement="host")
+    user_bytes = raw_bytes(dev, out)
+    host_addr = out.addr
+    exe.execute(ins, [out])
+    assert out.owned is not None and out.placement == "device"
+    np.testing.assert_array_equal(read(dev, out, io), expected(model, [input_array(io)])[0])
+    assert dev.host_read(host_addr, (300,), np.uint8).tobytes() == user_bytes
+    assert spec_report(exe).ok
+    out.release()
+
+
+def test_azc_names_every_bad_output_at_once():
+    model, dev, exe, ins = setup(AZC, output_feeds_node())
+    io0, io1 = model.tasks.outputs
+    with pytest.raises(OutputBufferError) as e:
+        exe.execute(ins, [out_buffer(dev, io0, 0), out_buffer(dev, io1, 8)])
+    assert e.value.output == io0.tensor
+    obs = observe_execution(exe)
+    assert {ev.io for ev in obs.events if ev.kind == "error"} == {io0.tensor, io1.tensor}
+    assert check(obs).ok

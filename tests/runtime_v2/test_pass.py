@@ -119,7 +119,10 @@ def test_no_alloc_node_means_no_zero_copy(producer):
         N("free/t", "FreeMemory", "alloc/t", outputs=0, after=["ensure/y"]),
     ]).validate()
     assert model_out_tensor_zero_copy(g) is g
-    assert model_out_tensor_zero_copy(g, AZC) is g
+    azc = model_out_tensor_zero_copy(g, AZC)
+    assert azc.node["alloc/t"].type == "AllocMemory" and azc.node["ensure/y"] == g.node["ensure/y"]
+    check = azc.nodes[1]    # the caller's buffer is still checked up front, right after OutputData
+    assert (check.name, check.type, check.inputs) == ("check/y", "CheckOutputTensor", (Edge("OutputData", 0),))
 
 
 def test_two_outputs_sharing_one_alloc_zero_copy_only_the_first():

@@ -27,9 +27,10 @@ from impl.compiler.model_file.load import load_model
 from impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
 from impl.device.tasks import SLOT_BYTES
 from impl.runtime.v2.allocators import CachingAllocator
-from impl.runtime.v2.errors import ExeGraphError, RuntimeV2Error, UsageError
+from impl.runtime.v2.errors import ExeGraphError, OutputBufferError, RuntimeV2Error, UsageError
 from impl.runtime.v2.frame import Frame, RtEvent
 from impl.runtime.v2.kernels import KERNELS
+from impl.runtime.v2.kernels.outputs import every_bad_output
 from impl.runtime.v2.lowering import lower
 from impl.runtime.v2.options import LoweringOption
 from impl.runtime.v2.passes import run_passes
@@ -206,6 +207,10 @@ class StreamExecutor:
         culprit = (error.io_key or error.culprit) if ours else None
         code = error.code if ours else type(error).__name__
         frame.log("error", io=culprit or None, message=str(error), code=code)
+        if isinstance(error, OutputBufferError):
+            for other in every_bad_output(self.graph, frame.outputs):
+                if other.index != error.index:
+                    frame.log("error", io=other.io_key, message=str(other), code=other.code)
         raised = error
         if self.option.ge_compat and not isinstance(error, DeviceFault):
             try:

@@ -161,10 +161,10 @@ class _Builder:
         last_launch = next((n.name for n in reversed(self.nodes) if n.type.startswith("Launch")), None)
         for io in self.model.tasks.outputs:
             node = ExeNode(f"ensure/{io.tensor}", "EnsureTensorAtOutMemory",
-                           [self.td[io.tensor], Edge(OUTPUT_DATA, io.index)],
+                           [self.td[io.tensor], Edge(OUTPUT_DATA, io.index), Edge(ALLOCATOR)],
                            outputs=0, after=[last_launch] if last_launch else [],
                            attrs={"output": io.tensor, "index": io.index, "shape": io.shape, "dtype": io.dtype,
-                                  "nbytes": io.nbytes, "placement": "device"})
+                                  "nbytes": io.nbytes, "placement": "device", "fallback": not self.option.ge_compat})
             ensures.append(self.add(node).name)
         for g in self.groups.values():  # output memory, and inputs nothing reads
             if g.kind != "const" and g.root not in self.freed:

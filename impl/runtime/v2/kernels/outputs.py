@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from impl.device import MemcpyTask
 from impl.runtime.v2.errors import EnsureOutputError, OutputBufferError
-from impl.runtime.v2.tensors import TensorData
+from impl.runtime.v2.tensors import Tensor, TensorData
 
 
 def _key(node) -> tuple:
@@ -46,6 +46,30 @@ def split_tensor_for_output_data(frame, node, args):
     The required size is the raw bytes of the output's own shape, without padding (7.4.2).
     """
     (tensor,) = args
+    _validate(node, tensor)
+    return _share(frame, node, tensor)
+
+
+def check_output_tensor(frame, node, args):
+    """always_zero_copy for an output no allocation produces (a model input or a weight passed
+    through): the same checks as SplitTensorForOutputData, before anything runs; Ensure then copies."""
+    _validate(node, args[0])
+    return ()
+
+
+def every_bad_output(graph, outputs) -> list[OutputBufferError]:
+    """The errors of every always_zero_copy output check that fails for ``outputs`` (the executor
+    reports them all when the first fails, so the caller can fix every buffer at once)."""
+    errors = []
+    for node in graph.of_type("SplitTensorForOutputData", "CheckOutputTensor"):
+        try:
+            _validate(node, outputs[node.attr("index")])
+        except OutputBufferError as e:
+            errors.append(e)
+    return errors
+
+
+def _validate(node, tensor) -> None:
     output, raw = node.attr("output"), node.attr("raw")
     where = dict(node=node.name, index=node.attr("index"), required=raw)
     if tensor is None or not tensor.addr:
@@ -58,20 +82,24 @@ def split_tensor_for_output_data(frame, node, args):
     if node.attr("check_placement", True) and tensor.placement != "device":
         raise OutputBufferError(output, f"the buffer is {tensor.placement} memory; always_zero_copy needs device "
                                 "memory", given=tensor.size, **where)
-    return _share(frame, node, tensor)
 
 
 def ensure_tensor_at_out_memory(frame, node, args):
-    """Deliver the output in the caller's tensor (7.5): share, find it already there, or copy into it."""
-    td, tensor = args
+    """Deliver the output in the caller's tensor (7.5): share, find it already there, or copy into it.
+
+    With ``fallback`` (zcspec's default; off under ge_compat) a buffer too small for the output is
+    treated like no buffer: the output is handed over in runtime memory instead of GE's GRAPH_FAILED
+    (7.5.4), so the default mode never fails because of an output buffer.
+    """
+    td, tensor, allocator = args
     output, nbytes = node.attr("output"), node.attr("nbytes")
     if td is None or tensor is None:
         raise EnsureOutputError(output, "null tensor data or output tensor", node=node.name,
                                 index=node.attr("index"))
     tensor.shape, tensor.dtype = tuple(node.attr("shape")), node.attr("dtype")
     frame.io_addresses.setdefault(_key(node), td.addr)
-    if not tensor.addr:
-        return _hand_over(frame, node, td, tensor)
+    if not tensor.addr or (node.attr("fallback", False) and nbytes > tensor.size):
+        return _hand_over(frame, node, td, tensor, allocator)
     if nbytes > tensor.size:
         raise EnsureOutputError(output, f"given buffer size {tensor.size} is less than output tensor size {nbytes}",
                                 node=node.name, index=node.attr("index"))
@@ -84,14 +112,27 @@ def ensure_tensor_at_out_memory(frame, node, args):
     return ()
 
 
-def _hand_over(frame, node, td, tensor) -> tuple:
-    """No caller memory: the tensor takes a reference on the output's block (7.5.3), or points at
-    memory that outlives the call (an input buffer, the weights) when there is no block."""
-    if td.block is not None:
+def _hand_over(frame, node, td, tensor, allocator) -> tuple:
+    """No usable caller memory: the tensor takes a reference on the output's block (7.5.3).
+
+    When that block is not the output's alone (no block: the caller's input or the loaded weights;
+    a piece of a larger tensor; a block already handed to another output), the output is copied
+    into a block of its own first. GE would share, handing the caller an alias of its input, of
+    read-only model memory or of another output (zcspec deviation).
+    """
+    key = _key(node)
+    whole = td.block is not None and (td.addr, td.size) == (td.block.addr, td.block.size)
+    if whole and td.block.addr not in frame.handed:
         tensor.adopt(td.block, addr=td.addr, size=td.size)
-        frame.handed[td.block.addr] = _key(node)
-    else:
-        tensor.addr, tensor.size, tensor.placement = td.addr, td.size, td.placement
+        frame.handed[td.block.addr] = key
+        return ()
+    nbytes = node.attr("nbytes")
+    block = allocator.malloc(nbytes, tag=f"output {node.attr('output')}", io=f"output:{node.attr('index')}")
+    _copy(frame, node, td, Tensor(block.addr, block.size, block.placement), nbytes, node.attr("output"))
+    frame.io_addresses[key] = block.addr
+    tensor.adopt(block)
+    block.release()  # the allocation's own reference: the caller's tensor now holds the only one
+    frame.handed[block.addr] = key
     return ()
 
 
@@ -115,5 +156,6 @@ def _copy(frame, node, td, tensor, nbytes: int, output: str) -> None:
 
 KERNELS = {
     "AllocModelOutTensor": alloc_model_out_tensor, "SplitTensorForOutputData": split_tensor_for_output_data,
+    "CheckOutputTensor": check_output_tensor,
     "EnsureTensorAtOutMemory": ensure_tensor_at_out_memory,
 }

@@ -16,7 +16,9 @@ back through ``IdentityAddr`` nodes (whole-tensor aliases) to its producer. When
 
 A producer that is not an alloc node (a model input, a weight, a ``ViewAddr`` piece of a
 larger tensor) gets no zero copy: EnsureTensorAtOutMemory copies, as in GE ("Cannot enable
-zero copy because the alloc node cannot be found"). An alloc node already rewritten for an
+zero copy because the alloc node cannot be found"). Under always_zero_copy zcspec still checks
+that output's buffer up front with a ``CheckOutputTensor`` node after ``OutputData`` (GE would
+accept a null buffer there and hand over the input's memory), so the promise holds for every output. An alloc node already rewritten for an
 earlier output (two outputs sharing memory) is left alone, so the second output is copied.
 GE follows If/Case branches into subgraphs; zcspec's execution graphs are flat.
 """
@@ -28,6 +30,7 @@ from impl.runtime.v2.options import LoweringOption
 ALLOC_TYPES = ("AllocMemory", "AllocMemHbm")
 ENSURE = "EnsureTensorAtOutMemory"
 ALLOCATOR_TYPES = ("SelectAllocator", "GetExternalAllocator")
+HOISTED = ("SplitTensorForOutputData", "CheckOutputTensor")
 
 
 def find_alloc(graph: ExeGraph, edge: Edge) -> ExeNode | None:
@@ -48,9 +51,12 @@ def model_out_tensor_zero_copy(graph: ExeGraph, option: LoweringOption = Lowerin
     for ensure in graph.of_type(ENSURE):
         out = _output_edge(graph, ensure)
         alloc = find_alloc(graph, ensure.inputs[0]) if out is not None else None
+        output = {"output": ensure.attr("output", out and out.node), "index": out and out.index}
         if alloc is None:
+            if out is not None and option.always_zero_copy:
+                graph = _check_output(graph, ensure, out, output, option)
+                changed = True
             continue
-        output = {"output": ensure.attr("output", out.node), "index": out.index}
         if option.always_zero_copy:
             graph = _split_for_output(graph, alloc, out, output, option)
         else:
@@ -67,7 +73,27 @@ def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: dict, 
     attrs_ = dict(alloc.attrs) | output | {"check_placement": not option.ge_compat}
     new = ExeNode(alloc.name, "SplitTensorForOutputData", (out,), alloc.outputs, (), attrs_)
     guards = [n.name for n in graph.of_type("FreeMemory") if n.inputs and n.inputs[0] == Edge(alloc.name)]
-    return graph.replace(new).without(guards).moved_after(alloc.name, out.node)
+    graph = graph.replace(new).without(guards)
+    return graph.moved_after(alloc.name, _hoist_anchor(graph, out.node, skip=alloc.name))
+
+
+def _check_output(graph: ExeGraph, ensure: ExeNode, out: Edge, output: dict, option: LoweringOption) -> ExeGraph:
+    """always_zero_copy, output not produced by an alloc: the caller's buffer is still checked, up front."""
+    attrs_ = output | {"raw": ensure.attr("nbytes"), "check_placement": not option.ge_compat}
+    check = ExeNode(f"check/{output['output']}", "CheckOutputTensor", (out,), 0, (), attrs_)
+    nodes = list(graph.nodes)
+    nodes.insert(graph.position[_hoist_anchor(graph, out.node)] + 1, check)
+    return ExeGraph(graph.name, nodes)
+
+
+def _hoist_anchor(graph: ExeGraph, output_data: str, skip: str = "") -> str:
+    """The node to put the next hoisted check after: OutputData or the last check already hoisted
+    behind it, so the checks run in output order."""
+    i = graph.position[output_data]
+    nodes = graph.nodes
+    while i + 1 < len(nodes) and nodes[i + 1].type in HOISTED and nodes[i + 1].name != skip:
+        i += 1
+    return nodes[i].name
 
 
 def _prune_allocators(graph: ExeGraph) -> ExeGraph:
