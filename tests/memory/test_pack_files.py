@@ -108,3 +108,15 @@ def test_compact_reaches_the_lower_bound_on_densenet121():
     assert (result.arena, result.optimal) == (lb, True)
     assert layout_errors(buffers, result.offsets) == []
     assert plan_buffers.plan_ge(buffers).arena > lb  # greedy alone does not get there
+
+
+def test_docs_example_runs():
+    text = (Path(__file__).parents[2] / "docs" / "packing.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/packing.md", "exec"), {})
+
+
+def test_packing_fields_are_plain_python_types():
+    result = pack([Buffer("a", 0, 2, 8), Buffer("b", 1, 3, 8)])
+    assert type(result.optimal) is bool and type(result.arena) is int
+    assert all(type(o) is int for o in result.offsets.values())

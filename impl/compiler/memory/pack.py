@@ -108,8 +108,8 @@ def check_unique(buffers) -> None:
 
 
 def _packing(buffers, offsets, lb: int, method: str, proven: bool = False) -> Packing:
-    arena = max((o + b.size for b, o in zip(buffers, offsets)), default=0)
-    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, int(arena), proven or arena == lb, method)
+    arena = int(max((o + b.size for b, o in zip(buffers, offsets)), default=0))
+    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, bool(proven or arena == lb), method)
 
 
 def pack(buffers, *, time_limit: float | None = None, capacity: int | None = None) -> Packing:
@@ -140,8 +140,9 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
         best = min(best, _packing(buffers, pack_greedy.best_fit(inst, order), lb, method), key=_arena)
     if best.arena <= target:
         return best
-    unlimited = capacity is not None and deadline is None
-    budget = None if unlimited else pack_search.default_budget(len(buffers))
+    # With a capacity the search runs until it fits (or the deadline); without,
+    # it is one improvement stage among others and gets a node budget.
+    budget = None if capacity is not None else pack_search.default_budget(len(buffers))
     found = pack_search.search(inst, target, deadline=deadline, node_budget=budget)
     if found.offsets is not None:
         return _packing(buffers, found.offsets, lb, "search")
