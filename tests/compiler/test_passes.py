@@ -120,24 +120,3 @@ def test_pipeline_switches():
     with pytest.raises(ValueError, match="unknown passes"):
         run_passes(g, CompileOptions(disabled_passes={"nope"}))
 
-
-def test_a_tensor_in_two_continuous_groups_gets_a_copy_for_the_second():
-    from impl.compiler.passes.continuous_conflicts import continuous_conflicts
-
-    b = GraphBuilder("cc")
-    x = b.input("x", (2, 4))
-    r = b.op("Relu", [x], name="r")
-    pc = b.op("PhonyConcat", [x, r], name="pc", shape=(4, 4), axis=0)
-    ar = b.op("HcomAllReduce", [r, x], name="ar", outputs=[((2, 4), "float32"), ((2, 4), "float32")])
-    twice = b.op("HcomAllReduce", [pc, pc], name="twice", outputs=[((4, 4), "float32"), ((4, 4), "float32")])
-    b.output(*ar, *twice)
-    g = b.build()
-    out = continuous_conflicts(g, OPTS)
-    copies = {n.name: n.inputs[0] for n in out.nodes if n.op_type == "MemcpyAddrAsync"}
-    assert sorted(copies.values()) == ["pc:0", "pc:0", "r:0", "x"]
-    assert out.node["pc"].inputs == ("x", "r:0"), "the first group keeps its inputs"
-    assert all(t.endswith(":0") and t.split(":")[0] in copies for t in out.node["ar"].inputs)
-    # pc:0 is a view of the block that starts at x, which pc's own group already holds
-    assert "pc:0" not in out.node["twice"].inputs
-    validate(out)
-    assert continuous_conflicts(out, OPTS) is out

@@ -9,7 +9,7 @@ from hypothesis import given
 from checks.cli.main import main
 from impl.compiler.builder import GraphBuilder
 from impl.compiler.graph_json import to_json
-from impl.compiler.memory.continuous_copies import insert_continuous_copies
+from impl.compiler.passes.continuous_copies import insert_continuous_copies
 from impl.compiler.memory.errors import ContractError, PlanOptionError
 from impl.compiler.memory.options import PlanOptions
 from impl.compiler.memory.plan import MemoryPlan, plan_memory

@@ -318,7 +318,7 @@ def test_ge_keeps_the_smaller_of_its_two_planners():
 
 
 def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
-    from impl.compiler.memory.continuous_copies import insert_continuous_copies
+    from impl.compiler.passes.continuous_copies import insert_continuous_copies
     from tests.memory.sweep_check import check_plan
 
     b = _b()
@@ -331,8 +331,8 @@ def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
     g = b.build()
     fixed = insert_continuous_copies(g)
     assert {n.name for n in fixed.nodes} - {n.name for n in g.nodes} == {
-        "pc_MemcpyAsync_1", "ar_MemcpyAsync_0", "ar_MemcpyAsync_1"}
-    assert fixed.node["pc"].inputs == ("u:0", "pc_MemcpyAsync_1:0")
+        "pc_MemcpyAddrAsync_1", "ar_MemcpyAddrAsync_0", "ar_MemcpyAddrAsync_1"}
+    assert fixed.node["pc"].inputs == ("u:0", "pc_MemcpyAddrAsync_1:0")
     for strategy in ("ge", "compact"):
         assert check_plan(fixed, plan_memory(fixed, PlanOptions(strategy=strategy))) == []
     assert insert_continuous_copies(fixed) is fixed

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, reject, settings
 
 from checks.cli.models import ZOO, load_graph
-from impl.compiler.memory.continuous_copies import insert_continuous_copies
+from impl.compiler.passes.continuous_copies import insert_continuous_copies
 from impl.compiler.memory.errors import PlanError
 from impl.compiler.memory.options import PlanOptions
 from impl.compiler.memory.plan import plan_memory

@@ -7,7 +7,7 @@ switches any of them off by name.
 from __future__ import annotations
 
 from impl.compiler.ir import Graph
-from impl.compiler.passes.continuous_conflicts import continuous_conflicts
+from impl.compiler.passes.continuous_copies import insert_continuous_copies
 from impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
 from impl.compiler.passes.outer_axis_views import outer_axis_views
 from impl.compiler.validate import validate
@@ -16,9 +16,9 @@ PIPELINE = (
     # Outer-axis Split/Slice cut contiguous ranges: make them views so no copy runs
     # and model inputs can be split among tasks at relative offsets (ge-facts.md 5.2).
     ("outer_axis_views", outer_axis_views),
-    # One tensor cannot sit in two contiguous input groups (or twice in one): the
-    # second group reads a copy (ge-facts.md 2.5.6-2.5.8).
-    ("continuous_conflicts", continuous_conflicts),
+    # A continuous-input group cannot hold a tensor another group (or a weight's fixed
+    # address) already pins: it reads a copy instead (ge-facts.md 2.5.6-2.5.8).
+    ("continuous_copies", insert_continuous_copies),
     # Where the SoC cannot refresh a task bound to model I/O, a refreshable copy
     # takes the refresh instead (ge-facts.md 5.3). Runs before memory planning, as in GE.
     ("memcpy_addr_async", memcpy_addr_async),

@@ -1,4 +1,4 @@
-"""A pass for the memory planner: copy the inputs a continuous-input node cannot have in place.
+"""Copy the inputs a continuous-input node cannot have in place.
 
 A continuous-input node (HCCL collectives: padding; PhonyConcat: no padding,
 ge-facts.md 2.5.6-2.5.7) needs its inputs back to back in one block. That is
@@ -6,8 +6,9 @@ impossible when an input's memory is already pinned elsewhere: a weight or
 variable (fixed address), a tensor that another continuous node (or an
 earlier input of the same node) already places, including through a view or
 an in-place alias. GE inserts a copy before such inputs (its HCCL memcpy
-passes); so does this pass: ``MemcpyAsync`` named ``<node>_MemcpyAsync_<i>``,
-on the consumer's stream and batch branch. Graph inputs are not copied: they
+passes); so does this pass: a ``MemcpyAddrAsync`` (its addresses sit in its
+argument table, so it stays refreshable when it reads a model input) named
+``<node>_MemcpyAddrAsync_<i>``, on the consumer's stream and batch branch. Graph inputs are not copied: they
 join the block and lose zero copy instead (2.6.1).
 
 ``insert_continuous_copies(graph, options) -> Graph`` is pure and returns its
@@ -22,6 +23,9 @@ from impl.compiler.ir import Graph, Node, TensorDesc
 from impl.compiler.memory import rules
 from impl.compiler.memory.lifetimes import lifetimes
 from impl.compiler.validate import validate
+
+NAME = "continuous_copies"
+OP = "MemcpyAddrAsync"
 
 
 def _pinned(graph: Graph, root: str) -> bool:
@@ -57,11 +61,11 @@ def insert_continuous_copies(graph: Graph, options=None) -> Graph:
             continue
         inputs = list(n.inputs)
         for i in sorted(need[n.name]):
-            copy, out = f"{n.name}_MemcpyAsync_{i}", f"{n.name}_MemcpyAsync_{i}:0"
+            copy, out = f"{n.name}_{OP}_{i}", f"{n.name}_{OP}_{i}:0"
             desc = graph.desc[inputs[i]]
             tensors.append(TensorDesc(out, desc.shape, desc.dtype, desc.format))
             label = {"_batch_label": rules.batch_label(n)} if rules.batch_label(n) else {}
-            nodes.append(Node(copy, "MemcpyAsync", (inputs[i],), (out,), label, n.stream))
+            nodes.append(Node(copy, OP, (inputs[i],), (out,), label, n.stream))
             inputs[i] = out
         nodes.append(attrs.evolve(n, inputs=tuple(inputs)))
     return validate(attrs.evolve(graph, nodes=nodes, tensors=tensors))

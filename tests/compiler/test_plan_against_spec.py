@@ -1,0 +1,32 @@
+"""Every plan of a random graph satisfies the spec's plan invariants, for both strategies and
+with reuse off; the light models too. The spec recomputes everything from the plan's placements."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checks.cli.models import ZOO, load_graph
+from checks.strategies.graphs import graphs
+from impl.compiler.memory.plan import PlanOptions, plan_memory
+from impl.compiler.observe import observe_plan
+from impl.compiler.options import CompileOptions
+from impl.compiler.passes import run_passes
+from spec.check import check
+
+
+def violations(graph, options: PlanOptions):
+    report = check(observe_plan(graph, plan_memory(graph, options)))
+    return [str(v) for v in report.violations]
+
+
+@settings(max_examples=60)
+@given(graphs(max_nodes=10), st.sampled_from(["ge", "compact"]), st.booleans(), st.sampled_from(["ascend910b", "legacy"]))
+def test_random_plans_satisfy_the_spec(graph, strategy, reuse, soc):
+    graph = run_passes(graph, CompileOptions(soc=soc))
+    assert violations(graph, PlanOptions(strategy=strategy, reuse=reuse)) == []
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_light_model_plans_satisfy_the_spec(name):
+    graph = run_passes(load_graph(f"zoo:{name}"), CompileOptions())
+    for strategy in ("ge", "compact"):
+        assert violations(graph, PlanOptions(strategy=strategy, time_limit=5.0)) == []
