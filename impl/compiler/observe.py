@@ -84,10 +84,12 @@ def _nodes(graph: Graph, soc):
 
     producer = graph.producer
     consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
-    out = [NodeInfo(w, "Const") for w in consts]
+    out = [NodeInfo(w, "Const", has_task=False) for w in consts]
     for n in graph.nodes:
         srcs = tuple(dict.fromkeys(producer.get(t, t) for t in n.inputs))
-        out.append(NodeInfo(n.name, n.op_type, srcs, supports_addr_refresh=refreshable(n, soc)))
+        out.append(NodeInfo(n.name, n.op_type, srcs, supports_addr_refresh=refreshable(n, soc),
+                            supports_input_refresh=refreshable(n, soc, side="input"),
+                            view=ops.is_view(n), has_task=bool(ops.task_kinds(n))))
     return tuple(out)
 
 

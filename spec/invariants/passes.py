@@ -15,17 +15,27 @@ CONST_TYPES = {"Const", "Constant"}
 HCCL_PREFIX = "Hcom"
 
 
+def _source(node: dict, name: str) -> NodeInfo:
+    """The node whose memory ``name``'s output is: follow views (no task, alias of input 0)."""
+    n = node[name]
+    seen = {name}
+    while n.view and n.inputs and n.inputs[0] not in seen:
+        seen.add(n.inputs[0])
+        n = node[n.inputs[0]]
+    return n
+
+
 def _logical_edges(mf: ModelFileObservation):
-    """(src, dst, through) for every edge of the graph before the pass: an edge through a
-    MemcpyAddrAsync node counts as src -> dst with ``through`` naming that node."""
+    """(src, dst, through) for every edge of the graph before the pass, looking through views:
+    an edge through a MemcpyAddrAsync node counts as src -> dst with ``through`` naming that node."""
     node = {n.name: n for n in mf.nodes}
     for dst in mf.nodes:
-        if dst.type == MEMCPY:
+        if dst.type == MEMCPY or dst.view:
             continue
-        for src_name in dst.inputs:
-            src = node[src_name]
+        for src_name in dict.fromkeys(dst.inputs):
+            src = _source(node, src_name)
             if src.type == MEMCPY:
-                yield node[src.inputs[0]] if src.inputs else src, dst, src.name
+                yield _source(node, src.inputs[0]) if src.inputs else src, dst, src.name
             else:
                 yield src, dst, None
 
@@ -43,6 +53,12 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo) -> str | No
     if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and not dst.supports_addr_refresh
             and not mf.build.feature_base_refreshable):
         return "a RefData feeds an HCCL op that cannot refresh its addresses"
+    if mf.build.feature_base_refreshable:  # every address is refreshed through the feature base (6.8.4)
+        return None
+    if src.type in DATA_TYPES and dst.has_task and not dst.refreshes_inputs:
+        return "a graph input feeds a task the SoC cannot refresh"
+    if dst.type == "NetOutput" and src.has_task and not src.supports_addr_refresh:
+        return "a task the SoC cannot refresh writes a graph output"
     return None
 
 
@@ -61,9 +77,11 @@ MEMCPY_ADDR_ASYNC = Invariant(
     id="PASS-MEMCPY-ADDR-ASYNC",
     title="MemcpyAddrAsync is present exactly where the SoC profile requires it",
     statement="When the SoC supports zero-copy memcpy and the graph is static, a MemcpyAddrAsync node sits on "
-              "exactly these edges: graph input -> StreamMerge; Const -> NetOutput; graph input -> NetOutput in "
-              "offline or single-op builds; RefData -> an HCCL op that cannot refresh its addresses, unless the "
-              "feature map is refreshable. Otherwise there is none.",
+              "exactly these edges (seen through views): graph input -> StreamMerge; Const -> NetOutput; graph "
+              "input -> NetOutput in offline or single-op builds; RefData -> an HCCL op that cannot refresh its "
+              "addresses, unless the feature map is refreshable; graph input -> a task whose input arguments "
+              "the SoC cannot refresh; a task whose output arguments the SoC cannot refresh -> NetOutput "
+              "(a task kind the profile cannot refresh, or a task inside a loop subgraph). Otherwise there is none.",
     rationale="A MemcpyAddrAsync keeps its source and destination in its device arguments, so the runtime can "
               "re-point them at user buffers each execution; it is needed where an I/O buffer would otherwise "
               "be bound to a task that cannot be refreshed, or where an input and an output would alias. An "

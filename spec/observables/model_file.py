@@ -86,13 +86,27 @@ class ZeroCopyEntry:
 
 @attrs.frozen
 class NodeInfo:
-    """A node of the compiled graph: its type, its producers, and whether its task can have its
-    arguments refreshed (GE's ``IsNodeSupportZeroCopy`` / HCCL address refresh, ge-facts.md 2.6.3)."""
+    """A node of the compiled graph: its type, its producers, and whether its tasks can have their
+    arguments refreshed (GE's ``IsNodeSupportZeroCopy`` / HCCL address refresh, ge-facts.md 2.6.3).
+
+    ``supports_addr_refresh`` covers the tasks that reference the node's outputs;
+    ``supports_input_refresh`` those that reference its inputs (None: the same; they differ
+    when an atomic-clean memset, which touches outputs only, cannot be refreshed).
+    ``view``: the node has no task and its output aliases its input 0 (Reshape, ...).
+    ``has_task``: the node runs at least one task (views, Data, NetOutput and Const do not).
+    """
 
     name: str
     type: str
     inputs: tuple[str, ...] = ()
     supports_addr_refresh: bool = True
+    supports_input_refresh: bool | None = None
+    view: bool = False
+    has_task: bool = True
+
+    @property
+    def refreshes_inputs(self) -> bool:
+        return self.supports_addr_refresh if self.supports_input_refresh is None else self.supports_input_refresh
 
 
 @attrs.frozen

@@ -120,3 +120,19 @@ def test_pipeline_switches():
     with pytest.raises(ValueError, match="unknown passes"):
         run_passes(g, CompileOptions(disabled_passes={"nope"}))
 
+
+
+@pytest.mark.parametrize("soc", ["ascend310p", "legacy"])
+def test_the_spec_flags_each_missing_copy_when_the_pass_is_off(soc):
+    """PASS-MEMCPY-ADDR-ASYNC recomputes where copies are required; without the pass each is missing."""
+    from impl.compiler.compile import compile_stages
+    from impl.compiler.model_file.encode import encode
+    from impl.compiler.observe import observe_model_file
+    from spec.check import check
+
+    for disabled, expect_ok in ((frozenset(), True), (frozenset({"memcpy_addr_async"}), False)):
+        opts = CompileOptions(soc=soc, disabled_passes=disabled)
+        st = compile_stages(io_graph(), opts)
+        report = check(observe_model_file(encode(st.model), st.graph, opts))
+        assert report.ok is expect_ok, [str(v) for v in report.violations]
+        assert "PASS-MEMCPY-ADDR-ASYNC" in report.exercised

@@ -51,3 +51,19 @@ def test_slot_in_region_unknown_region_and_dangling_zero_copy_entry():
                     zero_copy_table=(ZeroCopyEntry(0, 3, "x", "input"),))
     culprits = {v.culprit for v in get("MF-SLOT-IN-REGION").violations(mf)}
     assert culprits == {"task 0 slot 0", "task 0 slot 3"}
+
+
+def test_memcpy_addr_async_soc_refresh_rules_look_through_views():
+    from spec.check import check
+    from spec.examples.build import model_file, node, soc
+    from spec.observables.model_file import NodeInfo
+
+    view = NodeInfo("flat", "Reshape", ("x",), view=True, has_task=False)
+    stuck = node("red", "ReduceSum", "flat", refresh=False)
+    base = [node("x", "Data"), view]
+    missing = model_file(nodes=(*base, stuck, node("out", "NetOutput", "red")), soc=soc(True))
+    assert {v.culprit for v in check(missing).violations} == {"edge 'x' -> 'red'", "edge 'red' -> 'out'"}
+    memset_only = NodeInfo("red", "ReduceSum", ("flat",), supports_addr_refresh=False, supports_input_refresh=True)
+    copy = node("red_MemcpyAddrAsync_0", "MemcpyAddrAsync", "red")
+    fixed = model_file(nodes=(*base, memset_only, copy, node("out", "NetOutput", "red_MemcpyAddrAsync_0")), soc=soc(True))
+    assert check(fixed).ok
