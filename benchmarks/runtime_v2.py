@@ -58,7 +58,8 @@ def measure(name: str) -> dict:
     exe = StreamExecutor(model, dev)
     t3 = time.perf_counter()
     peak = _Peak(exe.allocator)
-    exe.allocator.listener = lambda what, block: (peak(what, block), exe._on_block(what, block))
+    recorded = exe.allocator.listener
+    exe.allocator.listener = lambda what, block: (peak(what, block), recorded(what, block))
     tensors_in, tensors_out = [to_tensor(b) for b in ins], [to_tensor(b) for b in outs]
     m0 = exe.allocator.device_mallocs
     exe.execute(tensors_in, tensors_out)

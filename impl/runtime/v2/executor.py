@@ -19,6 +19,8 @@ before any allocation or launch.
 """
 from __future__ import annotations
 
+from collections import deque
+
 import attrs
 import numpy as np
 
@@ -34,6 +36,9 @@ from impl.runtime.v2.kernels.outputs import every_bad_output
 from impl.runtime.v2.lowering import lower
 from impl.runtime.v2.options import LoweringOption
 from impl.runtime.v2.passes import run_passes
+
+
+RECORDS_KEPT = 64  # the last executions kept for observation (a serving loop must not grow without bound)
 
 
 @attrs.frozen
@@ -78,9 +83,9 @@ class StreamExecutor:
         if unknown:
             raise ExeGraphError(f"no kernel {unknown[0].type!r}", node=unknown[0].name)
         self.log: list[RtEvent] = []
-        self.records: list[ExecutionRecord] = []
+        self.records: deque[ExecutionRecord] = deque(maxlen=RECORDS_KEPT)
         self.closed = False
-        self._load_begin = len(self.device.trace)
+        self.load_begin = len(self.device.trace)
         self._owned: list[int] = []
         try:
             self._load()
@@ -133,6 +138,8 @@ class StreamExecutor:
             self.device.host_free(host)
 
     def _on_block(self, what: str, block) -> None:
+        if not self.device.trace.enabled:  # no trace, nothing to observe: keep long runs flat
+            return
         purpose = block.tag
         self.log.append(RtEvent(len(self.device.trace), what, block.addr, block.size, block.io or None, purpose))
 

@@ -41,7 +41,8 @@ class Frame:
         self.handed: dict[int, tuple] = {}        # block address -> (role, index) of the caller tensor now owning it
 
     def log(self, kind: str, **fields) -> None:
-        self.loaded.log.append(RtEvent(len(self.device.trace), kind, **fields))
+        if self.device.trace.enabled:
+            self.loaded.log.append(RtEvent(len(self.device.trace), kind, **fields))
 
     def hold(self, block: MemBlock) -> None:
         self.held[id(block)] = block

@@ -49,7 +49,7 @@ def observe_load(exe) -> LoadObservation:
     io = tuple(IoTensor(names[(d.role, d.index)], d.role, 0, d.size, d.nbytes, d.zero_copy)
                for d in exe.model.tasks.inputs + exe.model.tasks.outputs)
     events = _Events(exe, {}, names)
-    events.device(exe.device.trace.since(exe._load_begin)[:exe.load_end - exe._load_begin], owner="model")
+    events.device(exe.device.trace.since(exe.load_begin)[:exe.load_end - exe.load_begin], owner="model")
     return LoadObservation(options, regions, io, (), (), tuple(events.out))
 
 
