@@ -136,7 +136,8 @@ def launch(writes=((Y_BUF, RAW),), reads=((X_BUF, RAW),)) -> dict:
 
 
 def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_addresses=None, evs=None,
-              outputs=(), ok: bool = True, error: str | None = None, culprit: str | None = None) -> ExecutionObservation:
+              outputs=(), ok: bool = True, error: str | None = None, culprit: str | None = None,
+              rule: str | None = None) -> ExecutionObservation:
     ld = ld or load()
     return ExecutionObservation(
         load=ld,
@@ -145,7 +146,7 @@ def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_ad
         io_addresses=io_addresses if io_addresses is not None else {"x": X_BUF, "y": Y_BUF},
         events=evs if evs is not None else events(launch()),
         outputs=tuple(outputs),
-        result=CallResult(ok=ok, error=error, culprit=culprit),
+        result=CallResult(ok=ok, error=error, culprit=culprit, rule=rule),
     )
 
 

@@ -219,7 +219,8 @@ def _buffer_size(obs: ExecutionObservation):
         if too_small and obs.result.ok:
             yield violation(f"buffer {t.name!r}", f"is {b.size} bytes; {b.size} + {GE_SIZE_TOLERANCE} < the model's "
                             f"{t.size}, yet the call succeeded", size=b.size, model_size=t.size)
-        elif not obs.result.ok and obs.result.culprit == t.name and b.size >= t.raw_size:
+        elif (not obs.result.ok and obs.result.culprit == t.name and obs.result.rule == "size"
+              and b.size >= t.raw_size):
             yield violation(f"buffer {t.name!r}", f"was refused although it is {b.size} bytes, at least the raw "
                             f"size {t.raw_size}", size=b.size, raw_size=t.raw_size)
 

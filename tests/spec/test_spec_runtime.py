@@ -103,7 +103,9 @@ def test_v1_no_model_io_slot_raw_slots_of_copy_only_io_may_keep_the_model_addres
 def test_v1_buffer_size_raw_sized_buffers_pass_and_refusing_them_is_reported():
     # The model's y is 512 bytes padded, 400 raw: 400 + 64 >= 512, so GE accepts a raw-sized buffer.
     assert get("V1-BUFFER-SIZE").violations(execution()) == ()
-    refused = execution(evs=events(dict(kind="error", io="y")), ok=False, culprit="y", slots=())
+    refused = execution(evs=events(dict(kind="error", io="y")), ok=False, culprit="y", rule="size", slots=())
     (v,) = get("V1-BUFFER-SIZE").violations(refused)
     assert v.values == {"size": RAW, "raw_size": RAW}
+    # A refusal for another rule (say alignment) is not a size refusal.
+    assert get("V1-BUFFER-SIZE").violations(attrs.evolve(refused, result=attrs.evolve(refused.result, rule="alignment"))) == ()
     assert get("V1-BUFFER-SIZE").violations(execution(load("v2"), bufs=buffers(y_size=100))) == ()

@@ -62,10 +62,10 @@ def _bind_one(lm, z, b) -> Binding:
     d = z.desc
     if b.size + GE_SIZE_SLACK < d.size:
         raise ParamInvalid(f"The user provided {b.size} bytes of buffer size plus the aligned {GE_SIZE_SLACK} bytes, "
-                           f"which is less than the tensor size {d.size} bytes required by the model", buffer=z.name)
+                           f"which is less than the tensor size {d.size} bytes required by the model", buffer=z.name, rule="size")
     if b.size < d.nbytes:
         raise ParamInvalid(f"is {b.size} bytes, the {z.role} has {d.nbytes} bytes ({d.dtype}{list(d.shape)}); "
-                           "the tasks would access past its end", buffer=z.name)
+                           "the tasks would access past its end", buffer=z.name, rule="size")
     _check_live(lm, z, b)
     if b.placement == "device":
         item = max(1, dtypes.get(d.dtype).bits // 8)

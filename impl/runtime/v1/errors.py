@@ -27,13 +27,14 @@ ACL_ERROR_GE_INTERNAL_ERROR = 545000
 
 class RuntimeV1Error(Exception):
     """Base: ``code`` (ACL/GE value), ``message_id`` (E13025, ...), ``buffer`` (the I/O or
-    memory named, or ""), ``task`` (or ""), and the rule broken in words."""
+    memory named, or ""), ``task`` (or ""), the rule broken in words, and ``rule``: a short
+    tag of the rule where the spec needs it (``"size"`` for an undersized buffer)."""
 
     code = ACL_ERROR_GE_INTERNAL_ERROR
     user_input = False
 
-    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = ""):
-        self.buffer, self.task, self.message_id, self.why = buffer, task, message_id, why
+    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "", rule: str = ""):
+        self.buffer, self.task, self.message_id, self.why, self.rule = buffer, task, message_id, why, rule
         who = f"buffer {buffer!r}: " if buffer else (f"task {task!r}: " if task else "")
         mid = f"{message_id} " if message_id else ""
         super().__init__(f"{who}{why} [{mid}code {self.code}]")
@@ -43,8 +44,8 @@ class ParamInvalid(RuntimeV1Error):
     code = ACL_ERROR_GE_PARAM_INVALID
     user_input = True
 
-    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "E13025"):
-        super().__init__(why, buffer=buffer, task=task, message_id=message_id)
+    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "E13025", rule: str = ""):
+        super().__init__(why, buffer=buffer, task=task, message_id=message_id, rule=rule)
 
 
 class InvalidParam(RuntimeV1Error):

@@ -48,6 +48,7 @@ class ExecutionRecord:
     copies: dict = attrs.field(factory=dict)
     error: Exception | None = None
     given: tuple = ()   # (io, UserBuffer) pairs as passed, by position, even when binding failed
+    slot_values: tuple | None = None   # every task's argument slots as the tasks ran (None: no run)
 
 
 def execute(lm, inputs: list, outputs: list) -> ExecutionRecord:
@@ -79,6 +80,22 @@ class _CallState:
     def __init__(self):
         self.bindings, self.temps, self.refresh, self.addresses, self.copy_marks = (), {}, None, {}, []
         self.given = ()
+        self.slot_values = None
+
+
+def _snapshot_slots(lm) -> tuple:
+    """The argument tables the launched tasks will read: one uncounted peek of the args allocation,
+    so an observer can see this call's slots even after later calls or unload."""
+    if not lm.tasks:
+        return ()
+    first = lm.tasks[0].args
+    n = sum(len(t.slots) for t in lm.tasks)
+    flat = lm.device.peek(first, (n,), "<u8").tolist()
+    out, k = [], 0
+    for t in lm.tasks:
+        out.append(tuple(flat[k:k + len(t.slots)]))
+        k += len(t.slots)
+    return tuple(out)
 
 
 def _run(lm, bindings, state) -> None:
@@ -98,6 +115,7 @@ def _run(lm, bindings, state) -> None:
             _copy(lm, state, b, dst, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
     for task, t in zip(lm.tasks, lm.model.tasks.tasks):
         dev.launch(task, lm.streams[t.stream])
+    state.slot_values = _snapshot_slots(lm)
     dev.synchronize()
     for b in bindings:
         if b.io.role == "output" and b.mode != "refresh":
@@ -121,4 +139,4 @@ def _finish(lm, state, mark, before, error) -> None:
         copies = {m - mark: name for m, name in state.copy_marks}
         lm.last_call = ExecutionRecord(error is None, dev.counters - before, (mark, dev.trace.mark()),
                                        tuple(state.bindings), state.refresh, dict(state.addresses), copies, error,
-                                       tuple((z, b) for z, b in state.given if b is not None))
+                                       tuple((z, b) for z, b in state.given if b is not None), state.slot_values)

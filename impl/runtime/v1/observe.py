@@ -81,10 +81,10 @@ def observe_execution(lm, record=None, outputs=()) -> ExecutionObservation:
     record = record or lm.last_call
     load = observe_load(lm)
     buffers = tuple(SpecBuffer(z.name, z.role, b.addr, b.size, b.placement) for z, b in record.given)
-    # Slot values are what the tasks ran with: none when the call stopped before its refresh.
-    ran = record.refresh is not None and not lm.unloaded
-    slots = tuple(SlotValue(i, s, v) for i, task in enumerate(lm.tasks)
-                  for s, v in enumerate(lm.device.read_args(task))) if ran else ()
+    # Slot values are what the tasks ran with (captured at launch): none when the call stopped
+    # before launching anything.
+    values = record.slot_values or ()
+    slots = tuple(SlotValue(i, s, v) for i, task in enumerate(values) for s, v in enumerate(task))
     events = [Event(0, "call_begin", call="execute")]
     events += _events(lm, record.trace, record.copies, start_seq=1)
     err = record.error
@@ -95,5 +95,6 @@ def observe_execution(lm, record=None, outputs=()) -> ExecutionObservation:
     if lm.unload_span is not None:   # unloaded since: show the frees, so EXEC-NO-LEAK can judge
         events += _events(lm, lm.unload_span, start_seq=len(events))
         events.append(Event(len(events), "unload"))
-    result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None)
+    result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None,
+                        getattr(err, "rule", None) or None)
     return ExecutionObservation(load, buffers, slots, dict(record.io_addresses), tuple(events), tuple(outputs), result)
