@@ -143,9 +143,12 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     # With a capacity the search runs until it fits (or the deadline); without,
     # it is one improvement stage among others and gets a node budget.
     budget = None if capacity is not None else pack_search.default_budget(len(buffers))
-    found = pack_search.search(inst, target, deadline=deadline, node_budget=budget)
+    found = pack_search.search(inst, target, deadline=_share(deadline, RELAX_SHARE if capacity else 1.0),
+                               node_budget=budget)
     if found.offsets is not None:
         return _packing(buffers, found.offsets, lb, "search")
+    if capacity is not None and deadline is not None and not found.exhausted:
+        return _relax(buffers, inst, best, lb, target, deadline)
     if not _late(deadline):
         offsets = pack_greedy.climb(inst, _order_of(best, buffers), target, deadline)
         best = min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
@@ -155,6 +158,26 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
 
 
 MAX_ORDERS_SIZE = 20_000
+
+# With a capacity and a time limit, the share of the time the search at the
+# capacity itself gets; the rest bisects relaxed capacities for a best effort.
+RELAX_SHARE = 0.8
+
+
+def _share(deadline, share: float):
+    return None if deadline is None else time.monotonic() + share * (deadline - time.monotonic())
+
+
+def _relax(buffers, inst, best: Packing, lb: int, missed: int, deadline) -> Packing:
+    """Bisect between a capacity the search missed and the best arena while time remains."""
+    while best.arena - missed > 1 and not _late(deadline):
+        mid = (missed + best.arena) // 2
+        found = pack_search.search(inst, mid, deadline=_share(deadline, 0.5))
+        if found.offsets is not None:
+            best = _packing(buffers, found.offsets, lb, "search-relaxed")
+        else:
+            missed = mid
+    return best
 
 
 def _late(deadline) -> bool:
