@@ -141,7 +141,6 @@ class _Run:
         self.off = np.zeros(n, np.int64)  # offsets of placed buffers
         self.free_nb = np.array([len(o) for o in sections.overlaps], np.int64)  # unplaced neighbours
         self.twins = sections.twins
-        self.lift = np.array([int(inst.size[o].min()) if len(o) else 0 for o in sections.overlaps], np.int64)
         self.failures = np.zeros(sections.count)  # section-inference failures per section
         self.floors = True
         self.cliques = sections.cliques
@@ -216,10 +215,7 @@ class _Run:
         cover = (self.sec.first[rows, None] <= cliques) & (cliques < self.sec.end[rows, None])
         sizes = np.where(cover, self.inst.size[rows, None], 0)
         stacked = np.cumsum(sizes, axis=0)
-        mo = mo[order]
-        # Below the last offset a buffer can no longer land at its min offset:
-        # it ends up on a neighbour placed later, so at least that much higher.
-        stacked += np.where(mo < last_off, last_off + self.lift[rows], mo)[:, None]
+        stacked += np.maximum(mo[order], last_off)[:, None]
         over = np.flatnonzero(np.where(sizes > 0, stacked, 0).max(axis=0) > self.cap)
         if len(over):
             self.failures[self.cliques[a + over]] += 1.0 / len(over)
