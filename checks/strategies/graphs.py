@@ -109,7 +109,10 @@ def _step(d: _Draft, family: str) -> None:  # noqa: C901 - a table of small case
         shape_w = d.b.weight(f"shape{len(d.pool)}", np.array(target, np.int64))
         d.add("Reshape", [x, shape_w], shape=target)
     elif family == "flatten":
-        d.add("Flatten", [x], shape=(s[0], math.prod(s[1:])) if len(s) > 1 else (1, s[0]), axis=1)
+        if len(s) > 1:
+            d.add("Flatten", [x], shape=(s[0], math.prod(s[1:])), axis=1)
+        else:
+            d.add("Flatten", [x], shape=(1, s[0]), axis=0)
     elif family == "identity":
         d.add("Identity", [x])
     elif family == "unsqueeze":

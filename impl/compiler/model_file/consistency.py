@@ -95,7 +95,10 @@ def check_consistency(plan: dict, tasks, weights, regions: dict, block_align: in
                 _fail(f"tasks[{task.index}].slots[{j}] ({s.tensor!r})", "disagrees with the plan's placement")
     for io in tasks.inputs + tasks.outputs:
         t = tensors.get(io.tensor)
-        if t is None or (t["region"], t["offset"], t["size"], t["zero_copy"]) != (io.region, io.offset, io.size, io.zero_copy):
+        opts = plan.get("options") or {}
+        own = -(-io.nbytes // opts.get("size_align", 32)) * opts.get("size_align", 32) + opts.get("size_padding", 32)
+        if (t is None or (t["region"], t["offset"], t["zero_copy"]) != (io.region, io.offset, io.zero_copy)
+                or io.size != min(t["size"], own)):
             _fail(f"{io.role}s[{io.index}] ({io.tensor!r})", "disagrees with the plan's placement")
     for w in weights:
         t = tensors.get(w.name)

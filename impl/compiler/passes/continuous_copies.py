@@ -9,7 +9,9 @@ an in-place alias. GE inserts a copy before such inputs (its HCCL memcpy
 passes); so does this pass: a ``MemcpyAddrAsync`` (its addresses sit in its
 argument table, so it stays refreshable when it reads a model input) named
 ``<node>_MemcpyAddrAsync_<i>``, on the consumer's stream and batch branch. Graph inputs are not copied: they
-join the block and lose zero copy instead (2.6.1).
+join the block and lose zero copy instead (2.6.1), except when the block is
+itself a graph output (a PhonyConcat feeding the NetOutput): the user's input
+cannot live in the user's output buffer, so it is copied there.
 
 ``insert_continuous_copies(graph, options) -> Graph`` is pure and returns its
 input when nothing needs a copy; the planner raises PlanError on such graphs
@@ -32,21 +34,33 @@ def _pinned(graph: Graph, root: str) -> bool:
     return root in graph.weight or rules.zero_memory(graph.node[graph.producer[root]])
 
 
+def _block_is_an_output(graph: Graph, lt, node) -> bool:
+    """A no-padding group whose joint block is (a view of) a graph output: its pieces are
+    computed straight into the user's output buffer (ge-facts.md 5.2.2a)."""
+    if rules.continuous_input(node) != "nopadding":
+        return False
+    return any(lt.root.get(t) == lt.root.get(node.outputs[0]) for t in graph.outputs) if node.outputs else False
+
+
 def _copies_needed(graph: Graph) -> dict[str, set[int]]:
     """Continuous node -> input positions that need a copy."""
     lt = lifetimes(graph)
     claimed: set[str] = set()
     need: dict[str, set[int]] = {}
+    inputs = set(graph.inputs)
     for name in lt.order:
         node = graph.node[name]
         if rules.continuous_input(node) is None:
             continue
+        into_output = _block_is_an_output(graph, lt, node)
         for i, t in enumerate(node.inputs):
             r = lt.root[t]
-            if _pinned(graph, r) or r in claimed:
+            if _pinned(graph, r) or r in claimed or (into_output and r in inputs):
                 need.setdefault(name, set()).add(i)
             else:
                 claimed.add(r)
+        if rules.continuous_input(node) == "nopadding" and node.outputs:
+            claimed.add(lt.root[node.outputs[0]])   # the joint block itself is now placed
     return need
 
 

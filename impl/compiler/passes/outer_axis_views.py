@@ -8,7 +8,8 @@ split among several task addresses). The node gets ``_view=True`` and
 planner then places each output at its root's offset plus that, and
 SetInputOutputOffsetPass records the relative offsets for model inputs.
 
-Only opset-9 attribute forms are rewritten (Split ``split``/``axis``, Slice
+A piece that is (or is viewed as) a graph output stays a copy: the user's output
+buffer holds the piece alone. Only opset-9 attribute forms are rewritten (Split ``split``/``axis``, Slice
 ``starts``/``ends``/``axes``); a node with parameters as inputs is left alone.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler import dtypes
+from impl.compiler import dtypes, ops
 from impl.compiler.ir import Graph, Node
 
 NAME = "outer_axis_views"
@@ -67,12 +68,31 @@ def _slice_offset(graph: Graph, node: Node) -> tuple[int, ...] | None:
     return (start * (graph.desc[node.inputs[0]].nbytes // shape[axis]),)
 
 
+def _reaches_output(graph: Graph, node: Node) -> bool:
+    """Whether an output of ``node`` is a graph output, directly or through views.
+
+    Such a piece cannot be a view: the user's output buffer holds the piece only, while
+    the memory it would view (the whole input) must live somewhere the piece's producer
+    writes in full."""
+    outputs, todo, seen = set(graph.outputs), list(node.outputs), set()
+    while todo:
+        t = todo.pop()
+        if t in outputs:
+            return True
+        seen.add(t)
+        for reader in graph.consumers.get(t, ()):
+            r = graph.node[reader]
+            if ops.is_view(r) and r.inputs and r.inputs[0] == t:
+                todo.extend(o for o in r.outputs if o not in seen)
+    return False
+
+
 def outer_axis_views(graph: Graph, options) -> Graph:
     changed = False
     nodes = []
     for n in graph.nodes:
         offsets = {"Split": _split_offsets, "Slice": _slice_offset}.get(n.op_type, lambda g, n: None)(graph, n)
-        if offsets is not None and not n.attr("_view"):
+        if offsets is not None and not n.attr("_view") and not _reaches_output(graph, n):
             n = n.with_attrs(_view=True, _view_offsets=offsets)
             changed = True
         nodes.append(n)

@@ -27,12 +27,17 @@ def _slot(graph: Graph, tensors: dict, role: str, name: str) -> ArgSlot:
     return ArgSlot(role, name, t["region"], t["offset"], d.shape, d.dtype, d.nbytes)
 
 
-def _io(graph: Graph, tensors: dict, role: str, names) -> list[IoDesc]:
+def _io(graph: Graph, tensors: dict, role: str, names, options: dict) -> list[IoDesc]:
+    """The I/O table. ``size`` is the tensor's own GE size (``align(bytes, 32) + 32``, ge-facts.md
+    1.3), what a user buffer is checked against; the plan may give the tensor more (a no-padding
+    concat's output owns its whole group)."""
+    align, padding = options.get("size_align", 32), options.get("size_padding", 32)
     out = []
     for index, name in enumerate(names):
         t, d = tensors[name], graph.desc[name]
-        out.append(IoDesc(role, index, name, t["region"], t["offset"], t["size"], d.nbytes, d.shape, d.dtype,
-                          bool(t["zero_copy"])))
+        own = -(-d.nbytes // align) * align + padding
+        out.append(IoDesc(role, index, name, t["region"], t["offset"], min(t["size"], own), d.nbytes, d.shape,
+                          d.dtype, bool(t["zero_copy"])))
     return out
 
 
@@ -62,8 +67,9 @@ def generate_tasks(graph: Graph, contract: dict, soc) -> TaskList:
     tasks: list[TaskDef] = []
     for name in contract["order"]:
         tasks.extend(_tasks_of(graph, graph.node[name], tensors, soc, len(tasks)))
-    inputs = _io(graph, tensors, "input", graph.inputs)
-    outputs = _io(graph, tensors, "output", graph.outputs)
+    options = contract.get("options") or {}
+    inputs = _io(graph, tensors, "input", graph.inputs, options)
+    outputs = _io(graph, tensors, "output", graph.outputs, options)
     zero_copy_io = {(d.role, d.index) for d in inputs + outputs if d.zero_copy}
     owner = io_offsets(graph, contract).owner
     refs = []

@@ -1,0 +1,89 @@
+"""The execution oracle: what a graph's outputs must be, computed without impl.
+
+``oracle_outputs(graph, inputs)`` exports the IR graph to ONNX (opset 9, the
+attribute forms the IR keeps) and runs onnx's reference evaluator: an
+independent implementation of every op. zcspec-only ops map to their
+meaning: a single-rank collective and a memcpy are identities, PhonyConcat is
+a Concat. Graphs with state (Variable) have no oracle (OracleUnavailable).
+For the light models the reference outputs shipped beside each model (input
+all ones) are the oracle instead (``light_reference``).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from impl.compiler import dtypes, ops
+from impl.compiler.ir import Graph
+
+OPSET = 9
+_IDENTITY = {"MemcpyAsync", "MemcpyAddrAsync", "Dropout", "HcomAllReduce", "HcomAllGather", "HcomBroadcast"}
+
+
+class OracleUnavailable(Exception):
+    """The graph has something the oracle cannot evaluate; the message says what."""
+
+
+def _attrs(node) -> dict:
+    return {k: v for k, v in node.attrs if not k.startswith("_") and not (node.op_type == "Reshape" and k == "shape")}
+
+
+def _onnx_nodes(graph: Graph, extra_inits: list) -> list:
+    out = []
+    for n in graph.nodes:
+        info = ops.info(n.op_type)
+        if info.kind in ("data", "netoutput"):
+            continue
+        if info.kind == "variable":
+            raise OracleUnavailable(f"node {n.name!r} is a Variable: its value is runtime state")
+        if n.op_type in _IDENTITY:
+            out += [helper.make_node("Identity", [i], [o], name=f"{n.name}/{k}")
+                    for k, (i, o) in enumerate(zip(n.inputs, n.outputs))]
+        elif n.op_type == "PhonyConcat":
+            out.append(helper.make_node("Concat", list(n.inputs), list(n.outputs), name=n.name, axis=n.attr("axis", 0)))
+        elif n.op_type == "Reshape":
+            shape = f"{n.name}/shape"
+            extra_inits.append(numpy_helper.from_array(np.array(graph.desc[n.outputs[0]].shape, np.int64), shape))
+            out.append(helper.make_node("Reshape", [n.inputs[0], shape], list(n.outputs), name=n.name))
+        else:
+            out.append(helper.make_node(n.op_type, list(n.inputs), list(n.outputs), name=n.name, **_attrs(n)))
+    return out
+
+
+def to_onnx(graph: Graph) -> onnx.ModelProto:
+    def info(t):
+        d = graph.desc[t]
+        return helper.make_tensor_value_info(t, dtypes.get(d.dtype).onnx_id, list(d.shape))
+
+    inits = [numpy_helper.from_array(w.array(graph.desc[w.name]), w.name) for w in graph.weights]
+    nodes = _onnx_nodes(graph, inits)
+    outputs = list(dict.fromkeys(graph.outputs))
+    g = helper.make_graph(nodes, graph.name, [info(t) for t in graph.inputs], [info(t) for t in outputs], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=7)
+
+
+def oracle_outputs(graph: Graph, inputs: dict) -> dict:
+    """Output tensor name -> array, evaluated by onnx.reference on the exported graph."""
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        model = to_onnx(graph)
+        evaluator = ReferenceEvaluator(model)
+        names = [o.name for o in model.graph.output]
+        values = evaluator.run(names, {k: np.asarray(v) for k, v in inputs.items()})
+    except OracleUnavailable:
+        raise
+    except Exception as e:  # the reference evaluator lacks an op or attribute form
+        raise OracleUnavailable(f"onnx.reference cannot evaluate graph {graph.name!r}: {type(e).__name__}: {e}") from e
+    return dict(zip(names, values))
+
+
+def light_reference(name: str) -> dict:
+    """The shipped reference output of light model ``name`` (input all ones), keyed by output name."""
+    folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    model = onnx.load(os.path.join(folder, f"light_{name}.onnx"), load_external_data=False)
+    tensor = onnx.load_tensor(os.path.join(folder, f"light_{name}_output_0.pb"))
+    return {model.graph.output[0].name: numpy_helper.to_array(tensor)}
