@@ -48,9 +48,19 @@ def test_outer_axis_slice_becomes_a_view():
     b = GraphBuilder("slice")
     x = b.input("x", (5, 2))
     y = b.op("Slice", [x], name="slice", shape=(2, 2), starts=(-3,), ends=(4,), axes=(0,))
-    b.output(y)
+    b.output(b.op("Relu", [y]))
     g = outer_axis_views(b.build(), OPTS)
     assert g.node["slice"].attr("_view_offsets") == (16,)
+
+
+def test_a_piece_that_is_a_graph_output_stays_a_copy():
+    # The user's output buffer holds the piece alone, so the piece cannot view its input.
+    b = GraphBuilder("slice_out")
+    x = b.input("x", (5, 2))
+    y = b.op("Slice", [b.op("Relu", [x])], name="slice", shape=(2, 2), starts=(1,), ends=(3,), axes=(0,))
+    b.output(b.op("Flatten", [y], shape=(2, 2), axis=1))
+    g = b.build()
+    assert outer_axis_views(g, OPTS) is g
 
 
 def io_graph():
