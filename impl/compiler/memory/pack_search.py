@@ -6,24 +6,29 @@ already-placed time-overlapping neighbours allow (its "min offset"). Any
 feasible packing can be pushed down into such a form, so searching them only
 loses nothing. At each node:
 
-- the candidates are the unplaced buffers ordered by (min offset, static
-  rank); canonical order skips those below the last placed offset (or at it
-  with a smaller rank);
+- the candidates are the unplaced buffers ordered by (min offset, rank);
+  canonical order skips those below the last placed offset (or at it with a
+  smaller rank);
 - dominance: a candidate whose min offset is at or above the lowest possible
   top (min offset + size) of any unplaced buffer is skipped: that buffer
-  could always be slid into the gap below, so the branch has no canonical
+  could always slide into the gap below, so the branch has no canonical
   solution;
-- section inference: time is cut into sections (between consecutive lifetime
-  ends); in each, everything still unplaced must stack above both the
-  section's current top and the last placed offset; beyond the capacity the
-  branch is pruned;
+- section inference: a candidate is tried only if the fullest section still
+  fits above its offset; after a placement, in each changed maximal-clique
+  section the unplaced buffers, sorted by min offset, must stack within the
+  capacity (every buffer at or above offset m lies above m);
+- an orphan (min offset below the last offset, no unplaced neighbour left to
+  lift it) fails the node; a failed candidate with no unplaced neighbour
+  ("hatless") fails its siblings too; twins (same lifetime) stacked directly
+  are searched in one order only;
 - dynamic decomposition: once every buffer crossing a section boundary is
-  placed, the two sides are independent and solved one after the other;
-- the static rank is tried with several heuristics in round robin with a node
-  limit that doubles each round, so one bad ordering cannot stall the search.
+  placed, the two sides are independent and solved one after the other.
 
-Time is spent in numpy on arrays indexed by buffer (min offsets) and by
-section (tops and remaining sizes), so one node costs a few dozen vector ops.
+:func:`search` restarts such runs as a portfolio (see its docstring). Time
+goes to numpy on arrays indexed by buffer (min offsets) and by section
+(remaining bytes), so one node costs a few dozen vector operations.
+All rules are checked against a brute-force optimum in
+tests/memory/test_pack_props.py.
 """
 from __future__ import annotations
 
@@ -131,7 +136,6 @@ class _Run:
         self.inst, self.sec, self.rank = inst, sections, rank
         self.cap, self.limit, self.deadline = capacity, node_limit, deadline
         n = len(inst)
-        self.key_scale = n
         self.mo = np.zeros(n, np.int64)  # lowest offset each unplaced buffer can take
         self.placed = np.zeros(n, bool)
         self.left = sections.total.copy()  # unplaced bytes per section
@@ -142,7 +146,6 @@ class _Run:
         self.free_nb = np.array([len(o) for o in sections.overlaps], np.int64)  # unplaced neighbours
         self.twins = sections.twins
         self.failures = np.zeros(sections.count)  # section-inference failures per section
-        self.floors = True
         self.cliques = sections.cliques
 
     def solve(self):
@@ -183,7 +186,7 @@ class _Run:
         ok = (mo < lowest_top) & (mo <= self.cap - int(left.max()))
         ok &= (mo > last_off) | ((mo == last_off) & (rank > last_rank))
         cands = un[ok]
-        cands = cands[np.argsort(self.mo[cands] * self.key_scale + self.rank[cands])]
+        cands = cands[np.lexsort((self.rank[cands], self.mo[cands]))]
         for c in cands.tolist():
             if self.twins[c] is not None and self._mirrored(c):
                 continue
@@ -236,8 +239,6 @@ class _Run:
         """Re-check the stacking bound where placing ``c`` changed it: its own
         sections and those of the buffers whose min offset rose. Elsewhere only
         the raised last offset matters, which the candidate filter covered."""
-        if not self.floors:
-            return True
         sec = self.sec
         changed = ov[self.mo[ov] > old_mo]
         lo, hi = int(sec.first[c]), int(sec.end[c])
