@@ -1,20 +1,166 @@
-"""Execution scenarios: run a compiled model through a runtime and observe it.
+"""Execution scenarios: run a compiled model through the runtimes and observe each call.
 
-Filled in as the runtimes land: ``default_runtimes()`` lists the runtime
-choices ``zcspec verify`` executes each zoo model with, ``observe_execution``
-runs them and returns the spec's ExecutionObservations.
+A scenario's ``runtime`` dict picks the run:
+
+- ``{"runtime": "v1", ...}`` / ``{"runtime": "v2", ...}``: one runtime, with its own
+  options and buffer choices (impl/runtime/v1/scenario.py, impl/runtime/v2/scenario.py);
+- ``{"runtime": "differential", "zero_copy": bool, "inputs": "normal" | "ones", "seed": n}``:
+  the same inputs through v1 and v2; each output carries the other runtime's digest and
+  its distance to the oracle (onnx.reference on the graph, or a light model's shipped
+  reference when the inputs are ones), so EXEC-V1-EQ-V2 and EXEC-ORACLE can judge;
+- ``{"runs": [dict, ...]}``: several of the above, observations concatenated.
 """
 from __future__ import annotations
 
+import hashlib
 
-def default_runtimes() -> list[dict]:
-    return []
+import numpy as np
+
+from checks.oracle import OracleUnavailable, light_reference, oracle_outputs
+from impl.compiler import dtypes
+
+
+def default_runtimes(graph) -> list[dict]:
+    """What ``zcspec verify`` runs each zoo model with: both runtimes against each other and the
+    oracle, zero copy on and off; v1 re-bound to fresh buffers; v2 strict and default modes with
+    an undersized output buffer (the first output at half its size)."""
+    out0 = graph.outputs[0]
+    half = max(graph.desc[out0].nbytes // 2, 1)
+    inputs = "ones" if graph.name in _LIGHT else "normal"
+    return [
+        {"runtime": "differential", "zero_copy": True, "inputs": inputs},
+        {"runtime": "differential", "zero_copy": False, "inputs": inputs},
+        {"runtime": "v1", "calls": 2},
+        {"runtime": "v1", "reuse_zero_copy_memory": 1},
+        {"runtime": "v1", "output_sizes": {out0: half}},
+        {"runtime": "v2", "always_zero_copy": True, "output_sizes": {out0: half}},
+        {"runtime": "v2", "output_sizes": {out0: half}},
+    ]
+
+
+_LIGHT = {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
+          "squeezenet", "vgg19", "zfnet512"}
+
+
+def _digest(array) -> str:
+    return "sha1:" + hashlib.sha1(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def _inputs(model, runtime: dict) -> dict:
+    rng = np.random.default_rng(runtime.get("seed", 0))
+    out = {}
+    for io in model.tasks.inputs:
+        dt = dtypes.numpy_dtype(io.dtype)
+        out[io.tensor] = (np.ones(io.shape, dt) if runtime.get("inputs") == "ones"
+                          else rng.standard_normal(io.shape).astype(dt))
+    return out
+
+
+def _run_v1(model, arrays: dict, zero_copy: bool):
+    from impl.device import Device
+    from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+    from impl.runtime.v1.config import LoadOptions
+    from impl.runtime.v1.errors import RuntimeV1Error
+    from impl.runtime.v1.load import load
+    from impl.runtime.v1.observe import observe_execution
+
+    dev = Device(model.soc)
+    lm = load(dev, model, LoadOptions(zero_copy=zero_copy))
+    ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
+    got = {}
+    try:
+        lm.execute(ins, outs)
+        got = read_outputs(dev, model, outs)
+    except RuntimeV1Error:
+        pass  # observed through the record
+    record = lm.last_call
+    lm.unload()
+    free_buffers(dev, ins + outs)
+    names = [z.name for z in lm.io if z.role == "output"]
+    return got, names, lambda results: observe_execution(lm, record, outputs=results)
+
+
+def _run_v2(model, arrays: dict, zero_copy: bool):
+    from impl.device import Device, DeviceFault
+    from impl.runtime.v2.errors import RuntimeV2Error
+    from impl.runtime.v2.executor import StreamExecutor
+    from impl.runtime.v2.observe import io_names, observe_execution
+    from impl.runtime.v2.options import LoweringOption
+    from impl.runtime.v2.tensors import Tensor
+
+    dev = Device(model.soc)
+    ins = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
+           for io in model.tasks.inputs]
+    outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"user output {io.tensor}"), io.nbytes, name=io.tensor)
+            for io in model.tasks.outputs]
+    exe = StreamExecutor(model, dev, LoweringOption(zero_copy=zero_copy))
+    got = {}
+    try:
+        result = exe.execute(ins, outs)
+        for io, t in zip(model.tasks.outputs, result):
+            read = dev.peek if t.placement == "device" else dev.host_read
+            got[io.tensor] = read(t.addr, io.shape, dtypes.numpy_dtype(io.dtype))
+            t.release() if t.addr != next(o.addr for o in outs if o.name == io.tensor) else None
+    except (RuntimeV2Error, DeviceFault):
+        pass
+    exe.unload()
+    record = exe.records[-1]
+    names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
+    return got, names, lambda results: observe_execution(exe, record, outputs=results)
+
+
+def _oracle(graph, arrays: dict, runtime: dict) -> dict | None:
+    if runtime.get("inputs") == "ones" and graph.name in _LIGHT:
+        return light_reference(graph.name)
+    try:
+        return oracle_outputs(graph, arrays)
+    except OracleUnavailable:
+        return None
+
+
+def _results(model, names, got: dict, peer: dict, oracle: dict | None, graph) -> tuple:
+    from spec.observables import OutputResult
+
+    out = []
+    for io, name, gname in zip(model.tasks.outputs, names, graph.outputs):
+        if io.tensor not in got:
+            continue
+        mine, other = got[io.tensor], peer.get(io.tensor)
+        diff = None
+        if oracle is not None and gname in oracle:
+            want = np.asarray(oracle[gname], np.float64).reshape(mine.shape)
+            scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
+            diff = float(np.max(np.abs(mine.astype(np.float64) - want), initial=0.0)) / scale
+        out.append(OutputResult(name, _digest(mine), None if other is None else _digest(other), diff))
+    return tuple(out)
+
+
+def _differential(scenario, model) -> list:
+    runtime = scenario.runtime
+    arrays = _inputs(model, runtime)
+    zc = bool(runtime.get("zero_copy", True))
+    got1, names1, obs1 = _run_v1(model, arrays, zc)
+    got2, names2, obs2 = _run_v2(model, arrays, zc)
+    oracle = _oracle(scenario.graph, arrays, runtime)
+    return [obs1(_results(model, names1, got1, got2, oracle, scenario.graph)),
+            obs2(_results(model, names2, got2, got1, oracle, scenario.graph))]
 
 
 def observe_execution(scenario) -> list:
-    if scenario.runtime.get("runtime") == "v2":
-        from impl.compiler.compile import build_model
-        from impl.runtime.v2.scenario import observe_scenario
+    from checks.scenario import Scenario
+    from impl.compiler.compile import build_model
 
-        return observe_scenario(build_model(scenario.graph, scenario.compile), scenario.runtime)
-    return []
+    runs = scenario.runtime.get("runs")
+    if runs is not None:
+        return [o for r in runs for o in observe_execution(Scenario("execution", scenario.graph, scenario.compile, r))]
+    model = build_model(scenario.graph, scenario.compile)
+    kind = scenario.runtime.get("runtime", "v1")
+    if kind == "differential":
+        return _differential(scenario, model)
+    if kind == "v2":
+        from impl.runtime.v2.scenario import observe_scenario
+    elif kind == "v1":
+        from impl.runtime.v1.scenario import observe_scenario
+    else:
+        raise ValueError(f"execution scenario: runtime {kind!r} is not v1, v2 or differential")
+    return observe_scenario(model, scenario.runtime)

@@ -73,16 +73,26 @@ def _zoo_cases(config: VerifyConfig):
         for strategy in config.strategies:
             options = CompileOptions(soc=config.soc, strategy=strategy)
             for kind in config.kinds:
+                if kind == "execution" and strategy != config.strategies[0]:
+                    continue   # runtimes are checked on one plan per model; layouts on every strategy
                 if kind in OBSERVERS:
-                    yield f"{model} [{kind}, {strategy}]", Scenario(kind, graph, options, _runtime(kind))
+                    yield f"{model} [{kind}, {strategy}]", Scenario(kind, graph, options, _runtime(kind, graph))
+    if "execution" in config.kinds:
+        # HCCL without zero-copy support (V1-HCCL-COPY) exists only on SoCs that cannot refresh it.
+        from checks.zoo import load as load_zoo
+
+        graph = load_zoo("builtin:collectives")
+        for soc in ("legacy", "ascend310p"):
+            yield (f"builtin:collectives [execution, {soc}]",
+                   Scenario("execution", graph, CompileOptions(soc=soc), _runtime("execution", graph)))
 
 
-def _runtime(kind: str) -> dict:
+def _runtime(kind: str, graph) -> dict:
     if kind != "execution":
         return {}
     from checks.execution import default_runtimes
 
-    return {"runs": default_runtimes()}
+    return {"runs": default_runtimes(graph)}
 
 
 def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool) -> None:

@@ -35,7 +35,8 @@ def _collectives() -> Graph:
     x, y = b.input("x", (4, 32)), b.input("y", (4, 32))
     a, c = b.op("Relu", [x]), b.op("Neg", [y])
     ar = b.op("HcomAllReduce", [a, c], outputs=[((4, 32), "float32"), ((4, 32), "float32")], reduction="sum")
-    b.output(b.op("Add", list(ar)))
+    bc = b.op("HcomBroadcast", [b.op("Abs", [x])], reduction="sum")   # its output is a model output
+    b.output(b.op("Add", list(ar)), bc)
     return b.build()
 
 

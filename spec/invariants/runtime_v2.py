@@ -89,12 +89,15 @@ AZC_REJECT = Invariant(
 # -- V2-DEFAULT-FALLBACK ----------------------------------------------------------------------
 
 def _needs_fallback(obs: ExecutionObservation):
+    """Outputs whose buffer cannot hold them directly in the default mode: null, host, or (except
+    under ge_compat, where GE shares an undersized buffer unchecked and fails, 7.3.2) undersized."""
     if not is_v2(obs) or obs.load.options.always_zero_copy:
         return []
     out = []
     for t in _outputs(obs):
         b = obs.buffer(t.name)
-        if b is None or b.address == 0 or b.placement != "device":
+        small = b is not None and b.size < t.raw_size and not obs.load.options.ge_compat
+        if b is None or b.address == 0 or b.placement != "device" or small:
             out.append(t)
     return out
 
@@ -103,15 +106,17 @@ def _default_fallback(obs: ExecutionObservation):
     for t in _needs_fallback(obs):
         allocated = any(e.kind == "alloc" and e.io == t.name for e in obs.events)
         if not obs.result.ok or not allocated:
-            yield violation(f"buffer {t.name!r}", f"cannot hold the output directly (null or host buffer), so the "
+            yield violation(f"buffer {t.name!r}", f"cannot hold the output directly (null, host or undersized buffer), so the "
                             f"default mode must allocate it and succeed; ok={obs.result.ok}, allocated={allocated}")
 
 
 DEFAULT_FALLBACK = Invariant(
     id="V2-DEFAULT-FALLBACK",
     title="The default mode falls back to runtime memory",
-    statement="With always_zero_copy off, an output whose buffer is null or not device memory is allocated by "
-              "the runtime and the execution succeeds (the output is then handed over or copied to the caller).",
+    statement="With always_zero_copy off, an output whose buffer is null, not device memory, or smaller than "
+              "the output is allocated by the runtime and the execution succeeds (the output is then handed "
+              "over or copied to the caller). Under ge_compat an undersized buffer is GE's hazard instead "
+              "(V2-NO-OVERRUN).",
     rationale="Without the caller's promise GE keeps AllocModelOutTensor: no address means allocate into the "
               "user tensor, a wrong placement means allocate and let EnsureTensorAtOutMemory copy.",
     ge_source=V2 + "kernel/outputs/model_outputs.cc (AllocModelOutTensor); kernel/common_kernel_impl/memory_copy.cc "
@@ -124,12 +129,16 @@ DEFAULT_FALLBACK = Invariant(
 # -- V2-OUT-IS-USER ---------------------------------------------------------------------------
 
 def _usable(obs: ExecutionObservation):
-    if not is_v2(obs) or not obs.result.ok:
+    """Outputs v2 must produce in the user's buffer: zero copy on, a successful call, a device
+    buffer of at least the raw size, and an output the compiler made zero copy (not an input
+    passed straight through, a constant, or a collective that cannot refresh its addresses)."""
+    if not is_v2(obs) or not obs.result.ok or not obs.load.options.zero_copy:
         return []
     out = []
     for t in _outputs(obs):
         b = obs.buffer(t.name)
-        if b is not None and b.address and b.placement == "device" and b.size >= t.raw_size:
+        if (b is not None and b.address and b.placement == "device" and b.size >= t.raw_size
+                and t.zero_copy_block and not t.hccl_no_zero_copy):
             out.append((t, b))
     return out
 
@@ -147,8 +156,9 @@ def _out_is_user(obs: ExecutionObservation):
 OUT_IS_USER = Invariant(
     id="V2-OUT-IS-USER",
     title="Output memory is the user's buffer when it is large enough",
-    statement="In a successful execution, an output whose user buffer is on the device and at least the "
-              "output's raw size is produced directly in that buffer, with no copy.",
+    statement="In a successful execution with zero copy on, an output whose block the compiler made zero "
+              "copy and whose user buffer is on the device and at least the output's raw size is produced "
+              "directly in that buffer, with no copy.",
     rationale="This is v2's output zero copy: ModelOutTensorZeroCopy turns the producer's AllocMemory into "
               "AllocModelOutTensor, which shares the caller's memory, and EnsureTensorAtOutMemory sees source "
               "== destination and copies nothing.",

@@ -80,6 +80,14 @@ def _attributes(plan: dict, tasks, regions: dict) -> None:
                 _fail(f"plan.attributes.{role}[{io.index}]", f"disagrees with the I/O table entry for {io.tensor!r}")
 
 
+def _root(tensors: dict, name: str) -> str:
+    seen = set()
+    while tensors[name]["alias_of"] is not None and name not in seen and tensors[name]["alias_of"] in tensors:
+        seen.add(name)
+        name = tensors[name]["alias_of"]
+    return name
+
+
 def check_consistency(plan: dict, tasks, weights, regions: dict, block_align: int) -> None:
     _canonical(plan)
     tensors = _tensors(plan, regions, block_align)
@@ -93,11 +101,13 @@ def check_consistency(plan: dict, tasks, weights, regions: dict, block_align: in
             t = tensors.get(s.tensor)
             if t is None or (t["region"], t["offset"]) != (s.region, s.offset) or s.nbytes > t["size"]:
                 _fail(f"tasks[{task.index}].slots[{j}] ({s.tensor!r})", "disagrees with the plan's placement")
+    model_inputs = {io.tensor for io in tasks.inputs}
     for io in tasks.inputs + tasks.outputs:
         t = tensors.get(io.tensor)
         opts = plan.get("options") or {}
         own = -(-io.nbytes // opts.get("size_align", 32)) * opts.get("size_align", 32) + opts.get("size_padding", 32)
-        if (t is None or (t["region"], t["offset"], t["zero_copy"]) != (io.region, io.offset, io.zero_copy)
+        through = io.role == "output" and t is not None and _root(tensors, io.tensor) in model_inputs
+        if (t is None or (t["region"], t["offset"], t["zero_copy"] and not through) != (io.region, io.offset, io.zero_copy)
                 or io.size != min(t["size"], own)):
             _fail(f"{io.role}s[{io.index}] ({io.tensor!r})", "disagrees with the plan's placement")
     for w in weights:

@@ -32,13 +32,25 @@ def _io(graph: Graph, tensors: dict, role: str, names, options: dict) -> list[Io
     1.3), what a user buffer is checked against; the plan may give the tensor more (a no-padding
     concat's output owns its whole group)."""
     align, padding = options.get("size_align", 32), options.get("size_padding", 32)
+    inputs = set(graph.inputs)
     out = []
     for index, name in enumerate(names):
         t, d = tensors[name], graph.desc[name]
         own = -(-d.nbytes // align) * align + padding
+        # An output whose memory is a model input (passed straight through, or a view of one)
+        # cannot be produced in the user's output buffer: it is copied (ge-facts.md 6.4.4).
+        through = role == "output" and _root(tensors, name) in inputs
         out.append(IoDesc(role, index, name, t["region"], t["offset"], min(t["size"], own), d.nbytes, d.shape,
-                          d.dtype, bool(t["zero_copy"])))
+                          d.dtype, bool(t["zero_copy"]) and not through))
     return out
+
+
+def _root(tensors: dict, name: str) -> str:
+    seen = set()
+    while tensors[name].get("alias_of") and name not in seen:
+        seen.add(name)
+        name = tensors[name]["alias_of"]
+    return name
 
 
 def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDef]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.device import Counters, DeviceError
+from impl.device import Counters, DeviceError, EventRecordTask, EventWaitTask
 from impl.runtime.v1.allocator import RUNTIME_TAG
 from impl.runtime.v1.bind import bind
 from impl.runtime.v1.errors import InternalError, ModelUnloadedError, RuntimeV1Error
@@ -113,7 +113,11 @@ def _run(lm, bindings, state) -> None:
         if b.io.role == "input" and b.mode != "refresh":
             dst = state.temps.get(b.io.key, lm.model_address(b.io))
             _copy(lm, state, b, dst, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
-    for task, t in zip(lm.tasks, lm.model.tasks.tasks):
+    for task, t, waits in zip(lm.tasks, lm.model.tasks.tasks, lm.waits):
+        for other in waits:   # cross-stream data edge: record there, wait here
+            event = dev.create_event()
+            dev.launch(EventRecordTask(f"{task.name} record", event), lm.streams[other])
+            dev.launch(EventWaitTask(f"{task.name} wait", event), lm.streams[t.stream])
         dev.launch(task, lm.streams[t.stream])
     state.slot_values = _snapshot_slots(lm)
     dev.synchronize()

@@ -183,6 +183,20 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
     return lm
 
 
+def cross_stream_waits(model) -> list[tuple[int, ...]]:
+    """For each task, the other logical streams whose earlier tasks wrote a tensor it reads: an
+    event recorded there and waited for here orders them (GE's stream-assignment events)."""
+    writer_stream: dict[str, int] = {}
+    out = []
+    for t in model.tasks.tasks:
+        others = {writer_stream[s.tensor] for s in t.slots if s.role == "in" and s.tensor in writer_stream}
+        out.append(tuple(sorted(others - {t.stream})))
+        for s in t.slots:
+            if s.role == "out":
+                writer_stream[s.tensor] = t.stream
+    return out
+
+
 def _check_fm_refreshable(model, soc, refs) -> None:
     """A movable feature map needs every task that points into it to be refreshable (6.7.4)."""
     for t, task_refs in zip(model.tasks.tasks, refs):
@@ -249,6 +263,7 @@ def _write_tasks(lm) -> None:
         if r.refresh and (r.task, r.slot) not in fixed_values:
             lm.slots_by_alloc.setdefault(r.alloc, []).append((r.task, r.slot, r.offset))
     lm.active = active
+    lm.waits = cross_stream_waits(model)
     for task, values in zip(lm.tasks, task_args.initial_values(lm.refs, active, fixed_values)):
         dev.write_args(task, values)
     lm.registered = sum(len(v) for k, v in lm.slots_by_alloc.items() if k != classify.FM)
