@@ -38,7 +38,6 @@ import time
 import attrs
 import numpy as np
 
-from impl.compiler.memory.pack_subsets import allowed_offsets
 from impl.compiler.memory.pack_sweep import Sections, ranks, weighted_ranks
 
 
@@ -94,7 +93,6 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
     if int(sections.total.max()) > capacity:
         return SearchResult(None, True, 0)
     statics = {h: ranks(inst, sections, h) for h in ("WAT", "TAW", "TWA")}
-    allowed = allowed_offsets(inst, sections, capacity)
     weights = np.zeros(sections.count)
     spent = {"robin": 0, "weighted": 0}
     runs = {"robin": 0, "weighted": 0}
@@ -113,7 +111,7 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
                 limit = min(limit, node_budget - nodes)
             if limit <= 0:
                 return SearchResult(None, False, nodes)
-            run = _Run(inst, sections, order, capacity, limit, deadline, allowed)
+            run = _Run(inst, sections, order, capacity, limit, deadline)
             found = run.solve()
             spent[stream] += run.nodes
             runs[stream] += 1
@@ -134,9 +132,8 @@ RESTART_UNIT = 3000
 class _Run:
     """One depth-first search with one static rank and a node limit."""
 
-    def __init__(self, inst, sections: Sections, rank, capacity, node_limit, deadline, allowed=(1, None)):
+    def __init__(self, inst, sections: Sections, rank, capacity, node_limit, deadline):
         self.inst, self.sec, self.rank = inst, sections, rank
-        self.unit, self.allowed = allowed[0], allowed[1] or [None] * len(inst)
         self.cap, self.limit, self.deadline = capacity, node_limit, deadline
         n = len(inst)
         self.mo = np.zeros(n, np.int64)  # lowest offset each unplaced buffer can take
@@ -193,8 +190,6 @@ class _Run:
         for c in cands.tolist():
             if self.twins[c] is not None and self._mirrored(c):
                 continue
-            if self.allowed[c] is not None and not (self.allowed[c] >> (int(self.mo[c]) // self.unit)) & 1:
-                continue  # no packing puts c there: its full sections leave no such offset
             found, hatless = self._try(c, part, s_lo, s_hi)
             if found:
                 return True
