@@ -28,10 +28,14 @@ def conv(task, ins, outs):
     if kernel_shape != tuple(w.shape[2:]):
         raise fail(task, f"kernel_shape={kernel_shape} differs from the weight's {w.shape[2:]}")
     g = geometry(task, x.shape[2:], kernel_shape)
-    y = _pointwise(x, w, g, groups) if _is_pointwise(g) else _im2col(x, w, g, groups)
+    # Accumulate in float64: BLAS rounds rows differently (SIMD body vs tail), so channels with
+    # identical weights came out a few ulps apart in float32, which an ill-conditioned softmax
+    # (SqueezeNet's logits near 1.6e10) turns into visibly different probabilities.
+    acc = np.float64 if x.dtype == np.float32 else x.dtype
+    y = (_pointwise if _is_pointwise(g) else _im2col)(x.astype(acc), w.astype(acc), g, groups)
     if len(ins) > 2:
         y += ins[2].reshape((1, m) + (1,) * (x.ndim - 2))
-    return (y,)
+    return (y.astype(x.dtype, copy=False),)
 
 
 def _is_pointwise(g) -> bool:
