@@ -120,3 +120,16 @@ def test_packing_fields_are_plain_python_types():
     result = pack([Buffer("a", 0, 2, 8), Buffer("b", 1, 3, 8)])
     assert type(result.optimal) is bool and type(result.arena) is int
     assert all(type(o) is int for o in result.offsets.values())
+
+
+def test_ge_strategy_reproduces_the_minimalloc_readme_first_fit_figures():
+    data = Path(__file__).parents[2].parent / "shared" / "data" / "minimalloc-challenging"
+    if not data.is_dir():
+        pytest.skip(f"{data} not present")
+    figures = {"A": 1352704, "B": 1412096, "C": 1417216, "D": 1291264, "E": 1435648, "F": 1441792,
+               "G": 1396736, "H": 1421312, "I": 1478656, "J": 1303552, "K": 1352704}
+    for name, arena in figures.items():
+        buffers = read_minimalloc_csv(data / f"{name}.1048576.csv")
+        result = plan_buffers.plan_ge(buffers)
+        assert result.arena == arena, name
+        assert layout_errors(buffers, result.offsets) == []
