@@ -1,0 +1,1 @@
+"""Hypothesis state machines over the runtimes' lifecycles; the spec is checked after every step."""
