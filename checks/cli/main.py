@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from impl.compiler.errors import GraphError
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (``zcspec plan ... | head``): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (GraphError, SpecError, UsageError) as e:
         print(f"zcspec {args.command}: error: {e}", file=sys.stderr)
         return 2
