@@ -9,6 +9,7 @@ accidental damage there (docs/model-format.md).
 from __future__ import annotations
 
 from impl.compiler.model_file.errors import ModelFormatError
+from impl.compiler.tasks.io_offsets import contract_root
 
 
 def _fail(where: str, why: str):
@@ -80,14 +81,6 @@ def _attributes(plan: dict, tasks, regions: dict) -> None:
                 _fail(f"plan.attributes.{role}[{io.index}]", f"disagrees with the I/O table entry for {io.tensor!r}")
 
 
-def _root(tensors: dict, name: str) -> str:
-    seen = set()
-    while tensors[name]["alias_of"] is not None and name not in seen and tensors[name]["alias_of"] in tensors:
-        seen.add(name)
-        name = tensors[name]["alias_of"]
-    return name
-
-
 def check_consistency(plan: dict, tasks, weights, regions: dict, block_align: int) -> None:
     _canonical(plan)
     tensors = _tensors(plan, regions, block_align)
@@ -106,7 +99,7 @@ def check_consistency(plan: dict, tasks, weights, regions: dict, block_align: in
         t = tensors.get(io.tensor)
         opts = plan.get("options") or {}
         own = -(-io.nbytes // opts.get("size_align", 32)) * opts.get("size_align", 32) + opts.get("size_padding", 32)
-        through = io.role == "output" and t is not None and _root(tensors, io.tensor) in model_inputs
+        through = io.role == "output" and t is not None and contract_root(tensors, io.tensor) in model_inputs
         if (t is None or (t["region"], t["offset"], t["zero_copy"] and not through) != (io.region, io.offset, io.zero_copy)
                 or io.size != min(t["size"], own)):
             _fail(f"{io.role}s[{io.index}] ({io.tensor!r})", "disagrees with the plan's placement")

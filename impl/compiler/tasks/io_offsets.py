@@ -23,9 +23,11 @@ class IoOffsets:
     owner: dict
 
 
-def _root(tensors: dict, name: str) -> str:
+def contract_root(tensors: dict, name: str) -> str:
+    """The tensor whose memory ``name`` uses, following ``alias_of`` in a plan contract's tensors
+    (by name); stops at a cycle or a dangling name instead of looping or failing."""
     seen = set()
-    while tensors[name].get("alias_of") and name not in seen:
+    while tensors[name].get("alias_of") in tensors and name not in seen:
         seen.add(name)
         name = tensors[name]["alias_of"]
     return name
@@ -39,10 +41,10 @@ def io_offsets(graph: Graph, contract: dict) -> IoOffsets:
         for index, name in enumerate(names):
             t = tensors[name]
             basic[(role, index)] = (t["region"], t["offset"])
-            by_root.setdefault(_root(tensors, name), []).append((role, index, t["region"], t["offset"]))
+            by_root.setdefault(contract_root(tensors, name), []).append((role, index, t["region"], t["offset"]))
     owner: dict[str, list] = {}
     for name, t in tensors.items():
-        for role, index, region, start in by_root.get(_root(tensors, name), ()):
+        for role, index, region, start in by_root.get(contract_root(tensors, name), ()):
             if t["region"] == region:
                 owner.setdefault(name, []).append((role, index, t["offset"] - start))
     return IoOffsets(basic, owner)

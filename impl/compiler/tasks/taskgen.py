@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from impl.compiler import ops
 from impl.compiler.ir import Graph
-from impl.compiler.tasks.io_offsets import io_offsets
+from impl.compiler.tasks.io_offsets import contract_root, io_offsets
 from impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
 
 
@@ -39,18 +39,11 @@ def _io(graph: Graph, tensors: dict, role: str, names, options: dict) -> list[Io
         own = -(-d.nbytes // align) * align + padding
         # An output whose memory is a model input (passed straight through, or a view of one)
         # cannot be produced in the user's output buffer: it is copied (ge-facts.md 6.4.4).
-        through = role == "output" and _root(tensors, name) in inputs
+        through = role == "output" and contract_root(tensors, name) in inputs
         out.append(IoDesc(role, index, name, t["region"], t["offset"], min(t["size"], own), d.nbytes, d.shape,
                           d.dtype, bool(t["zero_copy"]) and not through))
     return out
 
-
-def _root(tensors: dict, name: str) -> str:
-    seen = set()
-    while tensors[name].get("alias_of") and name not in seen:
-        seen.add(name)
-        name = tensors[name]["alias_of"]
-    return name
 
 
 def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDef]:
