@@ -77,3 +77,18 @@ def test_capacity_search_returns_a_fitting_packing_when_one_exists(buffers, slac
     greedy = pack_greedy.best_fit(pack_greedy.Instance.of(buffers), pack_greedy.order_by_size(pack_greedy.Instance.of(buffers)))
     if buffers and int((greedy + pack_greedy.Instance.of(buffers).size).max()) <= capacity:
         assert result.arena <= capacity
+
+
+@given(instances(min_buffers=1, max_buffers=40, max_step=60, aligned=True), st.booleans())
+def test_time_index_gives_the_same_packing_as_the_full_scan(buffers, first):
+    inst = pack_greedy.Instance.of(buffers)
+    order = pack_greedy.order_by_size(inst)
+    plain = pack_greedy.best_fit(inst, order, first=first)
+    saved = pack_greedy.INDEX_SIZE, pack_greedy._TimeIndex.SPAN
+    # Force the bucket index on small instances, with long buffers and queries.
+    pack_greedy.INDEX_SIZE, pack_greedy._TimeIndex.SPAN = 0, 2
+    try:
+        indexed = pack_greedy.best_fit(inst, order, first=first)
+    finally:
+        pack_greedy.INDEX_SIZE, pack_greedy._TimeIndex.SPAN = saved
+    assert indexed.tolist() == plain.tolist()

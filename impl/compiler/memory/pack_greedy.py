@@ -75,12 +75,61 @@ def best_fit(inst: Instance, order, *, first: bool = False) -> np.ndarray:
     offsets = np.zeros(n, dtype=np.int64)
     lo, up = np.empty(n, np.int64), np.empty(n, np.int64)
     off, end = np.empty(n, np.int64), np.empty(n, np.int64)
+    index = _TimeIndex(inst) if n > INDEX_SIZE else None
     for k, b in enumerate(order):
         size, align = int(inst.size[b]), int(inst.align[b])
-        hit = (lo[:k] < inst.upper[b]) & (inst.lower[b] < up[:k])
-        offsets[b] = start = _place(off[:k][hit], end[:k][hit], size, align, first)
-        lo[k], up[k], off[k], end[k] = inst.lower[b], inst.upper[b], start, start + size
+        lower, upper = int(inst.lower[b]), int(inst.upper[b])
+        near = index.near(lower, upper) if index else None
+        if near is None:
+            hit = np.flatnonzero((lo[:k] < upper) & (lower < up[:k]))
+        else:
+            hit = near[(lo[near] < upper) & (lower < up[near])]
+        offsets[b] = start = _place(off[hit], end[hit], size, align, first)
+        lo[k], up[k], off[k], end[k] = lower, upper, start, start + size
+        if index:
+            index.add(k, lower, upper)
     return offsets
+
+
+# Above this many buffers, best_fit finds time-overlapping placed buffers through
+# a bucket index instead of scanning all of them (the scan makes a pass O(n^2)).
+INDEX_SIZE = 4096
+
+
+class _TimeIndex:
+    """Placed buffers by time bucket. A buffer spanning many buckets is kept in
+    a short list scanned by every query; a query spanning many buckets returns
+    None (the caller scans everything)."""
+
+    SPAN = 16  # buckets beyond which a buffer or a query counts as long
+
+    def __init__(self, inst):
+        self.t0 = int(inst.lower.min())
+        count = max(1, len(inst) // 4)
+        self.width = max(1, -(-(int(inst.upper.max()) - self.t0) // count))
+        self.buckets: list[list[int]] = [[] for _ in range(count + 1)]
+        self.long: list[int] = []
+
+    def _span(self, lower: int, upper: int) -> tuple[int, int]:
+        return (lower - self.t0) // self.width, (upper - 1 - self.t0) // self.width
+
+    def add(self, k: int, lower: int, upper: int) -> None:
+        a, b = self._span(lower, upper)
+        if b - a >= self.SPAN:
+            self.long.append(k)
+            return
+        for i in range(a, b + 1):
+            self.buckets[i].append(k)
+
+    def near(self, lower: int, upper: int):
+        """Placed positions that may overlap ``[lower, upper)`` (a superset), or None."""
+        a, b = self._span(lower, upper)
+        if b - a >= self.SPAN:
+            return None
+        found = list(self.long)
+        for i in range(a, b + 1):
+            found += self.buckets[i]
+        return np.unique(np.array(found, np.int64))
 
 
 def _place(offs: np.ndarray, ends: np.ndarray, size: int, align: int, first: bool) -> int:
