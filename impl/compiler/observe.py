@@ -87,7 +87,10 @@ def _nodes(graph: Graph, soc):
     out = [NodeInfo(w, "Const", has_task=False) for w in consts]
     for n in graph.nodes:
         srcs = tuple(dict.fromkeys(producer.get(t, t) for t in n.inputs))
-        out.append(NodeInfo(n.name, n.op_type, srcs, supports_addr_refresh=refreshable(n, soc),
+        # A copy made for a continuous-input group is GE's HCCL-memcpy-pass MemcpyAsync (in
+        # address-pointer mode, so refreshable), not one of MemcpyAddrAsyncPass's nodes.
+        kind = "MemcpyAsync" if n.attr("_inserted_by") == "continuous_copies" else n.op_type
+        out.append(NodeInfo(n.name, kind, srcs, supports_addr_refresh=refreshable(n, soc),
                             supports_input_refresh=refreshable(n, soc, side="input"),
                             view=ops.is_view(n), has_task=bool(ops.task_kinds(n))))
     return tuple(out)

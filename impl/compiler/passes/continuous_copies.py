@@ -79,7 +79,7 @@ def insert_continuous_copies(graph: Graph, options=None) -> Graph:
             desc = graph.desc[inputs[i]]
             tensors.append(TensorDesc(out, desc.shape, desc.dtype, desc.format))
             label = {"_batch_label": rules.batch_label(n)} if rules.batch_label(n) else {}
-            nodes.append(Node(copy, OP, (inputs[i],), (out,), label, n.stream))
+            nodes.append(Node(copy, OP, (inputs[i],), (out,), {**label, "_inserted_by": NAME}, n.stream))
             inputs[i] = out
         nodes.append(attrs.evolve(n, inputs=tuple(inputs)))
     return validate(attrs.evolve(graph, nodes=nodes, tensors=tensors))
