@@ -22,6 +22,7 @@ COMMANDS = (
     ("replay", "replay_cmd", "re-run counterexample files; exit 1 while one still fails"),
     ("verify", "verify", "the main job: every invariant over the zoo, Z3 proofs, a random campaign, the corpus"),
     ("explore", "explore", "a time-boxed random campaign that writes counterexample files"),
+    ("exhaustive", "exhaustive", "check every graph up to N nodes over a small op set (bounded exhaustive mode)"),
     ("run", "run", "run a model once on the emulated device (runtime v1 or v2, zero copy on or off), with counters"),
     ("plan", "plan", "plan a model's memory (table, --json contract, --picture) or a bare --buffers instance"),
     ("lower", "lower", "lower a model to runtime v2's execution graph; --dump prints it before and after the passes"),

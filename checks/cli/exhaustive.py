@@ -1,0 +1,113 @@
+"""``zcspec exhaustive --max-nodes N``: check every graph up to N nodes over a small op set.
+
+See checks/exhaustive.py for what is enumerated. Prints progress (stderr), the
+per-invariant table, and the smallest failing graph of each violated
+invariant; ``--save DIR`` writes those as counterexample files (and each kind
+of crash as a scenario file). Exit 1 on any violation or crash.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+
+from checks.exhaustive import DEFAULT_OPS, run_exhaustive
+from checks.scenario import KINDS
+
+
+def configure(parser) -> None:
+    parser.add_argument("--max-nodes", type=int, default=3, help="largest graph, in compute/view nodes (default 3)")
+    parser.add_argument("--kinds", default="plan,model_file",
+                        help="artefacts to check, comma-separated from plan,model_file,execution "
+                             "(default plan,model_file; execution runs every graph through both runtimes)")
+    parser.add_argument("--strategy", action="append", choices=("ge", "compact"),
+                        help="planning strategies (default both)")
+    parser.add_argument("--ops", default=",".join(DEFAULT_OPS),
+                        help=f"op forms to enumerate, comma-separated (default {','.join(DEFAULT_OPS)}; "
+                             "Relu! is Relu in place)")
+    parser.add_argument("--max-inputs", type=int, default=2, help="graph inputs, 1..N (default 2)")
+    parser.add_argument("--max-extra-outputs", type=int, default=1,
+                        help="outputs besides the unread tensors, chosen among the read ones (default 1)")
+    parser.add_argument("--no-dedupe", action="store_true",
+                        help="keep every node order of a structure (the execution order follows it)")
+    parser.add_argument("--soc", default="ascend910b", help="SoC profile (default ascend910b)")
+    parser.add_argument("--save", metavar="DIR", help="write a counterexample file per violated invariant to DIR")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _parse(args):
+    from checks.cli.main import UsageError
+
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    ops = tuple(o for o in args.ops.split(",") if o)
+    if not kinds or set(kinds) - set(KINDS):
+        raise UsageError(f"--kinds {args.kinds!r}: unknown kinds {sorted(set(kinds) - set(KINDS))}; "
+                         f"known: {','.join(KINDS)}")
+    if not ops or set(ops) - set(DEFAULT_OPS):
+        raise UsageError(f"--ops {args.ops!r}: unknown op forms {sorted(set(ops) - set(DEFAULT_OPS))}; "
+                         f"known: {','.join(DEFAULT_OPS)}")
+    if args.max_nodes < 1 or args.max_inputs < 1 or args.max_extra_outputs < 0:
+        raise UsageError("--max-nodes and --max-inputs must be at least 1, --max-extra-outputs at least 0")
+    return kinds, ops
+
+
+def _smallest(failures) -> dict:
+    """Per violated invariant (None for crashes, by exception type), its failure on the fewest nodes."""
+    best: dict = {}
+    for f in failures:
+        key = f.invariant or f.message.split(":")[0]
+        if key not in best or len(f.scenario.graph.nodes) < len(best[key].scenario.graph.nodes):
+            best[key] = f
+    return best
+
+
+def _describe(graph) -> str:
+    """One line per node: ``name = Op(inputs)``."""
+    return "; ".join(f"{n.name} = {n.op_type}({', '.join(n.inputs)})" for n in graph.nodes if n.op_type != "Data")
+
+
+def _report_failures(failures, save: str | None) -> None:
+    if save:
+        os.makedirs(save, exist_ok=True)
+    for key, f in sorted(_smallest(failures).items()):
+        s = f.scenario
+        what = f"VIOLATION {f.invariant}" if f.invariant else "CRASH"
+        print(f"\n{what} ({sum(1 for g in failures if (g.invariant or g.message.split(':')[0]) == key)} cases); "
+              f"smallest: {s.kind}, strategy {s.compile.strategy}\n  graph: {_describe(s.graph)}"
+              f"\n  {f.culprit}: {f.message}")
+        if not save:
+            continue
+        path = os.path.join(save, f"exhaustive-{key.lower()}.json")
+        cx = f.counterexample()
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(cx.to_json() if cx else json.dumps({"crash": f.message, "scenario": s.to_dict()}, indent=1))
+        print(f"  saved to {path}" + (f"; replay with: zcspec replay {path}" if cx else ""))
+
+
+def run(args) -> int:
+    from checks.cli.verify import _table
+    from spec.registry import all_invariants
+
+    kinds, ops = _parse(args)
+    strategies = tuple(args.strategy or ("ge", "compact"))
+
+    done = [0, 0.0]
+
+    def progress(n, seconds):
+        done[:] = [n, seconds]
+        if not args.quiet:
+            print(f"{seconds:7.1f} s: {n} graphs", file=sys.stderr, flush=True)
+
+    tally, failures = run_exhaustive(args.max_nodes, kinds, strategies, progress, soc=args.soc, ops=ops,
+                                     max_inputs=args.max_inputs, max_extra_outputs=args.max_extra_outputs,
+                                     dedupe=not args.no_dedupe)
+    scopes = set(kinds) | ({"load"} if "execution" in kinds else set())
+    invariants = [i for i in all_invariants() if i.applies_to in scopes]
+    print("\n".join(_table(types.SimpleNamespace(findings=[], tally=tally), invariants)))
+    _report_failures(failures, args.save)
+    crashes = sum(1 for f in failures if f.invariant is None)
+    print(f"\n{done[0]} graphs, {tally.cases} observations checked in {done[1]:.1f} s: "
+          + (f"FAILED ({len(failures) - crashes} violations, {crashes} crashes)" if failures else
+             "every invariant held"))
+    return 1 if failures else 0
