@@ -125,3 +125,13 @@ def test_bad_subjects_and_kinds_are_named():
         assert_spec_holds(3)
     with pytest.raises(ValueError, match="bogus"):
         parse_kinds("plan,bogus")
+
+
+def test_the_guide_example_runs(suite):
+    """docs/checker.md's plugin example, run as a user's test file (examples in docs run as tests)."""
+    import pathlib
+    import re
+
+    guide = pathlib.Path(__file__).parents[2] / "docs" / "checker.md"
+    example = re.search(r"```python\n(.*?)```", guide.read_text(), re.S).group(1)
+    suite(example).assert_outcomes(passed=2)
