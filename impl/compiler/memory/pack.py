@@ -107,9 +107,10 @@ def check_unique(buffers) -> None:
         seen.add(b.id)
 
 
-def _packing(buffers, offsets, lb: int, method: str, proven: bool = False) -> Packing:
+def _packing(buffers, offsets, lb: int, method: str) -> Packing:
+    """A Packing from offsets by position; optimal when the arena meets the lower bound."""
     arena = int(max((o + b.size for b, o in zip(buffers, offsets)), default=0))
-    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, bool(proven or arena == lb), method)
+    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, arena == lb, method)
 
 
 def pack(buffers, *, time_limit: float | None = None, capacity: int | None = None) -> Packing:
