@@ -62,6 +62,13 @@ def test_buffer_rules():
         Buffer("x", 0, 1, 4, align=0)
     with pytest.raises(InvalidBufferError, match="lower=-1"):
         Buffer("x", -1, 1, 4)
+    with pytest.raises(InvalidBufferError, match="size=True"):
+        Buffer("x", 0, 1, True)
+    with pytest.raises(InvalidBufferError, match="upper=2.5"):
+        Buffer("x", 0, 2.5, 4)
+    import numpy as np
+    assert Buffer("x", np.int64(0), np.int32(3), np.int64(8)) == Buffer("x", 0, 3, 8)
+    assert type(Buffer("x", np.int64(0), 3, 8).lower) is int
     with pytest.raises(InvalidBufferError, match="duplicate"):
         pack([Buffer("x", 0, 1, 4), Buffer("x", 1, 2, 4)])
 

@@ -30,12 +30,24 @@ packing found is returned either way.
 """
 from __future__ import annotations
 
+import operator
 import time
 
 import attrs
 
 from impl.compiler.memory import pack_greedy, pack_search
 from impl.compiler.memory.pack_errors import InvalidBufferError
+
+
+def _integer(value):
+    """Integers of any integral type (numpy's too) become ``int``; anything else is
+    left as is for the validation to reject by name."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
 
 
 def _positive(instance, attribute, value) -> None:
@@ -52,10 +64,10 @@ class Buffer:
     """
 
     id: str
-    lower: int
-    upper: int
-    size: int = attrs.field(validator=_positive)
-    align: int = attrs.field(default=1, validator=_positive)
+    lower: int = attrs.field(converter=_integer)
+    upper: int = attrs.field(converter=_integer)
+    size: int = attrs.field(converter=_integer, validator=_positive)
+    align: int = attrs.field(default=1, converter=_integer, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
         for name in ("lower", "upper"):
