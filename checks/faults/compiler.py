@@ -1,0 +1,48 @@
+"""Compiler variants: a pass forgotten, a view offset computed wrong.
+
+The MemcpyAddrAsync variant is hunted with model-file scenarios (the pass
+decisions are observed there); the view-offset variant is self-consistent (plan,
+slots and relative offsets agree), so it only shows when a task really reads
+the wrong bytes: it is hunted with differential executions (v1 and v2 against
+the onnx.reference oracle).
+
+(A first version zeroed only the I/O table's relative offsets; runtime v1's
+loader cross-checks that table against the slots and refused to load, an
+InternalError that is a crash, not a spec verdict.)
+"""
+from __future__ import annotations
+
+from checks.faults.strategies import execution_scenarios, model_file_scenarios
+from checks.faults.variant import Variant, swap
+
+
+def _memcpy_addr_async_skipped():
+    """The pipeline loses its MemcpyAddrAsync step (ge-facts.md 5.3): tasks that cannot be refreshed
+    stay bound to model I/O."""
+    def make(pipeline):
+        return tuple(step for step in pipeline if step[0] != "memcpy_addr_async")
+    return swap("impl.compiler.passes", "PIPELINE", make)
+
+
+def _view_offset_dropped():
+    """A view's byte offset inside its root is lost (taken as 0) when symbols are built (ge-facts.md
+    5.2): the plan, the relative offsets of model I/O and every slot agree with each other, but a
+    task reading an outer-axis Split/Slice piece reads the root's first bytes."""
+    def make(symbols):
+        def wrong(graph, order, own):
+            root, members, offset = symbols(graph, order, own)
+            return root, members, {t: 0 for t in offset}
+        return wrong
+    return swap("impl.compiler.memory.lifetimes", "_symbols", make)
+
+
+VARIANTS = (
+    Variant("memcpy-addr-async-skipped", "compiler",
+            "the MemcpyAddrAsync pass is forgotten: where the SoC cannot refresh a task, it stays bound to "
+            "model I/O (ge-facts.md 5.3)",
+            _memcpy_addr_async_skipped, model_file_scenarios, ("PASS-MEMCPY-ADDR-ASYNC",)),
+    Variant("view-offset-dropped", "compiler",
+            "a wrong relative offset: a view's offset inside its root taken as 0, so slots and the I/O "
+            "relative offsets point at the root's start (ge-facts.md 5.2)",
+            _view_offset_dropped, lambda n: execution_scenarios(("differential",), max_nodes=n), ("EXEC-ORACLE",)),
+)

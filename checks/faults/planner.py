@@ -1,0 +1,124 @@
+"""Planner variants: GE's block and lifetime rules (ge-facts.md 1-3) each broken once.
+
+Each patch wraps or replaces one function of impl/compiler/memory for the
+duration of a ``with`` block. The hunts draw plan scenarios.
+"""
+from __future__ import annotations
+
+import attrs
+
+from checks.faults.strategies import plan_scenarios
+from checks.faults.variant import Variant, swap
+
+_OFFSETS = "impl.compiler.memory.offsets"
+_LIFETIMES = "impl.compiler.memory.lifetimes"
+
+
+def _zc_align_32():
+    """ge-facts.md 1.6, 12: every block, zero-copy ones too, is 512-aligned; this reads 32."""
+    def make(place_zero_copy):
+        def wrong(ordered_units, options, blocks, unit_offset):
+            return place_zero_copy(ordered_units, attrs.evolve(options, block_align=32), blocks, unit_offset)
+        return wrong
+    return swap(_OFFSETS, "place_zero_copy", make)
+
+
+def _zc_merged():
+    """ge-facts.md 2.5.10: zero-copy blocks never share; this lets a graph input take the block of a
+    graph output of at least its size (in-place I/O fusion applied to zero-copy memory)."""
+    def make(place_zero_copy):
+        def wrong(ordered_units, options, blocks, unit_offset):
+            start = len(blocks)
+            end = place_zero_copy(ordered_units, options, blocks, unit_offset)
+            kinds = {u.id: u.zero_copy for u in ordered_units}
+            free_outputs = [b for b in blocks[start:] if kinds[b.units[0]] == "output"]
+            for b in blocks[start:]:
+                u = b.units[0]
+                target = next((o for o in free_outputs if o.size >= b.size), None)
+                if kinds[u] != "input" or target is None:
+                    continue
+                free_outputs.remove(target)
+                unit_offset[u] = ("zero_copy", target.offset, target.index)
+                blocks[target.index] = attrs.evolve(target, units=target.units + (u,))
+            return end
+        return wrong
+    return swap(_OFFSETS, "place_zero_copy", make)
+
+
+def _lifetime_half_open():
+    """A tensor's life ends *before* its last reader's step ([first, last) read as [first, last])."""
+    def make(own_lifetimes):
+        def wrong(graph, step):
+            own = own_lifetimes(graph, step)
+            outputs = set(graph.outputs)
+            return {t: (f, l - 1 if l > f and t not in outputs else l) for t, (f, l) in own.items()}
+        return wrong
+    return swap(_LIFETIMES, "_own_lifetimes", make)
+
+
+def _output_reused_early():
+    """A graph output's life ends at its last *compute* reader: NetOutput, which has no task, is not
+    counted as a reader (nor is the graph's end), so the output's memory is handed to later tensors
+    before the caller reads it (2.2.4: GE gives graph outputs kMaxLifeTime)."""
+    def make(own_lifetimes):
+        def wrong(graph, step):
+            own = own_lifetimes(graph, step)
+            for t in set(graph.outputs) & set(own):
+                readers = [step[c] for c in graph.consumers.get(t, ()) if graph.node[c].op_type != "NetOutput"]
+                first = own[t][0]
+                own[t] = (first, max(readers + [first]))
+            return own
+        return wrong
+    return swap(_LIFETIMES, "_own_lifetimes", make)
+
+
+def _touching_merged():
+    """The planner's units end one step early (a reusable unit's ``last`` read as exclusive), so a
+    tensor written at step k takes the block of one last read at step k: their lifetimes only touch,
+    and they are placed overlapping (2.2.3: memory is released after the last reader ran)."""
+    def make(build_units):
+        def wrong(graph, lt, options):
+            got = build_units(graph, lt, options)
+            units = tuple(attrs.evolve(u, last=u.last - 1) if u.reusable and u.last > u.first else u
+                          for u in got.units)
+            return attrs.evolve(got, units=units)
+        return wrong
+    return swap("impl.compiler.memory.units", "build_units", make)
+
+
+def _block_one_unit_short():
+    """A block asks for its size rounded *down* to 512 (one alignment unit too small, 1.2)."""
+    def make(block_size):
+        return lambda size, options: max(block_size(size, options) - options.block_align, 0)
+    return swap("impl.compiler.memory.sizes", "block_size", make)
+
+
+def _atomic_reused():
+    """The atomic-output rule (2.5.4, 3.3) is dropped: a memset-cleaned output joins ordinary reuse."""
+    return swap("impl.compiler.memory.rules", "atomic", lambda atomic: (lambda node: False))
+
+
+VARIANTS = (
+    Variant("zc-align-32", "planner",
+            "zero-copy blocks rounded to 32 bytes instead of 512 (the misreading of ge-facts.md 1.6/12)",
+            _zc_align_32, plan_scenarios, ("LAYOUT-ALIGN",)),
+    Variant("zc-block-merged", "planner",
+            "a zero-copy block merged: a graph input shares a graph output's block (in-place I/O; 2.5.10)",
+            _zc_merged, plan_scenarios, ("MEM-ZC-NOMERGE",)),
+    Variant("lifetime-half-open", "planner",
+            "off-by-one lifetime: the last reader's step excluded (half-open where closed is right)",
+            _lifetime_half_open, plan_scenarios, ("LAYOUT-LIFETIME-COVERS-USES", "LAYOUT-NO-OVERLAP")),
+    Variant("output-reused-early", "planner",
+            "a graph output's memory reused before the end of the graph (its life stops at its last reader)",
+            _output_reused_early, plan_scenarios, ("LAYOUT-LIFETIME-COVERS-USES",)),
+    Variant("touching-lifetimes-merged", "planner",
+            "two buffers whose lifetimes only touch (one written at the step the other is last read) "
+            "placed overlapping: the planner's intervals read as half-open",
+            _touching_merged, plan_scenarios, ("LAYOUT-NO-OVERLAP",)),
+    Variant("block-one-unit-short", "planner",
+            "block sizes rounded down instead of up: every block one 512-byte unit too small",
+            _block_one_unit_short, plan_scenarios, ("LAYOUT-NO-OVERLAP", "LAYOUT-ZC-SIZE")),
+    Variant("atomic-block-reused", "planner",
+            "an atomic-clean output's block reused by other tensors (the memset would wipe them)",
+            _atomic_reused, plan_scenarios, ("MEM-ATOMIC-NOREUSE",)),
+)

@@ -1,0 +1,66 @@
+"""Runtime v1 variants: the per-execution refresh, the size check and the HCCL rule, each broken once."""
+from __future__ import annotations
+
+from checks.faults.strategies import execution_scenarios
+from checks.faults.variant import Variant, swap
+
+
+class _DropLastSlot:
+    """A loaded model seen by a refresh loop that stops one slot short for each model I/O."""
+
+    def __init__(self, lm):
+        object.__setattr__(self, "_lm", lm)
+        fm = __import__("impl.runtime.v1.classify", fromlist=["FM"]).FM
+        object.__setattr__(self, "slots_by_alloc",
+                           {k: (v if k == fm else v[:-1]) for k, v in lm.slots_by_alloc.items()})
+
+    def __getattr__(self, name):
+        return getattr(self._lm, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._lm, name, value)
+
+
+def _slot_not_refreshed():
+    """ge-facts.md 6.5.4: after a re-bind every registered slot is rewritten; this misses each I/O's last."""
+    def make(refresh):
+        return lambda lm, bases, *, host_staged: refresh(_DropLastSlot(lm), bases, host_staged=host_staged)
+    return swap("impl.runtime.v1.refresh", "refresh", make)
+
+
+def _size_slack_sign():
+    """CheckUserAndModelSize (6.6.1) allows ``size + 64``; this subtracts the 64 bytes (a sign error)."""
+    return swap("impl.runtime.v1.bind", "GE_SIZE_SLACK", lambda slack: -slack)
+
+
+def _hccl_disable_zero_copy_forgotten():
+    """HcclTaskInfo's DisableZeroCopy (6.8.1-6.8.3) forgotten: an HCCL task's I/O whose zero-copy
+    flags are off is still treated as zero copy."""
+    return swap("impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
+
+
+# Why the checker misses the HCCL variant (a finding; the fix is outside checks/).
+HCCL_GAP = ("V1-HCCL-COPY's precondition reads IoObservation.hccl_no_zero_copy, which "
+            "impl/runtime/v1/observe.py copies from the runtime's own ZeroCopyOffset.hccl_no_zero_copy: "
+            "the variant clears that flag, so the invariant is vacuous (the code certifies itself). The "
+            "observation should derive it from the model's HCCL tasks (zero_copy_in/zero_copy_out of every "
+            "slot bound to the I/O); and the emulator refreshes HCCL tasks without complaint, so no fault "
+            "or wrong output shows either.")
+
+
+VARIANTS = (
+    Variant("v1-slot-not-refreshed", "runtime_v1",
+            "one argument slot per model I/O is not refreshed after a re-bind (an off-by-one in the "
+            "refresh loop)",
+            _slot_not_refreshed, lambda n: execution_scenarios(("v1",), max_nodes=n), ("V1-SLOT-REFRESH",)),
+    Variant("v1-size-slack-sign", "runtime_v1",
+            "the 64-byte slack of the buffer size check subtracted instead of added: correct buffers refused",
+            _size_slack_sign, lambda n: execution_scenarios(("v1",), max_nodes=n), ("V1-BUFFER-SIZE",)),
+    Variant("v1-hccl-disable-zero-copy-forgotten", "runtime_v1",
+            "DisableZeroCopy forgotten for HCCL: collectives that cannot be refreshed are bound to user "
+            "buffers anyway",
+            _hccl_disable_zero_copy_forgotten,
+            lambda n: execution_scenarios(("v1",), max_nodes=n, socs=("legacy", "ascend310p"),
+                                        families=("unary", "binary", "allreduce")),
+            ("V1-HCCL-COPY",), known_gap=HCCL_GAP),
+)

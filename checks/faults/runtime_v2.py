@@ -1,0 +1,39 @@
+"""Runtime v2 variants: the always_zero_copy promise (ge-facts.md 7.2-7.5) broken twice."""
+from __future__ import annotations
+
+import attrs
+
+from checks.faults.strategies import execution_scenarios
+from checks.faults.variant import Variant, swap
+
+
+def _azc_fallback():
+    """ModelOutTensorZeroCopy ignores always_zero_copy: outputs get AllocModelOutTensor, which falls
+    back to runtime memory for a bad buffer instead of failing (7.2.4, 7.4)."""
+    def make(pipeline):
+        def lower_as_default(fn):
+            return lambda graph, option: fn(graph, attrs.evolve(option, always_zero_copy=False))
+        return tuple((name, lower_as_default(fn) if name == "ModelOutTensorZeroCopy" else fn, on)
+                     for name, fn, on in pipeline)
+    return swap("impl.runtime.v2.passes", "PIPELINE", make)
+
+
+def _azc_size_unchecked():
+    """SplitTensorForOutputData (7.4.2) forgets the size check: a too-small caller buffer is shared."""
+    def make(validate):
+        def wrong(node, tensor):
+            if tensor is not None and tensor.addr and tensor.size < node.attr("raw"):
+                return
+            validate(node, tensor)
+        return wrong
+    return swap("impl.runtime.v2.kernels.outputs", "_validate", make)
+
+
+VARIANTS = (
+    Variant("v2-azc-fallback", "runtime_v2",
+            "a fallback allocation under always_zero_copy: a bad output buffer is replaced by runtime memory",
+            _azc_fallback, lambda n: execution_scenarios(("v2-azc",), max_nodes=n), ("V2-AZC-NO-ALLOC", "V2-AZC-REJECT")),
+    Variant("v2-azc-size-unchecked", "runtime_v2",
+            "always_zero_copy shares a caller buffer smaller than the output (the size check forgotten)",
+            _azc_size_unchecked, lambda n: execution_scenarios(("v2-azc",), max_nodes=n), ("V2-AZC-REJECT", "V2-NO-OVERRUN")),
+)
