@@ -1,0 +1,123 @@
+"""The fault catalogue: every variant installs and uninstalls cleanly, fast variants are hunted
+down by the checker, the real code passes the same hunts, and a counterexample found on a variant
+replays (and its exported pytest file fails under the variant, passes on the real code)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from checks.counterexample import Counterexample
+from checks.faults import registry
+from checks.faults.errors import UnknownVariant
+from checks.faults.hunt import hunt
+from checks.faults.variant import AREAS, preload
+from checks.replay import export_pytest, replay
+
+FAST = ("zc-align-32", "lifetime-half-open", "v1-size-slack-sign", "v2-azc-fallback")
+
+
+def test_catalogue_has_twelve_detectable_variants_with_unique_names_in_every_area():
+    vs = registry.variants()
+    assert len({v.name for v in vs}) == len(vs)
+    assert sum(1 for v in vs if not v.known_gap) >= 12
+    assert {v.area for v in vs} == set(AREAS)
+    assert all(v.bug and v.expected for v in vs)
+
+
+def test_unknown_variant_names_the_known_ones():
+    with pytest.raises(UnknownVariant, match="zc-align-32"):
+        registry.get("no-such-bug")
+
+
+def _bound_objects():
+    import importlib
+
+    preload()
+    mods = ["impl.compiler.memory.offsets", "impl.compiler.memory.compact", "impl.compiler.memory.lifetimes",
+            "impl.compiler.memory.units", "impl.compiler.memory.plan", "impl.compiler.memory.ge_blocks",
+            "impl.compiler.memory.sizes", "impl.compiler.memory.bounds", "impl.compiler.memory.rules",
+            "impl.compiler.passes", "impl.runtime.v1.refresh", "impl.runtime.v1.execute", "impl.runtime.v1.bind",
+            "impl.runtime.v1.zero_copy", "impl.runtime.v2.passes", "impl.runtime.v2.kernels.outputs"]
+    return {(m, k): v for m in mods for k, v in vars(importlib.import_module(m)).items() if not k.startswith("__")}
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_each_variant_changes_impl_and_is_removed_afterwards(name):
+    before = _bound_objects()
+    with registry.active(name):
+        during = _bound_objects()
+    assert during != before, f"{name} patched nothing"
+    after = _bound_objects()
+    assert all(after[k] is v for k, v in before.items()), f"{name} left a patch behind"
+
+
+def test_a_function_imported_by_name_is_patched_too():
+    from impl.compiler.memory import compact, offsets
+
+    real = offsets.place_zero_copy
+    with registry.active("zc-align-32"):
+        assert compact.place_zero_copy is offsets.place_zero_copy is not real
+    assert compact.place_zero_copy is offsets.place_zero_copy is real
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_fast_variants_are_detected_by_the_spec_with_small_counterexamples(name):
+    d = hunt(registry.get(name), seed=0, budget=30)
+    assert d.detected, f"{name} not detected in {d.seconds:.1f} s over {d.cases} cases"
+    assert d.seconds < 10 and d.nodes <= 6
+    assert d.counterexample.found_with == name
+    assert d.invariant in {i for v in registry.variants() for i in v.expected} | {"EXEC-NO-FAULT"}
+
+
+@pytest.mark.parametrize("name", ["zc-block-merged", "v1-slot-not-refreshed", "v2-azc-size-unchecked",
+                                  "memcpy-addr-async-skipped"])
+def test_the_real_code_passes_the_same_hunt(name):
+    d = hunt(registry.get(name), seed=0, budget=3, installed=False)
+    assert d.cases > 0
+    assert not d.detected, d.counterexample and d.counterexample.to_json()
+
+
+@pytest.fixture(scope="module")
+def merged_counterexample():
+    d = hunt(registry.get("zc-block-merged"), seed=0, budget=30)
+    assert d.detected
+    return d.counterexample
+
+
+def test_saved_counterexample_replays_under_the_variant_and_passes_on_the_real_code(merged_counterexample, tmp_path):
+    path = tmp_path / "cx.json"
+    merged_counterexample.save(str(path))
+    cx = Counterexample.load(str(path))
+    assert cx.found_with == "zc-block-merged"
+    with registry.active(cx.found_with):
+        assert replay(cx).still_fails
+    assert not replay(cx).still_fails
+
+
+def _run_exported(path, fault: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != registry.ENV}
+    if fault:
+        env[registry.ENV] = fault
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                           "checks.faults.pytest_plugin", f"--rootdir={path.parent}", str(path)],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_exported_pytest_file_fails_under_the_variant_and_passes_on_the_real_code(merged_counterexample, tmp_path):
+    path = tmp_path / "test_exported_cx.py"
+    export_pytest(merged_counterexample, str(path))
+    faulty = _run_exported(path, "zc-block-merged")
+    assert faulty.returncode == 1, faulty.stdout + faulty.stderr
+    real = _run_exported(path, None)
+    assert real.returncode == 0, real.stdout + real.stderr
+
+
+@pytest.mark.slow
+def test_full_benchmark_meets_the_targets():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+    import fault_detection
+
+    assert fault_detection.main([]) == 0
