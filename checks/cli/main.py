@@ -26,6 +26,7 @@ COMMANDS = (
     ("run", "run", "run a model once on the emulated device (runtime v1 or v2, zero copy on or off), with counters"),
     ("plan", "plan", "plan a model's memory (table, --json contract, --picture) or a bare --buffers instance"),
     ("lower", "lower", "lower a model to runtime v2's execution graph; --dump prints it before and after the passes"),
+    ("faults", "faults", "the fault catalogue: list deliberately wrong variants of impl, hunt them, replay their counterexamples"),
 )
 
 

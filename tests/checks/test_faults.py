@@ -121,3 +121,15 @@ def test_full_benchmark_meets_the_targets():
     import fault_detection
 
     assert fault_detection.main([]) == 0
+
+
+def test_cli_lists_hunts_and_replays(tmp_path, capsys):
+    from checks.cli.main import main
+
+    assert main(["faults"]) == 0
+    assert "v2-azc-fallback" in capsys.readouterr().out
+    assert main(["faults", "no-such-bug"]) == 2
+    assert main(["faults", "zc-align-32", "--save", str(tmp_path), "--budget", "30"]) == 0
+    assert "targets met" in capsys.readouterr().out
+    assert main(["faults", "--replay", str(tmp_path / "zc-align-32.json")]) == 0
+    assert "passes now" in capsys.readouterr().out

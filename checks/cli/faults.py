@@ -1,0 +1,59 @@
+"""``zcspec faults``: the fault catalogue (issue 9).
+
+    zcspec faults                      list the variants
+    zcspec faults NAME ... | --all     hunt them (table as in benchmarks/fault_detection.py)
+    zcspec faults --replay FILE        replay a counterexample with its variant (found_with) and without
+
+Exit codes: 0 ok; 1 a variant missed, a target not met, or a replay that does not fail under its
+variant and pass on the real code; 2 an unknown variant or a bad counterexample file.
+"""
+from __future__ import annotations
+
+from checks.faults.errors import FaultError
+from checks.faults.hunt import BUDGET
+
+
+def configure(parser) -> None:
+    parser.add_argument("names", nargs="*", metavar="NAME", help="variants to hunt")
+    parser.add_argument("--all", action="store_true", help="hunt every variant")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget", type=float, default=BUDGET, help="seconds per variant (default 120)")
+    parser.add_argument("--save", metavar="DIR", help="write each counterexample as DIR/<variant>.json")
+    parser.add_argument("--replay", metavar="FILE", help="a counterexample found on a variant")
+
+
+def run(args) -> int:
+    from checks.cli.main import UsageError
+    from checks.faults.registry import get, variants
+
+    try:
+        if args.replay:
+            return _replay(args.replay)
+        if not args.names and not args.all:
+            for v in variants():
+                gap = "  [known gap]" if v.known_gap else ""
+                print(f"{v.name:38} {v.area:11} {v.bug}{gap}")
+            return 0
+        from checks.faults.report import hunt_all
+
+        chosen = list(variants()) if args.all else [get(n) for n in args.names]
+        return 0 if hunt_all(chosen, seed=args.seed, budget=args.budget, save=args.save).ok else 1
+    except FaultError as e:
+        raise UsageError(str(e)) from e
+
+
+def _replay(path: str) -> int:
+    from checks.cli.main import UsageError
+    from checks.counterexample import Counterexample, CounterexampleError
+    from checks.faults.report import replay_against_variant
+
+    try:
+        cx = Counterexample.load(path)
+    except CounterexampleError as e:
+        raise UsageError(str(e)) from e
+    if not cx.found_with:
+        raise UsageError(f"{path}: found_with is empty: the counterexample was not found on a fault variant")
+    faulty, real = replay_against_variant(cx)
+    print(f"with {cx.found_with}: {faulty.summary()}")
+    print(f"real code: {real.summary()}")
+    return 0 if faulty.still_fails and not real.still_fails else 1
