@@ -25,10 +25,10 @@ PLAN_FAMILIES = tuple(f for f in FAMILIES if f not in ("allreduce", "phony_conca
 
 
 def bounded_graphs(max_nodes: int, families: tuple[str, ...] | None = None):
-    """``graphs()`` with the input count bounded along with the nodes (1 input up to 3 nodes, 2 up
-    to 4, else 3): the hunt's small bounds then draw only small graphs, since the shrinker does not
-    always drop an input once later draws depend on it."""
-    max_inputs = 1 if max_nodes <= 3 else 2 if max_nodes <= 4 else 3
+    """``graphs()`` with the input count bounded along with the nodes (1 input up to 4 nodes, 2 up
+    to 5, else 3): the hunt's small bounds then draw only small graphs (at most 6 nodes with Data
+    and NetOutput), since the shrinker does not always drop an input once later draws depend on it."""
+    max_inputs = 1 if max_nodes <= 4 else 2 if max_nodes <= 5 else 3
     return graphs(max_nodes=max_nodes, max_inputs=max_inputs, **({"families": families} if families else {}))
 
 
