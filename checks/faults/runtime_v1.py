@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from checks.faults.strategies import execution_scenarios
 from checks.faults.variant import Variant, swap
+from impl.runtime.v1.classify import FM
 
 
 class _DropLastSlot:
-    """A loaded model seen by a refresh loop that stops one slot short for each model I/O."""
+    """A loaded model seen by a refresh loop that stops one slot short for each model I/O
+    (the feature map's slots are left alone). Everything else, reads and writes, goes to the model."""
 
     def __init__(self, lm):
         object.__setattr__(self, "_lm", lm)
-        fm = __import__("impl.runtime.v1.classify", fromlist=["FM"]).FM
         object.__setattr__(self, "slots_by_alloc",
-                           {k: (v if k == fm else v[:-1]) for k, v in lm.slots_by_alloc.items()})
+                           {k: (v if k == FM else v[:-1]) for k, v in lm.slots_by_alloc.items()})
 
     def __getattr__(self, name):
         return getattr(self._lm, name)
