@@ -50,8 +50,10 @@ def hunt_all(variants, *, seed: int = 0, budget: float = BUDGET, save: str | Non
             path = os.path.join(save, f"{v.name}.json")
             d.counterexample.save(path)
         out(_row(d, path, bool(v.known_gap)))
-        for c in d.crashes:
+        for c in d.crashes[:3]:
             out(f"    crash (not counted as a detection): {c}")
+        if len(d.crashes) > 3:
+            out(f"    ... {len(d.crashes) - 3} more crashes")
         if v.known_gap and not d.detected:
             out(f"    known gap: {v.known_gap}")
             gaps.append(v.name)
