@@ -153,6 +153,11 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
         best = min(best, _packing(buffers, pack_greedy.best_fit(inst, order), lb, method), key=_arena)
     if best.arena <= target:
         return best
+    if capacity is None and len(buffers) > MAX_SEARCH_SIZE:
+        # A search node costs O(buffers x sections) here: on instances this large the
+        # hill climb alone improves the greedy packing within the time limit.
+        offsets = pack_greedy.climb(inst, _order_of(best, buffers), target, deadline)
+        return min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
     # With a capacity the search runs until it fits (or the deadline); without,
     # it is one improvement stage among others and gets a node budget.
     budget = None if capacity is not None else pack_search.default_budget(len(buffers))
@@ -171,6 +176,7 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
 
 
 MAX_ORDERS_SIZE = 20_000
+MAX_SEARCH_SIZE = 4_096
 
 # With a capacity and a time limit, the share of the time the search at the
 # capacity itself gets; the rest bisects relaxed capacities for a best effort.

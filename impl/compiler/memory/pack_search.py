@@ -41,6 +41,9 @@ import numpy as np
 from impl.compiler.memory.pack_sweep import Sections, ranks, weighted_ranks
 
 
+FLOORS_CELLS = 4_000_000  # largest rows x cliques block _floors_fit builds at once
+
+
 @attrs.frozen(eq=False)
 class SearchResult:
     """``offsets`` when a packing within the capacity was found, else None.
@@ -214,15 +217,21 @@ class _Run:
             return True
         mo = self.mo[un]
         order = np.argsort(-mo, kind="stable")
-        rows, cliques = un[order], self.cliques[a:b]
-        cover = (self.sec.first[rows, None] <= cliques) & (cliques < self.sec.end[rows, None])
-        sizes = np.where(cover, self.inst.size[rows, None], 0)
-        stacked = np.cumsum(sizes, axis=0)
-        stacked += np.maximum(mo[order], last_off)[:, None]
-        over = np.flatnonzero(np.where(sizes > 0, stacked, 0).max(axis=0) > self.cap)
-        if len(over):
-            self.failures[self.cliques[a + over]] += 1.0 / len(over)
-        return not len(over)
+        rows = un[order]
+        floor = np.maximum(mo[order], last_off)[:, None]
+        # Columns (cliques) are independent: take them in chunks so the rows x cliques
+        # matrices stay within FLOORS_CELLS entries however large the instance.
+        step = max(1, FLOORS_CELLS // len(rows))
+        over = []
+        for c0 in range(a, b, step):
+            cliques = self.cliques[c0:min(b, c0 + step)]
+            cover = (self.sec.first[rows, None] <= cliques) & (cliques < self.sec.end[rows, None])
+            sizes = np.where(cover, self.inst.size[rows, None], 0)
+            stacked = np.cumsum(sizes, axis=0) + floor
+            over.extend(c0 + np.flatnonzero(np.where(sizes > 0, stacked, 0).max(axis=0) > self.cap))
+        if over:
+            self.failures[self.cliques[np.asarray(over)]] += 1.0 / len(over)
+        return not over
 
     def _mirrored(self, c) -> bool:
         """Symmetry: c would sit right on a twin (same lifetime) of higher rank.
