@@ -1,5 +1,9 @@
-"""Runtime v2 variants: the always_zero_copy promise (ge-facts.md 7.2-7.5) broken twice."""
+"""Runtime v2 variants: the always_zero_copy promise (ge-facts.md 7.2-7.5) broken twice, and the
+default mode's zero copy refused."""
 from __future__ import annotations
+
+import contextlib
+from unittest import mock
 
 import attrs
 
@@ -29,6 +33,27 @@ def _azc_size_unchecked():
     return swap("impl.runtime.v2.kernels.outputs", "_validate", make)
 
 
+@contextlib.contextmanager
+def _padded_size_required():
+    """AllocModelOutTensor (7.3.2) shares the caller's buffer only if it holds the *padded* size
+    (align32 + 32, 1.3) instead of the raw size: a correctly sized buffer is never used, the output
+    goes to runtime memory and is handed over or copied."""
+    from impl.runtime.v2 import kernels
+    from impl.runtime.v2.kernels import outputs
+
+    real = outputs.alloc_model_out_tensor
+
+    def wrong(frame, node, args):
+        _allocator, tensor = args
+        if tensor is not None and tensor.addr and tensor.size < node.attr("size"):
+            tensor.size = 0  # "too small": the real kernel then allocates
+        return real(frame, node, args)
+
+    table = {"AllocModelOutTensor": wrong}
+    with mock.patch.dict(kernels.KERNELS, table), mock.patch.dict(outputs.KERNELS, table):
+        yield
+
+
 VARIANTS = (
     Variant("v2-azc-fallback", "runtime_v2",
             "a fallback allocation under always_zero_copy: a bad output buffer is replaced by runtime memory",
@@ -36,4 +61,7 @@ VARIANTS = (
     Variant("v2-azc-size-unchecked", "runtime_v2",
             "always_zero_copy shares a caller buffer smaller than the output (the size check forgotten)",
             _azc_size_unchecked, lambda n: execution_scenarios(("v2-azc",), max_nodes=n), ("V2-AZC-REJECT", "V2-NO-OVERRUN")),
+    Variant("v2-padded-size-required", "runtime_v2",
+            "zero copy refused for a raw-sized output buffer: the check compares with the padded size",
+            _padded_size_required, lambda n: execution_scenarios(("v2",), max_nodes=n), ("V2-OUT-IS-USER",)),
 )
