@@ -2,8 +2,9 @@
 
 See checks/exhaustive.py for what is enumerated. Prints progress (stderr), the
 per-invariant table, and the smallest failing graph of each violated
-invariant; ``--save DIR`` writes those as counterexample files (and each kind
-of crash as a scenario file). Exit 1 on any violation or crash.
+invariant, written as a counterexample file to ``--save DIR`` (default
+./counterexamples, as zcspec explore; each kind of crash as a scenario file).
+Exit 1 on any violation or crash.
 """
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def configure(parser) -> None:
     parser.add_argument("--no-dedupe", action="store_true",
                         help="keep every node order of a structure (the execution order follows it)")
     parser.add_argument("--soc", default="ascend910b", help="SoC profile (default ascend910b)")
-    parser.add_argument("--save", metavar="DIR", help="write a counterexample file per violated invariant to DIR")
+    parser.add_argument("--save", metavar="DIR", default="counterexamples",
+                        help="folder for a counterexample file per violated invariant (default ./counterexamples, "
+                             "as zcspec explore)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
