@@ -40,13 +40,18 @@ def _hccl_disable_zero_copy_forgotten():
     return swap("impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
 
 
-# Why the checker misses the HCCL variant (a finding; the fix is outside checks/).
-HCCL_GAP = ("V1-HCCL-COPY's precondition reads IoObservation.hccl_no_zero_copy, which "
-            "impl/runtime/v1/observe.py copies from the runtime's own ZeroCopyOffset.hccl_no_zero_copy: "
-            "the variant clears that flag, so the invariant is vacuous (the code certifies itself). The "
-            "observation should derive it from the model's HCCL tasks (zero_copy_in/zero_copy_out of every "
-            "slot bound to the I/O); and the emulator refreshes HCCL tasks without complaint, so no fault "
-            "or wrong output shows either.")
+# Why the checker misses the HCCL variant. The observation now reads the HCCL zero-copy flags
+# from the model's tasks (impl/runtime/v1/observe.py), so V1-HCCL-COPY no longer trusts the
+# runtime. The bug stays invisible for another reason: the compiler never lets it matter. The
+# planner makes the I/O of a collective without zero-copy support a non-zero-copy block (in the
+# feature map, copied anyway, ge-facts.md 2.6.3), and on SoCs that cannot refresh HCCL tasks the
+# MemcpyAddrAsync pass puts a copy between the collective and the graph I/O. A runtime that forgets
+# DisableZeroCopy therefore behaves exactly like a correct one on every model zcspec compiles;
+# only a crafted model file (zero-copy I/O with an HCCL flag off) would expose it.
+HCCL_GAP = ("masked by the compiler: a collective without zero-copy support never touches zero-copy I/O "
+            "in a model zcspec compiles (its I/O blocks are not zero copy, ge-facts.md 2.6.3, or a "
+            "MemcpyAddrAsync sits in between), so forgetting DisableZeroCopy changes nothing observable; "
+            "only a crafted model file would expose it")
 
 
 VARIANTS = (

@@ -81,16 +81,27 @@ ZC_NOREUSE = Invariant(
 
 # -- MEM-ATOMIC-NOREUSE -----------------------------------------------------------------------
 
+def _group_mates(plan: PlanObservation, root: str) -> set[str]:
+    """Roots sharing a continuous-input group with ``root``: they share its block by design."""
+    mates: set[str] = set()
+    for g in plan.continuous_groups:
+        roots = {plan.root(n) for n in g.tensors}
+        if root in roots:
+            mates |= roots
+    return mates
+
+
 def _exclusive(plan: PlanObservation, names: set[str], what: str):
-    """Tensors in ``names`` own their block and their bytes for the whole run."""
+    """Tensors in ``names`` own their block (apart from their continuous-input group, whose
+    members are laid out together in one block, ge-facts.md 2.4.4, 2.5.4) and their bytes."""
     fams = families(plan)
     targets = [f for f in fams if set(f.members) & names]
     for f in targets:
         t = plan.tensor[f.root]
         b = plan.block.get(t.block) if t.block is not None else None
-        if b is not None and len(_roots(plan, b.tensors)) > 1:
-            yield violation(f"block {b.id!r}", f"holds {what} tensor {f.root!r} and also "
-                            f"{[r for r in _roots(plan, b.tensors) if r != f.root]}")
+        others = [r for r in _roots(plan, b.tensors) if r != f.root and r not in _group_mates(plan, f.root)] if b else []
+        if others:
+            yield violation(f"block {b.id!r}", f"holds {what} tensor {f.root!r} and also {others}")
     for target, other in byte_overlaps(fams, targets):
         yield violation(f"tensor {other.root!r}", f"uses bytes [{max(target.offset, other.offset)}, "
                         f"{min(target.end, other.end)}) of {what} tensor {target.root!r}", owner=target.root)
@@ -100,7 +111,8 @@ ATOMIC_NOREUSE = Invariant(
     id="MEM-ATOMIC-NOREUSE",
     title="Atomic-clean outputs are not reused by other nodes",
     statement="A tensor written by an atomic (memset-cleaned) output owns its block and its bytes for the "
-              "whole run: no other tensor, at any step, uses any of its bytes.",
+              "whole run: no other tensor, at any step, uses any of its bytes. The one exception is a "
+              "continuous-input group it feeds, whose members share one block side by side.",
     rationale="An atomic output is cleaned by a separate memset task before the kernel accumulates into it; GE "
               "gives atomic outputs a whole-graph life and places them after the feature-map blocks so the "
               "clean can never wipe another tensor's data, and blocks holding atomic memory never share with "

@@ -64,3 +64,20 @@ def test_cont_input_nopadding_pieces_when_known_and_bounds_when_not():
     assert get("MEM-CONT-INPUT").violations(wrong)
     backwards = plan(rs, continuous_groups=(ContinuousGroup("concat", ("q", "p"), padding=False),))
     assert get("MEM-CONT-INPUT").violations(backwards)
+
+
+def test_atomic_output_may_share_its_continuous_groups_block():
+    """GE lays an atomic output that feeds a continuous input inside that group's block (2.4.4, 2.5.4)."""
+    from impl.compiler.builder import GraphBuilder
+    from impl.compiler.compile import compile_stages
+    from impl.compiler.observe import observe_plan
+    from spec.registry import get
+
+    b = GraphBuilder("atomic_into_hccl")
+    x = b.input("x", (2, 8))
+    r = b.op("ReduceSum", [x], shape=(2, 1), axes=(1,), keepdims=1)
+    b.output(*b.op("HcomAllReduce", [b.op("Relu", [x]), r], outputs=[((2, 8), "float32"), ((2, 1), "float32")]))
+    st = compile_stages(b.build())
+    obs = observe_plan(st.graph, st.plan)
+    assert get("MEM-ATOMIC-NOREUSE").exercised(obs)
+    assert get("MEM-ATOMIC-NOREUSE").violations(obs) == ()

@@ -57,6 +57,19 @@ def _events(lm, span, copies: dict | None = None, start_seq: int = 0) -> list[Ev
     return out
 
 
+def _hccl_without_zero_copy(model) -> set[str]:
+    """Tensors an HCCL task reads or writes through a buffer it flags as not zero copy, read from
+    the model's task definitions (ge-facts.md 6.8.1-6.8.2), not from the runtime's own bookkeeping,
+    so V1-HCCL-COPY judges the runtime against the model."""
+    out: set[str] = set()
+    for t in model.tasks.tasks:
+        if t.kind != "hccl":
+            continue
+        flags = tuple(t.zero_copy_in) + tuple(t.zero_copy_out)
+        out |= {s.tensor for s, ok in zip(t.slots, flags) if not ok}
+    return out
+
+
 def observe_load(lm) -> LoadObservation:
     opts = lm.options
     options = Options("v1", zero_copy=opts.zero_copy, reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory))
@@ -64,8 +77,9 @@ def observe_load(lm) -> LoadObservation:
         RegionBinding(name, lm.bases[name], lm.model.regions.get(name, 0),
                       lm.backed.get(name, True) and (lm.model.regions.get(name, 0) > 0 or name != "fixed"))
         for name in ("feature_map", "zero_copy", "weight", "fixed"))
+    unsupported = _hccl_without_zero_copy(lm.model)
     io = tuple(IoTensor(z.name, z.role, lm.model_address(z), z.desc.size, z.desc.nbytes, z.zero_copy_block,
-                        z.hccl_no_zero_copy) for z in lm.io)
+                        z.desc.tensor in unsupported) for z in lm.io)
     names = {z.key: (z.name, z.role) for z in lm.io}
     table = tuple(ZeroCopyEntry(e.task, e.slot, names[(e.role, e.index)][0], e.role, e.relative_offset)
                   for e in lm.model.tasks.zero_copy)
