@@ -9,6 +9,10 @@ A scenario's ``runtime`` dict picks the run:
   its distance to the oracle (onnx.reference on the graph, or a light model's shipped
   reference when the inputs are ones), so EXEC-V1-EQ-V2 and EXEC-ORACLE can judge;
 - ``{"runs": [dict, ...]}``: several of the above, observations concatenated.
+
+Any run may carry ``"model_edits": [name, ...]`` (``MODEL_EDITS``): changes to the compiled
+model before it runs, as a crafted or foreign model file would have them, so the runtime's own
+defences (which the compiler normally makes redundant) are exercised too.
 """
 from __future__ import annotations
 
@@ -156,7 +160,26 @@ def observe_execution(scenario) -> list:
     return [o for runtime in runs for o in _observe_run(scenario, model, runtime)]
 
 
+def _hccl_zero_copy_off(model):
+    """Every HCCL task declares no zero-copy support for any buffer (ge-facts.md 6.8.1-6.8.2)."""
+    import attrs
+
+    tasks = tuple(attrs.evolve(t, zero_copy_in=(False,) * len(t.zero_copy_in),
+                               zero_copy_out=(False,) * len(t.zero_copy_out)) if t.kind == "hccl" else t
+                  for t in model.tasks.tasks)
+    return attrs.evolve(model, tasks=attrs.evolve(model.tasks, tasks=tasks))
+
+
+MODEL_EDITS = {"hccl_zero_copy_off": _hccl_zero_copy_off}
+
+
 def _observe_run(scenario, model, runtime: dict) -> list:
+    edits = runtime.get("model_edits", ())
+    if unknown := sorted(set(edits) - set(MODEL_EDITS)):
+        raise ValueError(f"execution scenario: unknown model_edits {unknown}; known: {sorted(MODEL_EDITS)}")
+    for name in edits:
+        model = MODEL_EDITS[name](model)
+    runtime = {k: v for k, v in runtime.items() if k != "model_edits"}
     kind = runtime.get("runtime", "v1")
     if kind == "differential":
         return _differential(scenario.graph, model, runtime)

@@ -40,20 +40,6 @@ def _hccl_disable_zero_copy_forgotten():
     return swap("impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
 
 
-# Why the checker misses the HCCL variant. The observation now reads the HCCL zero-copy flags
-# from the model's tasks (impl/runtime/v1/observe.py), so V1-HCCL-COPY no longer trusts the
-# runtime. The bug stays invisible for another reason: the compiler never lets it matter. The
-# planner makes the I/O of a collective without zero-copy support a non-zero-copy block (in the
-# feature map, copied anyway, ge-facts.md 2.6.3), and on SoCs that cannot refresh HCCL tasks the
-# MemcpyAddrAsync pass puts a copy between the collective and the graph I/O. A runtime that forgets
-# DisableZeroCopy therefore behaves exactly like a correct one on every model zcspec compiles;
-# only a crafted model file (zero-copy I/O with an HCCL flag off) would expose it.
-HCCL_GAP = ("masked by the compiler: a collective without zero-copy support never touches zero-copy I/O "
-            "in a model zcspec compiles (its I/O blocks are not zero copy, ge-facts.md 2.6.3, or a "
-            "MemcpyAddrAsync sits in between), so forgetting DisableZeroCopy changes nothing observable; "
-            "only a crafted model file would expose it")
-
-
 VARIANTS = (
     Variant("v1-slot-not-refreshed", "runtime_v1",
             "one argument slot per model I/O is not refreshed after a re-bind (an off-by-one in the "
@@ -66,7 +52,11 @@ VARIANTS = (
             "DisableZeroCopy forgotten for HCCL: collectives that cannot be refreshed are bound to user "
             "buffers anyway",
             _hccl_disable_zero_copy_forgotten,
-            lambda n: execution_scenarios(("v1",), max_nodes=n, socs=("legacy", "ascend310p"),
-                                        families=("unary", "binary", "allreduce")),
-            ("V1-HCCL-COPY",), known_gap=HCCL_GAP),
+            # The compiler never lets such a collective touch zero-copy I/O (its blocks are not zero
+            # copy, 2.6.3, or a MemcpyAddrAsync sits in between), so the hunt runs crafted models
+            # whose HCCL tasks declare no zero-copy support: the runtime's own defence must copy.
+            lambda n: execution_scenarios(("v1",), max_nodes=n, socs=("ascend910b",),
+                                        families=("unary", "binary", "allreduce"),
+                                        model_edits=("hccl_zero_copy_off",)),
+            ("V1-HCCL-COPY",)),
 )

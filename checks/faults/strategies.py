@@ -69,9 +69,11 @@ def _runtime(draw, kind: str, graph) -> dict:
 
 
 def execution_scenarios(runtimes: tuple[str, ...] = ("v1",), *, max_nodes: int = MAX_NODES,
-                        socs: tuple[str, ...] | None = None, families: tuple[str, ...] | None = None):
+                        socs: tuple[str, ...] | None = None, families: tuple[str, ...] | None = None,
+                        model_edits: tuple[str, ...] = ()):
     """Execution scenarios through the named runtimes (``RUNTIMES``); ``socs`` pins the SoC profiles,
-    ``families`` the op families of the graphs (default: all of ``graphs()``)."""
+    ``families`` the op families of the graphs (default: all of ``graphs()``); ``model_edits``
+    craft the compiled model first (checks/execution.py ``MODEL_EDITS``)."""
     if unknown := set(runtimes) - set(RUNTIMES):
         raise ValueError(f"execution_scenarios(): unknown runtimes {sorted(unknown)}; known: {RUNTIMES}")
     options = compile_options()
@@ -82,7 +84,10 @@ def execution_scenarios(runtimes: tuple[str, ...] = ("v1",), *, max_nodes: int =
     def build(draw):
         graph = draw(bounded_graphs(max_nodes, families))
         opts = draw(options)
-        return Scenario("execution", graph, opts, _runtime(draw, draw(st.sampled_from(runtimes)), graph))
+        runtime = _runtime(draw, draw(st.sampled_from(runtimes)), graph)
+        if model_edits:
+            runtime["model_edits"] = list(model_edits)
+        return Scenario("execution", graph, opts, runtime)
 
     return build()
 
