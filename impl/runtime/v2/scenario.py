@@ -15,6 +15,8 @@ observation, not an exception; the model is unloaded before observing, so leaks 
 """
 from __future__ import annotations
 
+import contextlib
+
 import attrs
 import numpy as np
 
@@ -55,10 +57,8 @@ def observe_scenario(model, runtime: dict) -> list:
     outputs = [_output(dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in model.tasks.outputs]
     external = {"device": ExternalAllocator.on_device(dev)} if option.always_external_allocator else None
     exe = StreamExecutor(model, dev, option)
-    try:
+    with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
         exe.execute(inputs, outputs, allocators=external)
-    except (RuntimeV2Error, DeviceFault):
-        pass  # observed: the record keeps the error
     for t in outputs:
         t.release()
     exe.unload()

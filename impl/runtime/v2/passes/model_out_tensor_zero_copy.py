@@ -68,7 +68,7 @@ def model_out_tensor_zero_copy(graph: ExeGraph, option: LoweringOption = Lowerin
 
 
 def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: dict, option: LoweringOption) -> ExeGraph:
-    # GE does not check the placement here (a TODO in build_tensor.cc, ge-facts.md 7.4.3); zcspec does,
+    # GE does not check the placement here (an open to-do in GE's build_tensor.cc, ge-facts.md 7.4.3); zcspec does,
     # except under ge_compat.
     attrs_ = dict(alloc.attrs) | output | {"check_placement": not option.ge_compat}
     new = ExeNode(alloc.name, "SplitTensorForOutputData", (out,), alloc.outputs, (), attrs_)
