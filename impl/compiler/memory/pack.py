@@ -144,7 +144,9 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     lb = lower_bound(buffers)
     target = lb if capacity is None else max(lb, capacity)
     inst = pack_greedy.Instance.of(buffers)
+    started = time.monotonic()
     best = _packing(buffers, pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst)), lb, "greedy-size")
+    one_pass = time.monotonic() - started
     # One best-fit pass costs O(n^2) element steps: beyond this size the extra orders are skipped.
     orders = pack_greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE else []
     for method, order in orders:
@@ -154,8 +156,10 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     if best.arena <= target:
         return best
     if capacity is None and len(buffers) > MAX_SEARCH_SIZE:
-        # A search node costs O(buffers x sections) here: on instances this large the
-        # hill climb alone improves the greedy packing within the time limit.
+        # A search node costs O(buffers x sections) here: on instances this large the hill
+        # climb alone improves the greedy packing, if the time limit leaves room for one pass.
+        if deadline is not None and deadline - time.monotonic() < one_pass:
+            return best
         offsets = pack_greedy.climb(inst, _order_of(best, buffers), target, deadline)
         return min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
     # With a capacity the search runs until it fits (or the deadline); without,

