@@ -79,9 +79,7 @@ def _zoo_cases(config: VerifyConfig):
                     yield f"{model} [{kind}, {strategy}]", Scenario(kind, graph, options, _runtime(kind, graph))
     if "execution" in config.kinds:
         # HCCL without zero-copy support (V1-HCCL-COPY) exists only on SoCs that cannot refresh it.
-        from checks.zoo import load as load_zoo
-
-        graph = load_zoo("builtin:collectives")
+        graph = load("builtin:collectives")
         for soc in ("legacy", "ascend310p"):
             yield (f"builtin:collectives [execution, {soc}]",
                    Scenario("execution", graph, CompileOptions(soc=soc), _runtime("execution", graph)))
