@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given
 
 from impl.compiler.memory import pack_greedy
-from impl.compiler.memory.pack_sweep import Sections, ranks, weighted_ranks
+from impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weighted_ranks
 from tests.memory.test_pack_props import instances
 
 
@@ -38,3 +38,27 @@ def test_ranks_follow_the_heuristic_letters():
     weights = np.zeros(sec.count)
     weights[-1] = 1.0  # failures late in time: the long buffers first, ties by the static rank
     assert weighted_ranks(sec, weights, ranks(inst, sec, "Z")).tolist() == [2, 1, 0]
+
+
+@given(instances(min_buffers=1, max_buffers=14))
+def test_ranks_within_a_subset_match_ranks_with_the_totals_left(buffers):
+    # With nothing placed the totals left are the initial ones: the subset keeps its relative order.
+    inst = pack_greedy.Instance.of(buffers)
+    sec = Sections(inst)
+    sub = np.arange(len(buffers))[::2]
+    for h in ("WAT", "TAW", "TWA", "Z"):
+        full = ranks(inst, sec, h)[sub]
+        assert ranks_within(inst, sec, sub, h, sec.total).tolist() == np.argsort(np.argsort(full)).tolist()
+
+
+def test_ranks_within_use_the_totals_left():
+    from impl.compiler.memory.pack import Buffer
+
+    buffers = [Buffer("early", 0, 1, 10), Buffer("late", 1, 2, 20), Buffer("crowd", 0, 1, 90)]
+    inst = pack_greedy.Instance.of(buffers)
+    sec = Sections(inst)
+    sub = np.array([0, 1])
+    assert ranks_within(inst, sec, sub, "T", sec.total).tolist() == [0, 1]  # "early" shares 100 bytes
+    left = sec.total.copy()
+    left[0] -= 90  # "crowd" placed: the early section now holds less than the late one
+    assert ranks_within(inst, sec, sub, "T", left).tolist() == [1, 0]

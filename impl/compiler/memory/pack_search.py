@@ -38,7 +38,7 @@ import time
 import attrs
 import numpy as np
 
-from impl.compiler.memory.pack_sweep import Sections, ranks, weighted_ranks
+from impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weighted_ranks
 
 
 FLOORS_CELLS = 4_000_000  # largest rows x cliques block _floors_fit builds at once
@@ -105,8 +105,10 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
         while True:
             stream = min(spent, key=lambda s: (spent[s], s))
             k = runs[stream]
+            heuristic = None
             if stream == "robin":
-                order, limit = statics[("WAT", "TAW", "TWA")[k % 3]], 2 * n << (k // 3)
+                heuristic = ("WAT", "TAW", "TWA")[k % 3]
+                order, limit = statics[heuristic], 2 * n << (k // 3)
             else:
                 order, limit = weighted_ranks(sections, weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
             nodes = sum(spent.values())
@@ -114,7 +116,7 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
                 limit = min(limit, node_budget - nodes)
             if limit <= 0:
                 return SearchResult(None, False, nodes)
-            run = _Run(inst, sections, order, capacity, limit, deadline)
+            run = _Run(inst, sections, order, capacity, limit, deadline, heuristic)
             found = run.solve()
             spent[stream] += run.nodes
             runs[stream] += 1
@@ -135,8 +137,9 @@ RESTART_UNIT = 3000
 class _Run:
     """One depth-first search with one static rank and a node limit."""
 
-    def __init__(self, inst, sections: Sections, rank, capacity, node_limit, deadline):
-        self.inst, self.sec, self.rank = inst, sections, rank
+    def __init__(self, inst, sections: Sections, rank, capacity, node_limit, deadline, heuristic=None):
+        self.inst, self.sec, self.rank = inst, sections, rank.copy()
+        self.heuristic = heuristic  # re-rank split-off sub-problems by it (None: keep ``rank``)
         self.cap, self.limit, self.deadline = capacity, node_limit, deadline
         n = len(inst)
         self.mo = np.zeros(n, np.int64)  # lowest offset each unplaced buffer can take
@@ -154,20 +157,34 @@ class _Run:
     def solve(self):
         """True: solved; None: limit or deadline hit (not a proof); False: infeasible."""
         try:
-            return self._partition(np.arange(len(self.inst)), 0, self.sec.count)
+            return self._partition(np.arange(len(self.inst)), 0, self.sec.count, top=True)
         except _Abort:
             return None
 
-    def _partition(self, part, s_lo, s_hi) -> bool:
-        """Solve the independent sub-problems of ``part`` split at boundaries nobody crosses."""
+    def _partition(self, part, s_lo, s_hi, top=False) -> bool:
+        """Solve the independent sub-problems of ``part`` split at boundaries nobody crosses.
+
+        Below the root each sub-problem is re-ranked by the run's heuristic with
+        the totals left now (MiniMalloc's SubSolve); the ranks are restored after.
+        """
         first, end = self.sec.first[part], self.sec.end[part]
         bounds = [s_lo] + [int(s) + 1 for s in np.flatnonzero(self.cuts[s_lo:s_hi - 1] == 0) + s_lo] + [s_hi]
         for a, b in zip(bounds, bounds[1:]):
             sub = part[(first < b) & (end > a)]
             sub = sub[~self.placed[sub]]
-            if len(sub) and not self._dfs(sub, a, b, -1, -1):
+            if len(sub) and not self._sub(sub, a, b, top):
                 return False
         return True
+
+    def _sub(self, sub, a, b, top) -> bool:
+        if top or self.heuristic is None or len(sub) < 2:
+            return self._dfs(sub, a, b, -1, -1)
+        saved = self.rank[sub]
+        self.rank[sub] = ranks_within(self.inst, self.sec, sub, self.heuristic, self.left)
+        try:
+            return self._dfs(sub, a, b, -1, -1)
+        finally:
+            self.rank[sub] = saved
 
     def _dfs(self, part, s_lo, s_hi, last_off, last_rank) -> bool:
         self.nodes += 1

@@ -88,6 +88,23 @@ def ranks(inst, sections: Sections, heuristic: str) -> np.ndarray:
     return _rank_of(np.lexsort(cols))
 
 
+def ranks_within(inst, sections: Sections, sub: np.ndarray, heuristic: str, left: np.ndarray) -> np.ndarray:
+    """Ranks (0 first) of the buffers ``sub`` alone, by ``heuristic`` with T taken from
+    ``left`` (the bytes still unplaced per section), ties by position.
+
+    MiniMalloc re-sorts each sub-problem that dynamic decomposition splits off
+    by the totals left at that point, not the initial ones.
+    """
+    width = inst.upper[sub] - inst.lower[sub]
+    size = inst.size[sub]
+    firsts, ends = sections.first[sub].tolist(), sections.end[sub].tolist()
+    keys = {"W": lambda: width, "A": lambda: width * size,
+            "T": lambda: np.array([int(left[f:e].max()) for f, e in zip(firsts, ends)], np.int64),
+            "Z": lambda: size, "L": lambda: inst.lower[sub], "U": lambda: inst.upper[sub]}
+    cols = [sub] + [-keys[c]() for c in reversed(heuristic)]
+    return _rank_of(np.lexsort(cols))
+
+
 def weighted_ranks(sections: Sections, weights: np.ndarray, static: np.ndarray) -> np.ndarray:
     """Rank buffers by the summed weight of the sections they cover, ties by ``static``."""
     if not weights.any():
