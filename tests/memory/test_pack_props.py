@@ -92,3 +92,25 @@ def test_time_index_gives_the_same_packing_as_the_full_scan(buffers, first):
     finally:
         pack_greedy.INDEX_SIZE, pack_greedy._TimeIndex.SPAN = saved
     assert indexed.tolist() == plain.tolist()
+
+
+@settings(max_examples=40)
+@given(instances(min_buffers=1, max_buffers=10, max_step=8, max_size=20), st.integers(0, 8))
+def test_stacking_bound_paths_agree(buffers, slack):
+    # Small instances index the precomputed buffers x cliques matrix; large ones build
+    # it in chunks per node. Both must prune the same nodes.
+    from impl.compiler.memory import pack_sweep
+
+    inst = pack_greedy.Instance.of(buffers)
+    capacity = max_live(buffers) + slack
+    fast = pack_search.search(inst, capacity, node_budget=5000)
+    saved = pack_sweep.CLIQUE_CELLS
+    pack_sweep.CLIQUE_CELLS = 0
+    try:
+        chunked = pack_search.search(inst, capacity, node_budget=5000)
+    finally:
+        pack_sweep.CLIQUE_CELLS = saved
+    assert (fast.nodes, fast.exhausted) == (chunked.nodes, chunked.exhausted)
+    assert (fast.offsets is None) == (chunked.offsets is None)
+    if fast.offsets is not None:
+        assert fast.offsets.tolist() == chunked.offsets.tolist()

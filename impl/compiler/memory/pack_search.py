@@ -42,6 +42,7 @@ from impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weigh
 
 
 FLOORS_CELLS = 4_000_000  # largest rows x cliques block _floors_fit builds at once
+NONE = np.zeros(0, np.int64)  # no clique overflows
 
 
 @attrs.frozen(eq=False)
@@ -236,6 +237,22 @@ class _Run:
         order = np.argsort(-mo, kind="stable")
         rows = un[order]
         floor = np.maximum(mo[order], last_off)[:, None]
+        over = self._over(rows, floor, a, b)
+        if len(over):
+            self.failures[self.cliques[over]] += 1.0 / len(over)
+        return not len(over)
+
+    def _over(self, rows, floor, a, b) -> np.ndarray:
+        """Indices in ``cliques[a:b]`` where the stack of ``rows`` (sorted by floor,
+        highest first) overflows the capacity."""
+        if self.sec.clique_sizes is not None:
+            # Small instances: index the precomputed buffers x cliques sizes (a few
+            # vector operations, the bulk of a node's time).
+            sizes = self.sec.clique_sizes[rows, a:b]
+            stacked = np.cumsum(sizes, axis=0)
+            stacked += floor
+            bad = (stacked > self.cap) & (sizes > 0)
+            return a + np.flatnonzero(bad.any(axis=0)) if bad.any() else NONE
         # Columns (cliques) are independent: take them in chunks so the rows x cliques
         # matrices stay within FLOORS_CELLS entries however large the instance.
         step = max(1, FLOORS_CELLS // len(rows))
@@ -246,9 +263,7 @@ class _Run:
             sizes = np.where(cover, self.inst.size[rows, None], 0)
             stacked = np.cumsum(sizes, axis=0) + floor
             over.extend(c0 + np.flatnonzero(np.where(sizes > 0, stacked, 0).max(axis=0) > self.cap))
-        if over:
-            self.failures[self.cliques[np.asarray(over)]] += 1.0 / len(over)
-        return not over
+        return np.asarray(over, np.int64)
 
     def _mirrored(self, c) -> bool:
         """Symmetry: c would sit right on a twin (same lifetime) of higher rank.

@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 
+CLIQUE_CELLS = 2_000_000  # largest buffers x cliques matrix Sections keeps
+
+
 class Sections:
     """The sweep of one instance (an :class:`~impl.compiler.memory.pack_greedy.Instance`)."""
 
@@ -24,6 +27,12 @@ class Sections:
         self.cuts = _running(self.count, self.first, self.end - 1, np.ones(len(inst), np.int64))
         # Sections just before a lifetime end hold maximal sets of live buffers.
         self.cliques = np.unique(self.end - 1)
+        # Per buffer and clique, its size if it lives there else 0: the search's stacking
+        # bound indexes it instead of rebuilding it per node (kept only when small).
+        self.clique_sizes = None
+        if len(inst) * len(self.cliques) <= CLIQUE_CELLS:
+            cover = (self.first[:, None] <= self.cliques) & (self.cliques < self.end[:, None])
+            self.clique_sizes = np.where(cover, inst.size[:, None], 0)
         self.overlaps = _overlaps(inst)
         self.twins = _twins(inst)
 
