@@ -75,7 +75,7 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
     one that has spent fewer nodes goes next), because the hard instances
     split between them:
 
-    - MiniMalloc's round robin: static orders "WAT", "TAW", "TWA" in turn,
+    - MiniMalloc's round robin: static orders "TWA", "WAT", "TAW" in turn,
       the node limit doubling after each round (from 2n);
     - weighted degree: short runs (RESTART_UNIT nodes, growing by one unit
       every 100 runs) that rank first the buffers living in the sections where
@@ -108,7 +108,7 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
             k = runs[stream]
             heuristic = None
             if stream == "robin":
-                heuristic = ("WAT", "TAW", "TWA")[k % 3]
+                heuristic = ("TWA", "WAT", "TAW")[k % 3]
                 order, limit = statics[heuristic], 2 * n << (k // 3)
             else:
                 order, limit = weighted_ranks(sections, weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
