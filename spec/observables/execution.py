@@ -36,7 +36,8 @@ class SlotValue:
 @attrs.frozen
 class OutputResult:
     """An output's digest; ``peer_digest`` is the other runtime's (v1 vs v2), ``oracle_max_abs_diff``
-    the largest difference to the reference (onnxruntime), within ``tolerance`` when correct."""
+    the largest difference to the independent reference (relative to its largest magnitude), within
+    ``tolerance`` when correct."""
 
     name: str
     digest: str
