@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from impl.device import Device, KernelTask, Slot
+from zcspec.impl.device import Device, KernelTask, Slot
 
 # The single-op harness of the device tests builds the onnxruntime reference.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -87,8 +87,8 @@ def main() -> None:
 
 
 def model_table(names) -> None:
-    from checks.cli.models import zoo_path
-    from impl.compiler.frontend.onnx_import import load_onnx
+    from zcspec.checks.cli.models import zoo_path
+    from zcspec.impl.compiler.frontend.onnx_import import load_onnx
     from tests.device.naive_runner import run
 
     print("light models through the naive executor (seconds): load = weights + args, run = tasks")

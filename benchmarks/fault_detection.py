@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checks.faults.hunt import BUDGET
-from checks.faults.registry import get, variants
-from checks.faults.report import hunt_all
+from zcspec.checks.faults.hunt import BUDGET
+from zcspec.checks.faults.registry import get, variants
+from zcspec.checks.faults.report import hunt_all
 
 
 def main(argv=None) -> int:

@@ -14,7 +14,7 @@ import tracemalloc
 
 import onnx
 
-from impl.compiler.frontend.onnx_import import load_onnx
+from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 
 MODELS = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
           "shufflenet", "squeezenet", "vgg19", "zfnet512")

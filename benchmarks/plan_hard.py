@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from impl.compiler.memory import pack_greedy
-from impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
-from impl.compiler.memory.pack import lower_bound, pack
+from zcspec.impl.compiler.memory import pack_greedy
+from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
+from zcspec.impl.compiler.memory.pack import lower_bound, pack
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO.parent / "shared" / "data" / "minimalloc-challenging"

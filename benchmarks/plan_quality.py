@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 
-from checks.cli.models import ZOO, load_graph
-from impl.compiler.memory.plan import plan_memory
-from impl.compiler.options import CompileOptions
-from impl.compiler.passes import run_passes
+from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.impl.compiler.memory.plan import plan_memory
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import run_passes
 
 
 def _mb(x: int) -> str:

@@ -18,9 +18,9 @@ import math
 import random
 import time
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.memory.options import PlanOptions
-from impl.compiler.memory.plan import plan_memory
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.plan import plan_memory
 
 WIDTHS = (64, 96, 128, 192, 256, 384, 512, 768)
 

@@ -17,11 +17,11 @@ import time
 
 import numpy as np
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.device import Device
-from impl.runtime.user_buffers import alloc_outputs, stage_inputs
-from impl.runtime.v1 import load
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import load
 
 
 def chain(tasks: int, every: int):

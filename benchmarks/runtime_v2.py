@@ -16,13 +16,13 @@ import time
 import numpy as np
 import onnxruntime as ort
 
-from checks.cli.models import ZOO, load_graph, zoo_path
-from impl.compiler.compile import build_model
-from impl.device import Device
-from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-from impl.runtime.v1 import LoadOptions, load
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.runner import to_tensor
+from zcspec.checks.cli.models import ZOO, load_graph, zoo_path
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, load
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.runner import to_tensor
 
 
 def _v1(model, arrays):

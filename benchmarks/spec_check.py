@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 import time
 
-from spec.check import check
-from spec.examples.build import plan
-from spec.registry import get
+from zcspec.spec.check import check
+from zcspec.spec.examples.build import plan
+from zcspec.spec.registry import get
 
 
 def synthetic(n: int, ring: int):
@@ -41,11 +41,11 @@ def main() -> None:
     for n, ring in ((1_000, 16), (10_000, 64)) + (() if quick else ((100_000, 64), (100_000, 512))):
         row(f"synthetic n={n} ring={ring}", synthetic(n, ring))
     try:
-        from checks.cli.models import load_graph
-        from impl.compiler.memory.plan import PlanOptions, plan_memory
-        from impl.compiler.observe import observe_plan
-        from impl.compiler.options import CompileOptions
-        from impl.compiler.passes import run_passes
+        from zcspec.checks.cli.models import load_graph
+        from zcspec.impl.compiler.memory.plan import PlanOptions, plan_memory
+        from zcspec.impl.compiler.observe import observe_plan
+        from zcspec.impl.compiler.options import CompileOptions
+        from zcspec.impl.compiler.passes import run_passes
     except ImportError as e:  # the spec does not need impl; the zoo case does
         print(f"zoo case skipped: {e}")
         return

@@ -17,11 +17,11 @@ import argparse
 import sys
 import time
 
-from checks.proofs.layout import read_layout
-from checks.proofs.optimal import gap
-from checks.proofs.sweep import conflict_pairs, sweep_check
-from checks.proofs.synthetic import shift_onto_neighbour, synthetic_plan
-from checks.proofs.z3_layout import prove_layout
+from zcspec.checks.proofs.layout import read_layout
+from zcspec.checks.proofs.optimal import gap
+from zcspec.checks.proofs.sweep import conflict_pairs, sweep_check
+from zcspec.checks.proofs.synthetic import shift_onto_neighbour, synthetic_plan
+from zcspec.checks.proofs.z3_layout import prove_layout
 
 TARGETS = {"resnet50": 0.5, "synthetic 10000": 5.0}
 
@@ -29,9 +29,9 @@ TARGETS = {"resnet50": 0.5, "synthetic 10000": 5.0}
 def light_model_plans(strategy: str = "ge"):
     """(name, plan dict, planning seconds) for each light model; None when the planner is missing."""
     try:
-        from checks.cli.models import ZOO, load_graph
-        from impl.compiler.memory.options import PlanOptions
-        from impl.compiler.memory.plan import plan_memory
+        from zcspec.checks.cli.models import ZOO, load_graph
+        from zcspec.impl.compiler.memory.options import PlanOptions
+        from zcspec.impl.compiler.memory.plan import plan_memory
     except ImportError as e:
         print(f"light models skipped: the planner is missing ({e})")
         return None

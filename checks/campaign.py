@@ -17,8 +17,8 @@ import attrs
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from checks.counterexample import Counterexample
-from checks.scenario import evaluate
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.scenario import evaluate
 
 
 @attrs.define

@@ -20,7 +20,7 @@ from importlib import metadata
 
 import attrs
 
-from checks.scenario import Scenario
+from zcspec.checks.scenario import Scenario
 
 FORMAT = "zcspec-counterexample"
 VERSION = 1

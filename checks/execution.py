@@ -22,8 +22,8 @@ import hashlib
 
 import numpy as np
 
-from checks.oracle import OracleUnavailable, light_reference, oracle_outputs
-from impl.compiler import dtypes
+from zcspec.checks.oracle import OracleUnavailable, light_reference, oracle_outputs
+from zcspec.impl.compiler import dtypes
 
 
 def default_runtimes(graph) -> list[dict]:
@@ -66,12 +66,12 @@ def _inputs(model, runtime: dict) -> dict:
 
 
 def _run_v1(model, arrays: dict, zero_copy: bool):
-    from impl.device import Device
-    from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-    from impl.runtime.v1.config import LoadOptions
-    from impl.runtime.v1.errors import RuntimeV1Error
-    from impl.runtime.v1.load import load
-    from impl.runtime.v1.observe import observe_execution
+    from zcspec.impl.device import Device
+    from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+    from zcspec.impl.runtime.v1.config import LoadOptions
+    from zcspec.impl.runtime.v1.errors import RuntimeV1Error
+    from zcspec.impl.runtime.v1.load import load
+    from zcspec.impl.runtime.v1.observe import observe_execution
 
     dev = Device(model.soc)
     lm = load(dev, model, LoadOptions(zero_copy=zero_copy))
@@ -88,12 +88,12 @@ def _run_v1(model, arrays: dict, zero_copy: bool):
 
 
 def _run_v2(model, arrays: dict, zero_copy: bool):
-    from impl.device import Device, DeviceFault
-    from impl.runtime.v2.errors import RuntimeV2Error
-    from impl.runtime.v2.executor import StreamExecutor
-    from impl.runtime.v2.observe import io_names, observe_execution
-    from impl.runtime.v2.options import LoweringOption
-    from impl.runtime.v2.tensors import Tensor
+    from zcspec.impl.device import Device, DeviceFault
+    from zcspec.impl.runtime.v2.errors import RuntimeV2Error
+    from zcspec.impl.runtime.v2.executor import StreamExecutor
+    from zcspec.impl.runtime.v2.observe import io_names, observe_execution
+    from zcspec.impl.runtime.v2.options import LoweringOption
+    from zcspec.impl.runtime.v2.tensors import Tensor
 
     dev = Device(model.soc)
     ins = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
@@ -125,7 +125,7 @@ def _oracle(graph, arrays: dict, runtime: dict) -> dict | None:
 
 
 def _results(model, names, got: dict, peer: dict, oracle: dict | None, graph) -> tuple:
-    from spec.observables import OutputResult
+    from zcspec.spec.observables import OutputResult
 
     out = []
     for io, name, gname in zip(model.tasks.outputs, names, graph.outputs):
@@ -152,7 +152,7 @@ def _differential(graph, model, runtime: dict) -> list:
 
 
 def observe_execution(scenario) -> list:
-    from impl.compiler.compile import build_model
+    from zcspec.impl.compiler.compile import build_model
 
     model = build_model(scenario.graph, scenario.compile)
     runs = scenario.runtime.get("runs", [scenario.runtime])
@@ -183,9 +183,9 @@ def _observe_run(scenario, model, runtime: dict) -> list:
     if kind == "differential":
         return _differential(scenario.graph, model, runtime)
     if kind == "v2":
-        from impl.runtime.v2.scenario import observe_scenario
+        from zcspec.impl.runtime.v2.scenario import observe_scenario
     elif kind == "v1":
-        from impl.runtime.v1.scenario import observe_scenario
+        from zcspec.impl.runtime.v1.scenario import observe_scenario
     else:
         raise ValueError(f"execution scenario: runtime {kind!r} is not v1, v2 or differential")
     return observe_scenario(model, runtime)

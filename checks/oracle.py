@@ -16,8 +16,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from impl.compiler import dtypes, ops
-from impl.compiler.ir import Graph
+from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler.ir import Graph
 
 OPSET = 9
 _IDENTITY = {"MemcpyAsync", "MemcpyAddrAsync", "Dropout", "HcomAllReduce", "HcomAllGather", "HcomBroadcast"}

@@ -50,12 +50,12 @@ def parse_kinds(text: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def _graph(subject):
-    from impl.compiler.ir import Graph
+    from zcspec.impl.compiler.ir import Graph
 
     if isinstance(subject, Graph):
         return subject
     if isinstance(subject, (str, os.PathLike)):
-        from checks.zoo import load
+        from zcspec.checks.zoo import load
 
         return load(os.fspath(subject))
     return None
@@ -63,9 +63,9 @@ def _graph(subject):
 
 def _cases(subject, options, kinds) -> list[tuple[str, Any]]:
     """(where, scenario or observation) for each thing to check."""
-    from checks.scenario import Scenario
-    from impl.compiler.options import CompileOptions
-    from spec.observables import OBSERVATION_KINDS
+    from zcspec.checks.scenario import Scenario
+    from zcspec.impl.compiler.options import CompileOptions
+    from zcspec.spec.observables import OBSERVATION_KINDS
 
     if isinstance(subject, tuple(OBSERVATION_KINDS.values())):
         return [(f"the given {type(subject).__name__}", subject)]
@@ -80,7 +80,7 @@ def _cases(subject, options, kinds) -> list[tuple[str, Any]]:
     for kind in kinds:
         runtime = {}
         if kind == "execution":
-            from checks.execution import default_runtimes
+            from zcspec.checks.execution import default_runtimes
 
             runtime = {"runs": default_runtimes(graph)}
         scenario = Scenario(kind, graph, options, runtime)
@@ -93,9 +93,9 @@ def _where(s) -> str:
 
 
 def _reports(thing, invariants) -> list:
-    from checks.scenario import Scenario, evaluate
-    from spec.check import check
-    from spec.registry import get
+    from zcspec.checks.scenario import Scenario, evaluate
+    from zcspec.spec.check import check
+    from zcspec.spec.registry import get
 
     if isinstance(thing, Scenario):
         return evaluate(thing, None if invariants is None else tuple(invariants))
@@ -106,7 +106,7 @@ def _reports(thing, invariants) -> list:
 def format_report(found: list) -> str:
     """The failure message: per violation the invariant's id and title, where, the culprit and message,
     the values involved and the statement that was broken."""
-    from spec.registry import get
+    from zcspec.spec.registry import get
 
     lines = [f"zcspec: {len(found)} violation(s) of the spec"]
     for where, v in found:
@@ -120,7 +120,7 @@ def format_report(found: list) -> str:
 
 
 def _save(found_cases: list, folder: str) -> list[str]:
-    from checks.counterexample import Counterexample
+    from zcspec.checks.counterexample import Counterexample
 
     os.makedirs(folder, exist_ok=True)
     paths = []
@@ -145,7 +145,7 @@ def assert_spec_holds(subject, options=None, *, kinds: Iterable[str] | str = DEF
     counterexample files of violations found on a graph. Returns the reports.
     """
     __tracebackhide__ = True
-    from checks.scenario import Scenario
+    from zcspec.checks.scenario import Scenario
 
     reports, found, replayable = [], [], []
     for where, thing in _cases(subject, options, parse_kinds(kinds)):

@@ -5,8 +5,8 @@ import os
 
 import attrs
 
-from checks.counterexample import Counterexample
-from checks.scenario import evaluate
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.scenario import evaluate
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 
@@ -64,8 +64,8 @@ def export_pytest(cx: Counterexample, path: str) -> None:
         '"""',
         "import json",
         "",
-        "from checks.counterexample import Counterexample",
-        "from checks.replay import replay",
+        "from zcspec.checks.counterexample import Counterexample",
+        "from zcspec.checks.replay import replay",
         "",
         f"COUNTEREXAMPLE = json.loads({cx.to_json()!r})",
         "",

@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 import attrs
 
-from impl.compiler import graph_json
-from impl.compiler.ir import Graph
-from impl.compiler.options import CompileOptions
+from zcspec.impl.compiler import graph_json
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.options import CompileOptions
 
 KINDS = ("plan", "model_file", "execution")
 
@@ -44,24 +44,24 @@ class Scenario:
 
 
 def _observe_plan(s: Scenario) -> list:
-    from impl.compiler.compile import compile_stages
-    from impl.compiler.observe import observe_plan
+    from zcspec.impl.compiler.compile import compile_stages
+    from zcspec.impl.compiler.observe import observe_plan
 
     stages = compile_stages(s.graph, s.compile)
     return [observe_plan(stages.graph, stages.plan)]
 
 
 def _observe_model_file(s: Scenario) -> list:
-    from impl.compiler.compile import compile_stages
-    from impl.compiler.model_file.encode import encode
-    from impl.compiler.observe import observe_model_file
+    from zcspec.impl.compiler.compile import compile_stages
+    from zcspec.impl.compiler.model_file.encode import encode
+    from zcspec.impl.compiler.observe import observe_model_file
 
     stages = compile_stages(s.graph, s.compile)
     return [observe_model_file(encode(stages.model), stages.graph, s.compile)]
 
 
 def _observe_execution(s: Scenario) -> list:
-    from checks.execution import observe_execution
+    from zcspec.checks.execution import observe_execution
 
     return observe_execution(s)
 
@@ -79,8 +79,8 @@ def observe(s: Scenario) -> list[Any]:
 
 def evaluate(s: Scenario, invariant_ids: tuple[str, ...] | None = None):
     """The spec's reports for every observation of ``s`` (only the given invariants, if named)."""
-    from spec.check import check
-    from spec.registry import get
+    from zcspec.spec.check import check
+    from zcspec.spec.registry import get
 
     chosen = None if invariant_ids is None else [get(i) for i in invariant_ids]
     return [check(o, invariants=chosen) for o in observe(s)]

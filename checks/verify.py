@@ -13,9 +13,9 @@ from typing import Callable
 
 import attrs
 
-from checks.campaign import Tally, run_campaign
-from checks.scenario import KINDS, OBSERVERS, Scenario, observe
-from impl.compiler.options import CompileOptions
+from zcspec.checks.campaign import Tally, run_campaign
+from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
+from zcspec.impl.compiler.options import CompileOptions
 
 
 @attrs.frozen
@@ -66,7 +66,7 @@ def _rows(observation, violation) -> list:
 
 
 def _zoo_cases(config: VerifyConfig):
-    from checks.zoo import load
+    from zcspec.checks.zoo import load
 
     for model in config.models:
         graph = load(model)
@@ -88,13 +88,13 @@ def _zoo_cases(config: VerifyConfig):
 def _runtime(kind: str, graph) -> dict:
     if kind != "execution":
         return {}
-    from checks.execution import default_runtimes
+    from zcspec.checks.execution import default_runtimes
 
     return {"runs": default_runtimes(graph)}
 
 
 def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool) -> None:
-    from spec.check import check
+    from zcspec.spec.check import check
 
     try:
         observations = observe(scenario)
@@ -111,8 +111,8 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
 
 
 def _prove(plan_obs):
-    from checks.proofs.z3_layout import prove_layout
-    from spec.observables import to_data
+    from zcspec.checks.proofs.z3_layout import prove_layout
+    from zcspec.spec.observables import to_data
 
     return prove_layout(to_data(plan_obs))
 
@@ -125,7 +125,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         progress(f"[{i}/{len(cases)}] {case}")
         _check_case(result, case, scenario, prove=config.proofs)
     if config.examples:
-        from checks.strategies.scenarios import scenarios
+        from zcspec.checks.strategies.scenarios import scenarios
 
         progress(f"random campaign: {config.examples} scenarios, seed {config.seed}")
         kinds = tuple(k for k in config.kinds if k != "execution")
@@ -134,8 +134,8 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         result.tally.merge(campaign.tally)
         result.counterexample = campaign.counterexample
     if config.corpus:
-        from checks.counterexample import Counterexample
-        from checks.replay import corpus_files, replay
+        from zcspec.checks.counterexample import Counterexample
+        from zcspec.checks.replay import corpus_files, replay
 
         for path in corpus_files():
             progress(f"corpus {path}")

@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.ir import Graph
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.ir import Graph
 
 LIGHT = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
          "squeezenet", "vgg19", "zfnet512")
@@ -108,13 +108,13 @@ def load(name: str) -> Graph:
     if name.startswith("builtin:"):
         key = name.split(":", 1)[1]
         if key not in BUILT_IN:
-            from impl.compiler.errors import GraphError
+            from zcspec.impl.compiler.errors import GraphError
 
             raise GraphError(f"no built-in graph {key!r}; known: {', '.join(BUILT_IN)}", file=name)
         return BUILT_IN[key]()
     import attrs
 
-    from checks.cli.models import load_graph
+    from zcspec.checks.cli.models import load_graph
 
     graph = load_graph(name)
     # A light model is named after its zoo entry, so the oracle knows to use its shipped reference.

@@ -12,9 +12,9 @@ from typing import Any, Iterable
 
 import attrs
 
-from spec.errors import SpecError
-from spec.invariant import Invariant, Violation
-from spec.observables import OBSERVATION_KINDS, to_data
+from zcspec.spec.errors import SpecError
+from zcspec.spec.invariant import Invariant, Violation
+from zcspec.spec.observables import OBSERVATION_KINDS, to_data
 
 
 @attrs.frozen
@@ -57,7 +57,7 @@ def check(observation: Any, *, invariants: Iterable[Invariant] | None = None) ->
     An execution observation is also checked against the load invariants of
     the load it carries, since a load is part of what an execution shows.
     """
-    from spec.registry import all_invariants
+    from zcspec.spec.registry import all_invariants
 
     kind = kind_of(observation)
     chosen = tuple(all_invariants() if invariants is None else invariants)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import attrs
 
-from spec.observables import (
+from zcspec.spec.observables import (
     Alignment, BuildFacts, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
 )
-from spec.observables.trace import Event
+from zcspec.spec.observables.trace import Event
 
 _HEX = {"address", "src", "dst", "value", "model_address"}
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 
-from spec.coverage import scan
-from spec.describe import describe
-from spec.examples import all_examples
-from spec.observables import PlanObservation
-from spec.picture import plan_svg
-from spec.registry import CONCERNS, all_invariants
-from spec.render import Code, Heading, Para, Picture, Table, anchor, to_html, to_markdown
+from zcspec.spec.coverage import scan
+from zcspec.spec.describe import describe
+from zcspec.spec.errors import SpecError
+from zcspec.spec.examples import all_examples
+from zcspec.spec.observables import PlanObservation
+from zcspec.spec.picture import plan_svg
+from zcspec.spec.registry import CONCERNS, all_invariants
+from zcspec.spec.render import Code, Heading, Para, Picture, Table, anchor, to_html, to_markdown
 
 MARKDOWN = "docs/SPEC.md"
 HTML = "docs/SPEC.html"
@@ -37,9 +38,28 @@ INTRO = (
 )
 
 
-def root_dir() -> str:
-    """The repository root (the folder holding spec/)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def root_dir(start: str | None = None) -> str:
+    """The zcspec checkout the document belongs to: the folder holding pyproject.toml, spec/ and tests/.
+
+    The document lists the tests and checks that cover each claim, so it is rendered from a checkout,
+    not from an installed copy: the folder is this package's own parent when zcspec is installed
+    editable, else the first such folder from ``start`` (default: the working directory) upwards.
+    Raises SpecError when there is none.
+    """
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    candidates = [here]
+    folder = os.path.abspath(start or os.getcwd())
+    while True:
+        candidates.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for c in candidates:
+        if all(os.path.exists(os.path.join(c, x)) for x in ("pyproject.toml", "spec", "tests", "docs")):
+            return c
+    raise SpecError(f"no zcspec checkout at or above {os.path.abspath(start or os.getcwd())!r}: the spec "
+                    "document is rendered from a checkout (a folder with pyproject.toml, spec/, tests/ and docs/)")
 
 
 def render_all(root: str | None = None) -> dict[str, str]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 from html import escape
 
-from spec.errors import SpecError
-from spec.observables import PlanObservation
-from spec.observables.plan import plan_from_contract
+from zcspec.spec.errors import SpecError
+from zcspec.spec.observables import PlanObservation
+from zcspec.spec.observables.plan import plan_from_contract
 
 DEFAULT_REGIONS = ("feature_map", "zero_copy")
 COLOURS = {
@@ -120,7 +120,7 @@ def _region_labels(frame: _Frame) -> list[str]:
 
 def _overlaps(plan: PlanObservation, frame: _Frame) -> list[str]:
     """Red boxes where two tensors alive at the same step share bytes (what LAYOUT-NO-OVERLAP reports)."""
-    from spec.invariants._util import families, space_time_overlaps
+    from zcspec.spec.invariants._util import families, space_time_overlaps
 
     by_region: dict[str, list] = {}
     for f in families(plan):

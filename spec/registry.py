@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 
-from spec.errors import DuplicateInvariantError, UnknownInvariantError
-from spec.invariant import Invariant
-from spec.invariants import blocks, execution, layout, model_file, passes, runtime_v1, runtime_v2
+from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
+from zcspec.spec.invariant import Invariant
+from zcspec.spec.invariants import blocks, execution, layout, model_file, passes, runtime_v1, runtime_v2
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import sys
 
-from checks.cli.models import add_model_arguments, load_graph
-from impl.compiler.compile import build_model
-from impl.compiler.errors import GraphError
-from impl.compiler.model_file.encode import encode
-from impl.compiler.options import CompileOptions
-from impl.device.soc import PROFILES
+from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.device.soc import PROFILES
 
 
 def configure(parser) -> None:

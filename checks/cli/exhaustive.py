@@ -13,8 +13,8 @@ import os
 import sys
 import types
 
-from checks.exhaustive import DEFAULT_OPS, run_exhaustive
-from checks.scenario import KINDS
+from zcspec.checks.exhaustive import DEFAULT_OPS, run_exhaustive
+from zcspec.checks.scenario import KINDS
 
 
 def configure(parser) -> None:
@@ -40,7 +40,7 @@ def configure(parser) -> None:
 
 
 def _parse(args):
-    from checks.cli.main import UsageError
+    from zcspec.checks.cli.main import UsageError
 
     kinds = tuple(k for k in args.kinds.split(",") if k)
     ops = tuple(o for o in args.ops.split(",") if o)
@@ -89,8 +89,8 @@ def _report_failures(failures, save: str | None) -> None:
 
 
 def run(args) -> int:
-    from checks.cli.verify import _table
-    from spec.registry import all_invariants
+    from zcspec.checks.cli.verify import _table
+    from zcspec.spec.registry import all_invariants
 
     kinds, ops = _parse(args)
     strategies = tuple(args.strategy or ("ge", "compact"))

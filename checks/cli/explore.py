@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import sys
 
-from checks.campaign import explore
-from checks.strategies.scenarios import scenarios
+from zcspec.checks.campaign import explore
+from zcspec.checks.strategies.scenarios import scenarios
 
 
 def configure(parser) -> None:
@@ -16,7 +16,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from checks.cli.main import UsageError
+    from zcspec.checks.cli.main import UsageError
 
     if args.time <= 0 or args.max_nodes < 1:
         raise UsageError("--time must be positive and --max-nodes at least 1")

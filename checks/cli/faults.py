@@ -9,8 +9,8 @@ variant and pass on the real code; 2 an unknown variant or a bad counterexample 
 """
 from __future__ import annotations
 
-from checks.faults.errors import FaultError
-from checks.faults.hunt import BUDGET
+from zcspec.checks.faults.errors import FaultError
+from zcspec.checks.faults.hunt import BUDGET
 
 
 def configure(parser) -> None:
@@ -23,8 +23,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from checks.cli.main import UsageError
-    from checks.faults.registry import get, variants
+    from zcspec.checks.cli.main import UsageError
+    from zcspec.checks.faults.registry import get, variants
 
     try:
         if args.replay:
@@ -34,7 +34,7 @@ def run(args) -> int:
                 gap = "  [known gap]" if v.known_gap else ""
                 print(f"{v.name:38} {v.area:11} {v.bug}{gap}")
             return 0
-        from checks.faults.report import hunt_all
+        from zcspec.checks.faults.report import hunt_all
 
         chosen = list(variants()) if args.all else [get(n) for n in args.names]
         return 0 if hunt_all(chosen, seed=args.seed, budget=args.budget, save=args.save).ok else 1
@@ -43,9 +43,9 @@ def run(args) -> int:
 
 
 def _replay(path: str) -> int:
-    from checks.cli.main import UsageError
-    from checks.counterexample import Counterexample, CounterexampleError
-    from checks.faults.report import replay_against_variant
+    from zcspec.checks.cli.main import UsageError
+    from zcspec.checks.counterexample import Counterexample, CounterexampleError
+    from zcspec.checks.faults.report import replay_against_variant
 
     try:
         cx = Counterexample.load(path)

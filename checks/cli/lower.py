@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from checks.cli.models import add_model_arguments, load_compiled
-from impl.device.soc import PROFILES
+from zcspec.checks.cli.models import add_model_arguments, load_compiled
+from zcspec.impl.device.soc import PROFILES
 
 
 def configure(parser) -> None:
@@ -40,9 +40,9 @@ def changes(before, after) -> list[str]:
 
 
 def run(args) -> int:
-    from impl.runtime.v2.lowering import lower
-    from impl.runtime.v2.options import LoweringOption
-    from impl.runtime.v2.passes import PIPELINE, run_passes
+    from zcspec.impl.runtime.v2.lowering import lower
+    from zcspec.impl.runtime.v2.options import LoweringOption
+    from zcspec.impl.runtime.v2.passes import PIPELINE, run_passes
 
     model = load_compiled(args.model, args.shape, soc=args.soc)
     option = LoweringOption(always_zero_copy=args.always_zero_copy, ge_compat=args.ge_compat,

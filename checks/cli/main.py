@@ -10,8 +10,8 @@ import importlib
 import os
 import sys
 
-from impl.compiler.errors import GraphError
-from spec.errors import SpecError
+from zcspec.impl.compiler.errors import GraphError
+from zcspec.spec.errors import SpecError
 
 # (subcommand, module under checks.cli, one-line help). A module exposes
 # ``configure(parser)`` and ``run(args) -> int``.
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        mod = importlib.import_module(f"checks.cli.{module}")
+        mod = importlib.import_module(f"zcspec.checks.cli.{module}")
         mod.configure(p)
         p.set_defaults(_run=mod.run)
     return parser

@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 import re
 
-from impl.compiler.errors import GraphError
-from impl.compiler.ir import Graph
-from impl.compiler.validate import validate
+from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.validate import validate
 
 _SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(x\d+)*)$")
 
@@ -55,11 +55,11 @@ def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
         raise GraphError("no such file", file=path)
     try:
         if path.endswith(".onnx"):
-            from impl.compiler.frontend.onnx_import import load_onnx
+            from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 
             return load_onnx(path, shapes=shapes)
         if path.endswith(".json"):
-            from impl.compiler.graph_json import from_json
+            from zcspec.impl.compiler.graph_json import from_json
 
             with open(path, encoding="utf-8") as f:
                 return validate(from_json(f.read()))
@@ -71,8 +71,8 @@ def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
 def load_compiled(path: str, shape_args: list[str] = (), *, soc: str = "ascend910b", strategy: str = "ge"):
     """The CompiledModel of MODEL: a .zcm file is read (and validated), anything else compiled."""
     if path.endswith(".zcm"):
-        from impl.compiler.model_file.errors import ModelFormatError
-        from impl.compiler.model_file.load import load_model
+        from zcspec.impl.compiler.model_file.errors import ModelFormatError
+        from zcspec.impl.compiler.model_file.load import load_model
 
         try:
             with open(path, "rb") as f:
@@ -83,7 +83,7 @@ def load_compiled(path: str, shape_args: list[str] = (), *, soc: str = "ascend91
             return load_model(data)
         except ModelFormatError as e:
             raise (e if e.file else e.in_file(path)) from e.__cause__
-    from impl.compiler.compile import build_model
-    from impl.compiler.options import CompileOptions
+    from zcspec.impl.compiler.compile import build_model
+    from zcspec.impl.compiler.options import CompileOptions
 
     return build_model(load_graph(path, shape_args), CompileOptions(soc=soc, strategy=strategy))

@@ -3,15 +3,15 @@
 MODEL goes through the same passes as ``zcspec compile`` (for the chosen
 ``--soc``), then the memory planner. The default output is a table, one row
 per tensor; ``--json`` prints the plan contract (DESIGN.md "Contracts");
-``--picture`` renders the layout (``spec.picture.render_plan``).
+``--picture`` renders the layout (``zcspec.spec.picture.render_plan``).
 ``--buffers FILE.csv`` plans a bare MiniMalloc instance instead
-(``checks.cli.plan_buffers``); it excludes MODEL.
+(``zcspec.checks.cli.plan_buffers``); it excludes MODEL.
 """
 from __future__ import annotations
 
 import json
 
-from checks.cli.models import add_model_arguments, load_graph
+from zcspec.checks.cli.models import add_model_arguments, load_graph
 
 
 def configure(parser) -> None:
@@ -23,22 +23,22 @@ def configure(parser) -> None:
     parser.add_argument("--no-reuse", action="store_true", help="disable memory reuse (ge.exec.disableReuseMemory=1)")
     parser.add_argument("--soc", default="ascend910b", help="SoC profile whose granularities and limits apply")
     parser.add_argument("--buffers", metavar="FILE.csv", help="plan a bare instance (id,lower,upper,size) instead of MODEL")
-    from checks.cli.plan_buffers import configure_buffers
+    from zcspec.checks.cli.plan_buffers import configure_buffers
 
     configure_buffers(parser)  # --capacity, --time-limit: the packer helper's flags for --buffers
 
 
 def _usage(message: str):
-    from checks.cli.main import UsageError
+    from zcspec.checks.cli.main import UsageError
 
     return UsageError(message)
 
 
 def plan_model(args):
     """The MemoryPlan of MODEL as ``zcspec compile`` would plan it."""
-    from impl.compiler.memory.plan import plan_memory
-    from impl.compiler.options import CompileOptions
-    from impl.compiler.passes import run_passes
+    from zcspec.impl.compiler.memory.plan import plan_memory
+    from zcspec.impl.compiler.options import CompileOptions
+    from zcspec.impl.compiler.passes import run_passes
 
     graph = load_graph(args.model, args.shape)
     options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse)
@@ -71,7 +71,7 @@ def run(args) -> int:
     if args.buffers:
         if args.picture or args.no_reuse or args.shape:
             raise _usage("--picture, --no-reuse and --shape apply to MODEL, not to --buffers")
-        from checks.cli import plan_buffers
+        from zcspec.checks.cli import plan_buffers
 
         return plan_buffers.run(args)
     if not args.model:
@@ -80,7 +80,7 @@ def run(args) -> int:
     contract = plan.to_contract()
     if args.picture:
         try:
-            from spec.picture import render_plan
+            from zcspec.spec.picture import render_plan
         except ImportError as e:
             raise _usage(f"--picture {args.picture}: the plan picture renderer (spec.picture) is not available: {e}") from e
         render_plan(contract, args.picture)

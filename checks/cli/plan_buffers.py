@@ -2,7 +2,7 @@
 
 ``--strategy ge``: no graph here, so GE's first-stage block assignment
 reduces to its core rule, greedy by size with first fit (the lowest gap that
-holds the buffer). ``--strategy compact``: :func:`impl.compiler.memory.pack.pack`.
+holds the buffer). ``--strategy compact``: :func:`zcspec.impl.compiler.memory.pack.pack`.
 ``--json`` prints exactly ``{"arena": bytes, "offsets": {"<id>": offset}}``
 (DESIGN.md contract). With ``--capacity`` the exit code is 1 when the packing
 found does not fit in it.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import time
 
-from impl.compiler.memory import pack_greedy
-from impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
-from impl.compiler.memory.pack import Packing, lower_bound, pack
+from zcspec.impl.compiler.memory import pack_greedy
+from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
+from zcspec.impl.compiler.memory.pack import Packing, lower_bound, pack
 
 
 def configure_buffers(parser) -> None:
@@ -43,7 +43,7 @@ def plan_ge(buffers) -> Packing:
 
 
 def run(args) -> int:
-    from checks.cli.main import UsageError
+    from zcspec.checks.cli.main import UsageError
 
     capacity, limit = getattr(args, "capacity", None), getattr(args, "time_limit", None)
     if capacity is not None and capacity < 0:

@@ -1,8 +1,8 @@
 """``zcspec replay FILE [...]``: re-run counterexamples; exit 1 while any still fails."""
 from __future__ import annotations
 
-from checks.counterexample import Counterexample, CounterexampleError
-from checks.replay import corpus_files, export_pytest, replay
+from zcspec.checks.counterexample import Counterexample, CounterexampleError
+from zcspec.checks.replay import corpus_files, export_pytest, replay
 
 
 def configure(parser) -> None:
@@ -11,7 +11,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from checks.cli.main import UsageError
+    from zcspec.checks.cli.main import UsageError
 
     files = args.files or corpus_files()
     if args.export_pytest and len(files) != 1:

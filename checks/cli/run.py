@@ -19,8 +19,8 @@ import sys
 
 import numpy as np
 
-from checks.cli.models import add_model_arguments, load_compiled
-from impl.device.soc import PROFILES
+from zcspec.checks.cli.models import add_model_arguments, load_compiled
+from zcspec.impl.device.soc import PROFILES
 
 
 def configure(parser) -> None:
@@ -36,14 +36,14 @@ def configure(parser) -> None:
 
 
 def _usage(message: str):
-    from checks.cli.main import UsageError
+    from zcspec.checks.cli.main import UsageError
 
     return UsageError(message)
 
 
 def _input_arrays(model, specs: list[str]) -> dict:
     """Every model input's array: from ``NAME=FILE.npy`` where given, else ones of its shape and dtype."""
-    from impl.compiler import dtypes
+    from zcspec.impl.compiler import dtypes
 
     ios = {io.tensor: io for io in model.tasks.inputs}
     arrays = {}
@@ -71,7 +71,7 @@ def _execute(args, model, device, inputs, outputs):
     """Run once; returns the counters of the execute call alone."""
     zero_copy = not args.no_zero_copy
     if args.runtime == "v1":
-        from impl.runtime.v1 import LoadOptions, load
+        from zcspec.impl.runtime.v1 import LoadOptions, load
 
         lm = load(device, model, LoadOptions(zero_copy=zero_copy))
         try:
@@ -79,9 +79,9 @@ def _execute(args, model, device, inputs, outputs):
         finally:
             lm.unload()
     try:
-        from impl.runtime.v2.executor import StreamExecutor
-        from impl.runtime.v2.options import LoweringOption
-        from impl.runtime.v2.runner import run as run_v2
+        from zcspec.impl.runtime.v2.executor import StreamExecutor
+        from zcspec.impl.runtime.v2.options import LoweringOption
+        from zcspec.impl.runtime.v2.runner import run as run_v2
     except ImportError as e:
         raise _usage(f"--runtime v2 is not available in this build ({e})") from e
     # runner.run loads and unloads around the execute call; subtract a bare load + unload
@@ -96,18 +96,18 @@ def _execute(args, model, device, inputs, outputs):
 
 def _runtime_errors() -> tuple:
     """The runtimes' error bases; ``user_input`` (v1) / ``user_error`` (v2) say the caller caused it."""
-    from impl.runtime.v1.errors import RuntimeV1Error
+    from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 
     try:
-        from impl.runtime.v2.errors import RuntimeV2Error
+        from zcspec.impl.runtime.v2.errors import RuntimeV2Error
     except ImportError:
         return (RuntimeV1Error,)
     return (RuntimeV1Error, RuntimeV2Error)
 
 
 def run(args) -> int:
-    from impl.device import Device
-    from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+    from zcspec.impl.device import Device
+    from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 
     model = load_compiled(args.model, args.shape, soc=args.soc, strategy=args.strategy)
     arrays = _input_arrays(model, args.input)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 
-from spec.check import check
-from spec.document import HTML, MARKDOWN, PICTURES, render_all, root_dir
-from spec.errors import ObservationFormatError, SpecError
-from spec.observables import OBSERVATION_KINDS, from_data
-from spec.observables.plan import plan_from_contract
+from zcspec.spec.check import check
+from zcspec.spec.document import HTML, MARKDOWN, PICTURES, render_all, root_dir
+from zcspec.spec.errors import ObservationFormatError, SpecError
+from zcspec.spec.observables import OBSERVATION_KINDS, from_data
+from zcspec.spec.observables.plan import plan_from_contract
 
 
 def configure(parser) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from checks.cli.models import add_model_arguments, load_graph
-from impl.compiler import ops
+from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.impl.compiler import ops
 
 
 def configure(parser) -> None:

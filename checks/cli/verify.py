@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from checks.verify import VerifyConfig, verify
-from checks.zoo import zoo_names
+from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.checks.zoo import zoo_names
 
 
 def configure(parser) -> None:
@@ -62,7 +62,7 @@ def _report(result, invariants) -> None:
 
 
 def run(args) -> int:
-    from spec.registry import all_invariants
+    from zcspec.spec.registry import all_invariants
 
     kinds = ("plan", "model_file") if args.no_execution else ("plan", "model_file", "execution")
     config = VerifyConfig(models=tuple(args.models) or zoo_names(), strategies=tuple(args.strategy or ("ge", "compact")),

@@ -12,8 +12,8 @@ InternalError that is a crash, not a spec verdict.)
 """
 from __future__ import annotations
 
-from checks.faults.strategies import execution_scenarios, model_file_scenarios
-from checks.faults.variant import Variant, swap
+from zcspec.checks.faults.strategies import execution_scenarios, model_file_scenarios
+from zcspec.checks.faults.variant import Variant, swap
 
 
 def _memcpy_addr_async_skipped():
@@ -21,7 +21,7 @@ def _memcpy_addr_async_skipped():
     stay bound to model I/O."""
     def make(pipeline):
         return tuple(step for step in pipeline if step[0] != "memcpy_addr_async")
-    return swap("impl.compiler.passes", "PIPELINE", make)
+    return swap("zcspec.impl.compiler.passes", "PIPELINE", make)
 
 
 def _view_offset_dropped():
@@ -33,7 +33,7 @@ def _view_offset_dropped():
             root, members, offset = symbols(graph, order, own)
             return root, members, {t: 0 for t in offset}
         return wrong
-    return swap("impl.compiler.memory.lifetimes", "_symbols", make)
+    return swap("zcspec.impl.compiler.memory.lifetimes", "_symbols", make)
 
 
 VARIANTS = (

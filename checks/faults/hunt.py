@@ -1,7 +1,7 @@
 """The hunt: with a variant installed, run checker campaigns from a clean start until the spec
 reports a violation, and shrink it.
 
-Detection comes only from the spec's invariants (``checks.campaign.run_campaign`` evaluates
+Detection comes only from the spec's invariants (``zcspec.checks.campaign.run_campaign`` evaluates
 every applicable invariant on each scenario); the variant never announces itself. A crash of
 the code under test is not counted as a detection: it is recorded and the hunt goes on with
 the next seed (a checker that only notices crashes has not checked anything).
@@ -21,10 +21,10 @@ import time
 
 import attrs
 
-from checks.campaign import run_campaign
-from checks.counterexample import Counterexample
-from checks.faults.registry import active
-from checks.faults.variant import Variant
+from zcspec.checks.campaign import run_campaign
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.faults.registry import active
+from zcspec.checks.faults.variant import Variant
 
 FIRST_BATCH = 25
 MAX_BATCH = 400

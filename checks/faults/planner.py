@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import attrs
 
-from checks.faults.strategies import plan_scenarios
-from checks.faults.variant import Variant, swap
+from zcspec.checks.faults.strategies import plan_scenarios
+from zcspec.checks.faults.variant import Variant, swap
 
-_OFFSETS = "impl.compiler.memory.offsets"
-_LIFETIMES = "impl.compiler.memory.lifetimes"
+_OFFSETS = "zcspec.impl.compiler.memory.offsets"
+_LIFETIMES = "zcspec.impl.compiler.memory.lifetimes"
 
 
 def _zc_align_32():
@@ -83,19 +83,19 @@ def _touching_merged():
                           for u in got.units)
             return attrs.evolve(got, units=units)
         return wrong
-    return swap("impl.compiler.memory.units", "build_units", make)
+    return swap("zcspec.impl.compiler.memory.units", "build_units", make)
 
 
 def _block_one_unit_short():
     """A block asks for its size rounded *down* to 512 (one alignment unit too small, 1.2)."""
     def make(block_size):
         return lambda size, options: max(block_size(size, options) - options.block_align, 0)
-    return swap("impl.compiler.memory.sizes", "block_size", make)
+    return swap("zcspec.impl.compiler.memory.sizes", "block_size", make)
 
 
 def _atomic_reused():
     """The atomic-output rule (2.5.4, 3.3) is dropped: a memset-cleaned output joins ordinary reuse."""
-    return swap("impl.compiler.memory.rules", "atomic", lambda atomic: (lambda node: False))
+    return swap("zcspec.impl.compiler.memory.rules", "atomic", lambda atomic: (lambda node: False))
 
 
 VARIANTS = (

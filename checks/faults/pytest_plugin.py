@@ -5,7 +5,7 @@ and passes on the real code, without editing the exported file.
 """
 from __future__ import annotations
 
-from checks.faults.registry import activate_from_env, deactivate
+from zcspec.checks.faults.registry import activate_from_env, deactivate
 
 
 def pytest_configure(config):

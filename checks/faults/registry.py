@@ -3,7 +3,7 @@
 ``variants()`` lists every variant (planner, compiler, runtime v1, runtime v2);
 ``get(name)`` finds one; ``active(name)`` is the context manager that installs
 it. ``activate_from_env()`` installs the variant named by ``ZCSPEC_FAULT`` for
-the rest of the process: the hook ``checks.faults.pytest_plugin`` uses it so an
+the rest of the process: the hook ``zcspec.checks.faults.pytest_plugin`` uses it so an
 exported counterexample test can be run against a faulty variant
 (``ZCSPEC_FAULT=zc-block-merged pytest -p checks.faults.pytest_plugin FILE``).
 """
@@ -12,14 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 
-from checks.faults.errors import UnknownVariant
-from checks.faults.variant import Variant, preload
+from zcspec.checks.faults.errors import UnknownVariant
+from zcspec.checks.faults.variant import Variant, preload
 
 ENV = "ZCSPEC_FAULT"
 
 
 def variants() -> tuple[Variant, ...]:
-    from checks.faults import compiler, planner, runtime_v1, runtime_v2
+    from zcspec.checks.faults import compiler, planner, runtime_v1, runtime_v2
 
     return planner.VARIANTS + compiler.VARIANTS + runtime_v1.VARIANTS + runtime_v2.VARIANTS
 

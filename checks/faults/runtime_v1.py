@@ -1,9 +1,9 @@
 """Runtime v1 variants: the per-execution refresh, the size check and the HCCL rule, each broken once."""
 from __future__ import annotations
 
-from checks.faults.strategies import execution_scenarios
-from checks.faults.variant import Variant, swap
-from impl.runtime.v1.classify import FM
+from zcspec.checks.faults.strategies import execution_scenarios
+from zcspec.checks.faults.variant import Variant, swap
+from zcspec.impl.runtime.v1.classify import FM
 
 
 class _DropLastSlot:
@@ -26,18 +26,18 @@ def _slot_not_refreshed():
     """ge-facts.md 6.5.4: after a re-bind every registered slot is rewritten; this misses each I/O's last."""
     def make(refresh):
         return lambda lm, bases, *, host_staged: refresh(_DropLastSlot(lm), bases, host_staged=host_staged)
-    return swap("impl.runtime.v1.refresh", "refresh", make)
+    return swap("zcspec.impl.runtime.v1.refresh", "refresh", make)
 
 
 def _size_slack_sign():
     """CheckUserAndModelSize (6.6.1) allows ``size + 64``; this subtracts the 64 bytes (a sign error)."""
-    return swap("impl.runtime.v1.bind", "GE_SIZE_SLACK", lambda slack: -slack)
+    return swap("zcspec.impl.runtime.v1.bind", "GE_SIZE_SLACK", lambda slack: -slack)
 
 
 def _hccl_disable_zero_copy_forgotten():
     """HcclTaskInfo's DisableZeroCopy (6.8.1-6.8.3) forgotten: an HCCL task's I/O whose zero-copy
     flags are off is still treated as zero copy."""
-    return swap("impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
+    return swap("zcspec.impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
 
 
 VARIANTS = (

@@ -7,8 +7,8 @@ from unittest import mock
 
 import attrs
 
-from checks.faults.strategies import execution_scenarios
-from checks.faults.variant import Variant, swap
+from zcspec.checks.faults.strategies import execution_scenarios
+from zcspec.checks.faults.variant import Variant, swap
 
 
 def _azc_fallback():
@@ -19,7 +19,7 @@ def _azc_fallback():
             return lambda graph, option: fn(graph, attrs.evolve(option, always_zero_copy=False))
         return tuple((name, lower_as_default(fn) if name == "ModelOutTensorZeroCopy" else fn, on)
                      for name, fn, on in pipeline)
-    return swap("impl.runtime.v2.passes", "PIPELINE", make)
+    return swap("zcspec.impl.runtime.v2.passes", "PIPELINE", make)
 
 
 def _azc_size_unchecked():
@@ -30,7 +30,7 @@ def _azc_size_unchecked():
                 return
             validate(node, tensor)
         return wrong
-    return swap("impl.runtime.v2.kernels.outputs", "_validate", make)
+    return swap("zcspec.impl.runtime.v2.kernels.outputs", "_validate", make)
 
 
 @contextlib.contextmanager
@@ -38,8 +38,8 @@ def _padded_size_required():
     """AllocModelOutTensor (7.3.2) shares the caller's buffer only if it holds the *padded* size
     (align32 + 32, 1.3) instead of the raw size: a correctly sized buffer is never used, the output
     goes to runtime memory and is handed over or copied."""
-    from impl.runtime.v2 import kernels
-    from impl.runtime.v2.kernels import outputs
+    from zcspec.impl.runtime.v2 import kernels
+    from zcspec.impl.runtime.v2.kernels import outputs
 
     real = outputs.alloc_model_out_tensor
 

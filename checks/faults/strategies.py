@@ -1,5 +1,5 @@
 """Scenario strategies for the fault hunts, over ``graphs()`` and ``compile_options()`` of
-``checks.strategies``; executions need runtime dicts built from the drawn graph
+``zcspec.checks.strategies``; executions need runtime dicts built from the drawn graph
 (``output_sizes`` keys are that graph's output tensor names), composed here.
 
 Every strategy shrinks toward fewer nodes, the default compile options and the first
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from checks.scenario import Scenario
-from checks.strategies.graphs import FAMILIES, graphs
-from checks.strategies.scenarios import compile_options
+from zcspec.checks.scenario import Scenario
+from zcspec.checks.strategies.graphs import FAMILIES, graphs
+from zcspec.checks.strategies.scenarios import compile_options
 
 MAX_NODES = 6
 RUNTIMES = ("v1", "v2", "v2-azc", "differential")

@@ -49,11 +49,11 @@ class Variant:
 
 
 def _bindings(module, name: str) -> list[tuple[object, str]]:
-    """Every (module, name) under ``impl`` bound to the same object as ``module.name``."""
+    """Every (module, name) under ``zcspec.impl`` bound to the same object as ``module.name``."""
     original = getattr(module, name)
     found = [(module, name)]
     for mod_name, mod in list(sys.modules.items()):
-        if mod is module or mod is None or not mod_name.startswith("impl."):
+        if mod is module or mod is None or not mod_name.startswith("zcspec.impl."):
             continue
         for attr, value in list(vars(mod).items()):
             if value is original and callable(value):
@@ -81,8 +81,8 @@ def preload() -> None:
     """Import every impl module a variant patches, so by-name bindings exist before ``swap`` looks
     (a module imported later, inside the patch, would bind the already-patched object and keep
     it after the patch ends)."""
-    for m in ("impl.compiler.compile", "impl.compiler.memory.plan", "impl.compiler.memory.compact",
-              "impl.compiler.memory.bounds", "impl.compiler.tasks.taskgen", "impl.runtime.v1.load",
-              "impl.runtime.v1.execute", "impl.runtime.v1.scenario", "impl.runtime.v2.executor",
-              "impl.runtime.v2.scenario", "checks.execution", "checks.scenario"):
+    for m in ("zcspec.impl.compiler.compile", "zcspec.impl.compiler.memory.plan", "zcspec.impl.compiler.memory.compact",
+              "zcspec.impl.compiler.memory.bounds", "zcspec.impl.compiler.tasks.taskgen", "zcspec.impl.runtime.v1.load",
+              "zcspec.impl.runtime.v1.execute", "zcspec.impl.runtime.v1.scenario", "zcspec.impl.runtime.v2.executor",
+              "zcspec.impl.runtime.v2.scenario", "zcspec.checks.execution", "zcspec.checks.scenario"):
         importlib.import_module(m)

@@ -13,17 +13,17 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, precondition, rule
 
-from checks.oracle import oracle_outputs
-from impl.compiler import dtypes
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.device import Device
-from impl.runtime.user_buffers import UserBuffer
-from impl.runtime.v1.config import LoadOptions
-from impl.runtime.v1.errors import ModelUnloadedError, RuntimeV1Error
-from impl.runtime.v1.load import load
-from impl.runtime.v1.observe import observe_execution
-from spec.check import check
+from zcspec.checks.oracle import oracle_outputs
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import UserBuffer
+from zcspec.impl.runtime.v1.config import LoadOptions
+from zcspec.impl.runtime.v1.errors import ModelUnloadedError, RuntimeV1Error
+from zcspec.impl.runtime.v1.load import load
+from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.check import check
 
 KINDS = ("ok", "ok", "ok", "small", "null", "misaligned", "host")
 

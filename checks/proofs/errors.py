@@ -2,12 +2,12 @@
 
 A malformed plan is bad input, not a violation: the checkers cannot say anything
 about a layout they cannot read. Every error is an
-:class:`impl.compiler.errors.GraphError`, so the command line maps it to exit
+:class:`zcspec.impl.compiler.errors.GraphError`, so the command line maps it to exit
 code 2, and carries the tensor (or block) it is about as a structured field.
 """
 from __future__ import annotations
 
-from impl.compiler.errors import GraphError
+from zcspec.impl.compiler.errors import GraphError
 
 
 class PlanFormatError(GraphError):

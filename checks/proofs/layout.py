@@ -27,7 +27,7 @@ Dynamic-batch branches never run together (ge-facts.md 4): when the plan has
 of two different non-empty labels are exempt from the overlap claim.
 
 Only parsing and naming happen here; the claims are checked by
-:mod:`checks.proofs.sweep` (directly) and :mod:`checks.proofs.z3_layout`
+:mod:`zcspec.checks.proofs.sweep` (directly) and :mod:`zcspec.checks.proofs.z3_layout`
 (symbolically). Neither reads the plan's blocks to decide non-overlap: blocks
 only say which user buffer a zero-copy tensor is bound to.
 """
@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 import attrs
 
-from checks.proofs.errors import PlanFormatError
+from zcspec.checks.proofs.errors import PlanFormatError
 
 MODEL_REGIONS = ("feature_map", "weight", "fixed")
 ZERO_COPY = "zero_copy"

@@ -25,8 +25,8 @@ from typing import Mapping, Sequence
 import attrs
 import z3
 
-from checks.proofs.layout import read_layout
-from checks.proofs.sweep import overlapping_pairs
+from zcspec.checks.proofs.layout import read_layout
+from zcspec.checks.proofs.sweep import overlapping_pairs
 
 OPTIMAL, UNKNOWN = "optimal", "unknown"
 

@@ -1,6 +1,6 @@
 """Which tensor pairs the Z3 formula must contain: witness pairs, O(N) instead of O(P).
 
-Encoding every lifetime-overlapping pair (what :func:`checks.proofs.sweep.conflict_pairs`
+Encoding every lifetime-overlapping pair (what :func:`zcspec.checks.proofs.sweep.conflict_pairs`
 returns) costs O(P) terms, and P is quadratic where many tensors live
 together: the 267 weights of ResNet-50 all live for the whole run, so
 a plan has 80k pairs, and DenseNet-121 has 900k. Two facts shrink it without
@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from checks.proofs.layout import Layout, Placement, exempt
+from zcspec.checks.proofs.layout import Layout, Placement, exempt
 
 
 def _moments(group: list[Placement]) -> list[tuple[list[Placement], list[Placement]]]:

@@ -15,7 +15,7 @@ overlapping each other or the model is the caller's contract):
     G <= b_A,  b_A mod G = 0,  b_A + S <= 2**64,
     b_A + S_A <= b_B  or  b_B + S_B <= b_A.
 
-Broken claims (a disjunction; the claims mirror :mod:`checks.proofs.sweep`):
+Broken claims (a disjunction; the claims mirror :mod:`zcspec.checks.proofs.sweep`):
     overlap     t_i < t_j + e_j and t_j < t_i + e_i   for each chosen pair of
                 tensors alive together (checks.proofs.pairs: witness pairs by default)
     bounds      t_i < b_A  or  b_A + S_A < t_i + e_i     (non-empty tensors)
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import attrs
 
-from checks.proofs.layout import ADDRESS_SPACE, Layout, Placement
+from zcspec.checks.proofs.layout import ADDRESS_SPACE, Layout, Placement
 
 
 @attrs.frozen
@@ -84,8 +84,8 @@ def _ground_disjoint(a: Placement, b: Placement) -> bool:
 
 def build_query(layout: Layout, pairs: list[tuple[Placement, Placement]], *, fold: bool = False) -> Query:
     """The SMT-LIB text of "assumptions and some claim of ``layout`` is broken"
-    over the chosen ``pairs`` (:func:`checks.proofs.pairs.witness_pairs`, or every
-    lifetime-overlapping pair from :func:`checks.proofs.sweep.conflict_pairs`).
+    over the chosen ``pairs`` (:func:`zcspec.checks.proofs.pairs.witness_pairs`, or every
+    lifetime-overlapping pair from :func:`zcspec.checks.proofs.sweep.conflict_pairs`).
 
     ``fold``: drop the overlap terms of same-allocation pairs that are false for
     any base (substituting the constants in Python instead of letting Z3's

@@ -2,8 +2,8 @@
 
 It never trusts the planner's blocks: it recomputes which tensors are alive
 together from each tensor's (first, last) and compares their address ranges.
-The claims (the same ones :mod:`checks.proofs.z3_layout` proves symbolically;
-the address model is in :mod:`checks.proofs.layout`):
+The claims (the same ones :mod:`zcspec.checks.proofs.z3_layout` proves symbolically;
+the address model is in :mod:`zcspec.checks.proofs.layout`):
 
 - ``overlap``: two tensors alive at a common step (inclusive lifetimes, the
   contract's ``first``/``last``), not sharing an alias root nor in two
@@ -27,7 +27,7 @@ from typing import Iterator, Mapping, Sequence
 
 import attrs
 
-from checks.proofs.layout import Layout, Placement, exempt, read_layout
+from zcspec.checks.proofs.layout import Layout, Placement, exempt, read_layout
 
 
 @attrs.frozen
@@ -108,7 +108,7 @@ def check_layout(layout: Layout) -> list[Violation]:
 def sweep_check(plan: Mapping, **layout_options) -> list[Violation]:
     """Every broken claim of ``plan`` (the DESIGN.md JSON contract); [] when the layout is safe.
 
-    ``layout_options`` go to :func:`checks.proofs.layout.read_layout` (alignments,
+    ``layout_options`` go to :func:`zcspec.checks.proofs.layout.read_layout` (alignments,
     declared user-buffer sizes). Raises PlanFormatError on a malformed plan.
     """
     return check_layout(read_layout(plan, **layout_options))

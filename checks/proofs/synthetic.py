@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from checks.proofs.sweep import overlapping_pairs
+from zcspec.checks.proofs.sweep import overlapping_pairs
 
 ALIGN = 512
 

@@ -1,8 +1,8 @@
 """Proving a plan's layout safe for every placement of its allocations, with Z3.
 
 :func:`prove_layout` asks Z3 whether some placement of the bases (model regions
-and user buffers, see :mod:`checks.proofs.layout`) allowed by the assumptions
-breaks a claim (:mod:`checks.proofs.smtlib` has the formula):
+and user buffers, see :mod:`zcspec.checks.proofs.layout`) allowed by the assumptions
+breaks a claim (:mod:`zcspec.checks.proofs.smtlib` has the formula):
 
 - ``unsat``: **proved** for every such placement;
 - ``sat``: **violated**; the model's bases are turned into concrete addresses
@@ -19,10 +19,10 @@ from typing import Mapping
 import attrs
 import z3
 
-from checks.proofs.layout import Layout, Placement, read_layout
-from checks.proofs.pairs import witness_pairs
-from checks.proofs.smtlib import build_query
-from checks.proofs.sweep import Violation, conflict_pairs
+from zcspec.checks.proofs.layout import Layout, Placement, read_layout
+from zcspec.checks.proofs.pairs import witness_pairs
+from zcspec.checks.proofs.smtlib import build_query
+from zcspec.checks.proofs.sweep import Violation, conflict_pairs
 
 PROVED, VIOLATED, UNKNOWN = "proved", "violated", "unknown"
 _PAIRS = {"witness": witness_pairs, "lifetime": conflict_pairs}
@@ -96,12 +96,12 @@ def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
                  pairs: str = "witness", fold: bool = False) -> ProofResult:
     """Prove ``plan`` (the DESIGN.md JSON contract) safe for every placement of its bases.
 
-    Alignment and user-buffer options are those of :func:`checks.proofs.layout.read_layout`.
+    Alignment and user-buffer options are those of :func:`zcspec.checks.proofs.layout.read_layout`.
     ``timeout_ms`` and ``rlimit`` (Z3's deterministic resource limit, 0 = none) bound
     the solver; hitting either gives status "unknown". ``pairs``: "witness" encodes
-    O(N) pairs (:mod:`checks.proofs.pairs`), "lifetime" every lifetime-overlapping
+    O(N) pairs (:mod:`zcspec.checks.proofs.pairs`), "lifetime" every lifetime-overlapping
     pair, across allocations too (O(P), for comparison). ``fold`` drops the terms of
-    same-allocation pairs that are ground-false (see :func:`checks.proofs.smtlib.build_query`). Raises PlanFormatError on a
+    same-allocation pairs that are ground-false (see :func:`zcspec.checks.proofs.smtlib.build_query`). Raises PlanFormatError on a
     malformed plan.
     """
     start = time.perf_counter()

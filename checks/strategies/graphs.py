@@ -18,8 +18,8 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.ir import Graph
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.ir import Graph
 
 FAMILIES = ("unary", "binary", "sum", "concat", "matmul", "transpose", "softmax", "reduce", "reshape",
             "flatten", "identity", "unsqueeze", "split", "slice", "allreduce", "phony_concat", "inplace")

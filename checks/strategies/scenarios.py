@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from checks.scenario import KINDS, Scenario
-from checks.strategies.graphs import graphs
-from impl.compiler.options import CompileOptions
-from impl.device.soc import PROFILES
+from zcspec.checks.scenario import KINDS, Scenario
+from zcspec.checks.strategies.graphs import graphs
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.device.soc import PROFILES
 
 
 def compile_options() -> st.SearchStrategy[CompileOptions]:

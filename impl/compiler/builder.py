@@ -15,9 +15,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from impl.compiler import dtypes
-from impl.compiler.ir import Graph, Node, TensorDesc, Weight
-from impl.compiler.validate import validate
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
+from zcspec.impl.compiler.validate import validate
 
 Shape = Sequence[int]
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler.ir import Graph
-from impl.compiler.memory.plan import MemoryPlan, plan_memory
-from impl.compiler.model_file.encode import encode
-from impl.compiler.model_file.model import CompiledModel, WeightEntry
-from impl.compiler.options import CompileOptions
-from impl.compiler.passes import run_passes
-from impl.compiler.tasks.taskgen import generate_tasks
-from impl.compiler.validate import validate
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory.plan import MemoryPlan, plan_memory
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.model_file.model import CompiledModel, WeightEntry
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import run_passes
+from zcspec.impl.compiler.tasks.taskgen import generate_tasks
+from zcspec.impl.compiler.validate import validate
 
 
 def options_dict(options: CompileOptions) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler.errors import SizeOverflowError, UnknownDTypeError
+from zcspec.impl.compiler.errors import SizeOverflowError, UnknownDTypeError
 
 INT64_MAX = 2**63 - 1
 MAX_TENSOR_BYTES = INT64_MAX - 64  # ge-facts.md 1.7: kOverflowUserSize

@@ -11,8 +11,8 @@ import json
 import math
 from typing import Any
 
-from impl.compiler.errors import GraphFormatError
-from impl.compiler.ir import Graph, Node, TensorDesc, Weight
+from zcspec.impl.compiler.errors import GraphFormatError
+from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
 
 FORMAT = "zcspec-graph"
 VERSION = 1

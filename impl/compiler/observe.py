@@ -7,9 +7,9 @@ contiguous, which tensors are workspaces or fixed), never from planner internals
 """
 from __future__ import annotations
 
-from impl.compiler import ops
-from impl.compiler.ir import Graph
-from spec.observables.plan import (
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.ir import Graph
+from zcspec.spec.observables.plan import (
     Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
 )
 
@@ -68,8 +68,8 @@ def observe_plan(graph: Graph, plan) -> PlanObservation:
 def _header(data: bytes):
     import hashlib
 
-    from impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
-    from spec.observables.model_file import Header
+    from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
+    from zcspec.spec.observables.model_file import Header
 
     if len(data) < HEADER.size:
         return Header(data[:8].hex(), -1, MAGIC.hex(), (VERSION,), HEADER.size, len(data), "", "")
@@ -79,8 +79,8 @@ def _header(data: bytes):
 
 
 def _nodes(graph: Graph, soc):
-    from impl.compiler.passes.memcpy_addr_async import refreshable
-    from spec.observables.model_file import NodeInfo
+    from zcspec.impl.compiler.passes.memcpy_addr_async import refreshable
+    from zcspec.spec.observables.model_file import NodeInfo
 
     producer = graph.producer
     consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
@@ -99,9 +99,9 @@ def _nodes(graph: Graph, soc):
 def observe_model_file(data: bytes, graph: Graph | None = None, options=None):
     """The spec's ModelFileObservation of model bytes; ``graph`` (after the passes) and ``options``
     add the node and SoC facts the pass invariants need."""
-    from impl.compiler.model_file.errors import ModelFormatError
-    from impl.compiler.model_file.load import load_model
-    from spec.observables.model_file import (
+    from zcspec.impl.compiler.model_file.errors import ModelFormatError
+    from zcspec.impl.compiler.model_file.load import load_model
+    from zcspec.spec.observables.model_file import (
         ArgSlot, BuildFacts, LoadOutcome, ModelFileObservation, SocProfile, Task, ZeroCopyEntry,
     )
 

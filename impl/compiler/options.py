@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler.memory.options import PlanOptions
-from impl.device.soc import SocProfile, get_soc
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.device.soc import SocProfile, get_soc
 
 
 @attrs.frozen

@@ -5,8 +5,8 @@ import heapq
 
 import networkx as nx
 
-from impl.compiler.errors import CycleError
-from impl.compiler.ir import Graph
+from zcspec.impl.compiler.errors import CycleError
+from zcspec.impl.compiler.ir import Graph
 
 
 def dependency_graph(graph: Graph) -> nx.DiGraph:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from impl.compiler import dtypes, ops
-from impl.compiler.errors import (
+from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler.errors import (
     DuplicateNameError,
     GraphError,
     MissingTensorError,
@@ -18,8 +18,8 @@ from impl.compiler.errors import (
     UnknownDTypeError,
     UnsupportedOpError,
 )
-from impl.compiler.ir import Graph
-from impl.compiler.topology import execution_order
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.topology import execution_order
 
 
 def validate(graph: Graph) -> Graph:

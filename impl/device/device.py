@@ -21,15 +21,15 @@ import functools
 
 import numpy as np
 
-from impl.device import executor, hccl
-from impl.device import trace as tr
-from impl.device.counters import Counters, Tally
-from impl.device.errors import DeviceError, DeviceFault, DeviceUsageError, KernelError, RefreshError, StreamError
-from impl.device.kernels import KERNELS
-from impl.device.memory import AddressSpace, Allocation
-from impl.device.soc import SocProfile, get_soc
-from impl.device.streams import Streams
-from impl.device.tasks import SLOT_BYTES
+from zcspec.impl.device import executor, hccl
+from zcspec.impl.device import trace as tr
+from zcspec.impl.device.counters import Counters, Tally
+from zcspec.impl.device.errors import DeviceError, DeviceFault, DeviceUsageError, KernelError, RefreshError, StreamError
+from zcspec.impl.device.kernels import KERNELS
+from zcspec.impl.device.memory import AddressSpace, Allocation
+from zcspec.impl.device.soc import SocProfile, get_soc
+from zcspec.impl.device.streams import Streams
+from zcspec.impl.device.tasks import SLOT_BYTES
 
 DEVICE_BASE = 0x1_0000_0000_0000   # far from 0: an offset used as an address faults
 DEVICE_STRIDE = 0x1000_0000_0000   # each device its own 16 TiB window

@@ -16,7 +16,7 @@
 """
 from __future__ import annotations
 
-from impl.compiler.errors import GraphError
+from zcspec.impl.compiler.errors import GraphError
 
 FAULT_KINDS = (
     "out_of_bounds", "use_after_free", "double_free", "invalid_free", "misaligned",

@@ -10,10 +10,10 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from impl.device import trace as tr
-from impl.device.errors import DeviceFault, KernelError
-from impl.device.kernels import KERNELS
-from impl.device.tasks import SLOT_BYTES
+from zcspec.impl.device import trace as tr
+from zcspec.impl.device.errors import DeviceFault, KernelError
+from zcspec.impl.device.kernels import KERNELS
+from zcspec.impl.device.tasks import SLOT_BYTES
 
 
 @attrs.define
@@ -139,7 +139,7 @@ def run_wait(dev, task, token, sid) -> None:
 
 
 def run_hccl(dev, task, token, sid) -> None:
-    from impl.device import hccl
+    from zcspec.impl.device import hccl
 
     hccl.run_collective([(dev, task, sid)])
 

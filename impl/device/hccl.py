@@ -18,9 +18,9 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from impl.device import executor
-from impl.device.errors import KernelError, StreamError
-from impl.device.soc import SocProfile
+from zcspec.impl.device import executor
+from zcspec.impl.device.errors import KernelError, StreamError
+from zcspec.impl.device.soc import SocProfile
 
 
 @attrs.frozen

@@ -25,7 +25,7 @@ import mmap
 import attrs
 import numpy as np
 
-from impl.device.errors import DeviceFault, DeviceUsageError, OutOfMemory
+from zcspec.impl.device.errors import DeviceFault, DeviceUsageError, OutOfMemory
 
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)  # Linux value; Python does not export it
 _PAGE = mmap.PAGESIZE

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.device.errors import UnknownSocError
+from zcspec.impl.device.errors import UnknownSocError
 
 TASK_KINDS = frozenset({"kernel", "memcpy", "memcpy_addr", "memset", "hccl"})
 GiB = 1 << 30

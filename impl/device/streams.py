@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from impl.device.errors import StreamError
+from zcspec.impl.device.errors import StreamError
 
 
 class Event:

@@ -6,7 +6,7 @@ argument table of 64-bit little-endian slots at ``args`` (ge-facts.md 1.7:
 6.8.3). The device reads the slots when the task executes, so a slot nobody
 refreshed really points the task at the old buffer.
 
-- :class:`KernelTask`: a kernel from ``impl.device.kernels.KERNELS`` by ``op_type``.
+- :class:`KernelTask`: a kernel from ``zcspec.impl.device.kernels.KERNELS`` by ``op_type``.
   Its ``kind`` is ``memcpy`` for MemcpyAsync, ``memcpy_addr`` for MemcpyAddrAsync
   and ``kernel`` otherwise (the kinds SoC profiles talk about).
 - :class:`MemsetTask`: atomic clean; every slot's range is filled with ``value``.
@@ -22,7 +22,7 @@ import functools
 import attrs
 import numpy as np
 
-from impl.compiler import dtypes
+from zcspec.impl.compiler import dtypes
 
 SLOT_BYTES = 8
 ROLES = ("in", "out")

@@ -23,13 +23,13 @@ import itertools
 
 import attrs
 
-from impl.compiler.errors import GraphError
-from impl.compiler.model_file.load import load_model
-from impl.device import DeviceError
-from impl.runtime.user_buffers import UserBuffer
-from impl.runtime.v1 import LoadOptions, load, query_size
-from impl.runtime.v1.allocator import V1Allocator
-from impl.runtime.v1.errors import InvalidParam, ModelUnloadedError, ParamInvalid
+from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.impl.device import DeviceError
+from zcspec.impl.runtime.user_buffers import UserBuffer
+from zcspec.impl.runtime.v1 import LoadOptions, load, query_size
+from zcspec.impl.runtime.v1.allocator import V1Allocator
+from zcspec.impl.runtime.v1.errors import InvalidParam, ModelUnloadedError, ParamInvalid
 
 ACL_MDL_MEM_ADDR_PTR = "ACL_MDL_MEM_ADDR_PTR"           # the model bytes
 ACL_MDL_WORK_ADDR_PTR = "ACL_MDL_WORK_ADDR_PTR"

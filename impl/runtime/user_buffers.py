@@ -19,7 +19,7 @@ from typing import Literal
 import attrs
 import numpy as np
 
-from impl.compiler import dtypes
+from zcspec.impl.compiler import dtypes
 
 Placement = Literal["device", "host"]
 PLACEMENTS = ("device", "host")

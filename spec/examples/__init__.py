@@ -25,7 +25,7 @@ class Example:
 @functools.lru_cache(maxsize=None)
 def all_examples() -> dict[str, Example]:
     """Examples by invariant id."""
-    from spec.examples import execution, layout, model_file, runtime
+    from zcspec.spec.examples import execution, layout, model_file, runtime
 
     out: dict[str, Example] = {}
     for module in (layout, model_file, runtime, execution):

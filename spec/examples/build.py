@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.invariants._util import align_up
-from spec.invariants.layout import recompute_lower_bound
-from spec.observables import (
+from zcspec.spec.invariants._util import align_up
+from zcspec.spec.invariants.layout import recompute_lower_bound
+from zcspec.spec.observables import (
     ArgSlot, Block, CallResult, Event, ExecutionObservation, Header, IoTensor, LoadObservation, LoadOutcome,
     ModelFileObservation, NodeInfo, Options, OutputResult, PlanObservation, Range, RegionBinding, SlotValue,
     SocProfile, Task, TensorPlacement, UserBuffer, ZeroCopyEntry,

@@ -1,9 +1,9 @@
 """Examples for the plan invariants (layout and blocks): rows are (name, region, offset, size, first, last[, alias_of])."""
 from __future__ import annotations
 
-from spec.examples import Example
-from spec.examples.build import plan
-from spec.observables import ContinuousGroup, PlanAttributes
+from zcspec.spec.examples import Example
+from zcspec.spec.examples.build import plan
+from zcspec.spec.observables import ContinuousGroup, PlanAttributes
 
 FM, ZC, W = "feature_map", "zero_copy", "weight"
 

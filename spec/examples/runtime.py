@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 
-from spec.examples import Example
-from spec.examples.build import (
+from zcspec.spec.examples import Example
+from zcspec.spec.examples.build import (
     PADDED, RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
 )
-from spec.observables import IoTensor
+from zcspec.spec.observables import IoTensor
 
 _Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, Y_MODEL)), io_addresses={"x": X_BUF, "y": Y_MODEL})
 _COPY_Y = dict(kind="copy", direction="d2d", src=Y_MODEL, dst=Y_BUF, size=RAW, io="y")

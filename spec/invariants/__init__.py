@@ -1,2 +1,2 @@
 """The invariant catalogue, one module per concern; each module's ``INVARIANTS`` lists its claims in
-document order (``spec.registry.CONCERNS`` lists the modules)."""
+document order (``zcspec.spec.registry.CONCERNS`` lists the modules)."""

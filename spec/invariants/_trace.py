@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from spec.observables.execution import ExecutionObservation, UserBuffer
-from spec.observables.trace import Event
+from zcspec.spec.observables.execution import ExecutionObservation, UserBuffer
+from zcspec.spec.observables.trace import Event
 
 
 def writes_into(events: Iterable[Event], buf: UserBuffer) -> Iterator[tuple[Event, int, int]]:

@@ -9,7 +9,7 @@ import bisect
 import heapq
 from typing import Iterator
 
-from spec.observables.plan import Family, PlanObservation
+from zcspec.spec.observables.plan import Family, PlanObservation
 
 
 def align_up(n: int, granularity: int) -> int:

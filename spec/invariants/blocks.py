@@ -6,9 +6,9 @@ rules' implementation.
 """
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.invariants._util import align_up, byte_overlaps, families
-from spec.observables.plan import PlanObservation
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._util import align_up, byte_overlaps, families
+from zcspec.spec.observables.plan import PlanObservation
 
 GE_MEM = "compiler/graph/build/memory/"
 

@@ -1,9 +1,9 @@
 """Execution: what every execution must guarantee, whichever runtime ran it (applies to executions)."""
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.invariants._trace import all_events, failed_calls, live_allocations, writes_into
-from spec.observables.execution import ExecutionObservation
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._trace import all_events, failed_calls, live_allocations, writes_into
+from zcspec.spec.observables.execution import ExecutionObservation
 
 
 # -- EXEC-ORACLE ------------------------------------------------------------------------------

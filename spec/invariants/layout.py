@@ -6,9 +6,9 @@ never trusts the planner's own bookkeeping.
 """
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.invariants._util import align_up, families, space_time_overlaps, time_overlapping_pairs
-from spec.observables.plan import PlanObservation
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._util import align_up, families, space_time_overlaps, time_overlapping_pairs
+from zcspec.spec.observables.plan import PlanObservation
 
 GE_MEM = "compiler/graph/build/memory/"
 

@@ -1,8 +1,8 @@
 """Model file: what a compiled model file must satisfy to be loaded (applies to model files)."""
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.observables.model_file import ModelFileObservation
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.observables.model_file import ModelFileObservation
 
 
 # -- MF-WELL-FORMED ---------------------------------------------------------------------------

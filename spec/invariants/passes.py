@@ -6,8 +6,8 @@ facts, and compares with where the nodes are.
 """
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.observables.model_file import ModelFileObservation, NodeInfo
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.observables.model_file import ModelFileObservation, NodeInfo
 
 MEMCPY = "MemcpyAddrAsync"
 DATA_TYPES = {"Data", "AippData", "RefData"}

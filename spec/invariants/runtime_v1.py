@@ -1,10 +1,10 @@
 """Runtime v1 (DavinciModel-style): address refresh and copy-only I/O (applies to loads and executions)."""
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.invariants._trace import is_v1
-from spec.observables.execution import ExecutionObservation
-from spec.observables.load import LoadObservation
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._trace import is_v1
+from zcspec.spec.observables.execution import ExecutionObservation
+from zcspec.spec.observables.load import LoadObservation
 
 V1 = "runtime/v1/graph/load/model_manager/"
 

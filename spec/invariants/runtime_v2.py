@@ -1,9 +1,9 @@
 """Runtime v2 (lowered, gert-style): output zero copy and the always_zero_copy contract (applies to executions)."""
 from __future__ import annotations
 
-from spec.invariant import Invariant, violation
-from spec.invariants._trace import is_v2, writes_into
-from spec.observables.execution import ExecutionObservation
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._trace import is_v2, writes_into
+from zcspec.spec.observables.execution import ExecutionObservation
 
 V2 = "runtime/v2/"
 

@@ -7,16 +7,16 @@ buffers, slots after refresh, outputs) and ``trace`` (events). ``codec``
 converts any of them to and from JSON. Nothing here imports ``impl``: impl
 maps its state onto these, and any other implementation may do the same.
 """
-from spec.observables.codec import dumps, from_data, loads, to_data
-from spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue, UserBuffer
-from spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
-from spec.observables.model_file import (
+from zcspec.spec.observables.codec import dumps, from_data, loads, to_data
+from zcspec.spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue, UserBuffer
+from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
-from spec.observables.plan import (
+from zcspec.spec.observables.plan import (
     Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
 )
-from spec.observables.trace import Event, Range
+from zcspec.spec.observables.trace import Event, Range
 
 OBSERVATION_KINDS = {
     "plan": PlanObservation,

@@ -22,7 +22,7 @@ from typing import Any, Literal, Union
 
 import attrs
 
-from spec.errors import ObservationFormatError
+from zcspec.spec.errors import ObservationFormatError
 
 _MISSING = attrs.NOTHING
 

@@ -5,9 +5,9 @@ from typing import Literal
 
 import attrs
 
-from spec.observables.load import LoadObservation
-from spec.observables.model_file import Role
-from spec.observables.trace import Event
+from zcspec.spec.observables.load import LoadObservation
+from zcspec.spec.observables.model_file import Role
+from zcspec.spec.observables.trace import Event
 
 
 @attrs.frozen

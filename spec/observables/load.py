@@ -5,8 +5,8 @@ from typing import Literal
 
 import attrs
 
-from spec.observables.model_file import Role, ZeroCopyEntry
-from spec.observables.trace import Event
+from zcspec.spec.observables.model_file import Role, ZeroCopyEntry
+from zcspec.spec.observables.trace import Event
 
 
 @attrs.frozen

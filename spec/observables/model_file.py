@@ -10,7 +10,7 @@ from typing import Literal
 
 import attrs
 
-from spec.errors import ObservationConsistencyError
+from zcspec.spec.errors import ObservationConsistencyError
 
 Role = Literal["input", "output"]
 

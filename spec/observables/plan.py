@@ -32,7 +32,7 @@ from typing import Literal
 
 import attrs
 
-from spec.errors import ObservationConsistencyError
+from zcspec.spec.errors import ObservationConsistencyError
 
 Region = Literal["feature_map", "zero_copy", "weight", "fixed"]
 BlockId = int | str
@@ -243,8 +243,8 @@ def plan_from_contract(data: dict) -> PlanObservation:
     its ``inputs``/``outputs`` then also give ``graph_inputs``/``graph_outputs``
     unless those are present.
     """
-    from spec.errors import ObservationFormatError
-    from spec.observables.codec import from_data
+    from zcspec.spec.errors import ObservationFormatError
+    from zcspec.spec.observables.codec import from_data
 
     if not isinstance(data, dict):
         raise ObservationFormatError(f"expected a plan object, got {type(data).__name__}")
@@ -267,7 +267,7 @@ def _known(cls, data: dict) -> dict:
 
 
 def _planner_attributes(a: dict) -> dict:
-    from spec.errors import ObservationFormatError
+    from zcspec.spec.errors import ObservationFormatError
 
     try:
         flags = {x["tensor"]: x["is_zero_copy_block"] for x in a.get("inputs", [])}

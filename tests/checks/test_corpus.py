@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from checks.counterexample import Counterexample
-from checks.replay import CORPUS, corpus_files, replay
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.replay import CORPUS, corpus_files, replay
 
 
 def test_corpus_folder_ships_with_the_package():

@@ -7,8 +7,8 @@ import os
 import networkx as nx
 import pytest
 
-from checks.exhaustive import DEFAULT_OPS, INPUT_SHAPE, all_graphs, run_exhaustive
-from impl.compiler.ops import OPS
+from zcspec.checks.exhaustive import DEFAULT_OPS, INPUT_SHAPE, all_graphs, run_exhaustive
+from zcspec.impl.compiler.ops import OPS
 
 
 def _compute(graph):
@@ -115,7 +115,7 @@ def test_the_planner_holds_on_every_one_node_graph():
 
 
 def test_a_seeded_planner_bug_is_caught():
-    from checks.faults.registry import active
+    from zcspec.checks.faults.registry import active
 
     with active("zc-align-32"):
         tally, failures = run_exhaustive(1, kinds=("plan",), strategies=("ge",))
@@ -125,10 +125,10 @@ def test_a_seeded_planner_bug_is_caught():
 
 
 def test_cli_exit_codes_table_and_saved_counterexamples(tmp_path, capsys):
-    from checks.cli.main import main
-    from checks.counterexample import Counterexample
-    from checks.faults.registry import active
-    from checks.replay import replay
+    from zcspec.checks.cli.main import main
+    from zcspec.checks.counterexample import Counterexample
+    from zcspec.checks.faults.registry import active
+    from zcspec.checks.replay import replay
 
     assert main(["exhaustive", "--max-nodes", "1", "--kinds", "plan", "--quiet"]) == 0
     out = capsys.readouterr().out

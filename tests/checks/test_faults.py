@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from checks.counterexample import Counterexample
-from checks.faults import registry
-from checks.faults.errors import UnknownVariant
-from checks.faults.hunt import hunt
-from checks.faults.variant import AREAS, preload
-from checks.replay import export_pytest, replay
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.faults import registry
+from zcspec.checks.faults.errors import UnknownVariant
+from zcspec.checks.faults.hunt import hunt
+from zcspec.checks.faults.variant import AREAS, preload
+from zcspec.checks.replay import export_pytest, replay
 
 FAST = ("zc-align-32", "lifetime-half-open", "v1-size-slack-sign", "v2-azc-fallback")
 
@@ -36,12 +36,12 @@ def _bound_objects():
     import importlib
 
     preload()
-    mods = ["impl.compiler.memory.offsets", "impl.compiler.memory.compact", "impl.compiler.memory.lifetimes",
-            "impl.compiler.memory.units", "impl.compiler.memory.plan", "impl.compiler.memory.ge_blocks",
-            "impl.compiler.memory.sizes", "impl.compiler.memory.bounds", "impl.compiler.memory.rules",
-            "impl.compiler.passes", "impl.runtime.v1.refresh", "impl.runtime.v1.execute", "impl.runtime.v1.bind",
-            "impl.runtime.v1.zero_copy", "impl.runtime.v2.passes", "impl.runtime.v2.kernels.outputs",
-            "impl.runtime.v2.kernels"]
+    mods = ["zcspec.impl.compiler.memory.offsets", "zcspec.impl.compiler.memory.compact", "zcspec.impl.compiler.memory.lifetimes",
+            "zcspec.impl.compiler.memory.units", "zcspec.impl.compiler.memory.plan", "zcspec.impl.compiler.memory.ge_blocks",
+            "zcspec.impl.compiler.memory.sizes", "zcspec.impl.compiler.memory.bounds", "zcspec.impl.compiler.memory.rules",
+            "zcspec.impl.compiler.passes", "zcspec.impl.runtime.v1.refresh", "zcspec.impl.runtime.v1.execute", "zcspec.impl.runtime.v1.bind",
+            "zcspec.impl.runtime.v1.zero_copy", "zcspec.impl.runtime.v2.passes", "zcspec.impl.runtime.v2.kernels.outputs",
+            "zcspec.impl.runtime.v2.kernels"]
     # Tables (kernel registries) are patched in place: snapshot their contents.
     return {(m, k): dict(v) if isinstance(v, dict) else v
             for m in mods for k, v in vars(importlib.import_module(m)).items() if not k.startswith("__")}
@@ -59,7 +59,7 @@ def test_each_variant_changes_impl_and_is_removed_afterwards(name):
 
 
 def test_a_function_imported_by_name_is_patched_too():
-    from impl.compiler.memory import compact, offsets
+    from zcspec.impl.compiler.memory import compact, offsets
 
     real = offsets.place_zero_copy
     with registry.active("zc-align-32"):
@@ -106,7 +106,7 @@ def _run_exported(path, fault: str | None) -> subprocess.CompletedProcess:
     if fault:
         env[registry.ENV] = fault
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-                           "checks.faults.pytest_plugin", f"--rootdir={path.parent}", str(path)],
+                           "zcspec.checks.faults.pytest_plugin", f"--rootdir={path.parent}", str(path)],
                           env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -128,7 +128,7 @@ def test_full_benchmark_meets_the_targets():
 
 
 def test_cli_lists_hunts_and_replays(tmp_path, capsys):
-    from checks.cli.main import main
+    from zcspec.checks.cli.main import main
 
     assert main(["faults"]) == 0
     assert "v2-azc-fallback" in capsys.readouterr().out

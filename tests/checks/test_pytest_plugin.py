@@ -7,14 +7,14 @@ import pytest
 
 # pytester drops the modules a test imported when it ends, and numpy cannot be imported twice
 # in one process: import what the user tests reach here, before pytester's snapshot.
-import checks.scenario  # noqa: F401
-import checks.zoo  # noqa: F401
-import impl.compiler.compile  # noqa: F401
-import impl.compiler.model_file.encode  # noqa: F401
-import impl.compiler.observe  # noqa: F401
-import spec.check  # noqa: F401
-import spec.examples  # noqa: F401
-from checks.pytest_plugin import SpecViolation, assert_spec_holds, parse_kinds
+import zcspec.checks.scenario  # noqa: F401
+import zcspec.checks.zoo  # noqa: F401
+import zcspec.impl.compiler.compile  # noqa: F401
+import zcspec.impl.compiler.model_file.encode  # noqa: F401
+import zcspec.impl.compiler.observe  # noqa: F401
+import zcspec.spec.check  # noqa: F401
+import zcspec.spec.examples  # noqa: F401
+from zcspec.checks.pytest_plugin import SpecViolation, assert_spec_holds, parse_kinds
 
 pytest_plugins = ["pytester"]
 
@@ -27,13 +27,13 @@ def suite(pytester, monkeypatch):
 
     def run(source: str, *args: str):
         pytester.makepyfile(test_user=source)
-        return pytester.runpytest_inprocess("-p", "checks.pytest_plugin", *args)
+        return pytester.runpytest_inprocess("-p", "zcspec.checks.pytest_plugin", *args)
 
     return run
 
 
 GOOD = """
-from impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.builder import GraphBuilder
 
 def _graph():
     b = GraphBuilder("user_graph")
@@ -51,8 +51,8 @@ def test_zoo_graph(zcspec_check):
 
 # A plan observation from "another planner": c reuses a's bytes while a is alive (spec/examples).
 BAD = """
-from checks.pytest_plugin import assert_spec_holds
-from spec.examples import all_examples
+from zcspec.checks.pytest_plugin import assert_spec_holds
+from zcspec.spec.examples import all_examples
 
 def test_foreign_plan(zcspec_check):
     zcspec_check(all_examples()["LAYOUT-NO-OVERLAP"].violates)
@@ -80,7 +80,7 @@ def test_a_bad_plan_fails_naming_the_invariant_and_culprit(suite):
 def test_kinds_from_option_and_marker(suite):
     source = """
 import pytest
-from impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.builder import GraphBuilder
 
 def _graph():
     b = GraphBuilder("g")
@@ -105,11 +105,11 @@ def test_unknown_kind_is_a_usage_error(suite):
 
 def test_the_entry_point_is_registered():
     eps = [ep for ep in metadata.entry_points(group="pytest11") if ep.name == "zcspec"]
-    assert [ep.value for ep in eps] == ["checks.pytest_plugin"]
+    assert [ep.value for ep in eps] == ["zcspec.checks.pytest_plugin"]
 
 
 def test_assert_spec_holds_reports_and_raises():
-    from spec.examples import all_examples
+    from zcspec.spec.examples import all_examples
 
     ex = all_examples()["MEM-ZC-NOMERGE"]
     reports = assert_spec_holds(ex.satisfies)

@@ -5,12 +5,12 @@ import sys
 import attrs
 import pytest
 
-from checks import scenario as scenario_mod
-from checks.cli.main import main
-from checks.counterexample import Counterexample, CounterexampleError
-from checks.replay import export_pytest, replay
-from checks.scenario import Scenario
-from impl.compiler.builder import GraphBuilder
+from zcspec.checks import scenario as scenario_mod
+from zcspec.checks.cli.main import main
+from zcspec.checks.counterexample import Counterexample, CounterexampleError
+from zcspec.checks.replay import export_pytest, replay
+from zcspec.checks.scenario import Scenario
+from zcspec.impl.compiler.builder import GraphBuilder
 
 
 def small_graph():

@@ -6,9 +6,9 @@ import itertools
 import pytest
 from hypothesis import given, strategies as st
 
-from checks.proofs.errors import PlanFormatError
-from checks.proofs.synthetic import first_fit, make_plan, shift_onto_neighbour, synthetic_plan, tensor
-from checks.proofs.sweep import overlapping_pairs, sweep_check
+from zcspec.checks.proofs.errors import PlanFormatError
+from zcspec.checks.proofs.synthetic import first_fit, make_plan, shift_onto_neighbour, synthetic_plan, tensor
+from zcspec.checks.proofs.sweep import overlapping_pairs, sweep_check
 
 lifetimes = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 10)).map(lambda p: (p[0], p[0] + p[1])),
                      max_size=40)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from checks.proofs.layout import read_layout
-from checks.proofs.pairs import witness_pairs
-from checks.proofs.synthetic import make_plan, shift_onto_neighbour, synthetic_plan, tensor
-from checks.proofs.sweep import conflict_pairs
+from zcspec.checks.proofs.layout import read_layout
+from zcspec.checks.proofs.pairs import witness_pairs
+from zcspec.checks.proofs.synthetic import make_plan, shift_onto_neighbour, synthetic_plan, tensor
+from zcspec.checks.proofs.sweep import conflict_pairs
 
 
 def _overlap(a, b) -> bool:

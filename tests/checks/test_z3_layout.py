@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from checks.proofs.layout import read_layout
-from checks.proofs.synthetic import make_plan, shift_onto_neighbour, synthetic_plan, tensor
-from checks.proofs.sweep import sweep_check
-from checks.proofs.z3_layout import prove_layout
+from zcspec.checks.proofs.layout import read_layout
+from zcspec.checks.proofs.synthetic import make_plan, shift_onto_neighbour, synthetic_plan, tensor
+from zcspec.checks.proofs.sweep import sweep_check
+from zcspec.checks.proofs.z3_layout import prove_layout
 
 
 def test_valid_synthetic_plan_is_proved():

@@ -6,9 +6,9 @@ import itertools
 import pytest
 from hypothesis import given, strategies as st
 
-from checks.proofs.optimal import gap, greedy_by_size, lower_bound, optimal_arena, optimal_layout
-from checks.proofs.sweep import overlapping_pairs
-from checks.proofs.synthetic import make_plan, synthetic_plan, tensor
+from zcspec.checks.proofs.optimal import gap, greedy_by_size, lower_bound, optimal_arena, optimal_layout
+from zcspec.checks.proofs.sweep import overlapping_pairs
+from zcspec.checks.proofs.synthetic import make_plan, synthetic_plan, tensor
 
 # planning-facts.md "Golden records" (size, first, last; inclusive lifetimes).
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]

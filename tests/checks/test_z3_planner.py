@@ -4,13 +4,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from checks.proofs.sweep import sweep_check
-from checks.proofs.z3_layout import prove_layout
+from zcspec.checks.proofs.sweep import sweep_check
+from zcspec.checks.proofs.z3_layout import prove_layout
 
-plan_mod = pytest.importorskip("impl.compiler.memory.plan")
-from checks.strategies.graphs import graphs  # noqa: E402
-from impl.compiler.memory.errors import PlanError  # noqa: E402
-from impl.compiler.memory.options import PlanOptions  # noqa: E402
+plan_mod = pytest.importorskip("zcspec.impl.compiler.memory.plan")
+from zcspec.checks.strategies.graphs import graphs  # noqa: E402
+from zcspec.impl.compiler.memory.errors import PlanError  # noqa: E402
+from zcspec.impl.compiler.memory.options import PlanOptions  # noqa: E402
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "frontend"))
 from onnx_factory import light_path, malformed, save  # noqa: E402
 
-from checks.cli.main import main  # noqa: E402
+from zcspec.checks.cli.main import main  # noqa: E402
 
 
 def run(capsys, *argv):

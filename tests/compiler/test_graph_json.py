@@ -5,10 +5,10 @@ import math
 import pytest
 from hypothesis import given
 
-from checks.strategies.ir_graphs import ir_graphs
-from impl.compiler.errors import GraphFormatError
-from impl.compiler.graph_json import from_json, to_json
-from impl.compiler.validate import validate
+from zcspec.checks.strategies.ir_graphs import ir_graphs
+from zcspec.impl.compiler.errors import GraphFormatError
+from zcspec.impl.compiler.graph_json import from_json, to_json
+from zcspec.impl.compiler.validate import validate
 
 
 def _same(a, b) -> bool:
@@ -33,7 +33,7 @@ def test_json_text_is_strict(graph):
 
 
 def test_types_survive():
-    from impl.compiler.builder import GraphBuilder
+    from zcspec.impl.compiler.builder import GraphBuilder
 
     b = GraphBuilder("t")
     x = b.input("x", (2,))

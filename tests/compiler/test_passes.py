@@ -2,13 +2,13 @@
 import numpy as np
 import pytest
 
-from impl.compiler import ops
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.options import CompileOptions
-from impl.compiler.passes import PIPELINE, run_passes
-from impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
-from impl.compiler.passes.outer_axis_views import outer_axis_views
-from impl.compiler.validate import validate
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import PIPELINE, run_passes
+from zcspec.impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
+from zcspec.impl.compiler.passes.outer_axis_views import outer_axis_views
+from zcspec.impl.compiler.validate import validate
 
 OPTS = CompileOptions()
 
@@ -135,10 +135,10 @@ def test_pipeline_switches():
 @pytest.mark.parametrize("soc", ["ascend310p", "legacy"])
 def test_the_spec_flags_each_missing_copy_when_the_pass_is_off(soc):
     """PASS-MEMCPY-ADDR-ASYNC recomputes where copies are required; without the pass each is missing."""
-    from impl.compiler.compile import compile_stages
-    from impl.compiler.model_file.encode import encode
-    from impl.compiler.observe import observe_model_file
-    from spec.check import check
+    from zcspec.impl.compiler.compile import compile_stages
+    from zcspec.impl.compiler.model_file.encode import encode
+    from zcspec.impl.compiler.observe import observe_model_file
+    from zcspec.spec.check import check
 
     for disabled, expect_ok in ((frozenset(), True), (frozenset({"memcpy_addr_async"}), False)):
         opts = CompileOptions(soc=soc, disabled_passes=disabled)

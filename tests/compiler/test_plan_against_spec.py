@@ -4,13 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.cli.models import ZOO, load_graph
-from checks.strategies.graphs import graphs
-from impl.compiler.memory.plan import PlanOptions, plan_memory
-from impl.compiler.observe import observe_plan
-from impl.compiler.options import CompileOptions
-from impl.compiler.passes import run_passes
-from spec.check import check
+from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.checks.strategies.graphs import graphs
+from zcspec.impl.compiler.memory.plan import PlanOptions, plan_memory
+from zcspec.impl.compiler.observe import observe_plan
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import run_passes
+from zcspec.spec.check import check
 
 
 def violations(graph, options: PlanOptions):

@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.strategies.graphs import FAMILIES, graphs
-from impl.compiler import ops
-from impl.compiler.validate import validate
+from zcspec.checks.strategies.graphs import FAMILIES, graphs
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.validate import validate
 
 
 @given(graphs())

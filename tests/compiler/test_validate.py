@@ -3,9 +3,9 @@ import attrs
 import numpy as np
 import pytest
 
-from impl.compiler import dtypes
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.errors import (
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.errors import (
     CycleError,
     DuplicateNameError,
     GraphError,
@@ -15,9 +15,9 @@ from impl.compiler.errors import (
     UnknownDTypeError,
     UnsupportedOpError,
 )
-from impl.compiler.ir import Graph, Node, TensorDesc
-from impl.compiler.topology import execution_order
-from impl.compiler.validate import validate
+from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
+from zcspec.impl.compiler.topology import execution_order
+from zcspec.impl.compiler.validate import validate
 
 
 def chain() -> Graph:

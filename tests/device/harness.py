@@ -10,8 +10,8 @@ import numpy as np
 import onnxruntime as ort
 from onnx import helper
 
-from impl.device import Device, KernelTask, Slot
-from impl.compiler import dtypes
+from zcspec.impl.device import Device, KernelTask, Slot
+from zcspec.impl.compiler import dtypes
 
 ort.set_default_logger_severity(4)
 _SESSION_OPTIONS = ort.SessionOptions()

@@ -1,6 +1,6 @@
 """The kernel library covers the op table."""
-from impl.compiler.ops import OPS
-from impl.device import COLLECTIVES, KERNELS
+from zcspec.impl.compiler.ops import OPS
+from zcspec.impl.device import COLLECTIVES, KERNELS
 
 
 def test_every_compute_op_has_a_kernel():
@@ -39,7 +39,7 @@ def test_in_place_kernels_read_before_they_write():
     """ops.py marks unary/binary ops in-place capable: output 0 may share input 0's memory."""
     import numpy as np
 
-    from impl.device import Device, KernelTask, Slot
+    from zcspec.impl.device import Device, KernelTask, Slot
 
     dev = Device()
     x = dev.upload(np.array([-1, 2, -3, 4], np.float32))

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, precondition, rule
 
-from impl.device import Device, DeviceFault
+from zcspec.impl.device import Device, DeviceFault
 
 sizes = st.integers(1, 300)
 

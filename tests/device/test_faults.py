@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.device import Device, DeviceFault, KernelTask, OutOfMemory, Slot
+from zcspec.impl.device import Device, DeviceFault, KernelTask, OutOfMemory, Slot
 
 
 def state(dev: Device):
@@ -158,7 +158,7 @@ def test_fault_is_traced(dev):
 
 
 def test_kernel_rejecting_its_operands_is_a_kernel_error_naming_the_task(dev):
-    from impl.device import KernelError
+    from zcspec.impl.device import KernelError
 
     a, b, y = dev.malloc(16, tag="a"), dev.malloc(12, tag="b"), dev.malloc(16, tag="y")
     task = KernelTask("add_0", "Add", dev.malloc(24), (Slot("in", (4,)), Slot("in", (3,)), Slot("out", (4,))))
@@ -170,7 +170,7 @@ def test_kernel_rejecting_its_operands_is_a_kernel_error_naming_the_task(dev):
 
 
 def test_launch_refuses_an_op_without_kernel(dev):
-    from impl.device import KernelError
+    from zcspec.impl.device import KernelError
 
     task = KernelTask("reshape_0", "Reshape", dev.malloc(16), (Slot("in", (4,)), Slot("out", (4,))))
     with pytest.raises(KernelError, match="reshape_0.*no kernel"):

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from impl.device import (
+from zcspec.impl.device import (
     COLLECTIVES, Device, DeviceFault, HcclComm, HcclTask, Slot, StreamError, get_soc, zero_copy_support,
 )
-from impl.device import trace as tr
+from zcspec.impl.device import trace as tr
 
 
 def cluster(n, soc="ascend910b"):

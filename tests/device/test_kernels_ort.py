@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from impl.device import Device
+from zcspec.impl.device import Device
 from tests.device.harness import compare
 
 DEV = Device("ascend910b")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from impl.device import Device
+from zcspec.impl.device import Device
 from tests.device.harness import compare, device_run, ort_run
 from tests.device.test_kernels_ort import arrays, dims, shapes
 

@@ -5,9 +5,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from checks.cli.models import ZOO, zoo_path
-from impl.compiler.frontend.onnx_import import load_onnx
-from impl.device import Device
+from zcspec.checks.cli.models import ZOO, zoo_path
+from zcspec.impl.compiler.frontend.onnx_import import load_onnx
+from zcspec.impl.device import Device
 from tests.device.naive_runner import run
 
 

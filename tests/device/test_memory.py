@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from impl.device import DEVICE_BASE, Device, OutOfMemory, UnknownSocError, get_soc, PROFILES
-from impl.device.memory import AddressSpace
-from impl.compiler.errors import GraphError
+from zcspec.impl.device import DEVICE_BASE, Device, OutOfMemory, UnknownSocError, get_soc, PROFILES
+from zcspec.impl.device.memory import AddressSpace
+from zcspec.impl.compiler.errors import GraphError
 
 ops = st.lists(st.one_of(
     st.tuples(st.just("malloc"), st.integers(1, 5000), st.sampled_from([None, 64, 1024, 4096])),

@@ -5,8 +5,8 @@ import attrs
 import numpy as np
 import pytest
 
-from impl.device import Device, KernelTask, MemsetTask, RefreshError, Slot
-from impl.device import trace as tr
+from zcspec.impl.device import Device, KernelTask, MemsetTask, RefreshError, Slot
+from zcspec.impl.device import trace as tr
 
 F4 = (4,)
 
@@ -156,7 +156,7 @@ def test_trace_is_json_ready_and_counters_diff_per_call():
 
 
 def test_hccl_refresh_is_refused_on_legacy():
-    from impl.device import HcclTask
+    from zcspec.impl.device import HcclTask
 
     dev = Device("legacy")
     task = HcclTask("allreduce", "HcomAllReduce", dev.malloc(16), (Slot("in", F4), Slot("out", F4)))

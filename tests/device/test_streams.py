@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.device import Device, EventRecordTask, EventWaitTask, KernelTask, MemcpyTask, Slot, StreamError
-from impl.device import trace as tr
+from zcspec.impl.device import Device, EventRecordTask, EventWaitTask, KernelTask, MemcpyTask, Slot, StreamError
+from zcspec.impl.device import trace as tr
 
 F4 = (4,)
 

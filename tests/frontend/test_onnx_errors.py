@@ -7,8 +7,8 @@ import pytest
 from onnx import helper
 from onnx_factory import init, light_path, malformed, model, save, vi
 
-from impl.compiler.errors import CycleError, GraphError, MissingTensorError, UnsupportedOpError
-from impl.compiler.frontend.errors import (
+from zcspec.impl.compiler.errors import CycleError, GraphError, MissingTensorError, UnsupportedOpError
+from zcspec.impl.compiler.frontend.errors import (
     FoldError,
     InputShapeError,
     OnnxFileError,
@@ -16,7 +16,7 @@ from impl.compiler.frontend.errors import (
     UnknownInputError,
     UnsupportedFeatureError,
 )
-from impl.compiler.frontend.onnx_import import from_model, load_onnx
+from zcspec.impl.compiler.frontend.onnx_import import from_model, load_onnx
 
 
 @pytest.mark.parametrize("cut", [10, 1000, 3000, -1])

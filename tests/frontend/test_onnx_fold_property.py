@@ -15,7 +15,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from onnx_factory import init, model, vi
 
-from impl.compiler.frontend.onnx_import import from_model
+from zcspec.impl.compiler.frontend.onnx_import import from_model
 
 OTHER = {(2, 3): (3, 2), (3, 2): (2, 3)}
 UNARY = ("Relu", "Neg", "Abs", "Identity", "Sqrt_abs", "CastRoundTrip", "Transpose", "Reshape", "UnsqueezeSqueeze")

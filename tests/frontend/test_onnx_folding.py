@@ -10,8 +10,8 @@ import pytest
 from onnx import helper
 from onnx_factory import init, model, vi
 
-from impl.compiler.frontend import constant_fold
-from impl.compiler.frontend.onnx_import import from_model
+from zcspec.impl.compiler.frontend import constant_fold
+from zcspec.impl.compiler.frontend.onnx_import import from_model
 
 
 def const_of_shape(shape_name: str, out: str, value: float, dtype=np.float32):

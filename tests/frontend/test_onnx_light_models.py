@@ -10,7 +10,7 @@ import pytest
 from onnx import helper, numpy_helper, shape_inference
 from onnx_factory import LIGHT_MODELS, light_path
 
-from impl.compiler.frontend.onnx_import import load_onnx
+from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 
 # Operand inputs the front end turns into attributes (docs/frontend.md, "Views").
 OPERANDS = {"Reshape": {1}, "Squeeze": {1}, "Unsqueeze": {1}, "Dropout": {1, 2}}

@@ -6,9 +6,9 @@ import onnx
 from onnx import helper
 from onnx_factory import init, model, vi
 
-from impl.compiler import ops
-from impl.compiler.frontend.onnx_graph import node_names
-from impl.compiler.frontend.onnx_import import from_model
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.frontend.onnx_graph import node_names
+from zcspec.impl.compiler.frontend.onnx_import import from_model
 
 
 def test_unnamed_nodes_get_op_type_and_index():

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from onnx import helper
 
-from impl.compiler.frontend.onnx_graph import NETOUTPUT, node_names
+from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, node_names
 
 # Few, clashing spellings so collisions (with inputs, with generated names, between nodes) are common.
 explicit = st.sampled_from(["", "", "x", "Relu_0", "Relu_1", "Add_2", "NetOutput", "n", "n_1"])

@@ -1,6 +1,6 @@
 """Random graphs for planner tests: the checker's executable graphs, decorated with planning attributes.
 
-``planning_graphs()`` draws a graph from ``checks.strategies.graphs`` and then,
+``planning_graphs()`` draws a graph from ``zcspec.checks.strategies.graphs`` and then,
 per node, optionally a workspace list, ``_no_reuse``, another stream and a
 dynamic-batch label, so every planning rule is exercised together.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
-from checks.strategies.graphs import graphs
-from impl.compiler.ir import Graph
+from zcspec.checks.strategies.graphs import graphs
+from zcspec.impl.compiler.ir import Graph
 
 _WORKSPACES = st.lists(st.sampled_from([0, 100, 512, 1000, 4096]), max_size=2).map(tuple)
 

@@ -10,7 +10,7 @@ in two different dynamic-batch branches) must have disjoint
 """
 from __future__ import annotations
 
-from impl.compiler import ops
+from zcspec.impl.compiler import ops
 
 
 def _padded(nbytes: int, o) -> int:

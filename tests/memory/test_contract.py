@@ -6,13 +6,13 @@ import json
 import pytest
 from hypothesis import given
 
-from checks.cli.main import main
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.graph_json import to_json
-from impl.compiler.passes.continuous_copies import insert_continuous_copies
-from impl.compiler.memory.errors import ContractError, PlanOptionError
-from impl.compiler.memory.options import PlanOptions
-from impl.compiler.memory.plan import MemoryPlan, plan_memory
+from zcspec.checks.cli.main import main
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.graph_json import to_json
+from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.memory.errors import ContractError, PlanOptionError
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.plan import MemoryPlan, plan_memory
 from tests.memory.strategies import planning_graphs
 from tests.memory.test_sweep import plan_or_reject
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.memory.lifetimes import lifetimes
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.memory.lifetimes import lifetimes
 from tests.memory.strategies import planning_graphs
 
 
@@ -61,7 +61,7 @@ def test_in_place_shares_only_when_the_input_is_dead_afterwards():
 def test_execution_order_is_networkx_lexicographic_order(graph):
     import networkx as nx
 
-    from impl.compiler.topology import dependency_graph, execution_order
+    from zcspec.impl.compiler.topology import dependency_graph, execution_order
 
     index = {n.name: i for i, n in enumerate(graph.nodes)}
     assert execution_order(graph) == tuple(nx.lexicographical_topological_sort(dependency_graph(graph), key=index.get))

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.cli import plan_buffers
-from impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
-from impl.compiler.memory.pack import Buffer, lower_bound, pack
-from impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
+from zcspec.checks.cli import plan_buffers
+from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
+from zcspec.impl.compiler.memory.pack import Buffer, lower_bound, pack
+from zcspec.impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
 from tests.memory.pack_oracles import layout_errors
 
 DATA = Path(__file__).parent / "data"
@@ -99,7 +99,7 @@ def test_cli_table_and_capacity_exit_codes(tmp_path, capsys):
 
 
 def test_cli_bad_file_exits_2_through_main(tmp_path, capsys):
-    from checks.cli.main import GraphError
+    from zcspec.checks.cli.main import GraphError
 
     path = write(tmp_path, "id,lower,upper,size\na,0,2,-8\n")
     with pytest.raises(GraphError):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.compiler.memory import pack_greedy
-from impl.compiler.memory.pack import Buffer, lower_bound, pack
+from zcspec.impl.compiler.memory import pack_greedy
+from zcspec.impl.compiler.memory.pack import Buffer, lower_bound, pack
 
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]
 CHAIN = [(16, 0, 1), (8, 1, 2), (64, 2, 3), (32, 3, 4), (8, 4, 5)]

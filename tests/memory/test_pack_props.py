@@ -4,8 +4,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.compiler.memory import pack_greedy, pack_search
-from impl.compiler.memory.pack import Buffer, lower_bound, pack
+from zcspec.impl.compiler.memory import pack_greedy, pack_search
+from zcspec.impl.compiler.memory.pack import Buffer, lower_bound, pack
 from tests.memory.pack_oracles import layout_errors, max_live, optimum
 
 
@@ -99,7 +99,7 @@ def test_time_index_gives_the_same_packing_as_the_full_scan(buffers, first):
 def test_stacking_bound_paths_agree(buffers, slack):
     # Small instances index the precomputed buffers x cliques matrix; large ones build
     # it in chunks per node. Both must prune the same nodes.
-    from impl.compiler.memory import pack_sweep
+    from zcspec.impl.compiler.memory import pack_sweep
 
     inst = pack_greedy.Instance.of(buffers)
     capacity = max_live(buffers) + slack

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 
-from impl.compiler.memory import pack_greedy
-from impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weighted_ranks
+from zcspec.impl.compiler.memory import pack_greedy
+from zcspec.impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weighted_ranks
 from tests.memory.test_pack_props import instances
 
 
@@ -28,7 +28,7 @@ def test_sections_overlaps_cuts_and_totals(buffers):
 
 
 def test_ranks_follow_the_heuristic_letters():
-    from impl.compiler.memory.pack import Buffer
+    from zcspec.impl.compiler.memory.pack import Buffer
 
     buffers = [Buffer("short-big", 0, 1, 100), Buffer("long-small", 0, 10, 5), Buffer("long-big", 0, 10, 50)]
     inst = pack_greedy.Instance.of(buffers)
@@ -52,7 +52,7 @@ def test_ranks_within_a_subset_match_ranks_with_the_totals_left(buffers):
 
 
 def test_ranks_within_use_the_totals_left():
-    from impl.compiler.memory.pack import Buffer
+    from zcspec.impl.compiler.memory.pack import Buffer
 
     buffers = [Buffer("early", 0, 1, 10), Buffer("late", 1, 2, 20), Buffer("crowd", 0, 1, 90)]
     inst = pack_greedy.Instance.of(buffers)

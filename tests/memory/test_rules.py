@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.memory.errors import PlanError
-from impl.compiler.memory.options import PlanOptions
-from impl.compiler.memory.plan import plan_memory
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.memory.errors import PlanError
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.plan import plan_memory
 
 N = 256  # (1, N) float32: 1024 bytes, GE size 1056, one 1536-byte block
 
@@ -300,9 +300,9 @@ def test_cross_stream_reads_keep_memory_to_the_end():
 
 
 def test_ge_keeps_the_smaller_of_its_two_planners():
-    from impl.compiler.memory.lifetimes import lifetimes
-    from impl.compiler.memory.offsets import _feature_map
-    from impl.compiler.memory.units import build_units
+    from zcspec.impl.compiler.memory.lifetimes import lifetimes
+    from zcspec.impl.compiler.memory.offsets import _feature_map
+    from zcspec.impl.compiler.memory.units import build_units
 
     b = _b()
     t = b.input("x", (1, N))
@@ -318,7 +318,7 @@ def test_ge_keeps_the_smaller_of_its_two_planners():
 
 
 def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
-    from impl.compiler.passes.continuous_copies import insert_continuous_copies
+    from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
     from tests.memory.sweep_check import check_plan
 
     b = _b()

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, reject, settings
 
-from checks.cli.models import ZOO, load_graph
-from impl.compiler.passes.continuous_copies import insert_continuous_copies
-from impl.compiler.memory.errors import PlanError
-from impl.compiler.memory.options import PlanOptions
-from impl.compiler.memory.plan import plan_memory
+from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.memory.errors import PlanError
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.plan import plan_memory
 from tests.memory.strategies import planning_graphs
 from tests.memory.sweep_check import check_plan
 

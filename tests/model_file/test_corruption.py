@@ -11,12 +11,12 @@ import random
 import numpy as np
 import pytest
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.compiler.model_file.encode import HEADER, encode, metadata, pack
-from impl.compiler.model_file.errors import ModelFormatError
-from impl.compiler.model_file.load import load_model
-from impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.model_file.encode import HEADER, encode, metadata, pack
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
+from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.impl.compiler.options import CompileOptions
 
 CASES = 1000
 

@@ -1,11 +1,11 @@
 """compile -> bytes -> load gives the identical artefacts (plan, tasks, offset table) for the light models."""
 import pytest
 
-from checks.cli.models import ZOO, load_graph
-from impl.compiler.compile import build_model
-from impl.compiler.model_file.encode import encode
-from impl.compiler.model_file.load import load_model
-from impl.compiler.options import CompileOptions
+from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.impl.compiler.options import CompileOptions
 
 
 @pytest.mark.parametrize("name", ZOO)

@@ -3,9 +3,9 @@ HCCL zero-copy flags per SoC, and a zero-copy table with relative offsets."""
 import numpy as np
 import pytest
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.options import CompileOptions
 
 
 def model(graph, **opts):

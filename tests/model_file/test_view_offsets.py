@@ -1,7 +1,7 @@
 """Views at relative offsets inside a model input: the planner places them, the table records them."""
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.options import CompileOptions
 
 
 def model(graph, **opts):

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.compiler.options import CompileOptions
-from impl.device import Device
-from impl.runtime.user_buffers import alloc_outputs, stage_inputs
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, stage_inputs
 
 
 def mlp(soc: str = "ascend910b"):

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from impl.compiler.model_file.encode import encode
-from impl.runtime.acl import (
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.runtime.acl import (
     ACL_MDL_MEM_ADDR_PTR, ACL_MDL_WORKSPACE_MEM_OPTIMIZE, ZCSPEC_ZERO_COPY, Acl,
 )
-from impl.runtime.v1 import InvalidParam, ModelUnloadedError, ParamInvalid
+from zcspec.impl.runtime.v1 import InvalidParam, ModelUnloadedError, ParamInvalid
 from tests.runtime_v1.helpers import device, expected, mlp
 
 

@@ -3,10 +3,10 @@ import json
 
 import numpy as np
 
-from checks.cli.main import main
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.graph_json import to_json
-from impl.compiler.model_file.encode import encode
+from zcspec.checks.cli.main import main
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.graph_json import to_json
+from zcspec.impl.compiler.model_file.encode import encode
 from tests.runtime_v1.helpers import mlp
 
 

@@ -3,13 +3,13 @@ writes nothing to user buffers and leaves device accounting at its baseline."""
 import numpy as np
 import pytest
 
-from impl.runtime.user_buffers import UserBuffer, read_outputs
-from impl.runtime.v1 import (
+from zcspec.impl.runtime.user_buffers import UserBuffer, read_outputs
+from zcspec.impl.runtime.v1 import (
     InternalError, InvalidParam, LoadOptions, MemoryAllocationError, ModelUnloadedError, ParamInvalid, load, query_size,
 )
-from impl.runtime.v1.observe import observe_execution
-from spec.check import check
-from spec.invariants.execution import FAILED_CALL_NO_CHANGE, NO_FAULT
+from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.check import check
+from zcspec.spec.invariants.execution import FAILED_CALL_NO_CHANGE, NO_FAULT
 
 
 def failed_call_ok(lm) -> bool:
@@ -46,8 +46,8 @@ def test_wrong_number_of_buffers(setup):
 
 def test_undersized_by_more_than_64_bytes_and_under_raw_size(setup):
     dev, m, lm, ins, outs = setup
-    from impl.compiler.builder import GraphBuilder
-    from impl.compiler.compile import build_model
+    from zcspec.impl.compiler.builder import GraphBuilder
+    from zcspec.impl.compiler.compile import build_model
 
     b = GraphBuilder("big")
     b.output(b.op("Relu", [b.input("x", (64, 64))], name="r"))
@@ -85,8 +85,8 @@ def test_overlaps(setup):
 
 
 def test_two_inputs_may_share_one_buffer():
-    from impl.compiler.builder import GraphBuilder
-    from impl.compiler.compile import build_model
+    from zcspec.impl.compiler.builder import GraphBuilder
+    from zcspec.impl.compiler.compile import build_model
 
     b = GraphBuilder("two")
     x, y = b.input("x", (4,)), b.input("y", (4,))

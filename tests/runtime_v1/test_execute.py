@@ -3,11 +3,11 @@ zero copy off copies; host buffers are staged; the spec's invariants hold on eve
 import numpy as np
 import pytest
 
-from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-from impl.runtime.v1 import LoadOptions, ParamInvalid, load
-from impl.runtime.v1.classify import UpdatePolicy
-from impl.runtime.v1.observe import observe_execution, observe_load
-from spec.check import check
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
+from zcspec.impl.runtime.v1.classify import UpdatePolicy
+from zcspec.impl.runtime.v1.observe import observe_execution, observe_load
+from zcspec.spec.check import check
 from tests.runtime_v1.helpers import buffers, device, expected, mlp, passthrough, passthrough_on
 
 
@@ -116,7 +116,7 @@ def test_feature_map_move_refreshes_feature_map_slots():
 
 
 def test_unload_frees_everything_the_model_and_runtime_allocated():
-    from spec.invariants.execution import NO_LEAK
+    from zcspec.spec.invariants.execution import NO_LEAK
 
     dev, m = device(), passthrough()
     lm = load(dev, m)
@@ -131,7 +131,7 @@ def test_unload_frees_everything_the_model_and_runtime_allocated():
 def test_a_model_whose_zero_copy_table_disagrees_with_its_slots_is_refused():
     import attrs
 
-    from impl.runtime.v1 import InternalError
+    from zcspec.impl.runtime.v1 import InternalError
 
     m = mlp()
     bad = attrs.evolve(m, tasks=attrs.evolve(m.tasks, zero_copy=m.tasks.zero_copy[1:]))

@@ -7,13 +7,13 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from checks.cli.models import ZOO, load_graph, zoo_path
-from impl.compiler.compile import build_model
-from impl.device import Device
-from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-from impl.runtime.v1 import LoadOptions, load
-from impl.runtime.v1.observe import observe_execution
-from spec.check import check
+from zcspec.checks.cli.models import ZOO, load_graph, zoo_path
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, load
+from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.check import check
 
 
 

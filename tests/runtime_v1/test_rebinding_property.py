@@ -4,10 +4,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs
-from impl.runtime.v1 import LoadOptions, load
-from impl.runtime.v1.observe import observe_execution
-from spec.check import check
+from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, load
+from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.check import check
 from tests.runtime_v1.helpers import device, expected, mlp
 
 MODEL = mlp()

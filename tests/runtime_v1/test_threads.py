@@ -4,11 +4,11 @@ import threading
 
 import numpy as np
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.device import Device
-from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-from impl.runtime.v1 import load
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import load
 
 
 def scaled(k: int):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.runtime.v2.tensors import Tensor
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.runtime.v2.tensors import Tensor
 
 PATTERN = 0x5A
 

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from impl.device import Device
-from impl.runtime.v2.allocators import HUGE_PAGE, MEM_SIZE_ALIGN, CachingAllocator, DeviceAllocator, ExternalAllocator
-from impl.runtime.v2.errors import AllocatorError
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.v2.allocators import HUGE_PAGE, MEM_SIZE_ALIGN, CachingAllocator, DeviceAllocator, ExternalAllocator
+from zcspec.impl.runtime.v2.errors import AllocatorError
 
 
 def test_sizes_round_to_512_and_blocks_come_from_one_span():

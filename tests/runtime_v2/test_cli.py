@@ -5,8 +5,8 @@ import json
 
 import numpy as np
 
-from checks.cli.main import main
-from impl.compiler.graph_json import to_json
+from zcspec.checks.cli.main import main
+from zcspec.impl.compiler.graph_json import to_json
 from tests.runtime_v2.test_executor import relu_neg_graph
 
 

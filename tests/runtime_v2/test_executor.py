@@ -4,18 +4,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model, compile as compile_bytes
-from impl.compiler.options import CompileOptions
-from impl.device import Device
-from impl.runtime.v2.allocators import ExternalAllocator
-from impl.runtime.v2.errors import AllocatorError, InputBufferError, OutputBufferError, UsageError
-from impl.runtime.v2.executor import StreamExecutor, load_stream_executor
-from impl.runtime.v2.observe import observe_execution
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.single_op import SingleOpExecutor, single_op_model
-from impl.runtime.v2.tensors import Tensor
-from spec.check import check
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model, compile as compile_bytes
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.v2.allocators import ExternalAllocator
+from zcspec.impl.runtime.v2.errors import AllocatorError, InputBufferError, OutputBufferError, UsageError
+from zcspec.impl.runtime.v2.executor import StreamExecutor, load_stream_executor
+from zcspec.impl.runtime.v2.observe import observe_execution
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.single_op import SingleOpExecutor, single_op_model
+from zcspec.impl.runtime.v2.tensors import Tensor
+from zcspec.spec.check import check
 from tests.runtime_v2.helpers import expected, input_array, out_buffer, read, relu_neg, stage
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from impl.device import Device
-from impl.runtime.v2.errors import OutputBufferError
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.observe import observe_execution
-from impl.runtime.v2.options import LoweringOption
-from spec.check import check
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.v2.errors import OutputBufferError
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.observe import observe_execution
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.spec.check import check
 from tests.runtime_v2.helpers import out_buffer, output_feeds_node, stage
 
 MODEL = output_feeds_node()

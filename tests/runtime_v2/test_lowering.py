@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.runtime.v2.lowering import lower
-from impl.runtime.v2.options import LoweringOption
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.runtime.v2.lowering import lower
+from zcspec.impl.runtime.v2.options import LoweringOption
 
 
 def model_of(build):

@@ -11,17 +11,17 @@ import onnxruntime as ort
 import pytest
 from hypothesis import given, reject, settings
 
-from checks.cli.models import ZOO, load_graph, zoo_path
-from checks.strategies.graphs import FAMILIES, graphs
-from impl.compiler import ops
-from impl.compiler.compile import build_model, compile_stages
-from impl.compiler.errors import GraphError
-from impl.device import Device
-from impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-from impl.runtime.v1 import LoadOptions, RuntimeV1Error, load
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.runner import run, run_counted, to_tensor
+from zcspec.checks.cli.models import ZOO, load_graph, zoo_path
+from zcspec.checks.strategies.graphs import FAMILIES, graphs
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.compile import build_model, compile_stages
+from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, RuntimeV1Error, load
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.runner import run, run_counted, to_tensor
 from tests.device.naive_runner import run as naive_run
 
 OPTIONS = {

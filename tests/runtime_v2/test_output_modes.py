@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from impl.device import Device, DeviceFault
-from impl.runtime.v2.errors import E13031, PARAM_INVALID, EnsureOutputError, OutputBufferError
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.observe import observe_execution
-from impl.runtime.v2.options import LoweringOption
-from spec.check import check
+from zcspec.impl.device import Device, DeviceFault
+from zcspec.impl.runtime.v2.errors import E13031, PARAM_INVALID, EnsureOutputError, OutputBufferError
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.observe import observe_execution
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.spec.check import check
 from tests.runtime_v2.helpers import (
     PATTERN, expected, input_array, out_buffer, output_feeds_node, raw_bytes, read, relu_neg, stage,
 )

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from impl.runtime.v2.errors import ExeGraphError
-from impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.passes import run_passes
-from impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
-from impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
+from zcspec.impl.runtime.v2.errors import ExeGraphError
+from zcspec.impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.passes import run_passes
+from zcspec.impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
+from zcspec.impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
 
 AZC = LoweringOption(always_zero_copy=True)
 

@@ -7,16 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.counterexample import Counterexample
-from checks.replay import CORPUS, replay
-from checks.scenario import Scenario, evaluate
-from checks.strategies.graphs import graphs
-from impl.runtime.v2.lowering import lower
-from impl.runtime.v2.observe import io_names
-from impl.runtime.v2.passes import run_passes
-from impl.runtime.v2.scenario import observe_scenario, option_of
-from spec.check import check
-from spec.registry import get
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.replay import CORPUS, replay
+from zcspec.checks.scenario import Scenario, evaluate
+from zcspec.checks.strategies.graphs import graphs
+from zcspec.impl.runtime.v2.lowering import lower
+from zcspec.impl.runtime.v2.observe import io_names
+from zcspec.impl.runtime.v2.passes import run_passes
+from zcspec.impl.runtime.v2.scenario import observe_scenario, option_of
+from zcspec.spec.check import check
+from zcspec.spec.registry import get
 from tests.runtime_v2.test_executor import relu_neg_graph
 from tests.runtime_v2.test_models import compiled
 

@@ -14,8 +14,8 @@ from typing import Any, Literal, Union
 import attrs
 from hypothesis import strategies as st
 
-from spec.examples.build import plan
-from spec.observables import ModelFileObservation, NodeInfo, PlanAttributes
+from zcspec.spec.examples.build import plan
+from zcspec.spec.observables import ModelFileObservation, NodeInfo, PlanAttributes
 
 _NAMES = st.text(alphabet="abcxyz_/:0123456789", min_size=1, max_size=6)
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import attrs
 
-from spec.examples.build import plan
-from spec.observables import ContinuousGroup
-from spec.registry import get
+from zcspec.spec.examples.build import plan
+from zcspec.spec.observables import ContinuousGroup
+from zcspec.spec.registry import get
 
 FM, ZC, W = "feature_map", "zero_copy", "weight"
 
@@ -68,10 +68,10 @@ def test_cont_input_nopadding_pieces_when_known_and_bounds_when_not():
 
 def test_atomic_output_may_share_its_continuous_groups_block():
     """GE lays an atomic output that feeds a continuous input inside that group's block (2.4.4, 2.5.4)."""
-    from impl.compiler.builder import GraphBuilder
-    from impl.compiler.compile import compile_stages
-    from impl.compiler.observe import observe_plan
-    from spec.registry import get
+    from zcspec.impl.compiler.builder import GraphBuilder
+    from zcspec.impl.compiler.compile import compile_stages
+    from zcspec.impl.compiler.observe import observe_plan
+    from zcspec.spec.registry import get
 
     b = GraphBuilder("atomic_into_hccl")
     x = b.input("x", (2, 8))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 
-from spec.document import MARKDOWN, render_all, root_dir
-from spec.registry import all_invariants
+from zcspec.spec.document import MARKDOWN, render_all, root_dir
+from zcspec.spec.registry import all_invariants
 
 ROOT = root_dir()
 FILES = render_all(ROOT)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from spec.check import check
-from spec.examples import all_examples
-from spec.registry import all_invariants, get
+from zcspec.spec.check import check
+from zcspec.spec.examples import all_examples
+from zcspec.spec.registry import all_invariants, get
 
 EXAMPLES = all_examples()
 

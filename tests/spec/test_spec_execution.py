@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from spec.check import check
-from spec.errors import SpecError
-from spec.examples import all_examples
-from spec.examples.build import RAW, Y_BUF, events, execution, launch, load, output
-from spec.registry import all_invariants, get
+from zcspec.spec.check import check
+from zcspec.spec.errors import SpecError
+from zcspec.spec.examples import all_examples
+from zcspec.spec.examples.build import RAW, Y_BUF, events, execution, launch, load, output
+from zcspec.spec.registry import all_invariants, get
 
 
 def test_exec_oracle_within_tolerance_passes_and_missing_oracle_is_not_exercised():
@@ -71,7 +71,7 @@ def test_every_predicate_copes_with_any_well_typed_observation():
     from hypothesis import given, strategies as st
     from spec_strategies import plans, values
 
-    from spec.observables import ExecutionObservation, LoadObservation, ModelFileObservation
+    from zcspec.spec.observables import ExecutionObservation, LoadObservation, ModelFileObservation
 
     @given(st.one_of(plans(), values(ExecutionObservation), values(LoadObservation), values(ModelFileObservation)))
     def total(obs):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from spec.document import root_dir
+from zcspec.spec.document import root_dir
 
 
 def test_guide_example_runs():

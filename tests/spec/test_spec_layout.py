@@ -8,11 +8,11 @@ import attrs
 import pytest
 from hypothesis import given, strategies as st
 
-from spec.check import check
-from spec.examples.build import plan
-from spec.invariants._util import families
-from spec.observables import Alignment, ContinuousGroup, PlanAttributes
-from spec.registry import get
+from zcspec.spec.check import check
+from zcspec.spec.examples.build import plan
+from zcspec.spec.invariants._util import families
+from zcspec.spec.observables import Alignment, ContinuousGroup, PlanAttributes
+from zcspec.spec.registry import get
 from spec_strategies import rows
 
 FM, ZC = "feature_map", "zero_copy"

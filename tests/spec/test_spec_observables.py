@@ -6,8 +6,8 @@ import json
 import pytest
 from hypothesis import given
 
-from spec.errors import ObservationFormatError
-from spec.observables import (
+from zcspec.spec.errors import ObservationFormatError
+from zcspec.spec.observables import (
     OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
     dumps, from_data, loads, to_data,
 )
@@ -88,7 +88,7 @@ def test_every_kind_is_listed():
 
 
 def test_plan_from_contract_ignores_tools_extra_keys_and_reads_the_planners_attributes():
-    from spec.observables.plan import plan_from_contract
+    from zcspec.spec.observables.plan import plan_from_contract
 
     data = json.loads(json.dumps(CONTRACT))
     data.update(strategy="ge", options={"reuse": True})

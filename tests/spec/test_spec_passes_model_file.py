@@ -4,9 +4,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from spec.examples.build import GOOD_HEADER, accepted, model_file, node, soc, task
-from spec.observables import BuildFacts, ZeroCopyEntry
-from spec.registry import get
+from zcspec.spec.examples.build import GOOD_HEADER, accepted, model_file, node, soc, task
+from zcspec.spec.observables import BuildFacts, ZeroCopyEntry
+from zcspec.spec.registry import get
 
 PASS = "PASS-MEMCPY-ADDR-ASYNC"
 
@@ -54,9 +54,9 @@ def test_slot_in_region_unknown_region_and_dangling_zero_copy_entry():
 
 
 def test_memcpy_addr_async_soc_refresh_rules_look_through_views():
-    from spec.check import check
-    from spec.examples.build import model_file, node, soc
-    from spec.observables.model_file import NodeInfo
+    from zcspec.spec.check import check
+    from zcspec.spec.examples.build import model_file, node, soc
+    from zcspec.spec.observables.model_file import NodeInfo
 
     view = NodeInfo("flat", "Reshape", ("x",), view=True, has_task=False)
     stuck = node("red", "ReduceSum", "flat", refresh=False)

@@ -7,12 +7,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from checks.cli.main import main
-from spec.errors import ObservationFormatError, SpecError
-from spec.examples import all_examples
-from spec.examples.build import plan
-from spec.observables import to_data
-from spec.picture import plan_svg, render_plan
+from zcspec.checks.cli.main import main
+from zcspec.spec.errors import ObservationFormatError, SpecError
+from zcspec.spec.examples import all_examples
+from zcspec.spec.examples.build import plan
+from zcspec.spec.observables import to_data
+from zcspec.spec.picture import plan_svg, render_plan
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import attrs
 
-from spec.examples import all_examples
-from spec.examples.build import (
+from zcspec.spec.examples import all_examples
+from zcspec.spec.examples.build import (
     RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
 )
-from spec.observables import ZeroCopyEntry
-from spec.registry import get
+from zcspec.spec.observables import ZeroCopyEntry
+from zcspec.spec.registry import get
 
 
 def test_v1_slot_refresh_relative_offset_is_added():

@@ -33,10 +33,10 @@ import onnx
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from impl.compiler.frontend.constants import Const
-from impl.compiler.frontend.errors import FoldError
-from impl.compiler.frontend.onnx_graph import OnnxStructure
-from impl.compiler.frontend.onnx_shapes import TypeInfo
+from zcspec.impl.compiler.frontend.constants import Const
+from zcspec.impl.compiler.frontend.errors import FoldError
+from zcspec.impl.compiler.frontend.onnx_graph import OnnxStructure
+from zcspec.impl.compiler.frontend.onnx_shapes import TypeInfo
 
 MAX_FOLD_ELEMENTS = 1 << 24  # 16 Mi elements: larger constant computations are left to the device
 NEVER_FOLD = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",

@@ -3,7 +3,7 @@
 A splat never materialises unless a computation needs every element: the
 ONNX light models fill weights of up to several hundred MB with
 ConstantOfShape, and the IR keeps those as one-element splat weights
-(``impl.compiler.ir.Weight``).
+(``zcspec.impl.compiler.ir.Weight``).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import attrs
 import numpy as np
 from onnx import helper, numpy_helper
 
-from impl.compiler import dtypes
-from impl.compiler.ir import TensorDesc, Weight
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.compiler.ir import TensorDesc, Weight
 
 
 @attrs.frozen(eq=False)

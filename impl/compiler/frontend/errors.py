@@ -1,6 +1,6 @@
 """Errors of the ONNX front end, each a ``GraphError`` so the command line exits with 2.
 
-They add what the compiler's generic errors (``impl.compiler.errors``) cannot
+They add what the compiler's generic errors (``zcspec.impl.compiler.errors``) cannot
 say: a file that is not an ONNX model, a ``--shape`` that names no input or
 contradicts the model, a constant node the folder could not evaluate, and ONNX
 features the IR deliberately does not carry (a used Dropout mask, a skipped
@@ -8,7 +8,7 @@ optional input in the middle of a node's inputs).
 """
 from __future__ import annotations
 
-from impl.compiler.errors import GraphError, ShapeError
+from zcspec.impl.compiler.errors import GraphError, ShapeError
 
 
 class OnnxFileError(GraphError):

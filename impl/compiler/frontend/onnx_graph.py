@@ -23,7 +23,7 @@ import attrs
 import networkx as nx
 import onnx
 
-from impl.compiler.errors import CycleError, DuplicateNameError, GraphError, MissingTensorError
+from zcspec.impl.compiler.errors import CycleError, DuplicateNameError, GraphError, MissingTensorError
 
 NETOUTPUT = "NetOutput"
 

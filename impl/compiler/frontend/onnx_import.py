@@ -6,7 +6,7 @@ Steps, each its own module:
 1. read the file (``OnnxFileError`` naming it when truncated or corrupt);
 2. ``onnx_graph.structure``: node names, real inputs, single writers, no
    missing tensors, no cycle, execution order;
-3. every op is known (in ``impl.compiler.ops.OPS`` or a standard ONNX op that
+3. every op is known (in ``zcspec.impl.compiler.ops.OPS`` or a standard ONNX op that
    may still fold away), else ``UnsupportedOpError`` naming the node;
 4. ``onnx_shapes``: fix dynamic input dims from ``shapes``, run strict shape
    inference;
@@ -28,15 +28,15 @@ from typing import Mapping
 import onnx
 from onnx import helper, numpy_helper
 
-from impl.compiler import dtypes, ops
-from impl.compiler.errors import GraphError, ShapeError, UnknownDTypeError, UnsupportedOpError
-from impl.compiler.frontend.constant_fold import Folded, fold
-from impl.compiler.frontend.errors import OnnxFileError
-from impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
-from impl.compiler.frontend.onnx_nodes import to_ir_node
-from impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
-from impl.compiler.ir import Graph, Node, TensorDesc
-from impl.compiler.validate import validate
+from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler.errors import GraphError, ShapeError, UnknownDTypeError, UnsupportedOpError
+from zcspec.impl.compiler.frontend.constant_fold import Folded, fold
+from zcspec.impl.compiler.frontend.errors import OnnxFileError
+from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
+from zcspec.impl.compiler.frontend.onnx_nodes import to_ir_node
+from zcspec.impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
+from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
+from zcspec.impl.compiler.validate import validate
 
 InputShapes = Mapping[str, tuple[int, ...]] | None
 SMALL_CONST = 4096  # constants up to this many elements are given to shape inference by value

@@ -28,10 +28,10 @@ from typing import Collection
 import onnx
 from onnx import helper
 
-from impl.compiler.errors import AttributeError_
-from impl.compiler.frontend.constant_fold import ConstTable
-from impl.compiler.frontend.errors import UnsupportedFeatureError
-from impl.compiler.ir import Node
+from zcspec.impl.compiler.errors import AttributeError_
+from zcspec.impl.compiler.frontend.constant_fold import ConstTable
+from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
+from zcspec.impl.compiler.ir import Node
 
 # op type -> {input index: attribute name} for constant operands moved into attributes.
 OPERAND_ATTRS = {

@@ -17,7 +17,7 @@ import attrs
 import onnx
 from onnx import helper, shape_inference
 
-from impl.compiler.frontend.errors import InputShapeError, ShapeInferenceError, UnknownInputError
+from zcspec.impl.compiler.frontend.errors import InputShapeError, ShapeInferenceError, UnknownInputError
 
 Shape = tuple  # of int | None
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from impl.compiler.memory.sizes import block_size
+from zcspec.impl.compiler.memory.sizes import block_size
 
 
 def naive(units, options) -> int:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from impl.compiler.memory.offsets import BlockRecord, Placed, place_zero_copy, zero_copy_order
-from impl.compiler.memory.pack import Buffer, pack
-from impl.compiler.memory.sizes import block_size
+from zcspec.impl.compiler.memory.offsets import BlockRecord, Placed, place_zero_copy, zero_copy_order
+from zcspec.impl.compiler.memory.pack import Buffer, pack
+from zcspec.impl.compiler.memory.sizes import block_size
 
 
 def _pack_units(units, options) -> tuple[dict[str, int], int]:

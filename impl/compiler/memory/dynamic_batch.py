@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from impl.compiler.memory.ge_blocks import Block
-from impl.compiler.memory.layout import resize
+from zcspec.impl.compiler.memory.ge_blocks import Block
+from zcspec.impl.compiler.memory.layout import resize
 
 
 def _eligible(b: Block) -> bool:

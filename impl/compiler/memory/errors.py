@@ -5,7 +5,7 @@ command line) naming the node or tensor and the broken rule.
 """
 from __future__ import annotations
 
-from impl.compiler.errors import GraphError
+from zcspec.impl.compiler.errors import GraphError
 
 
 class PlanError(GraphError):

@@ -34,7 +34,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict, deque
 
-from impl.compiler.memory.sizes import block_size
+from zcspec.impl.compiler.memory.sizes import block_size
 
 MAX_DEPTH = 100  # ge-facts.md 2.11: kMaxDepthNum
 

@@ -7,7 +7,7 @@ children start again at the head, so different batches overlap (4.2).
 """
 from __future__ import annotations
 
-from impl.compiler.memory.sizes import align
+from zcspec.impl.compiler.memory.sizes import align
 
 
 def resize(block, options, memo: dict) -> int:

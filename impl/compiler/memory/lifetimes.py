@@ -1,7 +1,7 @@
 """Lifetimes over the execution order, and which tensors share memory (symbols).
 
 A tensor's memory must stay intact from its producer's step to its last
-reader's step, inclusive (steps index ``impl.compiler.topology.execution_order``).
+reader's step, inclusive (steps index ``zcspec.impl.compiler.topology.execution_order``).
 Graph inputs live from step 0 and graph outputs to the last step. Tensors that
 share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and 2.3.1) whose
 *root* is the tensor that owns the memory:
@@ -25,10 +25,10 @@ from typing import Mapping
 
 import attrs
 
-from impl.compiler import ops
-from impl.compiler.ir import Graph
-from impl.compiler.memory.errors import PlanError
-from impl.compiler.topology import execution_order
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory.errors import PlanError
+from zcspec.impl.compiler.topology import execution_order
 
 
 @attrs.frozen

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import csv
 
-from impl.compiler.memory.pack import Buffer, check_unique
-from impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
+from zcspec.impl.compiler.memory.pack import Buffer, check_unique
+from zcspec.impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
 
 REQUIRED = ("id", "lower", "upper", "size")
 

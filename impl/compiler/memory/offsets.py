@@ -15,10 +15,10 @@ from typing import Mapping
 
 import attrs
 
-from impl.compiler.memory.dynamic_batch import assign_batches
-from impl.compiler.memory.ge_blocks import assign_blocks
-from impl.compiler.memory.layout import place, resize, subtree
-from impl.compiler.memory.sizes import align, block_size
+from zcspec.impl.compiler.memory.dynamic_batch import assign_batches
+from zcspec.impl.compiler.memory.ge_blocks import assign_blocks
+from zcspec.impl.compiler.memory.layout import place, resize, subtree
+from zcspec.impl.compiler.memory.sizes import align, block_size
 
 
 @attrs.frozen

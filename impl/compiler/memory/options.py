@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler.memory.errors import PlanOptionError
+from zcspec.impl.compiler.memory.errors import PlanOptionError
 
 STRATEGIES = ("ge", "compact")
 GE_BATCH_SPLIT = 400 * 1024 * 1024  # ge-facts.md 1.8: kMaxSplitSizeForDynamicBatch

@@ -35,8 +35,8 @@ import time
 
 import attrs
 
-from impl.compiler.memory import pack_greedy, pack_search
-from impl.compiler.memory.pack_errors import InvalidBufferError
+from zcspec.impl.compiler.memory import pack_greedy, pack_search
+from zcspec.impl.compiler.memory.pack_errors import InvalidBufferError
 
 
 def _integer(value):

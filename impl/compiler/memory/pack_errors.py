@@ -5,7 +5,7 @@ them to exit code 2) with structured fields naming the culprit.
 """
 from __future__ import annotations
 
-from impl.compiler.errors import GraphError
+from zcspec.impl.compiler.errors import GraphError
 
 
 class InvalidBufferError(GraphError):

@@ -18,17 +18,17 @@ from typing import Mapping
 
 import attrs
 
-from impl.compiler.ir import Graph
-from impl.compiler.memory import bounds, rules
-from impl.compiler.memory.compact import compact_layout
-from impl.compiler.memory.lifetimes import Lifetimes, lifetimes
-from impl.compiler.memory.offsets import BlockRecord, Placed, ge_layout
-from impl.compiler.memory.options import PlanOptions
-from impl.compiler.memory.plan_types import (
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory import bounds, rules
+from zcspec.impl.compiler.memory.compact import compact_layout
+from zcspec.impl.compiler.memory.lifetimes import Lifetimes, lifetimes
+from zcspec.impl.compiler.memory.offsets import BlockRecord, Placed, ge_layout
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.plan_types import (
     BlockPlacement, IoAttribute, MemoryPlan, ModelAttributes, TensorPlacement,
 )
-from impl.compiler.memory.sizes import align, raw_bytes, tensor_size
-from impl.compiler.memory.units import Units, build_units
+from zcspec.impl.compiler.memory.sizes import align, raw_bytes, tensor_size
+from zcspec.impl.compiler.memory.units import Units, build_units
 
 __all__ = ["plan_memory", "MemoryPlan", "TensorPlacement", "BlockPlacement", "ModelAttributes", "IoAttribute",
            "PlanOptions"]

@@ -13,8 +13,8 @@ from typing import Mapping
 
 import attrs
 
-from impl.compiler.memory.errors import ContractError
-from impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.errors import ContractError
+from zcspec.impl.compiler.memory.options import PlanOptions
 
 REGIONS = ("feature_map", "zero_copy", "weight", "fixed")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from impl.compiler import ops
+from zcspec.impl.compiler import ops
 
 # ge-facts.md 2.3.3: producers whose output symbols are never pre- or post-reused.
 NO_PRE_REUSE_TYPES = frozenset({

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 
-from impl.compiler import dtypes
+from zcspec.impl.compiler import dtypes
 
 
 @functools.lru_cache(maxsize=None)

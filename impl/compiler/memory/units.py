@@ -23,11 +23,11 @@ from typing import Mapping
 
 import attrs
 
-from impl.compiler.ir import Graph
-from impl.compiler.memory import rules
-from impl.compiler.memory.errors import PlanError
-from impl.compiler.memory.lifetimes import Lifetimes
-from impl.compiler.memory.sizes import align, raw_bytes, tensor_size
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory import rules
+from zcspec.impl.compiler.memory.errors import PlanError
+from zcspec.impl.compiler.memory.lifetimes import Lifetimes
+from zcspec.impl.compiler.memory.sizes import align, raw_bytes, tensor_size
 
 
 @attrs.frozen

@@ -8,8 +8,8 @@ accidental damage there (docs/model-format.md).
 """
 from __future__ import annotations
 
-from impl.compiler.model_file.errors import ModelFormatError
-from impl.compiler.tasks.io_offsets import contract_root
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
+from zcspec.impl.compiler.tasks.io_offsets import contract_root
 
 
 def _fail(where: str, why: str):
@@ -17,7 +17,7 @@ def _fail(where: str, why: str):
 
 
 def _canonical(plan: dict) -> None:
-    from impl.compiler.memory.plan_types import MemoryPlan
+    from zcspec.impl.compiler.memory.plan_types import MemoryPlan
 
     try:
         again = MemoryPlan.from_contract(plan).to_contract()

@@ -16,7 +16,7 @@ import hashlib
 import json
 import struct
 
-from impl.compiler.model_file.model import CompiledModel
+from zcspec.impl.compiler.model_file.model import CompiledModel
 
 MAGIC = b"ZCSPECM\0"
 VERSION = 1

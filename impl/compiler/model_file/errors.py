@@ -1,7 +1,7 @@
 """The one error a model file can raise on load."""
 from __future__ import annotations
 
-from impl.compiler.errors import GraphError
+from zcspec.impl.compiler.errors import GraphError
 
 
 class ModelFormatError(GraphError):

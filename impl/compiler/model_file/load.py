@@ -12,14 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 
-from impl.compiler import dtypes, ops
-from impl.compiler.errors import GraphError
-from impl.compiler.model_file import schema
-from impl.compiler.model_file.consistency import check_consistency
-from impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
-from impl.compiler.model_file.errors import ModelFormatError
-from impl.compiler.model_file.model import CompiledModel, WeightEntry
-from impl.compiler.tasks.tasklist import REGIONS, TaskList
+from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.compiler.model_file import schema
+from zcspec.impl.compiler.model_file.consistency import check_consistency
+from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
+from zcspec.impl.compiler.model_file.model import CompiledModel, WeightEntry
+from zcspec.impl.compiler.tasks.tasklist import REGIONS, TaskList
 
 MAX_SIZE = 2**62  # any size or offset beyond this is an overflow attempt
 
@@ -83,7 +83,7 @@ def _check_slot(slot, where: str, regions: dict) -> None:
 
 
 def _check_task(task, i: int, regions: dict) -> None:
-    from impl.device.kernels import KERNELS
+    from zcspec.impl.device.kernels import KERNELS
 
     where = f"tasks[{i}] ({task.node!r})"
     if task.index != i:

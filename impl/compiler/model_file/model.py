@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler.tasks.tasklist import TaskList
+from zcspec.impl.compiler.tasks.tasklist import TaskList
 
 
 @attrs.frozen

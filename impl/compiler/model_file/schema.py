@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from impl.compiler.model_file.errors import ModelFormatError
-from impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
+from zcspec.impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
 
 _INT, _STR, _BOOL, _LIST, _DICT = "int", "str", "bool", "list", "dict"
 _CHECK = {

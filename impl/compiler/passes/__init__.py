@@ -6,11 +6,11 @@ switches any of them off by name.
 """
 from __future__ import annotations
 
-from impl.compiler.ir import Graph
-from impl.compiler.passes.continuous_copies import insert_continuous_copies
-from impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
-from impl.compiler.passes.outer_axis_views import outer_axis_views
-from impl.compiler.validate import validate
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
+from zcspec.impl.compiler.passes.outer_axis_views import outer_axis_views
+from zcspec.impl.compiler.validate import validate
 
 PIPELINE = (
     # Outer-axis Split/Slice cut contiguous ranges: make them views so no copy runs

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler import ops
-from impl.compiler.ir import Graph, Node, TensorDesc
-from impl.compiler.memory import rules
-from impl.compiler.memory.lifetimes import lifetimes
-from impl.compiler.validate import validate
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
+from zcspec.impl.compiler.memory import rules
+from zcspec.impl.compiler.memory.lifetimes import lifetimes
+from zcspec.impl.compiler.validate import validate
 
 NAME = "continuous_copies"
 OP = "MemcpyAddrAsync"

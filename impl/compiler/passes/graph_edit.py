@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler import ops
-from impl.compiler.ir import Graph, Node, TensorDesc
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 
 
 def alias_root(graph: Graph, tensor: str) -> str:

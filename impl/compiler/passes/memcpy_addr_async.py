@@ -25,9 +25,9 @@ rules 5.3.4a and 5.3.4c appear here as rules 2 and 3 for any task kind.
 """
 from __future__ import annotations
 
-from impl.compiler import ops
-from impl.compiler.ir import Graph
-from impl.compiler.passes.graph_edit import (
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.passes.graph_edit import (
     alias_root,
     fresh_name,
     insert_after_tensor,

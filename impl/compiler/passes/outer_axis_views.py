@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler import dtypes, ops
-from impl.compiler.ir import Graph, Node
+from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler.ir import Graph, Node
 
 NAME = "outer_axis_views"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler.ir import Graph
+from zcspec.impl.compiler.ir import Graph
 
 
 @attrs.frozen

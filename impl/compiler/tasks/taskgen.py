@@ -16,10 +16,10 @@ slots (no kernel of the emulator uses one).
 """
 from __future__ import annotations
 
-from impl.compiler import ops
-from impl.compiler.ir import Graph
-from impl.compiler.tasks.io_offsets import contract_root, io_offsets
-from impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.tasks.io_offsets import contract_root, io_offsets
+from zcspec.impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
 
 
 def _slot(graph: Graph, tensors: dict, role: str, name: str) -> ArgSlot:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 from attrs import field
 
-from impl.compiler.graph_json import decode_value, encode_value
+from zcspec.impl.compiler.graph_json import decode_value, encode_value
 
 REGIONS = ("feature_map", "zero_copy", "weight", "fixed")
 TASK_KINDS = ("kernel", "memset", "hccl", "memcpy_addr", "memcpy")

@@ -1,10 +1,10 @@
 """The kernel library: ``KERNELS`` maps op type -> kernel (see ``common`` for the contract).
 
 Importing this package registers every family module. HCCL collectives live in
-``impl.device.hccl.COLLECTIVES``; together the two tables cover every ``compute``
-and ``hccl`` op of ``impl.compiler.ops.OPS`` (a test checks it).
+``zcspec.impl.device.hccl.COLLECTIVES``; together the two tables cover every ``compute``
+and ``hccl`` op of ``zcspec.impl.compiler.ops.OPS`` (a test checks it).
 """
-from impl.device.kernels import conv, copy, elementwise, nn, pool, shape  # noqa: F401  (registration)
-from impl.device.kernels.common import KERNELS, Kernel
+from zcspec.impl.device.kernels import conv, copy, elementwise, nn, pool, shape  # noqa: F401  (registration)
+from zcspec.impl.device.kernels.common import KERNELS, Kernel
 
 __all__ = ["KERNELS", "Kernel"]

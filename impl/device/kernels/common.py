@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from impl.device.errors import KernelError
+from zcspec.impl.device.errors import KernelError
 
 Kernel = Callable[..., tuple]
 KERNELS: dict[str, Kernel] = {}

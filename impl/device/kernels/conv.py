@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from impl.device.kernels.common import fail, ints, kernel, need_float
-from impl.device.kernels.windows import geometry, windows
+from zcspec.impl.device.kernels.common import fail, ints, kernel, need_float
+from zcspec.impl.device.kernels.windows import geometry, windows
 
 
 @kernel("Conv")

@@ -7,7 +7,7 @@ every kernel; what tells them apart is their task kind (``memcpy`` vs
 """
 from __future__ import annotations
 
-from impl.device.kernels.common import fail, kernel
+from zcspec.impl.device.kernels.common import fail, kernel
 
 
 @kernel("MemcpyAsync", "MemcpyAddrAsync")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impl.device.kernels.common import fail, kernel, need_float
+from zcspec.impl.device.kernels.common import fail, kernel, need_float
 
 
 def _sigmoid(x):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from impl.device.kernels.common import axis, fail, kernel, need_float
+from zcspec.impl.device.kernels.common import axis, fail, kernel, need_float
 
 
 @kernel("Softmax")

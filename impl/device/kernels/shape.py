@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from impl.device.kernels.common import axis, fail, input_or_attr, kernel
+from zcspec.impl.device.kernels.common import axis, fail, input_or_attr, kernel
 
 
 @kernel("Concat")

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from impl.device.kernels.common import fail, ints
+from zcspec.impl.device.kernels.common import fail, ints
 
 
 @attrs.frozen

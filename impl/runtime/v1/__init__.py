@@ -2,19 +2,19 @@
 
 Public API::
 
-    from impl.runtime.v1 import LoadOptions, load, query_size
+    from zcspec.impl.runtime.v1 import LoadOptions, load, query_size
     loaded = load(device, model, LoadOptions(zero_copy=True))
     loaded.execute(inputs, outputs)      # lists of impl.runtime.user_buffers.UserBuffer, model order
     loaded.unload()
 
 See docs/runtime-v1.md for the rules and where they differ from GE.
 """
-from impl.runtime.v1.config import LoadOptions
-from impl.runtime.v1.errors import (
+from zcspec.impl.runtime.v1.config import LoadOptions
+from zcspec.impl.runtime.v1.errors import (
     ACL_ERROR_GE_INTERNAL_ERROR, ACL_ERROR_GE_MEMORY_ALLOCATION, ACL_ERROR_GE_PARAM_INVALID, ACL_ERROR_INVALID_PARAM,
     InternalError, InvalidParam, MemoryAllocationError, ModelUnloadedError, ParamInvalid, RuntimeV1Error,
 )
-from impl.runtime.v1.load import LoadedModel, load, query_size
+from zcspec.impl.runtime.v1.load import LoadedModel, load, query_size
 
 __all__ = [
     "ACL_ERROR_GE_INTERNAL_ERROR", "ACL_ERROR_GE_MEMORY_ALLOCATION", "ACL_ERROR_GE_PARAM_INVALID",

@@ -15,8 +15,8 @@ from __future__ import annotations
 import threading
 import weakref
 
-from impl.device import OutOfMemory
-from impl.runtime.v1.errors import MemoryAllocationError
+from zcspec.impl.device import OutOfMemory
+from zcspec.impl.runtime.v1.errors import MemoryAllocationError
 
 _LOCKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _REGISTRY_LOCK = threading.Lock()

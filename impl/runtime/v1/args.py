@@ -8,7 +8,7 @@ GE's all-in-one load-time update for static models (``UpdateStaticModelArgsByFm`
 """
 from __future__ import annotations
 
-from impl.device import SLOT_BYTES, HcclTask, KernelTask, MemsetTask, Slot
+from zcspec.impl.device import SLOT_BYTES, HcclTask, KernelTask, MemsetTask, Slot
 
 
 def task_names(model) -> list[str]:

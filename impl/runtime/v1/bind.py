@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import attrs
 
-from impl.compiler import dtypes
-from impl.runtime.user_buffers import UserBuffer
-from impl.runtime.v1.errors import InvalidParam, ParamInvalid
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.runtime.user_buffers import UserBuffer
+from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
 
 GE_SIZE_SLACK = 64   # CheckUserAndModelSize's "aligned 64 bytes" (ge-facts.md 6.6.1)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.runtime.v1.errors import InvalidParam
+from zcspec.impl.runtime.v1.errors import InvalidParam
 
 
 def _reuse_value(instance, attribute, value) -> None:

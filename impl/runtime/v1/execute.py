@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import attrs
 
-from impl.device import Counters, DeviceError, EventRecordTask, EventWaitTask
-from impl.runtime.v1.allocator import RUNTIME_TAG
-from impl.runtime.v1.bind import bind
-from impl.runtime.v1.errors import InternalError, ModelUnloadedError, RuntimeV1Error
-from impl.runtime.v1.refresh import refresh
+from zcspec.impl.device import Counters, DeviceError, EventRecordTask, EventWaitTask
+from zcspec.impl.runtime.v1.allocator import RUNTIME_TAG
+from zcspec.impl.runtime.v1.bind import bind
+from zcspec.impl.runtime.v1.errors import InternalError, ModelUnloadedError, RuntimeV1Error
+from zcspec.impl.runtime.v1.refresh import refresh
 
 
 @attrs.frozen

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from impl.compiler import dtypes
-from impl.runtime.v1 import args as task_args
-from impl.runtime.v1 import classify
-from impl.runtime.v1.allocator import V1Allocator
-from impl.runtime.v1.config import LoadOptions
-from impl.runtime.v1.errors import InvalidParam, ParamInvalid
-from impl.runtime.v1.zero_copy import build_io, resolve_slots
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.runtime.v1 import args as task_args
+from zcspec.impl.runtime.v1 import classify
+from zcspec.impl.runtime.v1.allocator import V1Allocator
+from zcspec.impl.runtime.v1.config import LoadOptions
+from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
+from zcspec.impl.runtime.v1.zero_copy import build_io, resolve_slots
 
 _UNBACKED_ALIGN = 1 << 20
 
@@ -134,13 +134,13 @@ class LoadedModel:
 
     def execute(self, inputs, outputs):
         """Run once with the user's buffers (model order); returns the call's ExecutionRecord."""
-        from impl.runtime.v1.execute import execute
+        from zcspec.impl.runtime.v1.execute import execute
 
         return execute(self, list(inputs), list(outputs))
 
     def update_work_memory(self, ptr: int, size: int) -> None:
         """Move the feature map to the caller's memory; the next execute refreshes the FM slots (6.5.4d)."""
-        from impl.runtime.v1.refresh import move_feature_map
+        from zcspec.impl.runtime.v1.refresh import move_feature_map
 
         move_feature_map(self, ptr, size)
 

@@ -1,6 +1,6 @@
 """Refinement mapping: a runtime-v1 load and execute call as the spec's observables.
 
-``observe_load(lm)`` -> ``spec.observables.load.LoadObservation`` and
+``observe_load(lm)`` -> ``zcspec.spec.observables.load.LoadObservation`` and
 ``observe_execution(lm, record=None, outputs=())`` -> ``ExecutionObservation``
 (``record`` defaults to the model's last call). The spec's runtime invariants
 (spec/invariants/runtime_v1.py, execution.py) then check the runtime from the
@@ -12,15 +12,15 @@ model, ``v1 runtime`` -> runtime, anything else -> user).
 """
 from __future__ import annotations
 
-from spec.observables.execution import CallResult, ExecutionObservation, SlotValue
-from spec.observables.execution import UserBuffer as SpecBuffer
-from spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
-from spec.observables.model_file import ZeroCopyEntry
-from spec.observables.trace import Event, Range
+from zcspec.spec.observables.execution import CallResult, ExecutionObservation, SlotValue
+from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
+from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from zcspec.spec.observables.model_file import ZeroCopyEntry
+from zcspec.spec.observables.trace import Event, Range
 
-from impl.device import trace as tr
-from impl.runtime.v1.allocator import MODEL_TAG, RUNTIME_TAG
-from impl.runtime.v1.args import task_names
+from zcspec.impl.device import trace as tr
+from zcspec.impl.runtime.v1.allocator import MODEL_TAG, RUNTIME_TAG
+from zcspec.impl.runtime.v1.args import task_names
 
 
 def _owner(tag: str) -> str:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import attrs
 
-from impl.device import DeviceError
-from impl.runtime.v1 import classify
-from impl.runtime.v1.errors import InternalError, ParamInvalid
+from zcspec.impl.device import DeviceError
+from zcspec.impl.runtime.v1 import classify
+from zcspec.impl.runtime.v1.errors import InternalError, ParamInvalid
 
 
 @attrs.frozen

@@ -1,8 +1,8 @@
 """``run(model, device, inputs, outputs, *, zero_copy)``: load, execute once, unload (the shape both runtimes share)."""
 from __future__ import annotations
 
-from impl.runtime.v1.config import LoadOptions
-from impl.runtime.v1.load import load
+from zcspec.impl.runtime.v1.config import LoadOptions
+from zcspec.impl.runtime.v1.load import load
 
 
 def run(model, device, inputs: list, outputs: list, *, zero_copy: bool) -> None:

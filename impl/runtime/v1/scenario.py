@@ -21,12 +21,12 @@ import contextlib
 
 import numpy as np
 
-from impl.device import Device
-from impl.runtime.user_buffers import UserBuffer
-from impl.runtime.v1.config import LoadOptions
-from impl.runtime.v1.errors import RuntimeV1Error
-from impl.runtime.v1.load import load
-from impl.runtime.v1.observe import observe_execution
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import UserBuffer
+from zcspec.impl.runtime.v1.config import LoadOptions
+from zcspec.impl.runtime.v1.errors import RuntimeV1Error
+from zcspec.impl.runtime.v1.load import load
+from zcspec.impl.runtime.v1.observe import observe_execution
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
 _KEYS = set(_LOAD_KEYS) | {"runtime", "calls", "rebind", "input_sizes", "output_sizes", "placement", "misalign",

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import attrs
 
-from impl.runtime.v1 import classify
-from impl.runtime.v1.errors import InternalError
+from zcspec.impl.runtime.v1 import classify
+from zcspec.impl.runtime.v1.errors import InternalError
 
 
 @attrs.frozen

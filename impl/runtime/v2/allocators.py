@@ -24,8 +24,8 @@ from __future__ import annotations
 import bisect
 from typing import Callable
 
-from impl.runtime.v2.errors import AllocatorError
-from impl.runtime.v2.tensors import MemBlock
+from zcspec.impl.runtime.v2.errors import AllocatorError
+from zcspec.impl.runtime.v2.tensors import MemBlock
 
 MEM_SIZE_ALIGN = 512              # runtime/v2/kernel/memory/type/mem_size.h
 HUGE_PAGE = 2 << 20               # default_config.h: huge page 2 MiB

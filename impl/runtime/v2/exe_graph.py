@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import attrs
 
-from impl.runtime.v2.errors import ExeGraphError
+from zcspec.impl.runtime.v2.errors import ExeGraphError
 
 
 @attrs.frozen

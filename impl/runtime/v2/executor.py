@@ -24,18 +24,18 @@ from collections import deque
 import attrs
 import numpy as np
 
-from impl.compiler import dtypes
-from impl.compiler.model_file.load import load_model
-from impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
-from impl.device.tasks import SLOT_BYTES
-from impl.runtime.v2.allocators import CachingAllocator
-from impl.runtime.v2.errors import ExeGraphError, OutputBufferError, RuntimeV2Error, UsageError
-from impl.runtime.v2.frame import Frame, RtEvent
-from impl.runtime.v2.kernels import KERNELS
-from impl.runtime.v2.kernels.outputs import every_bad_output
-from impl.runtime.v2.lowering import lower
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.passes import run_passes
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
+from zcspec.impl.device.tasks import SLOT_BYTES
+from zcspec.impl.runtime.v2.allocators import CachingAllocator
+from zcspec.impl.runtime.v2.errors import ExeGraphError, OutputBufferError, RuntimeV2Error, UsageError
+from zcspec.impl.runtime.v2.frame import Frame, RtEvent
+from zcspec.impl.runtime.v2.kernels import KERNELS
+from zcspec.impl.runtime.v2.kernels.outputs import every_bad_output
+from zcspec.impl.runtime.v2.lowering import lower
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.passes import run_passes
 
 
 RECORDS_KEPT = 64  # the last executions kept for observation (a serving loop must not grow without bound)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.runtime.v2.tensors import MemBlock
+from zcspec.impl.runtime.v2.tensors import MemBlock
 
 
 @attrs.frozen

@@ -21,10 +21,10 @@ ModelOutTensorZeroCopy and TrustOutTensor as the option says.
 """
 from __future__ import annotations
 
-from impl.runtime.v2.errors import LoweringError
-from impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
-from impl.runtime.v2.groups import Group, memory_groups
-from impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.errors import LoweringError
+from zcspec.impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
+from zcspec.impl.runtime.v2.groups import Group, memory_groups
+from zcspec.impl.runtime.v2.options import LoweringOption
 
 ALLOCATOR = "allocator/hbm"
 INPUT_DATA, OUTPUT_DATA = "InputData", "OutputData"

@@ -23,13 +23,13 @@ import hashlib
 
 import numpy as np
 
-from impl.compiler import dtypes
-from impl.device import trace as tr
-from impl.runtime.v2.errors import RuntimeV2Error
-from spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue
-from spec.observables.execution import UserBuffer as SpecBuffer
-from spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
-from spec.observables.trace import Event, Range
+from zcspec.impl.compiler import dtypes
+from zcspec.impl.device import trace as tr
+from zcspec.impl.runtime.v2.errors import RuntimeV2Error
+from zcspec.spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue
+from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
+from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from zcspec.spec.observables.trace import Event, Range
 
 
 def io_names(model) -> dict[tuple, str]:

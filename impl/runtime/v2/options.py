@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import attrs
 
-from impl.runtime.v2.errors import UsageError
+from zcspec.impl.runtime.v2.errors import UsageError
 
 
 @attrs.frozen

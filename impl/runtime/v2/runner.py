@@ -1,6 +1,6 @@
 """``run(model, device, inputs, outputs, *, zero_copy)``: load, execute once, unload (shared with runtime v1).
 
-``inputs``/``outputs`` are :class:`impl.runtime.user_buffers.UserBuffer` lists in the model's
+``inputs``/``outputs`` are :class:`zcspec.impl.runtime.user_buffers.UserBuffer` lists in the model's
 I/O order. ``zero_copy=True`` lowers with ModelOutTensorZeroCopy (outputs computed straight
 into the buffers); ``zero_copy=False`` skips it, so every output is computed in runtime memory
 and EnsureTensorAtOutMemory copies it into the buffer. Raises a RuntimeV2Error on bad input
@@ -8,10 +8,10 @@ and EnsureTensorAtOutMemory copies it into the buffer. Raises a RuntimeV2Error o
 """
 from __future__ import annotations
 
-from impl.runtime.v2.errors import OutputBufferError
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.tensors import Tensor
+from zcspec.impl.runtime.v2.errors import OutputBufferError
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.tensors import Tensor
 
 
 def to_tensor(buffer) -> Tensor:

@@ -20,13 +20,13 @@ import contextlib
 import attrs
 import numpy as np
 
-from impl.device import Device, DeviceFault
-from impl.runtime.v2.allocators import ExternalAllocator
-from impl.runtime.v2.errors import RuntimeV2Error
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.observe import observe_execution
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.tensors import Tensor
+from zcspec.impl.device import Device, DeviceFault
+from zcspec.impl.runtime.v2.allocators import ExternalAllocator
+from zcspec.impl.runtime.v2.errors import RuntimeV2Error
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.observe import observe_execution
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.tensors import Tensor
 
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOption))
 _KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed"}

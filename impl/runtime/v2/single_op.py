@@ -13,12 +13,12 @@ with PARAM_INVALID / E13031 before anything runs.
 """
 from __future__ import annotations
 
-from impl.compiler.builder import GraphBuilder
-from impl.compiler.compile import build_model
-from impl.compiler.options import CompileOptions
-from impl.runtime.v2.allocators import ExternalAllocator
-from impl.runtime.v2.executor import StreamExecutor
-from impl.runtime.v2.options import LoweringOption
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.runtime.v2.allocators import ExternalAllocator
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.options import LoweringOption
 
 
 def single_op_model(op_type: str, inputs, outputs, *, soc: str = "ascend910b", **attrs):

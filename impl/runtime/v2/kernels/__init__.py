@@ -5,6 +5,6 @@ the node's data inputs in order; the function returns a tuple with one value per
 """
 from __future__ import annotations
 
-from impl.runtime.v2.kernels import io, launch, memory, outputs
+from zcspec.impl.runtime.v2.kernels import io, launch, memory, outputs
 
 KERNELS = {**io.KERNELS, **memory.KERNELS, **outputs.KERNELS, **launch.KERNELS}

@@ -1,9 +1,9 @@
 """Kernels that bring tensors into the graph: the caller's inputs and outputs, weights, views (ge-facts.md 7.9)."""
 from __future__ import annotations
 
-from impl.device import MemcpyTask
-from impl.runtime.v2.errors import InputBufferError
-from impl.runtime.v2.tensors import Tensor, TensorData
+from zcspec.impl.device import MemcpyTask
+from zcspec.impl.runtime.v2.errors import InputBufferError
+from zcspec.impl.runtime.v2.tensors import Tensor, TensorData
 
 
 def input_data(frame, node, args):

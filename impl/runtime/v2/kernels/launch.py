@@ -7,7 +7,7 @@ work this task depends on: an event recorded there and waited for here orders th
 """
 from __future__ import annotations
 
-from impl.device import EventRecordTask, EventWaitTask
+from zcspec.impl.device import EventRecordTask, EventWaitTask
 
 
 def launch(frame, node, args):

@@ -1,8 +1,8 @@
 """Allocator selection and reference-counted allocation and release (ge-facts.md 7.6, 7.7.2)."""
 from __future__ import annotations
 
-from impl.runtime.v2.errors import AllocatorError
-from impl.runtime.v2.tensors import TensorData
+from zcspec.impl.runtime.v2.errors import AllocatorError
+from zcspec.impl.runtime.v2.tensors import TensorData
 
 
 def select_allocator(frame, node, args):

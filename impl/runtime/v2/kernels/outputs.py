@@ -1,9 +1,9 @@
 """Output kernels: AllocModelOutTensor, SplitTensorForOutputData, EnsureTensorAtOutMemory (ge-facts.md 7.3-7.5)."""
 from __future__ import annotations
 
-from impl.device import MemcpyTask
-from impl.runtime.v2.errors import EnsureOutputError, OutputBufferError
-from impl.runtime.v2.tensors import Tensor, TensorData
+from zcspec.impl.device import MemcpyTask
+from zcspec.impl.runtime.v2.errors import EnsureOutputError, OutputBufferError
+from zcspec.impl.runtime.v2.tensors import Tensor, TensorData
 
 
 def _key(node) -> tuple:

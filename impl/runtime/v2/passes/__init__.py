@@ -5,10 +5,10 @@ to do returns its input.
 """
 from __future__ import annotations
 
-from impl.runtime.v2.exe_graph import ExeGraph
-from impl.runtime.v2.options import LoweringOption
-from impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
-from impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
+from zcspec.impl.runtime.v2.exe_graph import ExeGraph
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
+from zcspec.impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
 
 PIPELINE = (
     # Outputs computed straight into the caller's buffers (off: zcspec run --no-zero-copy).

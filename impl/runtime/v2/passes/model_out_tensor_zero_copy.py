@@ -24,8 +24,8 @@ GE follows If/Case branches into subgraphs; zcspec's execution graphs are flat.
 """
 from __future__ import annotations
 
-from impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
-from impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
+from zcspec.impl.runtime.v2.options import LoweringOption
 
 ALLOC_TYPES = ("AllocMemory", "AllocMemHbm")
 ENSURE = "EnsureTensorAtOutMemory"

@@ -8,8 +8,8 @@ from an input or a weight) stay, since they may still have to copy.
 """
 from __future__ import annotations
 
-from impl.runtime.v2.exe_graph import ExeGraph
-from impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.exe_graph import ExeGraph
+from zcspec.impl.runtime.v2.options import LoweringOption
 
 
 def trust_out_tensor(graph: ExeGraph, option: LoweringOption = LoweringOption()) -> ExeGraph:

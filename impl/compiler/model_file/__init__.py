@@ -1,0 +1,1 @@
+"""The .zcm model file: encode a CompiledModel, load and validate one."""

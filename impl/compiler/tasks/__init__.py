@@ -1,0 +1,1 @@
+"""Task generation: Graph + MemoryPlan -> TaskList."""
