@@ -71,7 +71,7 @@ def execution_scenarios(runtimes: tuple[str, ...] = ("v1",), *, max_nodes: int =
                         model_edits: tuple[str, ...] = ()):
     """Execution scenarios through the named runtimes (``RUNTIMES``); ``socs`` pins the SoC profiles,
     ``families`` the op families of the graphs (default: all of ``graphs()``); ``model_edits``
-    craft the compiled model first (checks/execution.py ``MODEL_EDITS``)."""
+    craft the compiled model first (checks/execution/__init__.py ``MODEL_EDITS``)."""
     if unknown := set(runtimes) - set(RUNTIMES):
         raise ValueError(f"execution_scenarios(): unknown runtimes {sorted(unknown)}; known: {RUNTIMES}")
     options = compile_options()

@@ -7,9 +7,10 @@ scenario strategy its hunt uses, over graphs of at most that many nodes. impl/ i
 swapped for the duration of the ``with`` block.
 
 ``swap(module, name, new)`` replaces ``module.name`` *and* every binding of
-the same object that another loaded ``impl`` module made with ``from module
-import name`` (a function imported by name is a separate reference; patching
-only its home would leave those callers on the real code).
+the same object that another loaded ``impl`` module, or a module of the checker's
+execution runners (``zcspec.checks.execution``), made with ``from module import
+name`` (a function imported by name is a separate reference; patching only its
+home would leave those callers on the real code).
 """
 from __future__ import annotations
 
@@ -48,12 +49,17 @@ class Variant:
     known_gap: str = ""
 
 
+# Where by-name bindings of a patched object are looked for: impl/, and the checker's runners that
+# drive it (they import impl functions by name, as impl's own callers do).
+_BOUND_IN = ("zcspec.impl.", "zcspec.checks.execution")
+
+
 def _bindings(module, name: str) -> list[tuple[object, str]]:
-    """Every (module, name) under ``zcspec.impl`` bound to the same object as ``module.name``."""
+    """Every (module, name) under ``_BOUND_IN`` bound to the same object as ``module.name``."""
     original = getattr(module, name)
     found = [(module, name)]
     for mod_name, mod in list(sys.modules.items()):
-        if mod is module or mod is None or not mod_name.startswith("zcspec.impl."):
+        if mod is module or mod is None or not mod_name.startswith(_BOUND_IN):
             continue
         for attr, value in list(vars(mod).items()):
             if value is original and callable(value):
@@ -83,6 +89,7 @@ def preload() -> None:
     it after the patch ends)."""
     for m in ("zcspec.impl.compiler.compile", "zcspec.impl.compiler.memory.plan", "zcspec.impl.compiler.memory.compact",
               "zcspec.impl.compiler.memory.bounds", "zcspec.impl.compiler.tasks.taskgen", "zcspec.impl.runtime.v1.load",
-              "zcspec.impl.runtime.v1.execute", "zcspec.impl.runtime.v1.scenario", "zcspec.impl.runtime.v2.executor",
-              "zcspec.impl.runtime.v2.scenario", "zcspec.checks.execution", "zcspec.checks.scenario"):
+              "zcspec.impl.runtime.v1.execute", "zcspec.impl.runtime.v2.executor", "zcspec.checks.execution",
+              "zcspec.checks.execution.v1", "zcspec.checks.execution.v2", "zcspec.checks.execution.differential",
+              "zcspec.checks.scenario"):
         importlib.import_module(m)

@@ -32,6 +32,7 @@ def scenarios(*, kinds: tuple[str, ...] = ("plan", "model_file"), max_nodes: int
     if unknown := set(kinds) - set(KINDS):
         raise ValueError(f"scenarios(): unknown kinds {sorted(unknown)}; known: {KINDS}")
     if "execution" in kinds and runtime is None:
-        raise ValueError("scenarios(): executions need a runtime strategy (see checks.execution.runtimes())")
+        raise ValueError("scenarios(): executions need runtime=, a strategy of runtime dicts "
+                         "(the keys zcspec.checks.execution documents)")
     runtimes = runtime if runtime is not None else st.just({})
     return st.builds(Scenario, st.sampled_from(kinds), graphs(max_nodes=max_nodes), compile_options(), runtimes)

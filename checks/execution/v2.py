@@ -1,4 +1,4 @@
-"""Execution scenarios for the checker: run a compiled model through runtime v2 as a scenario says, observe it.
+"""The checker's runtime v2 runs: drive a compiled model through runtime v2 as a scenario says, observe it.
 
 ``observe_scenario(model, runtime) -> [ExecutionObservation]`` where ``runtime`` is the
 scenario's JSON dict (checks/scenario.py):

@@ -1,4 +1,4 @@
-"""Execution scenarios for the checker: run a compiled model through runtime v1 as a scenario says.
+"""The checker's runtime v1 runs: drive a compiled model through runtime v1 as a scenario says.
 
 ``observe_scenario(model, runtime) -> [ExecutionObservation, ...]``, one per execute
 call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py):

@@ -1,0 +1,81 @@
+"""Execution scenarios: run a compiled model through the runtimes and observe each call.
+
+A scenario's ``runtime`` dict picks the run:
+
+- ``{"runtime": "v1", ...}`` / ``{"runtime": "v2", ...}``: one runtime, with its own
+  options and buffer choices (``v1.py``, ``v2.py`` in this package);
+- ``{"runtime": "differential", "zero_copy": bool, "inputs": "normal" | "ones", "seed": n}``:
+  the same inputs through v1 and v2, each output judged against the other runtime and the
+  oracle (``differential.py``);
+- ``{"runs": [dict, ...]}``: several of the above, observations concatenated.
+
+Any run may carry ``"model_edits": [name, ...]`` (``MODEL_EDITS``): changes to the compiled
+model before it runs, as a crafted or foreign model file would have them, so the runtime's own
+defences (which the compiler normally makes redundant) are exercised too.
+
+This is checker code: it drives impl/ and nothing in impl/ imports it.
+"""
+from __future__ import annotations
+
+import attrs
+
+from zcspec.checks.execution import v1, v2
+from zcspec.checks.execution.differential import observe_differential
+from zcspec.checks.zoo import LIGHT
+from zcspec.impl.compiler.compile import build_model
+
+
+def default_runtimes(graph) -> list[dict]:
+    """What ``zcspec verify`` runs each zoo model with. A light model: both runtimes against each
+    other and its shipped reference (input all ones), zero copy on. A built-in graph (small, and
+    built to reach every rule): also zero copy off, v1 re-bound to fresh buffers, with
+    reuseZeroCopyMemory, with an undersized output, and v2's strict and default modes with an
+    undersized output (the first output at half its size)."""
+    if graph.name in LIGHT:
+        return [{"runtime": "differential", "zero_copy": True, "inputs": "ones"}]
+    out0 = graph.outputs[0]
+    half = max(graph.desc[out0].nbytes // 2, 1)
+    return [
+        {"runtime": "differential", "zero_copy": True},
+        {"runtime": "differential", "zero_copy": False},
+        {"runtime": "v1", "calls": 2},
+        {"runtime": "v1", "reuse_zero_copy_memory": 1},
+        {"runtime": "v1", "output_sizes": {out0: half}},
+        {"runtime": "v2", "always_zero_copy": True, "output_sizes": {out0: half}},
+        {"runtime": "v2", "output_sizes": {out0: half}},
+    ]
+
+
+def observe_execution(scenario) -> list:
+    """Compile ``scenario.graph`` once, then observe every run its ``runtime`` dict names, in order."""
+    model = build_model(scenario.graph, scenario.compile)
+    runs = scenario.runtime.get("runs", [scenario.runtime])
+    return [o for runtime in runs for o in _observe_run(scenario, model, runtime)]
+
+
+def _hccl_zero_copy_off(model):
+    """Every HCCL task declares no zero-copy support for any buffer (ge-facts.md 6.8.1-6.8.2)."""
+    tasks = tuple(attrs.evolve(t, zero_copy_in=(False,) * len(t.zero_copy_in),
+                               zero_copy_out=(False,) * len(t.zero_copy_out)) if t.kind == "hccl" else t
+                  for t in model.tasks.tasks)
+    return attrs.evolve(model, tasks=attrs.evolve(model.tasks, tasks=tasks))
+
+
+MODEL_EDITS = {"hccl_zero_copy_off": _hccl_zero_copy_off}
+
+
+def _observe_run(scenario, model, runtime: dict) -> list:
+    edits = runtime.get("model_edits", ())
+    if unknown := sorted(set(edits) - set(MODEL_EDITS)):
+        raise ValueError(f"execution scenario: unknown model_edits {unknown}; known: {sorted(MODEL_EDITS)}")
+    for name in edits:
+        model = MODEL_EDITS[name](model)
+    runtime = {k: v for k, v in runtime.items() if k != "model_edits"}
+    kind = runtime.get("runtime", "v1")
+    if kind == "differential":
+        return observe_differential(scenario.graph, model, runtime)
+    if kind == "v2":
+        return v2.observe_scenario(model, runtime)
+    if kind == "v1":
+        return v1.observe_scenario(model, runtime)
+    raise ValueError(f"execution scenario: runtime {kind!r} is not v1, v2 or differential")
