@@ -13,6 +13,11 @@ from __future__ import annotations
 import sys
 import time
 
+from zcspec.checks.cli.models import load_graph
+from zcspec.impl.compiler.memory.plan import PlanOptions, plan_memory
+from zcspec.impl.compiler.observe import observe_plan
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import run_passes
 from zcspec.spec.check import check
 from zcspec.spec.examples.build import plan
 from zcspec.spec.registry import get
@@ -40,15 +45,6 @@ def main() -> None:
     quick = "--quick" in sys.argv
     for n, ring in ((1_000, 16), (10_000, 64)) + (() if quick else ((100_000, 64), (100_000, 512))):
         row(f"synthetic n={n} ring={ring}", synthetic(n, ring))
-    try:
-        from zcspec.checks.cli.models import load_graph
-        from zcspec.impl.compiler.memory.plan import PlanOptions, plan_memory
-        from zcspec.impl.compiler.observe import observe_plan
-        from zcspec.impl.compiler.options import CompileOptions
-        from zcspec.impl.compiler.passes import run_passes
-    except ImportError as e:  # the spec does not need impl; the zoo case does
-        print(f"zoo case skipped: {e}")
-        return
     graph = run_passes(load_graph("zoo:resnet50"), CompileOptions())
     row("zoo:resnet50 (ge strategy)", observe_plan(graph, plan_memory(graph, PlanOptions())))
 

@@ -17,24 +17,20 @@ import argparse
 import sys
 import time
 
+from zcspec.checks.cli.models import ZOO, load_graph
 from zcspec.checks.proofs.layout import read_layout
 from zcspec.checks.proofs.optimal import gap
 from zcspec.checks.proofs.sweep import conflict_pairs, sweep_check
 from zcspec.checks.proofs.synthetic import shift_onto_neighbour, synthetic_plan
 from zcspec.checks.proofs.z3_layout import prove_layout
+from zcspec.impl.compiler.memory.options import PlanOptions
+from zcspec.impl.compiler.memory.plan import plan_memory
 
 TARGETS = {"resnet50": 0.5, "synthetic 10000": 5.0}
 
 
 def light_model_plans(strategy: str = "ge"):
-    """(name, plan dict, planning seconds) for each light model; None when the planner is missing."""
-    try:
-        from zcspec.checks.cli.models import ZOO, load_graph
-        from zcspec.impl.compiler.memory.options import PlanOptions
-        from zcspec.impl.compiler.memory.plan import plan_memory
-    except ImportError as e:
-        print(f"light models skipped: the planner is missing ({e})")
-        return None
+    """(name, plan dict, planning seconds) for each light model."""
     out = []
     for name in ZOO:
         graph = load_graph(f"zoo:{name}")
@@ -124,7 +120,7 @@ def gap_section() -> None:
     print(f"{'plan':18} {'strategy':11} {'fm tensors':>10} {'arena':>10} {'optimum':>10} {'status':8} {'ratio':>6} {'s':>6}")
     small = [(f"synthetic 40 #{seed}", "first-fit", synthetic_plan(40, seed=seed, max_life=8)) for seed in range(3)]
     for strategy in ("ge", "compact"):
-        small += [(name, strategy, plan) for name, plan, _ in light_model_plans(strategy) or []]
+        small += [(name, strategy, plan) for name, plan, _ in light_model_plans(strategy)]
     for name, strategy, plan in small:
         n_fm = sum(t["region"] == "feature_map" for t in plan["tensors"])
         if n_fm > 50:
@@ -142,7 +138,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     counts = {"agree": 0, "DISAGREE": 0, "unknown": 0}
     missed, failures = [], []
-    models = light_model_plans() or []
+    models = light_model_plans()
     synthetic = [(f"synthetic {n}", synthetic_plan(n, seed=n, n_aliases=n // 100), None) for n in (1000, 10000)]
     proofs_section(models, synthetic, args.compare, counts, missed, failures)
     broken_section(models, synthetic, counts, failures)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.spec.picture import render_plan
 
 
 def configure(parser) -> None:
@@ -79,10 +80,6 @@ def run(args) -> int:
     plan = plan_model(args)
     contract = plan.to_contract()
     if args.picture:
-        try:
-            from zcspec.spec.picture import render_plan
-        except ImportError as e:
-            raise _usage(f"--picture {args.picture}: the plan picture renderer (spec.picture) is not available: {e}") from e
         render_plan(contract, args.picture)
     print(json.dumps(contract, indent=1) if args.json else _table(plan))
     return 0

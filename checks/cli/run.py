@@ -21,6 +21,12 @@ import numpy as np
 
 from zcspec.checks.cli.models import add_model_arguments, load_compiled
 from zcspec.impl.device.soc import PROFILES
+from zcspec.impl.runtime.v1 import LoadOptions, load
+from zcspec.impl.runtime.v1.errors import RuntimeV1Error
+from zcspec.impl.runtime.v2.errors import RuntimeV2Error
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.runner import run as run_v2
 
 
 def configure(parser) -> None:
@@ -71,19 +77,11 @@ def _execute(args, model, device, inputs, outputs):
     """Run once; returns the counters of the execute call alone."""
     zero_copy = not args.no_zero_copy
     if args.runtime == "v1":
-        from zcspec.impl.runtime.v1 import LoadOptions, load
-
         lm = load(device, model, LoadOptions(zero_copy=zero_copy))
         try:
             return lm.execute(inputs, outputs).counters
         finally:
             lm.unload()
-    try:
-        from zcspec.impl.runtime.v2.executor import StreamExecutor
-        from zcspec.impl.runtime.v2.options import LoweringOption
-        from zcspec.impl.runtime.v2.runner import run as run_v2
-    except ImportError as e:
-        raise _usage(f"--runtime v2 is not available in this build ({e})") from e
     # runner.run loads and unloads around the execute call; subtract a bare load + unload
     # (deterministic: weights, allocations) to leave the counters of the execute call alone.
     before = device.counters
@@ -94,15 +92,8 @@ def _execute(args, model, device, inputs, outputs):
     return (device.counters - before) - lifecycle
 
 
-def _runtime_errors() -> tuple:
-    """The runtimes' error bases; ``user_input`` (v1) / ``user_error`` (v2) say the caller caused it."""
-    from zcspec.impl.runtime.v1.errors import RuntimeV1Error
-
-    try:
-        from zcspec.impl.runtime.v2.errors import RuntimeV2Error
-    except ImportError:
-        return (RuntimeV1Error,)
-    return (RuntimeV1Error, RuntimeV2Error)
+# The runtimes' error bases; ``user_input`` (v1) / ``user_error`` (v2) say the caller caused it.
+_RUNTIME_ERRORS = (RuntimeV1Error, RuntimeV2Error)
 
 
 def run(args) -> int:
@@ -117,7 +108,7 @@ def run(args) -> int:
     try:
         counters = _execute(args, model, device, inputs, outputs)
         results = read_outputs(device, model, outputs)
-    except _runtime_errors() as e:
+    except _RUNTIME_ERRORS as e:
         if getattr(e, "user_input", False) or getattr(e, "user_error", False):
             raise _usage(str(e)) from e
         print(f"zcspec run: internal error: {e}", file=sys.stderr)

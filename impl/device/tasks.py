@@ -80,10 +80,6 @@ class _ArgTask:
     def n_inputs(self) -> int:
         return sum(1 for s in self.slots if s.role == "in")
 
-    @property
-    def args_nbytes(self) -> int:
-        return SLOT_BYTES * len(self.slots)
-
 
 _KIND_BY_OP = {"MemcpyAsync": "memcpy", "MemcpyAddrAsync": "memcpy_addr"}
 

@@ -19,14 +19,9 @@ invariants (spec/invariants/runtime_v2.py, execution.py) check this runtime from
 """
 from __future__ import annotations
 
-import hashlib
-
-import numpy as np
-
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.device import trace as tr
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
-from zcspec.spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue
+from zcspec.spec.observables.execution import CallResult, ExecutionObservation, SlotValue
 from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
 from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
 from zcspec.spec.observables.trace import Event, Range
@@ -152,27 +147,3 @@ def observe_execution(exe, record=None, outputs=()) -> ExecutionObservation:
     return ExecutionObservation(
         observe_load(exe), buffers, tuple(SlotValue(t, s, v) for (t, s), v in sorted(slots.items())), io_addresses,
         tuple(ev.out), tuple(outputs), CallResult(err is None, None if err is None else str(err), culprit))
-
-
-def digest(device, tensor, io) -> str:
-    """sha1 of an output's bytes in device or host memory (read unchecked-for-counters, for observation)."""
-    dt = dtypes.numpy_dtype(io.dtype)
-    read = device.peek if tensor.placement == "device" else device.host_read
-    data = read(tensor.addr, io.shape, dt)
-    return "sha1:" + hashlib.sha1(np.ascontiguousarray(data).tobytes()).hexdigest()
-
-
-def output_results(exe, tensors, *, peer: dict | None = None, oracle: dict | None = None,
-                   tolerance: float = 1e-4) -> tuple[OutputResult, ...]:
-    """OutputResults for the output ``tensors`` of the last call, with a peer digest and oracle arrays if given."""
-    names = io_names(exe.model)
-    out = []
-    for io, t in zip(exe.model.tasks.outputs, tensors):
-        name = names[("output", io.index)]
-        diff = None
-        if oracle is not None and name in oracle:
-            read = exe.device.peek if t.placement == "device" else exe.device.host_read
-            got = read(t.addr, io.shape, dtypes.numpy_dtype(io.dtype)).astype(np.float64)
-            diff = float(np.max(np.abs(got - np.asarray(oracle[name], np.float64)), initial=0.0))
-        out.append(OutputResult(name, digest(exe.device, t, io), (peer or {}).get(name), diff, tolerance))
-    return tuple(out)

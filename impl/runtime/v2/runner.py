@@ -1,4 +1,4 @@
-"""``run(model, device, inputs, outputs, *, zero_copy)``: load, execute once, unload (shared with runtime v1).
+"""``run(model, device, inputs, outputs, *, zero_copy)``: load, execute once, unload.
 
 ``inputs``/``outputs`` are :class:`zcspec.impl.runtime.user_buffers.UserBuffer` lists in the model's
 I/O order. ``zero_copy=True`` lowers with ModelOutTensorZeroCopy (outputs computed straight
