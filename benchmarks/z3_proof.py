@@ -35,7 +35,7 @@ def light_model_plans(strategy: str = "ge"):
     for name in ZOO:
         graph = load_graph(f"zoo:{name}")
         start = time.perf_counter()
-        plan = plan_memory(graph, PlanOptions(strategy=strategy)).to_contract()
+        plan = plan_memory(graph, PlanOptions(strategy=strategy)).to_json()
         out.append((name, plan, time.perf_counter() - start))
     return out
 

@@ -78,7 +78,7 @@ def run(args) -> int:
     if not args.model:
         raise _usage("plan needs MODEL (an .onnx, a graph .json or zoo:NAME) or --buffers FILE.csv")
     plan = plan_model(args)
-    contract = plan.to_contract()
+    contract = plan.to_json()
     if args.picture:
         render_plan(contract, args.picture)
     print(json.dumps(contract, indent=1) if args.json else _table(plan))

@@ -19,13 +19,6 @@ from zcspec.impl.compiler.tasks.taskgen import generate_tasks
 from zcspec.impl.compiler.validate import validate
 
 
-def options_dict(options: CompileOptions) -> dict:
-    d = attrs.asdict(options)
-    d["disabled_passes"] = sorted(options.disabled_passes)
-    d["block_align"] = options.plan_options().block_align
-    return d
-
-
 @attrs.frozen
 class Stages:
     """Every artefact of one compilation, for observers and debugging."""
@@ -38,15 +31,13 @@ class Stages:
 def compile_stages(graph: Graph, options: CompileOptions = CompileOptions()) -> Stages:
     graph = run_passes(validate(graph), options)
     plan = plan_memory(graph, options.plan_options())
-    contract = plan.to_contract()
-    tasks = generate_tasks(graph, contract, options.profile)
-    placed = {t["name"]: t for t in contract["tensors"]}
+    tasks = generate_tasks(graph, plan, options.profile)
+    placed = {t.name: t for t in plan.tensors}
     weights = tuple(
-        WeightEntry(w.name, placed[w.name]["offset"], graph.desc[w.name].shape, graph.desc[w.name].dtype, w.splat, w.data)
+        WeightEntry(w.name, placed[w.name].offset, graph.desc[w.name].shape, graph.desc[w.name].dtype, w.splat, w.data)
         for w in graph.weights if w.name in placed
     )
-    model = CompiledModel(graph.name, options.soc, options_dict(options), dict(contract["regions"]), contract, tasks,
-                          weights)
+    model = CompiledModel(graph.name, options, plan, tasks, weights)
     return Stages(graph, plan, model)
 
 

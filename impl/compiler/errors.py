@@ -1,28 +1,28 @@
-"""Errors of the compiler front half: bad graphs and bad model files.
+"""Errors of the compiler: bad graphs, bad options and bad model files.
 
-Every error is a :class:`GraphError` (a ``ValueError``) with structured fields,
-so tests and the command line can use them without parsing the message. The
-message names the culprit (file, node, tensor) and the broken rule. The command
-line maps any ``GraphError`` to exit code 2.
+:class:`CompilerError` is the compiler's root (under ``ZcspecError``, docs/errors.md).
+Every error here is a :class:`GraphError`: bad input (``BadInput``, so the command
+line exits with 2) and a ``ValueError``, with structured fields, so tests and the
+command line can use them without parsing the message. The message names the
+culprit (file, node, tensor) and the broken rule.
 """
 from __future__ import annotations
 
+from zcspec.impl.platform.errors import BadInput, ZcspecError
 
-class GraphError(ValueError):
-    """Bad input: the graph (or the file it came from) breaks a rule."""
+
+class CompilerError(ZcspecError):
+    """Root of the compiler's errors (frontend, passes, memory planning, tasks, model file)."""
+
+
+class GraphError(CompilerError, BadInput, ValueError):
+    """Bad input: the graph (or the file it came from) breaks a rule. ``in_file`` (from ``BadInput``)
+    names the file it came from."""
 
     def __init__(self, message: str, *, file: str = "", node: str = "", tensor: str = ""):
         self.file, self.node, self.tensor = file, node, tensor
         where = f"{file}: " if file else ""
         super().__init__(where + message)
-
-    def in_file(self, file: str) -> "GraphError":
-        """The same error, re-raised with the file it came from named first."""
-        err = self.__class__.__new__(self.__class__)
-        err.__dict__.update(self.__dict__)
-        err.file = file
-        err.args = (f"{file}: {self.args[0]}",) if not self.file else self.args
-        return err
 
 
 class CycleError(GraphError):
@@ -50,28 +50,11 @@ class DuplicateNameError(GraphError):
         super().__init__(f"duplicate {kind} name {name!r}", node=node, tensor=name if kind == "tensor" else "")
 
 
-class UnknownDTypeError(GraphError):
-    def __init__(self, dtype: object, *, tensor: str = ""):
-        self.dtype = dtype
-        where = f"tensor {tensor!r} has " if tensor else ""
-        super().__init__(f"{where}unknown or unsized dtype {dtype!r}", tensor=tensor)
-
-
 class ShapeError(GraphError):
     def __init__(self, tensor: str, shape: object, why: str, *, node: str = ""):
         self.shape = shape
         fix = " (fix it with --shape NAME=1x3x224x224)" if "dynamic" in why else ""
         super().__init__(f"tensor {tensor!r} has shape {shape!r}: {why}{fix}", tensor=tensor, node=node)
-
-
-class SizeOverflowError(GraphError):
-    def __init__(self, *, tensor: str = "", shape: tuple = (), nbytes: int | None = None):
-        self.shape, self.nbytes = shape, nbytes
-        size = f" ({nbytes} bytes)" if nbytes is not None else ""
-        super().__init__(
-            f"tensor {tensor!r} of shape {shape!r} is too large{size}: sizes must fit in int64 - 64",
-            tensor=tensor,
-        )
 
 
 class UnsupportedOpError(GraphError):
@@ -90,3 +73,11 @@ class AttributeError_(GraphError):
 
 class GraphFormatError(GraphError):
     """A serialised graph (JSON) is malformed or of an unknown version."""
+
+
+class ArtefactFormatError(GraphError):
+    """An artefact's JSON form (a plan, its options, compile options) is malformed; ``path`` locates the culprit."""
+
+    def __init__(self, path: str, why: str, *, file: str = ""):
+        self.path, self.why = path, why
+        super().__init__(f"{path}: {why}", file=file)

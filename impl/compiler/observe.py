@@ -1,7 +1,7 @@
 """The refinement mapping from the compiler's artefacts to the spec's observables.
 
-``observe_plan(graph, plan)`` gives the spec's PlanObservation: the plan's
-contract form plus the facts the block invariants need, all read from the
+``observe_plan(graph, plan)`` gives the spec's PlanObservation: the typed
+plan's fields plus the facts the block invariants need, all read from the
 graph (who reads each tensor, which outputs are atomic, which inputs must be
 contiguous, which tensors are workspaces or fixed), never from planner internals.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory.plan_types import MemoryPlan
 from zcspec.spec.observables.plan import (
     Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
 )
@@ -32,36 +33,31 @@ def _continuous_groups(graph: Graph, planned: set[str]) -> tuple[ContinuousGroup
     return tuple(groups)
 
 
-def observe_plan(graph: Graph, plan) -> PlanObservation:
-    """``plan`` is a MemoryPlan (or anything with ``to_contract()``) made from ``graph``."""
-    c = plan.to_contract() if hasattr(plan, "to_contract") else plan
-    tensors = tuple(TensorPlacement(**{k: t[k] for k in (
-        "name", "region", "offset", "size", "aligned_size", "first", "last", "block", "zero_copy", "alias_of")})
-        for t in c["tensors"])
+def observe_plan(graph: Graph, plan: MemoryPlan) -> PlanObservation:
+    """The spec's PlanObservation of ``plan``, made from ``graph``: a transcription of the plan's fields
+    plus the facts the block invariants need, read from the graph."""
+    tensors = tuple(TensorPlacement(t.name, t.region, t.offset, t.size, t.aligned_size, t.first, t.last, t.block,
+                                    t.zero_copy, t.alias_of) for t in plan.tensors)
     planned = {t.name for t in tensors}
-    blocks = tuple(Block(b["id"], b["region"], b["offset"], b["size"], b["zero_copy"], tuple(b["tensors"]))
-                   for b in c["blocks"])
-    attributes = None
-    if c.get("attributes"):
-        a = c["attributes"]
-        attributes = PlanAttributes(a["memory_size"], a["zero_copy_memory_size"],
-                                    {x["tensor"]: x["is_zero_copy_block"] for x in a["inputs"]})
-    options = c.get("options") or {}
-    block_align = options.get("block_align", 512)
+    blocks = tuple(Block(b.id, b.region, b.offset, b.size, b.zero_copy, tuple(b.tensors)) for b in plan.blocks)
+    a = plan.attributes
+    attributes = PlanAttributes(a.memory_size, a.zero_copy_memory_size, {x.tensor: x.is_zero_copy_block for x in a.inputs})
     atomic = tuple(t for n in graph.nodes if (ops.info(n.op_type) or ops.OpInfo(n.op_type)).atomic
                    for t in n.outputs if t in planned)
+    block_align = plan.options.block_align
     return PlanObservation(
-        order=tuple(c["order"]), tensors=tensors, blocks=blocks, regions=dict(c["regions"]),
-        lower_bound=c["lower_bound"], naive=c["naive"], attributes=attributes,
+        order=tuple(plan.order), tensors=tensors, blocks=blocks, regions=dict(plan.regions),
+        lower_bound=plan.lower_bound, naive=plan.naive, attributes=attributes,
         graph_inputs=tuple(t for t in graph.inputs if t in planned),
         graph_outputs=tuple(t for t in dict.fromkeys(graph.outputs) if t in planned),
-        consumers=_consumers(graph, tuple(c["order"]), planned),
+        consumers=_consumers(graph, tuple(plan.order), planned),
         atomic=atomic,
         continuous_groups=_continuous_groups(graph, planned),
         workspaces={t.name: t.name.split("#ws")[0] for t in tensors if "#ws" in t.name},
         fixed=tuple(t.name for t in tensors if t.region in ("weight", "fixed")),
         alignment=Alignment(block={"feature_map": block_align, "zero_copy": block_align},
-                            tensor=options.get("size_align", 32)),
+                            tensor=plan.options.size_align),
+        batch_labels={t.name: t.batch for t in plan.tensors if t.batch},
     )
 
 

@@ -17,7 +17,7 @@ from zcspec.impl.compiler.memory.options import PlanOptions  # noqa: E402
 @given(graphs(max_nodes=10), st.sampled_from(["ge", "compact"]), st.booleans())
 def test_planner_plans_are_proved_and_the_sweep_agrees(graph, strategy, reuse):
     try:
-        plan = plan_mod.plan_memory(graph, PlanOptions(strategy=strategy, reuse=reuse)).to_contract()
+        plan = plan_mod.plan_memory(graph, PlanOptions(strategy=strategy, reuse=reuse)).to_json()
     except PlanError:
         return   # a graph the planner rejects by a GE rule: nothing to prove
     result = prove_layout(plan)

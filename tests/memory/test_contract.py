@@ -10,13 +10,15 @@ from zcspec.checks.cli.main import main
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.graph_json import to_json
 from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
-from zcspec.impl.compiler.memory.errors import ContractError, PlanOptionError
+from zcspec.impl.compiler.errors import ArtefactFormatError
+from zcspec.impl.compiler.memory.errors import PlanOptionError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import MemoryPlan, plan_memory
 from tests.memory.strategies import planning_graphs
 from tests.memory.test_sweep import plan_or_reject
 
-TENSOR_KEYS = ["name", "region", "offset", "size", "aligned_size", "first", "last", "block", "zero_copy", "alias_of"]
+TENSOR_KEYS = ["name", "region", "offset", "size", "aligned_size", "first", "last", "block", "zero_copy", "alias_of",
+               "batch"]
 
 
 def _graph():
@@ -29,7 +31,7 @@ def _graph():
 
 
 def test_contract_has_the_contract_keys_in_order():
-    d = plan_memory(_graph()).to_contract()
+    d = plan_memory(_graph()).to_json()
     assert list(d)[:6] == ["order", "tensors", "blocks", "regions", "lower_bound", "naive"]
     assert d["order"] == ["x", "a", "r", "o", "NetOutput"]
     assert all(list(t) == TENSOR_KEYS for t in d["tensors"])
@@ -47,19 +49,41 @@ def test_round_trip(graph):
     graph = insert_continuous_copies(graph)
     for strategy in ("ge", "compact"):
         plan = plan_or_reject(graph, PlanOptions(strategy=strategy))
-        d = json.loads(json.dumps(plan.to_contract()))
-        assert MemoryPlan.from_contract(d) == plan
-        assert MemoryPlan.from_contract(d).to_contract() == d
+        d = json.loads(json.dumps(plan.to_json()))
+        assert MemoryPlan.from_json(d) == plan
+        assert MemoryPlan.from_json(d).to_json() == d
 
 
-def test_from_contract_names_the_broken_field():
-    d = plan_memory(_graph()).to_contract()
+def test_from_json_names_the_broken_field():
+    d = plan_memory(_graph()).to_json()
     d["tensors"][1]["offset"] = "zero"
-    with pytest.raises(ContractError, match=r"tensors\[1\]\.offset"):
-        MemoryPlan.from_contract(d)
-    good = plan_memory(_graph()).to_contract()
-    with pytest.raises(ContractError, match="no 'blocks'"):
-        MemoryPlan.from_contract({k: v for k, v in good.items() if k != "blocks"})
+    with pytest.raises(ArtefactFormatError, match=r"plan\.tensors\[1\]\.offset: expected int"):
+        MemoryPlan.from_json(d)
+    good = plan_memory(_graph()).to_json()
+    with pytest.raises(ArtefactFormatError, match="missing key\\(s\\) 'blocks'"):
+        MemoryPlan.from_json({k: v for k, v in good.items() if k != "blocks"})
+
+
+@pytest.mark.parametrize("where, key", [("plan", "attributes"), ("tensor", "batch"), ("tensor", "alias_of"),
+                                        ("block", "parent"), ("options", "size_align"), ("io", "relative_offsets")])
+def test_a_missing_key_is_an_error_never_a_default(where, key):
+    d = plan_memory(_graph()).to_json()
+    holder = {"plan": d, "tensor": d["tensors"][0], "block": d["blocks"][0], "options": d["options"],
+              "io": d["attributes"]["inputs"][0]}[where]
+    del holder[key]
+    with pytest.raises(ArtefactFormatError, match=f"missing key\\(s\\) '{key}'"):
+        MemoryPlan.from_json(d)
+
+
+def test_an_unknown_key_is_an_error_and_a_bool_is_not_an_int():
+    d = plan_memory(_graph()).to_json()
+    d["tensors"][0]["colour"] = "red"
+    with pytest.raises(ArtefactFormatError, match=r"plan\.tensors\[0\]: unknown key\(s\) 'colour'"):
+        MemoryPlan.from_json(d)
+    d = plan_memory(_graph()).to_json()
+    d["lower_bound"] = True
+    with pytest.raises(ArtefactFormatError, match=r"plan\.lower_bound: expected int, got bool"):
+        MemoryPlan.from_json(d)
 
 
 def test_bad_options_are_named():

@@ -84,7 +84,7 @@ def outside(rng):
     if not slots:
         return DATA
     j = rng.randrange(len(slots))
-    region = META["regions"][slots[j]["region"]]
+    region = META["plan"]["regions"][slots[j]["region"]]
     offset = rng.choice([region, region - 4, region + 512, -8, 2**40])
     return pack(replaced(META, ("tasks", "tasks", t, "slots", j, "offset"), offset), BLOB)
 
@@ -114,7 +114,7 @@ def test_damaged_files_load_identically_or_raise_the_format_error(kind):
 
 
 def test_errors_name_what_is_wrong():
-    bad = replaced(META, ("tasks", "tasks", 0, "slots", 0, "offset"), META["regions"]["weight"] + 512)
+    bad = replaced(META, ("tasks", "tasks", 0, "slots", 0, "offset"), META["plan"]["regions"]["weight"] + 512)
     with pytest.raises(ModelFormatError, match=r"tasks\[0\].*slots\[0\].*outside region 'weight'"):
         load_model(pack(bad, BLOB))
     with pytest.raises(ModelFormatError, match="checksum"):

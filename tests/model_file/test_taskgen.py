@@ -21,8 +21,8 @@ def test_kernel_slots_are_inputs_then_outputs_with_logical_addresses():
     add = next(t for t in m.tasks.tasks if t.node == "add")
     assert [(s.role, s.tensor, s.region) for s in add.slots] == [
         ("in", "x", "zero_copy"), ("in", "w", "weight"), ("out", "add:0", "feature_map")]
-    tensors = {t["name"]: t for t in m.plan["tensors"]}
-    assert all(s.offset == tensors[s.tensor]["offset"] for s in add.slots)
+    tensors = {t.name: t for t in m.plan.tensors}
+    assert all(s.offset == tensors[s.tensor].offset for s in add.slots)
 
 
 def test_atomic_op_gets_a_memset_first_and_views_get_no_task():

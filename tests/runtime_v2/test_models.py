@@ -103,15 +103,15 @@ def orphans(model) -> list[str]:
     and no weight: nobody computes them."""
     written = {s.tensor for t in model.tasks.tasks for s in t.slots if s.role == "out"}
     read = {s.tensor for t in model.tasks.tasks for s in t.slots if s.role == "in"}
-    plan = {t["name"]: t for t in model.plan["tensors"]}
+    plan = {t.name: t for t in model.plan.tensors}
     inputs = {io.tensor for io in model.tasks.inputs}
     return [t for t in sorted(read | {o.tensor for o in model.tasks.outputs}) if t not in written | inputs
-            and not plan[t]["alias_of"] and plan[t]["region"] not in ("weight", "fixed")]
+            and not plan[t].alias_of and plan[t].region not in ("weight", "fixed")]
 
 
 def misplaced_views(graph, model) -> list[str]:
     """View outputs the plan does not place at their input's offset plus the view's offset."""
-    plan = {t["name"]: t for t in model.plan["tensors"]}
+    plan = {t.name: t for t in model.plan.tensors}
     bad = []
     for node in graph.nodes:
         if not ops.is_view(node) or node.op_type == "PhonyConcat":
@@ -119,7 +119,7 @@ def misplaced_views(graph, model) -> list[str]:
         src = plan.get(node.inputs[0])
         for out, offset in zip(node.outputs, ops.view_offsets(node)):
             dst = plan.get(out)
-            if src and dst and dst["region"] == src["region"] and dst["offset"] != src["offset"] + offset:
+            if src and dst and dst.region == src.region and dst.offset != src.offset + offset:
                 bad.append(out)
     return bad
 

@@ -11,38 +11,66 @@
   placed whole. Without batches or continuous inputs this is the contract's
   definition: max over steps of the summed aligned sizes of the live
   feature-map tensors, aliases once (planning-facts.md).
+
+This module is the rule's one home: the planner computes both figures from its
+units (:func:`unit_intervals`) and the model-file loader recomputes them from a
+loaded plan's tensors (:func:`plan_intervals`) with the same functions.
 """
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Iterable, NamedTuple
 
 import numpy as np
 
 from zcspec.impl.compiler.memory.sizes import block_size
 
 
-def naive(units, options) -> int:
-    return sum(block_size(u.size, options) for u in units if u.zero_copy is None)
+class Interval(NamedTuple):
+    """What the bound sees of one piece of feature-map memory: the steps it is live, inclusive, its
+    block-rounded size, and its dynamic-batch branch label (None or "" outside any branch)."""
+
+    first: int
+    last: int
+    size: int
+    batch: str | None
 
 
-def _live(units, steps: int, options) -> np.ndarray:
+def naive(intervals: Iterable[Interval]) -> int:
+    return sum(i.size for i in intervals)
+
+
+def _live(intervals: list[Interval], steps: int) -> np.ndarray:
     diff = np.zeros(steps + 1, dtype=np.int64)
-    for u in units:
-        size = block_size(u.size, options)
-        diff[u.first] += size
-        diff[u.last + 1] -= size
+    for i in intervals:
+        diff[i.first] += i.size
+        diff[i.last + 1] -= i.size
     return np.cumsum(diff[:-1])
 
 
-def lower_bound(units, steps: int, options) -> int:
+def lower_bound(intervals: Iterable[Interval], steps: int) -> int:
+    """Max over the ``steps`` steps of the live bytes, the heaviest batch branch counted alone."""
     if steps == 0:
         return 0
-    by_label = defaultdict(list)
-    for u in units:
-        if u.zero_copy is None:
-            by_label[u.batch].append(u)
-    live = _live(by_label.get("", []), steps, options)
-    branches = [_live(us, steps, options) for lab, us in by_label.items() if lab != ""]
-    if branches:
-        live = live + np.max(np.stack(branches), axis=0)
+    by_label: dict[str, list[Interval]] = defaultdict(list)
+    for i in intervals:
+        by_label[i.batch or ""].append(i)
+    live = _live(by_label.pop("", []), steps)
+    if by_label:
+        live = live + np.max(np.stack([_live(us, steps) for us in by_label.values()]), axis=0)
     return int(live.max())
+
+
+def unit_intervals(units, options) -> list[Interval]:
+    """The planner's view: each feature-map unit (a root, its aliases, a whole continuous group) once."""
+    return [Interval(u.first, u.last, block_size(u.size, options), u.batch) for u in units if u.zero_copy is None]
+
+
+def plan_intervals(tensors) -> list[Interval]:
+    """A loaded plan's view: each feature-map tensor that is not an alias, over its own lifetime.
+
+    The planner reports a unit's joint lifetime and size on the tensor that owns it, so for a plan
+    the planner made this gives the same bound as :func:`unit_intervals`; the loader relies on that.
+    """
+    return [Interval(t.first, t.last, t.aligned_size, t.batch) for t in tensors
+            if t.region == "feature_map" and t.alias_of is None]

@@ -24,6 +24,3 @@ class PlanOptionError(GraphError):
         self.field, self.value = field, value
         super().__init__(f"plan option {field}={value!r}: {why}")
 
-
-class ContractError(GraphError):
-    """A plan JSON object (``zcspec plan --json``) does not follow the contract."""

@@ -106,8 +106,9 @@ def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -
         else:
             first, last = lt.span[r] if t == r else lt.own[t]
         zc = unit is not None and unit.zero_copy is not None
+        batch = unit.batch or None if unit is not None else None
         out.append(TensorPlacement(t, region, offset, size, align(size, options.block_align), first, last, block,
-                                   zc, None if t == target else target))
+                                   zc, None if t == target else target, batch))
     return _clip_aliases(out)
 
 
@@ -187,8 +188,9 @@ def _plan(graph: Graph, options: PlanOptions, order) -> MemoryPlan:
                                   b.parent) for b in placed.blocks + tuple(fixed))
     regions = {**placed.regions, "weight": ends["weight"], "fixed": ends["fixed"]}
     inputs, outputs = _io_attributes(graph, {p.name: p for p in tensors}, regions)
+    intervals = bounds.unit_intervals(units.units, options)
     attributes = ModelAttributes(regions["feature_map"] + regions["zero_copy"], regions["zero_copy"], inputs, outputs)
     return MemoryPlan(
         order=lt.order, tensors=tuple(tensors), blocks=blocks, regions=regions,
-        lower_bound=bounds.lower_bound(units.units, units.steps, options), naive=bounds.naive(units.units, options),
+        lower_bound=bounds.lower_bound(intervals, units.steps), naive=bounds.naive(intervals),
         strategy=options.strategy, options=options, attributes=attributes)

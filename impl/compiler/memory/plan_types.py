@@ -1,11 +1,13 @@
-"""The MemoryPlan artefact and its JSON contract (DESIGN.md "Contracts", ``zcspec plan --json``).
+"""The MemoryPlan artefact: what the planner hands to task generation, the model file and the runtimes.
 
-``plan.to_contract()`` returns exactly the contract's object: ``order``,
-``tensors``, ``blocks``, ``regions``, ``lower_bound``, ``naive``, plus the
-extra keys ``strategy``, ``options`` and ``attributes`` (GE's model attributes).
-Blocks carry one extra key, ``parent``: the block whose memory a level-2 child
-or batch child lies in (null for top-level blocks). ``MemoryPlan.from_contract``
-reads it back; a missing or mistyped key raises :class:`ContractError`.
+``plan.to_json()`` is the contract's object (docs/memory-planning.md, ``zcspec
+plan --json``): ``order``, ``tensors``, ``blocks``, ``regions``,
+``lower_bound``, ``naive``, plus ``strategy``, ``options`` (PlanOptions) and
+``attributes`` (GE's model attributes). A tensor carries ``batch``, its
+dynamic-batch branch label (null outside any branch); a block carries
+``parent``, the block whose memory a level-2 child or batch child lies in
+(null for top-level blocks). ``MemoryPlan.from_json`` reads it back; a
+missing, unknown or mistyped key raises ArtefactFormatError naming it.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Mapping
 
 import attrs
 
-from zcspec.impl.compiler.memory.errors import ContractError
+from zcspec.impl.compiler.artefact_json import from_json, to_json
 from zcspec.impl.compiler.memory.options import PlanOptions
 
 REGIONS = ("feature_map", "zero_copy", "weight", "fixed")
@@ -32,7 +34,8 @@ class TensorPlacement:
     last: int
     block: int
     zero_copy: bool
-    alias_of: str | None = None
+    alias_of: str | None
+    batch: str | None
 
 
 @attrs.frozen
@@ -43,7 +46,7 @@ class BlockPlacement:
     size: int
     zero_copy: bool
     tensors: tuple[str, ...] = attrs.field(converter=tuple)
-    parent: int | None = None
+    parent: int | None
 
 
 @attrs.frozen
@@ -63,7 +66,7 @@ class IoAttribute:
     region: str
     basic_offset: int
     is_zero_copy_block: bool
-    relative_offsets: tuple[int, ...] = attrs.field(converter=tuple, default=(0,))
+    relative_offsets: tuple[int, ...] = attrs.field(converter=tuple)
 
 
 @attrs.frozen
@@ -76,80 +79,51 @@ class ModelAttributes:
     outputs: tuple[IoAttribute, ...] = attrs.field(converter=tuple)
 
 
-def _req(d: Mapping, key: str, types, where: str):
-    if not isinstance(d, Mapping) or key not in d:
-        raise ContractError(f"plan JSON: {where} has no {key!r}")
-    value = d[key]
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
-        raise ContractError(f"plan JSON: {where}.{key} = {value!r} has the wrong type")
-    return value
-
-
-def _tuple(types):
-    return types if isinstance(types, tuple) else (types,)
-
-
 @attrs.frozen
 class MemoryPlan:
+    """The planner's artefact, read by task generation, the model file and both runtimes.
+
+    Every field is required: a consumer never invents a default. ``to_json``
+    and ``from_json`` are the only JSON form (``zcspec plan --json``, the
+    ``.zcm`` metadata), through :mod:`zcspec.impl.compiler.artefact_json`.
+    """
+
     order: tuple[str, ...] = attrs.field(converter=tuple)
     tensors: tuple[TensorPlacement, ...] = attrs.field(converter=tuple)
     blocks: tuple[BlockPlacement, ...] = attrs.field(converter=tuple)
     regions: Mapping[str, int]
     lower_bound: int
     naive: int
-    strategy: str = "ge"
-    options: PlanOptions = PlanOptions()
-    attributes: ModelAttributes | None = None
+    strategy: str
+    options: PlanOptions
+    attributes: ModelAttributes
 
     def tensor(self, name: str) -> TensorPlacement:
-        return next(t for t in self.tensors if t.name == name)
+        """The placement of tensor ``name``; KeyError if the plan has none."""
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def root(self, name: str) -> str:
+        """The tensor whose memory ``name`` uses: ``alias_of`` followed to its end. The planner writes
+        the final root directly; a crafted chain is followed too, stopping at a cycle or a dangling name."""
+        by_name = {t.name: t for t in self.tensors}
+        seen = set()
+        while name in by_name and by_name[name].alias_of in by_name and name not in seen:
+            seen.add(name)
+            name = by_name[name].alias_of
+        return name
 
     @property
     def arena(self) -> int:
         """The feature-map region: what the strategies compete on."""
         return self.regions["feature_map"]
 
-    def to_contract(self) -> dict:
-        return {
-            "order": list(self.order),
-            "tensors": [attrs.asdict(t) for t in self.tensors],
-            "blocks": [{**attrs.asdict(b), "tensors": list(b.tensors)} for b in self.blocks],
-            "regions": dict(self.regions),
-            "lower_bound": self.lower_bound,
-            "naive": self.naive,
-            "strategy": self.strategy,
-            "options": self.options.to_dict(),
-            "attributes": None if self.attributes is None else _attributes_dict(self.attributes),
-        }
+    def to_json(self) -> dict:
+        return to_json(self)
 
     @classmethod
-    def from_contract(cls, d: Mapping) -> "MemoryPlan":
-        try:
-            tensors = [TensorPlacement(**{k: _req(t, k, ty, f"tensors[{i}]") for k, ty in _TENSOR_KEYS})
-                       for i, t in enumerate(_req(d, "tensors", list, "plan"))]
-            blocks = [BlockPlacement(**{k: _req(b, k, ty, f"blocks[{i}]") for k, ty in _BLOCK_KEYS},
-                                     parent=b.get("parent")) for i, b in enumerate(_req(d, "blocks", list, "plan"))]
-            regions = _req(d, "regions", dict, "plan")
-            options = PlanOptions.from_dict(d["options"]) if d.get("options") else PlanOptions()
-            attributes = _attributes_from(d["attributes"]) if d.get("attributes") else None
-            return cls(_req(d, "order", list, "plan"), tensors, blocks, dict(regions),
-                       _req(d, "lower_bound", int, "plan"), _req(d, "naive", int, "plan"),
-                       d.get("strategy", "ge"), options, attributes)
-        except (TypeError, KeyError) as e:
-            raise ContractError(f"plan JSON does not follow the contract: {type(e).__name__}: {e}") from e
-
-
-_TENSOR_KEYS = (("name", str), ("region", str), ("offset", int), ("size", int), ("aligned_size", int),
-                ("first", int), ("last", int), ("block", int), ("zero_copy", bool), ("alias_of", (str, type(None))))
-_BLOCK_KEYS = (("id", int), ("region", str), ("offset", int), ("size", int), ("zero_copy", bool), ("tensors", list))
-
-
-def _attributes_dict(a: ModelAttributes) -> dict:
-    io = lambda x: {**attrs.asdict(x), "relative_offsets": list(x.relative_offsets)}  # noqa: E731
-    return {"memory_size": a.memory_size, "zero_copy_memory_size": a.zero_copy_memory_size,
-            "inputs": [io(x) for x in a.inputs], "outputs": [io(x) for x in a.outputs]}
-
-
-def _attributes_from(d: Mapping) -> ModelAttributes:
-    return ModelAttributes(d["memory_size"], d["zero_copy_memory_size"],
-                           [IoAttribute(**x) for x in d["inputs"]], [IoAttribute(**x) for x in d["outputs"]])
+    def from_json(cls, data, where: str = "plan") -> "MemoryPlan":
+        """The plan ``data`` describes; ArtefactFormatError naming the key on a missing, unknown or mistyped one."""
+        return from_json(cls, data, where)

@@ -2,7 +2,7 @@
 
     offset  size  field
     0       8     magic b"ZCSPECM\\0"
-    8       4     format version (little-endian u32), currently 1
+    8       4     format version (little-endian u32), currently 2
     12      4     header length (u32), 64
     16      8     metadata length M (u64)
     24      8     weight blob length W (u64)
@@ -16,10 +16,11 @@ import hashlib
 import json
 import struct
 
+from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.model_file.model import CompiledModel
 
 MAGIC = b"ZCSPECM\0"
-VERSION = 1
+VERSION = 2  # 2: typed options and plan (tensor batch labels), no separate soc/regions fields
 HEADER = struct.Struct("<8sIIQQ32s")
 
 
@@ -30,8 +31,8 @@ def metadata(model: CompiledModel) -> tuple[dict, bytes]:
         table.append({"name": w.name, "offset": w.offset, "shape": list(w.shape), "dtype": w.dtype,
                       "splat": w.splat, "blob_offset": len(blob), "blob_nbytes": len(w.data)})
         blob += w.data
-    meta = {"name": model.name, "soc": model.soc, "options": model.options, "regions": model.regions,
-            "plan": model.plan, "tasks": model.tasks.to_dict(), "weights": table}
+    meta = {"name": model.name, "options": to_json(model.options), "plan": model.plan.to_json(),
+            "tasks": model.tasks.to_dict(), "weights": table}
     return meta, bytes(blob)
 
 

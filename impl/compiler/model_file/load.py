@@ -12,16 +12,20 @@ from __future__ import annotations
 import hashlib
 import json
 
-from zcspec.impl.compiler import dtypes, ops
-from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.model_file import schema
-from zcspec.impl.compiler.model_file.consistency import check_consistency
+from zcspec.impl.compiler.artefact_json import from_json
+from zcspec.impl.compiler.errors import ArtefactFormatError
+from zcspec.impl.compiler.memory.plan_types import MemoryPlan
+from zcspec.impl.compiler.model_file.consistency import MAX_SIZE, check_consistency, check_regions
+from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.model import CompiledModel, WeightEntry
-from zcspec.impl.compiler.tasks.tasklist import REGIONS, TaskList
-
-MAX_SIZE = 2**62  # any size or offset beyond this is an overflow attempt
+from zcspec.impl.compiler.tasks.tasklist import TaskList
+from zcspec.impl.platform import dtypes
+from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
+from zcspec.impl.platform.kernel_ops import KERNEL_OPS
 
 
 def _header(data: bytes) -> tuple[int, int]:
@@ -52,19 +56,10 @@ def _json(raw: bytes) -> dict:
     return meta
 
 
-def _regions(meta: dict) -> dict:
-    regions = schema.field(meta, "regions", dict, "metadata")
-    for name, size in regions.items():
-        if name not in REGIONS:
-            raise ModelFormatError(f"regions.{name}", f"unknown region; known: {', '.join(REGIONS)}")
-        schema.count(size, f"regions.{name}", MAX_SIZE)
-    return regions
-
-
 def _check_slot(slot, where: str, regions: dict) -> None:
     try:
         nbytes = dtypes.nbytes(slot.shape, slot.dtype, tensor=slot.tensor)
-    except GraphError as e:
+    except (UnknownDTypeError, SizeOverflowError) as e:
         raise ModelFormatError(where, str(e)) from None
     if any(not isinstance(d, int) or d <= 0 for d in slot.shape):
         raise ModelFormatError(where, f"shape {slot.shape!r} must be positive integers")
@@ -83,8 +78,6 @@ def _check_slot(slot, where: str, regions: dict) -> None:
 
 
 def _check_task(task, i: int, regions: dict) -> None:
-    from zcspec.impl.device.kernels import KERNELS
-
     where = f"tasks[{i}] ({task.node!r})"
     if task.index != i:
         raise ModelFormatError(where, f"index {task.index} out of sequence")
@@ -93,7 +86,7 @@ def _check_task(task, i: int, regions: dict) -> None:
         pass
     elif info is None or (task.kind == "hccl") != (info.kind == "hccl"):
         raise ModelFormatError(where, f"op {task.op_type!r} is not a known {task.kind} op")
-    elif task.kind != "hccl" and task.op_type not in KERNELS:
+    elif task.kind != "hccl" and task.op_type not in KERNEL_OPS:
         raise ModelFormatError(where, f"no kernel {task.op_type!r} in the device library")
     if task.kind == "hccl" and len(task.zero_copy_in) + len(task.zero_copy_out) != len(task.slots):
         raise ModelFormatError(where, "zero-copy flag count differs from its buffer count (ge-facts.md 6.8.1)")
@@ -139,7 +132,7 @@ def _weights(meta: dict, blob: bytes, regions: dict) -> list[WeightEntry]:
         try:
             full = dtypes.nbytes(entry.shape, entry.dtype, tensor=entry.name)
             item = (dtypes.get(entry.dtype).bits + 7) // 8
-        except GraphError as e:
+        except (UnknownDTypeError, SizeOverflowError) as e:
             raise ModelFormatError(where, str(e)) from None
         if n != (item if entry.splat else full):
             raise ModelFormatError(where, f"{n} bytes of data for {entry.shape}x{entry.dtype} (splat={entry.splat})")
@@ -149,24 +142,45 @@ def _weights(meta: dict, blob: bytes, regions: dict) -> list[WeightEntry]:
     return out
 
 
+_TOP = ("name", "options", "plan", "tasks", "weights")
+
+
+def _top(meta: dict) -> None:
+    missing = [k for k in _TOP if k not in meta]
+    unknown = sorted(k for k in meta if k not in _TOP)
+    if missing or unknown:
+        raise ModelFormatError("metadata", f"fields missing {missing} / unexpected {unknown}")
+
+
+def _artefacts(meta: dict) -> tuple[CompileOptions, MemoryPlan]:
+    """The options and the plan, through the artefacts' one JSON parser."""
+    try:
+        options = from_json(CompileOptions, meta["options"], "options")
+        plan = MemoryPlan.from_json(meta["plan"], "plan")
+    except ArtefactFormatError as e:
+        raise ModelFormatError(e.path, e.why) from None
+    except ValueError as e:  # a well-typed but illegal value: the class's own validator names it
+        raise ModelFormatError("options" if "plan option" not in str(e) else "plan.options", str(e)) from None
+    return options, plan
+
+
 def load_model(data: bytes, *, file: str = "") -> CompiledModel:
     """The CompiledModel in ``data``; ModelFormatError (naming ``file``) on anything malformed."""
     try:
         meta_len, _ = _header(data)
         meta = _json(data[HEADER.size:HEADER.size + meta_len])
         blob = data[HEADER.size + meta_len:]
-        regions = _regions(meta)
+        _top(meta)
+        name = schema.field(meta, "name", str, "metadata")
+        options, plan = _artefacts(meta)
+        regions = plan.regions
+        check_regions(plan)
         tasks = schema.tasklist(schema.field(meta, "tasks", dict, "metadata"))
         for i, task in enumerate(tasks.tasks):
             _check_task(task, i, regions)
         _check_io(tasks, regions)
         weights = _weights(meta, blob, regions)
-        options = schema.field(meta, "options", dict, "metadata")
-        align = schema.count(options.get("block_align", 512), "options.block_align", MAX_SIZE) or 1
-        plan = schema.plan(schema.field(meta, "plan", dict, "metadata"), regions, align)
-        check_consistency(plan, tasks, weights, regions, align)
-        return CompiledModel(
-            schema.field(meta, "name", str, "metadata"), schema.field(meta, "soc", str, "metadata"),
-            options, regions, plan, tasks, weights)
+        check_consistency(plan, options, tasks, weights)
+        return CompiledModel(name, options, plan, tasks, weights)
     except ModelFormatError as e:
         raise (e.in_file(file) if file else e) from None

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import attrs
 
+from zcspec.impl.compiler.memory.plan_types import MemoryPlan
+from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.tasks.tasklist import TaskList
 
 
@@ -21,21 +23,28 @@ class WeightEntry:
 
 @attrs.frozen
 class CompiledModel:
-    """``plan`` is the MemoryPlan's contract dict (DESIGN.md); ``regions`` maps region -> bytes."""
+    """The compiler's last artefact, typed all the way: the options it was built with, the MemoryPlan,
+    the TaskList and the weights. ``regions`` (region -> bytes) are the plan's."""
 
     name: str
-    soc: str
-    options: dict
-    regions: dict
-    plan: dict
+    options: CompileOptions
+    plan: MemoryPlan
     tasks: TaskList
     weights: tuple[WeightEntry, ...] = attrs.field(converter=tuple)
 
     @property
+    def soc(self) -> str:
+        return self.options.soc
+
+    @property
+    def regions(self) -> dict[str, int]:
+        return dict(self.plan.regions)
+
+    @property
     def zero_copy_size(self) -> int:
-        return self.regions.get("zero_copy", 0)
+        return self.plan.attributes.zero_copy_memory_size
 
     @property
     def memory_size(self) -> int:
         """GE's ``memory_size`` attribute: feature map plus the zero-copy region (ge-facts.md 3.2.6)."""
-        return self.regions.get("feature_map", 0) + self.zero_copy_size
+        return self.plan.attributes.memory_size

@@ -31,8 +31,6 @@ IO = {"role": _STR, "index": _INT, "tensor": _STR, "region": _STR, "offset": _IN
 REF = {"task": _INT, "slot": _INT, "role": _STR, "index": _INT, "relative_offset": _INT}
 WEIGHT = {"name": _STR, "offset": _INT, "shape": _LIST, "dtype": _STR, "splat": _BOOL, "blob_offset": _INT,
           "blob_nbytes": _INT}
-TENSOR = {"name": _STR, "region": _STR, "offset": _INT, "size": _INT, "aligned_size": _INT, "first": _INT,
-          "last": _INT, "block": None, "zero_copy": _BOOL, "alias_of": None}
 TASKLIST = {"tasks": _LIST, "inputs": _LIST, "outputs": _LIST, "zero_copy": _LIST}
 
 
@@ -132,22 +130,3 @@ def tasklist(d: dict) -> TaskList:
 def weight(d, where: str) -> SimpleNamespace:
     obj(d, WEIGHT, where)
     return SimpleNamespace(**{**d, "shape": ints(d["shape"], f"{where}.shape")})
-
-
-def plan(d: dict, regions: dict, block_align: int) -> dict:
-    """The plan contract: every tensor inside its region, every block offset aligned."""
-    for key in ("order", "tensors", "blocks"):
-        field(d, key, list, "plan")
-    if field(d, "regions", dict, "plan") != regions:
-        raise ModelFormatError("plan.regions", f"{d['regions']!r} differ from the model's regions {regions!r}")
-    for i, t in enumerate(d["tensors"]):
-        where = f"plan.tensors[{i}]"
-        obj(t, TENSOR, where, extra_ok=True)
-        if t["region"] not in regions or t["offset"] < 0 or t["offset"] + t["size"] > regions[t["region"]]:
-            raise ModelFormatError(where, f"tensor {t['name']!r} lies outside region {t['region']!r}")
-    for i, b in enumerate(d["blocks"]):
-        where = f"plan.blocks[{i}]"
-        obj(b, {"id": None, "region": _STR, "offset": _INT, "size": _INT}, where, extra_ok=True)
-        if b["region"] in ("feature_map", "zero_copy") and b["offset"] % block_align:
-            raise ModelFormatError(where, f"block offset {b['offset']} is not a multiple of {block_align}")
-    return d

@@ -4,8 +4,8 @@ For every model input and output the *basic* offset is where its memory starts;
 every tensor that lives inside it (the I/O tensor itself, views of it such as an
 outer-axis Split or Slice, in-place outputs sharing it) gets a *relative* offset
 from that start. The runtime uses them to point a task slot at
-``user buffer + relative offset`` (6.3.2-6.3.4). Offsets come from the plan's
-contract form (one entry per tensor with region, offset and alias_of), so this
+``user buffer + relative offset`` (6.3.2-6.3.4). Offsets come from the typed
+MemoryPlan (one placement per tensor with region, offset and alias_of), so this
 needs no planner internals.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import attrs
 
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory.plan_types import MemoryPlan
 
 
 @attrs.frozen
@@ -23,28 +24,18 @@ class IoOffsets:
     owner: dict
 
 
-def contract_root(tensors: dict, name: str) -> str:
-    """The tensor whose memory ``name`` uses, following ``alias_of`` in a plan contract's tensors
-    (by name); stops at a cycle or a dangling name instead of looping or failing."""
-    seen = set()
-    while tensors[name].get("alias_of") in tensors and name not in seen:
-        seen.add(name)
-        name = tensors[name]["alias_of"]
-    return name
-
-
-def io_offsets(graph: Graph, contract: dict) -> IoOffsets:
-    tensors = {t["name"]: t for t in contract["tensors"]}
+def io_offsets(graph: Graph, plan: MemoryPlan) -> IoOffsets:
+    tensors = {t.name: t for t in plan.tensors}
     basic: dict = {}
     by_root: dict[str, list] = {}
     for role, names in (("input", graph.inputs), ("output", graph.outputs)):
         for index, name in enumerate(names):
             t = tensors[name]
-            basic[(role, index)] = (t["region"], t["offset"])
-            by_root.setdefault(contract_root(tensors, name), []).append((role, index, t["region"], t["offset"]))
+            basic[(role, index)] = (t.region, t.offset)
+            by_root.setdefault(plan.root(name), []).append((role, index, t.region, t.offset))
     owner: dict[str, list] = {}
     for name, t in tensors.items():
-        for role, index, region, start in by_root.get(contract_root(tensors, name), ()):
-            if t["region"] == region:
-                owner.setdefault(name, []).append((role, index, t["offset"] - start))
+        for role, index, region, start in by_root.get(plan.root(name), ()):
+            if t.region == region:
+                owner.setdefault(name, []).append((role, index, t.offset - start))
     return IoOffsets(basic, owner)

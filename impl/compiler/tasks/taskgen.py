@@ -18,30 +18,34 @@ from __future__ import annotations
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.compiler.tasks.io_offsets import contract_root, io_offsets
+from zcspec.impl.compiler.memory.plan_types import MemoryPlan, TensorPlacement
+from zcspec.impl.compiler.memory.sizes import tensor_size
+from zcspec.impl.compiler.tasks.io_offsets import io_offsets
 from zcspec.impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
 
 
-def _slot(graph: Graph, tensors: dict, role: str, name: str) -> ArgSlot:
+def _slot(graph: Graph, tensors: dict[str, TensorPlacement], role: str, name: str) -> ArgSlot:
     t, d = tensors[name], graph.desc[name]
-    return ArgSlot(role, name, t["region"], t["offset"], d.shape, d.dtype, d.nbytes)
+    return ArgSlot(role, name, t.region, t.offset, d.shape, d.dtype, d.nbytes)
 
 
-def _io(graph: Graph, tensors: dict, role: str, names, options: dict) -> list[IoDesc]:
-    """The I/O table. ``size`` is the tensor's own GE size (``align(bytes, 32) + 32``, ge-facts.md
+def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
+    """The I/O table of ``names`` (graph inputs or outputs) with their ``descs`` (shape, dtype, nbytes).
+
+    ``size`` is the tensor's own GE size (``tensor_size``: ``align(bytes, 32) + 32``, ge-facts.md
     1.3), what a user buffer is checked against; the plan may give the tensor more (a no-padding
-    concat's output owns its whole group)."""
-    align, padding = options.get("size_align", 32), options.get("size_padding", 32)
-    inputs = set(graph.inputs)
+    concat's output owns its whole group). An output whose memory is a model input (passed straight
+    through, or a view of one) cannot be produced in the user's output buffer: it is copied
+    (ge-facts.md 6.4.4), so it is not zero copy. The model-file loader rebuilds the table with this
+    same function to check a file's.
+    """
+    inputs = {a.tensor for a in plan.attributes.inputs}
     out = []
-    for index, name in enumerate(names):
-        t, d = tensors[name], graph.desc[name]
-        own = -(-d.nbytes // align) * align + padding
-        # An output whose memory is a model input (passed straight through, or a view of one)
-        # cannot be produced in the user's output buffer: it is copied (ge-facts.md 6.4.4).
-        through = role == "output" and contract_root(tensors, name) in inputs
-        out.append(IoDesc(role, index, name, t["region"], t["offset"], min(t["size"], own), d.nbytes, d.shape,
-                          d.dtype, bool(t["zero_copy"]) and not through))
+    for index, (name, d) in enumerate(zip(names, descs)):
+        t = plan.tensor(name)
+        through = role == "output" and plan.root(name) in inputs
+        out.append(IoDesc(role, index, name, t.region, t.offset, min(t.size, tensor_size(d.nbytes, plan.options)),
+                          d.nbytes, d.shape, d.dtype, t.zero_copy and not through))
     return out
 
 
@@ -57,8 +61,8 @@ def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDe
             tasks.append(TaskDef(index, node.name, kind, "AtomicAddrClean", node.stream, outs, (("value", 0),), in_loop))
         elif kind == "hccl":
             supported = node.op_type not in soc.hccl_no_zero_copy and soc.zero_copy
-            zc_in = tuple(supported and bool(tensors[s.tensor]["zero_copy"]) for s in ins)
-            zc_out = tuple(supported and bool(tensors[s.tensor]["zero_copy"]) for s in outs)
+            zc_in = tuple(supported and tensors[s.tensor].zero_copy for s in ins)
+            zc_out = tuple(supported and tensors[s.tensor].zero_copy for s in outs)
             tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop,
                                  zc_in, zc_out))
         else:
@@ -66,17 +70,16 @@ def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDe
     return tasks
 
 
-def generate_tasks(graph: Graph, contract: dict, soc) -> TaskList:
+def generate_tasks(graph: Graph, plan: MemoryPlan, soc) -> TaskList:
     """Tasks in the plan's execution order, with the I/O table and the zero-copy table."""
-    tensors = {t["name"]: t for t in contract["tensors"]}
+    tensors = {t.name: t for t in plan.tensors}
     tasks: list[TaskDef] = []
-    for name in contract["order"]:
+    for name in plan.order:
         tasks.extend(_tasks_of(graph, graph.node[name], tensors, soc, len(tasks)))
-    options = contract.get("options") or {}
-    inputs = _io(graph, tensors, "input", graph.inputs, options)
-    outputs = _io(graph, tensors, "output", graph.outputs, options)
+    inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs])
+    outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs])
     zero_copy_io = {(d.role, d.index) for d in inputs + outputs if d.zero_copy}
-    owner = io_offsets(graph, contract).owner
+    owner = io_offsets(graph, plan).owner
     refs = []
     for task in tasks:
         for i, slot in enumerate(task.slots):

@@ -3,17 +3,16 @@
 Every task argument slot holds a *logical* address (region + offset): the
 runtime turns it into a device address at load, and re-points the slots listed
 in the zero-copy table at the user's buffers on every execution (ge-facts.md
-6.3-6.5). Frozen values with a JSON form (``to_dict``/``from_dict``) that the
-model file carries.
+6.3-6.5). Frozen values with a JSON form (``to_dict``) that the model file
+carries; the model-file loader (model_file/schema.py) parses it back strictly.
 """
 from __future__ import annotations
 
 import attrs
 from attrs import field
 
-from zcspec.impl.compiler.graph_json import decode_value, encode_value
+from zcspec.impl.compiler.graph_json import encode_value
 
-REGIONS = ("feature_map", "zero_copy", "weight", "fixed")
 TASK_KINDS = ("kernel", "memset", "hccl", "memcpy_addr", "memcpy")
 
 
@@ -101,18 +100,3 @@ class TaskList:
             "outputs": [enc(o) for o in self.outputs],
             "zero_copy": [attrs.asdict(z) for z in self.zero_copy],
         }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TaskList":
-        def task(t: dict) -> TaskDef:
-            t = dict(t)
-            t["slots"] = [ArgSlot(**s) for s in t["slots"]]
-            t["attrs"] = [(k, decode_value(v)) for k, v in t["attrs"]]
-            return TaskDef(**t)
-
-        return cls(
-            [task(t) for t in d["tasks"]],
-            [IoDesc(**i) for i in d["inputs"]],
-            [IoDesc(**o) for o in d["outputs"]],
-            [ZeroCopyRef(**z) for z in d["zero_copy"]],
-        )

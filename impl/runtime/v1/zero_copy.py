@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import attrs
 
+from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.v1 import classify
 from zcspec.impl.runtime.v1.errors import InternalError
 
 
 @attrs.frozen
 class ZeroCopyOffset:
-    """One model input or output. ``slots`` are the registered (task, slot, relative offset)
-    triples; ``copy_only`` I/O is copied and its slots are never refreshed."""
+    """One model input or output, named as ``impl.runtime.io_names`` says. ``slots`` are the
+    registered (task, slot, relative offset) triples; ``copy_only`` I/O is copied and its slots
+    are never refreshed."""
 
     role: str
     index: int
@@ -88,8 +90,10 @@ def _hccl_flag(task, slot: int) -> bool:
     return bool(flags[i]) if i < len(flags) else False
 
 
-def _attr(model, role: str, index: int) -> dict:
-    return model.plan.get("attributes", {}).get(role + "s", [{}] * (index + 1))[index]
+def _zero_copy_block(model, role: str, index: int) -> bool:
+    """GE's _is_zero_copy_block attribute of model input/output ``index`` (ge-facts.md 2.6.8)."""
+    table = model.plan.attributes.inputs if role == "input" else model.plan.attributes.outputs
+    return table[index].is_zero_copy_block
 
 
 def _overlaps(model) -> dict[tuple, list[str]]:
@@ -114,7 +118,7 @@ def _reasons(model, soc, options, d, users, overlaps) -> tuple[list[str], bool]:
         why.append(f"its address is shared with {', '.join(overlaps[(d.role, d.index)])} (DisableZeroCopy, 6.4.4)")
     if d.region == "zero_copy" and not users:
         why.append("no task argument references it (SetCopyOnlyOutput, 6.4.6)")
-    if options.reuse_zero_copy_memory and not _attr(model, d.role, d.index).get("is_zero_copy_block", True):
+    if options.reuse_zero_copy_memory and not _zero_copy_block(model, d.role, d.index):
         why.append("reuseZeroCopyMemory=1 and its block is not a zero-copy block (6.4.3)")
     for task, slot in users:
         if d.region == "zero_copy" and not soc.can_refresh(task.kind, in_loop=task.in_loop):
@@ -142,15 +146,13 @@ def build_io(model, soc, options, refs) -> tuple[ZeroCopyOffset, ...]:
                 users.setdefault(r.alloc, []).append(r)
     overlaps = _overlaps(model)
     ios = model.tasks.inputs + model.tasks.outputs
-    tensors = [d.tensor for d in ios]
+    names = io_names(model)
     out = []
     for d in ios:
         mine = users.get((d.role, d.index), [])
         slot_users = [(tasks[r.task], r.slot) for r in mine] if d.region == "zero_copy" else _users_outside_zc(model, d)
         why, hccl = _reasons(model, soc, options, d, slot_users, overlaps)
-        # A Data feeding NetOutput directly makes an input and an output share a tensor name.
-        name = d.tensor if tensors.count(d.tensor) == 1 else f"{d.tensor}:{d.role}{d.index}"
         out.append(ZeroCopyOffset(
-            d.role, d.index, name, d, tuple((r.task, r.slot, r.offset) for r in mine), bool(why), tuple(why),
-            bool(_attr(model, d.role, d.index).get("is_zero_copy_block", d.region == "zero_copy")), hccl))
+            d.role, d.index, names[(d.role, d.index)], d, tuple((r.task, r.slot, r.offset) for r in mine), bool(why), tuple(why),
+            _zero_copy_block(model, d.role, d.index), hccl))
     return tuple(out)

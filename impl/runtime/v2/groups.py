@@ -50,14 +50,6 @@ class Group:
         return next(m for m in self.members if m.tensor == tensor)
 
 
-def _root(tensors: dict, name: str) -> str:
-    seen = set()
-    while tensors[name]["alias_of"] and name not in seen:
-        seen.add(name)
-        name = tensors[name]["alias_of"]
-    return name
-
-
 def _nbytes(model) -> dict[str, int]:
     out = {}
     for task in model.tasks.tasks:
@@ -79,17 +71,18 @@ def _uses(model) -> dict[str, list[tuple[int, int]]]:
 
 def memory_groups(model) -> tuple[dict[str, Group], dict[str, str]]:
     """(root -> Group, tensor -> root) for every tensor a task or the I/O table refers to."""
-    tensors = {t["name"]: t for t in model.plan["tensors"]}
+    plan = model.plan
+    tensors = {t.name: t for t in plan.tensors}
     nbytes, uses = _nbytes(model), _uses(model)
     inputs = {io.tensor: io.index for io in model.tasks.inputs}
     wanted = set(nbytes)
     for name in list(wanted):  # whole alias chains, so every link gets its own tensor data
-        while tensors[name]["alias_of"]:
-            name = tensors[name]["alias_of"]
+        while tensors[name].alias_of and tensors[name].alias_of not in wanted:
+            name = tensors[name].alias_of
             wanted.add(name)
     by_root: dict[str, list[str]] = {}
     for name in sorted(wanted):
-        by_root.setdefault(_root(tensors, name), []).append(name)
+        by_root.setdefault(plan.root(name), []).append(name)
     groups = {root: _group(root, names, tensors, nbytes, uses, inputs) for root, names in by_root.items()}
     return groups, {name: root for root, names in by_root.items() for name in names}
 
@@ -99,19 +92,19 @@ def _group(root, names, tensors, nbytes, uses, inputs) -> Group:
     members = []
     for name in names:
         t = tensors[name]
-        rel = t["offset"] - base["offset"]
-        if t["region"] != base["region"] or rel < 0:
-            raise LoweringError(f"lies at {t['region']}+{t['offset']}, before or outside its alias root "
-                                f"{root!r} at {base['region']}+{base['offset']}", tensor=name)
-        members.append(Member(name, rel, nbytes.get(name, t["size"]), t["alias_of"]))
+        rel = t.offset - base.offset
+        if t.region != base.region or rel < 0:
+            raise LoweringError(f"lies at {t.region}+{t.offset}, before or outside its alias root "
+                                f"{root!r} at {base.region}+{base.offset}", tensor=name)
+        members.append(Member(name, rel, nbytes.get(name, t.size), t.alias_of))
     touched = [u for m in names for u in uses.get(m, ())]
     raw = max(m.rel + m.nbytes for m in members)
     inside = tuple(m.tensor for m in members if m.tensor in inputs)
     direct = root in inputs and raw <= nbytes[root] and inside == (root,)
-    kind = "const" if base["region"] in ("weight", "fixed") else "input" if direct else "alloc"
+    kind = "const" if base.region in ("weight", "fixed") else "input" if direct else "alloc"
     return Group(
-        root, kind, base["region"], base["offset"], members,
-        size=max(m.rel + tensors[m.tensor]["size"] for m in members), raw=raw,
+        root, kind, base.region, base.offset, members,
+        size=max(m.rel + tensors[m.tensor].size for m in members), raw=raw,
         first=min((i for i, _ in touched), default=None), last=max((i for i, _ in touched), default=None),
         streams=tuple(sorted({s for _, s in touched})), input_index=inputs.get(root) if direct else None,
         inputs_inside=() if direct else inside,
