@@ -67,6 +67,16 @@ def _inplace_and_passthrough() -> Graph:
     return b.build()
 
 
+def _view_passthrough() -> Graph:
+    # A model input reaches an output through a view only: the output's memory is the input's, so the
+    # output is copied from the input's buffer (ge-facts.md 6.4.4). It once compiled into a model file
+    # its own loader refused.
+    b = GraphBuilder("view_passthrough")
+    x = b.input("x", (4, 6))
+    b.output(b.op("Reshape", [x], shape=(6, 4)), b.op("Identity", [b.op("Relu", [x])]))
+    return b.build()
+
+
 def _workspace_streams() -> Graph:
     # Dynamic-batch branches are left out: they run exclusively (one batch per execution),
     # which the emulator's single graph cannot express; the planner's tests cover them.
@@ -94,6 +104,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "phony_concat": _phony_concat,
     "split_views": _split_views,
     "inplace_passthrough": _inplace_and_passthrough,
+    "view_passthrough": _view_passthrough,
     "workspace_streams": _workspace_streams,
     "constants": _constants,
 }

@@ -14,7 +14,8 @@
 
 This module is the rule's one home: the planner computes both figures from its
 units (:func:`unit_intervals`) and the model-file loader recomputes them from a
-loaded plan's tensors (:func:`plan_intervals`) with the same functions.
+loaded plan's tensors (:func:`plan_intervals`) with the same functions (the
+latter is a lower bound of the former, see there).
 """
 from __future__ import annotations
 
@@ -69,8 +70,10 @@ def unit_intervals(units, options) -> list[Interval]:
 def plan_intervals(tensors) -> list[Interval]:
     """A loaded plan's view: each feature-map tensor that is not an alias, over its own lifetime.
 
-    The planner reports a unit's joint lifetime and size on the tensor that owns it, so for a plan
-    the planner made this gives the same bound as :func:`unit_intervals`; the loader relies on that.
+    The bound over these is never above the bound over the planner's units: a unit may be reserved
+    longer than its tensors need (a continuous group whole over its joint lifetime, a no-reuse or
+    cross-stream block for the whole graph). The loader checks the reported bound lies between this
+    and the feature map's size, as the spec's LAYOUT-LOWER-BOUND does.
     """
     return [Interval(t.first, t.last, t.aligned_size, t.batch) for t in tensors
             if t.region == "feature_map" and t.alias_of is None]
