@@ -16,8 +16,9 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.platform import dtypes
 
 OPSET = 9
 _IDENTITY = {"MemcpyAsync", "MemcpyAddrAsync", "Dropout", "HcomAllReduce", "HcomAllGather", "HcomBroadcast"}

@@ -8,7 +8,7 @@ from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.errors import GraphError
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.impl.device.soc import PROFILES
+from zcspec.impl.platform.soc import PROFILES
 
 
 def configure(parser) -> None:

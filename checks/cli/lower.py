@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from zcspec.checks.cli.models import add_model_arguments, load_compiled
-from zcspec.impl.device.soc import PROFILES
+from zcspec.impl.platform.soc import PROFILES
 
 
 def configure(parser) -> None:

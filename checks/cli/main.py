@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 
-from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.platform.errors import BadInput
 from zcspec.spec.errors import SpecError
 
 # (subcommand, module under checks.cli, one-line help). A module exposes
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (``zcspec plan ... | head``): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (GraphError, SpecError, UsageError) as e:
+    except (BadInput, SpecError, UsageError) as e:
         print(f"zcspec {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from zcspec.checks.cli.models import add_model_arguments, load_compiled
-from zcspec.impl.device.soc import PROFILES
+from zcspec.impl.platform.soc import PROFILES
 from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
@@ -49,7 +49,7 @@ def _usage(message: str):
 
 def _input_arrays(model, specs: list[str]) -> dict:
     """Every model input's array: from ``NAME=FILE.npy`` where given, else ones of its shape and dtype."""
-    from zcspec.impl.compiler import dtypes
+    from zcspec.impl.platform import dtypes
 
     ios = {io.tensor: io for io in model.tasks.inputs}
     arrays = {}

@@ -15,8 +15,8 @@ import numpy as np
 
 from zcspec.checks.oracle import OracleUnavailable, light_reference, oracle_outputs
 from zcspec.checks.zoo import LIGHT
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.device import Device, DeviceFault
+from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, invariant, precondition, rule
 
 from zcspec.checks.oracle import oracle_outputs
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
+from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import ModelUnloadedError, RuntimeV1Error

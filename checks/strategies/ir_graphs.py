@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
+from zcspec.impl.platform import dtypes
 
 _names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=8)
 _scalars = st.one_of(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from zcspec.checks.scenario import KINDS, Scenario
 from zcspec.checks.strategies.graphs import graphs
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.impl.device.soc import PROFILES
+from zcspec.impl.platform.soc import PROFILES
 
 
 def compile_options() -> st.SearchStrategy[CompileOptions]:

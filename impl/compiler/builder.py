@@ -15,9 +15,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
 from zcspec.impl.compiler.validate import validate
+from zcspec.impl.platform import dtypes
 
 Shape = Sequence[int]
 

@@ -13,8 +13,8 @@ from typing import Any, Iterable, Mapping
 
 import attrs
 
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.errors import AttributeError_
+from zcspec.impl.platform import dtypes
 
 AttrValue = Any  # bool | int | float | str | tuple of those
 _SCALARS = (bool, int, float, str)

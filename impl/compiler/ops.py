@@ -95,7 +95,7 @@ def view_offsets(node) -> tuple[int, ...]:
 
 
 def task_kinds(node) -> tuple[str, ...]:
-    """The device task kinds a node's tasks have (impl/device/soc.py TASK_KINDS); () for no task."""
+    """The device task kinds a node's tasks have (impl/platform/soc.py TASK_KINDS); () for no task."""
     i = OPS.get(node.op_type)
     if i is None or is_view(node) or i.kind in ("data", "netoutput", "variable"):
         return ()

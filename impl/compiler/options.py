@@ -9,12 +9,12 @@ from __future__ import annotations
 import attrs
 
 from zcspec.impl.compiler.memory.options import PlanOptions
-from zcspec.impl.device.soc import SocProfile, get_soc
+from zcspec.impl.platform.soc import SocProfile, get_soc
 
 
 @attrs.frozen
 class CompileOptions:
-    """- ``soc``: SoC profile name (impl/device/soc.py).
+    """- ``soc``: SoC profile name (impl/platform/soc.py).
     - ``strategy``: memory planning strategy, ``ge`` (default) or ``compact``.
     - ``reuse``: memory reuse on (False = GE's ``ge.exec.disableReuseMemory=1``).
     - ``offline``: an ATC-style offline build; GE then also inserts a

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.errors import (
     DuplicateNameError,
     GraphError,
     MissingTensorError,
     ShapeError,
-    UnknownDTypeError,
     UnsupportedOpError,
 )
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.topology import execution_order
+from zcspec.impl.platform import dtypes
+from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
 
 
 def validate(graph: Graph) -> Graph:
@@ -102,7 +103,7 @@ def _descs_valid(graph: Graph) -> None:
                 raise ShapeError(t.name, t.shape, f"dimension {dim} is not positive")
         try:
             t.nbytes
-        except GraphError as e:
+        except SizeOverflowError as e:
             e.tensor = e.tensor or t.name
             raise
 

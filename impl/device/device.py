@@ -27,9 +27,9 @@ from zcspec.impl.device.counters import Counters, Tally
 from zcspec.impl.device.errors import DeviceError, DeviceFault, DeviceUsageError, KernelError, RefreshError, StreamError
 from zcspec.impl.device.kernels import KERNELS
 from zcspec.impl.device.memory import AddressSpace, Allocation
-from zcspec.impl.device.soc import SocProfile, get_soc
 from zcspec.impl.device.streams import Streams
 from zcspec.impl.device.tasks import SLOT_BYTES
+from zcspec.impl.platform.soc import SocProfile, get_soc
 
 DEVICE_BASE = 0x1_0000_0000_0000   # far from 0: an offset used as an address faults
 DEVICE_STRIDE = 0x1000_0000_0000   # each device its own 16 TiB window

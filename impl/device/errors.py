@@ -11,12 +11,10 @@
 - :class:`StreamError`: the streams cannot make progress (a collective some rank
   never reaches), or a stream, event or communicator was used wrongly.
 - :class:`RefreshError`: an argument refresh the SoC profile does not allow.
-- :class:`UnknownSocError`: a bad SoC profile name; a ``GraphError`` so the
-  command line maps it to exit code 2 like any other bad input.
+
+A bad SoC profile name is the platform's ``UnknownSocError`` (``zcspec.impl.platform.errors``).
 """
 from __future__ import annotations
-
-from zcspec.impl.compiler.errors import GraphError
 
 FAULT_KINDS = (
     "out_of_bounds", "use_after_free", "double_free", "invalid_free", "misaligned",
@@ -70,8 +68,3 @@ class RefreshError(DeviceError):
         self.task = task
         super().__init__(f"task {task!r}: cannot refresh its arguments: {why}")
 
-
-class UnknownSocError(GraphError):
-    def __init__(self, name: str, known: tuple[str, ...]):
-        self.name = name
-        super().__init__(f"unknown SoC profile {name!r}; known: {', '.join(known)}")

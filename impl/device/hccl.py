@@ -20,7 +20,7 @@ import numpy as np
 
 from zcspec.impl.device import executor
 from zcspec.impl.device.errors import KernelError, StreamError
-from zcspec.impl.device.soc import SocProfile
+from zcspec.impl.platform.soc import SocProfile
 
 
 @attrs.frozen

@@ -22,7 +22,8 @@ import functools
 import attrs
 import numpy as np
 
-from zcspec.impl.compiler import dtypes
+from zcspec.impl.platform import dtypes
+
 
 SLOT_BYTES = 8
 ROLES = ("in", "out")

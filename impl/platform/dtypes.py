@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler.errors import SizeOverflowError, UnknownDTypeError
+from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
 
 INT64_MAX = 2**63 - 1
 MAX_TENSOR_BYTES = INT64_MAX - 64  # ge-facts.md 1.7: kOverflowUserSize
@@ -96,6 +96,6 @@ def nbytes(shape: tuple[int, ...], dtype: str, *, tensor: str = "") -> int:
 
 def numpy_dtype(dtype: str):
     """The numpy dtype for ``dtype``; exotic floats and sub-byte ints come from onnx."""
-    from onnx import helper
+    from onnx import helper  # deferred: importing onnx costs ~0.6 s, and the device and runtimes need it only here
 
     return helper.tensor_dtype_to_np_dtype(get(dtype).onnx_id)

@@ -7,7 +7,7 @@ refresh addresses); the runtimes read it to decide what to refresh and what to
 copy; the device enforces it (``Device.refresh_arg`` refuses a refresh the
 profile does not allow, so a runtime that ignores the profile fails loudly).
 
-Task kinds (see ``tasks.py``): ``kernel`` (AI Core/CPU kernel with an argument
+Task kinds (see ``zcspec.impl.device.tasks``): ``kernel`` (AI Core/CPU kernel with an argument
 table), ``memcpy`` (a raw-address async copy, ``MemcpyAsync``), ``memcpy_addr``
 (copy whose src/dst sit in its argument table, ``MemcpyAddrAsync``), ``memset``
 (atomic clean), ``hccl`` (a collective).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.device.errors import UnknownSocError
+from zcspec.impl.platform.errors import UnknownSocError
 
 TASK_KINDS = frozenset({"kernel", "memcpy", "memcpy_addr", "memset", "hccl"})
 GiB = 1 << 30

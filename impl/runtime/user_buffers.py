@@ -19,7 +19,8 @@ from typing import Literal
 import attrs
 import numpy as np
 
-from zcspec.impl.compiler import dtypes
+from zcspec.impl.platform import dtypes
+
 
 Placement = Literal["device", "host"]
 PLACEMENTS = ("device", "host")

@@ -3,7 +3,6 @@ import attrs
 import numpy as np
 import pytest
 
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.errors import (
     CycleError,
@@ -11,13 +10,13 @@ from zcspec.impl.compiler.errors import (
     GraphError,
     MissingTensorError,
     ShapeError,
-    SizeOverflowError,
-    UnknownDTypeError,
     UnsupportedOpError,
 )
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 from zcspec.impl.compiler.topology import execution_order
 from zcspec.impl.compiler.validate import validate
+from zcspec.impl.platform import dtypes
+from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
 
 
 def chain() -> Graph:

@@ -11,7 +11,7 @@ import onnxruntime as ort
 from onnx import helper
 
 from zcspec.impl.device import Device, KernelTask, Slot
-from zcspec.impl.compiler import dtypes
+from zcspec.impl.platform import dtypes
 
 ort.set_default_logger_severity(4)
 _SESSION_OPTIONS = ort.SessionOptions()

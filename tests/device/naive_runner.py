@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.ops import OPS
 from zcspec.impl.compiler.topology import execution_order
 from zcspec.impl.device import Device, KernelTask, MemsetTask, Slot
+from zcspec.impl.platform import dtypes
 
 
 def load(dev: Device, graph, feeds: dict):

@@ -1,6 +1,7 @@
 """The kernel library covers the op table."""
 from zcspec.impl.compiler.ops import OPS
 from zcspec.impl.device import COLLECTIVES, KERNELS
+from zcspec.impl.platform.kernel_ops import KERNEL_OPS
 
 
 def test_every_compute_op_has_a_kernel():
@@ -11,6 +12,11 @@ def test_every_compute_op_has_a_kernel():
 def test_every_hccl_op_has_a_collective():
     missing = sorted(op for op, i in OPS.items() if i.kind == "hccl" and op not in COLLECTIVES)
     assert not missing, f"hccl ops without a collective: {missing}"
+
+
+def test_every_declared_kernel_op_has_a_kernel():
+    # The model-file loader accepts exactly the op types platform declares; the registry refuses others.
+    assert set(KERNELS) == KERNEL_OPS
 
 
 def test_noop_kernel_exists_for_the_benchmark():

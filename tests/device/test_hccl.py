@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from zcspec.impl.device import (
-    COLLECTIVES, Device, DeviceFault, HcclComm, HcclTask, Slot, StreamError, get_soc, zero_copy_support,
+    COLLECTIVES, Device, DeviceFault, HcclComm, HcclTask, Slot, StreamError, zero_copy_support,
 )
 from zcspec.impl.device import trace as tr
+from zcspec.impl.platform.soc import get_soc
 
 
 def cluster(n, soc="ascend910b"):

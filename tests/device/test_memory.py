@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from zcspec.impl.device import DEVICE_BASE, Device, OutOfMemory, UnknownSocError, get_soc, PROFILES
+from zcspec.impl.device import DEVICE_BASE, Device, OutOfMemory
 from zcspec.impl.device.memory import AddressSpace
-from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.platform.errors import BadInput, UnknownSocError
+from zcspec.impl.platform.soc import PROFILES, get_soc
 
 ops = st.lists(st.one_of(
     st.tuples(st.just("malloc"), st.integers(1, 5000), st.sampled_from([None, 64, 1024, 4096])),
@@ -77,7 +78,7 @@ def test_soc_profiles():
 def test_unknown_soc_lists_known_names():
     with pytest.raises(UnknownSocError) as err:
         get_soc("ascend9000")
-    assert isinstance(err.value, GraphError)   # exit code 2 on the command line
+    assert isinstance(err.value, BadInput)   # exit code 2 on the command line
     assert "ascend910b" in str(err.value) and "nozc" in str(err.value)
 
 

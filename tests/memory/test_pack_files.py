@@ -99,7 +99,7 @@ def test_cli_table_and_capacity_exit_codes(tmp_path, capsys):
 
 
 def test_cli_bad_file_exits_2_through_main(tmp_path, capsys):
-    from zcspec.checks.cli.main import GraphError
+    from zcspec.impl.compiler.errors import GraphError
 
     path = write(tmp_path, "id,lower,upper,size\na,0,2,-8\n")
     with pytest.raises(GraphError):

@@ -11,8 +11,8 @@ import attrs
 import numpy as np
 from onnx import helper, numpy_helper
 
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.ir import TensorDesc, Weight
+from zcspec.impl.platform import dtypes
 
 
 @attrs.frozen(eq=False)

@@ -18,7 +18,7 @@ Steps, each its own module:
    tensor, ``index`` in input order) and one ``NetOutput`` over the outputs;
 7. ``validate`` the result.
 
-Every GraphError raised names the file when one is given.
+Every bad-input error raised names the file when one is given.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from typing import Mapping
 import onnx
 from onnx import helper, numpy_helper
 
-from zcspec.impl.compiler import dtypes, ops
-from zcspec.impl.compiler.errors import GraphError, ShapeError, UnknownDTypeError, UnsupportedOpError
+from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.errors import GraphError, ShapeError, UnsupportedOpError
 from zcspec.impl.compiler.frontend.constant_fold import Folded, fold
 from zcspec.impl.compiler.frontend.errors import OnnxFileError
 from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
@@ -37,6 +37,8 @@ from zcspec.impl.compiler.frontend.onnx_nodes import to_ir_node
 from zcspec.impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 from zcspec.impl.compiler.validate import validate
+from zcspec.impl.platform import dtypes
+from zcspec.impl.platform.errors import BadInput, UnknownDTypeError
 
 InputShapes = Mapping[str, tuple[int, ...]] | None
 SMALL_CONST = 4096  # constants up to this many elements are given to shape inference by value
@@ -66,7 +68,7 @@ def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, file: str 
     """The validated IR graph of an in-memory model; ``file`` is named in errors. Does not modify ``model``."""
     try:
         return _import(model, shapes, name=model.graph.name or _stem(file))
-    except GraphError as e:
+    except BadInput as e:
         if file and not e.file:
             raise e.in_file(file) from (e.__cause__ or e)
         raise

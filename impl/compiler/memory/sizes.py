@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import math
 
-from zcspec.impl.compiler import dtypes
+from zcspec.impl.platform import dtypes
+
 
 
 @functools.lru_cache(maxsize=None)

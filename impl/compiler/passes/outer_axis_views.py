@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler import dtypes, ops
+from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph, Node
+from zcspec.impl.platform import dtypes
 
 NAME = "outer_axis_views"
 

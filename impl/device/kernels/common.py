@@ -16,16 +16,23 @@ from typing import Callable
 import numpy as np
 
 from zcspec.impl.device.errors import KernelError
+from zcspec.impl.platform.kernel_ops import KERNEL_OPS
 
 Kernel = Callable[..., tuple]
 KERNELS: dict[str, Kernel] = {}
 
 
 def kernel(*op_types: str):
-    """Register the decorated function as the kernel of every op type named."""
+    """Register the decorated function as the kernel of every op type named.
+
+    Each op type must be declared in ``zcspec.impl.platform.kernel_ops.KERNEL_OPS`` (what the
+    model-file loader accepts), and have one kernel only.
+    """
 
     def register(fn: Kernel) -> Kernel:
         for op in op_types:
+            if op not in KERNEL_OPS:
+                raise ValueError(f"kernel for op type {op!r}, which zcspec.impl.platform.kernel_ops does not declare")
             if op in KERNELS:
                 raise ValueError(f"two kernels for op type {op!r}")
             KERNELS[op] = fn

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler import dtypes
+from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
 

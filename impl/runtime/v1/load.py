@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zcspec.impl.compiler import dtypes
+from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.v1 import args as task_args
 from zcspec.impl.runtime.v1 import classify
 from zcspec.impl.runtime.v1.allocator import V1Allocator

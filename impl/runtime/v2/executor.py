@@ -24,10 +24,10 @@ from collections import deque
 import attrs
 import numpy as np
 
-from zcspec.impl.compiler import dtypes
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
 from zcspec.impl.device.tasks import SLOT_BYTES
+from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.v2.allocators import CachingAllocator
 from zcspec.impl.runtime.v2.errors import ExeGraphError, OutputBufferError, RuntimeV2Error, UsageError
 from zcspec.impl.runtime.v2.frame import Frame, RtEvent

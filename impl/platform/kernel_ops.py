@@ -1,0 +1,24 @@
+"""The op types the emulated device's kernel library runs, as data both sides consult.
+
+The model-file loader (``zcspec.impl.compiler.model_file.load``) refuses a kernel
+task whose op type is not listed here, before any runtime allocates anything; the
+device's registry (``zcspec.impl.device.kernels``) refuses to register a kernel
+for an op type not listed, and a test checks that every listed op type has one.
+HCCL collectives are not kernels (``zcspec.impl.device.hccl.COLLECTIVES``).
+"""
+from __future__ import annotations
+
+KERNEL_OPS: frozenset[str] = frozenset({
+    # elementwise
+    "Abs", "Add", "Cast", "Div", "Exp", "LeakyRelu", "Max", "Min", "Mul", "Neg", "Relu", "Sigmoid", "Sqrt", "Sub",
+    "Sum", "Tanh",
+    # nn, conv, pooling
+    "BatchNormalization", "Conv", "Gemm", "LRN", "MatMul", "Softmax",
+    "AveragePool", "GlobalAveragePool", "MaxPool",
+    # shape and reduction
+    "Concat", "ReduceSum", "Slice", "Split", "Transpose",
+    # copies (MemcpyAsync, MemcpyAddrAsync tasks) and the benchmark's empty kernel
+    "MemcpyAddrAsync", "MemcpyAsync", "NoOp",
+    # the join of dynamic-batch branches (copies the selected branch's input)
+    "Merge",
+})
