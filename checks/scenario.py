@@ -14,16 +14,11 @@ from typing import Any, Callable
 import attrs
 
 from zcspec.impl.compiler import graph_json
+from zcspec.impl.compiler.artefact_json import from_json, to_json
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.options import CompileOptions
 
 KINDS = ("plan", "model_file", "execution")
-
-
-def _options_dict(o: CompileOptions) -> dict:
-    d = attrs.asdict(o)
-    d["disabled_passes"] = sorted(o.disabled_passes)
-    return d
 
 
 @attrs.frozen
@@ -34,12 +29,12 @@ class Scenario:
     runtime: dict = attrs.field(factory=dict)
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "graph": graph_json.to_dict(self.graph), "compile": _options_dict(self.compile),
+        return {"kind": self.kind, "graph": graph_json.to_dict(self.graph), "compile": to_json(self.compile),
                 "runtime": self.runtime}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Scenario":
-        return cls(d["kind"], graph_json.from_dict(d["graph"]), CompileOptions(**d.get("compile", {})),
+        return cls(d["kind"], graph_json.from_dict(d["graph"]), from_json(CompileOptions, d["compile"], "scenario.compile"),
                    dict(d.get("runtime", {})))
 
 

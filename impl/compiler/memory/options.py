@@ -68,12 +68,3 @@ class PlanOptions:
     batch_split_size: int | None = attrs.field(default=None, validator=_split)
     mem_release_first_reuse_first: bool = False
     time_limit: float | None = None
-
-    def to_dict(self) -> dict:
-        d = attrs.asdict(self)
-        d["no_zero_copy_ops"] = sorted(self.no_zero_copy_ops)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "PlanOptions":
-        return cls(**d)
