@@ -1,7 +1,8 @@
 """The differential run: the same inputs through runtime v1 and runtime v2, each output judged against the other.
 
 ``observe_differential(graph, model, runtime) -> [v1 observation, v2 observation]`` where
-``runtime`` is ``{"runtime": "differential", "zero_copy": bool, "inputs": "normal" | "ones", "seed": n}``.
+``runtime`` is ``{"runtime": "differential", "zero_copy": bool, "inputs": "normal" | "ones", "seed": n}``,
+plus ``"batch": label`` for a dynamic-batch model (the branch both runtimes and the oracle take).
 Each output carries the other runtime's digest and its distance to the oracle (onnx.reference
 on the graph, or a light model's shipped reference when the inputs are ones), so EXEC-V1-EQ-V2
 and EXEC-ORACLE can judge. A refused or failed call is observed through its record, not raised.
@@ -17,6 +18,7 @@ from zcspec.checks.oracle import OracleUnavailable, light_reference, oracle_outp
 from zcspec.checks.zoo import LIGHT
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.platform import dtypes
+from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
@@ -24,7 +26,6 @@ from zcspec.impl.runtime.v1.load import load
 from zcspec.impl.runtime.v1.observe import observe_execution as observe_v1
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.impl.runtime.v2.executor import StreamExecutor
-from zcspec.impl.runtime.v2.observe import io_names
 from zcspec.impl.runtime.v2.observe import observe_execution as observe_v2
 from zcspec.impl.runtime.v2.options import LoweringOption
 from zcspec.impl.runtime.v2.tensors import Tensor
@@ -45,13 +46,13 @@ def _inputs(model, runtime: dict) -> dict:
     return out
 
 
-def _run_v1(model, arrays: dict, zero_copy: bool):
+def _run_v1(model, arrays: dict, zero_copy: bool, batch: str | None):
     dev = Device(model.soc)
     lm = load(dev, model, LoadOptions(zero_copy=zero_copy))
     ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
     got = {}
     with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
-        lm.execute(ins, outs)
+        lm.execute(ins, outs, batch=batch)
         got = read_outputs(dev, model, outs)
     record = lm.last_call
     lm.unload()
@@ -60,7 +61,7 @@ def _run_v1(model, arrays: dict, zero_copy: bool):
     return got, names, lambda results: observe_v1(lm, record, outputs=results)
 
 
-def _run_v2(model, arrays: dict, zero_copy: bool):
+def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
     dev = Device(model.soc)
     ins = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
            for io in model.tasks.inputs]
@@ -69,7 +70,7 @@ def _run_v2(model, arrays: dict, zero_copy: bool):
     exe = StreamExecutor(model, dev, LoweringOption(zero_copy=zero_copy))
     got = {}
     with contextlib.suppress(RuntimeV2Error, DeviceFault):   # a failed call is observed through its record
-        result = exe.execute(ins, outs)
+        result = exe.execute(ins, outs, batch=batch)
         for io, t, given in zip(model.tasks.outputs, result, outs):
             read = dev.peek if t.placement == "device" else dev.host_read
             got[io.tensor] = read(t.addr, io.shape, dtypes.numpy_dtype(io.dtype))
@@ -85,7 +86,7 @@ def _oracle(graph, arrays: dict, runtime: dict) -> dict | None:
     if runtime.get("inputs") == "ones" and graph.name in LIGHT:
         return light_reference(graph.name)
     try:
-        return oracle_outputs(graph, arrays)
+        return oracle_outputs(graph, arrays, batch=runtime.get("batch"))
     except OracleUnavailable:
         return None
 
@@ -108,9 +109,9 @@ def _results(model, names, got: dict, peer: dict, oracle: dict | None, graph) ->
 def observe_differential(graph, model, runtime: dict) -> list:
     """Run ``model`` (compiled from ``graph``) through v1 then v2 on the same inputs; one observation each."""
     arrays = _inputs(model, runtime)
-    zc = bool(runtime.get("zero_copy", True))
-    got1, names1, obs1 = _run_v1(model, arrays, zc)
-    got2, names2, obs2 = _run_v2(model, arrays, zc)
+    zc, batch = bool(runtime.get("zero_copy", True)), runtime.get("batch")
+    got1, names1, obs1 = _run_v1(model, arrays, zc, batch)
+    got2, names2, obs2 = _run_v2(model, arrays, zc, batch)
     oracle = _oracle(graph, arrays, runtime)
     return [obs1(_results(model, names1, got1, got2, oracle, graph)),
             obs2(_results(model, names2, got2, got1, oracle, graph))]

@@ -4,28 +4,21 @@ from __future__ import annotations
 from zcspec.checks.faults.strategies import execution_scenarios
 from zcspec.checks.faults.variant import Variant, swap
 from zcspec.impl.runtime.v1.classify import FM
+from zcspec.impl.runtime.v1.refresh import RefreshTable
 
 
-class _DropLastSlot:
-    """A loaded model seen by a refresh loop that stops one slot short for each model I/O
-    (the feature map's slots are left alone). Everything else, reads and writes, goes to the model."""
-
-    def __init__(self, lm):
-        object.__setattr__(self, "_lm", lm)
-        object.__setattr__(self, "slots_by_alloc",
-                           {k: (v if k == FM else v[:-1]) for k, v in lm.slots_by_alloc.items()})
-
-    def __getattr__(self, name):
-        return getattr(self._lm, name)
-
-    def __setattr__(self, name, value):
-        setattr(self._lm, name, value)
+def _drop_last_io_slot(table: RefreshTable) -> RefreshTable:
+    """The refresh table a loop that stops one slot short for each model I/O would walk (the feature
+    map's slots are left alone)."""
+    last = {r.alloc: r for r in table.registrations if r.alloc != FM}
+    return RefreshTable(tuple(r for r in table.registrations if r is not last.get(r.alloc)))
 
 
 def _slot_not_refreshed():
     """ge-facts.md 6.5.4: after a re-bind every registered slot is rewritten; this misses each I/O's last."""
     def make(refresh):
-        return lambda lm, bases, *, host_staged: refresh(_DropLastSlot(lm), bases, host_staged=host_staged)
+        return lambda table, active, bindings, feature_map: refresh(_drop_last_io_slot(table), active, bindings,
+                                                                    feature_map)
     return swap("zcspec.impl.runtime.v1.refresh", "refresh", make)
 
 

@@ -46,12 +46,26 @@ def _misaligned(dev, task, addr, align, what) -> DeviceFault:
                        task=task.name, address=addr, nbytes=0, nearest=dev.mem.nearest(addr), device=dev.device_id)
 
 
-def bind(dev, task) -> Bound:
-    """Check every slot's range and alignment and build read-only numpy views over device memory."""
+def bind(dev, task, sid: int) -> Bound:
+    """Check every slot's range and alignment and build read-only numpy views over device memory.
+
+    A slot that faults is preceded in the trace by a ``FaultedLaunch`` of the task on stream ``sid``
+    (what every slot designated), so an observer sees the accesses the task attempted."""
+    values = slot_values(dev, task)
+    try:
+        return _bind(dev, task, values)
+    except DeviceFault:
+        reads = tuple((a, s.nbytes) for s, a in zip(task.slots, values) if s.role == "in")
+        writes = tuple((a, s.nbytes) for s, a in zip(task.slots, values) if s.role == "out")
+        dev.trace.append(tr.FaultedLaunch(task.name, task.op_type, task.kind, sid, reads, writes))
+        raise
+
+
+def _bind(dev, task, values: list[int]) -> Bound:
     mem = dev.mem
     u8 = mem.u8
     ins, outs, out_offsets, reads, writes = [], [], [], [], []
-    for i, (slot, addr) in enumerate(zip(task.slots, slot_values(dev, task))):
+    for i, (slot, addr) in enumerate(zip(task.slots, values)):
         out = slot.role == "out"
         off = mem.fast_offset(addr, slot.nbytes, out)
         if off < 0:  # the slow path names the fault (or passes a zero-byte slot)
@@ -97,7 +111,7 @@ def run_kernel(dev, task, token, sid) -> None:
     fn = KERNELS.get(task.op_type)
     if fn is None:
         raise KernelError(task.name, task.op_type, "no kernel for this op type")
-    bound = bind(dev, task)
+    bound = bind(dev, task, sid)
     try:
         raw = fn(task, bound.ins, bound.outs)
     except KernelError:
@@ -112,7 +126,7 @@ def run_kernel(dev, task, token, sid) -> None:
 
 def run_memset(dev, task, token, sid) -> None:
     """Atomic clean: fill every slot's whole range with byte ``value``."""
-    bound = bind(dev, task)
+    bound = bind(dev, task, sid)
     if bound.ins:
         raise KernelError(task.name, task.op_type, "a memset task has output slots only")
     value = int(task.attr("value", 0)) & 0xFF

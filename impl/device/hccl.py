@@ -121,7 +121,7 @@ def run_collective(members) -> None:
     c = COLLECTIVES.get(tasks[0].op_type)
     if c is None:
         raise KernelError(tasks[0].name, tasks[0].op_type, f"not a collective; known {sorted(COLLECTIVES)}")
-    bounds = [executor.bind(d, t) for d, t, _ in members]   # every rank checked before any write
+    bounds = [executor.bind(d, t, sid) for d, t, sid in members]   # every rank checked before any write
     results = c.fn(tasks, [b.ins for b in bounds], [b.outs for b in bounds])
     checked = [executor.check_results(t, b, r) for t, b, r in zip(tasks, bounds, results)]
     for (d, t, sid), b, r in zip(members, bounds, checked):

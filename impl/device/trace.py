@@ -78,6 +78,20 @@ class Launch:
 
 
 @attrs.frozen
+class FaultedLaunch:
+    """A task the device refused to run; the Fault it raised follows. ``reads`` and ``writes`` are
+    the ranges its argument slots designated: what hardware without the emulator's checks would
+    have read and written. Nothing was written."""
+
+    task: str
+    op_type: str
+    kind: str
+    stream: int
+    reads: tuple = ()
+    writes: tuple = ()
+
+
+@attrs.frozen
 class Sync:
     """An event record or wait executed on ``stream``."""
 
@@ -96,7 +110,7 @@ class Fault:
     message: str
 
 
-EVENT_TYPES = (Alloc, Free, Copy, Memset, ArgWrite, Launch, Sync, Fault)
+EVENT_TYPES = (Alloc, Free, Copy, Memset, ArgWrite, Launch, FaultedLaunch, Sync, Fault)
 
 
 class Trace:

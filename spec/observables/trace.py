@@ -10,7 +10,7 @@ kind           fields
 ``free``       ``address``
 ``copy``       ``direction`` (h2d/d2h/d2d/h2h), ``src``, ``dst``, ``size``, ``io``
 ``arg_write``  ``task``, ``slot``, ``value`` (an argument slot refreshed)
-``launch``     ``task``, ``reads``, ``writes`` (address ranges a kernel touched)
+``launch``     ``task``, ``reads``, ``writes`` (ranges a kernel touched, or designated before a ``fault``), ``stream``
 ``fault``      ``address``, ``task``, ``message`` (the device refused an access)
 ``error``      ``message``, ``io`` (the buffer the error names), ``code``
 ``call_begin`` ``call`` (load/execute/unload/...)
@@ -67,6 +67,7 @@ class Event:
     code: str | None = None
     call: str | None = None
     ok: bool | None = None
+    stream: int | None = None
 
     def written(self) -> tuple[Range, ...]:
         """The device ranges this event writes: a copy's destination or a kernel's writes."""

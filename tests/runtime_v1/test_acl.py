@@ -52,7 +52,7 @@ def test_caller_work_memory_covering_the_io_region_backs_it():
     acl = Acl(dev)
     work, _ = acl.mdl_query_size_from_mem(data)
     mid = acl.mdl_load_from_mem_with_mem(data, acl.rt_malloc(work), work, 0, 0)
-    assert acl.loaded(mid).backed["zero_copy"]
+    assert acl.loaded(mid).bases.zero_copy_backed
 
 
 def test_config_handle_reuse_zero_copy_memory():

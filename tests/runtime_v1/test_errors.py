@@ -80,7 +80,7 @@ def test_overlaps(setup):
     o0 = outs[0]
     refused(lm, dev, ins, [o0, UserBuffer("neg:0", o0.addr, 24)], ParamInvalid, "'neg:0'.*overlaps the buffer of output")
     refused(lm, dev, [UserBuffer("x", o0.addr, 24)], outs, ParamInvalid, "'relu:0'.*overlaps the buffer of input 'x'")
-    weights = lm.bases["weight"]
+    weights = lm.base("weight")
     refused(lm, dev, [UserBuffer("x", weights, 24)], outs, ParamInvalid, "'x'.*overlaps the model's model allocation 'v1 model weights'")
 
 
@@ -142,7 +142,7 @@ def test_load_memory_rules():
     assert e.value.message_id == "E19999"
     fm = dev.malloc(m.regions["feature_map"])
     lm = load(dev, m, work=(fm, m.regions["feature_map"]), weight=(w, weight))
-    assert lm.bases["feature_map"] == fm and lm.bases["weight"] == w and not lm.backed["zero_copy"]
+    assert lm.base("feature_map") == fm and lm.base("weight") == w and not lm.bases.zero_copy_backed
     ins, outs = buffers(dev, m)
     lm.execute(ins, outs)
     assert read_outputs(dev, m, outs)["neg:0"].shape == (2, 3)

@@ -5,7 +5,7 @@ import pytest
 
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
-from zcspec.impl.runtime.v1.classify import UpdatePolicy
+from zcspec.impl.runtime.v1.classify import FM, UpdatePolicy
 from zcspec.impl.runtime.v1.observe import observe_execution, observe_load
 from zcspec.spec.check import check
 from tests.runtime_v1.helpers import buffers, device, expected, mlp, passthrough, passthrough_on
@@ -106,7 +106,7 @@ def test_feature_map_move_refreshes_feature_map_slots():
     lm = load(dev, m, LoadOptions(feature_base_refreshable=True))
     ins, outs = buffers(dev, m)
     run_ok(lm, ins, outs)
-    fm_slots = len(lm.slots_by_alloc[("fm", 0)])
+    fm_slots = len(lm.refresh_table.of(FM))
     work = dev.malloc(m.regions["feature_map"])
     lm.update_work_memory(work, m.regions["feature_map"])
     rec = run_ok(lm, ins, outs)

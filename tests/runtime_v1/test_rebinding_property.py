@@ -38,8 +38,8 @@ def _outputs(dev, choice, prev):
 def test_rebinding_sequences(zero_copy, plan):
     dev = device()
     lm = load(dev, MODEL, LoadOptions(zero_copy=zero_copy))
-    per_io = {z.name: len(z.slots) for z in lm.io if not z.copy_only}
-    bound: dict[str, int] = {}      # I/O name -> the base its slots hold (an independent model of the refresh)
+    per_io = {z.key: len(z.slots) for z in lm.io if not z.copy_only}
+    bound: dict[tuple, int] = {}    # (role, index) -> the base its slots hold (an independent model of the refresh)
     x_buf = outs = None
     for in_choice, out_choice, k in plan:
         x = np.full((2, 3), k, np.float32) + np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -49,10 +49,10 @@ def test_rebinding_sequences(zero_copy, plan):
         report = check(observe_execution(lm, rec))
         assert report.ok, str(report)
         want = 0
-        for name, n in per_io.items():
-            addr = rec.io_addresses[name]
-            want += n if bound.get(name) != addr else 0
-            bound[name] = addr
+        for key, n in per_io.items():
+            addr = rec.io_addresses[key]
+            want += n if bound.get(key) != addr else 0
+            bound[key] = addr
         assert rec.counters.args_refreshed == want
         got = read_outputs(dev, MODEL, outs)
         for name, value in expected(x).items():

@@ -12,8 +12,8 @@ from zcspec.checks.execution.v2 import observe_scenario, option_of
 from zcspec.checks.replay import CORPUS, replay
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.graphs import graphs
+from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.v2.lowering import lower
-from zcspec.impl.runtime.v2.observe import io_names
 from zcspec.impl.runtime.v2.passes import run_passes
 from zcspec.spec.check import check
 from zcspec.spec.registry import get

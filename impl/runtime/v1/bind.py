@@ -19,7 +19,9 @@ rejected call changes nothing. The rules, in order, each error naming the buffer
 
 Modes: ``copy`` (copy-only I/O, or zero copy off), ``stage`` (zero-copy I/O in host
 memory: a temporary device buffer for the call), ``refresh`` (the user's device
-buffer itself).
+buffer itself). ``Binding.address`` is the device address the tasks use for the I/O:
+the model's own address (copy), the user's buffer (refresh), the staging buffer
+(stage: None until execute has allocated it).
 """
 from __future__ import annotations
 
@@ -34,9 +36,12 @@ GE_SIZE_SLACK = 64   # CheckUserAndModelSize's "aligned 64 bytes" (ge-facts.md 6
 
 @attrs.frozen
 class Binding:
-    io: object          # ZeroCopyOffset
+    """User buffer ``buffer`` bound to I/O ``io`` (a ZeroCopyOffset) in ``mode`` for one call."""
+
+    io: object
     buffer: UserBuffer
-    mode: str           # copy | stage | refresh
+    mode: str                   # copy | stage | refresh
+    address: int | None = None  # where the tasks find the I/O in this call (see the module docstring)
 
 
 def bind(lm, inputs: list, outputs: list) -> list[Binding]:
@@ -75,8 +80,9 @@ def _bind_one(lm, z, b) -> Binding:
     elif lm.options.reuse_zero_copy_memory:
         raise ParamInvalid("Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in "
                            "device memory; this one is host memory (ge-facts.md 6.5.4c)", buffer=z.name)
-    mode = "copy" if z.copy_only else ("refresh" if b.placement == "device" else "stage")
-    return Binding(z, b, mode)
+    if z.copy_only:
+        return Binding(z, b, "copy", lm.model_address(z))
+    return Binding(z, b, "refresh", b.addr) if b.placement == "device" else Binding(z, b, "stage")
 
 
 def _check_live(lm, z, b) -> None:

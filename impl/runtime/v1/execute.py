@@ -5,10 +5,13 @@ Order, all under the device lock:
 1. check every buffer (bind.py) — a rejected call has touched nothing;
 2. allocate a staging device buffer for each zero-copy I/O the user placed in
    host memory (freed before the call returns, whatever happens);
-3. refresh the registered slots of the allocations whose base changed (refresh.py);
+3. refresh the registered slots of the allocations whose base changed: refresh.py says
+   which slots get which address (a pure function of the model's refresh table and this
+   call's bindings), this module writes them to the device;
 4. copy in: copy-only inputs from the user's buffer to the model's address
    (min(user size, model size) bytes, 6.5.4f), host-staged inputs H2D;
-5. launch every task on its stream and synchronize;
+5. launch every task on its stream and synchronize (of a dynamic-batch model, only the chosen
+   branch's tasks and the unlabelled ones: runtime/branches.py);
 6. copy out: copy-only outputs from the model's address to the user's buffer
    (the raw output bytes, 6.5.5), host-staged outputs D2H.
 
@@ -18,69 +21,71 @@ zero-copy output is written by its producing task directly: a fault in a *later*
 task leaves it written, as on real hardware (documented in docs/runtime-v1.md).
 A device failure becomes an InternalError (ACL_ERROR_GE_INTERNAL_ERROR) naming
 the task. Device accounting is back at its baseline when the call returns.
+
+Every call, refused or not, leaves an ``impl.runtime.record.ExecutionRecord`` in
+``lm.state.last_call`` (the value a successful call returns).
 """
 from __future__ import annotations
 
 import attrs
 
 from zcspec.impl.device import Counters, DeviceError, EventRecordTask, EventWaitTask
+from zcspec.impl.runtime.record import ExecutionRecord, GivenBuffer
+from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.allocator import RUNTIME_TAG
-from zcspec.impl.runtime.v1.bind import bind
-from zcspec.impl.runtime.v1.errors import InternalError, ModelUnloadedError, RuntimeV1Error
-from zcspec.impl.runtime.v1.refresh import refresh
+from zcspec.impl.runtime.v1.bind import Binding, bind
+from zcspec.impl.runtime import branches
+from zcspec.impl.runtime.v1.errors import InternalError, ModelUnloadedError, ParamInvalid, RuntimeV1Error
+from zcspec.impl.runtime.v1.refresh import Refresh, refresh
 
 
-@attrs.frozen
-class ExecutionRecord:
-    """What one call did: ``counters`` of the call alone, the refresh, and where each I/O's data was.
+@attrs.define
+class _Call:
+    """What one call has done so far, for its record and its clean-up."""
 
-    ``trace`` is the [start, end) span of the device trace; ``copies`` maps the index of
-    each I/O copy event in that span to the I/O name; ``io_addresses`` maps I/O name to
-    the device address the tasks used for it.
-    """
-
-    ok: bool
-    counters: Counters
-    trace: tuple
-    bindings: tuple = ()
-    refresh: object = None
-    io_addresses: dict = attrs.field(factory=dict)
-    copies: dict = attrs.field(factory=dict)
-    error: Exception | None = None
-    given: tuple = ()   # (io, UserBuffer) pairs as passed, by position, even when binding failed
-    slot_values: tuple | None = None   # every task's argument slots as the tasks ran (None: no run)
+    mark: int                          # device trace position at the start
+    before: Counters                   # device counters at the start
+    given: tuple[GivenBuffer, ...]     # the caller's buffers as passed
+    temps: list[int] = attrs.field(factory=list)         # staging buffers to free
+    refresh: Refresh | None = None                         # the refresh, once applied
+    addresses: dict = attrs.field(factory=dict)          # (role, index) -> address the tasks use
+    copies: dict = attrs.field(factory=dict)             # trace position of an I/O copy -> (role, index)
+    slot_values: tuple | None = None                       # argument tables as the tasks read them
 
 
-def execute(lm, inputs: list, outputs: list) -> ExecutionRecord:
-    """Run ``lm`` once; returns the record (also kept as ``lm.last_call``) or raises RuntimeV1Error."""
+def execute(lm, inputs: list, outputs: list, batch: str | None = None) -> ExecutionRecord:
+    """Run ``lm`` once; returns the record (also kept as ``lm.state.last_call``) or raises RuntimeV1Error.
+
+    ``batch`` chooses the dynamic-batch branch (runtime/branches.py): required, and one of the
+    model's labels, when the model has branches; a bad choice is refused before anything is touched."""
     with lm.lock:
-        if lm.unloaded:
+        state = lm.state
+        if state.unloaded:
             raise ModelUnloadedError(lm.model.name)
         dev = lm.device
-        mark, before = dev.trace.mark(), dev.counters
-        state = _CallState()
-        state.given = tuple(zip(lm.io, [*inputs[:lm.n_inputs], *[None] * (lm.n_inputs - len(inputs))] + list(outputs)))
+        call = _Call(dev.trace.mark(), dev.counters, _given(lm, inputs, outputs))
         try:
-            bindings = bind(lm, inputs, outputs)
-            state.bindings = bindings
-            _run(lm, bindings, state)
+            if why := branches.problem(lm.model.name, branches.labels(lm.model.tasks), batch):
+                raise ParamInvalid(why, message_id="")
+            _run(lm, bind(lm, inputs, outputs), call, batch)
         except RuntimeV1Error as e:
-            _finish(lm, state, mark, before, e)
+            _finish(lm, call, e)
             raise
         except DeviceError as e:
             err = InternalError(f"the device failed during the run: {e}", task=getattr(e, "task", ""))
-            _finish(lm, state, mark, before, err)
+            _finish(lm, call, err)
             raise err from e
-        _finish(lm, state, mark, before, None)
-        lm.executions += 1
-        return lm.last_call
+        _finish(lm, call, None)
+        state.executions += 1
+        return state.last_call
 
 
-class _CallState:
-    def __init__(self):
-        self.bindings, self.temps, self.refresh, self.addresses, self.copy_marks = (), {}, None, {}, []
-        self.given = ()
-        self.slot_values = None
+def _given(lm, inputs: list, outputs: list) -> tuple[GivenBuffer, ...]:
+    """The caller's buffers by position: inputs against the model's inputs, outputs against its outputs."""
+    n = lm.n_inputs
+    passed = [*inputs[:n], *[None] * (n - len(inputs))] + list(outputs)
+    return tuple(GivenBuffer(z.role, z.index, b.addr, b.size, b.placement)
+                 for z, b in zip(lm.io, passed) if isinstance(b, UserBuffer))
 
 
 def _snapshot_slots(lm) -> tuple:
@@ -98,49 +103,71 @@ def _snapshot_slots(lm) -> tuple:
     return tuple(out)
 
 
-def _run(lm, bindings, state) -> None:
-    dev = lm.device
+def _stage(lm, bindings: list[Binding], call: _Call) -> list[Binding]:
+    """A device staging buffer for every host-placed zero-copy I/O; the bindings with their addresses."""
+    out = []
     for b in bindings:
         if b.mode == "stage":
-            state.temps[b.io.key] = lm.alloc.malloc(b.io.desc.size, f"staging for {b.io.name}", owner=RUNTIME_TAG)
-    bases = {}
-    for b in bindings:
-        if b.mode != "copy":
-            bases[b.io.key] = state.temps.get(b.io.key, b.buffer.addr)
-        state.addresses[b.io.name] = bases.get(b.io.key, lm.model_address(b.io) if b.mode == "copy" else None)
-    state.refresh = refresh(lm, bases, host_staged=bool(state.temps))
+            temp = lm.alloc.malloc(b.io.desc.size, f"staging for {b.io.name}", owner=RUNTIME_TAG)
+            call.temps.append(temp)
+            b = attrs.evolve(b, address=temp)
+        out.append(b)
+    return out
+
+
+def _apply(lm, plan: Refresh) -> None:
+    """Write the refresh's slot updates to the device; the active bases follow only once all are written
+    (a failure leaves the changed allocations unknown, so the next call rewrites them)."""
+    active = lm.state.active
+    for k in plan.changed:
+        active[k] = None
+    try:
+        for task, slots in plan.by_task():
+            lm.device.refresh_args(lm.tasks[task], slots)
+    except DeviceError as e:
+        raise InternalError(f"argument refresh failed: {e}", task=getattr(e, "task", "")) from e
+    lm.state.active = dict(plan.active)
+
+
+def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
+    dev = lm.device
+    bindings = _stage(lm, bindings, call)
+    call.addresses.update((b.io.key, b.address) for b in bindings)
+    plan = refresh(lm.refresh_table, lm.state.active, bindings, lm.state.feature_map)
+    _apply(lm, plan)
+    call.refresh = plan
     for b in bindings:
         if b.io.role == "input" and b.mode != "refresh":
-            dst = state.temps.get(b.io.key, lm.model_address(b.io))
-            _copy(lm, state, b, dst, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
+            _copy(lm, call, b, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
     for task, t, waits in zip(lm.tasks, lm.model.tasks.tasks, lm.waits):
+        if not branches.launches(t, batch):
+            continue   # another dynamic-batch branch: its memory may be this branch's (ge-facts.md 4)
+        task = branches.for_branch(task, batch)
         for other in waits:   # cross-stream data edge: record there, wait here
             event = dev.create_event()
             dev.launch(EventRecordTask(f"{task.name} record", event), lm.streams[other])
             dev.launch(EventWaitTask(f"{task.name} wait", event), lm.streams[t.stream])
         dev.launch(task, lm.streams[t.stream])
-    state.slot_values = _snapshot_slots(lm)
+    call.slot_values = _snapshot_slots(lm)
     dev.synchronize()
     for b in bindings:
         if b.io.role == "output" and b.mode != "refresh":
-            src = state.temps.get(b.io.key, lm.model_address(b.io))
-            _copy(lm, state, b, b.buffer.addr, src, b.io.desc.nbytes)
+            _copy(lm, call, b, b.buffer.addr, b.address, b.io.desc.nbytes)
 
 
-def _copy(lm, state, b, dst: int, src: int, nbytes: int) -> None:
+def _copy(lm, call: _Call, b: Binding, dst: int, src: int, nbytes: int) -> None:
     if nbytes == 0:
         return   # zero-length copies are skipped (6.5.4f, 6.5.5)
-    state.copy_marks.append((lm.device.trace.mark(), b.io.name))
+    call.copies[lm.device.trace.mark()] = b.io.key
     lm.device.memcpy(dst, src, nbytes)
 
 
-def _finish(lm, state, mark, before, error) -> None:
+def _finish(lm, call: _Call, error) -> None:
     """Free the call's staging buffers and record the call (counters, trace span)."""
     try:
-        lm.alloc.free_all(state.temps.values())
+        lm.alloc.free_all(call.temps)
     finally:
         dev = lm.device
-        copies = {m - mark: name for m, name in state.copy_marks}
-        lm.last_call = ExecutionRecord(error is None, dev.counters - before, (mark, dev.trace.mark()),
-                                       tuple(state.bindings), state.refresh, dict(state.addresses), copies, error,
-                                       tuple((z, b) for z, b in state.given if b is not None), state.slot_values)
+        lm.state.last_call = ExecutionRecord(
+            (call.mark, dev.trace.mark()), call.given, dev.counters - call.before, dict(call.addresses),
+            dict(call.copies), error, refresh=call.refresh, slot_values=call.slot_values)

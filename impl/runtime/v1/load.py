@@ -16,7 +16,10 @@
   region gets a small model allocation of its own (its "model address");
 - argument tables: one model allocation, written once (args.py).
 
-A failing load frees whatever it allocated and raises. ``query_size(model)`` is
+``load`` builds the whole :class:`~zcspec.impl.runtime.v1.loaded.LoadedModel` here, in
+one place: resolved slots and I/O (zero_copy.py), region bases, device tasks, the
+refresh table (the slots registered under each refreshable allocation) and the initial
+state. A failing load frees whatever it allocated and raises. ``query_size(model)`` is
 aclmdlQuerySize: work = ``memory_size`` (including the zero-copy region), weight
 = the weight region (6.1.5).
 """
@@ -30,6 +33,8 @@ from zcspec.impl.runtime.v1 import classify
 from zcspec.impl.runtime.v1.allocator import V1Allocator
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
+from zcspec.impl.runtime.v1.loaded import WEIGHT_MEMORY, WORK_MEMORY, LoadedModel, ModelState, RegionBases
+from zcspec.impl.runtime.v1.refresh import Registration, RefreshTable
 from zcspec.impl.runtime.v1.zero_copy import build_io, resolve_slots
 
 _UNBACKED_ALIGN = 1 << 20
@@ -91,109 +96,55 @@ def _merged_copy_only(io) -> list[tuple[int, int]]:
     return [tuple(m) for m in merged]
 
 
-class LoadedModel:
-    """A model loaded on a device. Not built directly: use :func:`load`.
-
-    State the execute path reads and updates: ``bases`` (region -> device address),
-    ``active`` (allocation -> the base its slots hold now), ``slots_by_alloc``
-    (the registered slots of each refreshable allocation).
-    """
-
-    def __init__(self, device, model, options: LoadOptions):
-        self.device, self.model, self.options = device, model, options
-        self.alloc = V1Allocator(device)
-        self.lock = self.alloc.lock
-        self.owned: list[int] = []         # model allocations, freed at unload
-        self.user_ranges: list[tuple[str, int, int]] = []   # caller work/weight memory
-        self.bases: dict[str, int] = {}
-        self.backed: dict[str, bool] = {}
-        self.shadows: list[tuple[int, int, int]] = []       # (start offset, end offset, address)
-        self.unloaded = False
-        self.executions = 0
-        self.last_call = None
-        self.unload_span = None
-
-    # -- addresses ---------------------------------------------------------------------
-
-    def model_address(self, z) -> int:
-        """Where the model itself keeps I/O ``z`` (its copy target/source when copy-only)."""
-        off, region = z.desc.offset, z.desc.region
-        if region == "zero_copy" and not self.backed["zero_copy"]:
-            for s, e, addr in self.shadows:
-                if s <= off < e:
-                    return addr + off - s
-        return self.bases[region] + off
-
-    def model_ranges(self) -> list[tuple[str, int, int]]:
-        """(what, start, end) of all memory the model uses: its allocations and the caller's work/weight."""
-        out = [(f"model allocation {self.device.allocation(a).tag!r}", a, self.device.allocation(a).end)
-               for a in self.owned if self.device.allocation(a) is not None]
-        return out + self.user_ranges
-
-    # -- public calls ------------------------------------------------------------------
-
-    def execute(self, inputs, outputs):
-        """Run once with the user's buffers (model order); returns the call's ExecutionRecord."""
-        from zcspec.impl.runtime.v1.execute import execute
-
-        return execute(self, list(inputs), list(outputs))
-
-    def update_work_memory(self, ptr: int, size: int) -> None:
-        """Move the feature map to the caller's memory; the next execute refreshes the FM slots (6.5.4d)."""
-        from zcspec.impl.runtime.v1.refresh import move_feature_map
-
-        move_feature_map(self, ptr, size)
-
-    def unload(self) -> None:
-        """Free everything the model owns; later executes raise ModelUnloadedError. Idempotent."""
-        with self.lock:
-            if self.unloaded:
-                return
-            self.unloaded = True
-            owned, self.owned = self.owned, []
-            start = self.device.trace.mark()
-            try:
-                self.alloc.free_all(owned)
-            finally:
-                self.unload_span = (start, self.device.trace.mark())
-
-
 def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weight=None) -> LoadedModel:
     """Load ``model`` on ``device``; ``work``/``weight`` are the caller's (ptr, size) memory or None."""
     if model.soc != device.soc.name:
         raise ParamInvalid(f"model {model.name!r} was compiled for SoC {model.soc!r}, the device is "
                            f"{device.soc.name!r}; compile it for this SoC", buffer="model")
     _check_caller_memory(model, work, weight)
-    lm = LoadedModel(device, model, options)
-    lm.refs = resolve_slots(model, fm_refreshable=options.feature_base_refreshable)
-    lm.io = build_io(model, device.soc, options, lm.refs)
-    lm.n_inputs = len(model.tasks.inputs)
+    refs = resolve_slots(model, fm_refreshable=options.feature_base_refreshable)
+    io = build_io(model, device.soc, options, refs)
     if options.feature_base_refreshable:
-        _check_fm_refreshable(model, device.soc, lm.refs)
-    with lm.lock:
+        _check_fm_refreshable(model, device.soc, refs)
+    alloc = V1Allocator(device)
+    owned: list[int] = []
+    own = _Owner(alloc, owned)
+    with alloc.lock:
         start = device.trace.mark()
         try:
-            _place_regions(lm, work, weight)
-            _write_tasks(lm)
+            bases, feature_map, user_ranges = _place_regions(device, model, options, io, own, work, weight)
+            tasks = tuple(task_args.build_tasks(model, own(task_args.args_bytes(model), "argument tables")))
+            streams = _streams(device, model)
+            table, active = _write_tasks(device, io, refs, tasks, bases, feature_map)
         except BaseException:
-            lm.alloc.free_all(lm.owned)
-            lm.owned = []
+            alloc.free_all(owned)
             raise
-        lm.load_span = (start, device.trace.mark())
-    return lm
+        span = (start, device.trace.mark())
+    return LoadedModel(device, model, options, alloc, io, tuple(tuple(t) for t in refs), tasks, streams,
+                       tuple(cross_stream_waits(model)), table, bases, span,
+                       ModelState(feature_map, active, owned, user_ranges))
 
 
 def cross_stream_waits(model) -> list[tuple[int, ...]]:
-    """For each task, the other logical streams whose earlier tasks wrote a tensor it reads: an
-    event recorded there and waited for here orders them (GE's stream-assignment events)."""
-    writer_stream: dict[str, int] = {}
+    """For each task, the other logical streams whose earlier tasks wrote memory it reads: an event
+    recorded there and waited for here orders them (GE's stream-assignment events).
+
+    Reads and writes are matched by the bytes they touch (region, offset, size), not by tensor name:
+    a view or an in-place output is another name for its root's memory, and a piece of a continuous
+    group lies inside the group's tensor, so a reader of any of them waits for the writer of the bytes.
+    """
+    writes: dict[str, list[tuple[int, int, int]]] = {}   # region -> [(start, end, stream)] of earlier writes
     out = []
     for t in model.tasks.tasks:
-        others = {writer_stream[s.tensor] for s in t.slots if s.role == "in" and s.tensor in writer_stream}
+        others = set()
+        for s in t.slots:
+            if s.role == "in":
+                start, end = s.offset, s.offset + s.nbytes
+                others |= {w for a, b, w in writes.get(s.region, ()) if a < end and start < b}
         out.append(tuple(sorted(others - {t.stream})))
         for s in t.slots:
             if s.role == "out":
-                writer_stream[s.tensor] = t.stream
+                writes.setdefault(s.region, []).append((s.offset, s.offset + s.nbytes, t.stream))
     return out
 
 
@@ -205,65 +156,71 @@ def _check_fm_refreshable(model, soc, refs) -> None:
                                f"refreshed on {soc.name} and this one points into the feature map", task=t.node)
 
 
-def _own(lm, size: int, what: str, **kw) -> int:
-    addr = lm.alloc.malloc(size, what, **kw)
-    lm.owned.append(addr)
-    return addr
+class _Owner:
+    """Allocates model memory and remembers it in ``owned`` (freed at unload, or if the load fails)."""
+
+    def __init__(self, alloc: V1Allocator, owned: list[int]):
+        self.alloc, self.owned = alloc, owned
+
+    def __call__(self, size: int, what: str, **kw) -> int:
+        addr = self.alloc.malloc(size, what, **kw)
+        self.owned.append(addr)
+        return addr
 
 
-def _place_regions(lm, work, weight) -> None:
-    model, opts = lm.model, lm.options
-    regions = model.regions
+def _place_regions(device, model, opts, io, own: _Owner, work, weight) -> tuple[RegionBases, int, list]:
+    """Back (or not) each region: (the fixed region bases, the feature map's base, the caller's memory ranges)."""
+    regions, user_ranges = model.regions, []
     if weight is not None:
-        lm.bases["weight"] = weight[0]
-        lm.user_ranges.append(("caller weight memory", weight[0], weight[0] + weight[1]))
+        weight_base = weight[0]
+        user_ranges.append((WEIGHT_MEMORY, weight[0], weight[0] + weight[1]))
     else:
-        lm.bases["weight"] = _own(lm, regions.get("weight", 0), "weights", read_only=True)
-    _weight_image(lm.device, model, lm.bases["weight"])
+        weight_base = own(regions.get("weight", 0), "weights", read_only=True)
+    _weight_image(device, model, weight_base)
     fm = regions.get("feature_map", 0)
     if work is not None:
-        lm.bases["feature_map"] = work[0]
-        lm.user_ranges.append(("caller work memory", work[0], work[0] + work[1]))
+        feature_map = work[0]
+        user_ranges.append((WORK_MEMORY, work[0], work[0] + work[1]))
     else:
-        lm.bases["feature_map"] = _own(lm, fm, "feature map")
-    lm.bases["fixed"] = _own(lm, regions["fixed"], "fixed memory") if regions.get("fixed", 0) else _unbacked_base(lm.device)
+        feature_map = own(fm, "feature map")
+    fixed = own(regions["fixed"], "fixed memory") if regions.get("fixed", 0) else _unbacked_base(device)
+    shadows = []
     covered = work is not None and work[1] >= model.memory_size and not opts.reuse_zero_copy_memory
     if covered:
-        lm.bases["zero_copy"], lm.backed["zero_copy"] = work[0] + fm, True
+        zero_copy, backed = work[0] + fm, True
     elif not opts.zero_copy:
-        lm.bases["zero_copy"], lm.backed["zero_copy"] = _own(lm, model.zero_copy_size, "I/O region"), True
+        zero_copy, backed = own(model.zero_copy_size, "I/O region"), True
     else:
-        lm.bases["zero_copy"], lm.backed["zero_copy"] = _unbacked_base(lm.device), False
-        for s, e in _merged_copy_only(lm.io):
-            lm.shadows.append((s, e, _own(lm, e - s, f"copy-only I/O [{s}, {e})")))
+        zero_copy, backed = _unbacked_base(device), False
+        for s, e in _merged_copy_only(io):
+            shadows.append((s, e, own(e - s, f"copy-only I/O [{s}, {e})")))
+    return RegionBases(weight_base, fixed, zero_copy, backed, tuple(shadows)), feature_map, user_ranges
 
 
-def _write_tasks(lm) -> None:
-    """Build the device tasks, register slots per allocation, write every argument table once."""
-    model, dev = lm.model, lm.device
-    lm.tasks = task_args.build_tasks(model, _own(lm, task_args.args_bytes(model), "argument tables"))
-    lm.streams = {0: 0}
+def _streams(device, model) -> dict[int, int]:
+    """Logical stream -> device stream: stream 0 is the device's default, each other a new one."""
+    streams = {0: 0}
     for t in model.tasks.tasks:
-        if t.stream not in lm.streams:
-            lm.streams[t.stream] = dev.create_stream()
-    active = {classify.FM: lm.bases["feature_map"], classify.WEIGHT: lm.bases["weight"],
-              classify.FIXED: lm.bases["fixed"]}
+        if t.stream not in streams:
+            streams[t.stream] = device.create_stream()
+    return streams
+
+
+def _write_tasks(device, io, refs, tasks, bases: RegionBases, feature_map: int) -> tuple[RefreshTable, dict]:
+    """Register slots per allocation and write every argument table once; (refresh table, active bases)."""
+    active = {classify.FM: feature_map, classify.WEIGHT: bases.weight, classify.FIXED: bases.fixed}
     # Copy-only I/O slots hold a fixed address (never refreshed); every other slot with a
     # refresh bit (kRefreshByModelIo, or kRefreshByFm when the feature base moves, 6.7.3)
     # is registered under its allocation.
     fixed_values = {}
-    for z in lm.io:
+    for z in io:
         if z.copy_only:
-            base = lm.model_address(z)
+            base = bases.address(z.desc, feature_map)
             fixed_values.update({(t, s): base + rel for t, s, rel in z.slots})
         elif z.desc.region == "zero_copy":
-            active[z.key] = lm.bases["zero_copy"] + z.desc.offset
-    lm.slots_by_alloc = {}
-    for r in (r for task in lm.refs for r in task):
-        if r.refresh and (r.task, r.slot) not in fixed_values:
-            lm.slots_by_alloc.setdefault(r.alloc, []).append((r.task, r.slot, r.offset))
-    lm.active = active
-    lm.waits = cross_stream_waits(model)
-    for task, values in zip(lm.tasks, task_args.initial_values(lm.refs, active, fixed_values)):
-        dev.write_args(task, values)
-    lm.registered = sum(len(v) for k, v in lm.slots_by_alloc.items() if k != classify.FM)
+            active[z.key] = bases.zero_copy + z.desc.offset
+    table = RefreshTable(tuple(Registration(r.alloc, r.task, r.slot, r.offset) for task in refs for r in task
+                               if r.refresh and (r.task, r.slot) not in fixed_values))
+    for task, values in zip(tasks, task_args.initial_values(refs, active, fixed_values)):
+        device.write_args(task, values)
+    return table, active

@@ -1,70 +1,102 @@
-"""Per-execution address refresh (ge-facts.md 6.5.4c-e, 6.5.6, 6.7.5).
+"""The per-execution address refresh rule (ge-facts.md 6.5.4c-e, 6.5.6, 6.7.5), as a pure function.
 
-``refresh(lm, bases)`` takes the active base each refreshable allocation should
-have for this execution (a zero-copy input or output: the user's device buffer,
-or the staging buffer of a host one; the feature map: its current base) and
-rewrites exactly the registered slots of the allocations whose base changed, to
-``base + relative offset``. Executing again with the same buffers rewrites
-nothing; with fresh buffers, every registered slot once.
+``refresh(table, active, bindings, feature_map) -> Refresh`` takes the loaded model's
+:class:`RefreshTable` (the registered slots of each refreshable allocation, fixed at load),
+the base each allocation's slots hold now (``active``), this call's bindings and the
+feature map's current base, and returns what must be written: the slot updates
+``(task, slot, new address)`` and the active bases afterwards. It touches no device;
+``execute.py`` applies the updates.
 
-``move_feature_map`` is the work-memory move of a feature-base-refreshable
-model: the FM base changes, so the next refresh rewrites the FM slots too.
+The rule: an allocation's active base for this call is the address its I/O's tasks use (the
+user's device buffer, or the staging buffer of a host one; the feature map: its current
+base). Exactly the registered slots of the allocations whose base changed are rewritten, to
+``base + relative offset``. The same buffers again rewrite nothing; fresh buffers every
+registered slot once. Copy-only I/O has no registered slots and is never refreshed.
 """
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
 import attrs
 
-from zcspec.impl.device import DeviceError
 from zcspec.impl.runtime.v1 import classify
-from zcspec.impl.runtime.v1.errors import InternalError, ParamInvalid
+from zcspec.impl.runtime.v1.bind import Binding
 
 
 @attrs.frozen
-class RefreshResult:
+class Registration:
+    """Slot ``slot`` of task ``task`` holds allocation ``alloc``'s base + ``offset`` (GE's zero-copy
+    args entry). ``alloc`` is ``classify.FM`` or a model I/O's ``(role, index)``."""
+
+    alloc: tuple
+    task: int
+    slot: int
+    offset: int
+
+
+@attrs.frozen
+class RefreshTable:
+    """The registered slots of a loaded model, in registration order (task, then slot)."""
+
+    registrations: tuple[Registration, ...] = ()
+
+    @property
+    def allocs(self) -> tuple:
+        """The allocations with registered slots, in the order their first slot was registered."""
+        return tuple(dict.fromkeys(r.alloc for r in self.registrations))
+
+    def of(self, alloc: tuple) -> tuple[Registration, ...]:
+        return tuple(r for r in self.registrations if r.alloc == alloc)
+
+    @property
+    def io_slots(self) -> int:
+        """How many registered slots point into model I/O (the feature map's excluded)."""
+        return sum(1 for r in self.registrations if r.alloc != classify.FM)
+
+
+@attrs.frozen
+class SlotUpdate:
+    """Write ``address`` into slot ``slot`` of task ``task``."""
+
+    task: int
+    slot: int
+    address: int
+
+
+@attrs.frozen
+class Refresh:
+    """One execution's refresh: its update ``policy`` (6.7.5), the allocations whose base
+    ``changed``, the slot ``updates`` (sorted by task, then slot) and the ``active`` bases once
+    they are applied (allocation -> base)."""
+
     policy: classify.UpdatePolicy
     changed: tuple
-    slots: int
+    updates: tuple[SlotUpdate, ...]
+    active: Mapping[tuple, int | None]
+
+    def by_task(self) -> list[tuple[int, dict[int, int]]]:
+        """``(task, {slot: address})`` per task with updates, in task order."""
+        out: dict[int, dict[int, int]] = {}
+        for u in self.updates:
+            out.setdefault(u.task, {})[u.slot] = u.address
+        return sorted(out.items())
 
 
-def refresh(lm, bases: dict, *, host_staged: bool) -> RefreshResult:
-    """Point the slots of every allocation whose base changed at its new base; returns what was done."""
-    bases = dict(bases)
-    bases[classify.FM] = lm.bases["feature_map"]
-    changed = tuple(k for k in lm.slots_by_alloc if bases.get(k, lm.active.get(k)) != lm.active.get(k))
-    io_hits = sum(len(v) for k, v in lm.slots_by_alloc.items() if k != classify.FM)
-    policy = classify.calc_policy(first=False, changed=set(changed), io_hits=io_hits, host_staged=host_staged)
-    updates: dict[int, dict[int, int]] = {}
-    for k in changed:
-        for task, slot, rel in lm.slots_by_alloc[k]:
-            updates.setdefault(task, {})[slot] = bases[k] + rel
-    for k in changed:
-        lm.active[k] = None        # unknown until every task is rewritten (a failure leaves them stale)
-    try:
-        for task, upd in sorted(updates.items()):
-            lm.device.refresh_args(lm.tasks[task], upd)
-    except DeviceError as e:
-        raise InternalError(f"argument refresh failed: {e}", task=getattr(e, "task", "")) from e
-    for k in changed:
-        lm.active[k] = bases[k]
-    if classify.FM not in lm.slots_by_alloc:
-        lm.active[classify.FM] = bases[classify.FM]
-    return RefreshResult(policy, changed, sum(len(u) for u in updates.values()))
-
-
-def move_feature_map(lm, ptr: int, size: int) -> None:
-    """Rebind the feature map to the caller's ``(ptr, size)``; only for feature-base-refreshable loads."""
-    need = lm.model.regions.get("feature_map", 0)
-    if not lm.options.feature_base_refreshable:
-        raise ParamInvalid("the work memory can only move when the model was loaded with "
-                           "feature_base_refreshable=True (ge.featureBaseRefreshable)", buffer="work")
-    if not ptr or size < need:
-        raise ParamInvalid(f"Invalid mem param: work memory {ptr:#x} of {size} bytes, the feature map needs {need}",
-                           buffer="work", message_id="E19999")
-    with lm.lock:
-        old = lm.bases["feature_map"]
-        if old in lm.owned:
-            lm.owned.remove(old)
-            lm.alloc.free(old)
-        lm.user_ranges = [r for r in lm.user_ranges if r[0] != "caller work memory"]
-        lm.user_ranges.append(("caller work memory", ptr, ptr + size))
-        lm.bases["feature_map"] = ptr
+def refresh(table: RefreshTable, active: Mapping[tuple, int | None], bindings: Sequence[Binding],
+            feature_map: int) -> Refresh:
+    """What this call's refresh writes; see the module docstring. ``bindings`` must carry the address
+    each I/O's tasks use (``Binding.address``, staging resolved)."""
+    bases = {b.io.key: b.address for b in bindings if b.mode != "copy"}
+    bases[classify.FM] = feature_map
+    allocs = table.allocs
+    changed = tuple(k for k in allocs if bases.get(k, active.get(k)) != active.get(k))
+    policy = classify.calc_policy(first=False, changed=set(changed), io_hits=table.io_slots,
+                                  host_staged=any(b.mode == "stage" for b in bindings))
+    moved = set(changed)
+    updates = sorted((SlotUpdate(r.task, r.slot, bases[r.alloc] + r.offset) for r in table.registrations
+                      if r.alloc in moved), key=lambda u: (u.task, u.slot))
+    after = dict(active)
+    after.update({k: bases[k] for k in changed})
+    if classify.FM not in allocs:
+        after[classify.FM] = bases[classify.FM]   # no slot holds it: nothing to rewrite, just track it
+    return Refresh(policy, changed, tuple(updates), after)

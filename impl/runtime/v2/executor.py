@@ -26,10 +26,13 @@ import numpy as np
 
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
+from zcspec.impl.device import trace as tr
 from zcspec.impl.device.tasks import SLOT_BYTES
 from zcspec.impl.platform import dtypes
+from zcspec.impl.runtime import branches
+from zcspec.impl.runtime.record import ExecutionRecord, GivenBuffer
 from zcspec.impl.runtime.v2.allocators import CachingAllocator
-from zcspec.impl.runtime.v2.errors import ExeGraphError, OutputBufferError, RuntimeV2Error, UsageError
+from zcspec.impl.runtime.v2.errors import ApiMisuseError, ExeGraphError, OutputBufferError, RuntimeV2Error
 from zcspec.impl.runtime.v2.frame import Frame, RtEvent
 from zcspec.impl.runtime.v2.kernels import KERNELS
 from zcspec.impl.runtime.v2.kernels.outputs import every_bad_output
@@ -39,23 +42,6 @@ from zcspec.impl.runtime.v2.passes import run_passes
 
 
 RECORDS_KEPT = 64  # the last executions kept for observation (a serving loop must not grow without bound)
-
-
-@attrs.frozen
-class ExecutionRecord:
-    """What one execute call did, for observe.py: the caller's tensors before it, trace and log spans."""
-
-    inputs: tuple
-    outputs: tuple          # (name, addr, size, placement) of each output tensor before the call
-    trace_begin: int
-    trace_end: int
-    log_begin: int
-    log_end: int
-    io_addresses: dict
-    launched: dict
-    copy_io: dict
-    handed: dict
-    error: BaseException | None = None
 
 
 def _device_task(task, args: int):
@@ -75,7 +61,7 @@ class StreamExecutor:
         self.model, self.option = model, option
         self.device = device if device is not None else Device(model.soc)
         if self.device.soc.name != model.soc:
-            raise UsageError(f"model {model.name!r} was compiled for SoC {model.soc!r}, the device is "
+            raise ApiMisuseError(f"model {model.name!r} was compiled for SoC {model.soc!r}, the device is "
                              f"{self.device.soc.name!r}; compile it for this SoC")
         self.graph_before = lower(model, option)
         self.graph = run_passes(self.graph_before, option)
@@ -164,21 +150,26 @@ class StreamExecutor:
 
     # -- execute -----------------------------------------------------------------
 
-    def execute(self, inputs, outputs, *, allocators: dict | None = None) -> list:
-        """Run the model once; returns the output tensors (created ones included). See the module docstring."""
+    def execute(self, inputs, outputs, *, allocators: dict | None = None, batch: str | None = None) -> list:
+        """Run the model once; returns the output tensors (created ones included). See the module docstring.
+
+        ``batch`` chooses the dynamic-batch branch (runtime/branches.py): required, and one of the model's
+        labels, when the model has branches; a bad choice is an ApiMisuseError before anything runs."""
         if self.closed:
-            raise UsageError(f"model {self.model.name!r} was unloaded")
+            raise ApiMisuseError(f"model {self.model.name!r} was unloaded")
         t = self.model.tasks
         if len(inputs) != len(t.inputs) or len(outputs) != len(t.outputs):
-            raise UsageError(f"model {self.model.name!r} has {len(t.inputs)} inputs and {len(t.outputs)} outputs, "
+            raise ApiMisuseError(f"model {self.model.name!r} has {len(t.inputs)} inputs and {len(t.outputs)} outputs, "
                              f"the call passed {len(inputs)} and {len(outputs)}")
+        if why := branches.problem(self.model.name, branches.labels(t), batch):
+            raise ApiMisuseError(why)
         outputs = list(outputs)
         before = [None if o is None else attrs.evolve(o) for o in outputs]
         external = dict(allocators or {})
         for a in external.values():
             a.listener = self._on_block
-        frame = Frame(self, list(inputs), outputs, external)
-        begin, log_begin, error = len(self.device.trace), len(self.log), None
+        frame = Frame(self, list(inputs), outputs, external, batch)
+        begin, log_begin, counters, error = len(self.device.trace), len(self.log), self.device.counters, None
         try:
             self._run(frame)
         except BaseException as e:
@@ -187,12 +178,17 @@ class StreamExecutor:
                 raise
             raise error from e
         finally:
+            end = len(self.device.trace)
             self.records.append(ExecutionRecord(
-                tuple(_describe(x, io.tensor) for x, io in zip(inputs, t.inputs)),
-                tuple(_describe(x, io.tensor) for x, io in zip(before, t.outputs)),
-                begin, len(self.device.trace), log_begin, len(self.log), dict(frame.io_addresses),
-                dict(frame.launched), dict(frame.copy_io), dict(frame.handed), error))
+                (begin, end), _given(inputs, t.inputs) + _given(before, t.outputs), self.device.counters - counters,
+                dict(frame.io_addresses), self._copies(frame, begin, end), error, log=(log_begin, len(self.log)),
+                handed=dict(frame.handed)))
         return outputs
+
+    def _copies(self, frame: Frame, begin: int, end: int) -> dict[int, tuple]:
+        """Trace position -> (role, index) of every copy in ``[begin, end)`` made by a copy task that moves an I/O."""
+        return {begin + k: frame.copy_io[e.task] for k, e in enumerate(self.device.trace.since(begin)[:end - begin])
+                if isinstance(e, tr.Copy) and e.task in frame.copy_io}
 
     def _run(self, frame: Frame) -> None:
         values = frame.values
@@ -257,10 +253,11 @@ class StreamExecutor:
         self.unload()
 
 
-def _describe(tensor, name: str) -> tuple:
-    if tensor is None:
-        return (name, 0, 0, "device")
-    return (name, tensor.addr, tensor.size, tensor.placement)
+def _given(tensors, ios) -> tuple[GivenBuffer, ...]:
+    """The caller's tensors as buffers of I/O ``ios`` (a missing tensor is a null buffer)."""
+    return tuple(GivenBuffer(io.role, io.index, 0, 0) if x is None else GivenBuffer(io.role, io.index, x.addr, x.size,
+                                                                                      x.placement)
+                 for x, io in zip(tensors, ios))
 
 
 def load_stream_executor(model_bytes: bytes, option: LoweringOption = LoweringOption(), *,

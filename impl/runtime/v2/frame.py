@@ -29,14 +29,14 @@ class RtEvent:
 
 
 class Frame:
-    def __init__(self, loaded, inputs: list, outputs: list, external: dict):
+    def __init__(self, loaded, inputs: list, outputs: list, external: dict, batch: str | None = None):
         self.loaded, self.device = loaded, loaded.device
         self.inputs, self.outputs, self.external = inputs, outputs, external
+        self.batch = batch   # the dynamic-batch branch this execution runs (runtime/branches.py), None if none
         self.values: dict[str, tuple] = {}
         self.held: dict[int, MemBlock] = {}
         self.deferred: list[MemBlock] = []
         self.io_addresses: dict[tuple, int] = {}  # (role, index) -> address the tasks used for that I/O
-        self.launched: dict[str, tuple] = {}      # device task name -> (reads, writes) it was launched with
         self.copy_io: dict[str, tuple] = {}       # copy task name -> (role, index) of the I/O it moves
         self.handed: dict[int, tuple] = {}        # block address -> (role, index) of the caller tensor now owning it
 

@@ -1,0 +1,94 @@
+"""The device trace as the spec's events: the one transcription both runtimes' observers call.
+
+``spec_events(trace, span, names, first_seq=0)`` turns the device events at positions
+``[begin, end)`` of ``trace`` into :class:`zcspec.spec.observables.trace.Event` s numbered
+from ``first_seq``; ``spec_event(e, position, seq, names)`` does one. This transcribes and
+decides nothing: each device event becomes the spec event of the same happening, its
+addresses, sizes and stream copied over. What the trace says in the runtime's own words
+(device task names, allocation tags, which copy moved which I/O) is translated through
+:class:`TraceNames`, plain data the runtime's observer supplies.
+
+=================  ==========================================================================
+device event       spec event
+=================  ==========================================================================
+``Alloc``          ``alloc``: address, size, owner (from the tag), purpose (the tag)
+``Free``           ``free``: address
+``Copy``           ``copy``: direction, src, dst, size, io (the I/O the copy moves, if any)
+``ArgWrite``       ``arg_write``: task, slot, value
+``Launch``         ``launch``: task, reads, writes, stream
+``FaultedLaunch``  ``launch`` of the ranges the task designated (its ``fault`` follows)
+``Fault``          ``fault``: address, task, message
+``Memset``         none: a memset task's writes are its launch's
+``Sync``           none: an event record or wait orders streams, it touches no memory
+=================  ==========================================================================
+
+An allocation or free whose tag ``names`` gives no owner is not transcribed: a runtime uses
+that for memory it reports at another level (runtime v2's allocators hand out blocks of
+their cached spans and report the blocks, not the spans).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import attrs
+
+from zcspec.impl.device import trace as tr
+from zcspec.spec.observables.trace import Event, Range
+
+
+@attrs.frozen
+class TraceNames:
+    """The observation's names for what a device trace refers to.
+
+    - ``tasks``: device task name -> the model's task index (the model file's numbering);
+      a task not listed is transcribed with ``task=None``;
+    - ``copies``: trace position of a ``Copy`` -> the display name of the I/O it moves;
+    - ``owners``: ``(tag prefix, owner)`` pairs, the first prefix the tag starts with wins;
+      an owner of None leaves the allocation (and its free) out;
+    - ``default_owner``: the owner of a tag no prefix matches (None: left out).
+    """
+
+    tasks: Mapping[str, int]
+    copies: Mapping[int, str] = attrs.field(factory=dict)
+    owners: tuple[tuple[str, str | None], ...] = ()
+    default_owner: str | None = "user"
+
+    def owner(self, tag: str) -> str | None:
+        return next((owner for prefix, owner in self.owners if tag.startswith(prefix)), self.default_owner)
+
+
+def _ranges(pairs) -> tuple[Range, ...]:
+    return tuple(Range(a, n) for a, n in pairs)
+
+
+def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
+    """The spec event numbered ``seq`` for device event ``e`` at trace ``position`` (None: not observed)."""
+    if isinstance(e, (tr.Alloc, tr.Free)):
+        owner = names.owner(e.tag)
+        if owner is None:
+            return None
+        if isinstance(e, tr.Free):
+            return Event(seq, "free", address=e.addr)
+        return Event(seq, "alloc", address=e.addr, size=e.size, owner=owner, purpose=e.tag)
+    if isinstance(e, tr.Copy):
+        return Event(seq, "copy", direction=e.direction, src=e.src, dst=e.dst, size=e.nbytes,
+                     io=names.copies.get(position))
+    if isinstance(e, tr.ArgWrite):
+        return Event(seq, "arg_write", task=names.tasks.get(e.task), slot=e.slot, value=e.value)
+    if isinstance(e, (tr.Launch, tr.FaultedLaunch)):
+        return Event(seq, "launch", task=names.tasks.get(e.task), reads=_ranges(e.reads), writes=_ranges(e.writes),
+                     stream=e.stream)
+    if isinstance(e, tr.Fault):
+        return Event(seq, "fault", address=e.address, task=names.tasks.get(e.task), message=e.message)
+    return None
+
+
+def spec_events(trace: tr.Trace, span: tuple[int, int], names: TraceNames, first_seq: int = 0) -> list[Event]:
+    """The spec events of trace positions ``[span[0], span[1])``, numbered from ``first_seq``."""
+    begin, end = span
+    out: list[Event] = []
+    for k, e in enumerate(trace.since(begin)[:end - begin]):
+        ev = spec_event(e, begin + k, first_seq + len(out), names)
+        if ev is not None:
+            out.append(ev)
+    return out
