@@ -8,8 +8,8 @@ shapes and dtypes and the device counters of the execute call alone (staging
 before and reading back after are the user's copies, not counted). MODEL is an
 .onnx, a graph .json, ``zoo:NAME`` or a compiled .zcm.
 
-Runtime errors caused by the caller's input (a bad buffer, an option value)
-exit with code 2 like any bad input; internal runtime errors exit with 1.
+Runtime errors caused by the caller's input (a bad buffer, an option value) are
+``BadInput`` and exit with code 2 like any bad input; internal runtime errors exit with 1.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ import sys
 import numpy as np
 
 from zcspec.checks.cli.models import add_model_arguments, load_compiled
+from zcspec.impl.platform.errors import BadInput
 from zcspec.impl.platform.soc import PROFILES
+from zcspec.impl.runtime.errors import RuntimeLayerError
 from zcspec.impl.runtime.v1 import LoadOptions, load
-from zcspec.impl.runtime.v1.errors import RuntimeV1Error
-from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOption
 from zcspec.impl.runtime.v2.runner import run as run_v2
@@ -92,10 +92,6 @@ def _execute(args, model, device, inputs, outputs):
     return (device.counters - before) - lifecycle
 
 
-# The runtimes' error bases; ``user_input`` (v1) / ``user_error`` (v2) say the caller caused it.
-_RUNTIME_ERRORS = (RuntimeV1Error, RuntimeV2Error)
-
-
 def run(args) -> int:
     from zcspec.impl.device import Device
     from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
@@ -108,9 +104,9 @@ def run(args) -> int:
     try:
         counters = _execute(args, model, device, inputs, outputs)
         results = read_outputs(device, model, outputs)
-    except _RUNTIME_ERRORS as e:
-        if getattr(e, "user_input", False) or getattr(e, "user_error", False):
-            raise _usage(str(e)) from e
+    except BadInput:
+        raise  # the caller's buffer or option: exit code 2, like any bad input (checks/cli/main.py)
+    except RuntimeLayerError as e:
         print(f"zcspec run: internal error: {e}", file=sys.stderr)
         return 1
     finally:

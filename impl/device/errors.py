@@ -13,8 +13,13 @@
 - :class:`RefreshError`: an argument refresh the SoC profile does not allow.
 
 A bad SoC profile name is the platform's ``UnknownSocError`` (``zcspec.impl.platform.errors``).
+``DeviceError`` is the device layer's root (under ``ZcspecError``, docs/errors.md). None of
+these is ``BadInput``: the device's callers are the runtimes, so a device error that reaches
+the command line is an internal failure (exit code 1), never the user's.
 """
 from __future__ import annotations
+
+from zcspec.impl.platform.errors import ZcspecError
 
 FAULT_KINDS = (
     "out_of_bounds", "use_after_free", "double_free", "invalid_free", "misaligned",
@@ -22,7 +27,7 @@ FAULT_KINDS = (
 )
 
 
-class DeviceError(Exception):
+class DeviceError(ZcspecError):
     """Base of every error the emulated device raises."""
 
 

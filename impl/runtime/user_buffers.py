@@ -20,18 +20,10 @@ import attrs
 import numpy as np
 
 from zcspec.impl.platform import dtypes
-
+from zcspec.impl.runtime.errors import UserBufferError
 
 Placement = Literal["device", "host"]
 PLACEMENTS = ("device", "host")
-
-
-class UserBufferError(ValueError):
-    """Bad arguments to a helper here; names the I/O (``name``) and what is wrong."""
-
-    def __init__(self, name: str, why: str):
-        self.name = name
-        super().__init__(f"buffer {name!r}: {why}" if name else why)
 
 
 @attrs.frozen

@@ -9,7 +9,8 @@ from zcspec.impl.compiler.compile import build_model, compile as compile_bytes
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator
-from zcspec.impl.runtime.v2.errors import AllocatorError, InputBufferError, OutputBufferError, UsageError
+from zcspec.impl.platform.errors import BadInput
+from zcspec.impl.runtime.v2.errors import AllocatorError, ApiMisuseError, InputBufferError, OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor, load_stream_executor
 from zcspec.impl.runtime.v2.observe import observe_execution
 from zcspec.impl.runtime.v2.options import LoweringOption
@@ -53,7 +54,7 @@ def test_unload_returns_the_device_to_its_baseline_and_is_observed():
     assert dev.counters.allocated_bytes == user > baseline
     report = check(observe_execution(exe))
     assert report.ok and "EXEC-NO-LEAK" in report.exercised, str(report)
-    with pytest.raises(UsageError, match="unloaded"):
+    with pytest.raises(ApiMisuseError, match="unloaded"):
         exe.execute(ins, [out])
 
 
@@ -90,16 +91,16 @@ def test_bad_input_buffer_is_rejected_naming_the_input(size, why):
     x = Tensor(dev.malloc(size) if size else 0, size)
     with pytest.raises(InputBufferError, match=why) as e:
         exe.execute([x], [out_buffer(dev, model.tasks.outputs[0])])
-    assert e.value.input == "x" and e.value.user_input
+    assert e.value.input == "x" and isinstance(e.value, BadInput)
     assert exe.allocator.in_use == 0
 
 
 def test_wrong_number_of_tensors_and_wrong_soc():
     dev = Device()
     exe = StreamExecutor(relu_neg(), dev)
-    with pytest.raises(UsageError, match="1 inputs and 1 outputs"):
+    with pytest.raises(ApiMisuseError, match="1 inputs and 1 outputs"):
         exe.execute([], [])
-    with pytest.raises(UsageError, match="compiled for SoC"):
+    with pytest.raises(ApiMisuseError, match="compiled for SoC"):
         StreamExecutor(relu_neg(), Device("ascend310p"))
 
 

@@ -13,11 +13,15 @@ Codes are GE's public values (``inc/external/ge/ge_error_codes.h``, ge-facts.md 
 - :class:`ModelUnloadedError`: execute after unload (a ``ParamInvalid``: the model id
   is no longer valid).
 
-``user_input`` says whether the caller's arguments caused the error (the command
-line maps those to exit code 2). Runtime errors are not graph errors: they have
-their own hierarchy.
+``ParamInvalid`` and ``InvalidParam`` (and so ``ModelUnloadedError``) are the caller's
+fault: they are also ``BadInput``, which the command line maps to exit code 2.
+``RuntimeV1Error`` is runtime v1's branch of the runtime layer's root
+(``zcspec.impl.runtime.errors.RuntimeLayerError``).
 """
 from __future__ import annotations
+
+from zcspec.impl.platform.errors import BadInput
+from zcspec.impl.runtime.errors import RuntimeLayerError
 
 ACL_ERROR_INVALID_PARAM = 100000
 ACL_ERROR_GE_PARAM_INVALID = 145000
@@ -25,13 +29,12 @@ ACL_ERROR_GE_MEMORY_ALLOCATION = 245000
 ACL_ERROR_GE_INTERNAL_ERROR = 545000
 
 
-class RuntimeV1Error(Exception):
+class RuntimeV1Error(RuntimeLayerError):
     """Base: ``code`` (ACL/GE value), ``message_id`` (E13025, ...), ``buffer`` (the I/O or
     memory named, or ""), ``task`` (or ""), the rule broken in words, and ``rule``: a short
     tag of the rule where the spec needs it (``"size"`` for an undersized buffer)."""
 
     code = ACL_ERROR_GE_INTERNAL_ERROR
-    user_input = False
 
     def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "", rule: str = ""):
         self.buffer, self.task, self.message_id, self.why, self.rule = buffer, task, message_id, why, rule
@@ -40,17 +43,15 @@ class RuntimeV1Error(Exception):
         super().__init__(f"{who}{why} [{mid}code {self.code}]")
 
 
-class ParamInvalid(RuntimeV1Error):
+class ParamInvalid(RuntimeV1Error, BadInput):
     code = ACL_ERROR_GE_PARAM_INVALID
-    user_input = True
 
     def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "E13025", rule: str = ""):
         super().__init__(why, buffer=buffer, task=task, message_id=message_id, rule=rule)
 
 
-class InvalidParam(RuntimeV1Error):
+class InvalidParam(RuntimeV1Error, BadInput):
     code = ACL_ERROR_INVALID_PARAM
-    user_input = True
 
 
 class MemoryAllocationError(RuntimeV1Error):

@@ -10,10 +10,17 @@
 - :class:`AllocatorError`: an allocator is missing (always_external_allocator) or failed.
 - :class:`LoweringError`: a model this runtime cannot lower (names the tensor and why).
 - :class:`ExeGraphError`: a malformed execution graph (a dangling edge, an unknown kernel).
+- :class:`ApiMisuseError`: the executor's API called wrongly (wrong tensor counts, an
+  unloaded model, a model compiled for another SoC, a non-bool option).
 
-User-input errors (``user_error`` True) are exit code 2 on the command line.
+The caller's errors (the buffer, allocator and API-misuse errors) are also ``BadInput``,
+which the command line maps to exit code 2. ``RuntimeV2Error`` is runtime v2's branch
+of the runtime layer's root (``zcspec.impl.runtime.errors.RuntimeLayerError``).
 """
 from __future__ import annotations
+
+from zcspec.impl.platform.errors import BadInput
+from zcspec.impl.runtime.errors import RuntimeLayerError
 
 PARAM_INVALID = "PARAM_INVALID"
 GRAPH_FAILED = "GRAPH_FAILED"
@@ -21,10 +28,8 @@ INTERNAL_ERROR = "INTERNAL_ERROR"
 E13031 = "E13031"  # ge-facts.md 7.4.1-7.4.2, 8: output tensor / address / size in always_zero_copy mode
 
 
-class RuntimeV2Error(Exception):
+class RuntimeV2Error(RuntimeLayerError):
     """Base of runtime v2's errors; see the module docstring for the fields."""
-
-    user_error = False
 
     def __init__(self, message: str, *, code: str = INTERNAL_ERROR, message_id: str = "", output: str = "",
                  input: str = "", node: str = "", index: int | None = None):  # noqa: A002 - the field's name
@@ -32,11 +37,6 @@ class RuntimeV2Error(Exception):
         self.output, self.input, self.node, self.index = output, input, node, index
         tag = f"[{code}{', ' + message_id if message_id else ''}] "
         super().__init__(tag + message)
-
-    @property
-    def user_input(self) -> bool:
-        """Same as ``user_error`` (runtime v1's spelling, so one check serves both runtimes)."""
-        return self.user_error
 
     @property
     def culprit(self) -> str:
@@ -50,9 +50,7 @@ class RuntimeV2Error(Exception):
         return f"{role}:{self.index}" if role and self.index is not None else None
 
 
-class OutputBufferError(RuntimeV2Error):
-    user_error = True
-
+class OutputBufferError(RuntimeV2Error, BadInput):
     def __init__(self, output: str, why: str, *, node: str = "", required: int | None = None,
                  given: int | None = None, index: int | None = None):
         self.required, self.given = required, given
@@ -60,23 +58,17 @@ class OutputBufferError(RuntimeV2Error):
                          index=index)
 
 
-class InputBufferError(RuntimeV2Error):
-    user_error = True
-
+class InputBufferError(RuntimeV2Error, BadInput):
     def __init__(self, input_name: str, why: str, *, node: str = "", index: int | None = None):
         super().__init__(f"input {input_name!r}: {why}", code=PARAM_INVALID, input=input_name, node=node, index=index)
 
 
-class EnsureOutputError(RuntimeV2Error):
-    user_error = True
-
+class EnsureOutputError(RuntimeV2Error, BadInput):
     def __init__(self, output: str, why: str, *, node: str = "", index: int | None = None):
         super().__init__(f"output {output!r}: {why}", code=GRAPH_FAILED, output=output, node=node, index=index)
 
 
-class AllocatorError(RuntimeV2Error):
-    user_error = True
-
+class AllocatorError(RuntimeV2Error, BadInput):
     def __init__(self, why: str, *, node: str = ""):
         super().__init__(why, code=PARAM_INVALID, node=node)
 
@@ -94,10 +86,8 @@ class ExeGraphError(RuntimeV2Error):
         super().__init__(where + why, code=GRAPH_FAILED, node=node)
 
 
-class UsageError(RuntimeV2Error):
+class ApiMisuseError(RuntimeV2Error, BadInput):
     """The API was called wrongly (wrong number of tensors, a closed executor)."""
-
-    user_error = True
 
     def __init__(self, why: str):
         super().__init__(why, code=PARAM_INVALID)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.runtime.v2.errors import UsageError
+from zcspec.impl.runtime.v2.errors import ApiMisuseError
 
 
 @attrs.frozen
@@ -36,4 +36,4 @@ class LoweringOption:
         for f in attrs.fields(type(self)):
             value = getattr(self, f.name)
             if not isinstance(value, bool):
-                raise UsageError(f"LoweringOption.{f.name}={value!r} must be a bool")
+                raise ApiMisuseError(f"LoweringOption.{f.name}={value!r} must be a bool")

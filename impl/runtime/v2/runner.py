@@ -4,7 +4,7 @@
 I/O order. ``zero_copy=True`` lowers with ModelOutTensorZeroCopy (outputs computed straight
 into the buffers); ``zero_copy=False`` skips it, so every output is computed in runtime memory
 and EnsureTensorAtOutMemory copies it into the buffer. Raises a RuntimeV2Error on bad input
-(``user_error`` True: exit code 2 on the command line).
+(one that is also a ``BadInput``: exit code 2 on the command line).
 """
 from __future__ import annotations
 

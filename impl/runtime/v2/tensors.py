@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import attrs
 
+from zcspec.impl.runtime.v2.errors import ApiMisuseError
+
 PLACEMENTS = ("device", "host")
 
 
@@ -81,7 +83,7 @@ class Tensor:
 
     def __attrs_post_init__(self):
         if self.placement not in PLACEMENTS:
-            raise ValueError(f"tensor {self.name!r}: placement {self.placement!r} is not one of {PLACEMENTS}")
+            raise ApiMisuseError(f"tensor {self.name!r}: placement {self.placement!r} is not one of {PLACEMENTS}")
 
     def adopt(self, block: MemBlock, addr: int | None = None, size: int | None = None) -> None:
         """Point this tensor at ``block`` (or at ``addr``/``size`` inside it) and hold one reference on it."""
