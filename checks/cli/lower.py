@@ -41,16 +41,16 @@ def changes(before, after) -> list[str]:
 
 def run(args) -> int:
     from zcspec.impl.runtime.v2.lowering import lower
-    from zcspec.impl.runtime.v2.options import LoweringOption
+    from zcspec.impl.runtime.v2.options import LoweringOptions
     from zcspec.impl.runtime.v2.passes import PIPELINE, run_passes
 
     model = load_compiled(args.model, args.shape, soc=args.soc)
-    option = LoweringOption(always_zero_copy=args.always_zero_copy, ge_compat=args.ge_compat,
+    options = LoweringOptions(always_zero_copy=args.always_zero_copy, ge_compat=args.ge_compat,
                             trust_shape_on_out_tensor=args.trust_shape, enable_single_stream=args.single_stream)
-    before = lower(model, option)
-    after = run_passes(before, option)
+    before = lower(model, options)
+    after = run_passes(before, options)
     if args.dump:
-        applied = [name for name, _fn, enabled in PIPELINE if enabled(option)]
+        applied = [name for name, _fn, enabled in PIPELINE if enabled(options)]
         print("== before the passes ==")
         print(before.dump())
         print(f"== after {', '.join(applied) or 'no pass'} ==")

@@ -25,7 +25,7 @@ from zcspec.impl.platform.soc import PROFILES
 from zcspec.impl.runtime.errors import RuntimeLayerError
 from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v2.executor import StreamExecutor
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.runner import run as run_v2
 
 
@@ -85,7 +85,7 @@ def _execute(args, model, device, inputs, outputs):
     # runner.run loads and unloads around the execute call; subtract a bare load + unload
     # (deterministic: weights, allocations) to leave the counters of the execute call alone.
     before = device.counters
-    StreamExecutor(model, device, LoweringOption(zero_copy=zero_copy)).unload()
+    StreamExecutor(model, device, LoweringOptions(zero_copy=zero_copy)).unload()
     lifecycle = device.counters - before
     before = device.counters
     run_v2(model, device, inputs, outputs, zero_copy=zero_copy)

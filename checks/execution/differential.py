@@ -27,7 +27,7 @@ from zcspec.impl.runtime.v1.observe import observe_execution as observe_v1
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution as observe_v2
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.observables import OutputResult
 
@@ -67,7 +67,7 @@ def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
            for io in model.tasks.inputs]
     outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"user output {io.tensor}"), io.nbytes, name=io.tensor)
             for io in model.tasks.outputs]
-    exe = StreamExecutor(model, dev, LoweringOption(zero_copy=zero_copy))
+    exe = StreamExecutor(model, dev, LoweringOptions(zero_copy=zero_copy))
     got = {}
     with contextlib.suppress(RuntimeV2Error, DeviceFault):   # a failed call is observed through its record
         result = exe.execute(ins, outs, batch=batch)

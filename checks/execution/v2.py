@@ -4,7 +4,7 @@
 scenario's JSON dict (checks/scenario.py):
 
 - ``runtime``: ``"v2"``;
-- LoweringOption switches by name: ``zero_copy``, ``always_zero_copy``, ``ge_compat``,
+- LoweringOptions switches by name: ``zero_copy``, ``always_zero_copy``, ``ge_compat``,
   ``trust_shape_on_out_tensor``, ``always_external_allocator``, ``enable_single_stream``;
 - ``output_sizes``: output tensor name -> bytes of the caller's buffer (0 = null buffer;
   default: the output's raw size); ``output_placement``: ``device`` (default) or ``host``;
@@ -25,18 +25,18 @@ from zcspec.impl.runtime.v2.allocators import ExternalAllocator
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 
-_SWITCHES = tuple(f.name for f in attrs.fields(LoweringOption))
+_SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
 _KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed"}
 
 
-def option_of(runtime: dict) -> LoweringOption:
+def options_of(runtime: dict) -> LoweringOptions:
     unknown = sorted(set(runtime) - _KEYS)
     if unknown:
         raise ValueError(f"runtime v2 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}")
-    return LoweringOption(**{k: runtime[k] for k in _SWITCHES if k in runtime})
+    return LoweringOptions(**{k: runtime[k] for k in _SWITCHES if k in runtime})
 
 
 def _output(dev, io, size: int, placement: str) -> Tensor:
@@ -48,15 +48,15 @@ def _output(dev, io, size: int, placement: str) -> Tensor:
 
 
 def observe_scenario(model, runtime: dict) -> list:
-    option = option_of(runtime)
+    options = options_of(runtime)
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
     inputs = [Tensor(dev.upload(rng.standard_normal(io.shape).astype(np.float32), tag=f"user input {io.tensor}"),
                      io.nbytes, name=io.tensor) for io in model.tasks.inputs]
     sizes, placement = runtime.get("output_sizes", {}), runtime.get("output_placement", "device")
     outputs = [_output(dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in model.tasks.outputs]
-    external = {"device": ExternalAllocator.on_device(dev)} if option.always_external_allocator else None
-    exe = StreamExecutor(model, dev, option)
+    external = {"device": ExternalAllocator.on_device(dev)} if options.always_external_allocator else None
+    exe = StreamExecutor(model, dev, options)
     with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
         exe.execute(inputs, outputs, allocators=external)
     for t in outputs:

@@ -16,7 +16,7 @@ def _azc_fallback():
     back to runtime memory for a bad buffer instead of failing (7.2.4, 7.4)."""
     def make(pipeline):
         def lower_as_default(fn):
-            return lambda graph, option: fn(graph, attrs.evolve(option, always_zero_copy=False))
+            return lambda graph, options: fn(graph, attrs.evolve(options, always_zero_copy=False))
         return tuple((name, lower_as_default(fn) if name == "ModelOutTensorZeroCopy" else fn, on)
                      for name, fn, on in pipeline)
     return swap("zcspec.impl.runtime.v2.passes", "PIPELINE", make)

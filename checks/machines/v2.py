@@ -19,7 +19,7 @@ from zcspec.impl.device import Device
 from zcspec.impl.runtime.v2.errors import OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.check import check
 
@@ -66,11 +66,11 @@ class V2Lifecycle(RuleBasedStateMachine):
         self.held: list = []           # output tensors the caller still owns runtime memory through
         self.exe = None
 
-    @rule(option=st.sampled_from([LoweringOption(), LoweringOption(always_zero_copy=True),
-                                  LoweringOption(zero_copy=False)]))
+    @rule(options=st.sampled_from([LoweringOptions(), LoweringOptions(always_zero_copy=True),
+                                  LoweringOptions(zero_copy=False)]))
     @precondition(lambda self: self.exe is None)
-    def load(self, option):
-        self.exe = StreamExecutor(MODEL, self.dev, option)
+    def load(self, options):
+        self.exe = StreamExecutor(MODEL, self.dev, options)
         self.inputs = stage_inputs(self.dev, MODEL)
 
     @rule(specs=st.lists(BUFFERS, min_size=2, max_size=2), keep=st.booleans())
@@ -81,10 +81,10 @@ class V2Lifecycle(RuleBasedStateMachine):
         try:
             self.exe.execute(self.inputs, outs)
         except OutputBufferError:
-            assert self.exe.option.always_zero_copy
+            assert self.exe.options.always_zero_copy
         report = check(observe_execution(self.exe), invariants=None)
         # The spec's v2 claims assume output zero copy is on; with it off every output is copied (reported).
-        allowed = {"V2-OUT-IS-USER", "V2-DEFAULT-FALLBACK"} if not self.exe.option.zero_copy else set()
+        allowed = {"V2-OUT-IS-USER", "V2-DEFAULT-FALLBACK"} if not self.exe.options.zero_copy else set()
         assert set(report.violated()) <= allowed, str(report)
         for t in outs:
             if t.owned is not None:

@@ -14,8 +14,8 @@ from typing import Any
 from zcspec.spec.invariants._util import align_up
 from zcspec.spec.invariants.layout import recompute_lower_bound
 from zcspec.spec.observables import (
-    ArgSlot, Block, CallResult, Event, ExecutionObservation, Header, IoTensor, LoadObservation, LoadOutcome,
-    ModelFileObservation, NodeInfo, Options, OutputResult, PlanObservation, Range, RegionBinding, SlotValue,
+    ArgSlot, Block, CallResult, Event, ExecutionObservation, Header, IoTensor, LoadObservation, LoadOptionsObservation,
+    LoadOutcome, ModelFileObservation, NodeInfo, OutputResult, PlanObservation, Range, RegionBinding, SlotValue,
     SocProfile, Task, TensorPlacement, UserBuffer, ZeroCopyEntry,
 )
 
@@ -108,7 +108,7 @@ def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, 
     io = io if io is not None else (
         IoTensor("x", "input", X_MODEL, PADDED, RAW), IoTensor("y", "output", Y_MODEL, PADDED, RAW))
     return LoadObservation(
-        options=Options(runtime=runtime, **options),
+        options=LoadOptionsObservation(runtime=runtime, **options),
         regions=(RegionBinding("feature_map", FM, 0x1000), RegionBinding("zero_copy", ZC, 0x400, backed=zc_backed)),
         io=tuple(io),
         zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input"), ZeroCopyEntry(0, 1, "y", "output")),

@@ -9,7 +9,7 @@ maps its state onto these, and any other implementation may do the same.
 """
 from zcspec.spec.observables.codec import dumps, from_data, loads, to_data
 from zcspec.spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue, UserBuffer
-from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
@@ -27,7 +27,8 @@ OBSERVATION_KINDS = {
 
 __all__ = [
     "Alignment", "ArgSlot", "Block", "BuildFacts", "CallResult", "ContinuousGroup", "Event", "ExecutionObservation",
-    "Header", "IoTensor", "LoadObservation", "LoadOutcome", "ModelFileObservation", "NodeInfo", "OBSERVATION_KINDS",
-    "Options", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding", "SlotValue",
-    "SocProfile", "Task", "TensorPlacement", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads", "to_data",
+    "Header", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
+    "NodeInfo", "OBSERVATION_KINDS", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding",
+    "SlotValue", "SocProfile", "Task", "TensorPlacement", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads",
+    "to_data",
 ]

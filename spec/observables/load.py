@@ -10,7 +10,7 @@ from zcspec.spec.observables.trace import Event
 
 
 @attrs.frozen
-class Options:
+class LoadOptionsObservation:
     """Runtime options of a load (ge-facts.md 6.1.3, 7.1.2; ``ge_compat`` reproduces GE's unchecked
     AllocModelOutTensor sharing, ge-facts.md 7.3.2)."""
 
@@ -52,7 +52,7 @@ class IoTensor:
 
 @attrs.frozen
 class LoadObservation:
-    options: Options
+    options: LoadOptionsObservation
     regions: tuple[RegionBinding, ...] = ()
     io: tuple[IoTensor, ...] = ()
     zero_copy_table: tuple[ZeroCopyEntry, ...] = ()

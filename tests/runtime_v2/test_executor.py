@@ -13,7 +13,7 @@ from zcspec.impl.platform.errors import BadInput
 from zcspec.impl.runtime.v2.errors import AllocatorError, ApiMisuseError, InputBufferError, OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor, load_stream_executor
 from zcspec.impl.runtime.v2.observe import observe_execution
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.single_op import SingleOpExecutor, single_op_model
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.check import check
@@ -61,7 +61,7 @@ def test_unload_returns_the_device_to_its_baseline_and_is_observed():
 def test_always_external_allocator_needs_the_callers_allocator():
     dev = Device()
     model = relu_neg()
-    exe = StreamExecutor(model, dev, LoweringOption(always_external_allocator=True))
+    exe = StreamExecutor(model, dev, LoweringOptions(always_external_allocator=True))
     assert exe.allocator is None and exe.graph.of_type("GetExternalAllocator")
     ins, out = stage(dev, model), out_buffer(dev, model.tasks.outputs[0])
     before = dev.counters
@@ -144,7 +144,7 @@ def two_streams():
 def test_two_streams_are_ordered_by_events(single):
     model = two_streams()
     dev = Device()
-    exe = StreamExecutor(model, dev, LoweringOption(enable_single_stream=single))
+    exe = StreamExecutor(model, dev, LoweringOptions(enable_single_stream=single))
     assert exe.multi_stream is not single
     ins = stage(dev, model)
     outs = [out_buffer(dev, io) for io in model.tasks.outputs]
@@ -162,7 +162,7 @@ def test_single_op_executor_forces_zero_copy_and_the_external_allocator():
     model = single_op_model("Relu", [((2, 3), "float32")], [((2, 3), "float32")])
     ops = SingleOpExecutor(dev)
     exe = ops.executor(model)
-    o = exe.option
+    o = exe.options
     assert (o.always_zero_copy, o.always_external_allocator, o.trust_shape_on_out_tensor) == (True, True, True)
     assert not exe.graph.of_type("EnsureTensorAtOutMemory")   # TrustOutTensor dropped the duplicate check
     x = dev.upload(np.array([[-1, 2, -3], [4, -5, 6]], np.float32))
@@ -172,7 +172,7 @@ def test_single_op_executor_forces_zero_copy_and_the_external_allocator():
     with pytest.raises(OutputBufferError, match="smaller than the actual size 24"):
         ops.execute(model, [Tensor(x, 24)], [Tensor(y, 20)])
     assert ops.executor(model) is exe   # loaded once, on the first execution
-    assert SingleOpExecutor(dev, refresh_output_ori_shape=True).executor(model).option.trust_shape_on_out_tensor is False
+    assert SingleOpExecutor(dev, refresh_output_ori_shape=True).executor(model).options.trust_shape_on_out_tensor is False
     ops.close()
 
 

@@ -7,7 +7,7 @@ import pytest
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.runtime.v2.lowering import lower
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 
 
 def model_of(build):
@@ -75,7 +75,7 @@ def test_input_straight_to_output_and_weight_output_are_copied_not_zero_copied()
 
 def test_option_changes_are_visible():
     m = model_of(chain)
-    assert lower(m, LoweringOption(always_external_allocator=True)).node["allocator/hbm"].type == "GetExternalAllocator"
+    assert lower(m, LoweringOptions(always_external_allocator=True)).node["allocator/hbm"].type == "GetExternalAllocator"
     text = lower(m).dump()
     assert text.splitlines()[0] == "exe graph 'm': 13 nodes"
     assert "AllocMemory" in text and "<- allocator/hbm:0" in text

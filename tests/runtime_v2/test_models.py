@@ -20,14 +20,14 @@ from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, RuntimeV1Error, load
 from zcspec.impl.runtime.v2.executor import StreamExecutor
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.runner import run, run_counted, to_tensor
 from tests.device.naive_runner import run as naive_run
 
 OPTIONS = {
-    "default": LoweringOption(), "always_zero_copy": LoweringOption(always_zero_copy=True),
-    "no_zero_copy": LoweringOption(zero_copy=False), "ge_compat": LoweringOption(ge_compat=True),
-    "trusted_single_stream": LoweringOption(always_zero_copy=True, trust_shape_on_out_tensor=True,
+    "default": LoweringOptions(), "always_zero_copy": LoweringOptions(always_zero_copy=True),
+    "no_zero_copy": LoweringOptions(zero_copy=False), "ge_compat": LoweringOptions(ge_compat=True),
+    "trusted_single_stream": LoweringOptions(always_zero_copy=True, trust_shape_on_out_tensor=True,
                                             enable_single_stream=True),
 }
 
@@ -48,10 +48,10 @@ def run_v1(model, arrays) -> dict:
     return result
 
 
-def run_v2(model, arrays, option=LoweringOption()) -> dict:
+def run_v2(model, arrays, options=LoweringOptions()) -> dict:
     dev = Device(model.soc)
     ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
-    with StreamExecutor(model, dev, option) as exe:
+    with StreamExecutor(model, dev, options) as exe:
         exe.execute([to_tensor(b) for b in ins], [to_tensor(b) for b in outs])
         result = read_outputs(dev, model, outs)
     free_buffers(dev, ins + outs)
@@ -146,8 +146,8 @@ def test_random_graphs_v2_equals_v1_bitwise(graph):
         expected = run_v1(model, arrays)
     except RuntimeV1Error:  # v1 faults on some view-piece outputs (reported); the naive test covers v2 there
         reject()
-    for label, option in OPTIONS.items():
-        assert_bitwise(run_v2(model, arrays, option), expected, f"v2 ({label}) vs v1")
+    for label, options in OPTIONS.items():
+        assert_bitwise(run_v2(model, arrays, options), expected, f"v2 ({label}) vs v1")
 
 
 # The naive executor has no collectives and treats a concat view as an alias of its first input.

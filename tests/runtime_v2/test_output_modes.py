@@ -12,21 +12,21 @@ from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.runtime.v2.errors import E13031, PARAM_INVALID, EnsureOutputError, OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.spec.check import check
 from tests.runtime_v2.helpers import (
     PATTERN, expected, input_array, out_buffer, output_feeds_node, raw_bytes, read, relu_neg, stage,
 )
 
-AZC = LoweringOption(always_zero_copy=True)
-GE = LoweringOption(ge_compat=True)
+AZC = LoweringOptions(always_zero_copy=True)
+GE = LoweringOptions(ge_compat=True)
 BAD_SIZES = {"null": 0, "undersized": 300, "one byte short": 399}
 
 
-def setup(option, model=None, warm: bool = False):
+def setup(options, model=None, warm: bool = False):
     model = model or relu_neg()
     dev = Device()
-    exe = StreamExecutor(model, dev, option)
+    exe = StreamExecutor(model, dev, options)
     ins = stage(dev, model)
     if warm:  # a first good execution: the caching allocator then holds cached spans
         good = [out_buffer(dev, io) for io in model.tasks.outputs]
@@ -64,7 +64,7 @@ def test_always_zero_copy_rejects_and_changes_nothing(size, warm):
 
 @pytest.mark.parametrize("size", BAD_SIZES.values(), ids=BAD_SIZES.keys())
 def test_default_falls_back_and_returns_the_correct_result(size):
-    model, dev, exe, ins = setup(LoweringOption())
+    model, dev, exe, ins = setup(LoweringOptions())
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io, size)
     user_addr, user_bytes = out.addr, raw_bytes(dev, out)
@@ -107,10 +107,10 @@ def test_ge_compat_with_a_null_buffer_allocates_like_ge():
     out.release()
 
 
-@pytest.mark.parametrize("option", [LoweringOption(), AZC, GE], ids=["default", "azc", "ge_compat"])
+@pytest.mark.parametrize("options", [LoweringOptions(), AZC, GE], ids=["default", "azc", "ge_compat"])
 @pytest.mark.parametrize("extra", [0, 32, 4096])
-def test_large_enough_buffer_is_written_in_place(option, extra):
-    model, dev, exe, ins = setup(option)
+def test_large_enough_buffer_is_written_in_place(options, extra):
+    model, dev, exe, ins = setup(options)
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io, io.nbytes + extra)
     addr = out.addr
@@ -126,7 +126,7 @@ def test_large_enough_buffer_is_written_in_place(option, extra):
 
 
 def test_host_buffer_default_copies_and_azc_rejects():
-    model, dev, exe, ins = setup(LoweringOption())
+    model, dev, exe, ins = setup(LoweringOptions())
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io, placement="host")
     before = dev.counters
@@ -140,7 +140,7 @@ def test_host_buffer_default_copies_and_azc_rejects():
 
 
 def test_no_zero_copy_computes_in_runtime_memory_and_copies():
-    model, dev, exe, ins = setup(LoweringOption(zero_copy=False))
+    model, dev, exe, ins = setup(LoweringOptions(zero_copy=False))
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io)
     before = dev.counters
@@ -149,9 +149,9 @@ def test_no_zero_copy_computes_in_runtime_memory_and_copies():
     np.testing.assert_array_equal(read(dev, out, io), expected(model, [input_array(io)])[0])
 
 
-@pytest.mark.parametrize("option", [LoweringOption(), AZC], ids=["default", "azc"])
-def test_output_that_feeds_another_node(option):
-    model, dev, exe, ins = setup(option, output_feeds_node())
+@pytest.mark.parametrize("options", [LoweringOptions(), AZC], ids=["default", "azc"])
+def test_output_that_feeds_another_node(options):
+    model, dev, exe, ins = setup(options, output_feeds_node())
     outs = [out_buffer(dev, io) for io in model.tasks.outputs]
     addrs = [o.addr for o in outs]
     exe.execute(ins, outs)
@@ -191,7 +191,7 @@ def test_ge_compat_late_ensure_error_releases_what_the_graph_held():
 
 
 def test_default_host_buffer_too_small_falls_back_to_runtime_memory():
-    model, dev, exe, ins = setup(LoweringOption())
+    model, dev, exe, ins = setup(LoweringOptions())
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io, 300, placement="host")
     user_bytes = raw_bytes(dev, out)

@@ -5,12 +5,12 @@ import pytest
 
 from zcspec.impl.runtime.v2.errors import ExeGraphError
 from zcspec.impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.passes import run_passes
 from zcspec.impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
 from zcspec.impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
 
-AZC = LoweringOption(always_zero_copy=True)
+AZC = LoweringOptions(always_zero_copy=True)
 
 
 def N(name, type_, *inputs, outputs=1, after=(), **attrs):  # noqa: N802 - reads like a graph literal
@@ -48,7 +48,7 @@ def test_default_rewrites_alloc_into_alloc_model_out_tensor():
 
 
 def test_ge_compat_turns_the_size_check_off():
-    node = model_out_tensor_zero_copy(simple(), LoweringOption(ge_compat=True)).node["alloc/y"]
+    node = model_out_tensor_zero_copy(simple(), LoweringOptions(ge_compat=True)).node["alloc/y"]
     assert node.type == "AllocModelOutTensor" and node.attr("check_size") is False
 
 
@@ -140,7 +140,7 @@ def test_two_outputs_sharing_one_alloc_zero_copy_only_the_first():
 
 def test_trust_out_tensor_removes_only_the_duplicate_ensure():
     azc = model_out_tensor_zero_copy(simple(), AZC)
-    trusted = trust_out_tensor(azc, LoweringOption(always_zero_copy=True, trust_shape_on_out_tensor=True))
+    trusted = trust_out_tensor(azc, LoweringOptions(always_zero_copy=True, trust_shape_on_out_tensor=True))
     assert "ensure/y" not in trusted.node
     default = model_out_tensor_zero_copy(simple())
     assert trust_out_tensor(default) is default  # AllocModelOutTensor may fall back: its Ensure must stay
@@ -148,8 +148,8 @@ def test_trust_out_tensor_removes_only_the_duplicate_ensure():
 
 def test_pipeline_switches():
     g = simple()
-    assert run_passes(g, LoweringOption(zero_copy=False)) is g
-    both = run_passes(g, LoweringOption(always_zero_copy=True, trust_shape_on_out_tensor=True))
+    assert run_passes(g, LoweringOptions(zero_copy=False)) is g
+    both = run_passes(g, LoweringOptions(always_zero_copy=True, trust_shape_on_out_tensor=True))
     assert [n.type for n in both.nodes] == ["OutputData", "SplitTensorForOutputData", "LaunchKernel"]
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zcspec.checks.counterexample import Counterexample
-from zcspec.checks.execution.v2 import observe_scenario, option_of
+from zcspec.checks.execution.v2 import observe_scenario, options_of
 from zcspec.checks.replay import CORPUS, replay
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.graphs import graphs
@@ -54,17 +54,17 @@ def test_same_buffers_without_the_hazard_satisfy_every_v2_invariant(runtime):
 
 def test_unknown_scenario_keys_are_rejected():
     with pytest.raises(ValueError, match="unknown keys \\['always_zero_cpy'\\]"):
-        option_of({"runtime": "v2", "always_zero_cpy": True})
+        options_of({"runtime": "v2", "always_zero_cpy": True})
 
 
 SIZES = st.sampled_from([0, 0.5, 0.99, 1.0, 1.5])  # fraction of the output's raw size (0 = null buffer)
 
 
-def copied_by_design(model, option) -> set[str]:
+def copied_by_design(model, options) -> set[str]:
     """Outputs ModelOutTensorZeroCopy cannot give the caller's buffer (a model input or a weight passed
     through, a piece of a larger tensor, a second output sharing memory): EnsureTensorAtOutMemory copies
     them, as GE does. V2-OUT-IS-USER does not make that exception yet (reported), so the test does."""
-    graph = run_passes(lower(model, option), option)
+    graph = run_passes(lower(model, options), options)
     names = io_names(model)
     out = set()
     for ensure in graph.of_type("EnsureTensorAtOutMemory"):
@@ -89,7 +89,7 @@ def test_random_graphs_and_buffers_satisfy_the_spec(graph, mode, fractions, plac
                "always_zero_copy": mode == "always_zero_copy", "zero_copy": mode != "no_zero_copy"}
     [obs] = observe_scenario(model, runtime)
     chosen = [get(i) for i in V2 if not (i == "V2-OUT-IS-USER" and mode == "no_zero_copy")]
-    exempt = copied_by_design(model, option_of(runtime))
+    exempt = copied_by_design(model, options_of(runtime))
     # ... and an output copied by design into a host buffer needs no allocation (a D2H copy straight from
     # the input or weight), which V2-DEFAULT-FALLBACK does not allow for yet (reported).
     host_copy = {n for n in exempt if (b := obs.buffer(n)) is not None and b.address and b.placement == "host"}

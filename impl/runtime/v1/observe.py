@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from zcspec.spec.observables.execution import CallResult, ExecutionObservation, SlotValue
 from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
-from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.model_file import ZeroCopyEntry
 from zcspec.spec.observables.trace import Event
 
@@ -49,7 +49,7 @@ def _hccl_without_zero_copy(model) -> set[str]:
 
 def observe_load(lm) -> LoadObservation:
     opts = lm.options
-    options = Options("v1", zero_copy=opts.zero_copy, reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory))
+    options = LoadOptionsObservation("v1", zero_copy=opts.zero_copy, reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory))
     sizes = lm.model.regions
     regions = tuple(
         RegionBinding(name, lm.base(name), sizes.get(name, 0),

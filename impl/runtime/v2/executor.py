@@ -1,6 +1,6 @@
 """The stream executor: a lowered model loaded on a device, executed once per ``execute`` call.
 
-    exe = load_stream_executor(model_bytes, LoweringOption(), device=dev)
+    exe = load_stream_executor(model_bytes, LoweringOptions(), device=dev)
     outs = exe.execute([Tensor(addr=x, size=nx)], [Tensor(addr=y, size=ny)])
     exe.unload()
 
@@ -37,7 +37,7 @@ from zcspec.impl.runtime.v2.frame import Frame, RtEvent
 from zcspec.impl.runtime.v2.kernels import KERNELS
 from zcspec.impl.runtime.v2.kernels.outputs import every_bad_output
 from zcspec.impl.runtime.v2.lowering import lower
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.passes import run_passes
 
 
@@ -57,14 +57,14 @@ def _device_task(task, args: int):
 class StreamExecutor:
     """A model loaded into runtime v2 on ``device`` (see the module docstring)."""
 
-    def __init__(self, model, device: Device | None = None, option: LoweringOption = LoweringOption()):
-        self.model, self.option = model, option
+    def __init__(self, model, device: Device | None = None, options: LoweringOptions = LoweringOptions()):
+        self.model, self.options = model, options
         self.device = device if device is not None else Device(model.soc)
         if self.device.soc.name != model.soc:
             raise ApiMisuseError(f"model {model.name!r} was compiled for SoC {model.soc!r}, the device is "
                              f"{self.device.soc.name!r}; compile it for this SoC")
-        self.graph_before = lower(model, option)
-        self.graph = run_passes(self.graph_before, option)
+        self.graph_before = lower(model, options)
+        self.graph = run_passes(self.graph_before, options)
         unknown = [n for n in self.graph.nodes if n.type not in KERNELS]
         if unknown:
             raise ExeGraphError(f"no kernel {unknown[0].type!r}", node=unknown[0].name)
@@ -100,7 +100,7 @@ class StreamExecutor:
         used = sorted({n.attr("stream", 0) for n in self.graph.nodes if n.type.startswith("Launch")} | {0})
         self._streams = {s: (0 if s == 0 else dev.create_stream()) for s in used}
         self.multi_stream = len(used) > 1
-        external_only = self.option.always_external_allocator  # the executor creates no allocator (7.1.3)
+        external_only = self.options.always_external_allocator  # the executor creates no allocator (7.1.3)
         self.allocator = None if external_only else CachingAllocator(dev, name=f"{model.name} hbm")
         if self.allocator is not None:
             self.allocator.listener = self._on_block
@@ -215,7 +215,7 @@ class StreamExecutor:
                 if other.index != error.index:
                     frame.log("error", io=other.io_key, message=str(other), code=other.code)
         raised = error
-        if self.option.ge_compat and not isinstance(error, DeviceFault):
+        if self.options.ge_compat and not isinstance(error, DeviceFault):
             try:
                 self.device.synchronize()
             except DeviceFault as fault:
@@ -260,7 +260,7 @@ def _given(tensors, ios) -> tuple[GivenBuffer, ...]:
                  for x, io in zip(tensors, ios))
 
 
-def load_stream_executor(model_bytes: bytes, option: LoweringOption = LoweringOption(), *,
+def load_stream_executor(model_bytes: bytes, options: LoweringOptions = LoweringOptions(), *,
                          device: Device | None = None) -> StreamExecutor:
-    """Validate ``model_bytes`` (a .zcm file), lower it with ``option`` and load it on ``device``."""
-    return StreamExecutor(load_model(model_bytes), device, option)
+    """Validate ``model_bytes`` (a .zcm file), lower it with ``options`` and load it on ``device``."""
+    return StreamExecutor(load_model(model_bytes), device, options)

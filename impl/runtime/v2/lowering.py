@@ -1,6 +1,6 @@
 """Lowering a compiled model into an execution graph (GE's gert lowering, ge-facts.md 7.2.1, 7.9).
 
-``lower(model, option) -> ExeGraph`` emits, in execution order:
+``lower(model, options) -> ExeGraph`` emits, in execution order:
 
 1. ``InputData`` / ``OutputData``: the caller's input and output tensors (one output each);
 2. ``SelectAllocator`` (``GetExternalAllocator`` under always_external_allocator): the
@@ -17,14 +17,14 @@
    then the ``FreeMemory`` of the groups that hold outputs.
 
 The graph is what GE builds before its passes; ``passes.run_passes`` then applies
-ModelOutTensorZeroCopy and TrustOutTensor as the option says.
+ModelOutTensorZeroCopy and TrustOutTensor as the options say.
 """
 from __future__ import annotations
 
 from zcspec.impl.runtime.v2.errors import LoweringError
 from zcspec.impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
 from zcspec.impl.runtime.v2.groups import Group, memory_groups
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 
 ALLOCATOR = "allocator/hbm"
 INPUT_DATA, OUTPUT_DATA = "InputData", "OutputData"
@@ -33,8 +33,8 @@ LAUNCH_TYPES = {"kernel": "LaunchKernel", "memcpy": "LaunchKernel", "memcpy_addr
 
 
 class _Builder:
-    def __init__(self, model, option: LoweringOption):
-        self.model, self.option = model, option
+    def __init__(self, model, options: LoweringOptions):
+        self.model, self.options = model, options
         self.groups, self.root_of = memory_groups(model)
         self.nodes: list[ExeNode] = []
         self.td: dict[str, Edge] = {}      # tensor -> edge of its tensor data
@@ -53,7 +53,7 @@ class _Builder:
         self.add(ExeNode(INPUT_DATA, INPUT_DATA, outputs=len(t.inputs), attrs={"names": [i.tensor for i in t.inputs]}))
         self.add(ExeNode(OUTPUT_DATA, OUTPUT_DATA, outputs=len(t.outputs),
                          attrs={"names": [o.tensor for o in t.outputs]}))
-        kind = "GetExternalAllocator" if self.option.always_external_allocator else "SelectAllocator"
+        kind = "GetExternalAllocator" if self.options.always_external_allocator else "SelectAllocator"
         self.add(ExeNode(ALLOCATOR, kind, attrs={"placement": "device"}))
 
     def inputs(self) -> None:
@@ -133,7 +133,7 @@ class _Builder:
                          attrs={"tensor": g.root}))
 
     def launch(self, task) -> str:
-        stream = 0 if self.option.enable_single_stream else task.stream
+        stream = 0 if self.options.enable_single_stream else task.stream
         attrs_ = {"task": task.index, "op_type": task.op_type, "stream": stream}
         waits = self.waits(task, stream)
         if waits:
@@ -164,16 +164,16 @@ class _Builder:
                            [self.td[io.tensor], Edge(OUTPUT_DATA, io.index), Edge(ALLOCATOR)],
                            outputs=0, after=[last_launch] if last_launch else [],
                            attrs={"output": io.tensor, "index": io.index, "shape": io.shape, "dtype": io.dtype,
-                                  "nbytes": io.nbytes, "placement": "device", "fallback": not self.option.ge_compat})
+                                  "nbytes": io.nbytes, "placement": "device", "fallback": not self.options.ge_compat})
             ensures.append(self.add(node).name)
         for g in self.groups.values():  # output memory, and inputs nothing reads
             if g.kind != "const" and g.root not in self.freed:
                 self.free(g, tuple(ensures))
 
 
-def lower(model, option: LoweringOption = LoweringOption()) -> ExeGraph:
+def lower(model, options: LoweringOptions = LoweringOptions()) -> ExeGraph:
     """The execution graph of ``model`` before any pass (see the module docstring)."""
-    b = _Builder(model, option)
+    b = _Builder(model, options)
     b.io_nodes()
     b.inputs()
     b.consts()

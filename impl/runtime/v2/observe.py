@@ -28,7 +28,7 @@ from zcspec.impl.runtime.record import ExecutionRecord
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.spec.observables.execution import CallResult, ExecutionObservation, SlotValue
 from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
-from zcspec.spec.observables.load import IoTensor, LoadObservation, Options, RegionBinding
+from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.trace import Event
 
 
@@ -40,8 +40,8 @@ def _trace_names(exe, owner: str | None, copies: dict | None = None) -> TraceNam
 
 
 def observe_load(exe) -> LoadObservation:
-    o = exe.option
-    options = Options("v2", zero_copy=o.zero_copy, always_zero_copy=o.always_zero_copy, ge_compat=o.ge_compat)
+    o = exe.options
+    options = LoadOptionsObservation("v2", zero_copy=o.zero_copy, always_zero_copy=o.always_zero_copy, ge_compat=o.ge_compat)
     regions = tuple(RegionBinding(r, exe.region_base(r), exe.model.regions[r]) for r in ("weight", "fixed")
                     if exe.model.regions.get(r))
     names = io_names(exe.model)

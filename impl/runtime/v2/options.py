@@ -1,4 +1,4 @@
-"""LoweringOption: what a caller chooses when it loads a model into runtime v2 (ge-facts.md 7.1).
+"""LoweringOptions: what a caller chooses when it loads a model into runtime v2 (ge-facts.md 7.1).
 
 GE's four switches, plus zcspec's own:
 
@@ -24,7 +24,7 @@ from zcspec.impl.runtime.v2.errors import ApiMisuseError
 
 
 @attrs.frozen
-class LoweringOption:
+class LoweringOptions:
     trust_shape_on_out_tensor: bool = False
     always_zero_copy: bool = False
     always_external_allocator: bool = False
@@ -36,4 +36,4 @@ class LoweringOption:
         for f in attrs.fields(type(self)):
             value = getattr(self, f.name)
             if not isinstance(value, bool):
-                raise ApiMisuseError(f"LoweringOption.{f.name}={value!r} must be a bool")
+                raise ApiMisuseError(f"LoweringOptions.{f.name}={value!r} must be a bool")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zcspec.impl.runtime.v2.errors import OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 
 
@@ -30,7 +30,7 @@ def run(model, device, inputs: list, outputs: list, *, zero_copy: bool) -> None:
 
 def run_counted(model, device, inputs: list, outputs: list, *, zero_copy: bool):
     """``run``, returning the device counters of the execute call alone (load and unload excluded)."""
-    exe = StreamExecutor(model, device, LoweringOption(zero_copy=zero_copy))
+    exe = StreamExecutor(model, device, LoweringOptions(zero_copy=zero_copy))
     try:
         before = device.counters
         result = exe.execute([to_tensor(b) for b in inputs], [to_tensor(b) for b in outputs])

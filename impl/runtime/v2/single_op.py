@@ -18,7 +18,7 @@ from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator
 from zcspec.impl.runtime.v2.executor import StreamExecutor
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 
 
 def single_op_model(op_type: str, inputs, outputs, *, soc: str = "ascend910b", **attrs):
@@ -36,14 +36,14 @@ class SingleOpExecutor:
     def __init__(self, device, *, allocator=None, refresh_output_ori_shape: bool = False):
         self.device = device
         self.allocator = allocator if allocator is not None else ExternalAllocator.on_device(device, name="acl op")
-        self.option = LoweringOption(trust_shape_on_out_tensor=not refresh_output_ori_shape,
+        self.options = LoweringOptions(trust_shape_on_out_tensor=not refresh_output_ori_shape,
                                      always_zero_copy=True, always_external_allocator=True)
         self._loaded: dict[int, StreamExecutor] = {}
 
     def executor(self, model) -> StreamExecutor:
         exe = self._loaded.get(id(model))
         if exe is None or exe.model is not model:
-            exe = self._loaded[id(model)] = StreamExecutor(model, self.device, self.option)
+            exe = self._loaded[id(model)] = StreamExecutor(model, self.device, self.options)
         return exe
 
     def execute(self, model, inputs, outputs) -> list:

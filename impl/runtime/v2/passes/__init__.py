@@ -1,12 +1,12 @@
 """The lowering passes of runtime v2, in GE's offline order (ge-facts.md 7.1.5), each with its switch.
 
-A pass is a pure ``(ExeGraph, LoweringOption) -> ExeGraph`` function; one that finds nothing
+A pass is a pure ``(ExeGraph, LoweringOptions) -> ExeGraph`` function; one that finds nothing
 to do returns its input.
 """
 from __future__ import annotations
 
 from zcspec.impl.runtime.v2.exe_graph import ExeGraph
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.passes.model_out_tensor_zero_copy import model_out_tensor_zero_copy
 from zcspec.impl.runtime.v2.passes.trust_out_tensor import trust_out_tensor
 
@@ -18,8 +18,8 @@ PIPELINE = (
 )
 
 
-def run_passes(graph: ExeGraph, option: LoweringOption = LoweringOption()) -> ExeGraph:
+def run_passes(graph: ExeGraph, options: LoweringOptions = LoweringOptions()) -> ExeGraph:
     for _name, fn, enabled in PIPELINE:
-        if enabled(option):
-            graph = fn(graph, option).validate()
+        if enabled(options):
+            graph = fn(graph, options).validate()
     return graph

@@ -25,7 +25,7 @@ GE follows If/Case branches into subgraphs; zcspec's execution graphs are flat.
 from __future__ import annotations
 
 from zcspec.impl.runtime.v2.exe_graph import Edge, ExeGraph, ExeNode
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 
 ALLOC_TYPES = ("AllocMemory", "AllocMemHbm")
 ENSURE = "EnsureTensorAtOutMemory"
@@ -46,40 +46,40 @@ def _output_edge(graph: ExeGraph, ensure: ExeNode) -> Edge | None:
     return edge if edge is not None and graph.producer(edge).type == "OutputData" else None
 
 
-def model_out_tensor_zero_copy(graph: ExeGraph, option: LoweringOption = LoweringOption()) -> ExeGraph:
+def model_out_tensor_zero_copy(graph: ExeGraph, options: LoweringOptions = LoweringOptions()) -> ExeGraph:
     changed = False
     for ensure in graph.of_type(ENSURE):
         out = _output_edge(graph, ensure)
         alloc = find_alloc(graph, ensure.inputs[0]) if out is not None else None
         output = {"output": ensure.attr("output", out and out.node), "index": out and out.index}
         if alloc is None:
-            if out is not None and option.always_zero_copy:
-                graph = _check_output(graph, ensure, out, output, option)
+            if out is not None and options.always_zero_copy:
+                graph = _check_output(graph, ensure, out, output, options)
                 changed = True
             continue
-        if option.always_zero_copy:
-            graph = _split_for_output(graph, alloc, out, output, option)
+        if options.always_zero_copy:
+            graph = _split_for_output(graph, alloc, out, output, options)
         else:
             new = ExeNode(alloc.name, "AllocModelOutTensor", alloc.inputs + (out,), alloc.outputs, alloc.after,
-                          dict(alloc.attrs) | output | {"check_size": not option.ge_compat})
+                          dict(alloc.attrs) | output | {"check_size": not options.ge_compat})
             graph = graph.replace(new)
         changed = True
     return _prune_allocators(graph) if changed else graph
 
 
-def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: dict, option: LoweringOption) -> ExeGraph:
+def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: dict, options: LoweringOptions) -> ExeGraph:
     # GE does not check the placement here (an open to-do in GE's build_tensor.cc, ge-facts.md 7.4.3); zcspec does,
     # except under ge_compat.
-    attrs_ = dict(alloc.attrs) | output | {"check_placement": not option.ge_compat}
+    attrs_ = dict(alloc.attrs) | output | {"check_placement": not options.ge_compat}
     new = ExeNode(alloc.name, "SplitTensorForOutputData", (out,), alloc.outputs, (), attrs_)
     guards = [n.name for n in graph.of_type("FreeMemory") if n.inputs and n.inputs[0] == Edge(alloc.name)]
     graph = graph.replace(new).without(guards)
     return graph.moved_after(alloc.name, _hoist_anchor(graph, out.node, skip=alloc.name))
 
 
-def _check_output(graph: ExeGraph, ensure: ExeNode, out: Edge, output: dict, option: LoweringOption) -> ExeGraph:
+def _check_output(graph: ExeGraph, ensure: ExeNode, out: Edge, output: dict, options: LoweringOptions) -> ExeGraph:
     """always_zero_copy, output not produced by an alloc: the caller's buffer is still checked, up front."""
-    attrs_ = output | {"raw": ensure.attr("nbytes"), "check_placement": not option.ge_compat}
+    attrs_ = output | {"raw": ensure.attr("nbytes"), "check_placement": not options.ge_compat}
     check = ExeNode(f"check/{output['output']}", "CheckOutputTensor", (out,), 0, (), attrs_)
     nodes = list(graph.nodes)
     nodes.insert(graph.position[_hoist_anchor(graph, out.node)] + 1, check)

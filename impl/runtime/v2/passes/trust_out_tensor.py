@@ -9,10 +9,10 @@ from an input or a weight) stay, since they may still have to copy.
 from __future__ import annotations
 
 from zcspec.impl.runtime.v2.exe_graph import ExeGraph
-from zcspec.impl.runtime.v2.options import LoweringOption
+from zcspec.impl.runtime.v2.options import LoweringOptions
 
 
-def trust_out_tensor(graph: ExeGraph, option: LoweringOption = LoweringOption()) -> ExeGraph:
+def trust_out_tensor(graph: ExeGraph, options: LoweringOptions = LoweringOptions()) -> ExeGraph:
     redundant = []
     for ensure in graph.of_type("EnsureTensorAtOutMemory"):
         src = graph.producer(ensure.inputs[0])
