@@ -56,9 +56,9 @@ def _observe_model_file(s: Scenario) -> list:
 
 
 def _observe_execution(s: Scenario) -> list:
-    from zcspec.checks.execution import observe_execution
+    from zcspec.checks.execution import observe_runs
 
-    return observe_execution(s)
+    return observe_runs(s)
 
 
 OBSERVERS: dict[str, Callable[[Scenario], list]] = {

@@ -46,7 +46,7 @@ def default_runtimes(graph) -> list[dict]:
     ]
 
 
-def observe_execution(scenario) -> list:
+def observe_runs(scenario) -> list:
     """Compile ``scenario.graph`` once, then observe every run its ``runtime`` dict names, in order."""
     model = build_model(scenario.graph, scenario.compile)
     runs = scenario.runtime.get("runs", [scenario.runtime])
