@@ -20,15 +20,13 @@ from importlib import metadata
 
 import attrs
 
+from zcspec.checks.errors import CounterexampleError
 from zcspec.checks.scenario import Scenario
+from zcspec.impl.platform.errors import BadInput
 
 FORMAT = "zcspec-counterexample"
 VERSION = 1
 EXPECTS = ("fixed", "violation")
-
-
-class CounterexampleError(ValueError):
-    """A counterexample file is malformed; the message names the file and the field."""
 
 
 def zcspec_version() -> str:
@@ -66,7 +64,7 @@ class Counterexample:
         try:
             return cls(Scenario.from_dict(d["scenario"]), d["invariant"], dict(d["violation"]),
                        d.get("expect", "fixed"), d.get("found_with"), d.get("note", ""), d.get("zcspec", "unknown"))
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, BadInput) as e:
             raise CounterexampleError(f"{where}: malformed counterexample: {type(e).__name__}: {e}") from e
 
     @classmethod

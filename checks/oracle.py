@@ -16,16 +16,13 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from zcspec.checks.errors import OracleUnavailable
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.platform import dtypes
 
 OPSET = 9
 _IDENTITY = {"MemcpyAsync", "MemcpyAddrAsync", "Dropout", "HcomAllReduce", "HcomAllGather", "HcomBroadcast"}
-
-
-class OracleUnavailable(Exception):
-    """The graph has something the oracle cannot evaluate; the message says what."""
 
 
 def _attrs(node) -> dict:

@@ -13,10 +13,17 @@ from typing import Any, Callable
 
 import attrs
 
+from zcspec.checks.errors import ScenarioError
+from zcspec.checks.execution import check_runtime, observe_runs
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json
+from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.observe import observe_model_file, observe_plan
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.spec.check import check
+from zcspec.spec.registry import get
 
 KINDS = ("plan", "model_file", "execution")
 
@@ -34,37 +41,40 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Scenario":
+        """The scenario of its JSON form, every part checked: ScenarioError (or the graph's, the options'
+        or a runtime option's own error, all BadInput) naming the culprit key, before anything runs."""
+        if not isinstance(d, dict):
+            raise ScenarioError(f"a scenario must be an object, got {type(d).__name__}", key="scenario")
+        if missing := [k for k in ("kind", "graph", "compile") if k not in d]:
+            raise ScenarioError(f"scenario: missing key {missing[0]!r}", key=missing[0])
+        if unknown := sorted(set(d) - {"kind", "graph", "compile", "runtime"}):
+            raise ScenarioError(f"scenario: unknown keys {unknown}; known: compile, graph, kind, runtime",
+                                key=", ".join(unknown))
+        if d["kind"] not in KINDS:
+            raise ScenarioError(f"scenario: kind {d['kind']!r} is not one of {KINDS}", key="kind")
+        runtime = d.get("runtime", {})
+        if d["kind"] == "execution":
+            check_runtime(runtime)
+        elif not isinstance(runtime, dict):
+            raise ScenarioError(f"scenario: runtime must be an object, got {runtime!r}", key="runtime")
         return cls(d["kind"], graph_json.from_dict(d["graph"]), from_json(CompileOptions, d["compile"], "scenario.compile"),
-                   dict(d.get("runtime", {})))
+                   dict(runtime))
 
 
 def _observe_plan(s: Scenario) -> list:
-    from zcspec.impl.compiler.compile import compile_stages
-    from zcspec.impl.compiler.observe import observe_plan
-
     stages = compile_stages(s.graph, s.compile)
     return [observe_plan(stages.graph, stages.plan)]
 
 
 def _observe_model_file(s: Scenario) -> list:
-    from zcspec.impl.compiler.compile import compile_stages
-    from zcspec.impl.compiler.model_file.encode import encode
-    from zcspec.impl.compiler.observe import observe_model_file
-
     stages = compile_stages(s.graph, s.compile)
     return [observe_model_file(encode(stages.model), stages.graph, s.compile)]
-
-
-def _observe_execution(s: Scenario) -> list:
-    from zcspec.checks.execution import observe_runs
-
-    return observe_runs(s)
 
 
 OBSERVERS: dict[str, Callable[[Scenario], list]] = {
     "plan": _observe_plan,
     "model_file": _observe_model_file,
-    "execution": _observe_execution,
+    "execution": observe_runs,
 }
 
 
@@ -74,8 +84,5 @@ def observe(s: Scenario) -> list[Any]:
 
 def evaluate(s: Scenario, invariant_ids: tuple[str, ...] | None = None):
     """The spec's reports for every observation of ``s`` (only the given invariants, if named)."""
-    from zcspec.spec.check import check
-    from zcspec.spec.registry import get
-
     chosen = None if invariant_ids is None else [get(i) for i in invariant_ids]
     return [check(o, invariants=chosen) for o in observe(s)]

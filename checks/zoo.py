@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+import attrs
 import numpy as np
 
+from zcspec.checks.errors import UsageError
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.ir import Graph
 
@@ -119,12 +121,8 @@ def load(name: str) -> Graph:
     if name.startswith("builtin:"):
         key = name.split(":", 1)[1]
         if key not in BUILT_IN:
-            from zcspec.impl.compiler.errors import GraphError
-
-            raise GraphError(f"no built-in graph {key!r}; known: {', '.join(BUILT_IN)}", file=name)
+            raise UsageError(f"no built-in graph {key!r}; known: {', '.join(BUILT_IN)}", file=name)
         return BUILT_IN[key]()
-    import attrs
-
     from zcspec.checks.cli.models import load_graph
 
     graph = load_graph(name)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 
 from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.checks.errors import UsageError
 from zcspec.impl.compiler.compile import build_model
-from zcspec.impl.compiler.errors import GraphError
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.soc import PROFILES
@@ -29,7 +29,7 @@ def run(args) -> int:
         with open(args.output, "wb") as f:
             f.write(data)
     except OSError as e:
-        raise GraphError(f"cannot write the model file: {e.strerror}", file=args.output) from e
+        raise UsageError(f"cannot write the model file: {e.strerror}", file=args.output) from e
     regions = ", ".join(f"{k} {v:,}" for k, v in model.regions.items())
     print(f"{args.output}: {len(data):,} bytes, {len(model.tasks.tasks)} tasks, "
           f"{len(model.tasks.zero_copy)} zero-copy slots; regions: {regions}", file=sys.stdout)

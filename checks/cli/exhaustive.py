@@ -13,6 +13,7 @@ import os
 import sys
 import types
 
+from zcspec.checks.errors import UsageError
 from zcspec.checks.exhaustive import DEFAULT_OPS, run_exhaustive
 from zcspec.checks.scenario import KINDS
 
@@ -40,8 +41,6 @@ def configure(parser) -> None:
 
 
 def _parse(args):
-    from zcspec.checks.cli.main import UsageError
-
     kinds = tuple(k for k in args.kinds.split(",") if k)
     ops = tuple(o for o in args.ops.split(",") if o)
     if not kinds or set(kinds) - set(KINDS):

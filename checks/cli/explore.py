@@ -5,6 +5,7 @@ import os
 import sys
 
 from zcspec.checks.campaign import explore
+from zcspec.checks.errors import UsageError
 from zcspec.checks.strategies.scenarios import scenarios
 
 
@@ -16,8 +17,6 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from zcspec.checks.cli.main import UsageError
-
     if args.time <= 0 or args.max_nodes < 1:
         raise UsageError("--time must be positive and --max-nodes at least 1")
     def progress(tally, elapsed):

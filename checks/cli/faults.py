@@ -9,8 +9,11 @@ variant and pass on the real code; 2 an unknown variant or a bad counterexample 
 """
 from __future__ import annotations
 
-from zcspec.checks.faults.errors import FaultError
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.errors import UsageError
 from zcspec.checks.faults.hunt import BUDGET
+from zcspec.checks.faults.registry import get, variants
+from zcspec.checks.faults.report import hunt_all, replay_against_variant
 
 
 def configure(parser) -> None:
@@ -23,34 +26,21 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from zcspec.checks.cli.main import UsageError
-    from zcspec.checks.faults.registry import get, variants
-
-    try:
-        if args.replay:
-            return _replay(args.replay)
-        if not args.names and not args.all:
-            for v in variants():
-                gap = "  [known gap]" if v.known_gap else ""
-                print(f"{v.name:38} {v.area:11} {v.bug}{gap}")
-            return 0
-        from zcspec.checks.faults.report import hunt_all
-
-        chosen = list(variants()) if args.all else [get(n) for n in args.names]
-        return 0 if hunt_all(chosen, seed=args.seed, budget=args.budget, save=args.save).ok else 1
-    except FaultError as e:
-        raise UsageError(str(e)) from e
+    # An unknown variant (UnknownVariant) or a bad counterexample file (CounterexampleError) is
+    # bad input: main maps it to exit code 2.
+    if args.replay:
+        return _replay(args.replay)
+    if not args.names and not args.all:
+        for v in variants():
+            gap = "  [known gap]" if v.known_gap else ""
+            print(f"{v.name:38} {v.area:11} {v.bug}{gap}")
+        return 0
+    chosen = list(variants()) if args.all else [get(n) for n in args.names]
+    return 0 if hunt_all(chosen, seed=args.seed, budget=args.budget, save=args.save).ok else 1
 
 
 def _replay(path: str) -> int:
-    from zcspec.checks.cli.main import UsageError
-    from zcspec.checks.counterexample import Counterexample, CounterexampleError
-    from zcspec.checks.faults.report import replay_against_variant
-
-    try:
-        cx = Counterexample.load(path)
-    except CounterexampleError as e:
-        raise UsageError(str(e)) from e
+    cx = Counterexample.load(path)
     if not cx.found_with:
         raise UsageError(f"{path}: found_with is empty: the counterexample was not found on a fault variant")
     faulty, real = replay_against_variant(cx)

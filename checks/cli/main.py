@@ -1,7 +1,9 @@
 """The ``zcspec`` command: one subcommand module per job, dispatched from a table.
 
 Exit codes everywhere: 0 ok, 1 a violation or failed check, 2 bad input (the
-message names the file, node or tensor and what is wrong).
+message names the file, node or tensor and what is wrong). Bad input is decided
+by class, here only: any ``BadInput`` (impl/ and checks/) or ``SpecError`` (the
+spec, which stands alone) exits with 2; any other error is a bug and propagates.
 """
 from __future__ import annotations
 
@@ -30,10 +32,6 @@ COMMANDS = (
 )
 
 
-class UsageError(Exception):
-    """Bad command-line input that is not about a graph (exit code 2)."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zcspec",
@@ -60,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (``zcspec plan ... | head``): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (BadInput, SpecError, UsageError) as e:
+    except (BadInput, SpecError) as e:  # the caller's fault, whichever layer noticed it (docs/errors.md)
         print(f"zcspec {args.command}: error: {e}", file=sys.stderr)
         return 2
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.checks.errors import UsageError
 from zcspec.spec.picture import render_plan
 
 
@@ -27,12 +28,6 @@ def configure(parser) -> None:
     from zcspec.checks.cli.plan_buffers import configure_buffers
 
     configure_buffers(parser)  # --capacity, --time-limit: the packer helper's flags for --buffers
-
-
-def _usage(message: str):
-    from zcspec.checks.cli.main import UsageError
-
-    return UsageError(message)
 
 
 def plan_model(args):
@@ -68,15 +63,15 @@ def _table(plan) -> str:
 
 def run(args) -> int:
     if args.buffers and args.model:
-        raise _usage("give either MODEL or --buffers FILE.csv, not both")
+        raise UsageError("give either MODEL or --buffers FILE.csv, not both")
     if args.buffers:
         if args.picture or args.no_reuse or args.shape:
-            raise _usage("--picture, --no-reuse and --shape apply to MODEL, not to --buffers")
+            raise UsageError("--picture, --no-reuse and --shape apply to MODEL, not to --buffers")
         from zcspec.checks.cli import plan_buffers
 
         return plan_buffers.run(args)
     if not args.model:
-        raise _usage("plan needs MODEL (an .onnx, a graph .json or zoo:NAME) or --buffers FILE.csv")
+        raise UsageError("plan needs MODEL (an .onnx, a graph .json or zoo:NAME) or --buffers FILE.csv")
     plan = plan_model(args)
     contract = plan.to_json()
     if args.picture:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 
+from zcspec.checks.errors import UsageError
 from zcspec.impl.compiler.memory import pack_greedy
 from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
 from zcspec.impl.compiler.memory.pack import Packing, lower_bound, pack
@@ -43,8 +44,6 @@ def plan_ge(buffers) -> Packing:
 
 
 def run(args) -> int:
-    from zcspec.checks.cli.main import UsageError
-
     capacity, limit = getattr(args, "capacity", None), getattr(args, "time_limit", None)
     if capacity is not None and capacity < 0:
         raise UsageError(f"--capacity={capacity!r} must be a non-negative number of bytes")

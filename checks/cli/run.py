@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from zcspec.checks.cli.models import add_model_arguments, load_compiled
+from zcspec.checks.errors import UsageError
 from zcspec.impl.platform.errors import BadInput
 from zcspec.impl.platform.soc import PROFILES
 from zcspec.impl.runtime.errors import RuntimeLayerError
@@ -41,12 +42,6 @@ def configure(parser) -> None:
     parser.add_argument("--strategy", default="ge", choices=("ge", "compact"), help="memory planning strategy")
 
 
-def _usage(message: str):
-    from zcspec.checks.cli.main import UsageError
-
-    return UsageError(message)
-
-
 def _input_arrays(model, specs: list[str]) -> dict:
     """Every model input's array: from ``NAME=FILE.npy`` where given, else ones of its shape and dtype."""
     from zcspec.impl.platform import dtypes
@@ -56,17 +51,17 @@ def _input_arrays(model, specs: list[str]) -> dict:
     for spec in specs:
         name, sep, path = spec.rpartition("=")
         if not sep or not name:
-            raise _usage(f"--input {spec!r}: expected NAME=FILE.npy")
+            raise UsageError(f"--input {spec!r}: expected NAME=FILE.npy")
         if name not in ios:
-            raise _usage(f"--input {spec!r}: {name!r} is not a model input; inputs are {sorted(ios)}")
+            raise UsageError(f"--input {spec!r}: {name!r} is not a model input; inputs are {sorted(ios)}")
         try:
             arrays[name] = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as e:
-            raise _usage(f"--input {spec!r}: cannot read {path!r}: {e}") from e
+            raise UsageError(f"--input {spec!r}: cannot read {path!r}: {e}") from e
         io = ios[name]
         want = np.dtype(dtypes.numpy_dtype(io.dtype))
         if arrays[name].shape != tuple(io.shape) or arrays[name].dtype != want:
-            raise _usage(f"--input {spec!r}: array is {arrays[name].dtype}{list(arrays[name].shape)}, input {name!r} "
+            raise UsageError(f"--input {spec!r}: array is {arrays[name].dtype}{list(arrays[name].shape)}, input {name!r} "
                          f"needs {want}{list(io.shape)}")
     for name, io in ios.items():
         arrays.setdefault(name, np.ones(io.shape, np.dtype(dtypes.numpy_dtype(io.dtype))))

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.checks.execution import v1, v2
+from zcspec.checks.errors import ScenarioError
+from zcspec.checks.execution import differential, v1, v2
 from zcspec.checks.execution.differential import observe_differential
 from zcspec.checks.zoo import LIGHT
 from zcspec.impl.compiler.compile import build_model
@@ -64,18 +65,42 @@ def _hccl_zero_copy_off(model):
 MODEL_EDITS = {"hccl_zero_copy_off": _hccl_zero_copy_off}
 
 
-def _observe_run(scenario, model, runtime: dict) -> list:
+def check_runtime(runtime: dict) -> None:
+    """Check a scenario's ``runtime`` dict without running anything: every run's model edits,
+    runtime kind, keys and option values. ScenarioError (or the runtime's own option error, a
+    BadInput as well) names the culprit key."""
+    runs = runtime.get("runs", [runtime]) if isinstance(runtime, dict) else None
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise ScenarioError(f"execution scenario: runtime (and each of its runs) must be an object, got {runtime!r}",
+                            key="runtime")
+    for run in runs:
+        _, kind, rest = _split_run(run)
+        if kind == "v1":
+            v1.options_of(rest)
+        elif kind == "v2":
+            v2.options_of(rest)
+        else:
+            differential.check_keys(rest)
+
+
+def _split_run(runtime: dict) -> tuple[tuple, str, dict]:
+    """(model edits, runtime kind, the run's other keys); ScenarioError on an unknown edit or kind."""
     edits = runtime.get("model_edits", ())
     if unknown := sorted(set(edits) - set(MODEL_EDITS)):
-        raise ValueError(f"execution scenario: unknown model_edits {unknown}; known: {sorted(MODEL_EDITS)}")
+        raise ScenarioError(f"execution scenario: unknown model_edits {unknown}; known: {sorted(MODEL_EDITS)}",
+                            key="model_edits")
+    kind = runtime.get("runtime", "v1")
+    if kind not in ("v1", "v2", "differential"):
+        raise ScenarioError(f"execution scenario: runtime {kind!r} is not v1, v2 or differential", key="runtime")
+    return tuple(edits), kind, {k: v for k, v in runtime.items() if k != "model_edits"}
+
+
+def _observe_run(scenario, model, runtime: dict) -> list:
+    edits, kind, runtime = _split_run(runtime)
     for name in edits:
         model = MODEL_EDITS[name](model)
-    runtime = {k: v for k, v in runtime.items() if k != "model_edits"}
-    kind = runtime.get("runtime", "v1")
     if kind == "differential":
         return observe_differential(scenario.graph, model, runtime)
     if kind == "v2":
         return v2.observe_scenario(model, runtime)
-    if kind == "v1":
-        return v1.observe_scenario(model, runtime)
-    raise ValueError(f"execution scenario: runtime {kind!r} is not v1, v2 or differential")
+    return v1.observe_scenario(model, runtime)

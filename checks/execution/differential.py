@@ -14,7 +14,8 @@ import hashlib
 
 import numpy as np
 
-from zcspec.checks.oracle import OracleUnavailable, light_reference, oracle_outputs
+from zcspec.checks.errors import OracleUnavailable, ScenarioError
+from zcspec.checks.oracle import light_reference, oracle_outputs
 from zcspec.checks.zoo import LIGHT
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.platform import dtypes
@@ -30,6 +31,17 @@ from zcspec.impl.runtime.v2.observe import observe_execution as observe_v2
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.observables import OutputResult
+
+
+KEYS = frozenset({"runtime", "zero_copy", "inputs", "seed", "batch"})
+
+
+def check_keys(runtime: dict) -> None:
+    """ScenarioError naming any key of ``runtime`` a differential run does not read."""
+    unknown = sorted(set(runtime) - KEYS)
+    if unknown:
+        raise ScenarioError(f"differential scenario: unknown keys {unknown}; known: {sorted(KEYS)}",
+                            key=", ".join(unknown))
 
 
 def _digest(array) -> str:

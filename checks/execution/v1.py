@@ -21,6 +21,7 @@ import contextlib
 
 import numpy as np
 
+from zcspec.checks.errors import ScenarioError
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
@@ -36,7 +37,7 @@ _KEYS = set(_LOAD_KEYS) | {"runtime", "calls", "rebind", "input_sizes", "output_
 def options_of(runtime: dict) -> LoadOptions:
     unknown = sorted(set(runtime) - _KEYS)
     if unknown:
-        raise ValueError(f"runtime v1 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}")
+        raise ScenarioError(f"runtime v1 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}", key=", ".join(unknown))
     return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime})
 
 

@@ -20,6 +20,7 @@ import contextlib
 import attrs
 import numpy as np
 
+from zcspec.checks.errors import ScenarioError
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
@@ -35,7 +36,7 @@ _KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed"}
 def options_of(runtime: dict) -> LoweringOptions:
     unknown = sorted(set(runtime) - _KEYS)
     if unknown:
-        raise ValueError(f"runtime v2 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}")
+        raise ScenarioError(f"runtime v2 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}", key=", ".join(unknown))
     return LoweringOptions(**{k: runtime[k] for k in _SWITCHES if k in runtime})
 
 

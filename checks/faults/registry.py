@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from zcspec.checks.faults.errors import UnknownVariant
+from zcspec.checks.errors import UnknownVariant
 from zcspec.checks.faults.variant import Variant, preload
 
 ENV = "ZCSPEC_FAULT"

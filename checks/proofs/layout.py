@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 import attrs
 
-from zcspec.checks.proofs.errors import PlanFormatError
+from zcspec.checks.errors import PlanFormatError
 
 MODEL_REGIONS = ("feature_map", "weight", "fixed")
 ZERO_COPY = "zero_copy"

@@ -31,8 +31,9 @@ from zcspec.checks.proofs.layout import Layout, Placement, exempt, read_layout
 
 
 @attrs.frozen
-class Violation:
-    """One broken claim, naming the tensor(s) and, for bounds, the allocation."""
+class SweepFinding:
+    """One broken layout claim, naming the tensor(s) and, for bounds, the allocation. (Not the spec's
+    ``Violation``: that one names an invariant; these are the address model's own claims.)"""
 
     kind: str                 # "overlap" | "out_of_bounds" | "misaligned" | "alias_outside_root"
     tensors: tuple[str, ...]  # the offending pair; (tensor, allocation) for out_of_bounds; (tensor,) for misaligned
@@ -71,41 +72,41 @@ def _overlaps(a: Placement, b: Placement) -> bool:
     return a.alloc == b.alloc and a.rel < b.rel + b.extent and b.rel < a.rel + a.extent
 
 
-def _overlap_violations(pairs) -> Iterator[Violation]:
+def _overlap_violations(pairs) -> Iterator[SweepFinding]:
     for a, b in pairs:
         if _overlaps(a, b):
-            yield Violation("overlap", (a.name, b.name),
+            yield SweepFinding("overlap", (a.name, b.name),
                             f"tensors {a.name!r} [{a.rel}, {a.rel + a.extent}) and {b.name!r} "
                             f"[{b.rel}, {b.rel + b.extent}) of {a.alloc!r} overlap while both alive "
                             f"(steps {max(a.first, b.first)}..{min(a.last, b.last)})")
 
 
-def _single_violations(layout: Layout) -> Iterator[Violation]:
+def _single_violations(layout: Layout) -> Iterator[SweepFinding]:
     allocs = {a.key: a for a in layout.allocations}
     by_name = layout.by_name()
     for t in layout.tensors:
         alloc = allocs[t.alloc]
         if t.extent and (t.rel < 0 or t.rel + t.extent > alloc.size):
-            yield Violation("out_of_bounds", (t.name, t.alloc),
+            yield SweepFinding("out_of_bounds", (t.name, t.alloc),
                             f"tensor {t.name!r} [{t.rel}, {t.rel + t.extent}) exceeds {t.alloc!r} of {alloc.size} bytes")
         if alloc.base_align % t.align or t.rel % t.align:
-            yield Violation("misaligned", (t.name,),
+            yield SweepFinding("misaligned", (t.name,),
                             f"tensor {t.name!r} at offset {t.rel} of {t.alloc!r} (base aligned to {alloc.base_align}) "
                             f"is not always {t.align}-byte aligned")
         root = by_name[t.root]
         if t.alias_of is not None and t.extent and not (
                 t.alloc == root.alloc and root.rel <= t.rel and t.rel + t.extent <= root.rel + root.extent):
-            yield Violation("alias_outside_root", (t.name, root.name),
+            yield SweepFinding("alias_outside_root", (t.name, root.name),
                             f"alias {t.name!r} [{t.rel}, {t.rel + t.extent}) of {t.alloc!r} is not inside its root "
                             f"{root.name!r} [{root.rel}, {root.rel + root.extent}) of {root.alloc!r}")
 
 
-def check_layout(layout: Layout) -> list[Violation]:
+def check_layout(layout: Layout) -> list[SweepFinding]:
     """Every broken claim of ``layout``: per-tensor ones first, then overlapping pairs."""
     return list(_single_violations(layout)) + list(_overlap_violations(conflict_pairs(layout)))
 
 
-def sweep_check(plan: Mapping, **layout_options) -> list[Violation]:
+def sweep_check(plan: Mapping, **layout_options) -> list[SweepFinding]:
     """Every broken claim of ``plan`` (the DESIGN.md JSON contract); [] when the layout is safe.
 
     ``layout_options`` go to :func:`zcspec.checks.proofs.layout.read_layout` (alignments,

@@ -22,7 +22,7 @@ import z3
 from zcspec.checks.proofs.layout import Layout, Placement, read_layout
 from zcspec.checks.proofs.pairs import witness_pairs
 from zcspec.checks.proofs.smtlib import build_query
-from zcspec.checks.proofs.sweep import Violation, conflict_pairs
+from zcspec.checks.proofs.sweep import SweepFinding, conflict_pairs
 
 PROVED, VIOLATED, UNKNOWN = "proved", "violated", "unknown"
 _PAIRS = {"witness": witness_pairs, "lifetime": conflict_pairs}
@@ -35,7 +35,7 @@ class ProofResult:
     status: str                                    # "proved" | "violated" | "unknown"
     pair: tuple[str, ...] | None = None            # the offending pair (or tensor, allocation) when violated
     kind: str | None = None                        # its claim: overlap, out_of_bounds, misaligned, alias_outside_root
-    violations: tuple[Violation, ...] = ()         # every claim broken under the counterexample
+    violations: tuple[SweepFinding, ...] = ()         # every claim broken under the counterexample
     bases: tuple[tuple[str, int], ...] = ()        # counterexample base address per allocation
     addresses: tuple[tuple[str, int], ...] = ()    # counterexample address of each offending tensor
     reason: str = ""                               # why Z3 gave up, when unknown
@@ -49,7 +49,7 @@ class ProofResult:
         return self.status == PROVED
 
 
-def _concrete(layout: Layout, pairs: list[tuple[Placement, Placement]], bases: Mapping[str, int]) -> list[Violation]:
+def _concrete(layout: Layout, pairs: list[tuple[Placement, Placement]], bases: Mapping[str, int]) -> list[SweepFinding]:
     """The claims broken when each allocation sits at ``bases``; the checks are on
     absolute addresses, so this is independent of the sweep's relative reasoning."""
     addr = {t.name: bases[t.alloc] + t.rel for t in layout.tensors}
@@ -59,18 +59,18 @@ def _concrete(layout: Layout, pairs: list[tuple[Placement, Placement]], bases: M
     for t in layout.tensors:
         a, base = addr[t.name], bases[t.alloc]
         if t.extent and (a < base or a + t.extent > base + size[t.alloc]):
-            out.append(Violation("out_of_bounds", (t.name, t.alloc),
+            out.append(SweepFinding("out_of_bounds", (t.name, t.alloc),
                                  f"tensor {t.name!r} at {a:#x}+{t.extent} leaves {t.alloc!r} at {base:#x}+{size[t.alloc]}"))
         if a % t.align:
-            out.append(Violation("misaligned", (t.name,), f"tensor {t.name!r} at {a:#x} is not {t.align}-byte aligned"))
+            out.append(SweepFinding("misaligned", (t.name,), f"tensor {t.name!r} at {a:#x} is not {t.align}-byte aligned"))
         r = by_name[t.root]
         if t.alias_of is not None and t.extent and not (addr[r.name] <= a and a + t.extent <= addr[r.name] + r.extent):
-            out.append(Violation("alias_outside_root", (t.name, r.name),
+            out.append(SweepFinding("alias_outside_root", (t.name, r.name),
                                  f"alias {t.name!r} at {a:#x}+{t.extent} is outside root {r.name!r} "
                                  f"at {addr[r.name]:#x}+{r.extent}"))
     for p, q in pairs:
         if addr[p.name] < addr[q.name] + q.extent and addr[q.name] < addr[p.name] + p.extent:
-            out.append(Violation("overlap", (p.name, q.name),
+            out.append(SweepFinding("overlap", (p.name, q.name),
                                  f"tensors {p.name!r} at {addr[p.name]:#x}+{p.extent} and {q.name!r} at "
                                  f"{addr[q.name]:#x}+{q.extent} overlap while both alive"))
     return out

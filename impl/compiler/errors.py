@@ -71,6 +71,15 @@ class AttributeError_(GraphError):
         super().__init__(f"node {node!r} attribute {attr!r}: {why}", node=node)
 
 
+class OptionError(GraphError):
+    """An option the compiler or its planner was given has a value it cannot use: ``field`` names
+    it, ``value`` is what was given, ``options`` says whose (``compile`` or ``plan``)."""
+
+    def __init__(self, field: str, value: object, why: str, *, options: str = "compile"):
+        self.field, self.value, self.options = field, value, options
+        super().__init__(f"{options} option {field}={value!r}: {why}")
+
+
 class GraphFormatError(GraphError):
     """A serialised graph (JSON) is malformed or of an unknown version."""
 

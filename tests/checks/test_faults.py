@@ -11,7 +11,7 @@ import pytest
 
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.faults import registry
-from zcspec.checks.faults.errors import UnknownVariant
+from zcspec.checks.errors import UnknownVariant
 from zcspec.checks.faults.hunt import hunt
 from zcspec.checks.faults.variant import AREAS, preload
 from zcspec.checks.replay import export_pytest, replay

@@ -7,7 +7,8 @@ import pytest
 
 from zcspec.checks import scenario as scenario_mod
 from zcspec.checks.cli.main import main
-from zcspec.checks.counterexample import Counterexample, CounterexampleError
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.errors import CounterexampleError
 from zcspec.checks.replay import export_pytest, replay
 from zcspec.checks.scenario import Scenario
 from zcspec.impl.compiler.builder import GraphBuilder
@@ -58,6 +59,37 @@ def test_cli_exit_codes(tmp_path, monkeypatch, capsys):
     bad.write_text('{"format": "other"}')
     assert main(["replay", str(bad)]) == 2
     assert "bad.json" in capsys.readouterr().err
+
+
+def execution_counterexample(runtime: dict) -> Counterexample:
+    return Counterexample(Scenario("execution", small_graph(), runtime=runtime), "EXEC-NO-LEAK",
+                          {"culprit": "model 'cx'", "message": "demo"})
+
+
+@pytest.mark.parametrize("runtime, key", [
+    ({"runtime": "v1", "zero_cpy": False}, "zero_cpy"),                               # a v1 run's unknown key
+    ({"runtime": "v2", "always_zero_cpy": True}, "always_zero_cpy"),                  # a v2 run's unknown key
+    ({"runtime": "differential", "inputz": "ones"}, "inputz"),                        # a differential run's
+    ({"runs": [{"runtime": "v1"}, {"runtime": "v3"}]}, "v3"),                         # an unknown runtime
+    ({"runtime": "v1", "model_edits": ["no_such_edit"]}, "no_such_edit"),             # an unknown model edit
+    ({"runtime": "v1", "reuse_zero_copy_memory": 2}, "reuse_zero_copy_memory"),      # a bad option value
+])
+def test_a_bad_runtime_key_is_bad_input_not_a_failure(tmp_path, capsys, runtime, key):
+    """A counterexample whose scenario names a runtime key no run reads is refused when it is read
+    (exit code 2, naming the file and the key), not replayed into an error counted as "still fails"."""
+    path = tmp_path / "cx.json"
+    path.write_text(execution_counterexample(runtime).to_json())
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and key in err, err
+    with pytest.raises(CounterexampleError, match=key):
+        Counterexample.load(str(path))
+
+
+def test_a_good_runtime_dict_still_replays(tmp_path):
+    path = tmp_path / "cx.json"
+    path.write_text(execution_counterexample({"runtime": "v1", "calls": 2}).to_json())
+    assert main(["replay", str(path)]) == 0
 
 
 def test_malformed_files_name_the_file(tmp_path):

@@ -6,7 +6,7 @@ import itertools
 import pytest
 from hypothesis import given, strategies as st
 
-from zcspec.checks.proofs.errors import PlanFormatError
+from zcspec.checks.errors import PlanFormatError
 from zcspec.checks.proofs.synthetic import first_fit, make_plan, shift_onto_neighbour, synthetic_plan, tensor
 from zcspec.checks.proofs.sweep import overlapping_pairs, sweep_check
 

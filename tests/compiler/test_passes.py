@@ -4,6 +4,7 @@ import pytest
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.errors import OptionError
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import PIPELINE, run_passes
 from zcspec.impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
@@ -127,7 +128,7 @@ def test_pipeline_switches():
     g = split_graph((4, 3), 0, (1, 3))
     off = run_passes(g, CompileOptions(disabled_passes={name for name, _ in PIPELINE}))
     assert off == g
-    with pytest.raises(ValueError, match="unknown passes"):
+    with pytest.raises(OptionError, match="compile option disabled_passes=\\['nope'\\]: unknown passes"):
         run_passes(g, CompileOptions(disabled_passes={"nope"}))
 
 

@@ -10,8 +10,7 @@ from zcspec.checks.cli.main import main
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.graph_json import to_json
 from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
-from zcspec.impl.compiler.errors import ArtefactFormatError
-from zcspec.impl.compiler.memory.errors import PlanOptionError
+from zcspec.impl.compiler.errors import ArtefactFormatError, OptionError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import MemoryPlan, plan_memory
 from tests.memory.strategies import planning_graphs
@@ -87,9 +86,9 @@ def test_an_unknown_key_is_an_error_and_a_bool_is_not_an_int():
 
 
 def test_bad_options_are_named():
-    with pytest.raises(PlanOptionError, match="strategy='best'"):
+    with pytest.raises(OptionError, match="strategy='best'"):
         PlanOptions(strategy="best")
-    with pytest.raises(PlanOptionError, match="block_align=0"):
+    with pytest.raises(OptionError, match="block_align=0"):
         PlanOptions(block_align=0)
 
 

@@ -16,11 +16,3 @@ class PlanError(GraphError):
         suffix = f" [{rule}]" if rule else ""
         super().__init__(message + suffix, node=node, tensor=tensor)
 
-
-class PlanOptionError(GraphError):
-    """A :class:`PlanOptions` field has a value the planner cannot use."""
-
-    def __init__(self, field: str, value: object, why: str):
-        self.field, self.value = field, value
-        super().__init__(f"plan option {field}={value!r}: {why}")
-

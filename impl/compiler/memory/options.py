@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler.memory.errors import PlanOptionError
+from zcspec.impl.compiler.errors import OptionError
 
 STRATEGIES = ("ge", "compact")
 GE_BATCH_SPLIT = 400 * 1024 * 1024  # ge-facts.md 1.8: kMaxSplitSizeForDynamicBatch
@@ -16,17 +16,17 @@ GE_BATCH_SPLIT = 400 * 1024 * 1024  # ge-facts.md 1.8: kMaxSplitSizeForDynamicBa
 
 def _positive(instance, attribute, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise PlanOptionError(attribute.name, value, "must be a positive integer")
+        raise OptionError(attribute.name, value, "must be a positive integer", options="plan")
 
 
 def _non_negative(instance, attribute, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise PlanOptionError(attribute.name, value, "must be a non-negative integer")
+        raise OptionError(attribute.name, value, "must be a non-negative integer", options="plan")
 
 
 def _strategy(instance, attribute, value) -> None:
     if value not in STRATEGIES:
-        raise PlanOptionError(attribute.name, value, f"must be one of {', '.join(STRATEGIES)}")
+        raise OptionError(attribute.name, value, f"must be one of {', '.join(STRATEGIES)}", options="plan")
 
 
 def _split(instance, attribute, value) -> None:

@@ -6,6 +6,7 @@ switches any of them off by name.
 """
 from __future__ import annotations
 
+from zcspec.impl.compiler.errors import OptionError
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
 from zcspec.impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
@@ -29,7 +30,8 @@ def run_passes(graph: Graph, options) -> Graph:
     """Every enabled pass in order; the result is validated again."""
     unknown = set(options.disabled_passes) - {name for name, _ in PIPELINE}
     if unknown:
-        raise ValueError(f"unknown passes {sorted(unknown)} in disabled_passes; known: {[n for n, _ in PIPELINE]}")
+        raise OptionError("disabled_passes", sorted(unknown),
+                          f"unknown passes {sorted(unknown)}; known: {[n for n, _ in PIPELINE]}")
     for name, apply in PIPELINE:
         if name not in options.disabled_passes:
             graph = apply(graph, options)
