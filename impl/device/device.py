@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from zcspec.impl.device import executor, hccl
+from zcspec.impl.device import executor, hccl, operands
 from zcspec.impl.device import trace as tr
 from zcspec.impl.device.counters import Counters, Tally
 from zcspec.impl.device.errors import DeviceError, DeviceFault, DeviceUsageError, KernelError, RefreshError, StreamError
@@ -247,7 +247,7 @@ class Device:
             return
         off = self.mem.check(task.args, SLOT_BYTES * len(task.slots), write=True, task=task.name, what="argument table write")
         if task.args % SLOT_BYTES:
-            raise executor._misaligned(self, task, task.args, SLOT_BYTES, "argument table")
+            raise operands.misaligned(self, task, task.args, SLOT_BYTES, "argument table")
         table = self.mem.u8[off:off + SLOT_BYTES * len(task.slots)].view("<u8")
         for slot, addr in pairs:
             table[slot] = addr
@@ -261,7 +261,7 @@ class Device:
     @_guarded
     def read_args(self, task) -> tuple[int, ...]:
         """The addresses in ``task``'s argument table now (what the task will read)."""
-        return tuple(executor.slot_values(self, task))
+        return tuple(operands.slot_values(self, task))
 
     # -- streams -------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from zcspec.impl.device import executor
+from zcspec.impl.device import operands
 from zcspec.impl.device.errors import KernelError, StreamError
 from zcspec.impl.platform.soc import SocProfile
 
@@ -121,11 +121,11 @@ def run_collective(members) -> None:
     c = COLLECTIVES.get(tasks[0].op_type)
     if c is None:
         raise KernelError(tasks[0].name, tasks[0].op_type, f"not a collective; known {sorted(COLLECTIVES)}")
-    bounds = [executor.bind(d, t, sid) for d, t, sid in members]   # every rank checked before any write
+    bounds = [operands.bind(d, t, sid) for d, t, sid in members]   # every rank checked before any write
     results = c.fn(tasks, [b.ins for b in bounds], [b.outs for b in bounds])
-    checked = [executor.check_results(t, b, r) for t, b, r in zip(tasks, bounds, results)]
+    checked = [operands.check_results(t, b, r) for t, b, r in zip(tasks, bounds, results)]
     for (d, t, sid), b, r in zip(members, bounds, checked):
-        executor.commit(d, t, b, r, sid)
+        operands.commit(d, t, b, r, sid)
         d.tally.hccl_launches += 1
 
 
