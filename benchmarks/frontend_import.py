@@ -14,15 +14,14 @@ import tracemalloc
 
 import onnx
 
+from zcspec.checks.zoo import LIGHT
 from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 
-MODELS = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
-          "shufflenet", "squeezenet", "vgg19", "zfnet512")
-LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 
 
 def measure(name: str) -> dict:
-    path = os.path.join(LIGHT, f"light_{name}.onnx")
+    path = os.path.join(LIGHT_DIR, f"light_{name}.onnx")
     times = []
     for _ in range(3):
         start = time.perf_counter()
@@ -39,7 +38,7 @@ def measure(name: str) -> dict:
 
 def main() -> None:
     print(f"{'model':<14} {'onnx nodes':>10} {'IR nodes':>9} {'weights':>8} {'weight bytes':>14} {'import s':>9} {'peak MiB':>9}")
-    for name in MODELS:
+    for name in LIGHT:
         r = measure(name)
         print(f"{r['model']:<14} {r['onnx_nodes']:>10} {r['ir_nodes']:>9} {r['weights']:>8} "
               f"{r['weight_bytes']:>14,} {r['seconds']:>9.3f} {r['peak_mib']:>9.1f}")

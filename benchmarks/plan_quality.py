@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 
-from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph
 from zcspec.impl.compiler.memory.plan import plan_memory
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import run_passes
@@ -39,7 +40,7 @@ def main() -> None:
     header = f"{'model':<14}{'nodes':>6}{'naive MB':>10}{'LB MB':>9}{'GE MB':>9}{'GE/LB':>8}{'compact MB':>12}{'c/LB':>8}  note"
     print(header)
     print("-" * len(header))
-    for name in ZOO:
+    for name in LIGHT:
         r = measure(name)
         note = "optimal (= lower bound)" if r["compact"] == r["lb"] else f"{(r['compact'] / r['lb'] - 1) * 100:.2f}% above LB"
         if r["compact"] > r["ge"]:

@@ -16,7 +16,8 @@ import time
 import numpy as np
 import onnxruntime as ort
 
-from zcspec.checks.cli.models import ZOO, load_graph, zoo_path
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph, zoo_path
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
@@ -93,4 +94,4 @@ def main(names) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ZOO)
+    main(sys.argv[1:] or LIGHT)

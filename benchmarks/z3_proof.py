@@ -17,7 +17,8 @@ import argparse
 import sys
 import time
 
-from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph
 from zcspec.checks.proofs.layout import read_layout
 from zcspec.checks.proofs.optimal import gap
 from zcspec.checks.proofs.sweep import conflict_pairs, sweep_check
@@ -32,7 +33,7 @@ TARGETS = {"resnet50": 0.5, "synthetic 10000": 5.0}
 def light_model_plans(strategy: str = "ge"):
     """(name, plan dict, planning seconds) for each light model."""
     out = []
-    for name in ZOO:
+    for name in LIGHT:
         graph = load_graph(f"zoo:{name}")
         start = time.perf_counter()
         plan = plan_memory(graph, PlanOptions(strategy=strategy)).to_json()

@@ -42,10 +42,6 @@ def zoo_path(name: str) -> str:
     return path
 
 
-ZOO = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
-       "shufflenet", "squeezenet", "vgg19", "zfnet512")
-
-
 def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
     """The validated graph in ``path`` (or ``zoo:NAME``); GraphError naming the file on any problem."""
     shapes = dict(parse_shape(s) for s in shape_args)

@@ -27,6 +27,8 @@ import z3
 
 from zcspec.checks.proofs.layout import read_layout
 from zcspec.checks.proofs.sweep import overlapping_pairs
+from zcspec.impl.compiler.memory.packing import Buffer
+from zcspec.impl.compiler.memory.packing.bound import lower_bound as packing_bound
 
 OPTIMAL, UNKNOWN = "optimal", "unknown"
 
@@ -47,13 +49,11 @@ class Gap:
 
 
 def lower_bound(buffers: Sequence[tuple[int, int, int]]) -> int:
-    """Max over steps of the summed sizes alive; ``buffers`` are (size, first, last), inclusive."""
-    events = sorted([(f, 0, s) for s, f, _ in buffers] + [(l + 1, -1, s) for s, _, l in buffers])
-    live = best = 0
-    for _, kind, size in events:   # at equal steps, ends (-1) sort before starts (0)
-        live += size if kind == 0 else -size
-        best = max(best, live)
-    return best
+    """Max over steps of the summed sizes alive; ``buffers`` are (size, first, last), inclusive.
+
+    The packer's bound (its one home). Sharing it cannot make a proof wrong: the bound only lets the
+    search stop early once a packing reaches it, and no packing can go below the true bound."""
+    return packing_bound([Buffer(str(i), f, l + 1, s) for i, (s, f, l) in enumerate(buffers)])
 
 
 def greedy_by_size(buffers: Sequence[tuple[int, int, int]]) -> tuple[list[int], int]:

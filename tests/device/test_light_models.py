@@ -5,10 +5,11 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from zcspec.checks.cli.models import ZOO, zoo_path
+from zcspec.checks.naive_executor import run
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import zoo_path
 from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 from zcspec.impl.device import Device
-from tests.device.naive_runner import run
 
 
 def check_model(name: str) -> None:
@@ -29,6 +30,6 @@ def test_squeezenet_matches_onnxruntime():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [z for z in ZOO if z != "squeezenet"])
+@pytest.mark.parametrize("name", [z for z in LIGHT if z != "squeezenet"])
 def test_light_model_matches_onnxruntime(name):
     check_model(name)

@@ -2,21 +2,21 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, reject, settings
+from hypothesis import given, settings
 
-from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.checks.strategies.planning_graphs import planning_graphs
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph
 from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
-from zcspec.impl.compiler.memory.errors import PlanError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import plan_memory
-from tests.memory.strategies import planning_graphs
-from tests.memory.sweep_check import check_plan
+from tests.helpers.plan_check import check_plan, plan_or_reject
 
 
 def _independent_lower_bound(graph, plan) -> int:
     """The contract's LB for single-stream graphs without continuous inputs: recomputed from the plan's placements
     only through which tensors sit in the feature map; sizes and lifetimes from the graph."""
-    from tests.memory.sweep_check import _aligned, _own_lifetimes, _padded
+    from tests.helpers.plan_check import _aligned, _own_lifetimes, _padded
 
     life, _ = _own_lifetimes(graph, plan.order)
     o = plan.options
@@ -40,10 +40,10 @@ def _independent_lower_bound(graph, plan) -> int:
 
 @pytest.fixture(scope="module")
 def zoo_graphs():
-    return {name: load_graph(f"zoo:{name}") for name in ZOO}
+    return {name: load_graph(f"zoo:{name}") for name in LIGHT}
 
 
-@pytest.mark.parametrize("name", ZOO)
+@pytest.mark.parametrize("name", LIGHT)
 def test_light_models_are_safe_and_compact_is_no_worse(zoo_graphs, name):
     graph = zoo_graphs[name]
     ge = plan_memory(graph, PlanOptions(strategy="ge"))
@@ -56,15 +56,6 @@ def test_light_models_are_safe_and_compact_is_no_worse(zoo_graphs, name):
     assert compact.arena == compact.lower_bound  # certified optimal on every light model
     zc = {t.name for t in ge.tensors if t.zero_copy}
     assert zc == set(graph.inputs) | set(graph.outputs)
-
-
-def plan_or_reject(graph, options):
-    """Plan ``graph``, which must already have gone through ``insert_continuous_copies``."""
-    try:
-        return plan_memory(graph, options)
-    except PlanError as e:  # pragma: no cover - the pass makes every drawn graph plannable
-        assert "continuous" in e.rule
-        reject()
 
 
 @given(planning_graphs())

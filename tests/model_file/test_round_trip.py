@@ -1,14 +1,15 @@
 """compile -> bytes -> load gives the identical artefacts (plan, tasks, offset table) for the light models."""
 import pytest
 
-from zcspec.checks.cli.models import ZOO, load_graph
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.compiler.options import CompileOptions
 
 
-@pytest.mark.parametrize("name", ZOO)
+@pytest.mark.parametrize("name", LIGHT)
 def test_light_model_round_trip(name):
     m = build_model(load_graph(f"zoo:{name}"), CompileOptions(soc="ascend310p"))
     back = load_model(encode(m))

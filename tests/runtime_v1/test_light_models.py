@@ -7,7 +7,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from zcspec.checks.cli.models import ZOO, load_graph, zoo_path
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph, zoo_path
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
@@ -30,7 +31,7 @@ def reference(name):
 # squeezenet's logits are ~1.6e10 with input all ones: its 1,000 identical channels must come out
 # bit-identical for the softmax to match the reference, which the device's float64-accumulating
 # Conv guarantees (a float32 BLAS rounds rows differently).
-@pytest.mark.parametrize("name", ZOO)
+@pytest.mark.parametrize("name", LIGHT)
 def test_light_model(name, zero_copy):
     m = compiled(name)
     dev = Device(m.soc)

@@ -1,7 +1,7 @@
 """Whole models through runtime v2: bitwise equal to runtime v1, close to onnxruntime / an independent executor.
 
 Light models: all nine (about 45 s in total on a shared core). Random executable graphs (checks/strategies/graphs.py): v2 with
-every output mode equals v1 bitwise and the naive executor (tests/device/naive_runner.py:
+every output mode equals v1 bitwise and the naive executor (checks/naive_executor.py:
 one allocation per tensor, no planning) exactly, since all run the same kernels.
 """
 from __future__ import annotations
@@ -11,18 +11,18 @@ import onnxruntime as ort
 import pytest
 from hypothesis import given, reject, settings
 
-from zcspec.checks.cli.models import ZOO, load_graph, zoo_path
+from zcspec.checks.naive_executor import run as naive_run
+from zcspec.checks.zoo import LIGHT
+from zcspec.checks.cli.models import load_graph, zoo_path
 from zcspec.checks.strategies.graphs import FAMILIES, graphs
-from zcspec.impl.compiler import ops
-from zcspec.impl.compiler.compile import build_model, compile_stages
-from zcspec.impl.compiler.errors import GraphError
+from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, RuntimeV1Error, load
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.runner import run, run_counted, to_tensor
-from tests.device.naive_runner import run as naive_run
+from tests.helpers.runtime_v2 import compiled
 
 OPTIONS = {
     "default": LoweringOptions(), "always_zero_copy": LoweringOptions(always_zero_copy=True),
@@ -76,7 +76,7 @@ def check_light_model(name: str) -> None:
         np.testing.assert_allclose(v2[t], want, rtol=1e-4, atol=1e-5, err_msg=f"{name} output {t}")
 
 
-@pytest.mark.parametrize("name", ZOO)
+@pytest.mark.parametrize("name", LIGHT)
 def test_light_model_equals_v1_and_onnxruntime(name):
     check_light_model(name)
 
@@ -96,45 +96,6 @@ def test_runner_run_with_and_without_zero_copy():
         free_buffers(dev, ins + outs)
         assert dev.counters.allocated_bytes == 0
     assert_bitwise(results[0], results[1], "zero copy on vs off")
-
-
-def orphans(model) -> list[str]:
-    """Tensors a task reads or the model outputs that no task writes and that alias nothing, no input
-    and no weight: nobody computes them."""
-    written = {s.tensor for t in model.tasks.tasks for s in t.slots if s.role == "out"}
-    read = {s.tensor for t in model.tasks.tasks for s in t.slots if s.role == "in"}
-    plan = {t.name: t for t in model.plan.tensors}
-    inputs = {io.tensor for io in model.tasks.inputs}
-    return [t for t in sorted(read | {o.tensor for o in model.tasks.outputs}) if t not in written | inputs
-            and not plan[t].alias_of and plan[t].region not in ("weight", "fixed")]
-
-
-def misplaced_views(graph, model) -> list[str]:
-    """View outputs the plan does not place at their input's offset plus the view's offset."""
-    plan = {t.name: t for t in model.plan.tensors}
-    bad = []
-    for node in graph.nodes:
-        if not ops.is_view(node) or node.op_type == "PhonyConcat":
-            continue
-        src = plan.get(node.inputs[0])
-        for out, offset in zip(node.outputs, ops.view_offsets(node)):
-            dst = plan.get(out)
-            if src and dst and dst.region == src.region and dst.offset != src.offset + offset:
-                bad.append(out)
-    return bad
-
-
-def compiled(graph):
-    """The compiled model. A graph the compiler rejects (a PlanError, say), or compiles wrongly (a tensor
-    nothing computes, or an outer-axis Split/Slice piece placed without its offset: compiler issues,
-    reported), is not this test's subject: both runtimes agree on such a model but not with the graph."""
-    try:
-        stages = compile_stages(graph)
-    except GraphError:
-        reject()
-    if orphans(stages.model) or misplaced_views(stages.graph, stages.model):
-        reject()
-    return stages.model
 
 
 @settings(max_examples=25)

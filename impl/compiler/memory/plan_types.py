@@ -105,15 +105,20 @@ class MemoryPlan:
                 return t
         raise KeyError(name)
 
-    def root(self, name: str) -> str:
-        """The tensor whose memory ``name`` uses: ``alias_of`` followed to its end. The planner writes
-        the final root directly; a crafted chain is followed too, stopping at a cycle or a dangling name."""
+    def chain(self, name: str) -> tuple[str, ...]:
+        """``name``, the tensor it is an alias of, and so on to the tensor whose memory they all use.
+        The planner writes the final root directly; a crafted chain is followed too, stopping at a
+        cycle or a dangling name."""
         by_name = {t.name: t for t in self.tensors}
-        seen = set()
-        while name in by_name and by_name[name].alias_of in by_name and name not in seen:
-            seen.add(name)
+        out = [name]
+        while name in by_name and by_name[name].alias_of in by_name and by_name[name].alias_of not in out:
             name = by_name[name].alias_of
-        return name
+            out.append(name)
+        return tuple(out)
+
+    def root(self, name: str) -> str:
+        """The tensor whose memory ``name`` uses: the end of its ``chain``."""
+        return self.chain(name)[-1]
 
     @property
     def arena(self) -> int:

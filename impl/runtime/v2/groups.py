@@ -77,9 +77,7 @@ def memory_groups(model) -> tuple[dict[str, Group], dict[str, str]]:
     inputs = {io.tensor: io.index for io in model.tasks.inputs}
     wanted = set(nbytes)
     for name in list(wanted):  # whole alias chains, so every link gets its own tensor data
-        while tensors[name].alias_of and tensors[name].alias_of not in wanted:
-            name = tensors[name].alias_of
-            wanted.add(name)
+        wanted.update(plan.chain(name))
     by_root: dict[str, list[str]] = {}
     for name in sorted(wanted):
         by_root.setdefault(plan.root(name), []).append(name)
