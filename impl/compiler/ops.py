@@ -18,6 +18,11 @@ Fields:
 - ``inplace``: with node attribute ``_reuse_input=True``, output 0 shares input 0's
   block (a ref/in-place output, ge-facts.md 2.3.1).
 - ``zero_copy``: whether the op's tasks support address refresh (2.6.3).
+
+``Merge`` joins the branches of a dynamic-batch graph (GE's Merge after a Case /
+StreamSwitchN, ge-facts.md 4): input i comes from the branch its attribute ``labels[i]``
+names, and the output is the input of the branch chosen at execution. It carries no
+``_batch_label`` itself (it runs in every execution); validate.py checks its attributes.
 """
 from __future__ import annotations
 
@@ -68,6 +73,7 @@ OPS: dict[str, OpInfo] = _ops(
     OpInfo("PhonyConcat", kind="view", inputs=(1, None), continuous_input="nopadding"),
     OpInfo("MemcpyAsync"),
     OpInfo("MemcpyAddrAsync"),
+    OpInfo("Merge", inputs=(1, None)),
     OpInfo("HcomAllReduce", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),
     OpInfo("HcomAllGather", kind="hccl", continuous_input="padding"),
     OpInfo("HcomBroadcast", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),

@@ -18,6 +18,7 @@ from zcspec.impl.compiler.errors import (
     UnsupportedOpError,
 )
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.topology import execution_order
 from zcspec.impl.platform import dtypes
 from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
@@ -30,6 +31,7 @@ def validate(graph: Graph) -> Graph:
     _tensors_resolved(graph)
     _descs_valid(graph)
     _weights_consistent(graph)
+    _merges_valid(graph)
     execution_order(graph)  # raises CycleError
     return graph
 
@@ -119,3 +121,31 @@ def _weights_consistent(graph: Graph) -> None:
                 + (" (one element, splat)" if w.splat else ""),
                 tensor=w.name,
             )
+
+
+def _merges_valid(graph: Graph) -> None:
+    """A Merge joins dynamic-batch branches (ops.py): ``labels`` names each input's branch, distinct and
+    non-empty, and is the ``_batch_label`` of that input's producer; every input is shaped like the output;
+    the Merge itself runs in every execution, so it has no label of its own."""
+    for n in graph.nodes:
+        if n.op_type != "Merge":
+            continue
+        labels = n.attr("labels")
+        if (not isinstance(labels, tuple) or len(labels) != len(n.inputs) or len(set(labels)) != len(labels)
+                or not all(isinstance(x, str) and x for x in labels)):
+            raise GraphError(f"Merge {n.name!r} needs labels=, one distinct non-empty branch label per input "
+                             f"({len(n.inputs)}), got {labels!r}", node=n.name)
+        if rules.batch_label(n):
+            raise GraphError(f"Merge {n.name!r} has _batch_label={rules.batch_label(n)!r}; a Merge runs in every "
+                             "execution and takes no branch label", node=n.name)
+        out = graph.desc[n.outputs[0]]
+        for t, label in zip(n.inputs, labels):
+            d, producer = graph.desc[t], graph.node.get(graph.producer.get(t, ""))
+            got = rules.batch_label(producer) if producer is not None else ""
+            if (d.shape, d.dtype) != (out.shape, out.dtype):
+                raise ShapeError(t, d.shape, f"Merge {n.name!r} input is {d.shape}x{d.dtype}, its output "
+                                             f"{out.shape}x{out.dtype}; every branch must give the same tensor")
+            if got != label:
+                raise GraphError(f"Merge {n.name!r} input {t!r} is listed for branch {label!r}, but it is "
+                                 f"produced in branch {got!r} (the _batch_label of its producer)",
+                                 node=n.name, tensor=t)

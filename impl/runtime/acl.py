@@ -8,6 +8,7 @@
     acl.mdl_set_config_opt(cfg, ACL_MDL_WORKSPACE_MEM_OPTIMIZE, 1) # -> ge.exec.reuseZeroCopyMemory
     mid = acl.mdl_load_with_config(cfg)
     ds = acl.create_dataset(); acl.add_dataset_buffer(ds, acl.create_data_buffer(ptr, size))
+    acl.mdl_set_dynamic_batch(mid, inputs_ds, "b1")                # aclmdlSetDynamicBatchSize (branch models)
     acl.mdl_execute(mid, inputs_ds, outputs_ds); acl.mdl_unload(mid)
     ptr = acl.rt_malloc(n); acl.rt_memcpy(dst, dst_max, src, n, kind); acl.rt_free(ptr)
 
@@ -26,6 +27,7 @@ import attrs
 from zcspec.impl.compiler.errors import GraphError
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.device import DeviceError
+from zcspec.impl.runtime import branches
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1 import LoadOptions, load, query_size
 from zcspec.impl.runtime.v1.allocator import V1Allocator
@@ -52,7 +54,11 @@ class DataBuffer:
 
 @attrs.define
 class Dataset:
+    """Data buffers; an input dataset of a dynamic-batch model also carries the branch
+    ``batch`` chosen for it (``mdl_set_dynamic_batch``), None until one is chosen."""
+
     buffers: list = attrs.field(factory=list)
+    batch: str | None = None
 
 
 @attrs.define
@@ -151,7 +157,17 @@ class Acl:
         # Extra buffers beyond the model's count still count, so the count check can name them.
         ins += [UserBuffer("<extra>", b.addr, b.size) for b in inputs.buffers[len(ins):]]
         outs += [UserBuffer("<extra>", b.addr, b.size) for b in outputs.buffers[len(outs):]]
-        return lm.execute(ins, outs)
+        return lm.execute(ins, outs, batch=inputs.batch)
+
+    def mdl_set_dynamic_batch(self, model_id: int, inputs: Dataset, batch: str) -> None:
+        """aclmdlSetDynamicBatchSize: choose the dynamic-batch branch the next executions with ``inputs``
+        run. GE checks the choice against the model's gears here (``GeExecutor::SetDynamicBatchSize``,
+        ``IsDynamicBatchSizeMatchModel``) and writes it into the dataset's dynamic input; we name branches
+        by their ``_batch_label`` and keep the choice on the dataset. A label the model lacks is refused."""
+        lm = self._model(model_id)
+        if why := branches.problem(lm.model.name, branches.labels(lm.model.tasks), batch):
+            raise ParamInvalid(why, message_id="")
+        inputs.batch = batch
 
     def mdl_unload(self, model_id: int) -> None:
         self._model(model_id).unload()

@@ -34,6 +34,7 @@ ORT_TESTED = {
     "Relu", "Neg", "Abs", "Exp", "Tanh", "Sigmoid", "LeakyRelu", "Sqrt", "Add", "Sub", "Mul", "Div", "Max", "Min",
     "Sum", "Cast", "Softmax", "LRN", "BatchNormalization", "Gemm", "MatMul", "Transpose", "Concat", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "Split", "Slice", "ReduceSum", "MemcpyAsync", "MemcpyAddrAsync",
+    "Merge",   # against Identity of the chosen input, tests/device/test_merge.py
 }
 
 

@@ -2,7 +2,7 @@
 
     offset  size  field
     0       8     magic b"ZCSPECM\\0"
-    8       4     format version (little-endian u32), currently 2
+    8       4     format version (little-endian u32), currently 3
     12      4     header length (u32), 64
     16      8     metadata length M (u64)
     24      8     weight blob length W (u64)
@@ -20,7 +20,10 @@ from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.model_file.model import CompiledModel
 
 MAGIC = b"ZCSPECM\0"
-VERSION = 2  # 2: typed options and plan (tensor batch labels), no separate soc/regions fields
+# 2: typed options and plan (tensor batch labels), no separate soc/regions fields.
+# 3: every task carries ``batch``, its dynamic-batch branch, so a runtime launches only the chosen branch;
+#    a version-2 reader would run every branch, and their memory overlaps.
+VERSION = 3
 HEADER = struct.Struct("<8sIIQQ32s")
 
 

@@ -96,13 +96,32 @@ def _check_task(task, i: int, regions: dict) -> None:
         _check_slot(slot, f"{where}.slots[{j}] ({slot.tensor!r})", regions)
 
 
+def _check_branches(tasks: TaskList, plan: MemoryPlan) -> None:
+    """Every Merge's ``labels`` are branch labels of the model: labels its tasks run in or its planned
+    tensors carry (a runtime chooses among exactly those, runtime/branches.py). A task's own ``batch``
+    needs no planned tensor of that label: a branch node whose outputs are model outputs writes
+    zero-copy memory, which belongs to no branch (ge-facts.md 4.1)."""
+    known = {t.batch for t in plan.tensors if t.batch} | {t.batch for t in tasks.tasks if t.batch}
+    for i, task in enumerate(tasks.tasks):
+        where = f"tasks[{i}] ({task.node!r})"
+        if task.op_type == "Merge":
+            labels = dict(task.attrs).get("labels")
+            if not isinstance(labels, tuple) or not labels or not all(x in known for x in labels):
+                raise ModelFormatError(f"{where}.attrs.labels", f"{labels!r} must list batch labels of the model "
+                                                                f"(known: {sorted(known)})")
+
+
 def _check_io(tasks: TaskList, regions: dict) -> None:
     for role, table in (("input", tasks.inputs), ("output", tasks.outputs)):
         for i, io in enumerate(table):
             where = f"{role}s[{i}] ({io.tensor!r})"
             if io.index != i or io.role != role:
                 raise ModelFormatError(where, "index or role out of sequence")
-            if io.size < io.nbytes or io.nbytes != dtypes.nbytes(io.shape, io.dtype):
+            try:
+                nbytes = dtypes.nbytes(io.shape, io.dtype, tensor=io.tensor)
+            except (UnknownDTypeError, SizeOverflowError) as e:
+                raise ModelFormatError(where, str(e)) from None
+            if io.size < io.nbytes or io.nbytes != nbytes:
                 raise ModelFormatError(where, f"size {io.size} / nbytes {io.nbytes} inconsistent with its shape")
             if io.region not in regions or io.offset < 0 or io.offset + io.size > regions[io.region]:
                 raise ModelFormatError(where, f"[{io.offset}, {io.offset + io.size}) outside region {io.region!r}")
@@ -178,6 +197,7 @@ def load_model(data: bytes, *, file: str = "") -> CompiledModel:
         tasks = schema.tasklist(schema.field(meta, "tasks", dict, "metadata"))
         for i, task in enumerate(tasks.tasks):
             _check_task(task, i, regions)
+        _check_branches(tasks, plan)
         _check_io(tasks, regions)
         weights = _weights(meta, blob, regions)
         check_consistency(plan, options, tasks, weights)

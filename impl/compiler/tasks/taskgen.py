@@ -9,6 +9,9 @@
   is zero copy (6.8.1-6.8.3);
 - view, Data, NetOutput and Variable nodes: no task.
 
+Every task records its node's dynamic-batch branch (``TaskDef.batch``, the node's
+``_batch_label``; "" outside any branch), so a runtime can launch one branch only.
+
 The zero-copy table lists every slot that points into a zero-copy model input or
 output with its relative offset (SetInputOutputOffsetPass, 5.2); the runtime
 refreshes exactly those slots. Per-node workspaces are planned but not passed as
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.memory.plan_types import MemoryPlan, TensorPlacement
 from zcspec.impl.compiler.memory.sizes import tensor_size
 from zcspec.impl.compiler.tasks.io_offsets import io_offsets
@@ -54,19 +58,22 @@ def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDe
     ins = [_slot(graph, tensors, "in", t) for t in node.inputs]
     outs = [_slot(graph, tensors, "out", t) for t in node.outputs]
     in_loop = bool(node.attr("_in_loop", False))
+    batch = rules.batch_label(node)   # the branch these tasks run in, "" for every execution
     tasks = []
     for kind in ops.task_kinds(node):
         index = start + len(tasks)
         if kind == "memset":
-            tasks.append(TaskDef(index, node.name, kind, "AtomicAddrClean", node.stream, outs, (("value", 0),), in_loop))
+            tasks.append(TaskDef(index, node.name, kind, "AtomicAddrClean", node.stream, outs, (("value", 0),), in_loop,
+                                 batch=batch))
         elif kind == "hccl":
             supported = node.op_type not in soc.hccl_no_zero_copy and soc.zero_copy
             zc_in = tuple(supported and tensors[s.tensor].zero_copy for s in ins)
             zc_out = tuple(supported and tensors[s.tensor].zero_copy for s in outs)
             tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop,
-                                 zc_in, zc_out))
+                                 zc_in, zc_out, batch))
         else:
-            tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop))
+            tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop,
+                                 batch=batch))
     return tasks
 
 

@@ -32,7 +32,10 @@ class ArgSlot:
 @attrs.frozen
 class TaskDef:
     """One device task. ``zero_copy_in``/``zero_copy_out`` are an HCCL task's per-buffer
-    zero-copy flags (ge-facts.md 6.8.1), empty for other kinds."""
+    zero-copy flags (ge-facts.md 6.8.1), empty for other kinds. ``batch`` is the dynamic-batch
+    branch the task belongs to (its node's ``_batch_label``, ge-facts.md 4), "" for a task that
+    runs in every execution: a runtime launches only the chosen branch's tasks and the unlabelled
+    ones (runtime/branches.py)."""
 
     index: int
     node: str
@@ -44,6 +47,7 @@ class TaskDef:
     in_loop: bool = False
     zero_copy_in: tuple[bool, ...] = field(converter=tuple, default=())
     zero_copy_out: tuple[bool, ...] = field(converter=tuple, default=())
+    batch: str = ""
 
 
 @attrs.frozen

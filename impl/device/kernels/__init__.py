@@ -4,7 +4,7 @@ Importing this package registers every family module. HCCL collectives live in
 ``zcspec.impl.device.hccl.COLLECTIVES``; together the two tables cover every ``compute``
 and ``hccl`` op of ``zcspec.impl.compiler.ops.OPS`` (a test checks it).
 """
-from zcspec.impl.device.kernels import conv, copy, elementwise, nn, pool, shape  # noqa: F401  (registration)
+from zcspec.impl.device.kernels import conv, copy, elementwise, merge, nn, pool, shape  # noqa: F401  (registration)
 from zcspec.impl.device.kernels.common import KERNELS, Kernel
 
 __all__ = ["KERNELS", "Kernel"]
