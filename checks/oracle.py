@@ -4,7 +4,9 @@
 attribute forms the IR keeps) and runs onnx's reference evaluator: an
 independent implementation of every op. zcspec-only ops map to their
 meaning: a single-rank collective and a memcpy are identities, PhonyConcat is
-a Concat. Graphs with state (Variable) have no oracle (OracleUnavailable).
+a Concat, a Merge (the join of dynamic-batch branches) is the Identity of the
+chosen branch's input (``batch``). Graphs with state (Variable), and a Merge with
+no branch chosen, have no oracle (OracleUnavailable).
 For the light models the reference outputs shipped beside each model (input
 all ones) are the oracle instead (``light_reference``).
 """
@@ -29,7 +31,7 @@ def _attrs(node) -> dict:
     return {k: v for k, v in node.attrs if not k.startswith("_") and not (node.op_type == "Reshape" and k == "shape")}
 
 
-def _onnx_nodes(graph: Graph, extra_inits: list) -> list:
+def _onnx_nodes(graph: Graph, extra_inits: list, batch: str | None) -> list:
     out = []
     for n in graph.nodes:
         info = ops.info(n.op_type)
@@ -40,6 +42,8 @@ def _onnx_nodes(graph: Graph, extra_inits: list) -> list:
         if n.op_type in _IDENTITY:
             out += [helper.make_node("Identity", [i], [o], name=f"{n.name}/{k}")
                     for k, (i, o) in enumerate(zip(n.inputs, n.outputs))]
+        elif n.op_type == "Merge":
+            out.append(helper.make_node("Identity", [_chosen(n, batch)], list(n.outputs), name=n.name))
         elif n.op_type == "PhonyConcat":
             out.append(helper.make_node("Concat", list(n.inputs), list(n.outputs), name=n.name, axis=n.attr("axis", 0)))
         elif n.op_type == "Reshape":
@@ -51,24 +55,35 @@ def _onnx_nodes(graph: Graph, extra_inits: list) -> list:
     return out
 
 
-def to_onnx(graph: Graph) -> onnx.ModelProto:
+def _chosen(merge, batch: str | None) -> str:
+    """The input of ``merge`` that branch ``batch`` feeds (its ``labels`` name each input's branch)."""
+    labels = tuple(merge.attr("labels", ()))
+    if batch not in labels:
+        raise OracleUnavailable(f"Merge {merge.name!r} joins branches {list(labels)}, the oracle was asked for "
+                                f"batch={batch!r}: choose one of them")
+    return merge.inputs[labels.index(batch)]
+
+
+def to_onnx(graph: Graph, batch: str | None = None) -> onnx.ModelProto:
+    """``graph`` as an ONNX model; a Merge forwards the input of branch ``batch``."""
     def info(t):
         d = graph.desc[t]
         return helper.make_tensor_value_info(t, dtypes.get(d.dtype).onnx_id, list(d.shape))
 
     inits = [numpy_helper.from_array(w.array(graph.desc[w.name]), w.name) for w in graph.weights]
-    nodes = _onnx_nodes(graph, inits)
+    nodes = _onnx_nodes(graph, inits, batch)
     outputs = list(dict.fromkeys(graph.outputs))
     g = helper.make_graph(nodes, graph.name, [info(t) for t in graph.inputs], [info(t) for t in outputs], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=7)
 
 
-def oracle_outputs(graph: Graph, inputs: dict) -> dict:
-    """Output tensor name -> array, evaluated by onnx.reference on the exported graph."""
+def oracle_outputs(graph: Graph, inputs: dict, *, batch: str | None = None) -> dict:
+    """Output tensor name -> array, evaluated by onnx.reference on the exported graph (branch ``batch`` of a
+    dynamic-batch graph)."""
     from onnx.reference import ReferenceEvaluator
 
     try:
-        model = to_onnx(graph)
+        model = to_onnx(graph, batch)
         evaluator = ReferenceEvaluator(model)
         names = [o.name for o in model.graph.output]
         values = evaluator.run(names, {k: np.asarray(v) for k, v in inputs.items()})

@@ -4,9 +4,10 @@ The light models exercise plain reuse at scale; the built-in graphs make sure
 every rule of the spec has a case where its precondition holds (atomic clean,
 continuous inputs, HCCL, views at offsets, in-place outputs, inputs passed
 straight to outputs, outputs read by other nodes, workspaces, batches,
-streams, constants and variables as outputs). Dynamic-batch branches are
-not here: only one branch runs per execution, which a single emulated graph
-cannot express, so they are covered by the planner's own tests.
+streams, constants and variables as outputs, dynamic-batch branches). The
+dynamic-batch graph (``dynamic_batch_graph``) has two branches joined by a Merge;
+its branches share memory, so each execution chooses one (the runtimes' ``batch``)
+and ``checks.execution`` runs every branch.
 """
 from __future__ import annotations
 
@@ -80,14 +81,33 @@ def _view_passthrough() -> Graph:
 
 
 def _workspace_streams() -> Graph:
-    # Dynamic-batch branches are left out: they run exclusively (one batch per execution),
-    # which the emulator's single graph cannot express; the planner's tests cover them.
+    # Dynamic-batch branches have a graph of their own (dynamic_batch_graph).
     b = GraphBuilder("workspace_streams")
     x = b.input("x", (8, 64))
     w = b.op("Relu", [x], _workspace_bytes=(4096,))
     s1 = b.op("Neg", [w], stream=1)
     s2 = b.op("Abs", [s1], stream=1)
     b.output(b.op("Add", [s2, b.op("Sigmoid", [w])]))
+    return b.build()
+
+
+def dynamic_batch_graph(labels: tuple[str, ...] = ("b1", "b2"), shape: tuple[int, ...] = (4, 64)) -> Graph:
+    """x -> per branch label three ops (each branch computes something different) -> Merge -> Add(., x).
+
+    As GE builds a dynamic-batch graph (ge-facts.md 4): the branch nodes carry ``_batch_label``, the
+    Merge joining them carries none and runs in every execution. Only one branch runs per execution,
+    so the planner overlaps the branches' memory."""
+    chains = (("Relu", "Neg", "Sigmoid"), ("Abs", "Sqrt", "Neg"), ("Tanh", "Abs", "Exp"))
+    b = GraphBuilder("dynamic_batch")
+    x = b.input("x", shape)
+    ends = []
+    for k, label in enumerate(labels):
+        t = x
+        for step, op in enumerate(chains[k % len(chains)]):
+            t = b.op(op, [t], name=f"{label}_{step}", _batch_label=label)
+        ends.append(t)
+    merged = b.op("Merge", ends, name="merge", labels=tuple(labels))
+    b.output(b.op("Add", [merged, x], name="out"))
     return b.build()
 
 
@@ -109,6 +129,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "view_passthrough": _view_passthrough,
     "workspace_streams": _workspace_streams,
     "constants": _constants,
+    "dynamic_batch": dynamic_batch_graph,
 }
 
 

@@ -9,6 +9,9 @@ A scenario's ``runtime`` dict picks the run:
   oracle (``differential.py``);
 - ``{"runs": [dict, ...]}``: several of the above, observations concatenated.
 
+Every run of a dynamic-batch model carries ``"batch": label``, the branch it executes
+(``default_runtimes`` repeats each run once per branch label).
+
 Any run may carry ``"model_edits": [name, ...]`` (``MODEL_EDITS``): changes to the compiled
 model before it runs, as a crafted or foreign model file would have them, so the runtime's own
 defences (which the compiler normally makes redundant) are exercised too.
@@ -24,6 +27,7 @@ from zcspec.checks.execution import differential, v1, v2
 from zcspec.checks.execution.differential import observe_differential
 from zcspec.checks.zoo import LIGHT
 from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.memory import rules
 
 
 def default_runtimes(graph) -> list[dict]:
@@ -31,9 +35,16 @@ def default_runtimes(graph) -> list[dict]:
     other and its shipped reference (input all ones), zero copy on. A built-in graph (small, and
     built to reach every rule): also zero copy off, v1 re-bound to fresh buffers, with
     reuseZeroCopyMemory, with an undersized output, and v2's strict and default modes with an
-    undersized output (the first output at half its size)."""
+    undersized output (the first output at half its size). A graph with dynamic-batch branches
+    gets every run once per branch label (``"batch"``): each branch executes and is judged."""
     if graph.name in LIGHT:
         return [{"runtime": "differential", "zero_copy": True, "inputs": "ones"}]
+    labels = sorted({rules.batch_label(n) for n in graph.nodes} - {""})
+    runs = _builtin_runs(graph)
+    return [{**run, "batch": label} for label in labels for run in runs] if labels else runs
+
+
+def _builtin_runs(graph) -> list[dict]:
     out0 = graph.outputs[0]
     half = max(graph.desc[out0].nbytes // 2, 1)
     return [

@@ -10,7 +10,8 @@ call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py):
 - ``input_sizes`` / ``output_sizes``: I/O tensor name -> bytes of the caller's buffer
   (0 = null; default: the raw size); ``placement``: ``device`` (default) or ``host``;
 - ``misalign``: I/O names whose buffer address is shifted by one byte;
-- ``seed``: inputs are standard normal draws from this seed (default 0).
+- ``seed``: inputs are standard normal draws from this seed (default 0);
+- ``batch``: the dynamic-batch branch every call runs (a model with branches needs one).
 
 Errors are part of the observation; the model is unloaded before the last call is
 observed, so leaks show (EXEC-NO-LEAK).
@@ -31,7 +32,7 @@ from zcspec.impl.runtime.v1.observe import observe_execution
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
 _KEYS = set(_LOAD_KEYS) | {"runtime", "calls", "rebind", "input_sizes", "output_sizes", "placement", "misalign",
-                           "seed"}
+                           "seed", "batch"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -92,7 +93,7 @@ def observe_scenario(model, runtime: dict) -> list:
                 _free(dev, held[0] + held[1], held[2])
             held = _buffers(dev, model, runtime, rng)
         with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
-            lm.execute(held[0], held[1])
+            lm.execute(held[0], held[1], batch=runtime.get("batch"))
         records.append(lm.last_call)
     observations = [observe_execution(lm, r) for r in records[:-1]]
     lm.unload()

@@ -8,7 +8,8 @@ scenario's JSON dict (checks/scenario.py):
   ``trust_shape_on_out_tensor``, ``always_external_allocator``, ``enable_single_stream``;
 - ``output_sizes``: output tensor name -> bytes of the caller's buffer (0 = null buffer;
   default: the output's raw size); ``output_placement``: ``device`` (default) or ``host``;
-- ``seed``: the inputs are standard normal draws from this seed (default 0).
+- ``seed``: the inputs are standard normal draws from this seed (default 0);
+- ``batch``: the dynamic-batch branch the call runs (a model with branches needs one).
 
 The call's failure (a RuntimeV2Error, or under ge_compat the device's fault) is part of the
 observation, not an exception; the model is unloaded before observing, so leaks show.
@@ -30,7 +31,7 @@ from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
-_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed"}
+_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch"}
 
 
 def options_of(runtime: dict) -> LoweringOptions:
@@ -59,7 +60,7 @@ def observe_scenario(model, runtime: dict) -> list:
     external = {"device": ExternalAllocator.on_device(dev)} if options.always_external_allocator else None
     exe = StreamExecutor(model, dev, options)
     with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
-        exe.execute(inputs, outputs, allocators=external)
+        exe.execute(inputs, outputs, allocators=external, batch=runtime.get("batch"))
     for t in outputs:
         t.release()
     exe.unload()
