@@ -7,22 +7,21 @@ Prints:
    two argument slots: table read, two range checks, two views), trace on and off;
 2. the ResNet-50 Conv layers by shape (the 7x7/2 stem, a 3x3 and a 1x1 layer at
    56x56) through a kernel task, against onnxruntime on one thread;
-3. with ``--models``, whole light models through the naive per-tensor executor of
-   the device tests (load time, then the time of the tasks alone).
+3. with ``--models``, whole light models through the naive per-tensor executor
+   (``zcspec.checks.naive_executor``: load time, then the time of the tasks alone).
 """
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
+from onnx import helper
 
+from zcspec.checks.cli.models import zoo_path
+from zcspec.checks.naive_executor import run as naive_run
+from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 from zcspec.impl.device import Device, KernelTask, Slot
-
-# The single-op harness of the device tests builds the onnxruntime reference.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def per_task_us(n: int, slots: int, trace: bool) -> tuple[float, float]:
@@ -42,17 +41,34 @@ def per_task_us(n: int, slots: int, trace: bool) -> tuple[float, float]:
     return (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6
 
 
+def ort_conv(x, w, **attrs) -> np.ndarray:
+    """One Conv in onnxruntime on one thread, graph optimisations off; the session is built each call."""
+    import onnxruntime as ort  # optional (the test extra): only the Conv table needs it
+
+    ort.set_default_logger_severity(4)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], **attrs)
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+              for n, a in (("x", x), ("w", w))]
+    graph = helper.make_graph([node], "conv", inputs, [helper.make_empty_tensor_value_info("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 9)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 4
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return session.run(["y"], {"x": x, "w": w})[0]
+
+
 def conv_ms(x_shape, w_shape, repeat: int = 5, **attrs) -> tuple[float, float]:
     """Best kernel-task time (launch + synchronize, data already on the device) and onnxruntime's."""
-    from tests.device.harness import _dtype_name, ort_run
-
     rng = np.random.default_rng(0)
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = rng.standard_normal(w_shape).astype(np.float32)
-    (ref,) = ort_run("Conv", [x, w], **attrs)
+    ref = ort_conv(x, w, **attrs)
     dev = Device()
     xa, wa, ya = dev.upload(x), dev.upload(w, read_only=True), dev.malloc(ref.nbytes)
-    slots = (Slot("in", x.shape), Slot("in", w.shape), Slot("out", ref.shape, _dtype_name(ref)))
+    slots = (Slot("in", x.shape), Slot("in", w.shape), Slot("out", ref.shape))
     task = KernelTask("conv", "Conv", dev.malloc(24), slots, tuple(attrs.items()))
     dev.write_args(task, [xa, wa, ya])
     best_dev = best_ort = float("inf")
@@ -62,7 +78,7 @@ def conv_ms(x_shape, w_shape, repeat: int = 5, **attrs) -> tuple[float, float]:
         dev.synchronize()
         best_dev = min(best_dev, time.perf_counter() - t0)
         t0 = time.perf_counter()
-        ort_run("Conv", [x, w], **attrs)
+        ort_conv(x, w, **attrs)
         best_ort = min(best_ort, time.perf_counter() - t0)
     np.testing.assert_allclose(dev.peek(ya, ref.shape, ref.dtype), ref, rtol=1e-3, atol=1e-3)
     return best_dev * 1e3, best_ort * 1e3
@@ -87,17 +103,13 @@ def main() -> None:
 
 
 def model_table(names) -> None:
-    from zcspec.checks.cli.models import zoo_path
-    from zcspec.impl.compiler.frontend.onnx_import import load_onnx
-    from tests.device.naive_runner import run
-
     print("light models through the naive executor (seconds): load = weights + args, run = tasks")
     for name in names:
         graph = load_onnx(zoo_path(name))
         feeds = {t: np.ones(graph.desc[t].shape, np.float32) for t in graph.inputs}
         dev = Device()
         t0 = time.perf_counter()
-        _, seconds = run(dev, graph, feeds)
+        _, seconds = naive_run(dev, graph, feeds)
         total = time.perf_counter() - t0
         print(f"  {name:<14} load {total - seconds:6.2f}  run {seconds:6.2f}  tasks {dev.counters.tasks_executed}")
         dev.close()

@@ -2,15 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "frontend"))
-from onnx_factory import light_path, malformed, save  # noqa: E402
-
-from zcspec.checks.cli.main import main  # noqa: E402
+from zcspec.checks.cli.main import main
+from tests.helpers.onnx_factory import light_path, malformed, save
 
 
 def run(capsys, *argv):

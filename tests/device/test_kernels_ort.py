@@ -6,21 +6,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from zcspec.impl.device import Device
-from tests.device.harness import compare
+from tests.helpers.kernel_harness import arrays, compare, dims, shapes
 
 DEV = Device("ascend910b")
-dims = st.integers(1, 5)
-
-
-def arrays(shape, dtype=np.float32, lo=-3.0, hi=3.0):
-    """A strategy for arrays of ``shape``, seeded so Hypothesis shrinks the seed."""
-    return st.integers(0, 2**32 - 1).map(
-        lambda seed: np.random.default_rng(seed).uniform(lo, hi, size=shape).astype(dtype))
-
-
-@st.composite
-def shapes(draw, min_rank=1, max_rank=4):
-    return tuple(draw(st.lists(dims, min_size=min_rank, max_size=max_rank)))
 
 
 def broadcastable(draw, shape):

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 from zcspec.impl.device import Device
-from tests.device.harness import compare, device_run, ort_run
-from tests.device.test_kernels_ort import arrays, dims, shapes
+from tests.helpers.kernel_harness import arrays, compare, device_run, dims, ort_run, shapes
 
 DEV = Device("ascend910b")
 

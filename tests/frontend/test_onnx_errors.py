@@ -5,7 +5,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from onnx_factory import init, light_path, malformed, model, save, vi
+from tests.helpers.onnx_factory import init, light_path, malformed, model, save, vi
 
 from zcspec.impl.compiler.errors import CycleError, GraphError, MissingTensorError, UnsupportedOpError
 from zcspec.impl.compiler.frontend.errors import (

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
-from onnx_factory import init, model, vi
+from tests.helpers.onnx_factory import init, model, vi
 
 from zcspec.impl.compiler.frontend.onnx_import import from_model
 

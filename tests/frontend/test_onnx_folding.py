@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from onnx_factory import init, model, vi
+from tests.helpers.onnx_factory import init, model, vi
 
 from zcspec.impl.compiler.frontend import constant_fold
 from zcspec.impl.compiler.frontend.onnx_import import from_model

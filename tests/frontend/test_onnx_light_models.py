@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper, shape_inference
-from onnx_factory import LIGHT_MODELS, light_path
+from tests.helpers.onnx_factory import LIGHT_MODELS, light_path
 
 from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import helper
-from onnx_factory import init, model, vi
+from tests.helpers.onnx_factory import init, model, vi
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.frontend.onnx_graph import node_names

@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given
 
 from zcspec.checks.cli.main import main
+from zcspec.checks.strategies.planning_graphs import planning_graphs
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.graph_json import to_json
 from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
 from zcspec.impl.compiler.errors import ArtefactFormatError, OptionError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import MemoryPlan, plan_memory
-from tests.memory.strategies import planning_graphs
-from tests.memory.test_sweep import plan_or_reject
+from tests.helpers.plan_check import plan_or_reject
 
 TENSOR_KEYS = ["name", "region", "offset", "size", "aligned_size", "first", "last", "block", "zero_copy", "alias_of",
                "batch"]

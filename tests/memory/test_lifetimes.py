@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from hypothesis import given
 
+from zcspec.checks.strategies.planning_graphs import planning_graphs
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.memory.lifetimes import lifetimes
-from tests.memory.strategies import planning_graphs
 
 
 def _chain():

@@ -319,7 +319,7 @@ def test_ge_keeps_the_smaller_of_its_two_planners():
 
 def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
     from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
-    from tests.memory.sweep_check import check_plan
+    from tests.helpers.plan_check import check_plan
 
     b = _b()
     x = b.input("x", (1, N))

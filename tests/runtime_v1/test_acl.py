@@ -7,7 +7,7 @@ from zcspec.impl.runtime.acl import (
     ACL_MDL_MEM_ADDR_PTR, ACL_MDL_WORKSPACE_MEM_OPTIMIZE, ZCSPEC_ZERO_COPY, Acl,
 )
 from zcspec.impl.runtime.v1 import InvalidParam, ModelUnloadedError, ParamInvalid
-from tests.runtime_v1.helpers import device, expected, mlp
+from tests.helpers.runtime_v1 import device, expected, mlp
 
 
 def datasets(acl, dev, x, host=False):

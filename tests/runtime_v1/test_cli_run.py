@@ -7,7 +7,7 @@ from zcspec.checks.cli.main import main
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.graph_json import to_json
 from zcspec.impl.compiler.model_file.encode import encode
-from tests.runtime_v1.helpers import mlp
+from tests.helpers.runtime_v1 import mlp
 
 
 def graph_file(tmp_path):

@@ -17,7 +17,7 @@ def failed_call_ok(lm) -> bool:
     # binding is checked against the invariants about failed calls only.
     report = check(observe_execution(lm), invariants=[FAILED_CALL_NO_CHANGE])
     return report.ok and "EXEC-FAILED-CALL-NO-CHANGE" in report.exercised
-from tests.runtime_v1.helpers import buffers, device, mlp
+from tests.helpers.runtime_v1 import buffers, device, mlp
 
 
 @pytest.fixture

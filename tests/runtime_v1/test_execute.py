@@ -8,7 +8,7 @@ from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
 from zcspec.impl.runtime.v1.classify import FM, UpdatePolicy
 from zcspec.impl.runtime.v1.observe import observe_execution, observe_load
 from zcspec.spec.check import check
-from tests.runtime_v1.helpers import buffers, device, expected, mlp, passthrough, passthrough_on
+from tests.helpers.runtime_v1 import buffers, device, expected, mlp, passthrough, passthrough_on
 
 
 def run_ok(lm, ins, outs):

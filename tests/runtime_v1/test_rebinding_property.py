@@ -8,7 +8,7 @@ from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_
 from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v1.observe import observe_execution
 from zcspec.spec.check import check
-from tests.runtime_v1.helpers import device, expected, mlp
+from tests.helpers.runtime_v1 import device, expected, mlp
 
 MODEL = mlp()
 CHOICES = ("fresh", "same", "host")

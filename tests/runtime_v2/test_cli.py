@@ -7,7 +7,7 @@ import numpy as np
 
 from zcspec.checks.cli.main import main
 from zcspec.impl.compiler.graph_json import to_json
-from tests.runtime_v2.test_executor import relu_neg_graph
+from tests.helpers.runtime_v2 import relu_neg_graph
 
 
 def model_file(tmp_path) -> str:

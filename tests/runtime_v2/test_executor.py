@@ -17,7 +17,7 @@ from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.single_op import SingleOpExecutor, single_op_model
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.check import check
-from tests.runtime_v2.helpers import expected, input_array, out_buffer, read, relu_neg, stage
+from tests.helpers.runtime_v2 import expected, input_array, out_buffer, read, relu_neg, relu_neg_graph, stage
 
 
 def test_load_from_bytes_and_repeat_without_device_allocations():
@@ -33,13 +33,6 @@ def test_load_from_bytes_and_repeat_without_device_allocations():
     assert delta.alloc_calls == 0 and delta.free_calls == 0 and delta.kernel_launches == 6
     assert delta.args_written == 3 * 4 and delta.args_refreshed == 0   # v2 writes every task's arguments anew
     np.testing.assert_array_equal(read(dev, out, model.tasks.outputs[0]), expected(model, [input_array(model.tasks.inputs[0])])[0])
-
-
-def relu_neg_graph():
-    b = GraphBuilder("relu_neg")
-    x = b.input("x", (10, 10))
-    b.output(b.op("Neg", [b.op("Relu", [x])]))
-    return b.build()
 
 
 def test_unload_returns_the_device_to_its_baseline_and_is_observed():

@@ -14,7 +14,7 @@ from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.spec.check import check
-from tests.runtime_v2.helpers import (
+from tests.helpers.runtime_v2 import (
     PATTERN, expected, input_array, out_buffer, output_feeds_node, raw_bytes, read, relu_neg, stage,
 )
 

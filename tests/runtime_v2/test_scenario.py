@@ -17,8 +17,7 @@ from zcspec.impl.runtime.v2.lowering import lower
 from zcspec.impl.runtime.v2.passes import run_passes
 from zcspec.spec.check import check
 from zcspec.spec.registry import get
-from tests.runtime_v2.test_executor import relu_neg_graph
-from tests.runtime_v2.test_models import compiled
+from tests.helpers.runtime_v2 import compiled, relu_neg_graph
 
 HAZARD = os.path.join(CORPUS, "v2-ge-compat-unchecked-output-share.json")
 V2 = ("V2-AZC-NO-ALLOC", "V2-AZC-REJECT", "V2-DEFAULT-FALLBACK", "V2-OUT-IS-USER", "V2-NO-OVERRUN",

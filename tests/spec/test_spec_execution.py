@@ -69,7 +69,7 @@ def test_check_with_a_chosen_subset():
 def test_every_predicate_copes_with_any_well_typed_observation():
     """A malformed-but-typed observation gives violations or nothing, never a crash in a predicate."""
     from hypothesis import given, strategies as st
-    from spec_strategies import plans, values
+    from tests.helpers.spec_strategies import plans, values
 
     from zcspec.spec.observables import ExecutionObservation, LoadObservation, ModelFileObservation
 

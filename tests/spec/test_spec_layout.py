@@ -13,7 +13,7 @@ from zcspec.spec.examples.build import plan
 from zcspec.spec.invariants._util import families
 from zcspec.spec.observables import Alignment, ContinuousGroup, PlanAttributes
 from zcspec.spec.registry import get
-from spec_strategies import rows
+from tests.helpers.spec_strategies import rows
 
 FM, ZC = "feature_map", "zero_copy"
 

@@ -11,7 +11,7 @@ from zcspec.spec.observables import (
     OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
     dumps, from_data, loads, to_data,
 )
-from spec_strategies import plans, values
+from tests.helpers.spec_strategies import plans, values
 
 
 @pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event])

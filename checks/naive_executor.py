@@ -1,10 +1,11 @@
-"""A deliberately naive executor of a whole IR graph on the device, for benchmarks and slow tests.
+"""A deliberately naive executor of a whole IR graph on the device: a reference that shares no code with the runtimes.
 
 Every tensor gets its own allocation (no planning, no reuse), weights are
 uploaded read-only, view ops alias their input, one kernel task per compute node
 (atomic ops get a memset task before them). It shows that whole models run
 through the emulator, how fast, and that the kernels agree with onnxruntime
-end to end; the real runtimes live in impl/runtime.
+end to end, and gives the runtimes a result to equal bitwise; the real runtimes live in
+impl/runtime.
 """
 from __future__ import annotations
 

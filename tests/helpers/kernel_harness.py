@@ -2,12 +2,14 @@
 
 ``ort_run`` builds a one-node ONNX model with onnx.helper; ``device_run`` does what
 a runtime does for one kernel: malloc, H2D copies, an argument table, a kernel
-task, synchronize, D2H copies (and frees everything afterwards).
+task, synchronize, D2H copies (and frees everything afterwards). ``arrays``, ``shapes``
+and ``dims`` draw the kernels' inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
+from hypothesis import strategies as st
 from onnx import helper
 
 from zcspec.impl.device import Device, KernelTask, Slot
@@ -79,3 +81,17 @@ def compare(op_type: str, inputs: list, *, opset: int = 13, n_outputs: int = 1, 
     for i, (g, e) in enumerate(zip(got, expected)):
         assert g.shape == e.shape, (op_type, i, g.shape, e.shape)
         np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"{op_type} output {i}")
+
+
+dims = st.integers(1, 5)
+
+
+def arrays(shape, dtype=np.float32, lo=-3.0, hi=3.0):
+    """A strategy for arrays of ``shape``, seeded so Hypothesis shrinks the seed."""
+    return st.integers(0, 2**32 - 1).map(
+        lambda seed: np.random.default_rng(seed).uniform(lo, hi, size=shape).astype(dtype))
+
+
+@st.composite
+def shapes(draw, min_rank=1, max_rank=4):
+    return tuple(draw(st.lists(dims, min_size=min_rank, max_size=max_rank)))

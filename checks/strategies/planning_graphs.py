@@ -1,4 +1,4 @@
-"""Random graphs for planner tests: the checker's executable graphs, decorated with planning attributes.
+"""Random graphs for planners: the checker's executable graphs, decorated with planning attributes.
 
 ``planning_graphs()`` draws a graph from ``zcspec.checks.strategies.graphs`` and then,
 per node, optionally a workspace list, ``_no_reuse``, another stream and a
