@@ -2,8 +2,8 @@
 
 Prints, per instance: buffers, lower bound, greedy by size (best fit) arena,
 the arena ``pack(..., capacity=...)`` reaches within the time limit, its
-ratio to the capacity, and the time. Every packing is re-checked by an
-independent sweep before it is reported.
+ratio to the capacity, and the time. Every packing is re-checked by the
+packer's independent validator (``packing.validate``) before it is reported.
 
     python benchmarks/plan_hard.py [--data DIR] [--time-limit 60] [A B ...]
 
@@ -19,37 +19,25 @@ import sys
 import time
 from pathlib import Path
 
-from zcspec.impl.compiler.memory import pack_greedy
-from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
-from zcspec.impl.compiler.memory.pack import lower_bound, pack
+from zcspec.impl.compiler.memory.packing import greedy, lower_bound, pack, read_minimalloc_csv, validate
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO.parent / "shared" / "data" / "minimalloc-challenging"
 
 
-def overlaps(buffers, offsets) -> int:
-    """Pairs live at the same time whose bytes overlap (0 for a valid packing), by a start-sorted sweep."""
-    bad, live = 0, []
-    for b in sorted(buffers, key=lambda b: b.lower):
-        live = [a for a in live if a.upper > b.lower]
-        ob = offsets[b.id]
-        bad += sum(1 for a in live if offsets[a.id] < ob + b.size and ob < offsets[a.id] + a.size)
-        live.append(b)
-    return bad
-
-
 def run_one(path: Path, time_limit: float) -> dict:
     capacity = int(re.search(r"\.(\d+)\.csv$", path.name).group(1))
     buffers = read_minimalloc_csv(path)
-    inst = pack_greedy.Instance.of(buffers)
-    greedy = inst.arena(pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst)))
+    inst = greedy.Instance.of(buffers)
+    greedy_arena = inst.arena(greedy.best_fit(inst, greedy.order_by_size(inst)))
     start = time.perf_counter()
     result = pack(buffers, capacity=capacity, time_limit=time_limit)
     seconds = time.perf_counter() - start
-    if overlaps(buffers, result.offsets):
-        raise SystemExit(f"{path.name}: INVALID packing (overlapping buffers)")
+    violations = validate(buffers, result)  # not against the capacity: missing it is reported, not invalid
+    if violations:
+        raise SystemExit(f"{path.name}: INVALID packing: {violations[0]} ({len(violations)} violation(s))")
     return {"name": path.name.split(".")[0], "buffers": len(buffers), "lb": lower_bound(buffers),
-            "greedy": greedy, "arena": result.arena, "capacity": capacity, "seconds": seconds,
+            "greedy": greedy_arena, "arena": result.arena, "capacity": capacity, "seconds": seconds,
             "method": result.method}
 
 

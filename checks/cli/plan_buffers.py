@@ -2,7 +2,7 @@
 
 ``--strategy ge``: no graph here, so GE's first-stage block assignment
 reduces to its core rule, greedy by size with first fit (the lowest gap that
-holds the buffer). ``--strategy compact``: :func:`zcspec.impl.compiler.memory.pack.pack`.
+holds the buffer). ``--strategy compact``: :func:`zcspec.impl.compiler.memory.packing.pack`.
 ``--json`` prints exactly ``{"arena": bytes, "offsets": {"<id>": offset}}``
 (DESIGN.md contract). With ``--capacity`` the exit code is 1 when the packing
 found does not fit in it.
@@ -13,9 +13,7 @@ import json
 import time
 
 from zcspec.checks.errors import UsageError
-from zcspec.impl.compiler.memory import pack_greedy
-from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
-from zcspec.impl.compiler.memory.pack import Packing, lower_bound, pack
+from zcspec.impl.compiler.memory.packing import Packing, greedy, lower_bound, pack, read_minimalloc_csv
 
 
 def configure_buffers(parser) -> None:
@@ -36,11 +34,9 @@ def configure(parser) -> None:
 
 def plan_ge(buffers) -> Packing:
     """Greedy by size, first fit: the ``ge`` strategy on a bare instance."""
-    inst = pack_greedy.Instance.of(buffers)
-    offsets = pack_greedy.first_fit(inst, pack_greedy.order_by_size(inst))
-    arena = inst.arena(offsets)
-    return Packing({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, arena == lower_bound(buffers),
-                   "greedy-size-first-fit")
+    inst = greedy.Instance.of(buffers)
+    offsets = greedy.first_fit(inst, greedy.order_by_size(inst))
+    return Packing.placed(buffers, offsets, lower_bound=lower_bound(buffers), method="greedy-size-first-fit")
 
 
 def run(args) -> int:

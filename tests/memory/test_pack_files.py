@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from zcspec.checks.cli import plan_buffers
-from zcspec.impl.compiler.memory.minimalloc_csv import read_minimalloc_csv
-from zcspec.impl.compiler.memory.pack import Buffer, lower_bound, pack
-from zcspec.impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
-from tests.memory.pack_oracles import layout_errors
+from zcspec.impl.compiler.memory.packing import (
+    Buffer, BufferFileError, InvalidBufferError, lower_bound, pack, read_minimalloc_csv, validate,
+)
 
 DATA = Path(__file__).parent / "data"
 # Feature maps of ONNX's light_densenet121 (input 1x3x224x224), planning-facts.md
@@ -113,7 +112,7 @@ def test_compact_reaches_the_lower_bound_on_densenet121():
     assert lb == 8_430_592  # planning-facts.md: 8.431 MB
     result = pack(buffers)
     assert (result.arena, result.optimal) == (lb, True)
-    assert layout_errors(buffers, result.offsets) == []
+    assert validate(buffers, result) == ()
     assert plan_buffers.plan_ge(buffers).arena > lb  # greedy alone does not get there
 
 
@@ -139,4 +138,4 @@ def test_ge_strategy_reproduces_the_minimalloc_readme_first_fit_figures():
         buffers = read_minimalloc_csv(data / f"{name}.1048576.csv")
         result = plan_buffers.plan_ge(buffers)
         assert result.arena == arena, name
-        assert layout_errors(buffers, result.offsets) == []
+        assert validate(buffers, result) == ()

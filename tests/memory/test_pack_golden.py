@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zcspec.impl.compiler.memory import pack_greedy
-from zcspec.impl.compiler.memory.pack import Buffer, lower_bound, pack
+from zcspec.impl.compiler.memory.packing import Buffer, greedy, lower_bound, pack
 
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]
 CHAIN = [(16, 0, 1), (8, 1, 2), (64, 2, 3), (32, 3, 4), (8, 4, 5)]
@@ -20,9 +19,9 @@ def records(rows):
     return [Buffer(f"t{i}", first, last + 1, size) for i, (size, first, last) in enumerate(rows)]
 
 
-def greedy(buffers):
-    inst = pack_greedy.Instance.of(buffers)
-    offsets = pack_greedy.best_fit(inst, pack_greedy.order_by_size(inst))
+def greedy_by_size(buffers):
+    inst = greedy.Instance.of(buffers)
+    offsets = greedy.best_fit(inst, greedy.order_by_size(inst))
     return offsets.tolist(), inst.arena(offsets)
 
 
@@ -32,7 +31,7 @@ def greedy(buffers):
 ])
 def test_tflite_greedy_by_size_records(rows, offsets, arena):
     buffers = records(rows)
-    assert greedy(buffers) == (offsets, arena)
+    assert greedy_by_size(buffers) == (offsets, arena)
     assert lower_bound(buffers) == arena
     result = pack(buffers)
     assert (result.arena, result.optimal, result.method) == (arena, True, "greedy-size")
@@ -43,7 +42,7 @@ def test_pisarchyk_lee_running_example():
     buffers = records([(size, first, last) for first, last, size in PISARCHYK_LEE])
     assert sum(b.size for b in buffers) == 234  # naive: no reuse
     assert lower_bound(buffers) == 124
-    assert greedy(buffers)[1] == 124
+    assert greedy_by_size(buffers)[1] == 124
     assert pack(buffers).optimal
 
 
@@ -57,7 +56,7 @@ def test_lower_bound_half_open_ends_before_starts():
 def test_gap_rules_first_fit_lowest_best_fit_smallest():
     # Placed neighbours at [16,24) and [32,36): gaps of 16 at 0 and 8 at 24.
     offs, ends = np.array([16, 32]), np.array([24, 36])
-    assert pack_greedy._place(offs, ends, 8, 1, True) == 0  # first fit: lowest gap
-    assert pack_greedy._place(offs, ends, 8, 1, False) == 24  # best fit: smallest gap
-    assert pack_greedy._place(offs, ends, 17, 1, False) == 36  # no gap holds it: on top
-    assert pack_greedy._place(offs, ends, 8, 16, False) == 0  # aligned to 16, 24 -> 32 leaves no room
+    assert greedy._place(offs, ends, 8, 1, True) == 0  # first fit: lowest gap
+    assert greedy._place(offs, ends, 8, 1, False) == 24  # best fit: smallest gap
+    assert greedy._place(offs, ends, 17, 1, False) == 36  # no gap holds it: on top
+    assert greedy._place(offs, ends, 8, 16, False) == 0  # aligned to 16, 24 -> 32 leaves no room

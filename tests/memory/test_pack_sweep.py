@@ -4,14 +4,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 
-from zcspec.impl.compiler.memory import pack_greedy
-from zcspec.impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weighted_ranks
-from tests.memory.test_pack_props import instances
+from zcspec.checks.strategies.buffers import buffer_lists
+from zcspec.impl.compiler.memory.packing import Buffer, greedy
+from zcspec.impl.compiler.memory.packing.sweep import Sections, ranks, ranks_within, weighted_ranks
 
 
-@given(instances(min_buffers=1, max_buffers=14))
+@given(buffer_lists(min_buffers=1, max_buffers=14))
 def test_sections_overlaps_cuts_and_totals(buffers):
-    inst = pack_greedy.Instance.of(buffers)
+    inst = greedy.Instance.of(buffers)
     sec = Sections(inst)
     n = len(buffers)
     for b in range(n):
@@ -28,10 +28,8 @@ def test_sections_overlaps_cuts_and_totals(buffers):
 
 
 def test_ranks_follow_the_heuristic_letters():
-    from zcspec.impl.compiler.memory.pack import Buffer
-
     buffers = [Buffer("short-big", 0, 1, 100), Buffer("long-small", 0, 10, 5), Buffer("long-big", 0, 10, 50)]
-    inst = pack_greedy.Instance.of(buffers)
+    inst = greedy.Instance.of(buffers)
     sec = Sections(inst)
     assert ranks(inst, sec, "WAT").tolist() == [2, 1, 0]  # longest first, then area
     assert ranks(inst, sec, "Z").tolist() == [0, 2, 1]  # largest first
@@ -40,10 +38,10 @@ def test_ranks_follow_the_heuristic_letters():
     assert weighted_ranks(sec, weights, ranks(inst, sec, "Z")).tolist() == [2, 1, 0]
 
 
-@given(instances(min_buffers=1, max_buffers=14))
+@given(buffer_lists(min_buffers=1, max_buffers=14))
 def test_ranks_within_a_subset_match_ranks_with_the_totals_left(buffers):
     # With nothing placed the totals left are the initial ones: the subset keeps its relative order.
-    inst = pack_greedy.Instance.of(buffers)
+    inst = greedy.Instance.of(buffers)
     sec = Sections(inst)
     sub = np.arange(len(buffers))[::2]
     for h in ("WAT", "TAW", "TWA", "Z"):
@@ -52,10 +50,8 @@ def test_ranks_within_a_subset_match_ranks_with_the_totals_left(buffers):
 
 
 def test_ranks_within_use_the_totals_left():
-    from zcspec.impl.compiler.memory.pack import Buffer
-
     buffers = [Buffer("early", 0, 1, 10), Buffer("late", 1, 2, 20), Buffer("crowd", 0, 1, 90)]
-    inst = pack_greedy.Instance.of(buffers)
+    inst = greedy.Instance.of(buffers)
     sec = Sections(inst)
     sub = np.array([0, 1])
     assert ranks_within(inst, sec, sub, "T", sec.total).tolist() == [0, 1]  # "early" shares 100 bytes

@@ -4,8 +4,8 @@ The units (and so every rule: zero-copy identification, continuous groups,
 symbols, atomic whole-graph lifetimes, no-reuse flags, widened lifetimes) are
 the same as for the GE strategy, and zero-copy memory is placed exactly as GE
 places it. Only the feature map differs: instead of GE's exact-size block
-reuse and level-2 merge, each unit becomes one :class:`pack.Buffer` over its
-planning lifetime and :func:`pack.pack` finds offsets (greedy by size with
+reuse and level-2 merge, each unit becomes one :class:`packing.Buffer` over its
+planning lifetime and :func:`packing.pack` finds offsets (greedy by size with
 best fit, then improvement and an exact search while above the lower bound).
 
 Sizes go to the packer in block-granularity units, so every offset is a
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from zcspec.impl.compiler.memory.offsets import BlockRecord, Placed, place_zero_copy, zero_copy_order
-from zcspec.impl.compiler.memory.pack import Buffer, pack
+from zcspec.impl.compiler.memory.packing import Buffer, pack
 from zcspec.impl.compiler.memory.sizes import block_size
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import csv
 
-from zcspec.impl.compiler.memory.pack import Buffer, check_unique
-from zcspec.impl.compiler.memory.pack_errors import BufferFileError, InvalidBufferError
+from zcspec.impl.compiler.memory.packing.errors import BufferFileError, InvalidBufferError
+from zcspec.impl.compiler.memory.packing.problem import Buffer, check_unique
 
 REQUIRED = ("id", "lower", "upper", "size")
 

@@ -38,7 +38,7 @@ import time
 import attrs
 import numpy as np
 
-from zcspec.impl.compiler.memory.pack_sweep import Sections, ranks, ranks_within, weighted_ranks
+from zcspec.impl.compiler.memory.packing.sweep import Sections, ranks, ranks_within, weighted_ranks
 
 
 FLOORS_CELLS = 4_000_000  # largest rows x cliques block _floors_fit builds at once

@@ -15,7 +15,7 @@ CLIQUE_CELLS = 2_000_000  # largest buffers x cliques matrix Sections keeps
 
 
 class Sections:
-    """The sweep of one instance (an :class:`~impl.compiler.memory.pack_greedy.Instance`)."""
+    """The sweep of one instance (an :class:`~.greedy.Instance`)."""
 
     def __init__(self, inst):
         times = np.unique(np.concatenate([inst.lower, inst.upper]))

@@ -1,0 +1,138 @@
+"""An independent check of a packing against its buffers.
+
+As MiniMalloc validates its ``Solution`` with code apart from its solver, this
+module shares no code with the packer (greedy, sweep, search, the stages,
+the lower bound): it reads only the buffers' fields (``id``, ``lower``,
+``upper``, ``size``, ``align``) and the packing's ``offsets`` and ``arena``, and
+recomputes which buffers are live together by its own sweep, so a bug in the
+packer's sections or overlaps cannot hide itself here. The rules:
+
+- ``duplicate``: every buffer of the problem has its own id;
+- ``unplaced`` / ``unknown``: every buffer has exactly one offset, and no
+  offset names a buffer the problem lacks;
+- ``offset``: an offset is a non-negative ``int``;
+- ``align``: an offset is a multiple of its buffer's ``align``;
+- ``arena``: every buffer ends within the arena, and the arena is what they
+  need (``max(offset + size)``, 0 when empty);
+- ``capacity`` (only when a capacity is given): every buffer ends within it;
+- ``overlap``: two buffers whose half-open lifetimes intersect share no byte.
+
+``optimal`` is not checked: certifying it needs a proof, not a check.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+
+from zcspec.impl.compiler.memory.packing.errors import InvalidPackingError
+
+RULES = ("duplicate", "unplaced", "unknown", "offset", "align", "arena", "capacity", "overlap")
+
+
+@attrs.frozen
+class Violation:
+    """One broken rule (one of :data:`RULES`), the ids of the buffers that break it, and why."""
+
+    rule: str
+    buffers: tuple[str, ...]
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.message}"
+
+
+def validate(buffers, packing, *, capacity: int | None = None) -> tuple[Violation, ...]:
+    """Every rule ``packing`` breaks for ``buffers`` (empty when it is a valid packing).
+
+    ``buffers``: any iterable of buffers; ``packing``: anything with ``offsets``
+    (id to offset) and ``arena``. With ``capacity``, buffers ending past it
+    are violations too. Violations come rule by rule, each naming its buffers.
+    """
+    buffers = list(buffers)
+    offsets = packing.offsets
+    found = _ids(buffers, offsets)
+    seen, placed = set(), []
+    for b in buffers:
+        if b.id in offsets and b.id not in seen and _offset_ok(b, offsets[b.id], found):
+            placed.append(b)
+        seen.add(b.id)
+    complete = len(placed) == len(buffers) == len(offsets)  # the arena needed is known
+    found += _ends(placed, offsets, packing.arena, capacity, complete)
+    found += _overlaps(placed, offsets)
+    return tuple(found)
+
+
+def check(buffers, packing, *, capacity: int | None = None) -> None:
+    """Raise :class:`InvalidPackingError` listing the violations :func:`validate` finds, if any."""
+    found = validate(buffers, packing, capacity=capacity)
+    if found:
+        raise InvalidPackingError(found)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ids(buffers, offsets) -> list[Violation]:
+    counts = Counter(b.id for b in buffers)
+    found = [Violation("duplicate", (i,), f"buffer {i!r} appears {n} times: every buffer needs its own id")
+             for i, n in counts.items() if n > 1]
+    found += [Violation("unplaced", (i,), f"buffer {i!r} has no offset: every buffer must be placed once")
+              for i in counts if i not in offsets]
+    found += [Violation("unknown", (i,), f"an offset is given for {i!r}, which is not a buffer of the problem")
+              for i in offsets if i not in counts]
+    return found
+
+
+def _offset_ok(b, offset, found: list[Violation]) -> bool:
+    """Whether ``offset`` is a usable offset for ``b``; appends the violation when not."""
+    if not _is_int(offset) or offset < 0:
+        found.append(Violation("offset", (b.id,), f"buffer {b.id!r}: offset={offset!r} must be a non-negative int"))
+        return False
+    if offset % b.align:
+        found.append(Violation("align", (b.id,),
+                               f"buffer {b.id!r}: offset={offset!r} is not a multiple of align={b.align!r}"))
+    return True
+
+
+def _ends(placed, offsets, arena, capacity, complete: bool) -> list[Violation]:
+    """Buffers past the arena or the capacity, and an arena that is not what the buffers need."""
+    if not _is_int(arena) or arena < 0:
+        return [Violation("arena", (), f"arena={arena!r} must be a non-negative int")]
+    found, top, highest = [], 0, ()
+    for b in placed:
+        start, end = offsets[b.id], offsets[b.id] + b.size
+        if end > arena:
+            found.append(Violation("arena", (b.id,), f"buffer {b.id!r} at [{start}, {end}) ends past arena={arena!r}"))
+        if capacity is not None and end > capacity:
+            found.append(Violation("capacity", (b.id,),
+                                   f"buffer {b.id!r} at [{start}, {end}) ends past capacity={capacity!r}"))
+        if end > top:
+            top, highest = end, (b.id,)
+    if complete and arena > top:
+        who = f" (the highest, {highest[0]!r}, ends there)" if highest else ""
+        found.append(Violation("arena", highest, f"arena={arena!r} but the buffers need {top}{who}: "
+                                                 "the arena is max(offset + size)"))
+    return found
+
+
+def _overlaps(placed, offsets) -> list[Violation]:
+    """Pairs live at a common step whose bytes intersect, by a sweep over buffers sorted by start.
+
+    When a buffer starts, the ones still live are those that started no later
+    and end after its start (half-open: ending at its start is not live).
+    """
+    found, live = [], []
+    for b in sorted(placed, key=lambda b: b.lower):
+        live = [a for a in live if a.upper > b.lower]
+        ob = offsets[b.id]
+        for a in live:
+            oa = offsets[a.id]
+            if oa < ob + b.size and ob < oa + a.size:
+                found.append(Violation(
+                    "overlap", (a.id, b.id),
+                    f"buffers {a.id!r} at [{oa}, {oa + a.size}) and {b.id!r} at [{ob}, {ob + b.size}) share bytes "
+                    f"while both live over steps [{b.lower}, {min(a.upper, b.upper)})"))
+        live.append(b)
+    return found

@@ -1,0 +1,119 @@
+"""The packer's independent validator: each rule caught on a planted fault, its independence, pack()'s self-check."""
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from zcspec.checks.strategies.buffers import buffer_lists
+from zcspec.impl.compiler.memory.packing import (
+    Buffer, InvalidPackingError, Packing, Violation, check, greedy, pack, validate,
+)
+from zcspec.impl.compiler.memory.packing.packer import CHECK_ENV
+
+A, B = Buffer("a", 0, 3, 8), Buffer("b", 2, 5, 8)  # live together at step 2
+
+
+def rules(found) -> list[tuple[str, tuple[str, ...]]]:
+    return [(v.rule, v.buffers) for v in found]
+
+
+def test_a_valid_packing_has_no_violations():
+    assert validate([A, B], Packing({"a": 0, "b": 8}, 16, True, "by hand")) == ()
+    assert validate([], Packing({}, 0, True, "empty")) == ()
+
+
+def test_planted_overlap_names_both_buffers_and_the_steps():
+    (v,) = validate([A, B], Packing({"a": 0, "b": 4}, 12, False, "by hand"))
+    assert (v.rule, v.buffers) == ("overlap", ("a", "b"))
+    assert "'a' at [0, 8)" in v.message and "'b' at [4, 12)" in v.message and "steps [2, 3)" in v.message
+
+
+def test_half_open_lifetimes_that_touch_may_share_memory():
+    assert validate([Buffer("a", 0, 3, 8), Buffer("c", 3, 5, 8)], Packing({"a": 0, "c": 0}, 8, True, "by hand")) == ()
+
+
+def test_buffer_past_the_capacity_is_named():
+    p = Packing({"a": 0, "b": 8}, 16, True, "by hand")
+    assert validate([A, B], p, capacity=16) == ()
+    (v,) = validate([A, B], p, capacity=12)
+    assert (v.rule, v.buffers) == ("capacity", ("b",)) and "capacity=12" in v.message
+
+
+def test_misaligned_offset_is_named():
+    (v,) = validate([A, Buffer("b", 2, 5, 8, align=16)], Packing({"a": 0, "b": 8}, 16, True, "by hand"))
+    assert (v.rule, v.buffers) == ("align", ("b",)) and "offset=8" in v.message and "align=16" in v.message
+
+
+def test_every_buffer_placed_once_and_only_buffers_placed():
+    found = validate([A, B, Buffer("a", 6, 7, 4)], Packing({"b": 0, "z": 8}, 8, False, "by hand"))
+    assert rules(found) == [("duplicate", ("a",)), ("unplaced", ("a",)), ("unknown", ("z",))]
+
+
+@pytest.mark.parametrize("offset", [-8, 8.0, True, np.int64(8)])
+def test_offsets_are_non_negative_ints(offset):
+    (v,) = validate([A, B], Packing({"a": 0, "b": offset}, 16, False, "by hand"))
+    assert (v.rule, v.buffers) == ("offset", ("b",)) and f"offset={offset!r}" in v.message
+
+
+def test_the_arena_holds_every_buffer_and_is_what_they_need():
+    assert rules(validate([A, B], Packing({"a": 0, "b": 8}, 12, False, "by hand"))) == [("arena", ("b",))]
+    (v,) = validate([A, B], Packing({"a": 0, "b": 8}, 20, False, "by hand"))
+    assert (v.rule, v.buffers) == ("arena", ("b",)) and "arena=20 but the buffers need 16" in v.message
+    assert rules(validate([A], Packing({"a": 0}, -1, False, "by hand"))) == [("arena", ())]
+
+
+def test_check_raises_with_the_violations_in_the_message():
+    with pytest.raises(InvalidPackingError) as info:
+        check([A, B], Packing({"a": 0, "b": 4}, 12, False, "by hand"))
+    assert [v.rule for v in info.value.violations] == ["overlap"]
+    assert "'a'" in str(info.value) and "'b'" in str(info.value)
+    check([A, B], Packing({"a": 0, "b": 8}, 16, True, "by hand"))  # valid: no error
+
+
+@given(buffer_lists(min_buffers=2, max_buffers=10), st.data())
+def test_a_buffer_moved_onto_a_live_neighbour_is_caught(buffers, data):
+    result = pack(buffers)
+    pairs = [(a, b) for a in buffers for b in buffers
+             if a.id < b.id and a.lower < b.upper and b.lower < a.upper]
+    assume(pairs)
+    a, b = data.draw(st.sampled_from(pairs))
+    offsets = dict(result.offsets, **{b.id: result.offsets[a.id]})
+    moved = Packing(offsets, max(offsets[x.id] + x.size for x in buffers), False, "planted")
+    found = [v for v in validate(buffers, moved) if v.rule == "overlap"]
+    assert any(set(v.buffers) == {a.id, b.id} for v in found)
+
+
+def test_pack_checks_its_result_when_told(monkeypatch):
+    # A broken greedy stage (everything at 0) is caught by pack() itself under ZCSPEC_CHECK_PACKING.
+    monkeypatch.setattr(greedy, "best_fit", lambda inst, order, first=False: np.zeros(len(inst), np.int64))
+    monkeypatch.setenv(CHECK_ENV, "1")
+    with pytest.raises(InvalidPackingError, match="'a'.*'b'"):
+        pack([A, B])
+    monkeypatch.setenv(CHECK_ENV, "0")
+    assert pack([A, B]).offsets == {"a": 0, "b": 0}  # unchecked, the bug goes through
+
+
+def test_the_memory_tests_run_with_the_check_on():
+    assert os.environ.get(CHECK_ENV) == "1"
+
+
+def test_the_validator_shares_no_code_with_the_packer():
+    """validate.py may import the standard library, attrs and the packer's errors, nothing else of zcspec."""
+    # The package exports the function validate(), so the module is looked up by name.
+    source = Path(importlib.import_module("zcspec.impl.compiler.memory.packing.validate").__file__)
+    imported = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add("." * node.level + (node.module or ""))
+    allowed = {"__future__", "collections", "attrs", "zcspec.impl.compiler.memory.packing.errors"}
+    assert imported <= allowed, f"validate.py imports {sorted(imported - allowed)}: it must stay independent"
+    assert Violation.__module__ == "zcspec.impl.compiler.memory.packing.validate"
