@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zcspec.impl.device import Device
-from zcspec.impl.runtime.v2.allocators import HUGE_PAGE, MEM_SIZE_ALIGN, CachingAllocator, DeviceAllocator, ExternalAllocator
+from zcspec.impl.runtime.v2.allocators import HUGE_PAGE, MEM_SIZE_ALIGN, CachingAllocator, ExternalAllocator
 from zcspec.impl.runtime.v2.errors import AllocatorError
 
 
@@ -88,7 +88,7 @@ def test_external_allocator_calls_the_hooks_and_refuses_null():
     assert calls == [("alloc", 512), ("free", b.addr)] and dev.counters.allocated_bytes == 0
     with pytest.raises(AllocatorError, match="returned no memory"):
         ExternalAllocator(lambda n: 0, lambda p: None, name="broken").malloc(8)
-    d = DeviceAllocator(dev)
+    d = ExternalAllocator.on_device(dev)
     d.malloc(1).release()
     assert dev.counters.allocated_bytes == 0
 

@@ -16,8 +16,8 @@ executor can record the runtime's allocations for the spec's observations.
 - :class:`ExternalAllocator`: the caller's hook, two callables ``alloc(size) -> address``
   and ``free(address)``, passed per execution (GE's ``external_allocator``, 7.7.2). Its
   ``free`` may release memory at once, so the executor returns blocks to it only after
-  synchronizing (``stream_ordered`` False).
-- :class:`DeviceAllocator`: plain device malloc/free per block, for comparisons.
+  synchronizing (``stream_ordered`` False); ``ExternalAllocator.on_device(device)`` is one that
+  mallocs and frees on the device, one block at a time.
 """
 from __future__ import annotations
 
@@ -204,10 +204,3 @@ class ExternalAllocator:
     def on_device(cls, device, *, name: str = "external") -> "ExternalAllocator":
         """An external allocator that mallocs and frees on ``device`` (what ACL's resource manager does)."""
         return cls(lambda size: device.malloc(size, tag=f"{name} block"), device.free, name=name)
-
-
-class DeviceAllocator(ExternalAllocator):
-    """One device malloc per block, no caching."""
-
-    def __init__(self, device, *, name: str = "device"):
-        super().__init__(lambda size: device.malloc(size, tag=f"{name} block"), device.free, name=name)
