@@ -18,7 +18,7 @@ import time
 import numpy as np
 from onnx import helper
 
-from zcspec.checks.cli.models import zoo_path
+from zcspec.checks.models import zoo_path
 from zcspec.checks.naive_executor import run as naive_run
 from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 from zcspec.impl.device import Device, KernelTask, Slot

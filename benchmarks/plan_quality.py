@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.memory.plan import plan_memory
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import run_passes

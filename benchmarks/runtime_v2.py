@@ -17,7 +17,7 @@ import numpy as np
 import onnxruntime as ort
 
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph, zoo_path
+from zcspec.checks.models import load_graph, zoo_path
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from zcspec.checks.cli.models import load_graph
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.memory.plan import PlanOptions, plan_memory
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.impl.compiler.options import CompileOptions

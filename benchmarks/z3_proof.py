@@ -18,7 +18,7 @@ import sys
 import time
 
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph
+from zcspec.checks.models import load_graph
 from zcspec.checks.proofs.layout import read_layout
 from zcspec.checks.proofs.optimal import gap
 from zcspec.checks.proofs.sweep import conflict_pairs, sweep_check

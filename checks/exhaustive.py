@@ -41,10 +41,16 @@ import attrs
 import numpy as np
 
 from zcspec.checks.campaign import Tally
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.execution import default_runtimes
 from zcspec.checks.scenario import KINDS, Scenario, observe
 from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.observe import observe_model_file, observe_plan
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.spec.check import check
 
 DEFAULT_OPS = ("Relu", "Relu!", "Add", "ReduceSum", "Reshape", "Identity", "HcomAllReduce", "PhonyConcat", "Split")
 INPUT_SHAPE = (2, 8)
@@ -245,8 +251,6 @@ class Failure:
 
     def counterexample(self):
         """The counterexample file content for a violation (None for a crash)."""
-        from zcspec.checks.counterexample import Counterexample
-
         if self.invariant is None:
             return None
         return Counterexample(self.scenario, self.invariant, {"culprit": self.culprit, "message": self.message,
@@ -257,10 +261,6 @@ def _observations(graph: Graph, kinds, options: CompileOptions, with_execution: 
     """(kind, observation) pairs; plan and model file share one compilation (half the cost of
     observing them through two scenarios, which compile twice)."""
     if "plan" in kinds or "model_file" in kinds:
-        from zcspec.impl.compiler.compile import compile_stages
-        from zcspec.impl.compiler.model_file.encode import encode
-        from zcspec.impl.compiler.observe import observe_model_file, observe_plan
-
         stages = compile_stages(graph, options)
         if "plan" in kinds:
             yield "plan", observe_plan(stages.graph, stages.plan)
@@ -275,16 +275,12 @@ def _scenario(kind: str, graph: Graph, options: CompileOptions) -> Scenario:
     """The scenario that reproduces one kind of check (what a counterexample file stores)."""
     runtime = {}
     if kind == "execution":
-        from zcspec.checks.execution import default_runtimes
-
         runtime = {"runs": default_runtimes(graph)}
     return Scenario(kind, graph, options, runtime)
 
 
 def _check(graph: Graph, kinds, options: CompileOptions, with_execution: bool, tally: Tally,
            failures: list) -> None:
-    from zcspec.spec.check import check
-
     kind = kinds[0]
     try:
         for kind, obs in _observations(graph, kinds, options, with_execution):

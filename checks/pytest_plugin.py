@@ -18,8 +18,7 @@ Installed with zcspec (entry point ``pytest11: zcspec``), so any suite gets:
   counterexample file (``zcspec replay FILE`` re-runs it).
 
 Failures raise ``SpecViolation`` (an AssertionError), so pytest shows the report
-as the test's failure message. Imports of impl and spec are lazy: loading the
-plugin costs a suite nothing until a check runs.
+as the test's failure message.
 """
 from __future__ import annotations
 
@@ -27,6 +26,16 @@ import os
 from typing import Any, Iterable
 
 import pytest
+
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.execution import default_runtimes
+from zcspec.checks.scenario import Scenario, evaluate
+from zcspec.checks.zoo import load
+from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.spec.check import check
+from zcspec.spec.observables import OBSERVATION_KINDS
+from zcspec.spec.registry import get
 
 KINDS = ("plan", "model_file", "execution")
 DEFAULT_KINDS = ("plan", "model_file")
@@ -50,23 +59,15 @@ def parse_kinds(text: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def _graph(subject):
-    from zcspec.impl.compiler.ir import Graph
-
     if isinstance(subject, Graph):
         return subject
     if isinstance(subject, (str, os.PathLike)):
-        from zcspec.checks.zoo import load
-
         return load(os.fspath(subject))
     return None
 
 
 def _cases(subject, options, kinds) -> list[tuple[str, Any]]:
     """(where, scenario or observation) for each thing to check."""
-    from zcspec.checks.scenario import Scenario
-    from zcspec.impl.compiler.options import CompileOptions
-    from zcspec.spec.observables import OBSERVATION_KINDS
-
     if isinstance(subject, tuple(OBSERVATION_KINDS.values())):
         return [(f"the given {type(subject).__name__}", subject)]
     if isinstance(subject, Scenario):
@@ -80,8 +81,6 @@ def _cases(subject, options, kinds) -> list[tuple[str, Any]]:
     for kind in kinds:
         runtime = {}
         if kind == "execution":
-            from zcspec.checks.execution import default_runtimes
-
             runtime = {"runs": default_runtimes(graph)}
         scenario = Scenario(kind, graph, options, runtime)
         cases.append((_where(scenario), scenario))
@@ -93,10 +92,6 @@ def _where(s) -> str:
 
 
 def _reports(thing, invariants) -> list:
-    from zcspec.checks.scenario import Scenario, evaluate
-    from zcspec.spec.check import check
-    from zcspec.spec.registry import get
-
     if isinstance(thing, Scenario):
         return evaluate(thing, None if invariants is None else tuple(invariants))
     chosen = None if invariants is None else [get(i) for i in invariants]
@@ -106,8 +101,6 @@ def _reports(thing, invariants) -> list:
 def format_report(found: list) -> str:
     """The failure message: per violation the invariant's id and title, where, the culprit and message,
     the values involved and the statement that was broken."""
-    from zcspec.spec.registry import get
-
     lines = [f"zcspec: {len(found)} violation(s) of the spec"]
     for where, v in found:
         inv = get(v.invariant_id)
@@ -120,8 +113,6 @@ def format_report(found: list) -> str:
 
 
 def _save(found_cases: list, folder: str) -> list[str]:
-    from zcspec.checks.counterexample import Counterexample
-
     os.makedirs(folder, exist_ok=True)
     paths = []
     for scenario, v in found_cases:
@@ -145,8 +136,6 @@ def assert_spec_holds(subject, options=None, *, kinds: Iterable[str] | str = DEF
     counterexample files of violations found on a graph. Returns the reports.
     """
     __tracebackhide__ = True
-    from zcspec.checks.scenario import Scenario
-
     reports, found, replayable = [], [], []
     for where, thing in _cases(subject, options, parse_kinds(kinds)):
         for report in _reports(thing, invariants):

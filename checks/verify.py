@@ -14,8 +14,16 @@ from typing import Callable
 import attrs
 
 from zcspec.checks.campaign import Tally, run_campaign
+from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.execution import default_runtimes
+from zcspec.checks.proofs.z3_layout import prove_layout
+from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
+from zcspec.checks.strategies.scenarios import scenarios
+from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.spec.check import check
+from zcspec.spec.observables import to_data
 
 
 @attrs.frozen
@@ -66,8 +74,6 @@ def _rows(observation, violation) -> list:
 
 
 def _zoo_cases(config: VerifyConfig):
-    from zcspec.checks.zoo import load
-
     for model in config.models:
         graph = load(model)
         for strategy in config.strategies:
@@ -88,14 +94,10 @@ def _zoo_cases(config: VerifyConfig):
 def _runtime(kind: str, graph) -> dict:
     if kind != "execution":
         return {}
-    from zcspec.checks.execution import default_runtimes
-
     return {"runs": default_runtimes(graph)}
 
 
 def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool) -> None:
-    from zcspec.spec.check import check
-
     try:
         observations = observe(scenario)
     except Exception as e:  # the code under test crashed: a finding of its own
@@ -111,9 +113,6 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
 
 
 def _prove(plan_obs):
-    from zcspec.checks.proofs.z3_layout import prove_layout
-    from zcspec.spec.observables import to_data
-
     return prove_layout(to_data(plan_obs))
 
 
@@ -125,8 +124,6 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         progress(f"[{i}/{len(cases)}] {case}")
         _check_case(result, case, scenario, prove=config.proofs)
     if config.examples:
-        from zcspec.checks.strategies.scenarios import scenarios
-
         progress(f"random campaign: {config.examples} scenarios, seed {config.seed}")
         kinds = tuple(k for k in config.kinds if k != "execution")
         campaign = run_campaign(scenarios(kinds=kinds), max_examples=config.examples, seed=config.seed,
@@ -134,9 +131,6 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         result.tally.merge(campaign.tally)
         result.counterexample = campaign.counterexample
     if config.corpus:
-        from zcspec.checks.counterexample import Counterexample
-        from zcspec.checks.replay import corpus_files, replay
-
         for path in corpus_files():
             progress(f"corpus {path}")
             result.corpus.append(replay(Counterexample.load(path)))

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.ir import Graph
 
@@ -144,8 +145,6 @@ def load(name: str) -> Graph:
         if key not in BUILT_IN:
             raise UsageError(f"no built-in graph {key!r}; known: {', '.join(BUILT_IN)}", file=name)
         return BUILT_IN[key]()
-    from zcspec.checks.cli.models import load_graph
-
     graph = load_graph(name)
     # A light model is named after its zoo entry, so the oracle knows to use its shipped reference.
     return attrs.evolve(graph, name=name[4:]) if name.startswith("zoo:") else graph

@@ -15,6 +15,7 @@ import attrs
 from zcspec.spec.errors import SpecError
 from zcspec.spec.invariant import Invariant, Violation
 from zcspec.spec.observables import OBSERVATION_KINDS, to_data
+from zcspec.spec.registry import all_invariants
 
 
 @attrs.frozen
@@ -57,8 +58,6 @@ def check(observation: Any, *, invariants: Iterable[Invariant] | None = None) ->
     An execution observation is also checked against the load invariants of
     the load it carries, since a load is part of what an execution shows.
     """
-    from zcspec.spec.registry import all_invariants
-
     kind = kind_of(observation)
     chosen = tuple(all_invariants() if invariants is None else invariants)
     applied, exercised, violations = [], [], []

@@ -15,6 +15,7 @@ import hashlib
 from html import escape
 
 from zcspec.spec.errors import SpecError
+from zcspec.spec.invariants._util import families, space_time_overlaps
 from zcspec.spec.observables import PlanObservation
 from zcspec.spec.observables.plan import plan_from_contract
 
@@ -120,8 +121,6 @@ def _region_labels(frame: _Frame) -> list[str]:
 
 def _overlaps(plan: PlanObservation, frame: _Frame) -> list[str]:
     """Red boxes where two tensors alive at the same step share bytes (what LAYOUT-NO-OVERLAP reports)."""
-    from zcspec.spec.invariants._util import families, space_time_overlaps
-
     by_region: dict[str, list] = {}
     for f in families(plan):
         by_region.setdefault(f.region, []).append(f)

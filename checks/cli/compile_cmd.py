@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.checks.cli.arguments import add_model_arguments
 from zcspec.checks.errors import UsageError
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.options import CompileOptions

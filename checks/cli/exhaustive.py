@@ -13,9 +13,11 @@ import os
 import sys
 import types
 
+from zcspec.checks.cli.verify import invariant_table
 from zcspec.checks.errors import UsageError
 from zcspec.checks.exhaustive import DEFAULT_OPS, run_exhaustive
 from zcspec.checks.scenario import KINDS
+from zcspec.spec.registry import all_invariants
 
 
 def configure(parser) -> None:
@@ -88,9 +90,6 @@ def _report_failures(failures, save: str | None) -> None:
 
 
 def run(args) -> int:
-    from zcspec.checks.cli.verify import _table
-    from zcspec.spec.registry import all_invariants
-
     kinds, ops = _parse(args)
     strategies = tuple(args.strategy or ("ge", "compact"))
 
@@ -106,7 +105,7 @@ def run(args) -> int:
                                      dedupe=not args.no_dedupe)
     scopes = set(kinds) | ({"load"} if "execution" in kinds else set())
     invariants = [i for i in all_invariants() if i.applies_to in scopes]
-    print("\n".join(_table(types.SimpleNamespace(findings=[], tally=tally), invariants)))
+    print("\n".join(invariant_table(types.SimpleNamespace(findings=[], tally=tally), invariants)))
     _report_failures(failures, args.save)
     crashes = sum(1 for f in failures if f.invariant is None)
     print(f"\n{done[0]} graphs, {tally.cases} observations checked in {done[1]:.1f} s: "

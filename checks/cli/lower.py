@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from zcspec.checks.cli.models import add_model_arguments, load_compiled
+from zcspec.checks.cli.arguments import add_model_arguments
+from zcspec.checks.models import load_compiled
 from zcspec.impl.platform.soc import PROFILES
+from zcspec.impl.runtime.v2.lowering import lower
+from zcspec.impl.runtime.v2.options import LoweringOptions
+from zcspec.impl.runtime.v2.passes import PIPELINE, run_passes
 
 
 def configure(parser) -> None:
@@ -40,10 +44,6 @@ def changes(before, after) -> list[str]:
 
 
 def run(args) -> int:
-    from zcspec.impl.runtime.v2.lowering import lower
-    from zcspec.impl.runtime.v2.options import LoweringOptions
-    from zcspec.impl.runtime.v2.passes import PIPELINE, run_passes
-
     model = load_compiled(args.model, args.shape, soc=args.soc)
     options = LoweringOptions(always_zero_copy=args.always_zero_copy, ge_compat=args.ge_compat,
                             trust_shape_on_out_tensor=args.trust_shape, enable_single_stream=args.single_stream)

@@ -32,7 +32,10 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The parser, every subcommand listed; only those in ``commands`` (default: all) have their
+    module imported and configured. Subcommand modules import what they need at their top, so
+    ``main`` imports just the one it runs: ``zcspec plan`` does not pay for ``verify``'s imports."""
     parser = argparse.ArgumentParser(
         prog="zcspec",
         description="Specify, implement and check GE-style zero-copy I/O and static memory planning.",
@@ -40,14 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        mod = importlib.import_module(f"zcspec.checks.cli.{module}")
-        mod.configure(p)
-        p.set_defaults(_run=mod.run)
+        if commands is None or name in commands:
+            mod = importlib.import_module(f"zcspec.checks.cli.{module}")
+            mod.configure(p)
+            p.set_defaults(_run=mod.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(tuple(argv[:1]))
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import json
 
-from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.checks.cli import plan_buffers
+from zcspec.checks.cli.arguments import add_model_arguments
 from zcspec.checks.errors import UsageError
+from zcspec.checks.models import load_graph
+from zcspec.impl.compiler.memory.plan import plan_memory
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import run_passes
 from zcspec.spec.picture import render_plan
 
 
@@ -25,17 +30,11 @@ def configure(parser) -> None:
     parser.add_argument("--no-reuse", action="store_true", help="disable memory reuse (ge.exec.disableReuseMemory=1)")
     parser.add_argument("--soc", default="ascend910b", help="SoC profile whose granularities and limits apply")
     parser.add_argument("--buffers", metavar="FILE.csv", help="plan a bare instance (id,lower,upper,size) instead of MODEL")
-    from zcspec.checks.cli.plan_buffers import configure_buffers
-
-    configure_buffers(parser)  # --capacity, --time-limit: the packer helper's flags for --buffers
+    plan_buffers.configure_buffers(parser)  # --capacity, --time-limit: the packer helper's flags for --buffers
 
 
 def plan_model(args):
     """The MemoryPlan of MODEL as ``zcspec compile`` would plan it."""
-    from zcspec.impl.compiler.memory.plan import plan_memory
-    from zcspec.impl.compiler.options import CompileOptions
-    from zcspec.impl.compiler.passes import run_passes
-
     graph = load_graph(args.model, args.shape)
     options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse)
     return plan_memory(run_passes(graph, options), options.plan_options())
@@ -67,8 +66,6 @@ def run(args) -> int:
     if args.buffers:
         if args.picture or args.no_reuse or args.shape:
             raise UsageError("--picture, --no-reuse and --shape apply to MODEL, not to --buffers")
-        from zcspec.checks.cli import plan_buffers
-
         return plan_buffers.run(args)
     if not args.model:
         raise UsageError("plan needs MODEL (an .onnx, a graph .json or zoo:NAME) or --buffers FILE.csv")

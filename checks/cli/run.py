@@ -19,11 +19,15 @@ import sys
 
 import numpy as np
 
-from zcspec.checks.cli.models import add_model_arguments, load_compiled
+from zcspec.checks.cli.arguments import add_model_arguments
 from zcspec.checks.errors import UsageError
+from zcspec.checks.models import load_compiled
+from zcspec.impl.device import Device
+from zcspec.impl.platform import dtypes
 from zcspec.impl.platform.errors import BadInput
 from zcspec.impl.platform.soc import PROFILES
 from zcspec.impl.runtime.errors import RuntimeLayerError
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOptions
@@ -44,8 +48,6 @@ def configure(parser) -> None:
 
 def _input_arrays(model, specs: list[str]) -> dict:
     """Every model input's array: from ``NAME=FILE.npy`` where given, else ones of its shape and dtype."""
-    from zcspec.impl.platform import dtypes
-
     ios = {io.tensor: io for io in model.tasks.inputs}
     arrays = {}
     for spec in specs:
@@ -88,9 +90,6 @@ def _execute(args, model, device, inputs, outputs):
 
 
 def run(args) -> int:
-    from zcspec.impl.device import Device
-    from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
-
     model = load_compiled(args.model, args.shape, soc=args.soc, strategy=args.strategy)
     arrays = _input_arrays(model, args.input)
     device = Device(model.soc, trace=False)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from zcspec.checks.cli.models import add_model_arguments, load_graph
+from zcspec.checks.cli.arguments import add_model_arguments
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler import ops
 
 

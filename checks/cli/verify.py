@@ -5,6 +5,7 @@ import sys
 
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.checks.zoo import zoo_names
+from zcspec.spec.registry import all_invariants
 
 
 def configure(parser) -> None:
@@ -20,7 +21,8 @@ def configure(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def _table(result, invariants) -> list[str]:
+def invariant_table(result, invariants) -> list[str]:
+    """One line per invariant: how often it was applied, exercised and violated (``zcspec exhaustive`` too)."""
     viol = {}
     for f in result.findings:
         viol[f.violation.invariant_id] = viol.get(f.violation.invariant_id, 0) + 1
@@ -34,7 +36,7 @@ def _table(result, invariants) -> list[str]:
 
 
 def _report(result, invariants) -> None:
-    print("\n".join(_table(result, invariants)))
+    print("\n".join(invariant_table(result, invariants)))
     proved = sum(p.passed for _, p in result.proofs)
     print(f"\nZ3 layout proofs: {proved}/{len(result.proofs)} proved")
     for case, p in result.proofs:
@@ -62,8 +64,6 @@ def _report(result, invariants) -> None:
 
 
 def run(args) -> int:
-    from zcspec.spec.registry import all_invariants
-
     kinds = ("plan", "model_file") if args.no_execution else ("plan", "model_file", "execution")
     config = VerifyConfig(models=tuple(args.models) or zoo_names(), strategies=tuple(args.strategy or ("ge", "compact")),
                           soc=args.soc, kinds=kinds, examples=args.examples, seed=args.seed, proofs=not args.no_proofs)

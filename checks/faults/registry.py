@@ -13,14 +13,13 @@ import contextlib
 import os
 
 from zcspec.checks.errors import UnknownVariant
+from zcspec.checks.faults import compiler, planner, runtime_v1, runtime_v2
 from zcspec.checks.faults.variant import Variant, preload
 
 ENV = "ZCSPEC_FAULT"
 
 
 def variants() -> tuple[Variant, ...]:
-    from zcspec.checks.faults import compiler, planner, runtime_v1, runtime_v2
-
     return planner.VARIANTS + compiler.VARIANTS + runtime_v1.VARIANTS + runtime_v2.VARIANTS
 
 

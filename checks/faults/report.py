@@ -15,6 +15,7 @@ import attrs
 
 from zcspec.checks.faults.hunt import BUDGET, Detection, hunt
 from zcspec.checks.faults.registry import active, get
+from zcspec.checks.replay import replay
 
 MEDIAN_TARGET, EACH_TARGET, NODES_TARGET = 10.0, 120.0, 6
 HEADER = f"{'variant':38} {'caught by':28} {'seconds':>8} {'nodes':>5}  counterexample"
@@ -79,8 +80,6 @@ def _summarise(counted: list, gaps: list, out) -> Summary:
 
 def replay_against_variant(cx) -> tuple[object, object]:
     """(replay with ``cx.found_with`` installed, replay on the real code)."""
-    from zcspec.checks.replay import replay
-
     with active(get(cx.found_with)):
         faulty = replay(cx)
     return faulty, replay(cx)

@@ -9,6 +9,8 @@ import attrs
 
 from zcspec.checks.faults.strategies import execution_scenarios
 from zcspec.checks.faults.variant import Variant, swap
+from zcspec.impl.runtime.v2 import kernels
+from zcspec.impl.runtime.v2.kernels import outputs
 
 
 def _azc_fallback():
@@ -38,9 +40,6 @@ def _padded_size_required():
     """AllocModelOutTensor (7.3.2) shares the caller's buffer only if it holds the *padded* size
     (align32 + 32, 1.3) instead of the raw size: a correctly sized buffer is never used, the output
     goes to runtime memory and is handed over or copied."""
-    from zcspec.impl.runtime.v2 import kernels
-    from zcspec.impl.runtime.v2.kernels import outputs
-
     real = outputs.alloc_model_out_tensor
 
     def wrong(frame, node, args):

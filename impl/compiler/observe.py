@@ -7,9 +7,18 @@ contiguous, which tensors are workspaces or fixed), never from planner internals
 """
 from __future__ import annotations
 
+import hashlib
+
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.memory.plan_types import MemoryPlan
+from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
+from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.impl.compiler.passes.memcpy_addr_async import refreshable
+from zcspec.spec.observables.model_file import (
+    ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
+)
 from zcspec.spec.observables.plan import (
     Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
 )
@@ -62,11 +71,6 @@ def observe_plan(graph: Graph, plan: MemoryPlan) -> PlanObservation:
 
 
 def _header(data: bytes):
-    import hashlib
-
-    from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
-    from zcspec.spec.observables.model_file import Header
-
     if len(data) < HEADER.size:
         return Header(data[:8].hex(), -1, MAGIC.hex(), (VERSION,), HEADER.size, len(data), "", "")
     magic, version, header_len, meta_len, blob_len, digest = HEADER.unpack_from(data)
@@ -75,9 +79,6 @@ def _header(data: bytes):
 
 
 def _nodes(graph: Graph, soc):
-    from zcspec.impl.compiler.passes.memcpy_addr_async import refreshable
-    from zcspec.spec.observables.model_file import NodeInfo
-
     producer = graph.producer
     consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
     out = [NodeInfo(w, "Const", has_task=False) for w in consts]
@@ -95,12 +96,6 @@ def _nodes(graph: Graph, soc):
 def observe_model_file(data: bytes, graph: Graph | None = None, options=None):
     """The spec's ModelFileObservation of model bytes; ``graph`` (after the passes) and ``options``
     add the node and SoC facts the pass invariants need."""
-    from zcspec.impl.compiler.model_file.errors import ModelFormatError
-    from zcspec.impl.compiler.model_file.load import load_model
-    from zcspec.spec.observables.model_file import (
-        ArgSlot, BuildFacts, LoadOutcome, ModelFileObservation, SocProfile, Task, ZeroCopyEntry,
-    )
-
     try:
         model, outcome = load_model(data), LoadOutcome(True)
     except ModelFormatError as e:

@@ -8,25 +8,14 @@ never shows an example that was not checked.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
-import attrs
-
-
-@attrs.frozen
-class Example:
-    invariant_id: str
-    satisfies: Any = attrs.field(repr=False)
-    violates: Any = attrs.field(repr=False)
-    culprit: str
-    why: str
+from zcspec.spec.examples import execution, layout, model_file, runtime
+from zcspec.spec.examples.build import Example
 
 
 @functools.lru_cache(maxsize=None)
 def all_examples() -> dict[str, Example]:
     """Examples by invariant id."""
-    from zcspec.spec.examples import execution, layout, model_file, runtime
-
     out: dict[str, Example] = {}
     for module in (layout, model_file, runtime, execution):
         for ex in module.EXAMPLES:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from zcspec.spec.invariants._util import align_up
 from zcspec.spec.invariants.layout import recompute_lower_bound
 from zcspec.spec.observables import (
@@ -20,6 +22,18 @@ from zcspec.spec.observables import (
 )
 
 BLOCK = 512
+
+
+@attrs.frozen
+class Example:
+    """One invariant's smallest satisfying and violating observations; ``culprit`` is what the
+    violation must name, ``why`` says in words what the violating one breaks."""
+
+    invariant_id: str
+    satisfies: Any = attrs.field(repr=False)
+    violates: Any = attrs.field(repr=False)
+    culprit: str
+    why: str
 
 
 def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, **extra: Any) -> PlanObservation:

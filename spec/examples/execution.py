@@ -1,8 +1,7 @@
 """Examples for the execution invariants."""
 from __future__ import annotations
 
-from zcspec.spec.examples import Example
-from zcspec.spec.examples.build import RAW, Y_BUF, events, execution, launch, load, output
+from zcspec.spec.examples.build import RAW, Y_BUF, Example, events, execution, launch, load, output
 
 _SCRATCH = 0xB0000
 _ALLOC = dict(kind="alloc", address=_SCRATCH, size=1024, owner="runtime", purpose="staging")

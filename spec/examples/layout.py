@@ -1,8 +1,7 @@
 """Examples for the plan invariants (layout and blocks): rows are (name, region, offset, size, first, last[, alias_of])."""
 from __future__ import annotations
 
-from zcspec.spec.examples import Example
-from zcspec.spec.examples.build import plan
+from zcspec.spec.examples.build import Example, plan
 from zcspec.spec.observables import ContinuousGroup, PlanAttributes
 
 FM, ZC, W = "feature_map", "zero_copy", "weight"

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.spec.examples import Example
-from zcspec.spec.examples.build import GOOD_HEADER, accepted, model_file, node, soc, task
+from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, soc, task
 
 _GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
              node("relu", "Relu", "x"), node("out", "NetOutput", "relu", "c_MemcpyAddrAsync_0"))

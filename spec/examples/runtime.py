@@ -1,10 +1,8 @@
 """Examples for the runtime v1 and v2 invariants, over one small model (input x, output y, task 0)."""
 from __future__ import annotations
 
-
-from zcspec.spec.examples import Example
 from zcspec.spec.examples.build import (
-    PADDED, RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
+    PADDED, RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, Example, buffers, events, execution, launch, load,
 )
 from zcspec.spec.observables import IoTensor
 

@@ -32,7 +32,8 @@ from typing import Literal
 
 import attrs
 
-from zcspec.spec.errors import ObservationConsistencyError
+from zcspec.spec.errors import ObservationConsistencyError, ObservationFormatError
+from zcspec.spec.observables.codec import from_data
 
 Region = Literal["feature_map", "zero_copy", "weight", "fixed"]
 BlockId = int | str
@@ -243,9 +244,6 @@ def plan_from_contract(data: dict) -> PlanObservation:
     its ``inputs``/``outputs`` then also give ``graph_inputs``/``graph_outputs``
     unless those are present.
     """
-    from zcspec.spec.errors import ObservationFormatError
-    from zcspec.spec.observables.codec import from_data
-
     if not isinstance(data, dict):
         raise ObservationFormatError(f"expected a plan object, got {type(data).__name__}")
     picked = _known(PlanObservation, data)
@@ -267,8 +265,6 @@ def _known(cls, data: dict) -> dict:
 
 
 def _planner_attributes(a: dict) -> dict:
-    from zcspec.spec.errors import ObservationFormatError
-
     try:
         flags = {x["tensor"]: x["is_zero_copy_block"] for x in a.get("inputs", [])}
     except (TypeError, KeyError) as e:

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph
+from zcspec.checks.models import load_graph
 from zcspec.checks.strategies.graphs import graphs
 from zcspec.impl.compiler.memory.plan import PlanOptions, plan_memory
 from zcspec.impl.compiler.observe import observe_plan

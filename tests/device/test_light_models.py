@@ -7,7 +7,7 @@ import pytest
 
 from zcspec.checks.naive_executor import run
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import zoo_path
+from zcspec.checks.models import zoo_path
 from zcspec.impl.compiler.frontend.onnx_import import load_onnx
 from zcspec.impl.device import Device
 

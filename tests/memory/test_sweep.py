@@ -6,7 +6,7 @@ from hypothesis import given, settings
 
 from zcspec.checks.strategies.planning_graphs import planning_graphs
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import plan_memory

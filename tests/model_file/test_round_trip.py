@@ -2,7 +2,7 @@
 import pytest
 
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph
+from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.model_file.load import load_model

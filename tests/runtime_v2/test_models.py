@@ -13,7 +13,7 @@ from hypothesis import given, reject, settings
 
 from zcspec.checks.naive_executor import run as naive_run
 from zcspec.checks.zoo import LIGHT
-from zcspec.checks.cli.models import load_graph, zoo_path
+from zcspec.checks.models import load_graph, zoo_path
 from zcspec.checks.strategies.graphs import FAMILIES, graphs
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device

@@ -1,12 +1,26 @@
-"""Loading a MODEL argument for any subcommand: .onnx, graph .json (and, later, .zcm)."""
+"""Loading a model by name: an .onnx file, a graph .json, ``zoo:NAME`` (onnx's light models) or a compiled .zcm.
+
+``load_graph(path, shape_args)`` gives the validated IR graph; ``load_compiled(path, ...)``
+the CompiledModel (a .zcm is read and validated, anything else compiled). The command
+line (every subcommand taking MODEL), ``checks.zoo`` and the tests share these. A name that
+points at nothing loadable is a ``UsageError``; a bad model is the front end's or the
+model file's own error; either names the file.
+"""
 from __future__ import annotations
 
 import os
 import re
 
-from zcspec.impl.compiler.errors import GraphError
+from zcspec.checks.errors import UsageError
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.frontend.onnx_import import load_onnx
+from zcspec.impl.compiler.graph_json import from_json
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
+from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.validate import validate
+from zcspec.impl.platform.errors import BadInput
 
 _SHAPE = re.compile(r"^(?P<name>.+)=(?P<dims>\d+(x\d+)*)$")
 
@@ -15,71 +29,53 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """``NAME=1x3x224x224`` -> (NAME, (1, 3, 224, 224)). The name may contain '/' and ':'."""
     m = _SHAPE.match(text)
     if not m:
-        raise GraphError(f"--shape {text!r}: expected NAME=DIMxDIMx... with positive integers, e.g. data=1x3x224x224")
+        raise UsageError(f"--shape {text!r}: expected NAME=DIMxDIMx... with positive integers, e.g. data=1x3x224x224")
     dims = tuple(int(d) for d in m["dims"].split("x"))
     if any(d <= 0 for d in dims):
-        raise GraphError(f"--shape {text!r}: dimensions must be positive")
+        raise UsageError(f"--shape {text!r}: dimensions must be positive")
     return m["name"], dims
-
-
-def add_model_arguments(parser, *, nargs=None) -> None:
-    parser.add_argument("model", metavar="MODEL", nargs=nargs, help="an .onnx file, a zcspec graph .json, or zoo:NAME (e.g. zoo:resnet50)")
-    parser.add_argument(
-        "--shape", action="append", default=[], metavar="NAME=DIMS",
-        help="fix a dynamic input's shape, e.g. --shape data=1x3x224x224 (repeatable)",
-    )
 
 
 def zoo_path(name: str) -> str:
     """The file of a zoo model: ``zoo:resnet50`` is onnx's ``light_resnet50.onnx``."""
-    import onnx
+    import onnx  # deferred: only its install folder is needed here, and importing onnx costs ~0.6 s
 
     folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
     path = os.path.join(folder, f"light_{name}.onnx")
     if not os.path.exists(path):
         known = sorted(f[6:-5] for f in os.listdir(folder) if f.endswith(".onnx"))
-        raise GraphError(f"no zoo model {name!r}; known: {', '.join(known)}", file=f"zoo:{name}")
+        raise UsageError(f"no zoo model {name!r}; known: {', '.join(known)}", file=f"zoo:{name}")
     return path
 
 
 def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
-    """The validated graph in ``path`` (or ``zoo:NAME``); GraphError naming the file on any problem."""
+    """The validated graph in ``path`` (or ``zoo:NAME``); an error naming the file on any problem."""
     shapes = dict(parse_shape(s) for s in shape_args)
     if path.startswith("zoo:"):
         path = zoo_path(path[4:])
     if not os.path.exists(path):
-        raise GraphError("no such file", file=path)
+        raise UsageError("no such file", file=path)
     try:
         if path.endswith(".onnx"):
-            from zcspec.impl.compiler.frontend.onnx_import import load_onnx
-
             return load_onnx(path, shapes=shapes)
         if path.endswith(".json"):
-            from zcspec.impl.compiler.graph_json import from_json
-
             with open(path, encoding="utf-8") as f:
                 return validate(from_json(f.read()))
-    except GraphError as e:
+    except BadInput as e:
         raise (e if e.file else e.in_file(path)) from e.__cause__
-    raise GraphError("unknown model file type: expected .onnx or .json", file=path)
+    raise UsageError("unknown model file type: expected .onnx or .json", file=path)
 
 
 def load_compiled(path: str, shape_args: list[str] = (), *, soc: str = "ascend910b", strategy: str = "ge"):
     """The CompiledModel of MODEL: a .zcm file is read (and validated), anything else compiled."""
     if path.endswith(".zcm"):
-        from zcspec.impl.compiler.model_file.errors import ModelFormatError
-        from zcspec.impl.compiler.model_file.load import load_model
-
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise GraphError(f"cannot read the model file: {e.strerror}", file=path) from e
+            raise UsageError(f"cannot read the model file: {e.strerror}", file=path) from e
         try:
             return load_model(data)
         except ModelFormatError as e:
             raise (e if e.file else e.in_file(path)) from e.__cause__
-    from zcspec.impl.compiler.compile import build_model
-    from zcspec.impl.compiler.options import CompileOptions
-
     return build_model(load_graph(path, shape_args), CompileOptions(soc=soc, strategy=strategy))
