@@ -9,6 +9,7 @@ until a time budget runs out.
 """
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from typing import Callable
@@ -87,8 +88,6 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
 
 
 def _jsonable(values: dict) -> dict:
-    import json
-
     return json.loads(json.dumps(values, default=str))
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 
+import onnx
+
 from zcspec.checks.errors import UsageError
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.frontend.onnx_import import load_onnx
@@ -38,8 +40,6 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
 
 def zoo_path(name: str) -> str:
     """The file of a zoo model: ``zoo:resnet50`` is onnx's ``light_resnet50.onnx``."""
-    import onnx  # deferred: only its install folder is needed here, and importing onnx costs ~0.6 s
-
     folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
     path = os.path.join(folder, f"light_{name}.onnx")
     if not os.path.exists(path):

@@ -17,6 +17,7 @@ import os
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from zcspec.checks.errors import OracleUnavailable
 from zcspec.impl.compiler import ops
@@ -80,8 +81,6 @@ def to_onnx(graph: Graph, batch: str | None = None) -> onnx.ModelProto:
 def oracle_outputs(graph: Graph, inputs: dict, *, batch: str | None = None) -> dict:
     """Output tensor name -> array, evaluated by onnx.reference on the exported graph (branch ``batch`` of a
     dynamic-batch graph)."""
-    from onnx.reference import ReferenceEvaluator
-
     try:
         model = to_onnx(graph, batch)
         evaluator = ReferenceEvaluator(model)

@@ -7,6 +7,7 @@ runtime choice (a caller buffer of exactly the output's raw size).
 """
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from zcspec.checks.scenario import Scenario
@@ -91,6 +92,4 @@ def execution_scenarios(runtimes: tuple[str, ...] = ("v1",), *, max_nodes: int =
 
 
 def _with_soc(options, soc: str):
-    import attrs
-
     return attrs.evolve(options, soc=soc)

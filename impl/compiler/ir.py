@@ -12,6 +12,7 @@ import functools
 from typing import Any, Iterable, Mapping
 
 import attrs
+import numpy as np
 
 from zcspec.impl.compiler.errors import AttributeError_
 from zcspec.impl.platform import dtypes
@@ -96,8 +97,6 @@ class Weight:
     splat: bool = False
 
     def array(self, desc: TensorDesc):
-        import numpy as np
-
         dt = dtypes.numpy_dtype(desc.dtype)
         flat = np.frombuffer(self.data, dtype=dt)
         if self.splat:
@@ -106,8 +105,6 @@ class Weight:
 
     @classmethod
     def from_array(cls, name: str, array) -> "Weight":
-        import numpy as np
-
         arr = np.ascontiguousarray(array)
         flat = arr.reshape(-1)
         if flat.size > 1 and (flat == flat[0]).all() and not np.isnan(flat[0:1].astype(np.float64)).any():

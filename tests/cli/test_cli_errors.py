@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from zcspec.checks.cli.main import main
+from zcspec.impl.compiler import graph_json
+from zcspec.impl.compiler.builder import GraphBuilder
 from tests.helpers.onnx_factory import light_path, malformed, save
 
 
@@ -13,6 +17,26 @@ def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def test_errors_doc_examples_run():
+    doc = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks
+    for code in blocks:
+        exec(compile(code, str(doc), "exec"), {})
+
+
+def test_bad_input_from_the_platform_exits_2_like_any_other(tmp_path, capsys):
+    """An unknown SoC profile is the platform's UnknownSocError (no longer a GraphError): still exit 2."""
+    path = tmp_path / "g.json"
+    b = GraphBuilder("g")
+    b.output(b.op("Relu", [b.input("x", (4,))]))
+    path.write_text(graph_json.to_json(b.build()))
+    code, _, err = run(capsys, "plan", str(path), "--soc", "ascend9000")
+    assert code == 2
+    assert "unknown SoC profile 'ascend9000'" in err and "ascend910b" in err
+    assert "Traceback" not in err
 
 
 def test_truncated_onnx_file(tmp_path, capsys):
