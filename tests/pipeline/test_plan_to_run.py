@@ -11,7 +11,7 @@ ran (no fault, no leak, failed calls change nothing).
 """
 from __future__ import annotations
 
-from hypothesis import given, note, reject, settings
+from hypothesis import given, note, reject
 
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.planning_graphs import planning_graphs
@@ -53,7 +53,6 @@ def _pipeline_holds(graph, strategy: str) -> None:
             assert r.ok, str(r)
 
 
-@settings(max_examples=30)
 @given(planning_graphs(max_nodes=8))
 def test_a_plan_that_passes_the_spec_compiles_loads_and_runs(graph):
     graph = insert_continuous_copies(graph)

@@ -27,7 +27,7 @@ from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan_types import (
     BlockPlacement, IoAttribute, MemoryPlan, ModelAttributes, TensorPlacement,
 )
-from zcspec.impl.compiler.memory.sizes import align, raw_bytes, tensor_size
+from zcspec.impl.compiler.memory.sizes import alias_sizes, align, raw_bytes, tensor_size
 from zcspec.impl.compiler.memory.units import Units, build_units
 
 __all__ = ["plan_memory", "MemoryPlan", "TensorPlacement", "BlockPlacement", "ModelAttributes", "IoAttribute",
@@ -109,26 +109,18 @@ def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -
         batch = unit.batch or None if unit is not None else None
         out.append(TensorPlacement(t, region, offset, size, align(size, options.block_align), first, last, block,
                                    zc, None if t == target else target, batch))
-    return _clip_aliases(out)
+    return _clip_aliases(out, options)
 
 
-def _clip_aliases(placements: list[TensorPlacement]) -> list[TensorPlacement]:
-    """An alias reserves nothing of its own: its size and aligned size end where its root's do.
-
-    A view at a byte offset (an outer-axis Split piece), padded and rounded
-    like a tensor of its own, would otherwise seem to reach past its root. The
-    clipped size still covers the piece's raw bytes: a piece of ``b`` bytes at
-    offset ``k`` has ``k + b <= raw(root) <= size(root)`` (ge-facts.md 1.3).
-    """
+def _clip_aliases(placements: list[TensorPlacement], options) -> list[TensorPlacement]:
+    """Every alias's sizes as ``sizes.alias_sizes`` gives them (its root's memory, nothing of its own)."""
     by_name = {p.name: p for p in placements}
     out = []
     for p in placements:
         if p.alias_of is not None:
             root = by_name[p.alias_of]
-            end, reserved = root.offset + root.size, root.offset + root.aligned_size
-            if p.offset + p.size > end or p.offset + p.aligned_size > reserved:
-                size = min(p.size, end - p.offset)
-                p = attrs.evolve(p, size=size, aligned_size=max(size, min(p.aligned_size, reserved - p.offset)))
+            size, aligned = alias_sizes(p.size, p.offset, root.offset, root.size, root.aligned_size, options)
+            p = attrs.evolve(p, size=size, aligned_size=aligned)
         out.append(p)
     return out
 
@@ -193,4 +185,5 @@ def _plan(graph: Graph, options: PlanOptions, order) -> MemoryPlan:
     return MemoryPlan(
         order=lt.order, tensors=tuple(tensors), blocks=blocks, regions=regions,
         lower_bound=bounds.lower_bound(intervals, units.steps), naive=bounds.naive(intervals),
-        strategy=options.strategy, options=options, attributes=attributes)
+        strategy=options.strategy, options=options, attributes=attributes,
+        branches={n: rules.batch_label(graph.node[n]) for n in lt.order if rules.batch_label(graph.node[n])})

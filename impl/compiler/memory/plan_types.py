@@ -2,8 +2,9 @@
 
 ``plan.to_json()`` is the contract's object (docs/memory-planning.md, ``zcspec
 plan --json``): ``order``, ``tensors``, ``blocks``, ``regions``,
-``lower_bound``, ``naive``, plus ``strategy``, ``options`` (PlanOptions) and
-``attributes`` (GE's model attributes). A tensor carries ``batch``, its
+``lower_bound``, ``naive``, plus ``strategy``, ``options`` (PlanOptions),
+``attributes`` (GE's model attributes) and ``branches`` (the dynamic-batch
+label of every node of ``order`` that runs in one branch only). A tensor carries ``batch``, its
 dynamic-batch branch label (null outside any branch); a block carries
 ``parent``, the block whose memory a level-2 child or batch child lies in
 (null for top-level blocks). ``MemoryPlan.from_json`` reads it back; a
@@ -97,6 +98,7 @@ class MemoryPlan:
     strategy: str
     options: PlanOptions
     attributes: ModelAttributes
+    branches: Mapping[str, str]
 
     def tensor(self, name: str) -> TensorPlacement:
         """The placement of tensor ``name``; KeyError if the plan has none."""

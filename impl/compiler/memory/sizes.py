@@ -36,3 +36,15 @@ def tensor_size(nbytes: int, options) -> int:
 def block_size(size: int, options) -> int:
     """The block a tensor of ``size`` bytes asks for: rounded to ``block_align`` (2.1.4, binary planner)."""
     return align(size, options.block_align)
+
+
+def alias_sizes(size: int, offset: int, root_offset: int, root_size: int, root_aligned: int, options) -> tuple[int, int]:
+    """(size, aligned size) an alias at ``offset`` reports: it reserves nothing of its own, so both end
+    where its root's do. A view at a byte offset (an outer-axis Split piece), padded and rounded like a
+    tensor of its own, would otherwise seem to reach past its root. The clipped size still covers the
+    piece's raw bytes: a piece of ``b`` bytes at offset ``k`` has ``k + b <= raw(root) <= size(root)``
+    (ge-facts.md 1.3). The aligned size is the size rounded to blocks, cut at the root's reserved end,
+    so it need not be a block multiple. The planner reports this and the model-file loader requires it.
+    """
+    size = min(size, root_offset + root_size - offset)
+    return size, max(size, min(block_size(size, options), root_offset + root_aligned - offset))

@@ -108,7 +108,17 @@ class _Facts:
                         for n in self.producers(r) + self.readers(r))
         if rules.is_data(self.producers(r)[0]):
             return "input" if supported else None
-        return "output" if supported and self.netoutput_slots.get(r, 0) == 1 else None
+        return "output" if supported and self.netoutput_slots.get(r, 0) == 1 and self._output_holds(r) else None
+
+    def _output_holds(self, r: str) -> bool:
+        """The user's output buffer holds only that output: it can be the symbol's memory only when the
+        output starts the symbol and is as large as it. An output that is a piece of a larger symbol
+        (a view, or an in-place result of a view, of a bigger tensor) would have the symbol's other
+        writers run past the user's buffer, so its memory stays the model's and the output is copied."""
+        lt, desc = self.lt, self.graph.desc
+        extent = max(lt.offset[m] + raw_bytes(desc[m]) for m in lt.members[r])   # the bytes tasks write
+        outputs = set(self.graph.outputs)
+        return all(lt.offset[m] == 0 and raw_bytes(desc[m]) >= extent for m in lt.members[r] if m in outputs)
 
     def reusable(self, r: str) -> bool:
         """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (2.3.3, 2.4.4)."""
@@ -188,7 +198,9 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         total = max(total, cursor + align(size, options.block_align))
         # 3.5.2: padding advances by the 512-aligned size, no padding by the raw bytes.
         cursor += align(size, options.block_align) if padding else raw_bytes(graph.desc[r])
-    reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node)
+    # An atomic output keeps its bytes for the whole graph (3.3.2), also inside a continuous group.
+    atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
+    reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
     cross = any(facts.cross_stream(r) for r in roots) or any(facts.producers(r)[0].stream != node.stream for r in roots)
     first = min(lt.span[r][0] for r in roots)
     last = max(lt.span[r][1] for r in roots)

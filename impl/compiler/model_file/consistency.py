@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 from zcspec.impl.compiler.memory import bounds
 from zcspec.impl.compiler.memory.plan_types import REGIONS, MemoryPlan
+from zcspec.impl.compiler.memory.sizes import alias_sizes
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.tasks.taskgen import io_table
@@ -61,16 +62,43 @@ def _tensors(plan: MemoryPlan) -> dict:
             _fail(where, f"tensor lies outside region {t.region!r}")
         if not (0 <= t.first <= t.last < len(order)):
             _fail(where, f"lifetime [{t.first}, {t.last}] outside the {len(order)} steps")
-        if not (0 < t.size <= t.aligned_size < t.size + align) or t.aligned_size % align:
+        if t.alias_of is None and (not (0 < t.size <= t.aligned_size < t.size + align) or t.aligned_size % align):
             _fail(where, f"size {t.size} / aligned_size {t.aligned_size} inconsistent with {align}-byte blocks")
         b = blocks.get(t.block)
         if b is None or b.region != t.region:
             _fail(where, f"block {t.block!r} missing or in another region")
         tensors[t.name] = t
     for i, t in enumerate(plan.tensors):
-        if t.alias_of is not None and t.alias_of not in tensors:
+        if t.alias_of is None:
+            continue
+        root = tensors.get(t.alias_of)
+        if root is None:
             _fail(f"plan.tensors[{i}] ({t.name!r})", f"alias_of {t.alias_of!r} is not a planned tensor")
+        if t.region != root.region or t.offset < root.offset:
+            _fail(f"plan.tensors[{i}] ({t.name!r})", f"lies outside its root {root.name!r}")
+        # An alias's sizes are its root's memory, nothing of its own (sizes.alias_sizes); a file can only
+        # repeat them. The planner clips from the tensor's own GE size, which the alias's raw bytes bound.
+        if (t.size, t.aligned_size) != alias_sizes(t.size, t.offset, root.offset, root.size, root.aligned_size,
+                                                   plan.options) or t.size <= 0:
+            _fail(f"plan.tensors[{i}] ({t.name!r})", f"size {t.size} / aligned_size {t.aligned_size} are not its "
+                                                     f"root {root.name!r}'s memory from offset {t.offset}")
+    members: dict[int, list[str]] = {}
+    for t in plan.tensors:
+        members.setdefault(t.block, []).append(t.name)
+    if len(blocks) != len(plan.blocks):
+        _fail("plan.blocks", "block ids must be unique")
+    for region in ("weight", "fixed"):   # packed in order, whole blocks each (plan._fixed_blocks)
+        end = max((t.offset + t.aligned_size for t in plan.tensors if t.region == region and t.alias_of is None),
+                  default=0)
+        if plan.regions[region] != end:
+            _fail(f"plan.regions.{region}", f"{plan.regions[region]} bytes, but its tensors end at {end}")
     for i, b in enumerate(plan.blocks):
+        parent = blocks.get(b.parent) if b.parent is not None else None
+        if b.parent is not None and (parent is None or parent.region != b.region or b.parent == b.id):
+            _fail(f"plan.blocks[{i}]", f"parent {b.parent!r} is not another block of region {b.region!r}")
+        if b.size < 0 or list(b.tensors) != members.get(b.id, []):
+            _fail(f"plan.blocks[{i}]", f"size {b.size} / tensors {list(b.tensors)} disagree with the tensors placed "
+                                       f"in block {b.id} ({members.get(b.id, [])})")
         if b.offset < 0 or b.offset + b.size > plan.regions.get(b.region, -1):
             _fail(f"plan.blocks[{i}]", f"[{b.offset}, {b.offset + b.size}) outside region {b.region!r}")
         if b.region in ("feature_map", "zero_copy") and b.offset % align:
@@ -126,7 +154,7 @@ def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights)
     tensors = _tensors(plan)
     _figures(plan)
     _attributes(plan, tasks)
-    steps = set(plan.order)
+    steps = {n: i for i, n in enumerate(plan.order)}
     for task in tasks.tasks:
         if task.node not in steps:
             _fail(f"tasks[{task.index}]", f"node {task.node!r} is not in the plan's order")
@@ -134,6 +162,9 @@ def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights)
             t = tensors.get(s.tensor)
             if t is None or (t.region, t.offset) != (s.region, s.offset) or s.nbytes > t.size:
                 _fail(f"tasks[{task.index}].slots[{j}] ({s.tensor!r})", "disagrees with the plan's placement")
+            if t.region in ("feature_map", "zero_copy") and not t.first <= steps[task.node] <= t.last:
+                _fail(f"plan.tensors ({t.name!r})", f"lifetime [{t.first}, {t.last}] misses step "
+                                                    f"{steps[task.node]}, where task {task.index} uses it")
     _io(plan, tensors, tasks)
     for w in weights:
         t = tensors.get(w.name)

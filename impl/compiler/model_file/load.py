@@ -83,7 +83,9 @@ def _check_task(task, i: int, regions: dict) -> None:
         raise ModelFormatError(where, f"index {task.index} out of sequence")
     info = ops.info(task.op_type)
     if task.kind == "memset":
-        pass
+        if task.op_type != "AtomicAddrClean" or task.attrs != (("value", 0),):
+            raise ModelFormatError(where, f"a memset task is GE's AtomicAddrClean to 0, not {task.op_type!r} "
+                                          f"{dict(task.attrs)!r}")
     elif info is None or (task.kind == "hccl") != (info.kind == "hccl"):
         raise ModelFormatError(where, f"op {task.op_type!r} is not a known {task.kind} op")
     elif task.kind != "hccl" and task.op_type not in KERNEL_OPS:
@@ -97,13 +99,23 @@ def _check_task(task, i: int, regions: dict) -> None:
 
 
 def _check_branches(tasks: TaskList, plan: MemoryPlan) -> None:
-    """Every Merge's ``labels`` are branch labels of the model: labels its tasks run in or its planned
-    tensors carry (a runtime chooses among exactly those, runtime/branches.py). A task's own ``batch``
-    needs no planned tensor of that label: a branch node whose outputs are model outputs writes
-    zero-copy memory, which belongs to no branch (ge-facts.md 4.1)."""
-    known = {t.batch for t in plan.tensors if t.batch} | {t.batch for t in tasks.tasks if t.batch}
+    """The plan's ``branches`` name nodes of its order; every task runs in the branch the plan gives its
+    node ("" outside any); every tensor's ``batch`` and every Merge's ``labels`` are branch labels of the
+    model (a runtime chooses among exactly those, runtime/branches.py)."""
+    order = set(plan.order)
+    for node, label in plan.branches.items():
+        if node not in order or not label:
+            raise ModelFormatError(f"plan.branches.{node}", f"{label!r}: not a labelled node of the plan's order")
+    known = set(plan.branches.values())
+    for i, t in enumerate(plan.tensors):
+        if t.batch is not None and t.batch not in known:
+            raise ModelFormatError(f"plan.tensors[{i}] ({t.name!r}).batch", f"{t.batch!r} is not a branch of the "
+                                                                           f"model (known: {sorted(known)})")
     for i, task in enumerate(tasks.tasks):
         where = f"tasks[{i}] ({task.node!r})"
+        if task.batch != plan.branches.get(task.node, ""):
+            raise ModelFormatError(f"{where}.batch", f"{task.batch!r}, but the plan puts node {task.node!r} in "
+                                                     f"branch {plan.branches.get(task.node, '')!r}")
         if task.op_type == "Merge":
             labels = dict(task.attrs).get("labels")
             if not isinstance(labels, tuple) or not labels or not all(x in known for x in labels):

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.memory.plan_types import MemoryPlan, TensorPlacement
 from zcspec.impl.compiler.memory.sizes import tensor_size
 from zcspec.impl.compiler.tasks.io_offsets import io_offsets
@@ -54,11 +53,10 @@ def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
 
 
 
-def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int) -> list[TaskDef]:
+def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str) -> list[TaskDef]:
     ins = [_slot(graph, tensors, "in", t) for t in node.inputs]
     outs = [_slot(graph, tensors, "out", t) for t in node.outputs]
     in_loop = bool(node.attr("_in_loop", False))
-    batch = rules.batch_label(node)   # the branch these tasks run in, "" for every execution
     tasks = []
     for kind in ops.task_kinds(node):
         index = start + len(tasks)
@@ -82,7 +80,8 @@ def generate_tasks(graph: Graph, plan: MemoryPlan, soc) -> TaskList:
     tensors = {t.name: t for t in plan.tensors}
     tasks: list[TaskDef] = []
     for name in plan.order:
-        tasks.extend(_tasks_of(graph, graph.node[name], tensors, soc, len(tasks)))
+        # the branch these tasks run in, as the plan records it; "" for every execution
+        tasks.extend(_tasks_of(graph, graph.node[name], tensors, soc, len(tasks), plan.branches.get(name, "")))
     inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs])
     outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs])
     zero_copy_io = {(d.role, d.index) for d in inputs + outputs if d.zero_copy}
