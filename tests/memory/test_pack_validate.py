@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from zcspec.checks.strategies.buffers import buffer_lists
 from zcspec.impl.compiler.memory.packing import (
-    Buffer, InvalidPackingError, Packing, Violation, check, greedy, pack, validate,
+    Buffer, InvalidPackingError, Packing, PackingFinding, check, greedy, pack, validate,
 )
 from zcspec.impl.compiler.memory.packing.packer import CHECK_ENV
 
@@ -116,4 +116,4 @@ def test_the_validator_shares_no_code_with_the_packer():
             imported.add("." * node.level + (node.module or ""))
     allowed = {"__future__", "collections", "attrs", "zcspec.impl.compiler.memory.packing.errors"}
     assert imported <= allowed, f"validate.py imports {sorted(imported - allowed)}: it must stay independent"
-    assert Violation.__module__ == "zcspec.impl.compiler.memory.packing.validate"
+    assert PackingFinding.__module__ == "zcspec.impl.compiler.memory.packing.validate"

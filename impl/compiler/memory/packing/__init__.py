@@ -15,9 +15,9 @@ from zcspec.impl.compiler.memory.packing.errors import BufferFileError, InvalidB
 from zcspec.impl.compiler.memory.packing.minimalloc_csv import read_minimalloc_csv
 from zcspec.impl.compiler.memory.packing.packer import pack
 from zcspec.impl.compiler.memory.packing.problem import Buffer, Packing
-from zcspec.impl.compiler.memory.packing.validate import Violation, check, validate
+from zcspec.impl.compiler.memory.packing.validate import PackingFinding, check, validate
 
 __all__ = [
-    "Buffer", "BufferFileError", "InvalidBufferError", "InvalidPackingError", "Packing", "Violation",
+    "Buffer", "BufferFileError", "InvalidBufferError", "InvalidPackingError", "Packing", "PackingFinding",
     "check", "lower_bound", "pack", "read_minimalloc_csv", "validate",
 ]

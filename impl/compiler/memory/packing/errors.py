@@ -30,7 +30,7 @@ class BufferFileError(GraphError):
 
 
 class InvalidPackingError(AssertionError):
-    """A packing breaks a rule of its problem: ``violations`` (``validate.Violation`` s) name the buffers."""
+    """A packing breaks a rule of its problem: ``violations`` (``validate.PackingFinding`` s) name the buffers."""
 
     SHOWN = 5  # violations quoted in the message; the rest are counted
 

@@ -31,8 +31,9 @@ RULES = ("duplicate", "unplaced", "unknown", "offset", "align", "arena", "capaci
 
 
 @attrs.frozen
-class Violation:
-    """One broken rule (one of :data:`RULES`), the ids of the buffers that break it, and why."""
+class PackingFinding:
+    """One broken rule (one of :data:`RULES`), the ids of the buffers that break it, and why. (Not the
+    spec's ``Violation``, which names an invariant: these are the packing problem's own rules.)"""
 
     rule: str
     buffers: tuple[str, ...]
@@ -42,7 +43,7 @@ class Violation:
         return f"{self.rule}: {self.message}"
 
 
-def validate(buffers, packing, *, capacity: int | None = None) -> tuple[Violation, ...]:
+def validate(buffers, packing, *, capacity: int | None = None) -> tuple[PackingFinding, ...]:
     """Every rule ``packing`` breaks for ``buffers`` (empty when it is a valid packing).
 
     ``buffers``: any iterable of buffers; ``packing``: anything with ``offsets``
@@ -74,50 +75,50 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _ids(buffers, offsets) -> list[Violation]:
+def _ids(buffers, offsets) -> list[PackingFinding]:
     counts = Counter(b.id for b in buffers)
-    found = [Violation("duplicate", (i,), f"buffer {i!r} appears {n} times: every buffer needs its own id")
+    found = [PackingFinding("duplicate", (i,), f"buffer {i!r} appears {n} times: every buffer needs its own id")
              for i, n in counts.items() if n > 1]
-    found += [Violation("unplaced", (i,), f"buffer {i!r} has no offset: every buffer must be placed once")
+    found += [PackingFinding("unplaced", (i,), f"buffer {i!r} has no offset: every buffer must be placed once")
               for i in counts if i not in offsets]
-    found += [Violation("unknown", (i,), f"an offset is given for {i!r}, which is not a buffer of the problem")
+    found += [PackingFinding("unknown", (i,), f"an offset is given for {i!r}, which is not a buffer of the problem")
               for i in offsets if i not in counts]
     return found
 
 
-def _offset_ok(b, offset, found: list[Violation]) -> bool:
+def _offset_ok(b, offset, found: list[PackingFinding]) -> bool:
     """Whether ``offset`` is a usable offset for ``b``; appends the violation when not."""
     if not _is_int(offset) or offset < 0:
-        found.append(Violation("offset", (b.id,), f"buffer {b.id!r}: offset={offset!r} must be a non-negative int"))
+        found.append(PackingFinding("offset", (b.id,), f"buffer {b.id!r}: offset={offset!r} must be a non-negative int"))
         return False
     if offset % b.align:
-        found.append(Violation("align", (b.id,),
+        found.append(PackingFinding("align", (b.id,),
                                f"buffer {b.id!r}: offset={offset!r} is not a multiple of align={b.align!r}"))
     return True
 
 
-def _ends(placed, offsets, arena, capacity, complete: bool) -> list[Violation]:
+def _ends(placed, offsets, arena, capacity, complete: bool) -> list[PackingFinding]:
     """Buffers past the arena or the capacity, and an arena that is not what the buffers need."""
     if not _is_int(arena) or arena < 0:
-        return [Violation("arena", (), f"arena={arena!r} must be a non-negative int")]
+        return [PackingFinding("arena", (), f"arena={arena!r} must be a non-negative int")]
     found, top, highest = [], 0, ()
     for b in placed:
         start, end = offsets[b.id], offsets[b.id] + b.size
         if end > arena:
-            found.append(Violation("arena", (b.id,), f"buffer {b.id!r} at [{start}, {end}) ends past arena={arena!r}"))
+            found.append(PackingFinding("arena", (b.id,), f"buffer {b.id!r} at [{start}, {end}) ends past arena={arena!r}"))
         if capacity is not None and end > capacity:
-            found.append(Violation("capacity", (b.id,),
+            found.append(PackingFinding("capacity", (b.id,),
                                    f"buffer {b.id!r} at [{start}, {end}) ends past capacity={capacity!r}"))
         if end > top:
             top, highest = end, (b.id,)
     if complete and arena > top:
         who = f" (the highest, {highest[0]!r}, ends there)" if highest else ""
-        found.append(Violation("arena", highest, f"arena={arena!r} but the buffers need {top}{who}: "
+        found.append(PackingFinding("arena", highest, f"arena={arena!r} but the buffers need {top}{who}: "
                                                  "the arena is max(offset + size)"))
     return found
 
 
-def _overlaps(placed, offsets) -> list[Violation]:
+def _overlaps(placed, offsets) -> list[PackingFinding]:
     """Pairs live at a common step whose bytes intersect, by a sweep over buffers sorted by start.
 
     When a buffer starts, the ones still live are those that started no later
@@ -130,7 +131,7 @@ def _overlaps(placed, offsets) -> list[Violation]:
         for a in live:
             oa = offsets[a.id]
             if oa < ob + b.size and ob < oa + a.size:
-                found.append(Violation(
+                found.append(PackingFinding(
                     "overlap", (a.id, b.id),
                     f"buffers {a.id!r} at [{oa}, {oa + a.size}) and {b.id!r} at [{ob}, {ob + b.size}) share bytes "
                     f"while both live over steps [{b.lower}, {min(a.upper, b.upper)})"))
