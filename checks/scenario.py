@@ -18,10 +18,13 @@ from zcspec.checks.execution import check_runtime, observe_runs
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json
 from zcspec.impl.compiler.compile import compile_stages
+from zcspec.impl.compiler.errors import OptionError
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.observe import observe_model_file, observe_plan
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import check_disabled_passes
+from zcspec.impl.platform.errors import UnknownSocError
 from zcspec.spec.check import check
 from zcspec.spec.registry import get
 
@@ -57,8 +60,21 @@ class Scenario:
             check_runtime(runtime)
         elif not isinstance(runtime, dict):
             raise ScenarioError(f"scenario: runtime must be an object, got {runtime!r}", key="runtime")
-        return cls(d["kind"], graph_json.from_dict(d["graph"]), from_json(CompileOptions, d["compile"], "scenario.compile"),
-                   dict(runtime))
+        return cls(d["kind"], graph_json.from_dict(d["graph"]), _compile_options(d["compile"]), dict(runtime))
+
+
+def _compile_options(data) -> CompileOptions:
+    """The scenario's CompileOptions, every value checked now (the SoC, the strategy and the planner's
+    options, the disabled passes' names), so a bad one is a ScenarioError naming it, not a crash later."""
+    options = from_json(CompileOptions, data, "scenario.compile")
+    try:
+        options.plan_options()
+        check_disabled_passes(options.disabled_passes)
+    except UnknownSocError as e:
+        raise ScenarioError(f"scenario compile.soc: {e}", key="compile.soc") from e
+    except OptionError as e:
+        raise ScenarioError(f"scenario compile.{e.field}: {e}", key=f"compile.{e.field}") from e
+    return options
 
 
 def _observe_plan(s: Scenario) -> list:

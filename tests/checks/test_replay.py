@@ -1,4 +1,5 @@
 """Counterexample files round-trip, replay on the current code, and export to a pytest file."""
+import json
 import subprocess
 import sys
 
@@ -84,6 +85,19 @@ def test_a_bad_runtime_key_is_bad_input_not_a_failure(tmp_path, capsys, runtime,
     assert str(path) in err and key in err, err
     with pytest.raises(CounterexampleError, match=key):
         Counterexample.load(str(path))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("soc", "ascend9000"), ("strategy", "best"), ("disabled_passes", ["no_such_pass"]),
+])
+def test_a_bad_compile_option_is_bad_input_not_a_failure(tmp_path, capsys, field, value):
+    data = counterexample().to_dict()
+    data["scenario"]["compile"][field] = value
+    path = tmp_path / "cx.json"
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"compile.{field}" in err, err
 
 
 def test_a_good_runtime_dict_still_replays(tmp_path):

@@ -26,12 +26,17 @@ PIPELINE = (
 )
 
 
-def run_passes(graph: Graph, options) -> Graph:
-    """Every enabled pass in order; the result is validated again."""
-    unknown = set(options.disabled_passes) - {name for name, _ in PIPELINE}
+def check_disabled_passes(names) -> None:
+    """OptionError naming any of ``names`` (``CompileOptions.disabled_passes``) that is not a pass of PIPELINE."""
+    unknown = set(names) - {name for name, _ in PIPELINE}
     if unknown:
         raise OptionError("disabled_passes", sorted(unknown),
                           f"unknown passes {sorted(unknown)}; known: {[n for n, _ in PIPELINE]}")
+
+
+def run_passes(graph: Graph, options) -> Graph:
+    """Every enabled pass in order; the result is validated again."""
+    check_disabled_passes(options.disabled_passes)
     for name, apply in PIPELINE:
         if name not in options.disabled_passes:
             graph = apply(graph, options)
