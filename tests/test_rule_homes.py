@@ -68,3 +68,11 @@ def test_options_and_plans_are_serialised_by_the_artefact_codec_only():
         return (isinstance(n, ast.ClassDef) and (n.name.endswith("Options") or n.name == "MemoryPlan")
                 and any(_defines(m)(f) for f in n.body for m in ("to_dict", "from_dict", "to_contract")))
     assert _where(hand_codec, "impl", "checks") == set()
+
+
+def test_which_tensors_share_memory_is_decided_in_one_place():
+    """Views and in-place outputs become symbols in the alias analysis only; passes and the planner read it."""
+    def decides(n):
+        return (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("view_offsets", "ref_outputs"))
+    assert _where(decides, "impl", "checks") == {"impl/compiler/aliases.py"}, "use zcspec.impl.compiler.aliases"

@@ -33,7 +33,7 @@ def _view_offset_dropped():
             root, members, offset = symbols(graph, order, own)
             return root, members, {t: 0 for t in offset}
         return wrong
-    return swap("zcspec.impl.compiler.memory.lifetimes", "_symbols", make)
+    return swap("zcspec.impl.compiler.aliases", "symbols", make)
 
 
 VARIANTS = (

@@ -11,7 +11,7 @@ from zcspec.checks.faults.strategies import plan_scenarios
 from zcspec.checks.faults.variant import Variant, swap
 
 _OFFSETS = "zcspec.impl.compiler.memory.offsets"
-_LIFETIMES = "zcspec.impl.compiler.memory.lifetimes"
+_ALIASES = "zcspec.impl.compiler.aliases"
 
 
 def _zc_align_32():
@@ -53,7 +53,7 @@ def _lifetime_half_open():
             outputs = set(graph.outputs)
             return {t: (f, l - 1 if l > f and t not in outputs else l) for t, (f, l) in own.items()}
         return wrong
-    return swap(_LIFETIMES, "_own_lifetimes", make)
+    return swap(_ALIASES, "own_lifetimes", make)
 
 
 def _output_reused_early():
@@ -69,7 +69,7 @@ def _output_reused_early():
                 own[t] = (first, max(readers + [first]))
             return own
         return wrong
-    return swap(_LIFETIMES, "_own_lifetimes", make)
+    return swap(_ALIASES, "own_lifetimes", make)
 
 
 def _touching_merged():

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.memory.lifetimes import lifetimes
@@ -33,19 +32,6 @@ OP = "MemcpyAddrAsync"
 
 def _pinned(graph: Graph, root: str) -> bool:
     return root in graph.weight or rules.zero_memory(graph.node[graph.producer[root]])
-
-
-def _inside_another(graph: Graph, tensor: str) -> bool:
-    """Whether ``tensor`` is a piece at a non-zero offset of another tensor's memory (an outer-axis
-    Split or Slice view, possibly under further views): a block cannot start inside another tensor."""
-    while (name := graph.producer.get(tensor)) is not None:
-        node = graph.node[name]
-        if not ops.is_view(node) or not node.inputs:
-            return False
-        if ops.view_offsets(node)[node.outputs.index(tensor)]:
-            return True
-        tensor = node.inputs[0]
-    return False
 
 
 def _block_is_an_output(graph: Graph, lt, node) -> bool:
@@ -70,7 +56,7 @@ def _copies_needed(graph: Graph) -> dict[str, set[int]]:
         for i, t in enumerate(node.inputs):
             r = lt.root[t]
             if (_pinned(graph, r) or r in claimed or (into_output and r in inputs)
-                    or _inside_another(graph, t)):
+                    or lt.offset.get(t, 0)):   # a piece inside another tensor's memory: no block starts there
                 need.setdefault(name, set()).add(i)
             else:
                 claimed.add(r)

@@ -1,26 +1,17 @@
-"""Small pure helpers passes share: alias roots and inserting a node on an edge."""
+"""Small pure helpers passes share: the tensors whose memory is a graph input, inserting a node on an edge."""
 from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.aliases import aliases
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 
 
-def alias_root(graph: Graph, tensor: str) -> str:
-    """The tensor whose memory ``tensor`` uses through a chain of views (itself if none)."""
-    while (producer := graph.producer.get(tensor)) is not None:
-        node = graph.node[producer]
-        if not ops.is_view(node) or not node.inputs:
-            break
-        tensor = node.inputs[0]
-    return tensor
-
-
 def model_input_tensors(graph: Graph) -> set[str]:
-    """Tensors whose memory is a graph input (the Data outputs and views of them)."""
+    """Tensors whose memory is a graph input (the Data outputs and views of them), by the alias analysis."""
     inputs = set(graph.inputs)
-    return {t for t in graph.desc if alias_root(graph, t) in inputs}
+    root = aliases(graph).root
+    return {t for t in graph.desc if root.get(t, t) in inputs}
 
 
 def fresh_name(graph: Graph, stem: str) -> str:

@@ -26,9 +26,9 @@ rules 5.3.4a and 5.3.4c appear here as rules 2 and 3 for any task kind.
 from __future__ import annotations
 
 from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.aliases import aliases
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.passes.graph_edit import (
-    alias_root,
     fresh_name,
     insert_after_tensor,
     insert_before_output,
@@ -64,8 +64,9 @@ def _stuck_input_readers(graph: Graph, soc) -> dict[str, tuple[str, ...]]:
 
 def _outputs_needing_copy(graph: Graph, soc, offline: bool) -> list[str]:
     out: list[str] = []
+    roots = aliases(graph).root
     for t in dict.fromkeys(graph.outputs):
-        root = alias_root(graph, t)
+        root = roots.get(t, t)
         producer = graph.producer.get(root)
         if root in graph.weight:
             out.append(t)
@@ -83,8 +84,9 @@ def memcpy_addr_async(graph: Graph, options) -> Graph:
     soc = options.profile
     if not soc.zero_copy:
         return graph
+    roots = aliases(graph).root
     for tensor, readers in _stuck_input_readers(graph, soc).items():
-        name = fresh_name(graph, f"{alias_root(graph, tensor)}_{OP}")
+        name = fresh_name(graph, f"{roots.get(tensor, tensor)}_{OP}")
         stream = graph.node[readers[0]].stream
         graph = insert_after_tensor(graph, tensor, readers, OP, name, stream=stream)
     for tensor in _outputs_needing_copy(graph, soc, options.offline):
