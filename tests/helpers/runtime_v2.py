@@ -8,9 +8,9 @@ from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model, compile_stages
 from zcspec.impl.compiler.errors import GraphError
+from zcspec.checks.machines.v2 import PATTERN, output_buffer
 from zcspec.impl.runtime.v2.tensors import Tensor
 
-PATTERN = 0x5A
 
 
 def relu_neg_graph(shape=(10, 10)):
@@ -46,16 +46,7 @@ def stage(dev, model, seed: int = 0) -> list[Tensor]:
 
 def out_buffer(dev, io, size: int | None = None, placement: str = "device") -> Tensor:
     """A caller output buffer of ``size`` bytes (default: raw size) filled with PATTERN; size 0 = null."""
-    size = io.nbytes if size is None else size
-    if not size:
-        return Tensor(0, 0, placement, name=io.tensor)
-    if placement == "device":
-        addr = dev.malloc(size, tag=f"user {io.tensor}")
-        dev.memset(addr, size, PATTERN)
-    else:
-        addr = dev.host_malloc(size, tag=f"user {io.tensor}")
-        dev.host_write(addr, np.full(size, PATTERN, np.uint8))
-    return Tensor(addr, size, placement, name=io.tensor)
+    return output_buffer(dev, io, io.nbytes if size is None else size, placement)
 
 
 def read(dev, tensor: Tensor, io) -> np.ndarray:
