@@ -20,7 +20,7 @@ from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
-    Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
+    Alignment, Block, ContinuousGroup, PlacedTensor, PlanAttributes, PlanObservation,
 )
 
 
@@ -45,7 +45,7 @@ def _continuous_groups(graph: Graph, planned: set[str]) -> tuple[ContinuousGroup
 def observe_plan(graph: Graph, plan: MemoryPlan) -> PlanObservation:
     """The spec's PlanObservation of ``plan``, made from ``graph``: a transcription of the plan's fields
     plus the facts the block invariants need, read from the graph."""
-    tensors = tuple(TensorPlacement(t.name, t.region, t.offset, t.size, t.aligned_size, t.first, t.last, t.block,
+    tensors = tuple(PlacedTensor(t.name, t.region, t.offset, t.size, t.aligned_size, t.first, t.last, t.block,
                                     t.zero_copy, t.alias_of) for t in plan.tensors)
     planned = {t.name for t in tensors}
     blocks = tuple(Block(b.id, b.region, b.offset, b.size, b.zero_copy, tuple(b.tensors)) for b in plan.blocks)

@@ -18,7 +18,7 @@ from zcspec.spec.invariants.layout import recompute_lower_bound
 from zcspec.spec.observables import (
     ArgSlot, Block, CallResult, Event, ExecutionObservation, Header, IoTensor, LoadObservation, LoadOptionsObservation,
     LoadOutcome, ModelFileObservation, NodeInfo, OutputResult, PlanObservation, Range, RegionBinding, SlotValue,
-    SocProfile, Task, TensorPlacement, UserBuffer, ZeroCopyEntry,
+    SocProfile, Task, PlacedTensor, UserBuffer, ZeroCopyEntry,
 )
 
 BLOCK = 512
@@ -63,7 +63,7 @@ def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, **extra
         regions = {}
         for b in out_blocks:
             regions[b.region] = max(regions.get(b.region, 0), b.end)
-    placed = tuple(TensorPlacement(**t) for t in tensors)
+    placed = tuple(PlacedTensor(**t) for t in tensors)
     draft = PlanObservation(order=tuple(f"n{i}" for i in range(n_steps)), tensors=placed, blocks=tuple(out_blocks),
                             regions=regions, lower_bound=0, naive=0, **extra)
     naive = sum(t.aligned_size for t in placed if t.region == "feature_map" and t.alias_of is None)

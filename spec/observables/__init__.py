@@ -14,7 +14,7 @@ from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
-    Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, TensorPlacement,
+    Alignment, Block, ContinuousGroup, PlanAttributes, PlanObservation, PlacedTensor,
 )
 from zcspec.spec.observables.trace import Event, Range
 
@@ -29,6 +29,6 @@ __all__ = [
     "Alignment", "ArgSlot", "Block", "BuildFacts", "CallResult", "ContinuousGroup", "Event", "ExecutionObservation",
     "Header", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
     "NodeInfo", "OBSERVATION_KINDS", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding",
-    "SlotValue", "SocProfile", "Task", "TensorPlacement", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads",
+    "SlotValue", "SocProfile", "Task", "PlacedTensor", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads",
     "to_data",
 ]

@@ -43,7 +43,7 @@ GE_TENSOR_ALIGN = 32   # tensor size granularity, ge-facts.md 1.3
 
 
 @attrs.frozen
-class TensorPlacement:
+class PlacedTensor:
     """Where one planned tensor lives and during which steps (``first``..``last`` inclusive) it must stay intact."""
 
     name: str
@@ -122,7 +122,7 @@ class PlanObservation:
     """A memory plan: DESIGN.md's plan contract plus the optional facts listed in the module doc."""
 
     order: tuple[str, ...]
-    tensors: tuple[TensorPlacement, ...]
+    tensors: tuple[PlacedTensor, ...]
     blocks: tuple[Block, ...]
     regions: dict[str, int]
     lower_bound: int
@@ -142,7 +142,7 @@ class PlanObservation:
         _check_references(self)
 
     @functools.cached_property
-    def tensor(self) -> dict[str, TensorPlacement]:
+    def tensor(self) -> dict[str, PlacedTensor]:
         """Tensors by name."""
         return {t.name: t for t in self.tensors}
 
@@ -190,7 +190,7 @@ class Family:
 
 
 def _families(plan: PlanObservation) -> tuple[Family, ...]:
-    groups: dict[str, list[TensorPlacement]] = {}
+    groups: dict[str, list[PlacedTensor]] = {}
     for t in plan.tensors:
         groups.setdefault(t.name if t.alias_of is None else plan.root(t.name), []).append(t)
     out = []
@@ -247,7 +247,7 @@ def plan_from_contract(data: dict) -> PlanObservation:
     if not isinstance(data, dict):
         raise ObservationFormatError(f"expected a plan object, got {type(data).__name__}")
     picked = _known(PlanObservation, data)
-    for key, cls in (("tensors", TensorPlacement), ("blocks", Block)):
+    for key, cls in (("tensors", PlacedTensor), ("blocks", Block)):
         if isinstance(picked.get(key), list):
             picked[key] = [_known(cls, x) if isinstance(x, dict) else x for x in picked[key]]
     a = picked.get("attributes")

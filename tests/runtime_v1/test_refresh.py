@@ -42,7 +42,7 @@ def test_fresh_buffers_rewrite_every_registered_io_slot_to_base_plus_relative_of
     assert r.updates == (SlotUpdate(0, 0, 0x1000), SlotUpdate(1, 1, 0x2000), SlotUpdate(2, 1, 0x1000 + 16))
     assert set(r.changed) == {X, Y} and r.policy == UpdatePolicy.UPDATE_MODEL_IO
     assert r.active[X] == 0x1000 and r.active[Y] == 0x2000 and r.active[FM] == FM_BASE
-    assert r.by_task() == [(0, {0: 0x1000}), (1, {1: 0x2000}), (2, {1: 0x1010})]
+    assert r.per_task == ((0, {0: 0x1000}), (1, {1: 0x2000}), (2, {1: 0x1010}))
 
 
 def test_the_same_buffers_again_rewrite_nothing():

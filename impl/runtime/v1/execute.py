@@ -122,7 +122,7 @@ def _apply(lm, plan: Refresh) -> None:
     for k in plan.changed:
         active[k] = None
     try:
-        for task, slots in plan.by_task():
+        for task, slots in plan.per_task:
             lm.device.refresh_args(lm.tasks[task], slots)
     except DeviceError as e:
         raise InternalError(f"argument refresh failed: {e}", task=getattr(e, "task", "")) from e

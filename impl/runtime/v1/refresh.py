@@ -3,9 +3,9 @@
 ``refresh(table, active, bindings, feature_map) -> Refresh`` takes the loaded model's
 :class:`RefreshTable` (the registered slots of each refreshable allocation, fixed at load),
 the base each allocation's slots hold now (``active``), this call's bindings and the
-feature map's current base, and returns what must be written: the slot updates
-``(task, slot, new address)`` and the active bases afterwards. It touches no device;
-``execute.py`` applies the updates.
+feature map's current base, and returns what must be written: the slot writes grouped by
+task (``per_task``; ``updates`` lists them as ``(task, slot, new address)``) and the active
+bases afterwards. It touches no device; ``execute.py`` applies the writes.
 
 The rule: an allocation's active base for this call is the address its I/O's tasks use (the
 user's device buffer, or the staging buffer of a host one; the feature map: its current
@@ -15,7 +15,7 @@ registered slot once. Copy-only I/O has no registered slots and is never refresh
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import attrs
 
@@ -23,10 +23,10 @@ from zcspec.impl.runtime.v1 import classify
 from zcspec.impl.runtime.v1.bind import Binding
 
 
-@attrs.frozen
-class Registration:
+class Registration(NamedTuple):
     """Slot ``slot`` of task ``task`` holds allocation ``alloc``'s base + ``offset`` (GE's zero-copy
-    args entry). ``alloc`` is ``classify.FM`` or a model I/O's ``(role, index)``."""
+    args entry). ``alloc`` is ``classify.FM`` or a model I/O's ``(role, index)``. (Named tuples, like
+    SlotUpdate: refresh() walks every registration of a moved allocation on every call.)"""
 
     alloc: tuple
     task: int
@@ -38,7 +38,13 @@ class Registration:
 class RefreshTable:
     """The registered slots of a loaded model, in registration order (task, then slot)."""
 
-    registrations: tuple[Registration, ...] = ()
+    registrations: tuple[Registration, ...] = attrs.field(default=())
+
+    @registrations.validator
+    def _in_task_slot_order(self, attribute, value) -> None:
+        keys = [(r.task, r.slot) for r in value]
+        if keys != sorted(keys):
+            raise ValueError("registrations must be in (task, slot) order: refresh() relies on it")
 
     @property
     def allocs(self) -> tuple:
@@ -54,9 +60,9 @@ class RefreshTable:
         return sum(1 for r in self.registrations if r.alloc != classify.FM)
 
 
-@attrs.frozen
-class SlotUpdate:
-    """Write ``address`` into slot ``slot`` of task ``task``."""
+class SlotUpdate(NamedTuple):
+    """Write ``address`` into slot ``slot`` of task ``task``. (A named tuple: an execution that
+    re-binds every input of a 10,000-task model makes ten thousand of them.)"""
 
     task: int
     slot: int
@@ -66,20 +72,18 @@ class SlotUpdate:
 @attrs.frozen
 class Refresh:
     """One execution's refresh: its update ``policy`` (6.7.5), the allocations whose base
-    ``changed``, the slot ``updates`` (sorted by task, then slot) and the ``active`` bases once
-    they are applied (allocation -> base)."""
+    ``changed``, the slot writes grouped by task (``per_task``: ``(task, {slot: address})`` in task
+    order) and the ``active`` bases once they are applied (allocation -> base)."""
 
     policy: classify.UpdatePolicy
     changed: tuple
-    updates: tuple[SlotUpdate, ...]
+    per_task: tuple[tuple[int, Mapping[int, int]], ...]
     active: Mapping[tuple, int | None]
 
-    def by_task(self) -> list[tuple[int, dict[int, int]]]:
-        """``(task, {slot: address})`` per task with updates, in task order."""
-        out: dict[int, dict[int, int]] = {}
-        for u in self.updates:
-            out.setdefault(u.task, {})[u.slot] = u.address
-        return sorted(out.items())
+    @property
+    def updates(self) -> tuple[SlotUpdate, ...]:
+        """Every slot write, in (task, slot) order."""
+        return tuple(SlotUpdate(task, slot, address) for task, slots in self.per_task for slot, address in slots.items())
 
 
 def refresh(table: RefreshTable, active: Mapping[tuple, int | None], bindings: Sequence[Binding],
@@ -93,10 +97,17 @@ def refresh(table: RefreshTable, active: Mapping[tuple, int | None], bindings: S
     policy = classify.calc_policy(first=False, changed=set(changed), io_hits=table.io_slots,
                                   host_staged=any(b.mode == "stage" for b in bindings))
     moved = set(changed)
-    updates = sorted((SlotUpdate(r.task, r.slot, bases[r.alloc] + r.offset) for r in table.registrations
-                      if r.alloc in moved), key=lambda u: (u.task, u.slot))
+    # The table is in (task, slot) order, so one pass groups the writes by task, in order.
+    per_task: list[tuple[int, dict[int, int]]] = []
+    current = None
+    for alloc, task, slot, offset in table.registrations:
+        if alloc in moved:
+            if task != current:
+                current, slots = task, {}
+                per_task.append((task, slots))
+            slots[slot] = bases[alloc] + offset
     after = dict(active)
     after.update({k: bases[k] for k in changed})
     if classify.FM not in allocs:
         after[classify.FM] = bases[classify.FM]   # no slot holds it: nothing to rewrite, just track it
-    return Refresh(policy, changed, tuple(updates), after)
+    return Refresh(policy, changed, tuple(per_task), after)
