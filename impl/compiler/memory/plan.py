@@ -186,4 +186,4 @@ def _plan(graph: Graph, options: PlanOptions, order) -> MemoryPlan:
         order=lt.order, tensors=tuple(tensors), blocks=blocks, regions=regions,
         lower_bound=bounds.lower_bound(intervals, units.steps), naive=bounds.naive(intervals),
         strategy=options.strategy, options=options, attributes=attributes,
-        branches={n: rules.batch_label(graph.node[n]) for n in lt.order if rules.batch_label(graph.node[n])})
+        branches={n: label for n in lt.order if (label := rules.batch_label(graph.node[n]))})
