@@ -35,12 +35,17 @@ class TypeInfo:
 
 
 def declared_dims(value: onnx.ValueInfoProto) -> Shape | None:
-    """Dims as declared: int for a fixed dim, the dim_param string or None for a dynamic one."""
+    """Dims as declared: int for a fixed dim, the dim_param string or None for a dynamic one.
+
+    Exporters write a dynamic dim in four ways: a name (``batch``), ``?``, an absent value,
+    or a non-positive ``dim_value`` (PaddlePaddle's -1, some tools' 0). All four are dynamic
+    here, so ``--shape`` fixes them; a positive value is fixed and ``--shape`` must agree.
+    """
     t = value.type.tensor_type
     if not t.HasField("shape"):
         return None
     return tuple(
-        d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim
+        d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else (d.dim_param or None) for d in t.shape.dim
     )
 
 
@@ -86,6 +91,18 @@ def _typed_input(value: onnx.ValueInfoProto, shape: tuple[int, ...]) -> onnx.Val
     return helper.make_tensor_value_info(value.name, value.type.tensor_type.elem_type, shape)
 
 
+def _loosened(value: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    """``value`` with its non-positive dims made unknown: a declared -1 or 0 means dynamic (see
+    ``declared_dims``), and shape inference would otherwise hold it against the fixed inputs."""
+    out = onnx.ValueInfoProto()
+    out.CopyFrom(value)
+    if out.type.HasField("tensor_type") and out.type.tensor_type.HasField("shape"):
+        for d in out.type.tensor_type.shape.dim:
+            if d.HasField("dim_value") and d.dim_value <= 0:
+                d.Clear()
+    return out
+
+
 def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[int, ...]], nodes, names,
                     consts) -> onnx.ModelProto:
     """A model for shape inference: the real ``inputs`` with their ``fixed`` shapes, ``nodes`` renamed
@@ -101,7 +118,8 @@ def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[in
     typed = [c for c in consts if isinstance(c, onnx.ValueInfoProto)]
     graph = helper.make_graph(
         renamed, model.graph.name or "graph", [_typed_input(v, fixed[v.name]) for v in inputs] + typed,
-        list(model.graph.output), values, value_info=list(model.graph.value_info),
+        [_loosened(v) for v in model.graph.output], values,
+        value_info=[_loosened(v) for v in model.graph.value_info],
     )
     # IR 4 lets initializers stand apart from the inputs (IR 3 required listing them as inputs).
     return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=max(model.ir_version, 4))
