@@ -38,6 +38,18 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return m["name"], dims
 
 
+def parse_value(text: str) -> tuple[str, list]:
+    """``NAME=16000`` or ``NAME=1,2,3`` -> (NAME, the number or list of numbers)."""
+    name, sep, rest = text.rpartition("=")
+    try:
+        numbers = [float(v) if any(c in v for c in ".eE") else int(v) for v in rest.split(",")] if sep else []
+    except ValueError:
+        numbers = []
+    if not name or not numbers:
+        raise UsageError(f"--value {text!r}: expected NAME=NUMBER or NAME=N1,N2,..., e.g. sr=16000")
+    return name, numbers[0] if len(numbers) == 1 else numbers
+
+
 def zoo_path(name: str) -> str:
     """The file of a zoo model: ``zoo:resnet50`` is onnx's ``light_resnet50.onnx``."""
     folder = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
@@ -48,16 +60,18 @@ def zoo_path(name: str) -> str:
     return path
 
 
-def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
-    """The validated graph in ``path`` (or ``zoo:NAME``); an error naming the file on any problem."""
+def load_graph(path: str, shape_args: list[str] = (), value_args: list[str] = ()) -> Graph:
+    """The validated graph in ``path`` (or ``zoo:NAME``); an error naming the file on any problem.
+    ``shape_args``/``value_args`` are ``--shape``/``--value`` texts (an ONNX model's inputs)."""
     shapes = dict(parse_shape(s) for s in shape_args)
+    values = dict(parse_value(v) for v in value_args)
     if path.startswith("zoo:"):
         path = zoo_path(path[4:])
     if not os.path.exists(path):
         raise UsageError("no such file", file=path)
     try:
         if path.endswith(".onnx"):
-            return load_onnx(path, shapes=shapes)
+            return load_onnx(path, shapes=shapes, values=values)
         if path.endswith(".json"):
             with open(path, encoding="utf-8") as f:
                 return validate(from_json(f.read()))
@@ -66,7 +80,8 @@ def load_graph(path: str, shape_args: list[str] = ()) -> Graph:
     raise UsageError("unknown model file type: expected .onnx or .json", file=path)
 
 
-def load_compiled(path: str, shape_args: list[str] = (), *, soc: str = "ascend910b", strategy: str = "ge"):
+def load_compiled(path: str, shape_args: list[str] = (), value_args: list[str] = (), *, soc: str = "ascend910b",
+                  strategy: str = "ge"):
     """The CompiledModel of MODEL: a .zcm file is read (and validated), anything else compiled."""
     if path.endswith(".zcm"):
         try:
@@ -78,4 +93,4 @@ def load_compiled(path: str, shape_args: list[str] = (), *, soc: str = "ascend91
             return load_model(data)
         except ModelFormatError as e:
             raise (e if e.file else e.in_file(path)) from e.__cause__
-    return build_model(load_graph(path, shape_args), CompileOptions(soc=soc, strategy=strategy))
+    return build_model(load_graph(path, shape_args, value_args), CompileOptions(soc=soc, strategy=strategy))

@@ -8,3 +8,8 @@ def add_model_arguments(parser, *, nargs=None) -> None:
         "--shape", action="append", default=[], metavar="NAME=DIMS",
         help="fix a dynamic input's shape, e.g. --shape data=1x3x224x224 (repeatable)",
     )
+    parser.add_argument(
+        "--value", action="append", default=[], metavar="NAME=V[,V...]",
+        help="freeze an ONNX input to a constant, so control flow that depends on it folds away, "
+             "e.g. --value sr=16000 (repeatable)",
+    )

@@ -22,7 +22,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    graph = load_graph(args.model, args.shape)
+    graph = load_graph(args.model, args.shape, args.value)
     options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse, offline=args.offline)
     model = build_model(graph, options)
     data = encode(model)

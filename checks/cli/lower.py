@@ -44,7 +44,7 @@ def changes(before, after) -> list[str]:
 
 
 def run(args) -> int:
-    model = load_compiled(args.model, args.shape, soc=args.soc)
+    model = load_compiled(args.model, args.shape, args.value, soc=args.soc)
     options = LoweringOptions(always_zero_copy=args.always_zero_copy, ge_compat=args.ge_compat,
                             trust_shape_on_out_tensor=args.trust_shape, enable_single_stream=args.single_stream)
     before = lower(model, options)

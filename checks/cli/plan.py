@@ -35,7 +35,7 @@ def configure(parser) -> None:
 
 def plan_model(args):
     """The MemoryPlan of MODEL as ``zcspec compile`` would plan it."""
-    graph = load_graph(args.model, args.shape)
+    graph = load_graph(args.model, args.shape, args.value)
     options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse)
     return plan_memory(run_passes(graph, options), options.plan_options())
 

@@ -90,7 +90,7 @@ def _execute(args, model, device, inputs, outputs):
 
 
 def run(args) -> int:
-    model = load_compiled(args.model, args.shape, soc=args.soc, strategy=args.strategy)
+    model = load_compiled(args.model, args.shape, args.value, soc=args.soc, strategy=args.strategy)
     arrays = _input_arrays(model, args.input)
     device = Device(model.soc, trace=False)
     inputs = stage_inputs(device, model, arrays)

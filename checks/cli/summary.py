@@ -33,7 +33,7 @@ def summarize(graph) -> dict:
 
 
 def run(args) -> int:
-    info = summarize(load_graph(args.model, args.shape))
+    info = summarize(load_graph(args.model, args.shape, args.value))
     if args.json:
         print(json.dumps(info, indent=2))
         return 0

@@ -61,3 +61,22 @@ class UnsupportedFeatureError(GraphError):
 
     def __init__(self, node: str, why: str, *, tensor: str = ""):
         super().__init__(f"node {node!r}: {why}", node=node, tensor=tensor)
+
+
+class FrozenInputError(GraphError):
+    """``--value`` names a tensor that is not a graph input, or gives a value of the wrong shape."""
+
+    def __init__(self, tensor: str, known: tuple[str, ...], why: str):
+        self.known = tuple(known)
+        listing = f"; the model's inputs are {', '.join(map(repr, known)) or 'none'}" if known else ""
+        super().__init__(f"--value {tensor!r}: {tensor!r} {why}{listing}", tensor=tensor)
+
+
+class DataDependentControlError(UnsupportedFeatureError):
+    """An ``If`` whose condition depends on the data: a static IR cannot branch at run time."""
+
+    def __init__(self, node: str, condition: str, inputs: tuple[str, ...]):
+        self.inputs = tuple(inputs)
+        fix = (f"; fix the input(s) it depends on with --value ({', '.join(map(repr, inputs))})" if inputs else "")
+        super().__init__(node, f"If condition {condition!r} depends on the data, so the branch is only known at run "
+                               f"time{fix}", tensor=condition)

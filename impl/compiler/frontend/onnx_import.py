@@ -12,7 +12,10 @@ Steps, each its own module:
    inference;
 5. ``constant_fold.fold``: constant subgraphs become weights (splat-aware);
    shape inference runs once more over the folded graph when folding is what
-   makes shapes static (Shape -> ... -> Reshape chains);
+   makes shapes static (Shape -> ... -> Reshape chains); an ``If`` whose
+   condition folded to a constant is replaced by its branch and steps 2-5 run
+   again (``static_control``: inputs frozen by ``values`` count as constants);
+   one that depends on the data is refused, naming the inputs to freeze;
 6. every op left is in ``OPS`` (else ``UnsupportedOpError``); ``onnx_nodes``
    maps each to an IR node; one ``Data`` node per real input (named after its
    tensor, ``index`` in input order) and one ``NetOutput`` over the outputs;
@@ -25,16 +28,18 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.errors import GraphError, ShapeError, UnsupportedOpError
 from zcspec.impl.compiler.frontend.constant_fold import Folded, fold
-from zcspec.impl.compiler.frontend.errors import OnnxFileError
+from zcspec.impl.compiler.frontend.errors import DataDependentControlError, OnnxFileError, UnsupportedFeatureError
 from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
 from zcspec.impl.compiler.frontend.onnx_nodes import to_ir_node
 from zcspec.impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
+from zcspec.impl.compiler.frontend.static_control import freeze_inputs, inline_constant_ifs, inline_if
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 from zcspec.impl.compiler.validate import validate
 from zcspec.impl.platform import dtypes
@@ -42,6 +47,8 @@ from zcspec.impl.platform.errors import BadInput, UnknownDTypeError
 
 InputShapes = Mapping[str, tuple[int, ...]] | None
 SMALL_CONST = 4096  # constants up to this many elements are given to shape inference by value
+MAX_FOLD_ROUNDS = 8  # rounds of inference and folding feeding each other (each round is one more link)
+MAX_INLINED_IFS = 64  # each inlining re-runs inference and folding: a bound on a crafted model's cost
 
 
 def read_model(path: str) -> onnx.ModelProto:
@@ -59,15 +66,19 @@ def read_model(path: str) -> onnx.ModelProto:
     return model
 
 
-def load_onnx(path: str, *, shapes: InputShapes = None) -> Graph:
-    """The validated IR graph of the ONNX file ``path``; ``shapes`` fixes dynamic input dims by input name."""
-    return from_model(read_model(path), shapes=shapes, file=path)
+def load_onnx(path: str, *, shapes: InputShapes = None, values=None) -> Graph:
+    """The validated IR graph of the ONNX file ``path``; ``shapes`` fixes dynamic input dims by input name,
+    ``values`` freezes inputs to constants (see ``from_model``)."""
+    return from_model(read_model(path), shapes=shapes, values=values, file=path)
 
 
-def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, file: str = "") -> Graph:
-    """The validated IR graph of an in-memory model; ``file`` is named in errors. Does not modify ``model``."""
+def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, values=None, file: str = "") -> Graph:
+    """The validated IR graph of an in-memory model; ``file`` is named in errors. Does not modify ``model``.
+
+    ``values`` (input name -> value) freezes those inputs to constants (``--value``), so control flow
+    that depends only on them folds away."""
     try:
-        return _import(model, shapes, name=model.graph.name or _stem(file))
+        return _import(model, shapes, name=model.graph.name or _stem(file), values=values)
     except BadInput as e:
         if file and not e.file:
             raise e.in_file(file) from (e.__cause__ or e)
@@ -121,19 +132,65 @@ def _needs_reinference(folded: Folded, types) -> bool:
     return any(t not in folded.consts and not (t in types and types[t].static) for t in produced)
 
 
-def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str) -> Graph:
-    st = structure(model.graph)
-    _check_ops_known(st)
-    fixed = fixed_input_shapes(st.inputs, shapes, initializers=st.initializers)
-    types = infer_types(inference_model(model, st.inputs, fixed, st.nodes, st.names, _initial_consts(st)))
-    folded = fold(st, types, model.opset_import)
-    if _needs_reinference(folded, types):
-        again = inference_model(model, st.inputs, fixed, folded.nodes, folded.names, _folded_consts(folded))
-        types = {**types, **infer_types(again)}
+def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=None) -> Graph:
+    model = inline_constant_ifs(freeze_inputs(model, values or {}), MAX_INLINED_IFS)
+    for _ in range(MAX_INLINED_IFS + 1):
+        st, folded, types = _fold(model, shapes)
+        branch = next(((n, nn) for n, nn in zip(folded.nodes, folded.names) if n.op_type == "If"), None)
+        if branch is None:
+            break
+        node, node_name = branch
+        if node.input[0] not in folded.consts:
+            raise DataDependentControlError(node_name, node.input[0], _inputs_behind(node.input[0], folded, st))
+        take_then = bool(np.asarray(folded.consts[node.input[0]].value()).reshape(-1)[0])
+        model = inline_if(model, node.output[0], node_name, take_then)
+    else:
+        raise UnsupportedFeatureError(node_name, f"more than {MAX_INLINED_IFS} If nodes to inline")
     for node, node_name in zip(folded.nodes, folded.names):
         if node.op_type not in ops.OPS:
             raise UnsupportedOpError(node.op_type, node=node_name)
     return validate(_assemble(name, st, folded, types))
+
+
+def _fold(model: onnx.ModelProto, shapes: InputShapes):
+    """Steps 2-5: the structure, the folded nodes and constants, and every tensor's type."""
+    st = structure(model.graph)
+    _check_ops_known(st)
+    fixed = fixed_input_shapes(st.inputs, shapes, initializers=st.initializers)
+    # While If nodes remain, inference types what it can: their bodies need not type before they are inlined.
+    strict = not any(n.op_type == "If" for n in st.nodes)
+    types = infer_types(inference_model(model, st.inputs, fixed, st.nodes, st.names, _initial_consts(st)),
+                        strict=strict)
+    folded = fold(st, types, model.opset_import)
+    # Folding can make more shapes static (Shape -> ... -> Pad), and those can make more folding possible
+    # (a Shape of the padded tensor): alternate until folding takes nothing more.
+    for _ in range(MAX_FOLD_ROUNDS):
+        if not _needs_reinference(folded, types):
+            break
+        again = inference_model(model, st.inputs, fixed, folded.nodes, folded.names, _folded_consts(folded))
+        types = {**types, **infer_types(again, strict=strict)}
+        refolded = fold(st, types, model.opset_import)
+        if len(refolded.nodes) == len(folded.nodes):
+            break
+        folded = refolded
+    return st, folded, types
+
+
+def _inputs_behind(tensor: str, folded: Folded, st: OnnxStructure) -> tuple[str, ...]:
+    """The graph inputs ``tensor`` is computed from (through the nodes left after folding)."""
+    writer = {o: n for n in folded.nodes for o in n.output if o}
+    inputs = {v.name for v in st.inputs}
+    seen, todo, found = set(), [tensor], []
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t in inputs:
+            found.append(t)
+        elif t in writer:
+            todo.extend(i for i in writer[t].input if i)
+    return tuple(sorted(found))
 
 
 def _assemble(name: str, st: OnnxStructure, folded: Folded, types) -> Graph:

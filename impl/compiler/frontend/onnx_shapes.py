@@ -128,11 +128,12 @@ def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[in
 _NODE_IN_MESSAGE = re.compile(r"node name: ([^)]*)\)")
 
 
-def infer_types(model: onnx.ModelProto) -> dict[str, TypeInfo]:
+def infer_types(model: onnx.ModelProto, *, strict: bool = True) -> dict[str, TypeInfo]:
     """Tensor name -> TypeInfo for every tensor shape inference could type (inputs, outputs, values,
-    initializers). ShapeInferenceError naming the node when inference rejects the model."""
+    initializers). ShapeInferenceError naming the node when inference rejects the model. ``strict``
+    False types what it can and skips what it cannot (the bodies of If nodes still to be inlined)."""
     try:
-        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=strict, data_prop=True)
     except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as e:
         text = str(e).strip()
         m = _NODE_IN_MESSAGE.search(text)
