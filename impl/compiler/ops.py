@@ -74,6 +74,18 @@ OPS: dict[str, OpInfo] = _ops(
     OpInfo("MemcpyAsync"),
     OpInfo("MemcpyAddrAsync"),
     OpInfo("Merge", inputs=(1, None)),
+    # Production-model ops (PP-OCR, Silero VAD). Constant operands the IR needs fixed (Clip's min/max,
+    # Pad's pads, Resize's scales/sizes, the reductions' axes, Expand's shape, Tile's repeats) are
+    # attributes after import (frontend/onnx_nodes.py OPERAND_ATTRS), hence one input.
+    *(OpInfo(op, inplace=True) for op in ("Clip", "HardSigmoid", "HardSwish", "Erf", "Gelu")),
+    OpInfo("Pow", inputs=(2, 2), inplace=True),
+    OpInfo("Where", inputs=(3, 3)),
+    *(OpInfo(op) for op in ("Expand", "Tile", "Pad", "Resize")),
+    OpInfo("Gather", inputs=(2, 2)),
+    OpInfo("LayerNormalization", inputs=(2, 3), outputs=(1, 3)),
+    OpInfo("InstanceNormalization", inputs=(3, 3)),
+    *(OpInfo(op) for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")),
+    OpInfo("ConvTranspose", inputs=(2, 3)),
     OpInfo("HcomAllReduce", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),
     OpInfo("HcomAllGather", kind="hccl", continuous_input="padding"),
     OpInfo("HcomBroadcast", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),

@@ -21,4 +21,12 @@ KERNEL_OPS: frozenset[str] = frozenset({
     "MemcpyAddrAsync", "MemcpyAsync", "NoOp",
     # the join of dynamic-batch branches (copies the selected branch's input)
     "Merge",
+    # activations and elementwise maths of production models (kernels/activation.py)
+    "Clip", "Erf", "Gelu", "HardSigmoid", "HardSwish", "Pow", "Where",
+    # indexing (kernels/indexing.py), normalisation (norm.py), reductions (reduce.py)
+    "Expand", "Gather", "Pad", "Tile",
+    "InstanceNormalization", "LayerNormalization",
+    "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+    # spatial (resize.py, conv_transpose.py)
+    "ConvTranspose", "Resize",
 })

@@ -35,6 +35,10 @@ ORT_TESTED = {
     "Sum", "Cast", "Softmax", "LRN", "BatchNormalization", "Gemm", "MatMul", "Transpose", "Concat", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "Split", "Slice", "ReduceSum", "MemcpyAsync", "MemcpyAddrAsync",
     "Merge",   # against Identity of the chosen input, tests/device/test_merge.py
+    # production-model ops: test_kernels_ort_activation.py, _norm_reduce.py, _resize.py
+    "Clip", "HardSigmoid", "HardSwish", "Erf", "Gelu", "Pow", "Where", "Gather", "Expand", "Tile", "Pad",
+    "LayerNormalization", "InstanceNormalization", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+    "ReduceL2", "Resize", "ConvTranspose",
 }
 
 

@@ -48,7 +48,7 @@ def device_run(dev: Device, op_type: str, inputs: list, out_like: list, *, clean
 
     ``clean`` memsets the outputs to zero first (what the runtime does for atomic ops).
     """
-    ins = [np.ascontiguousarray(a) for a in inputs]
+    ins = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in inputs]  # ascontiguousarray makes 0-d 1-d
     in_addrs = [dev.upload(a, tag=f"in{i}") for i, a in enumerate(ins)]
     out_addrs = [dev.malloc(max(o.nbytes, 1), tag=f"out{i}") for i, o in enumerate(out_like)]
     slots = [Slot("in", a.shape, _dtype_name(a)) for a in ins] + [Slot("out", o.shape, _dtype_name(o)) for o in out_like]
@@ -68,15 +68,18 @@ def device_run(dev: Device, op_type: str, inputs: list, out_like: list, *, clean
 
 
 def compare(op_type: str, inputs: list, *, opset: int = 13, n_outputs: int = 1, dev: Device | None = None,
-            clean: bool = False, kernel_attrs: dict | None = None, rtol=1e-4, atol=1e-5, **attrs) -> None:
+            clean: bool = False, kernel_attrs: dict | None = None, kernel_inputs: list | None = None,
+            rtol=1e-4, atol=1e-5, **attrs) -> None:
     """Assert the device kernel matches onnxruntime on ``inputs``.
 
     ``kernel_attrs`` replaces the attributes the kernel sees (when the IR form differs
-    from the ONNX form, e.g. Softmax's ``_opset``).
+    from the ONNX form, e.g. Softmax's ``_opset``); ``kernel_inputs`` the inputs (when the
+    front end moves constant operands into attributes, e.g. Clip's opset-11 ``min``).
     """
     expected = ort_run(op_type, inputs, n_outputs, opset=opset, **attrs)
     dev = dev or Device()
-    got = device_run(dev, op_type, [a for a in inputs if a is not None], expected, clean=clean,
+    ins = [a for a in inputs if a is not None] if kernel_inputs is None else kernel_inputs
+    got = device_run(dev, op_type, ins, expected, clean=clean,
                      **(attrs if kernel_attrs is None else kernel_attrs))
     for i, (g, e) in enumerate(zip(got, expected)):
         assert g.shape == e.shape, (op_type, i, g.shape, e.shape)

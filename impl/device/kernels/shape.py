@@ -56,11 +56,19 @@ def slice_(task, ins, outs):
     for s, e, ax, st in zip(starts, ends, axes, steps):
         if st == 0 or not -x.ndim <= ax < x.ndim:
             raise fail(task, f"axis {ax} / step {st} is invalid for rank {x.ndim}")
-        # ONNX clamps ends like INT64_MAX; Python slicing clamps the same way except for
-        # negative-step ends below -dim, which mean "through index 0".
-        e = None if st < 0 and e < -x.shape[ax] else e
-        index[ax % x.ndim] = slice(s, e, st)
+        index[ax % x.ndim] = _onnx_slice(s, e, st, x.shape[ax])
     return (x[tuple(index)],)
+
+
+def _onnx_slice(start: int, end: int, step: int, dim: int) -> slice:
+    """ONNX's clamping: negatives count from the end, then [0, dim] going forwards and
+    [0, dim-1] (start) / [-1, dim-1] (end, -1 = through index 0) going backwards. Python's
+    own clamping differs for negative steps (a start below -dim selects nothing)."""
+    start, end = start + dim if start < 0 else start, end + dim if end < 0 else end
+    if step > 0:
+        return slice(min(max(start, 0), dim), min(max(end, 0), dim), step)
+    start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return slice(start, None if end < 0 else end, step)
 
 
 @kernel("ReduceSum")

@@ -1,0 +1,51 @@
+"""Reductions that overwrite their output: ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2.
+
+The IR form: ``axes`` is an attribute in every opset (the front end moves the opset-18
+input there), read with ``keepdims`` (default 1) and ``noop_with_empty_axes`` (default 0)
+through the one rule all reductions share, ``zcspec.impl.platform.reduce_axes``. Unlike
+the atomic ReduceSum these write their result outright (no prior memset).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from zcspec.impl.device.kernels.common import fail, ints, kernel
+from zcspec.impl.platform.reduce_axes import ReduceAxesError, reduce_axes
+
+
+def _l2(x, axis, keepdims):
+    wide = np.float64 if x.dtype.kind == "f" else x.dtype
+    return np.sqrt(np.sum(np.square(x.astype(wide)), axis=axis, keepdims=keepdims))
+
+
+def _mean(x, axis, keepdims):
+    if x.dtype.kind in "iu":  # onnxruntime divides integer sums with integer division
+        return np.sum(x, axis=axis, keepdims=keepdims) // max(int(np.prod([x.shape[a] for a in axis])), 1)
+    return np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims)
+
+
+_REDUCE = {
+    "ReduceMean": _mean,
+    "ReduceMax": lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
+    "ReduceMin": lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+    "ReduceProd": lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    "ReduceL2": _l2,
+}
+
+
+@kernel(*_REDUCE)
+def reduce(task, ins, outs):
+    (x,) = ins
+    try:
+        axes = reduce_axes(ints(task, "axes"), x.ndim,
+                           noop_with_empty_axes=bool(int(task.attr("noop_with_empty_axes", 0))))
+    except ReduceAxesError as e:
+        raise fail(task, str(e)) from e
+    if not axes:
+        return (x.copy(),)
+    if task.op_type in ("ReduceMax", "ReduceMin") and any(x.shape[a] == 0 for a in axes):
+        raise fail(task, f"{task.op_type} over an empty axis of {x.shape}")
+    y = np.asarray(_REDUCE[task.op_type](x, axes, bool(int(task.attr("keepdims", 1)))))
+    if y.shape != outs[0].shape:
+        raise fail(task, f"reduction has shape {y.shape}, output slot has {outs[0].shape}")
+    return (y.astype(outs[0].dtype),)
