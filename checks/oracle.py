@@ -19,6 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from zcspec.checks import oracle_forms
 from zcspec.checks.errors import OracleUnavailable
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
@@ -45,6 +46,8 @@ def _onnx_nodes(graph: Graph, extra_inits: list, batch: str | None) -> list:
                     for k, (i, o) in enumerate(zip(n.inputs, n.outputs))]
         elif n.op_type == "Merge":
             out.append(helper.make_node("Identity", [_chosen(n, batch)], list(n.outputs), name=n.name))
+        elif n.op_type in oracle_forms.HANDLED:
+            out += oracle_forms.opset9_nodes(n, graph, extra_inits)
         elif n.op_type == "PhonyConcat":
             out.append(helper.make_node("Concat", list(n.inputs), list(n.outputs), name=n.name, axis=n.attr("axis", 0)))
         elif n.op_type == "Reshape":

@@ -39,7 +39,17 @@ OPERAND_ATTRS = {
     "Squeeze": {1: "axes"},
     "Unsqueeze": {1: "axes"},
     "Dropout": {1: "ratio", 2: "training_mode"},
+    # The operands production models fix at export: their opset-1..10 attribute forms (Clip's min/max,
+    # Pad's pads/value, the reductions' axes), or the values the kernel needs (Resize, Expand, Tile).
+    "Clip": {1: "min", 2: "max"},
+    "Pad": {1: "pads", 2: "value", 3: "axes"},
+    "Expand": {1: "shape"},
+    "Tile": {1: "repeats"},
+    "Resize": {1: "roi", 2: "scales", 3: "sizes"},
+    **{op: {1: "axes"} for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")},
 }
+# Resize-10 is (X, scales), with the coordinate mapping and rounding onnxruntime gives it made explicit.
+_RESIZE_10 = ({1: "scales"}, {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})
 _DATA_ONLY = {
     onnx.AttributeProto.TENSOR, onnx.AttributeProto.TENSORS, onnx.AttributeProto.SPARSE_TENSOR,
     onnx.AttributeProto.SPARSE_TENSORS, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS,
@@ -92,6 +102,9 @@ def _operand_value(name: str, op_type: str, key: str, tensor: str, consts: Const
 
 def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: ConstTable) -> list[str]:
     moved = OPERAND_ATTRS.get(node.op_type, {})
+    if node.op_type == "Resize" and len(inputs) == 2:   # opset 11 on has roi, scales and/or sizes
+        moved = _RESIZE_10[0]
+        attrs.update(_RESIZE_10[1])
     kept = []
     for i, tensor in enumerate(inputs):
         key = moved.get(i)
@@ -101,6 +114,8 @@ def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: 
             attrs[key] = _operand_value(name, node.op_type, key, tensor, consts)
     if attrs.pop("training_mode", False):
         raise UnsupportedFeatureError(name, "Dropout in training mode is not supported (training_mode is true)")
+    if node.op_type == "Resize":
+        attrs.pop("roi", None)   # read by tf_crop_and_resize alone, which is refused
     return kept
 
 
