@@ -80,3 +80,9 @@ def test_reduce_axes_rule():
         reduce_axes([3], 3)
     with pytest.raises(KernelError, match="out of range"):
         device_run(DEV, "ReduceMean", [np.ones((2, 2), np.float32)], [np.ones((2,), np.float32)], axes=(2,), keepdims=0)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_reduce_over_an_empty_axis_gives_the_identity(op):
+    x = np.zeros((2, 0, 3), np.float32)
+    compare(op, [x], dev=DEV, opset=13, axes=[1], keepdims=1)

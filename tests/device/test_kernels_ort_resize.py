@@ -79,3 +79,9 @@ def test_conv_transpose_same_padding_and_output_shape(auto_pad):
     x, w = rng.standard_normal((1, 2, 3, 4)).astype(np.float32), rng.standard_normal((2, 3, 3, 2)).astype(np.float32)
     compare("ConvTranspose", [x, w], dev=DEV, rtol=1e-4, atol=1e-4, strides=[2, 2], auto_pad=auto_pad)
     compare("ConvTranspose", [x, w], dev=DEV, rtol=1e-4, atol=1e-4, strides=[2, 3], output_shape=[6, 11])
+
+
+def test_conv_transpose_output_shape_past_the_full_extent_pads_zeros():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((1, 2, 3, 4)).astype(np.float32), rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    compare("ConvTranspose", [x, w], dev=DEV, rtol=1e-4, atol=1e-4, strides=[3, 2], output_shape=[10, 8])

@@ -23,7 +23,7 @@ def _begins(task, full: list[int], out: tuple[int, ...], nd: int) -> list[int]:
     auto = task.attr("auto_pad", "NOTSET")
     if pads is not None and auto in ("NOTSET", "VALID") and task.attr("output_shape") is None:
         return [0] * nd if auto == "VALID" else list(pads[:nd])
-    surplus = [f - o for f, o in zip(full, out)]
+    surplus = [max(f - o, 0) for f, o in zip(full, out)]
     if auto == "SAME_UPPER":
         return [s // 2 for s in surplus]
     return [s - s // 2 for s in surplus]
@@ -53,6 +53,11 @@ def conv_transpose(task, ins, outs):
         out[(slice(None), slice(None)) + index] += contrib.reshape(x.shape[0], mg * group, *x.shape[2:])
     target = outs[0].shape
     begins = _begins(task, full, target[2:], nd)
+    short = [max(b + t - f, 0) for b, t, f in zip(begins, target[2:], full)]
+    if any(short) and task.attr("output_shape") is not None:   # past the full extent: zeros at the end,
+        # as onnxruntime gives (explicit pads that do not fit stay an error below)
+        out = np.pad(out, [(0, 0), (0, 0)] + [(0, s) for s in short])
+        full = [f + s for f, s in zip(full, short)]
     if any(b < 0 or b + t > f for b, t, f in zip(begins, target[2:], full)):
         raise fail(task, f"output {target} does not fit the full extent {full} with pad begins {begins}")
     y = out[(slice(None), slice(None)) + tuple(slice(b, b + t) for b, t in zip(begins, target[2:]))]

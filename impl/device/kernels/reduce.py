@@ -3,7 +3,8 @@
 The IR form: ``axes`` is an attribute in every opset (the front end moves the opset-18
 input there), read with ``keepdims`` (default 1) and ``noop_with_empty_axes`` (default 0)
 through the one rule all reductions share, ``zcspec.impl.platform.reduce_axes``. Unlike
-the atomic ReduceSum these write their result outright (no prior memset).
+the atomic ReduceSum these write their result outright (no prior memset). Over an empty
+set ReduceMax gives the dtype's lowest value (-inf for floats), ReduceMin its highest.
 """
 from __future__ import annotations
 
@@ -24,10 +25,20 @@ def _mean(x, axis, keepdims):
     return np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims)
 
 
+def _lowest(dtype, highest: bool = False):
+    """The identity of max (``highest`` False) or min over an empty set: -inf/+inf, an int's bounds, bool's."""
+    if dtype.kind == "f":
+        return np.inf if highest else -np.inf
+    if dtype.kind == "b":
+        return highest
+    info = np.iinfo(dtype)
+    return info.max if highest else info.min
+
+
 _REDUCE = {
     "ReduceMean": _mean,
-    "ReduceMax": lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
-    "ReduceMin": lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+    "ReduceMax": lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims, initial=_lowest(x.dtype)),
+    "ReduceMin": lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims, initial=_lowest(x.dtype, True)),
     "ReduceProd": lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
     "ReduceL2": _l2,
 }
@@ -43,8 +54,6 @@ def reduce(task, ins, outs):
         raise fail(task, str(e)) from e
     if not axes:
         return (x.copy(),)
-    if task.op_type in ("ReduceMax", "ReduceMin") and any(x.shape[a] == 0 for a in axes):
-        raise fail(task, f"{task.op_type} over an empty axis of {x.shape}")
     y = np.asarray(_REDUCE[task.op_type](x, axes, bool(int(task.attr("keepdims", 1)))))
     if y.shape != outs[0].shape:
         raise fail(task, f"reduction has shape {y.shape}, output slot has {outs[0].shape}")
