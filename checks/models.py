@@ -31,11 +31,10 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """``NAME=1x3x224x224`` -> (NAME, (1, 3, 224, 224)). The name may contain '/' and ':'."""
     m = _SHAPE.match(text)
     if not m:
-        raise UsageError(f"--shape {text!r}: expected NAME=DIMxDIMx... with positive integers, e.g. data=1x3x224x224")
-    dims = tuple(int(d) for d in m["dims"].split("x"))
-    if any(d <= 0 for d in dims):
-        raise UsageError(f"--shape {text!r}: dimensions must be positive")
-    return m["name"], dims
+        raise UsageError(f"--shape {text!r}: expected NAME=DIMxDIMx... with non-negative integers, "
+                         "e.g. data=1x3x224x224")
+    # A 0 is a real zero-sized dimension (an empty tensor), not "dynamic".
+    return m["name"], tuple(int(d) for d in m["dims"].split("x"))
 
 
 def parse_value(text: str) -> tuple[str, list]:

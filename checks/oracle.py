@@ -46,6 +46,14 @@ def _onnx_nodes(graph: Graph, extra_inits: list, batch: str | None) -> list:
                     for k, (i, o) in enumerate(zip(n.inputs, n.outputs))]
         elif n.op_type == "Merge":
             out.append(helper.make_node("Identity", [_chosen(n, batch)], list(n.outputs), name=n.name))
+        elif n.attr("_present_inputs") is not None:   # omitted optional inputs go back to their positions
+            present = tuple(n.attr("_present_inputs"))
+            inputs = [""] * (max(present) + 1)
+            for i, t in zip(present, n.inputs):
+                inputs[i] = t
+            out.append(helper.make_node(n.op_type, inputs, list(n.outputs), name=n.name, **_attrs(n)))
+        elif n.op_type == "Softmax" and int(n.attr("_opset", 0)) >= 13:
+            out += _softmax_along_axis(n, len(graph.desc[n.inputs[0]].shape))
         elif n.op_type in oracle_forms.HANDLED:
             out += oracle_forms.opset9_nodes(n, graph, extra_inits)
         elif n.op_type == "PhonyConcat":
@@ -57,6 +65,20 @@ def _onnx_nodes(graph: Graph, extra_inits: list, batch: str | None) -> list:
         else:
             out.append(helper.make_node(n.op_type, list(n.inputs), list(n.outputs), name=n.name, **_attrs(n)))
     return out
+
+
+def _softmax_along_axis(n, rank: int) -> list:
+    """An opset-13 Softmax (along ``axis``, default -1) at opset 9, which coerces to 2-D at ``axis``:
+    the two agree when the axis is the last one, so the axis is moved there and back."""
+    ax = int(n.attr("axis", -1)) % max(rank, 1)
+    if ax == rank - 1:
+        return [helper.make_node("Softmax", list(n.inputs), list(n.outputs), name=n.name, axis=ax)]
+    perm = [i for i in range(rank) if i != ax] + [ax]
+    last, done = f"{n.name}/axis_last", f"{n.name}/softmax"
+    return [helper.make_node("Transpose", list(n.inputs), [last], name=f"{n.name}/to_last", perm=perm),
+            helper.make_node("Softmax", [last], [done], name=n.name, axis=rank - 1),
+            helper.make_node("Transpose", [done], list(n.outputs), name=f"{n.name}/back",
+                             perm=[int(i) for i in np.argsort(perm)])]
 
 
 def _chosen(merge, batch: str | None) -> str:

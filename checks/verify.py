@@ -8,6 +8,7 @@ exercised (a claim never put to the test is not a verified claim).
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -16,6 +17,7 @@ import attrs
 from zcspec.checks.campaign import Tally, run_campaign
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
+from zcspec.checks.models import parse_value
 from zcspec.checks.proofs.z3_layout import prove_layout
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
@@ -36,6 +38,8 @@ class VerifyConfig:
     seed: int = 0
     proofs: bool = True
     corpus: bool = True
+    shapes: tuple[str, ...] = ()   # --shape texts for the ONNX models named
+    values: tuple[str, ...] = ()   # --value texts for the ONNX models named
 
 
 @attrs.define
@@ -75,14 +79,15 @@ def _rows(observation, violation) -> list:
 
 def _zoo_cases(config: VerifyConfig):
     for model in config.models:
-        graph = load(model)
+        graph = load(model, config.shapes, config.values)
         for strategy in config.strategies:
             options = CompileOptions(soc=config.soc, strategy=strategy)
             for kind in config.kinds:
                 if kind == "execution" and strategy != config.strategies[0]:
                     continue   # runtimes are checked on one plan per model; layouts on every strategy
                 if kind in OBSERVERS:
-                    yield f"{model} [{kind}, {strategy}]", Scenario(kind, graph, options, _runtime(kind, graph))
+                    yield (f"{model} [{kind}, {strategy}]",
+                           Scenario(kind, graph, options, _runtime(kind, graph, model, config.values)))
     if "execution" in config.kinds:
         # HCCL without zero-copy support (V1-HCCL-COPY) exists only on SoCs that cannot refresh it.
         graph = load("builtin:collectives")
@@ -91,10 +96,17 @@ def _zoo_cases(config: VerifyConfig):
                    Scenario("execution", graph, CompileOptions(soc=soc), _runtime("execution", graph)))
 
 
-def _runtime(kind: str, graph) -> dict:
+def _runtime(kind: str, graph, source: str = "", values: tuple[str, ...] = ()) -> dict:
+    """The runs of an execution case. A graph imported from an ONNX file ``source`` is judged against
+    onnxruntime on that file (its differential runs name it, with the inputs ``values`` froze)."""
     if kind != "execution":
         return {}
-    return {"runs": default_runtimes(graph)}
+    runs = default_runtimes(graph)
+    if source.endswith(".onnx"):
+        frozen = dict(parse_value(v) for v in values)
+        runs = [{**r, "onnx": os.path.abspath(source), "values": frozen} if r["runtime"] == "differential" else r
+                for r in runs]
+    return {"runs": runs}
 
 
 def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool) -> None:

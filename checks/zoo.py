@@ -138,13 +138,14 @@ def zoo_names() -> tuple[str, ...]:
     return tuple(f"zoo:{m}" for m in LIGHT) + tuple(f"builtin:{n}" for n in BUILT_IN)
 
 
-def load(name: str) -> Graph:
-    """A zoo graph by name: ``zoo:resnet50`` (light model) or ``builtin:atomic_clean``."""
+def load(name: str, shape_args=(), value_args=()) -> Graph:
+    """A zoo graph by name (``zoo:resnet50``, a light model, or ``builtin:atomic_clean``), or a model file;
+    ``shape_args``/``value_args`` are ``--shape``/``--value`` texts for an ONNX file's inputs."""
     if name.startswith("builtin:"):
         key = name.split(":", 1)[1]
         if key not in BUILT_IN:
             raise UsageError(f"no built-in graph {key!r}; known: {', '.join(BUILT_IN)}", file=name)
         return BUILT_IN[key]()
-    graph = load_graph(name)
+    graph = load_graph(name, shape_args, value_args)
     # A light model is named after its zoo entry, so the oracle knows to use its shipped reference.
     return attrs.evolve(graph, name=name[4:]) if name.startswith("zoo:") else graph

@@ -29,6 +29,7 @@ COMMANDS = (
     ("plan", "plan", "plan a model's memory (table, --json contract, --picture) or a bare --buffers instance"),
     ("lower", "lower", "lower a model to runtime v2's execution graph; --dump prints it before and after the passes"),
     ("faults", "faults", "the fault catalogue: list deliberately wrong variants of impl, hunt them, replay their counterexamples"),
+    ("conformance", "conformance", "run ONNX's backend node tests for the claimed ops through both runtimes; a per-op table"),
 )
 
 

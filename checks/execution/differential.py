@@ -15,6 +15,7 @@ import hashlib
 import numpy as np
 
 from zcspec.checks.errors import OracleUnavailable, ScenarioError
+from zcspec.checks.onnxruntime_oracle import onnxruntime_outputs
 from zcspec.checks.oracle import light_reference, oracle_outputs
 from zcspec.checks.zoo import LIGHT
 from zcspec.impl.device import Device, DeviceFault
@@ -33,7 +34,9 @@ from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.observables import OutputResult
 
 
-KEYS = frozenset({"runtime", "zero_copy", "inputs", "seed", "batch"})
+# ``onnx``/``values``: the model file the graph was imported from and the inputs frozen at import; when
+# given, onnxruntime on that file is the oracle (checks/onnxruntime_oracle.py).
+KEYS = frozenset({"runtime", "zero_copy", "inputs", "seed", "batch", "onnx", "values"})
 
 
 def check_keys(runtime: dict) -> None:
@@ -97,6 +100,11 @@ def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
 def _oracle(graph, arrays: dict, runtime: dict) -> dict | None:
     if runtime.get("inputs") == "ones" and graph.name in LIGHT:
         return light_reference(graph.name)
+    if runtime.get("onnx"):
+        try:
+            return onnxruntime_outputs(runtime["onnx"], arrays, runtime.get("values", {}))
+        except OracleUnavailable:
+            pass   # not installed, or it refuses the file: the imported graph's reference below
     try:
         return oracle_outputs(graph, arrays, batch=runtime.get("batch"))
     except OracleUnavailable:

@@ -46,7 +46,7 @@ def _ops(*infos: OpInfo) -> dict[str, OpInfo]:
 
 
 _UNARY = ("Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Exp", "Sqrt", "LeakyRelu", "Softmax", "LRN", "Cast")
-_BINARY = ("Add", "Sub", "Mul", "Div", "Max", "Min")
+_BINARY = ("Add", "Sub", "Mul", "Div")
 _VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
 OPS: dict[str, OpInfo] = _ops(
@@ -57,7 +57,10 @@ OPS: dict[str, OpInfo] = _ops(
     *(OpInfo(op, inputs=(2, 2), inplace=True) for op in _BINARY),
     # Reshape and friends may carry their shape operand as a second input (ONNX style).
     *(OpInfo(op, kind="view", inputs=(1, 2), outputs=(1, 2)) for op in _VIEWS),
+    # Variadic elementwise ops (ONNX opset 8+ broadcasting, any number of inputs from 1).
+    *(OpInfo(op, inputs=(1, None), inplace=True) for op in ("Max", "Min")),
     OpInfo("Sum", inputs=(1, None)),
+    OpInfo("Mean", inputs=(1, None)),
     OpInfo("Conv", inputs=(2, 3)),
     OpInfo("BatchNormalization", inputs=(5, 5), outputs=(1, 5)),
     OpInfo("Concat", inputs=(1, None)),
@@ -86,6 +89,10 @@ OPS: dict[str, OpInfo] = _ops(
     OpInfo("InstanceNormalization", inputs=(3, 3)),
     *(OpInfo(op) for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")),
     OpInfo("ConvTranspose", inputs=(2, 3)),
+    # Recurrent layers: omitted optional inputs are dropped, the positions of the given ones kept in the
+    # node attribute ``_present_inputs`` (frontend/onnx_nodes.py).
+    OpInfo("LSTM", inputs=(3, 8), outputs=(1, 3)),
+    OpInfo("GRU", inputs=(3, 6), outputs=(1, 2)),
     OpInfo("HcomAllReduce", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),
     OpInfo("HcomAllGather", kind="hccl", continuous_input="padding"),
     OpInfo("HcomBroadcast", kind="hccl", inputs=(1, None), outputs=(1, None), continuous_input="padding"),

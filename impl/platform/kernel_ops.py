@@ -11,7 +11,7 @@ from __future__ import annotations
 KERNEL_OPS: frozenset[str] = frozenset({
     # elementwise
     "Abs", "Add", "Cast", "Div", "Exp", "LeakyRelu", "Max", "Min", "Mul", "Neg", "Relu", "Sigmoid", "Sqrt", "Sub",
-    "Sum", "Tanh",
+    "Mean", "Sum", "Tanh",
     # nn, conv, pooling
     "BatchNormalization", "Conv", "Gemm", "LRN", "MatMul", "Softmax",
     "AveragePool", "GlobalAveragePool", "MaxPool",
@@ -21,6 +21,8 @@ KERNEL_OPS: frozenset[str] = frozenset({
     "MemcpyAddrAsync", "MemcpyAsync", "NoOp",
     # the join of dynamic-batch branches (copies the selected branch's input)
     "Merge",
+    # recurrent layers (Silero VAD's decoder)
+    "LSTM", "GRU",
     # activations and elementwise maths of production models (kernels/activation.py)
     "Clip", "Erf", "Gelu", "HardSigmoid", "HardSwish", "Pow", "Where",
     # indexing (kernels/indexing.py), normalisation (norm.py), reductions (reduce.py)
@@ -30,3 +32,8 @@ KERNEL_OPS: frozenset[str] = frozenset({
     # spatial (resize.py, conv_transpose.py)
     "ConvTranspose", "Resize",
 })
+
+
+# The recurrent kernels run ONNX's default activations only, in layout 0, without LSTM's input_forget:
+# the front end refuses the rest at import, naming the attribute; the kernels check it again.
+RECURRENT_ACTIVATIONS: dict[str, tuple[str, ...]] = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh")}

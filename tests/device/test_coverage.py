@@ -32,13 +32,14 @@ def test_view_ops_have_no_kernel():
 # Ops compared with onnxruntime in test_kernels_ort*.py; a new kernel must join a test there.
 ORT_TESTED = {
     "Relu", "Neg", "Abs", "Exp", "Tanh", "Sigmoid", "LeakyRelu", "Sqrt", "Add", "Sub", "Mul", "Div", "Max", "Min",
-    "Sum", "Cast", "Softmax", "LRN", "BatchNormalization", "Gemm", "MatMul", "Transpose", "Concat", "Conv",
+    "Sum", "Mean", "Cast", "Softmax", "LRN", "BatchNormalization", "Gemm", "MatMul", "Transpose", "Concat", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "Split", "Slice", "ReduceSum", "MemcpyAsync", "MemcpyAddrAsync",
     "Merge",   # against Identity of the chosen input, tests/device/test_merge.py
     # production-model ops: test_kernels_ort_activation.py, _norm_reduce.py, _resize.py
     "Clip", "HardSigmoid", "HardSwish", "Erf", "Gelu", "Pow", "Where", "Gather", "Expand", "Tile", "Pad",
     "LayerNormalization", "InstanceNormalization", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
     "ReduceL2", "Resize", "ConvTranspose",
+    "LSTM", "GRU",   # end to end through both runtimes, tests/device/test_recurrent.py
 }
 
 

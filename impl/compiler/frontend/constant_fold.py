@@ -20,8 +20,12 @@ How a node is evaluated, cheapest first:
    full arrays. Inputs larger than ``MAX_FOLD_ELEMENTS`` are not expanded: the
    node stays in the graph as a compute node with weight inputs.
 
-Not folded: random ops (their value changes per run), ops carrying subgraphs, and ops that
-are not standard ONNX (IR-only ops such as MemcpyAsync have no reference implementation).
+Not folded: random ops (their value changes per run, a Dropout that is not the identity
+included), ops carrying subgraphs, and ops that are not standard ONNX (IR-only ops such as
+MemcpyAsync have no reference implementation).
+
+A node that stays can still have constant outputs: an identity Dropout's mask is all true
+(``dropout_is_identity``), so it becomes a constant for whoever reads it.
 """
 from __future__ import annotations
 
@@ -137,8 +141,39 @@ def _elementwise_shortcut(node, ins: list[Const], types, opsets) -> list[Const] 
     return [Const.splat(value, out_shape, _elem(types, node.output[0], helper.np_dtype_to_tensor_dtype(value.dtype)))]
 
 
+def dropout_is_identity(node: onnx.NodeProto, consts: ConstTable) -> bool | None:
+    """Whether a Dropout node is the identity (output = input, mask all true).
+
+    True in inference mode (no ``training_mode`` input, as before opset 12, or a constant false
+    one) and in training mode with a constant ``ratio`` of 0; False in training mode with another
+    ratio (random: the default is 0.5); None when ``training_mode``, or the ratio in training mode,
+    is known only at run time."""
+    ratio, mode = (list(node.input[1:3]) + ["", ""])[:2]
+    if not mode:
+        return True
+    if mode not in consts:
+        return None
+    if not bool(np.asarray(consts[mode].value()).reshape(-1)[0]):
+        return True
+    if not ratio:
+        return False
+    if ratio not in consts:
+        return None
+    return float(np.asarray(consts[ratio].value()).reshape(-1)[0]) == 0.0
+
+
+def _known_outputs(node: onnx.NodeProto, consts: ConstTable, types) -> None:
+    """Constants among the outputs of a node that stays: an identity Dropout's mask is all true."""
+    if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1] and dropout_is_identity(node, consts):
+        shape = _static_shape(types, node.input[0])
+        if shape is not None:
+            consts[node.output[1]] = Const.splat(True, shape, onnx.TensorProto.BOOL)
+
+
 def _fold_one(node: onnx.NodeProto, name: str, consts: ConstTable, types, opsets) -> list[Const] | None:
     """The node's output values, or None when it is to stay in the graph."""
+    if node.op_type == "Dropout" and dropout_is_identity(node, consts) is not True:
+        return None  # random (training mode) or not known yet: the front end decides (onnx_nodes)
     if node.op_type in NEVER_FOLD or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                                          for a in node.attribute):
         return None
@@ -173,6 +208,7 @@ def fold(structure: OnnxStructure, types: Mapping[str, TypeInfo], opsets) -> Fol
         except Exception as e:  # the reference implementation raises many types; name the node
             raise FoldError(name, node.op_type, f"{type(e).__name__}: {e}") from e
         if values is None:
+            _known_outputs(node, consts, types)
             kept.append(node)
             names.append(name)
             continue

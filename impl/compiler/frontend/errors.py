@@ -9,6 +9,7 @@ optional input in the middle of a node's inputs).
 from __future__ import annotations
 
 from zcspec.impl.compiler.errors import GraphError, ShapeError
+from zcspec.impl.compiler.op_limits import find, message
 
 
 class OnnxFileError(GraphError):
@@ -80,3 +81,21 @@ class DataDependentControlError(UnsupportedFeatureError):
         fix = (f"; fix the input(s) it depends on with --value ({', '.join(map(repr, inputs))})" if inputs else "")
         super().__init__(node, f"If condition {condition!r} depends on the data, so the branch is only known at run "
                                f"time{fix}", tensor=condition)
+
+
+class RuntimeValueError(UnsupportedFeatureError):
+    """An operand that decides a shape or what the op computes is known only at run time.
+
+    ``operands`` are the operand tensors; ``inputs`` the graph inputs they are computed from, the
+    ones to freeze with ``--value`` (``values=``) so the model becomes static. The message names
+    the op and the feature listed in ``zcspec.impl.compiler.op_limits`` (``runtime-value``)."""
+
+    def __init__(self, node: str, op_type: str, operands: tuple[str, ...], inputs: tuple[str, ...], *,
+                 what: str = "the operand is"):
+        # ``what`` leads into the tensors: "operand 'shape' is", "the shape of 'y' depends on the values of".
+        detail = f"{what} tensor{'s' * (len(operands) > 1)} {', '.join(map(repr, operands))}"
+        if inputs:
+            detail += f", computed from graph input{'s' if len(inputs) > 1 else ''} {', '.join(map(repr, inputs))}"
+        self.op_type, self.operands, self.inputs = op_type, tuple(operands), tuple(inputs)
+        super().__init__(node, message(op_type, find(op_type, "runtime-value"), detail),
+                         tensor=operands[0] if operands else "")

@@ -16,6 +16,8 @@ returns an :class:`OnnxStructure`:
   GraphError naming both writers.
 - the nodes in a stable topological order (file order among ready nodes);
   a cycle raises CycleError naming its nodes.
+- graph inputs and outputs are tensors: a sequence, map or optional value is an
+  UnsupportedFeatureError (the IR holds dense tensors only).
 """
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ import attrs
 import networkx as nx
 import onnx
 
+from zcspec.impl.compiler import op_limits
 from zcspec.impl.compiler.errors import CycleError, DuplicateNameError, GraphError, MissingTensorError
+from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
 
 NETOUTPUT = "NetOutput"
 
@@ -112,6 +116,35 @@ def _execution_order(graph: onnx.GraphProto, names: list[str], writer: dict[str,
         raise CycleError(tuple(names[edge[0]] for edge in cycle)) from None
 
 
+def _type_name(t: onnx.TypeProto) -> str:
+    """ONNX's spelling of a type: ``tensor(float)``, ``seq(tensor(float))``, ``optional(...)``, ``map(...)``."""
+    kind = t.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        elem = onnx.TensorProto.DataType.Name(getattr(t, kind).elem_type).lower()
+        return f"{'sparse_' if kind == 'sparse_tensor_type' else ''}tensor({elem})"
+    if kind == "sequence_type":
+        return f"seq({_type_name(t.sequence_type.elem_type)})"
+    if kind == "optional_type":
+        return f"optional({_type_name(t.optional_type.elem_type)})"
+    if kind == "map_type":
+        key = onnx.TensorProto.DataType.Name(t.map_type.key_type).lower()
+        return f"map({key}, {_type_name(t.map_type.value_type)})"
+    return kind or "of no type"
+
+
+def _check_tensor_types(graph: onnx.GraphProto, names: list[str], inputs) -> None:
+    """Every graph input and output is a tensor: a sequence, map or optional value is refused,
+    naming the node that reads (or writes) it and the op_limits feature."""
+    for value, role in [*((v, "input") for v in inputs), *((v, "output") for v in graph.output)]:
+        if value.type.WhichOneof("value") in (None, "tensor_type", "sparse_tensor_type"):
+            continue
+        i = next((k for k, n in enumerate(graph.node) if value.name in (n.input if role == "input" else n.output)), None)
+        op, node = (graph.node[i].op_type, names[i]) if i is not None else ("", "")
+        what = f"graph {role} {value.name!r} is {_type_name(value.type)}"
+        raise UnsupportedFeatureError(node, op_limits.message(op, op_limits.find(op, "non-tensor"), what),
+                                      tensor=value.name)
+
+
 def structure(graph: onnx.GraphProto) -> OnnxStructure:
     """Check and order ``graph`` (see the module docstring); raises the first GraphError found."""
     init_names = {t.name for t in graph.initializer}
@@ -124,6 +157,7 @@ def structure(graph: onnx.GraphProto) -> OnnxStructure:
     names = node_names(graph.node, reserved=[v.name for v in inputs] + [NETOUTPUT])
     writer = _producers(graph, names, inputs)
     _check_reads(graph, names, writer)
+    _check_tensor_types(graph, names, inputs)
     order = _execution_order(graph, names, writer)
     return OnnxStructure(
         nodes=tuple(graph.node[i] for i in order),

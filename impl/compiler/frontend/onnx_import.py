@@ -25,6 +25,7 @@ Every bad-input error raised names the file when one is given.
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Mapping
 
@@ -35,9 +36,10 @@ from onnx import helper, numpy_helper
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.errors import GraphError, ShapeError, UnsupportedOpError
 from zcspec.impl.compiler.frontend.constant_fold import Folded, fold
-from zcspec.impl.compiler.frontend.errors import DataDependentControlError, OnnxFileError, UnsupportedFeatureError
+from zcspec.impl.compiler.frontend.errors import (DataDependentControlError, OnnxFileError, RuntimeValueError,
+                                                  UnsupportedFeatureError)
 from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
-from zcspec.impl.compiler.frontend.onnx_nodes import to_ir_node
+from zcspec.impl.compiler.frontend.onnx_nodes import SHAPE_OPERANDS, SPARSE_OPERANDS, check_supported, to_ir_node
 from zcspec.impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
 from zcspec.impl.compiler.frontend.static_control import freeze_inputs, inline_constant_ifs, inline_if
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
@@ -132,8 +134,25 @@ def _needs_reinference(folded: Folded, types) -> bool:
     return any(t not in folded.consts and not (t in types and types[t].static) for t in produced)
 
 
+def _name_omitted_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A recurrent node may omit Y and give Y_h: the IR's outputs are positional, so the omitted one gets
+    a name of its own (``<Y_h's name>/unused<i>``) that shape inference then types; nothing reads it."""
+    gaps = [n for n in model.graph.node if n.op_type in SPARSE_OPERANDS
+            and any(not t and any(list(n.output)[i + 1:]) for i, t in enumerate(n.output))]
+    if not gaps:
+        return model
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for n in out.graph.node:
+        if n.op_type in SPARSE_OPERANDS:
+            given = next(t for t in n.output if t) if any(n.output) else n.name
+            last = max((i for i, t in enumerate(n.output) if t), default=-1)
+            n.output[:] = [t or (f"{given}/unused{i}" if i < last else "") for i, t in enumerate(n.output)]
+    return out
+
+
 def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=None) -> Graph:
-    model = inline_constant_ifs(freeze_inputs(model, values or {}), MAX_INLINED_IFS)
+    model = _name_omitted_outputs(inline_constant_ifs(freeze_inputs(model, values or {}), MAX_INLINED_IFS))
     for _ in range(MAX_INLINED_IFS + 1):
         st, folded, types = _fold(model, shapes)
         branch = next(((n, nn) for n, nn in zip(folded.nodes, folded.names) if n.op_type == "If"), None)
@@ -149,7 +168,12 @@ def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=No
     for node, node_name in zip(folded.nodes, folded.names):
         if node.op_type not in ops.OPS:
             raise UnsupportedOpError(node.op_type, node=node_name)
-    return validate(_assemble(name, st, folded, types))
+    return validate(_assemble(name, st, folded, types, default_opset(model)))
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    """The model's opset of the default (``ai.onnx``) domain; 0 when it imports none."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
 def _fold(model: onnx.ModelProto, shapes: InputShapes):
@@ -193,18 +217,43 @@ def _inputs_behind(tensor: str, folded: Folded, st: OnnxStructure) -> tuple[str,
     return tuple(sorted(found))
 
 
-def _assemble(name: str, st: OnnxStructure, folded: Folded, types) -> Graph:
-    """Data nodes, mapped nodes, NetOutput; weights for the constants they read; a desc per tensor."""
+def _runtime_operands(node: Node | None, tensor: str, folded: Folded, st: OnnxStructure) -> None:
+    """RuntimeValueError when ``tensor``'s shape is not static because operands of its producer that
+    decide its shape (``SHAPE_OPERANDS``: Slice's starts, ReduceSum's axes, ...) are known only at run time."""
+    if node is None:
+        return
+    decide = SHAPE_OPERANDS.get(node.op_type, ())
+    late = tuple(t for i, t in enumerate(node.inputs) if i in decide and t not in folded.consts)
+    if late:
+        inputs = tuple(sorted({i for t in late for i in _inputs_behind(t, folded, st)}))
+        raise RuntimeValueError(node.name, node.op_type, late, inputs,
+                                what=f"the shape of {tensor!r} depends on the value{'s' * (len(late) > 1)} of")
+
+
+def _assemble(name: str, st: OnnxStructure, folded: Folded, types, opset: int) -> Graph:
+    """Data nodes, mapped nodes, NetOutput; weights for the constants they read; a desc per tensor.
+    A node that hits an entry of ``op_limits`` (op, attribute value, element type, opset) is refused."""
     readers = {t for n in folded.nodes for t in n.input} | set(st.outputs)
+    behind = functools.partial(_inputs_behind, folded=folded, st=st)
     nodes = [Node(v.name, "Data", (), (v.name,), {"index": i}) for i, v in enumerate(st.inputs)]
-    nodes += [to_ir_node(n, nn, folded.consts, readers) for n, nn in zip(folded.nodes, folded.names)]
+    nodes += [to_ir_node(n, nn, folded.consts, readers, opset=opset, inputs_behind=behind)
+              for n, nn in zip(folded.nodes, folded.names)]
     nodes.append(Node(NETOUTPUT, "NetOutput", st.outputs, ()))
     producer = {t: n.name for n in nodes for t in n.outputs}
     read = dict.fromkeys(t for n in nodes for t in n.inputs)
     weight_names = [t for t in read if t not in producer and t in folded.consts]
     weights = [folded.consts[t].weight(t) for t in weight_names]
     descs = {t: folded.consts[t].desc(t) for t in weight_names}
+    by_name = {n.name: n for n in nodes}
+    for n in nodes:   # attribute values and opsets first: an uninferable opset leaves shapes unknown
+        check_supported(n, None, opset)
     for t in [*producer, *read]:
         if t not in descs:
-            descs[t] = _desc(t, types, producer.get(t, ""))
+            try:
+                descs[t] = _desc(t, types, producer.get(t, ""))
+            except ShapeError as e:
+                _runtime_operands(by_name.get(producer.get(t, "")), t, folded, st)
+                raise e
+    for n in nodes:
+        check_supported(n, descs, opset)
     return Graph(name, nodes, descs.values(), weights)

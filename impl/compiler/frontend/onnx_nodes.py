@@ -10,12 +10,21 @@ constant operand of Reshape (``shape``) and of opset-13 Squeeze/Unsqueeze
 name. The view needs only its output TensorDesc, and a weight nobody's kernel
 reads would still be placed in the weight region; recording the value keeps
 the node self-describing and identical to the older opsets, where ``axes`` was
-an attribute. A non-constant operand is an error: the IR is static.
+an attribute. A non-constant operand is a RuntimeValueError naming the graph
+inputs it comes from (the ones to freeze with ``--value``): the IR is static.
 
-Dropout (inference): ``ratio`` (opset 12 input) becomes the ``ratio``
-attribute; a ``training_mode`` input must be a constant false; the optional
-mask output is dropped when nothing reads it and is an error when something
-does (inference Dropout has no mask to give).
+Dropout is kept only as the identity (``constant_fold.dropout_is_identity``:
+inference mode, or training mode with ratio 0): a constant ``ratio`` becomes
+the ``ratio`` attribute (a run-time one is ignored, it changes nothing), the
+mask output is dropped (``fold`` made it a constant, all true, for whoever reads
+it); a random Dropout is refused, a run-time ``training_mode`` is a
+RuntimeValueError.
+
+Opset-dependent meaning: nodes of the ops in ``OPSET_SEMANTICS`` at or past the
+opset where their meaning changed carry ``_opset`` (Softmax's kernel switches on it).
+
+``check_supported`` refuses a mapped node that hits an entry of the op table's
+unsupported list (``zcspec.impl.compiler.op_limits``), naming the op and the feature.
 
 Optional inputs/outputs left empty (``""``) at the end are dropped; an empty
 one followed by a real one cannot be expressed positionally in the IR and is
@@ -23,15 +32,17 @@ an UnsupportedFeatureError.
 """
 from __future__ import annotations
 
-from typing import Collection
+from typing import Collection, Mapping
 
 import onnx
 from onnx import helper
 
+from zcspec.impl.compiler import op_limits, ops
 from zcspec.impl.compiler.errors import AttributeError_
-from zcspec.impl.compiler.frontend.constant_fold import ConstTable
-from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
-from zcspec.impl.compiler.ir import Node
+from zcspec.impl.compiler.frontend.constant_fold import ConstTable, dropout_is_identity
+from zcspec.impl.compiler.frontend.errors import RuntimeValueError, UnsupportedFeatureError
+from zcspec.impl.compiler.ir import Node, TensorDesc
+from zcspec.impl.platform.kernel_ops import RECURRENT_ACTIVATIONS
 
 # op type -> {input index: attribute name} for constant operands moved into attributes.
 OPERAND_ATTRS = {
@@ -50,6 +61,12 @@ OPERAND_ATTRS = {
 }
 # Resize-10 is (X, scales), with the coordinate mapping and rounding onnxruntime gives it made explicit.
 _RESIZE_10 = ({1: "scales"}, {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})
+# op type -> input positions whose values decide the output's shape and that its kernel reads at run
+# time (not moved into attributes): when such an operand is not constant, the shape must be declared.
+SHAPE_OPERANDS = {"Slice": (1, 2, 3, 4), "Split": (1,), "ReduceSum": (1,)}
+# op type -> the opset from which its meaning differs; nodes at or past it carry ``_opset`` (the
+# kernel's switch: Softmax normalises along ``axis``, default -1, instead of coercing to 2-D at it).
+OPSET_SEMANTICS = {"Softmax": 13}
 _DATA_ONLY = {
     onnx.AttributeProto.TENSOR, onnx.AttributeProto.TENSORS, onnx.AttributeProto.SPARSE_TENSOR,
     onnx.AttributeProto.SPARSE_TENSORS, onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS,
@@ -79,28 +96,51 @@ def ir_attributes(node: onnx.NodeProto, name: str) -> dict:
     return out
 
 
-def _positional(name: str, tensors, what: str) -> list[str]:
-    """Drop trailing empty (omitted optional) names; an omitted one before a present one is an error."""
+def _positional(name: str, tensors, what: str, op_type: str = "") -> list[str]:
+    """Drop trailing empty (omitted optional) names; an omitted one before a present one is refused."""
     tensors = list(tensors)
     while tensors and not tensors[-1]:
         tensors.pop()
     if "" in tensors:
         i = tensors.index("")
-        raise UnsupportedFeatureError(
-            name, f"optional {what} {i} is omitted but a later {what} is given; the IR's {what}s are positional")
+        entry = op_limits.find(op_type, "omitted-operand")
+        raise UnsupportedFeatureError(name, op_limits.message(
+            op_type, entry, f"optional {what} {i} is omitted but a later {what} is given"))
     return tensors
 
 
-def _operand_value(name: str, op_type: str, key: str, tensor: str, consts: ConstTable):
+def _no_sources(tensor: str) -> tuple[str, ...]:
+    return ()
+
+
+def _operand_value(name: str, op_type: str, key: str, tensor: str, consts: ConstTable, behind=_no_sources):
     if tensor not in consts:
-        raise UnsupportedFeatureError(
-            name, f"{op_type} operand {key!r} (tensor {tensor!r}) is not constant after folding; "
-            "the IR needs it fixed at compile time", tensor=tensor)
+        raise RuntimeValueError(name, op_type, (tensor,), behind(tensor), what=f"operand {key!r} is")
     value = consts[tensor].value()
     return value.item() if value.ndim == 0 else tuple(value.reshape(-1).tolist())
 
 
-def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: ConstTable) -> list[str]:
+def _dropout_operands(node, name: str, attrs: dict, consts: ConstTable, behind) -> list[str]:
+    """Dropout's ratio and training_mode operands (opset 12) as attributes. An identity Dropout (see
+    ``constant_fold.dropout_is_identity``) needs no training_mode, and its ratio only when it is known;
+    a random one is refused (``op_limits``: Dropout ``training``)."""
+    ratio, mode = (list(node.input[1:3]) + ["", ""])[:2]
+    identity = dropout_is_identity(node, consts)
+    if identity is None:
+        key, tensor = ("training_mode", mode) if mode not in consts else ("ratio", ratio)
+        raise RuntimeValueError(name, "Dropout", (tensor,), behind(tensor), what=f"operand {key!r} is")
+    if ratio and ratio in consts:
+        attrs["ratio"] = _operand_value(name, "Dropout", "ratio", ratio, consts)
+    if not identity:
+        detail = f"training_mode=1, ratio={attrs.get('ratio', 0.5)!r}"
+        raise UnsupportedFeatureError(name, op_limits.message("Dropout", op_limits.find("Dropout", "training"), detail))
+    return [node.input[0]]
+
+
+def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: ConstTable,
+                       behind=_no_sources) -> list[str]:
+    if node.op_type == "Dropout":
+        return _dropout_operands(node, name, attrs, consts, behind)
     moved = OPERAND_ATTRS.get(node.op_type, {})
     if node.op_type == "Resize" and len(inputs) == 2:   # opset 11 on has roi, scales and/or sizes
         moved = _RESIZE_10[0]
@@ -111,27 +151,71 @@ def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: 
         if key is None:
             kept.append(tensor)
         elif tensor:
-            attrs[key] = _operand_value(name, node.op_type, key, tensor, consts)
-    if attrs.pop("training_mode", False):
-        raise UnsupportedFeatureError(name, "Dropout in training mode is not supported (training_mode is true)")
+            attrs[key] = _operand_value(name, node.op_type, key, tensor, consts, behind)
+    if not attrs.get("training_mode", 1):  # BatchNormalization's default (opset 14): inference, nothing to keep
+        del attrs["training_mode"]
     if node.op_type == "Resize":
         attrs.pop("roi", None)   # read by tf_crop_and_resize alone, which is refused
     return kept
 
 
-def _outputs(node, name: str, readers: Collection[str]) -> list[str]:
+def _outputs(node, name: str, readers: Collection[str], consts: ConstTable) -> list[str]:
     outputs = list(node.output)
     if node.op_type == "Dropout" and len(outputs) > 1:
-        mask = outputs.pop(1)
-        if mask and mask in readers:
+        mask = outputs.pop(1)   # an identity Dropout's mask is a constant (all true): a weight if read
+        if mask and mask in readers and mask not in consts:
             raise UnsupportedFeatureError(
-                name, f"Dropout mask output {mask!r} is used; an inference Dropout is a view and has no mask",
+                name, f"Dropout mask output {mask!r} is used, but only an identity Dropout's mask is known",
                 tensor=mask)
-    return _positional(name, outputs, "output")
+    return _positional(name, outputs, "output", node.op_type)
 
 
-def to_ir_node(node: onnx.NodeProto, name: str, consts: ConstTable, readers: Collection[str]) -> Node:
-    """The IR node for ``node``; ``readers`` is every tensor some node or the graph output reads."""
+# Ops whose optional inputs may be omitted anywhere: the given ones' positions are kept (see ops.py).
+SPARSE_OPERANDS = frozenset({"LSTM", "GRU"})
+
+
+def _sparse_node(node: onnx.NodeProto, name: str, attrs: dict) -> Node:
+    """A recurrent node: the given inputs, their ONNX positions in ``_present_inputs``. Outputs stay
+    positional (an omitted one before a given one is refused, as for every op)."""
+    dirs = 2 if attrs.get("direction", "forward") == "bidirectional" else 1
+    default = RECURRENT_ACTIVATIONS[node.op_type] * dirs
+    unsupported = [(k, v) for k, v, ok in (
+        ("activations", attrs.get("activations"), attrs.get("activations") in (None, default)),
+        ("input_forget", attrs.get("input_forget"), attrs.get("input_forget", 0) == 0)) if not ok]
+    if unsupported:
+        k, v = unsupported[0]
+        raise UnsupportedFeatureError(name, f"{node.op_type} attribute {k}={v!r} is not supported (zcspec runs "
+                                            f"the default activations {default!r} and input_forget 0)")
+    present = tuple(i for i, t in enumerate(node.input) if t)
+    return Node(name, node.op_type, [node.input[i] for i in present], _positional(name, node.output, "output"),
+                {**attrs, "_present_inputs": present})
+
+
+def check_supported(node: Node, descs: Mapping[str, TensorDesc] | None, opset: int) -> None:
+    """UnsupportedFeatureError naming the op and the feature when ``node`` hits an entry of
+    ``zcspec.impl.compiler.op_limits`` (an attribute value, an element type, an opset).
+    ``descs`` None checks what needs no types (before shapes are known: an opset whose schema
+    has no shape inference must be named, not reported as an unfixed shape)."""
+    info = ops.info(node.op_type)
+    if info is None or info.kind not in ("compute", "view"):
+        return
+    tensors = () if descs is None else (*node.inputs, *node.outputs)
+    hit = op_limits.check(node.op_type, attributes=dict(node.attrs), opset=opset, compute=info.kind == "compute",
+                          dtypes=[descs[t].dtype for t in tensors])
+    if hit is not None:
+        raise UnsupportedFeatureError(node.name, op_limits.message(node.op_type, *hit))
+
+
+def to_ir_node(node: onnx.NodeProto, name: str, consts: ConstTable, readers: Collection[str], *,
+               opset: int = 0, inputs_behind=_no_sources) -> Node:
+    """The IR node for ``node``; ``readers`` is every tensor some node or the graph output reads,
+    ``opset`` the model's default-domain opset, ``inputs_behind(tensor)`` the graph inputs a tensor
+    is computed from (named when an operand the IR needs is known only at run time)."""
     attrs = ir_attributes(node, name)
-    inputs = _positional(name, _operands_to_attrs(node, name, list(node.input), attrs, consts), "input")
-    return Node(name, node.op_type, inputs, _outputs(node, name, readers), attrs)
+    if opset >= OPSET_SEMANTICS.get(node.op_type, opset + 1):
+        attrs["_opset"] = opset
+    if node.op_type in SPARSE_OPERANDS:
+        return _sparse_node(node, name, attrs)
+    inputs = _positional(name, _operands_to_attrs(node, name, list(node.input), attrs, consts, inputs_behind),
+                         "input", node.op_type)
+    return Node(name, node.op_type, inputs, _outputs(node, name, readers, consts), attrs)

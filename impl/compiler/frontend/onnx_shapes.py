@@ -144,8 +144,10 @@ def infer_types(model: onnx.ModelProto, *, strict: bool = True) -> dict[str, Typ
         types[t.name] = TypeInfo(t.data_type, tuple(t.dims))
     for v in (*g.input, *g.value_info, *g.output):
         tt = v.type.tensor_type
-        dims = declared_dims(v)
-        if dims is not None:
-            dims = tuple(d if isinstance(d, int) else None for d in dims)
+        # Inferred, not declared: a 0 here is a real zero-sized dim (the declared 0s and -1s that
+        # mean "dynamic" were cleared before inference, see _loosened).
+        dims = None
+        if tt.HasField("shape"):
+            dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in tt.shape.dim)
         types[v.name] = TypeInfo(tt.elem_type, dims)
     return types

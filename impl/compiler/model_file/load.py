@@ -61,8 +61,8 @@ def _check_slot(slot, where: str, regions: dict) -> None:
         nbytes = dtypes.nbytes(slot.shape, slot.dtype, tensor=slot.tensor)
     except (UnknownDTypeError, SizeOverflowError) as e:
         raise ModelFormatError(where, str(e)) from None
-    if any(not isinstance(d, int) or d <= 0 for d in slot.shape):
-        raise ModelFormatError(where, f"shape {slot.shape!r} must be positive integers")
+    if any(not isinstance(d, int) or d < 0 for d in slot.shape):
+        raise ModelFormatError(where, f"shape {slot.shape!r} must be non-negative integers")
     if slot.nbytes != nbytes:
         raise ModelFormatError(where, f"nbytes={slot.nbytes} but {slot.shape}x{slot.dtype} is {nbytes} bytes")
     if slot.region not in regions:

@@ -46,10 +46,15 @@ def fail(task, why: str) -> KernelError:
     return KernelError(task.name, task.op_type, why)
 
 
+# numpy's IEEE floats. ml_dtypes' bfloat16 and 8-bit floats are not (one of them even reports kind "f"):
+# kernels computing in numpy float arithmetic take these only (zcspec.impl.compiler.op_limits.KERNEL_FLOATS).
+_IEEE_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
 def need_float(task, *arrays) -> None:
     for a in arrays:
-        if a.dtype.kind != "f":
-            raise fail(task, f"needs floating-point tensors, got {a.dtype}")
+        if a.dtype not in _IEEE_FLOATS:
+            raise fail(task, f"needs floating-point tensors (float16, float32 or float64), got {a.dtype}")
 
 
 def ints(task, key: str, default=None, *, n: int | None = None) -> tuple[int, ...] | None:

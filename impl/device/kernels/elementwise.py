@@ -1,4 +1,4 @@
-"""Elementwise kernels: unary maths, broadcasting binaries, variadic Sum, Cast.
+"""Elementwise kernels: unary maths, broadcasting binaries, variadic Max/Min/Sum/Mean, Cast.
 
 Binary ops broadcast numpy-style (ONNX opset >= 7; the light models are opset 9).
 Integer Div truncates toward zero, as onnxruntime does.
@@ -47,8 +47,7 @@ def _div(a, b):
     return np.divide(a, b)
 
 
-_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _div,
-           "Max": np.maximum, "Min": np.minimum}
+_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _div}
 
 
 @kernel(*_BINARY)
@@ -60,15 +59,25 @@ def binary(task, ins, outs):
         raise fail(task, f"shapes {a.shape} and {b.shape} do not broadcast") from e
 
 
-@kernel("Sum")
-def sum_(task, ins, outs):
+_VARIADIC = {"Max": np.maximum, "Min": np.minimum, "Sum": np.add, "Mean": np.add}
+
+
+@kernel(*_VARIADIC)
+def variadic(task, ins, outs):
+    """Max, Min, Sum and Mean of one or more inputs, broadcast together (opset 8+), folded left to
+    right; Mean divides the sum by the number of inputs."""
     try:
-        total = np.broadcast_to(ins[0], np.broadcast_shapes(*(x.shape for x in ins))).copy()
+        shape = np.broadcast_shapes(*(x.shape for x in ins))
     except ValueError as e:
         raise fail(task, f"shapes {[x.shape for x in ins]} do not broadcast") from e
+    combine = _VARIADIC[task.op_type]
+    out = np.broadcast_to(ins[0], shape).copy()
     for x in ins[1:]:
-        total += x
-    return (total,)
+        combine(out, x, out=out)
+    if task.op_type == "Mean":
+        need_float(task, out)
+        out /= out.dtype.type(len(ins))
+    return (out,)
 
 
 @kernel("Cast")

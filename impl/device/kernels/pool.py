@@ -1,7 +1,7 @@
 """Pools: MaxPool (with optional Indices output), AveragePool, GlobalAveragePool.
 
-Windows come from ``windows.windows`` over an input padded with -inf (max) or 0
-(average); AveragePool divides by the count of real (unpadded) elements unless
+Windows come from ``windows.windows`` over an input padded with -inf (max; the
+lowest value for MaxPool's integer inputs) or 0 (average); AveragePool divides by the count of real (unpadded) elements unless
 ``count_include_pad=1``, computed by pooling a mask the same way.
 """
 from __future__ import annotations
@@ -12,8 +12,9 @@ from zcspec.impl.device.kernels.common import fail, ints, kernel, need_float
 from zcspec.impl.device.kernels.windows import geometry, windows
 
 
-def _setup(task, x):
-    need_float(task, x)
+def _setup(task, x, *, integers: bool = False):
+    if not (integers and x.dtype.kind in "iu"):
+        need_float(task, x)
     if x.ndim < 3:
         raise fail(task, f"needs an N x C x spatial input, got shape {x.shape}")
     nd = x.ndim - 2
@@ -28,8 +29,9 @@ def _setup(task, x):
 @kernel("MaxPool")
 def max_pool(task, ins, outs):
     (x,) = ins
-    g, axes = _setup(task, x)
-    xp = np.pad(x, g.pad_widths(), constant_values=-np.inf)
+    g, axes = _setup(task, x, integers=True)   # MaxPool takes int8/uint8 too (opset 12)
+    lowest = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf
+    xp = np.pad(x, g.pad_widths(), constant_values=lowest)
     win = windows(xp, g)
     y = win.max(axis=axes)
     if len(outs) < 2:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from zcspec.impl.device.kernels.common import axis, fail, input_or_attr, kernel
+from zcspec.impl.platform.reduce_axes import ReduceAxesError, reduce_axes
 
 
 @kernel("Concat")
@@ -76,13 +77,14 @@ def reduce_sum(task, ins, outs):
     """Atomic: ACCUMULATES into its output (out += sum), so the output needs a prior clean
     (a memset task), as GE's atomic ops do (ge-facts.md 2.5.4, 3.6)."""
     x = ins[0]
-    axes = input_or_attr(task, ins, 1, "axes")
-    keep = bool(int(task.attr("keepdims", 1)))
+    try:   # the rule every reduction shares: empty axes = all of them, unless noop_with_empty_axes
+        axes = reduce_axes(input_or_attr(task, ins, 1, "axes"), x.ndim,
+                           noop_with_empty_axes=bool(int(task.attr("noop_with_empty_axes", 0))))
+    except ReduceAxesError as e:
+        raise fail(task, str(e)) from e
     if not axes:
-        if int(task.attr("noop_with_empty_axes", 0)):
-            return (outs[0] + x,)
-        axes = tuple(range(x.ndim))
-    total = np.sum(x, axis=tuple(a % x.ndim for a in axes), keepdims=keep)
+        return (outs[0] + x,)
+    total = np.sum(x, axis=axes, keepdims=bool(int(task.attr("keepdims", 1))))
     if total.shape != outs[0].shape:
         raise fail(task, f"sum has shape {total.shape}, output slot has {outs[0].shape}")
     return (outs[0] + total,)

@@ -1,0 +1,48 @@
+"""``zcspec conformance [--op NAME ...] [--json | --markdown] [--cases]``: ONNX's node tests for the claimed ops.
+
+Runs every ONNX backend node test whose ops are all in the op table (``checks.conformance``)
+through the front end, the compiler and both runtimes, then prints a per-op table (cases,
+pass, refused, fail, and how many passing cases needed inputs frozen to their test values)
+and the totals. ``--cases`` lists every case that did not pass, with why. Exit 1 when any case
+fails; a refusal that names a listed unsupported feature is not a failure.
+"""
+from __future__ import annotations
+
+import json
+
+from zcspec.checks.conformance import node_cases, run_case, tally
+from zcspec.checks.conformance.report import as_json, markdown_table, text_table
+from zcspec.checks.errors import UsageError
+from zcspec.impl.compiler import ops
+
+
+def configure(parser) -> None:
+    parser.add_argument("--op", action="append", default=[], metavar="NAME",
+                        help="only the cases using op NAME (repeatable); default: every claimed op")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object: per-op tallies, totals, every case")
+    out.add_argument("--markdown", action="store_true", help="the per-op table in Markdown (docs/frontend.md)")
+    parser.add_argument("--cases", action="store_true", help="also list every case that did not pass, with why")
+
+
+def run(args) -> int:
+    unknown = [op for op in args.op if op not in ops.OPS]
+    if unknown:
+        raise UsageError(f"--op {unknown[0]!r} is not in the op table (impl/compiler/ops.py)")
+    cases = node_cases(args.op or None)
+    if not cases:
+        raise UsageError(f"no ONNX node test uses only claimed ops and one of {args.op}")
+    results = [run_case(c) for c in cases]
+    t = tally(results)
+    if args.json:
+        print(json.dumps(as_json(t, results), indent=2))
+    elif args.markdown:
+        print(markdown_table(t))
+    else:
+        print(text_table(t))
+        if args.cases:
+            for r in results:
+                if r.status != "pass":
+                    frozen = f" [frozen: {', '.join(r.frozen)}]" if r.frozen else ""
+                    print(f"{r.status.upper():8} {r.name} ({r.stage}){frozen}: {r.detail}")
+    return 1 if t.total["fail"] else 0
