@@ -32,7 +32,10 @@ def test_layer_norm_opset17(data):
 
 @given(data=st.data())
 def test_instance_norm(data):
-    shape = (data.draw(dims), data.draw(dims)) + data.draw(shapes(1, 2))
+    # A single spatial element normalises to exactly the bias; onnxruntime returns a value off by up to
+    # 1e-4 there (seen in CI: bias 0.07093 came back 0.071045), so that degenerate case is left out.
+    spatial = data.draw(shapes(1, 2).filter(lambda s: int(np.prod(s)) > 1))
+    shape = (data.draw(dims), data.draw(dims)) + spatial
     c = shape[1]
     compare("InstanceNormalization", [data.draw(arrays(shape)), data.draw(arrays((c,))), data.draw(arrays((c,)))],
             dev=DEV, epsilon=data.draw(st.sampled_from([1e-5, 1e-2])), rtol=1e-4, atol=1e-4)
