@@ -78,17 +78,10 @@ class Launch:
 
 
 @attrs.frozen
-class FaultedLaunch:
-    """A task the device refused to run; the Fault it raised follows. ``reads`` and ``writes`` are
-    the ranges its argument slots designated: what hardware without the emulator's checks would
-    have read and written. Nothing was written."""
-
-    task: str
-    op_type: str
-    kind: str
-    stream: int
-    reads: tuple = ()
-    writes: tuple = ()
+class FaultedLaunch(Launch):
+    """A task the device refused to run; the Fault it raised follows. ``reads`` and ``writes`` (the
+    fields of a Launch) are the ranges its argument slots designated: what hardware without the
+    emulator's checks would have read and written. Nothing was written."""
 
 
 @attrs.frozen
