@@ -59,8 +59,13 @@ def run(args) -> int:
     lb = lower_bound(buffers)
     ratio = result.arena / lb if lb else 1.0
     print(f"{args.buffers}: {len(buffers)} buffers")
-    print(f"  arena        {result.arena:>14,} bytes{'  (optimal)' if result.optimal else ''}")
+    print(f"  arena        {result.arena:>14,} bytes{'  (optimal, proved)' if result.optimal else ''}")
     print(f"  lower bound  {lb:>14,} bytes   ratio {ratio:.4f}")
+    if not result.optimal and result.bound > lb:
+        print(f"  proved bound {result.bound:>14,} bytes   gap {result.arena / result.bound - 1:.2%} "
+              "(no packing needs fewer: the search ruled smaller arenas out)")
+    elif not result.optimal:
+        print(f"  gap          {ratio - 1:.2%} to the lower bound, not closed (give more --time-limit)")
     if capacity is not None:
         share = f" ({result.arena / capacity:.4f}x)" if capacity else ""
         print(f"  capacity     {capacity:>14,} bytes   {'fits' if fits else 'DOES NOT FIT'}{share}")

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zcspec.checks.strategies.buffers import buffer_lists
-from zcspec.impl.compiler.memory.packing import Packing, greedy, lower_bound, pack, search, sweep, validate
+from zcspec.impl.compiler.memory.packing import Buffer, Packing, greedy, lower_bound, pack, search, sweep, validate
 
 
 def max_live(buffers) -> int:
@@ -133,3 +133,25 @@ def test_stacking_bound_paths_agree(buffers, slack):
     assert (fast.offsets is None) == (chunked.offsets is None)
     if fast.offsets is not None:
         assert fast.offsets.tolist() == chunked.offsets.tolist()
+
+
+@given(buffer_lists(min_buffers=1, max_buffers=6, max_step=6, max_size=12))
+def test_minimising_with_a_time_limit_reaches_and_proves_the_optimum(buffers):
+    """Without a capacity but with time: the lower bound first, then bisection, then a proof. On
+    instances small enough to search exhaustively, the arena is the brute-force optimum and the
+    packing says it is proved; the proved bound never exceeds the optimum."""
+    result = pack(buffers, time_limit=5.0)
+    assert validate(buffers, result) == ()
+    best = optimum(buffers)
+    assert result.bound <= best <= result.arena
+    assert result.arena == best and result.optimal and result.bound == best
+
+
+def test_minimising_proves_bounds_above_the_max_live_one():
+    """Alignment leaves a gap of 10 between the max-live bound (15) and the optimum (25): the first search
+    (at 15) and the bisection's refuted targets must be proved infeasible for the result to be certified."""
+    specs = [("0", 3, 6, 7, 2), ("1", 0, 6, 1, 8), ("2", 2, 4, 3, 2), ("3", 3, 4, 3, 8), ("4", 2, 4, 1, 8)]
+    buffers = [Buffer(i, lo, up, size, align=a) for i, lo, up, size, a in specs]
+    assert lower_bound(buffers) == 15 and optimum(buffers) == 25
+    result = pack(buffers, time_limit=5.0)
+    assert (result.arena, result.optimal, result.bound) == (25, True, 25)

@@ -101,8 +101,10 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
             return best
         offsets = greedy.climb(inst, _order_of(best, buffers), target, deadline)
         return min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
-    # With a capacity the search runs until it fits (or the deadline); without,
-    # it is one improvement stage among others and gets a node budget.
+    if capacity is None and deadline is not None:
+        return _minimise(buffers, inst, best, lb, deadline)
+    # With a capacity the search runs until it fits (or the deadline); without one
+    # or a time limit, it is one improvement stage among others and gets a node budget.
     budget = None if capacity is not None else search.default_budget(len(buffers))
     found = search.search(inst, target, deadline=_share(deadline, RELAX_SHARE if capacity else 1.0),
                           node_budget=budget)
@@ -124,6 +126,8 @@ MAX_SEARCH_SIZE = 4_096
 # With a capacity and a time limit, the share of the time the search at the
 # capacity itself gets; the rest bisects relaxed capacities for a best effort.
 RELAX_SHARE = 0.8
+# Minimising with a time limit: the share the first search, at the lower bound itself, gets.
+TIGHT_SHARE = 0.5
 
 
 def _share(deadline, share: float):
@@ -140,6 +144,34 @@ def _relax(buffers, inst, best: Packing, lb: int, missed: int, deadline) -> Pack
         else:
             missed = mid
     return best
+
+
+def _minimise(buffers, inst, best: Packing, lb: int, deadline: float) -> Packing:
+    """Minimise with the time given: aim at the lower bound first (the search is fastest at a tight
+    target, and reaching it proves optimality), then bisect between the best arena and the tightest
+    target not yet refuted. A target the search explores exhaustively is proved infeasible and raises
+    the proved bound; one it only runs out of time on is skipped, not proved. The result carries the
+    proved bound: ``optimal`` when it meets the arena."""
+    proved, lo = lb, lb
+    first = search.search(inst, lb, deadline=_share(deadline, TIGHT_SHARE))
+    if first.offsets is not None:
+        return _packing(buffers, first.offsets, lb, "search")
+    if first.exhausted:
+        proved = lo = lb + 1
+    while best.arena > lo and not _late(deadline):
+        mid = (lo + best.arena - 1) // 2 if best.arena - lo > 1 else lo
+        found = search.search(inst, mid, deadline=_share(deadline, 0.5))
+        if found.offsets is not None:
+            best = _packing(buffers, found.offsets, lb, "search")
+        else:
+            lo = mid + 1
+            if found.exhausted:   # no packing fits in mid bytes, so none fits in fewer
+                proved = max(proved, mid + 1)
+    if lo >= best.arena and proved < best.arena and not _late(deadline):
+        best = _descend(buffers, inst, best, lb, deadline)
+        proved = best.arena if best.optimal else proved
+    proved = max(proved, lb)
+    return attrs.evolve(best, optimal=proved >= best.arena, bound=min(proved, best.arena))
 
 
 def _late(deadline) -> bool:

@@ -62,20 +62,24 @@ class Packing:
 
     ``optimal`` is True only when certified: ``arena == lower_bound`` or an
     exhaustive search proved no smaller arena exists. ``method`` names the stage
-    that produced the offsets.
+    that produced the offsets. ``bound`` is the best proved lower bound on any
+    packing's arena: the max-live bound, or more when a search proved a smaller
+    arena infeasible (``bound == arena`` exactly when ``optimal``; 0 when unknown).
     """
 
     offsets: dict[str, int]
     arena: int
     optimal: bool
     method: str
+    bound: int = 0
 
     @classmethod
     def placed(cls, buffers, offsets, *, lower_bound: int, method: str) -> "Packing":
         """The packing of ``buffers`` at ``offsets`` (by position, any integer type):
         plain ``int`` offsets, the arena they need, optimal when it meets ``lower_bound``."""
         arena = int(max((o + b.size for b, o in zip(buffers, offsets)), default=0))
-        return cls({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, arena == lower_bound, method)
+        return cls({b.id: int(o) for b, o in zip(buffers, offsets)}, arena, arena == lower_bound, method,
+                   min(lower_bound, arena))
 
 
 def check_unique(buffers) -> None:
