@@ -6,6 +6,8 @@ ratio to the capacity, and the time. Every packing is re-checked by the
 packer's independent validator (``packing.validate``) before it is reported.
 
     python benchmarks/plan_hard.py [--data DIR] [--time-limit 60] [A B ...]
+    python benchmarks/plan_hard.py --minimise            # no capacity: what the minimiser reaches and proves
+    python benchmarks/plan_hard.py --minimalloc PATH     # MiniMalloc's CLI against zcspec's, pair by pair
 
 DIR defaults to $ZCSPEC_MINIMALLOC_DIR, else ../shared/data/minimalloc-challenging
 beside the repository.
@@ -13,9 +15,13 @@ beside the repository.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,12 +75,49 @@ def minimise(files, time_limit: float) -> int:
     return 0
 
 
+def _wall(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({run.returncode}): {(run.stderr or run.stdout)[-300:]}")
+    return seconds
+
+
+def against_minimalloc(files, minimalloc: str, time_limit: float, passes: int) -> int:
+    """MiniMalloc's CLI and ``zcspec plan --buffers`` on each instance at its capacity, back to back,
+    ``passes`` times; both wall times (process start included for both) and their ratio, medians."""
+    print(f"| instance | MiniMalloc s | zcspec s | zcspec / MiniMalloc |   (median of {passes} passes)")
+    print("|---|---|---|---|")
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in files:
+            capacity = int(re.search(r"\.(\d+)\.csv$", path.name).group(1))
+            theirs, ours = [], []
+            for _ in range(passes):
+                theirs.append(_wall([minimalloc, f"--capacity={capacity}", f"--input={path}",
+                                     f"--output={os.path.join(tmp, path.name)}"]))
+                ours.append(_wall([sys.executable, "-m", "zcspec.checks.cli.main", "plan", "--buffers", str(path),
+                                   "--strategy", "compact", "--capacity", str(capacity),
+                                   "--time-limit", str(time_limit)]))
+            t, o = statistics.median(theirs), statistics.median(ours)
+            ratios.append(o / t)
+            print(f"| {path.name.split('.')[0]} | {t:.2f} | {o:.2f} | {o / t:.2f} |", flush=True)
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"\ngeometric mean of zcspec / MiniMalloc: {geomean:.2f}; largest {max(ratios):.2f} "
+          f"({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f} at the end)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("ZCSPEC_MINIMALLOC_DIR", DEFAULT)))
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance (default 60)")
     parser.add_argument("--minimise", action="store_true",
                         help="no capacity: minimise the arena in the time limit and print what was proved")
+    parser.add_argument("--minimalloc", metavar="PATH",
+                        help="MiniMalloc's CLI: time it and `zcspec plan --buffers` back to back (docs/packing.md)")
+    parser.add_argument("--passes", type=int, default=3, help="with --minimalloc: passes per instance (median)")
     parser.add_argument("names", nargs="*", help="instance letters (default: all)")
     args = parser.parse_args(argv)
     files = sorted(args.data.glob("*.csv"))
@@ -85,6 +128,8 @@ def main(argv=None) -> int:
         return 2
     if args.minimise:
         return minimise(files, args.time_limit)
+    if args.minimalloc:
+        return against_minimalloc(files, args.minimalloc, args.time_limit, args.passes)
     print(f"| instance | buffers | LB | greedy (best fit) | compact arena | arena / capacity | time s | method |")
     print("|---|---|---|---|---|---|---|---|")
     fitted = 0

@@ -103,6 +103,12 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
         return min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
     if capacity is None and deadline is not None:
         return _minimise(buffers, inst, best, lb, deadline)
+    if capacity is not None and capacity > lb:
+        # The search is much faster at a tight target than at a loose one: try the lower bound first,
+        # with a small node budget (and at most a tenth of the time), before the capacity itself.
+        tight = search.search(inst, lb, deadline=_share(deadline, TIGHT_FIRST_SHARE), node_budget=TIGHT_FIRST_NODES)
+        if tight.offsets is not None:
+            return _packing(buffers, tight.offsets, lb, "search")
     # With a capacity the search runs until it fits (or the deadline); without one
     # or a time limit, it is one improvement stage among others and gets a node budget.
     budget = None if capacity is not None else search.default_budget(len(buffers))
@@ -128,6 +134,11 @@ MAX_SEARCH_SIZE = 4_096
 RELAX_SHARE = 0.8
 # Minimising with a time limit: the share the first search, at the lower bound itself, gets.
 TIGHT_SHARE = 0.5
+# With a capacity above the lower bound: the share of the time the first try at the lower bound gets.
+TIGHT_FIRST_SHARE = 0.1
+# ... and its node budget: where the lower bound is reachable the search meets it in a few thousand nodes
+# (MiniMalloc's C: 4,018 at about 0.1 ms a node); where it is not, this is what the try costs.
+TIGHT_FIRST_NODES = 6_000
 
 
 def _share(deadline, share: float):
