@@ -21,8 +21,6 @@ from zcspec.impl.compiler import op_limits
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "frontend.md"
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"test_cast_e8m0_{src}_to_FLOAT8E8M0": "Cast to float8e8m0 rounds as numpy does, not ONNX's round-up"
-       for src in ("FLOAT", "FLOAT16")},
     "test_resize_downsample_scales_linear_align_corners": "align_corners with a scale whose output size rounds "
         "down: ONNX's data map over scale*input (2.4), onnxruntime (which the kernel follows) over the output size (2)",
 }
