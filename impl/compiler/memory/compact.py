@@ -34,13 +34,20 @@ def _pack_units(units, options) -> tuple[dict[str, int], int]:
     return {k: v * grain for k, v in packing.offsets.items()}, packing.arena * grain
 
 
+def _branch(u) -> str:
+    """The branch whose region ``u`` may share with other branches: as in GE's DynamicBatchMemAssigner,
+    only reusable or same-offset memory (ge-facts.md 4.1); an atomic output or a no-reuse tensor of a
+    branch keeps memory of its own (dynamic_batch._eligible is the same rule for the ge strategy)."""
+    return u.batch if u.batch and (u.reusable or u.same_offset) else ""
+
+
 def _stream_layout(units, options) -> tuple[dict[str, int], int]:
     """One stream: unbatched units, then the batch region (max over branches)."""
-    offsets, base = _pack_units([u for u in units if u.batch == ""], options)
+    offsets, base = _pack_units([u for u in units if _branch(u) == ""], options)
     by_label = defaultdict(list)
     for u in units:
-        if u.batch != "":
-            by_label[u.batch].append(u)
+        if _branch(u) != "":
+            by_label[_branch(u)].append(u)
     region = 0
     for label in sorted(by_label):
         sub, arena = _pack_units(by_label[label], options)
