@@ -134,3 +134,14 @@ def test_cli_picture(tmp_path, capsys):
     path, svg = _model_file(tmp_path), tmp_path / "plan.svg"
     assert main(["plan", path, "--picture", str(svg)]) == 0
     assert svg.read_text().lstrip().startswith("<")
+
+
+def test_roots_agree_with_root_and_stop_at_a_crafted_cycle():
+    import attrs as _attrs
+
+    plan = plan_memory(_graph())
+    assert plan.roots() == {t.name: plan.root(t.name) for t in plan.tensors}
+    a, b = plan.tensors[1], plan.tensors[3]           # a:0 and its alias r:0
+    crafted = _attrs.evolve(plan, tensors=[_attrs.evolve(a, alias_of=b.name) if t is a else t for t in plan.tensors])
+    roots = crafted.roots()                           # a:0 -> r:0 -> a:0: a cycle, followed once
+    assert roots["a:0"] == crafted.root("a:0") and roots["r:0"] == crafted.root("r:0")

@@ -107,11 +107,12 @@ class MemoryPlan:
                 return t
         raise KeyError(name)
 
-    def chain(self, name: str) -> tuple[str, ...]:
+    def chain(self, name: str, *, index: Mapping[str, "TensorPlacement"] | None = None) -> tuple[str, ...]:
         """``name``, the tensor it is an alias of, and so on to the tensor whose memory they all use.
         The planner writes the final root directly; a crafted chain is followed too, stopping at a
-        cycle or a dangling name."""
-        by_name = {t.name: t for t in self.tensors}
+        cycle or a dangling name. ``index`` (name -> placement) spares a caller that follows many
+        chains rebuilding it each time."""
+        by_name = index if index is not None else {t.name: t for t in self.tensors}
         out = [name]
         while name in by_name and by_name[name].alias_of in by_name and by_name[name].alias_of not in out:
             name = by_name[name].alias_of
@@ -121,6 +122,12 @@ class MemoryPlan:
     def root(self, name: str) -> str:
         """The tensor whose memory ``name`` uses: the end of its ``chain``."""
         return self.chain(name)[-1]
+
+    def roots(self) -> dict[str, str]:
+        """Every tensor's ``root`` at once, through one shared index (the planner writes one hop, so this
+        is one pass; callers that need them all use it instead of calling ``root`` per tensor)."""
+        by_name = {t.name: t for t in self.tensors}
+        return {name: self.chain(name, index=by_name)[-1] for name in by_name}
 
     @property
     def arena(self) -> int:

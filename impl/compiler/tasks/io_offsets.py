@@ -26,16 +26,17 @@ class IoOffsets:
 
 def io_offsets(graph: Graph, plan: MemoryPlan) -> IoOffsets:
     tensors = {t.name: t for t in plan.tensors}
+    root = plan.roots()
     basic: dict = {}
     by_root: dict[str, list] = {}
     for role, names in (("input", graph.inputs), ("output", graph.outputs)):
         for index, name in enumerate(names):
             t = tensors[name]
             basic[(role, index)] = (t.region, t.offset)
-            by_root.setdefault(plan.root(name), []).append((role, index, t.region, t.offset))
+            by_root.setdefault(root[name], []).append((role, index, t.region, t.offset))
     owner: dict[str, list] = {}
     for name, t in tensors.items():
-        for role, index, region, start in by_root.get(plan.root(name), ()):
+        for role, index, region, start in by_root.get(root[name], ()):
             if t.region == region:
                 owner.setdefault(name, []).append((role, index, t.offset - start))
     return IoOffsets(basic, owner)

@@ -77,10 +77,11 @@ def memory_groups(model) -> tuple[dict[str, Group], dict[str, str]]:
     inputs = {io.tensor: io.index for io in model.tasks.inputs}
     wanted = set(nbytes)
     for name in list(wanted):  # whole alias chains, so every link gets its own tensor data
-        wanted.update(plan.chain(name))
+        wanted.update(plan.chain(name, index=tensors))
     by_root: dict[str, list[str]] = {}
+    root = plan.roots()
     for name in sorted(wanted):
-        by_root.setdefault(plan.root(name), []).append(name)
+        by_root.setdefault(root.get(name, name), []).append(name)
     groups = {root: _group(root, names, tensors, nbytes, uses, inputs) for root, names in by_root.items()}
     return groups, {name: root for root, names in by_root.items() for name in names}
 
