@@ -14,7 +14,10 @@ its memory is never shared: graph I/O symbols that are not zero-copy and
 producers in GE's no-reuse sets (2.3.3), ``_no_reuse`` nodes (2.5.2),
 atomic outputs (whole graph, 3.3.2), symbols read on another stream than
 their producer's (2.2.6, taken conservatively: to the end), and everything
-when reuse is off (2.5.1). Weights and variables are not units: they sit at
+when reuse is off (2.5.1). Widened at the start too: a piece written on another
+stream than the unit's may run as soon as that stream's events allow, so the
+unit begins at the latest step of its own stream known to run before that
+writer (2.5.7, stream_order.py). Weights and variables are not units: they sit at
 fixed offsets in their own regions (2.5.3).
 """
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Mapping
 
 import attrs
 
+from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.compiler.memory import rules
+from zcspec.impl.compiler.memory import rules, stream_order
 from zcspec.impl.compiler.memory.errors import PlanError
 from zcspec.impl.compiler.memory.lifetimes import Lifetimes
 from zcspec.impl.compiler.memory.sizes import align, raw_bytes, tensor_size
@@ -85,6 +89,7 @@ class _Facts:
             self.netoutput_slots[r] = self.netoutput_slots.get(r, 0) + 1
         self._producers: dict[str, list] = {}
         self._readers: dict[str, list] = {}
+        self._clock = None
 
     def producers(self, r: str):
         if r not in self._producers:
@@ -129,6 +134,22 @@ class _Facts:
     def cross_stream(self, r: str) -> bool:
         stream = self.producers(r)[0].stream
         return any(n.stream != stream for n in self.readers(r))
+
+    def first_write(self, roots, stream: int, first: int) -> int:
+        """The step of ``stream`` from which the memory of ``roots`` may already be written.
+
+        A writer on ``stream`` writes at its own step (``first`` covers it). A writer on another
+        stream may run at any time after the latest node of ``stream`` known to run before it,
+        so the memory's life on ``stream`` begins there, or at step 0 if nothing is known: GE's
+        ``CalNodeAsContinuousInputMaxLife`` lowers a NoPadding group's ``life_begin_`` by
+        ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.5.7)."""
+        for r in roots:
+            for p in self.producers(r):
+                if p.stream != stream and ops.task_kinds(p):
+                    if self._clock is None:
+                        self._clock = stream_order.known_before(self.graph, self.lt.order)
+                    first = min(first, self._clock[p.name].get(stream, 0))
+        return first
 
 
 def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
@@ -177,7 +198,9 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     zc = facts.zero_copy(r)
     is_atomic = zc is None and any(rules.atomic(n) for n in facts.producers(r))
     reusable = facts.reusable(r) and not is_atomic
-    first, last = _interval(facts, *lt.span[r], reusable, facts.cross_stream(r))
+    r_first, r_last = lt.span[r]
+    first, last = _interval(facts, facts.first_write((r,), producer.stream, r_first), r_last, reusable,
+                            facts.cross_stream(r))
     consumed = any(graph.consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
@@ -202,7 +225,7 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
     cross = any(facts.cross_stream(r) for r in roots) or any(facts.producers(r)[0].stream != node.stream for r in roots)
-    first = min(lt.span[r][0] for r in roots)
+    first = facts.first_write(roots, node.stream, min(lt.span[r][0] for r in roots))
     last = max(lt.span[r][1] for r in roots)
     first, last = _interval(facts, first, last, reusable, cross)
     label = _common_label([node] + [p for r in roots for p in facts.producers(r)])
