@@ -1,0 +1,173 @@
+"""The bugs nobody seeded: small, plausible mistakes in impl/ that are not in the fault catalogue.
+
+Issue 13 measured that the unit tests caught ten such bugs and ``zcspec verify`` only five. Each
+entry here reintroduces one of them (for the duration of a ``with`` block, impl/ untouched), so
+``test_verify_catches.py`` can demand that plain ``zcspec verify`` reports it. The catalogue's
+variants (checks/faults) are hunted by the random campaign; these are judged by the default
+verify run, the command users run.
+
+``BUGS`` maps a name to ``(description, patch)``; ``patch()`` returns a context manager.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import attrs
+
+from zcspec.checks.faults.variant import preload, swap
+
+
+@contextlib.contextmanager
+def _attribute(owner, name: str, make_new):
+    """``owner.name`` replaced by ``make_new(original)`` (a class attribute: methods), restored on exit."""
+    original = getattr(owner, name)
+    setattr(owner, name, make_new(original))
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def _lifetime_one_step_early():
+    """Every tensor read after the step it is produced in dies one step before its last reader."""
+    def make(own_lifetimes):
+        def wrong(graph, step):
+            return {t: (f, l - 1 if l > f else l) for t, (f, l) in own_lifetimes(graph, step).items()}
+        return wrong
+    return swap("zcspec.impl.compiler.aliases", "own_lifetimes", make)
+
+
+def _zero_copy_takes_freed_blocks():
+    """First-stage reuse forgets that zero-copy units never take a freed block (GE 2.5.10)."""
+    def make(may_reuse):
+        # the zero-copy exclusion lost: an I/O unit may reuse like any reusable unit
+        return lambda unit, options: (options.reuse and (unit.reusable or unit.zero_copy is not None)
+                                      and not unit.continuous and not unit.atomic)
+    return swap("zcspec.impl.compiler.memory.ge_blocks", "_may_reuse", make)
+
+
+def _align_one_unit_up():
+    """Alignment rounds an exact multiple up by one more unit (``x // to + 1`` for ``ceil``)."""
+    return swap("zcspec.impl.compiler.memory.sizes", "align",
+                lambda align: (lambda x, to: (x // to + 1) * to if x > 0 else 0))
+
+
+def _refresh_skips_last_slot_of_each_task():
+    """The v1 refresh loop stops one slot short in every task (``range(n - 1)``)."""
+    from zcspec.impl.runtime.v1.refresh import RefreshTable
+
+    def make(refresh):
+        def wrong(table, active, bindings, feature_map):
+            last = {}
+            for r in table.registrations:
+                last[r.task] = max(last.get(r.task, -1), r.slot)
+            kept = tuple(r for r in table.registrations if r.slot != last[r.task])
+            return refresh(RefreshTable(kept), active, bindings, feature_map)
+        return wrong
+    return swap("zcspec.impl.runtime.v1.refresh", "refresh", make)
+
+
+def _disable_zero_copy_ignored():
+    """I/O sharing an address (an input that is also an output) is not made copy-only (GE's
+    DisableZeroCopy, davinci_model.cc) and both bind the same model address."""
+    return swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model: {}))
+
+
+def _fallback_under_always_zero_copy():
+    """The lowering ignores always_zero_copy: outputs fall back to runtime memory and copies."""
+    def make(pass_):
+        def wrong(graph, options=None):
+            from zcspec.impl.runtime.v2.options import LoweringOptions
+            options = options or LoweringOptions()
+            return pass_(graph, attrs.evolve(options, always_zero_copy=False))
+        return wrong
+    return swap("zcspec.impl.runtime.v2.passes.model_out_tensor_zero_copy", "model_out_tensor_zero_copy", make)
+
+
+def _device_bounds_loosened():
+    """The device accepts accesses that run up to 64 bytes past the end of an allocation."""
+    from zcspec.impl.device.memory import AddressSpace as Memory
+    return _loosen(Memory)
+
+
+@contextlib.contextmanager
+def _loosen(memory_cls, slack: int = 64):
+    def fast(original):
+        def wrong(self, addr, nbytes, write):
+            return original(self, addr, max(1, nbytes - slack) if nbytes > 0 else nbytes, write)
+        return wrong
+
+    def check(original):
+        def wrong(self, addr, nbytes, **kw):
+            return original(self, addr, max(1, nbytes - slack) if nbytes > 0 else nbytes, **kw)
+        return wrong
+    with _attribute(memory_cls, "fast_offset", fast), _attribute(memory_cls, "check", check):
+        yield
+
+
+def _refreshable_any_for_all():
+    """MemcpyAddrAsync's refresh test asks whether *any* task kind of a node can be refreshed."""
+    def make(refreshable):
+        def wrong(node, soc, *, side="output"):
+            from zcspec.impl.compiler import ops
+            kinds = ops.task_kinds(node)
+            if not kinds:
+                return refreshable(node, soc, side=side)
+            in_loop = bool(node.attr("in_loop", False))
+            return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds)
+        return wrong
+    return swap("zcspec.impl.compiler.passes.memcpy_addr_async", "refreshable", make)
+
+
+def _every_output_copy_only():
+    """Runtime v1 decides every model output is copy-only (an inverted test in the classifier)."""
+    def make(reasons):
+        def wrong(model, soc, options, d, users, overlaps):
+            why, hccl = reasons(model, soc, options, d, users, overlaps)
+            return (why or ["(bug) outputs are always copied"]) if d.role == "output" else why, hccl
+        return wrong
+    return swap("zcspec.impl.runtime.v1.zero_copy", "_reasons", make)
+
+
+def _v2_pool_kept_at_unload():
+    """Runtime v2's caching allocator keeps its cached spans when the model is unloaded."""
+    from zcspec.impl.runtime.v2.allocators import CachingAllocator
+
+    def make(close):
+        def wrong(self):
+            self._closed = True   # closed, but the cached spans are never given back
+        return wrong
+    return _attribute(CachingAllocator, "close", make)
+
+
+@contextlib.contextmanager
+def _bounds_loosened_and_size_check_off():
+    """A loosened device bounds check together with a v1 buffer-size check that lets an undersized
+    buffer through: kernels write past the user's buffer and the device does not notice."""
+    from zcspec.impl.device.memory import AddressSpace as Memory
+    with _loosen(Memory, slack=1 << 20), swap("zcspec.impl.runtime.v1.bind", "GE_SIZE_SLACK", lambda s: 1 << 20):
+        yield
+
+
+BUGS = {
+    "lifetime-one-step-early": ("a lifetime ending a step early", _lifetime_one_step_early),
+    "zero-copy-takes-freed-blocks": ("zero-copy units allowed to take freed blocks", _zero_copy_takes_freed_blocks),
+    "align-one-unit-up": ("alignment rounding one unit up", _align_one_unit_up),
+    "refresh-skips-last-slot": ("the refresh skipping each task's last slot", _refresh_skips_last_slot_of_each_task),
+    "disable-zero-copy-ignored": ("an ignored DisableZeroCopy for I/O sharing an address", _disable_zero_copy_ignored),
+    "azc-fallback": ("a fallback under always_zero_copy", _fallback_under_always_zero_copy),
+    "device-bounds-loosened": ("a loosened device bounds check", _device_bounds_loosened),
+    "refreshable-any-for-all": ("`any` for `all` in the MemcpyAddrAsync refresh test", _refreshable_any_for_all),
+    "every-output-copy-only": ("every output made copy-only", _every_output_copy_only),
+    "v2-pool-kept-at-unload": ("the v2 pool never freed at unload", _v2_pool_kept_at_unload),
+    "bounds-loosened-overrun": ("a loosened bounds check letting a kernel write past a user buffer",
+                                _bounds_loosened_and_size_check_off),
+}
+
+
+@contextlib.contextmanager
+def installed(name: str):
+    """Bug ``name`` installed for the ``with`` block."""
+    preload()
+    with BUGS[name][1]():
+        yield
