@@ -9,6 +9,7 @@ until a time budget runs out.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections import Counter
@@ -19,33 +20,71 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from zcspec.checks.counterexample import Counterexample
-from zcspec.checks.scenario import evaluate
+from zcspec.checks.scenario import key_of, notes_of, observe
+from zcspec.spec.check import check
+
+
+def observation_key(case: str, observation) -> str:
+    """What makes an observation a distinct case: its scenario (``case``, a fingerprint or a zoo
+    case's name), the runtime and options it ran with, and the user's buffers it was given. Two
+    calls with the same buffers of one loaded model count once; a re-bound call counts again."""
+    load = getattr(observation, "load", None)
+    what = (type(observation).__name__, repr(getattr(load, "options", None)), repr(getattr(observation, "buffers", None)))
+    return hashlib.sha1(repr((case, what)).encode()).hexdigest()[:16]
 
 
 @attrs.define
 class Tally:
-    """Per-invariant counts over all cases: applied, exercised, violated."""
+    """Per-invariant counts over all cases: applied, exercised, violated, and the distinct cases
+    (``distinct``: invariant id -> the keys of the observations that exercised it); ``notes`` are
+    the executions' unjudged outputs and failed valid calls (checks/execution/judge.py)."""
 
     cases: int = 0
     applied: Counter = attrs.Factory(Counter)
     exercised: Counter = attrs.Factory(Counter)
     violated: Counter = attrs.Factory(Counter)
+    distinct: dict = attrs.Factory(dict)
+    notes: list = attrs.Factory(list)
+    judged: int = 0    # outputs held to an oracle
 
-    def add(self, reports) -> list:
+    def add(self, reports, keys=None, notes=()) -> list:
+        """Count one case: its reports (one per observation), their ``keys`` (``observation_key``;
+        default: every report its own case) and its notes; returns the violations."""
         self.cases += 1
         violations = []
-        for r in reports:
+        keys = list(keys) if keys is not None else [f"{self.cases}:{i}" for i in range(len(reports))]
+        for r, key in zip(reports, keys):
             self.applied.update(r.applied)
             self.exercised.update(r.exercised)
+            for i in r.exercised:
+                self.distinct.setdefault(i, set()).add(key)
             self.violated.update({v.invariant_id for v in r.violations})
             violations.extend(r.violations)
+        self.notes.extend(notes)
         return violations
+
+    def distinct_count(self, invariant_id: str) -> int:
+        return len(self.distinct.get(invariant_id, ()))
 
     def merge(self, other: "Tally") -> None:
         self.cases += other.cases
         self.applied.update(other.applied)
         self.exercised.update(other.exercised)
         self.violated.update(other.violated)
+        for i, keys in other.distinct.items():
+            self.distinct.setdefault(i, set()).update(keys)
+        self.notes.extend(other.notes)
+        self.judged += other.judged
+
+
+def check_observations(case: str, observations, tally: Tally) -> tuple[list, list]:
+    """Check every observation of one case into ``tally``; (reports, failed notes)."""
+    reports = [check(o) for o in observations]
+    notes = notes_of(observations)
+    tally.judged += sum(1 for o in observations for out in getattr(o, "outputs", ())
+                        if out.oracle_max_abs_diff is not None)
+    tally.add(reports, [observation_key(case, o) for o in observations], notes)
+    return reports, [n for n in notes if n.failed]
 
 
 @attrs.frozen
@@ -61,7 +100,8 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
     last_failure: list = []
 
     def prop(scenario):
-        violations = tally.add(evaluate(scenario))
+        reports, _failed = check_observations(key_of(scenario), observe(scenario), tally)   # failed: in tally.notes
+        violations = [v for r in reports for v in r.violations]
         if on_case:
             on_case(tally.cases)
         if violations:

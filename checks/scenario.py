@@ -9,6 +9,8 @@ own kinds (``OBSERVERS``).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Callable
 
 import attrs
@@ -95,7 +97,20 @@ OBSERVERS: dict[str, Callable[[Scenario], list]] = {
 
 
 def observe(s: Scenario) -> list[Any]:
+    """The spec's observations of ``s``; an execution's list also carries ``notes``
+    (checks/execution/judge.py): the outputs no oracle judged, and valid calls that failed."""
     return OBSERVERS[s.kind](s)
+
+
+def notes_of(observations) -> list:
+    """The notes an observer attached to its observations (none for kinds that judge no outputs)."""
+    return list(getattr(observations, "notes", ()))
+
+
+def key_of(s: Scenario) -> str:
+    """A fingerprint of ``s`` (its JSON form): two scenarios with the same key are the same case."""
+    text = json.dumps(s.to_dict(), sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()
 
 
 def evaluate(s: Scenario, invariant_ids: tuple[str, ...] | None = None):

@@ -1,10 +1,16 @@
 """The main job: every applicable invariant over the zoo, Z3 layout proofs, a bounded random
-campaign and the corpus; per-invariant counts of the cases that exercised it.
+campaign and the corpus; per-invariant counts of the distinct cases that exercised it.
 
-``verify(config)`` returns a VerifyResult; ``checks/cli/verify.py`` prints it.
-The run fails on any violation, any proof that is not "proved" (unknown is
-never a pass), any corpus entry that regressed, and any invariant that no case
-exercised (a claim never put to the test is not a verified claim).
+``verify(config)`` returns a VerifyResult; ``checks/cli/verify.py`` prints it. The random
+campaign draws the default scenario mix (checks/strategies/scenarios.py): plans, model files
+and executions of random graphs through both runtimes with random bindings, against the oracle.
+
+The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
+corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
+by fewer than ``MIN_DISTINCT`` distinct cases (a claim put to the test once, or by one case
+counted again and again, is not a verified claim; distinct: ``campaign.observation_key``).
+Outputs that no oracle judged are counted and listed with the reason (``VerifyResult.notes``).
+With ``fail_fast`` the run stops at the first violation, crash or failed valid call.
 """
 from __future__ import annotations
 
@@ -14,18 +20,20 @@ from typing import Callable
 
 import attrs
 
-from zcspec.checks.campaign import Tally, run_campaign
+from zcspec.checks.campaign import Tally, check_observations, run_campaign
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
-from zcspec.checks.models import parse_value
+from zcspec.checks.models import parse_value, zoo_path
 from zcspec.checks.proofs.z3_layout import prove_layout
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
-from zcspec.checks.strategies.scenarios import scenarios
+from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.spec.check import check
 from zcspec.spec.observables import to_data
+
+# The non-vacuity floor: every invariant must be exercised by at least this many distinct cases.
+MIN_DISTINCT = 3
 
 
 @attrs.frozen
@@ -38,6 +46,7 @@ class VerifyConfig:
     seed: int = 0
     proofs: bool = True
     corpus: bool = True
+    fail_fast: bool = False        # stop at the first violation, crash or failed valid call
     shapes: tuple[str, ...] = ()   # --shape texts for the ONNX models named
     values: tuple[str, ...] = ()   # --value texts for the ONNX models named
 
@@ -58,14 +67,32 @@ class VerifyResult:
     counterexample: object = None               # the campaign's shrunk failure
     errors: list = attrs.Factory(list)          # (case, message): a crash of the code under test
     seconds: float = 0.0
+    stopped: str = ""                           # why a fail-fast run stopped early
 
     def unexercised(self, ids) -> list[str]:
         return [i for i in ids if not self.tally.exercised[i]]
 
+    def below_floor(self, ids, floor: int = MIN_DISTINCT) -> list[str]:
+        """Invariants exercised by fewer than ``floor`` distinct cases (never exercised included)."""
+        return [i for i in ids if self.tally.distinct_count(i) < floor]
+
+    @property
+    def failed_calls(self) -> list:
+        """Notes of calls that failed although their buffers were valid."""
+        return [n for n in self.tally.notes if n.failed]
+
+    @property
+    def unjudged(self) -> list:
+        """Notes of outputs no oracle judged."""
+        return [n for n in self.tally.notes if not n.failed]
+
+    def failing(self) -> bool:
+        """Whether anything already makes the run fail (what ``fail_fast`` stops on)."""
+        return bool(self.findings or self.errors or self.counterexample is not None or self.failed_calls)
+
     def ok(self, ids) -> bool:
-        return (not self.findings and not self.errors and self.counterexample is None
-                and all(p.passed for _, p in self.proofs) and all(r.as_expected for r in self.corpus)
-                and not self.unexercised(ids))
+        return (not self.failing() and all(p.passed for _, p in self.proofs)
+                and all(r.as_expected for r in self.corpus) and not self.below_floor(ids))
 
 
 def _rows(observation, violation) -> list:
@@ -85,10 +112,10 @@ def _zoo_cases(config: VerifyConfig):
             for kind in config.kinds:
                 if kind == "execution" and strategy != config.strategies[0]:
                     continue   # runtimes are checked on one plan per model; layouts on every strategy
-                if kind in OBSERVERS:
+                if kind in OBSERVERS and kind in _ZOO_KINDS:
                     yield (f"{model} [{kind}, {strategy}]",
                            Scenario(kind, graph, options, _runtime(kind, graph, model, config.values)))
-    if "execution" in config.kinds:
+    if "execution" in config.kinds and "builtin:collectives" in config.models:
         # HCCL without zero-copy support (V1-HCCL-COPY) exists only on SoCs that cannot refresh it.
         graph = load("builtin:collectives")
         for soc in ("legacy", "ascend310p"):
@@ -96,16 +123,22 @@ def _zoo_cases(config: VerifyConfig):
                    Scenario("execution", graph, CompileOptions(soc=soc), _runtime("execution", graph)))
 
 
+# The zoo's kinds: what a graph alone makes a case of (other kinds draw their own subjects).
+_ZOO_KINDS = ("plan", "model_file", "execution")
+
+
 def _runtime(kind: str, graph, source: str = "", values: tuple[str, ...] = ()) -> dict:
-    """The runs of an execution case. A graph imported from an ONNX file ``source`` is judged against
-    onnxruntime on that file (its differential runs name it, with the inputs ``values`` froze)."""
+    """The runs of an execution case. A graph imported from an ONNX file ``source`` (a zoo model's
+    file too) is judged against onnxruntime on that file (its differential runs name it, with the
+    inputs ``values`` froze); checks/execution/judge.py says what judges when onnxruntime cannot."""
     if kind != "execution":
         return {}
-    runs = default_runtimes(graph)
-    if source.endswith(".onnx"):
+    light = source.startswith("zoo:")
+    runs = default_runtimes(graph, light=light)
+    path = zoo_path(source[4:]) if light else os.path.abspath(source) if source.endswith(".onnx") else None
+    if path:
         frozen = dict(parse_value(v) for v in values)
-        runs = [{**r, "onnx": os.path.abspath(source), "values": frozen} if r["runtime"] == "differential" else r
-                for r in runs]
+        runs = [{**r, "onnx": path, "values": frozen} if r["runtime"] == "differential" else r for r in runs]
     return {"runs": runs}
 
 
@@ -115,9 +148,8 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
     except Exception as e:  # the code under test crashed: a finding of its own
         result.errors.append((case, f"{type(e).__name__}: {e}"))
         return
-    for obs in observations:
-        report = check(obs)
-        result.tally.add([report])
+    reports, _failed = check_observations(case, observations, result.tally)   # failed calls: tally.notes
+    for obs, report in zip(observations, reports):
         for v in report.violations:
             result.findings.append(Finding(case, v, _rows(obs, v)))
         if scenario.kind == "plan" and prove:
@@ -135,16 +167,29 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     for i, (case, scenario) in enumerate(cases, 1):
         progress(f"[{i}/{len(cases)}] {case}")
         _check_case(result, case, scenario, prove=config.proofs)
-    if config.examples:
-        progress(f"random campaign: {config.examples} scenarios, seed {config.seed}")
-        kinds = tuple(k for k in config.kinds if k != "execution")
+        if config.fail_fast and result.failing():
+            return _stop(result, start, case)
+    kinds = tuple(k for k in config.kinds if k in default_kinds())
+    if config.examples and kinds:
+        progress(f"random campaign: {config.examples} scenarios ({', '.join(kinds)}), seed {config.seed}")
         campaign = run_campaign(scenarios(kinds=kinds), max_examples=config.examples, seed=config.seed,
+                                shrink=not config.fail_fast,
                                 on_case=lambda n: progress(f"  campaign case {n}") if n % 50 == 0 else None)
         result.tally.merge(campaign.tally)
         result.counterexample = campaign.counterexample
+        if config.fail_fast and result.failing():
+            return _stop(result, start, "the random campaign")
     if config.corpus:
         for path in corpus_files():
             progress(f"corpus {path}")
             result.corpus.append(replay(Counterexample.load(path)))
+            if config.fail_fast and not result.corpus[-1].as_expected:
+                return _stop(result, start, f"corpus {path}")
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _stop(result: VerifyResult, start: float, where: str) -> VerifyResult:
+    result.stopped = f"stopped at the first failure (--fail-fast), in {where}"
     result.seconds = time.perf_counter() - start
     return result

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
-from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.checks.scenario import KINDS
+from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, verify
 from zcspec.checks.zoo import zoo_names
 from zcspec.spec.registry import all_invariants
 
@@ -19,6 +21,8 @@ def configure(parser) -> None:
     parser.add_argument("--no-proofs", action="store_true", help="skip the Z3 layout proofs")
     parser.add_argument("--no-execution", action="store_true", help="skip executing the zoo through the runtimes")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--fail-fast", action="store_true",
+                        help="stop at the first violation, crash or failed valid call (no shrinking)")
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
                         help="fix a dynamic input of the ONNX models named, e.g. --shape x=1x3x48x192 (repeatable)")
     parser.add_argument("--value", action="append", default=[], metavar="NAME=V[,V...]",
@@ -30,13 +34,30 @@ def invariant_table(result, invariants) -> list[str]:
     viol = {}
     for f in result.findings:
         viol[f.violation.invariant_id] = viol.get(f.violation.invariant_id, 0) + 1
-    lines = [f"{'invariant':<28} {'applied':>8} {'exercised':>9} {'violated':>8}  result"]
+    lines = [f"{'invariant':<28} {'applied':>8} {'exercised':>9} {'distinct':>8} {'violated':>8}  result"]
     for inv in invariants:
         i = inv.id
         bad = viol.get(i, 0) or result.tally.violated[i]
-        state = "VIOLATED" if bad else ("NEVER EXERCISED" if not result.tally.exercised[i] else "ok")
-        lines.append(f"{i:<28} {result.tally.applied[i]:>8} {result.tally.exercised[i]:>9} {bad:>8}  {state}")
+        distinct = result.tally.distinct_count(i)
+        state = ("VIOLATED" if bad else "NEVER EXERCISED" if not result.tally.exercised[i]
+                 else f"BELOW FLOOR ({MIN_DISTINCT})" if distinct < MIN_DISTINCT else "ok")
+        lines.append(f"{i:<28} {result.tally.applied[i]:>8} {result.tally.exercised[i]:>9} {distinct:>8} {bad:>8}  "
+                     f"{state}")
     return lines
+
+
+def _notes(result) -> None:
+    """Outputs no oracle judged (counted, grouped by reason) and valid calls that failed (each a failure)."""
+    print(f"\noracle: {result.tally.judged} outputs judged, {len(result.unjudged)} left unjudged")
+    reasons = Counter(n.reason[:160] for n in result.unjudged)
+    for reason, count in reasons.most_common(10):
+        print(f"  {count:4} x {reason}")
+    if len(reasons) > 10:
+        print(f"  ... and {len(reasons) - 10} more reasons")
+    for n in result.failed_calls[:10]:
+        print(f"FAILED CALL on valid buffers, {n.run}: {n.reason}")
+    if len(result.failed_calls) > 10:
+        print(f"... and {len(result.failed_calls) - 10} more failed calls")
 
 
 def _report(result, invariants) -> None:
@@ -50,6 +71,7 @@ def _report(result, invariants) -> None:
         print(f"corpus: {'ok' if r.as_expected else 'REGRESSED'}: {r.summary()}")
     for case, err in result.errors:
         print(f"CRASH in {case}: {err}")
+    _notes(result)
     for f in result.findings[:20]:
         print(f"\nVIOLATION {f.violation.invariant_id} in {f.case}\n  {f.violation.culprit}: {f.violation.message}")
         if f.violation.values:
@@ -68,24 +90,33 @@ def _report(result, invariants) -> None:
 
 
 def run(args) -> int:
-    kinds = ("plan", "model_file") if args.no_execution else ("plan", "model_file", "execution")
+    kinds = tuple(k for k in KINDS if not (args.no_execution and k == "execution"))
     config = VerifyConfig(models=tuple(args.models) or zoo_names(), strategies=tuple(args.strategy or ("ge", "compact")),
                           soc=args.soc, kinds=kinds, examples=args.examples, seed=args.seed, proofs=not args.no_proofs,
-                          shapes=tuple(args.shape), values=tuple(args.value))
+                          shapes=tuple(args.shape), values=tuple(args.value), fail_fast=args.fail_fast)
     progress = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     result = verify(config, progress)
     invariants = all_invariants()
     _report(result, invariants)
     ids = [i.id for i in invariants]
-    missing = result.unexercised(ids)
-    # The whole zoo must exercise every invariant (no claim may pass vacuously). Models the user names
-    # reach only the rules they contain: what they leave unexercised is listed, not a failure.
+    thin = result.below_floor(ids)
+    # The whole zoo and the campaign must exercise every invariant in MIN_DISTINCT distinct cases (no
+    # claim may pass vacuously). Models the user names reach only the rules they contain: what they
+    # leave below the floor is listed, not a failure.
     chosen = bool(args.models)
-    ok = result.ok([i for i in ids if i not in missing] if chosen else ids)
-    if chosen and missing and ok:
-        print(f"\nnot exercised by these models (no case reached them): {', '.join(missing)}")
+    ok = result.ok([i for i in ids if i not in thin] if chosen else ids)
+    if chosen and thin and ok:
+        missing = result.unexercised(ids)
+        if missing:
+            print(f"\nnot exercised by these models (no case reached them): {', '.join(missing)}")
+        if few := [i for i in thin if i not in missing]:
+            print(f"\nexercised by fewer than {MIN_DISTINCT} distinct cases of these models: {', '.join(few)}")
+    if result.stopped:
+        print(f"\n{result.stopped}")
     print(f"\n{result.tally.cases} cases in {result.seconds:.1f} s: "
-          + (("all invariants held" + ("" if chosen and missing else " and were exercised")) if ok else
+          + (("all invariants held" + ("" if chosen and thin else
+                                       f" and were exercised (each by >= {MIN_DISTINCT} distinct cases)")) if ok else
              f"FAILED ({sum(result.tally.violated.values())} violated checks, {len(result.errors)} crashes, "
-             f"{len(missing)} invariants never exercised)"))
+             f"{len(result.failed_calls)} failed valid calls, {len(thin)} invariants below the floor of "
+             f"{MIN_DISTINCT} distinct cases)"))
     return 0 if ok else 1

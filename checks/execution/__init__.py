@@ -25,19 +25,20 @@ import attrs
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import differential, v1, v2
 from zcspec.checks.execution.differential import observe_differential
-from zcspec.checks.zoo import LIGHT
+from zcspec.checks.execution.judge import Observations
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.memory import rules
 
 
-def default_runtimes(graph) -> list[dict]:
-    """What ``zcspec verify`` runs each zoo model with. A light model: both runtimes against each
-    other and its shipped reference (input all ones), zero copy on. A built-in graph (small, and
+def default_runtimes(graph, *, light: bool = False) -> list[dict]:
+    """What ``zcspec verify`` runs each zoo model with. A ``light`` model (one of onnx's light models,
+    large): both runtimes against each other and the oracle (input all ones), zero copy on. A
+    built-in graph (small, and
     built to reach every rule): also zero copy off, v1 re-bound to fresh buffers, with
     reuseZeroCopyMemory, with an undersized output, and v2's strict and default modes with an
     undersized output (the first output at half its size). A graph with dynamic-batch branches
     gets every run once per branch label (``"batch"``): each branch executes and is judged."""
-    if graph.name in LIGHT:
+    if light:
         return [{"runtime": "differential", "zero_copy": True, "inputs": "ones"}]
     labels = sorted({rules.batch_label(n) for n in graph.nodes} - {""})
     runs = _builtin_runs(graph)
@@ -58,11 +59,16 @@ def _builtin_runs(graph) -> list[dict]:
     ]
 
 
-def observe_runs(scenario) -> list:
-    """Compile ``scenario.graph`` once, then observe every run its ``runtime`` dict names, in order."""
+def observe_runs(scenario) -> Observations:
+    """Compile ``scenario.graph`` once, then observe every run its ``runtime`` dict names, in order;
+    the result's ``notes`` gather every run's unjudged outputs and failed valid calls."""
     model = build_model(scenario.graph, scenario.compile)
-    runs = scenario.runtime.get("runs", [scenario.runtime])
-    return [o for runtime in runs for o in _observe_run(scenario, model, runtime)]
+    out = Observations()
+    for runtime in scenario.runtime.get("runs", [scenario.runtime]):
+        got = _observe_run(scenario, model, runtime)
+        out.extend(got)
+        out.notes.extend(got.notes)
+    return out
 
 
 def _hccl_zero_copy_off(model):
@@ -113,5 +119,5 @@ def _observe_run(scenario, model, runtime: dict) -> list:
     if kind == "differential":
         return observe_differential(scenario.graph, model, runtime)
     if kind == "v2":
-        return v2.observe_scenario(model, runtime)
-    return v1.observe_scenario(model, runtime)
+        return v2.observe_scenario(model, runtime, scenario.graph)
+    return v1.observe_scenario(model, runtime, scenario.graph)

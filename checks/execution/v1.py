@@ -1,17 +1,26 @@
 """The checker's runtime v1 runs: drive a compiled model through runtime v1 as a scenario says.
 
-``observe_scenario(model, runtime) -> [ExecutionObservation, ...]``, one per execute
-call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py):
+``observe_scenario(model, runtime, graph=None) -> Observations``, one ExecutionObservation per
+execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py):
 
 - ``runtime``: ``"v1"``;
 - load options by name: ``zero_copy`` (default True), ``reuse_zero_copy_memory`` (0/1);
 - ``calls``: how many executions (default 1); ``rebind``: fresh user buffers for every
-  call (default True; False reuses the first call's buffers);
+  call (default True; False reuses the first call's buffers), or a list of booleans, one per
+  call after the first (a re-binding sequence: fresh, same, fresh, ...);
+- ``threads``: that many further calls made at once from as many threads on the loaded model,
+  each on fresh buffers of its own (default 0);
 - ``input_sizes`` / ``output_sizes``: I/O tensor name -> bytes of the caller's buffer
   (0 = null; default: the raw size); ``placement``: ``device`` (default) or ``host``;
 - ``misalign``: I/O names whose buffer address is shifted by one byte;
+- ``share``: pairs ``[a, b]`` of I/O tensor names: ``b`` is bound to ``a``'s buffer (overlapping
+  buffers: two inputs may share one, an output may not);
 - ``seed``: inputs are standard normal draws from this seed (default 0);
 - ``batch``: the dynamic-batch branch every call runs (a model with branches needs one).
+
+Given the ``graph`` the model was compiled from, every successful call's outputs are read back
+from the caller's buffers and held to the oracle (checks/execution/judge.py); outputs no oracle
+judged, and a concurrent call that failed on valid buffers, are the result's notes.
 
 Errors are part of the observation; the model is unloaded before the last call is
 observed, so leaks show (EXEC-NO-LEAK).
@@ -19,11 +28,17 @@ observed, so leaks show (EXEC-NO-LEAK).
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 
+import attrs
 import numpy as np
 
 from zcspec.checks.errors import ScenarioError
+from zcspec.checks.execution import judge
+from zcspec.checks.execution.judge import Note, Observations
 from zcspec.impl.device import Device
+from zcspec.impl.platform import dtypes
+from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
@@ -31,72 +46,180 @@ from zcspec.impl.runtime.v1.load import load
 from zcspec.impl.runtime.v1.observe import observe_execution
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
-_KEYS = set(_LOAD_KEYS) | {"runtime", "calls", "rebind", "input_sizes", "output_sizes", "placement", "misalign",
-                           "seed", "batch"}
+_KEYS = set(_LOAD_KEYS) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
+                           "misalign", "share", "seed", "batch"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
     unknown = sorted(set(runtime) - _KEYS)
     if unknown:
         raise ScenarioError(f"runtime v1 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}", key=", ".join(unknown))
+    for pair in runtime.get("share", ()):
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(n, str) for n in pair)):
+            raise ScenarioError(f"runtime v1 scenario: share entries are [name, name] pairs, got {pair!r}", key="share")
+    rebind = runtime.get("rebind", True)
+    if not isinstance(rebind, (bool, list)):
+        raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
     return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime})
 
 
-def _buffer(dev, io, size: int, placement: str, shift: int, fill=None) -> UserBuffer:
-    if not size:
-        return UserBuffer(io.tensor, 0, 0, placement)
-    tag = f"user {io.role} {io.tensor}"
-    addr = dev.malloc(size + shift, tag=tag) if placement == "device" else dev.host_malloc(size + shift, tag=tag)
-    if fill is not None:
-        data = np.ascontiguousarray(fill).view(np.uint8).reshape(-1)[:size]
-        if placement == "device":
-            staging = dev.host_malloc(max(data.size, 1), tag="staging")
-            dev.host_write(staging, data)
-            dev.memcpy(addr + shift, staging, data.size)
-            dev.host_free(staging)
-        else:
-            dev.host_write(addr + shift, data)
-    return UserBuffer(io.tensor, addr + shift, size, placement)
+def _fill(dev, addr: int, placement: str, data: np.ndarray) -> None:
+    """The user writing its input buffer (device: through host staging, as aclrtMemcpy would)."""
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    if placement == "host":
+        dev.host_write(addr, raw)
+        return
+    staging = dev.host_malloc(max(raw.size, 1), tag="staging")
+    dev.host_write(staging, raw)
+    dev.memcpy(addr, staging, raw.size)
+    dev.host_free(staging)
 
 
-def _buffers(dev, model, runtime: dict, rng) -> tuple[list, list, list]:
+@attrs.define
+class _Held:
+    """One call's buffers: what the runtime is given, the raw allocations to free, the input arrays."""
+
+    ins: list
+    outs: list
+    raw: list
+    arrays: dict
+
+
+def _buffers(dev, model, runtime: dict, rng) -> _Held:
     placement, misalign = runtime.get("placement", "device"), set(runtime.get("misalign", ()))
     isz, osz = runtime.get("input_sizes", {}), runtime.get("output_sizes", {})
-    ins, outs, raw = [], [], []
-    for io in model.tasks.inputs:
-        data = rng.standard_normal(io.shape).astype(np.float32) if io.dtype == "float32" else np.zeros(io.shape)
-        b = _buffer(dev, io, isz.get(io.tensor, io.nbytes), placement, int(io.tensor in misalign), data)
-        ins.append(b)
-        raw.append(b.addr - int(io.tensor in misalign))
-    for io in model.tasks.outputs:
-        b = _buffer(dev, io, osz.get(io.tensor, io.nbytes), placement, int(io.tensor in misalign))
-        outs.append(b)
-        raw.append(b.addr - int(io.tensor in misalign))
-    return ins, outs, raw
+    shared = {b: a for a, b in runtime.get("share", ())}
+    held = _Held([], [], [], {})
+    by_name: dict = {}
+    ios = [(io, isz) for io in model.tasks.inputs] + [(io, osz) for io in model.tasks.outputs]
+    for io, sizes in ios:
+        if io.tensor in shared and shared[io.tensor] in by_name:   # bound to another I/O's buffer
+            other = by_name[shared[io.tensor]]
+            b = UserBuffer(io.tensor, other.addr, other.size, other.placement)
+            if io.role == "input":
+                held.arrays[io.tensor] = _view(held.arrays.get(other.name), io)
+        else:
+            size, shift = sizes.get(io.tensor, io.nbytes), int(io.tensor in misalign)
+            b = UserBuffer(io.tensor, 0, 0, placement)
+            if size:
+                tag = f"user {io.role} {io.tensor}"
+                alloc = dev.malloc if placement == "device" else dev.host_malloc
+                raw = alloc(size + shift, tag=tag)
+                held.raw.append((raw, placement))
+                b = UserBuffer(io.tensor, raw + shift, size, placement)
+            if io.role == "input":
+                data = rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype))
+                held.arrays[io.tensor] = data
+                if size:
+                    _fill(dev, b.addr, placement, data.view(np.uint8).reshape(-1)[:size])
+        by_name[io.tensor] = b
+        (held.ins if io.role == "input" else held.outs).append(b)
+    return held
 
 
-def _free(dev, buffers, raw) -> None:
-    for b, addr in zip(buffers, raw):
-        if b.addr:
-            (dev.free if b.placement == "device" else dev.host_free)(addr)
+def _view(data, io):
+    """Another input's array as ``io``'s (the same bytes); None when the sizes differ (no oracle)."""
+    if data is None or data.nbytes != io.nbytes:
+        return None
+    return np.ascontiguousarray(data).view(np.uint8).view(dtypes.numpy_dtype(io.dtype)).reshape(io.shape)
 
 
-def observe_scenario(model, runtime: dict) -> list:
+def _free(dev, held: _Held) -> None:
+    for addr, placement in held.raw:
+        (dev.free if placement == "device" else dev.host_free)(addr)
+
+
+def _read(dev, model, held: _Held) -> dict:
+    """The outputs as the caller reads them back from its buffers (not counted, not a model copy)."""
+    got = {}
+    for io, b in zip(model.tasks.outputs, held.outs):
+        if b.addr and b.size >= io.nbytes:
+            read = dev.peek if b.placement == "device" else dev.host_read
+            got[io.tensor] = read(b.addr, io.shape, dtypes.numpy_dtype(io.dtype))
+    return got
+
+
+class _Judge:
+    """Holds each successful call's outputs to the oracle (one evaluation per distinct input set)."""
+
+    def __init__(self, graph, model, runtime: dict, notes: list):
+        self.graph, self.model, self.notes = graph, model, notes
+        self.oracle = None if graph is None else judge.choose(graph, runtime)
+        self.names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
+        self._cache: dict = {}
+
+    def __call__(self, dev, held: _Held, call: str) -> tuple:
+        if self.oracle is None:
+            return ()
+        got = _read(dev, self.model, held)
+        if not got:
+            return ()
+        if any(v is None for v in held.arrays.values()):
+            self.notes.append(Note(call, "no oracle: two inputs of different sizes share one buffer"))
+            want = None
+        else:
+            key = tuple(sorted((k, judge.digest(v)) for k, v in held.arrays.items()))
+            if key not in self._cache:
+                self._cache[key] = judge.reference(self.oracle, dict(held.arrays), call, self.notes)
+            want = self._cache[key]
+        return judge.results(self.model.tasks.outputs, self.names, list(self.graph.outputs), got, want, call,
+                             self.notes)
+
+
+def _rebind(runtime: dict, k: int) -> bool:
+    """Whether call ``k`` (from 0) gets fresh buffers."""
+    rebind = runtime.get("rebind", True)
+    if isinstance(rebind, list):
+        return k == 0 or (rebind[k - 1] if k - 1 < len(rebind) else True)
+    return k == 0 or bool(rebind)
+
+
+def _concurrent(lm, dev, model, runtime: dict, rng, judged: _Judge, notes: list) -> list:
+    """``threads`` calls at once on one loaded model, each on fresh buffers; (record, outputs) each."""
+    helds = [_buffers(dev, model, runtime, rng) for _ in range(int(runtime.get("threads", 0)))]
+    if not helds:
+        return []
+    batch = runtime.get("batch")
+    with ThreadPoolExecutor(len(helds)) as pool:
+        futures = [pool.submit(lm.execute, h.ins, h.outs, batch=batch) for h in helds]
+    done = []
+    for k, (h, f) in enumerate(zip(helds, futures)):
+        try:
+            record = f.result()
+        except RuntimeV1Error as e:
+            valid = not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "share"))
+            notes.append(Note(f"v1 thread {k}", f"the call failed: {type(e).__name__}: {e}", failed=valid))
+            continue
+        done.append((record, judged(dev, h, f"v1 thread {k}")))
+        _free(dev, h)
+    return done
+
+
+def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     options = options_of(runtime)
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
     lm = load(dev, model, options)
-    records, held = [], None
-    for _ in range(max(1, int(runtime.get("calls", 1)))):
-        if held is None or runtime.get("rebind", True):
+    notes: list = []
+    judged = _Judge(graph, model, runtime, notes)
+    calls, held = [], None
+    for k in range(max(1, int(runtime.get("calls", 1)))):
+        if _rebind(runtime, k):
             if held is not None:
-                _free(dev, held[0] + held[1], held[2])
+                _free(dev, held)
             held = _buffers(dev, model, runtime, rng)
+        outputs = ()
         with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
-            lm.execute(held[0], held[1], batch=runtime.get("batch"))
-        records.append(lm.last_call)
-    observations = [observe_execution(lm, r) for r in records[:-1]]
+            lm.execute(held.ins, held.outs, batch=runtime.get("batch"))
+            outputs = judged(dev, held, f"v1 call {k}")
+        calls.append((lm.last_call, outputs))
+    calls += _concurrent(lm, dev, model, runtime, rng, judged, notes)
+    # The model's last call is observed after the unload (it shows the unload's frees): with threads
+    # it need not be the last one started.
+    last = lm.last_call
+    calls = [c for c in calls if c[0] is not last] + [next((c for c in calls if c[0] is last), (last, ()))]
+    observations = [observe_execution(lm, r, outputs=o) for r, o in calls[:-1]]
     lm.unload()
-    observations.append(observe_execution(lm, records[-1]))
-    _free(dev, held[0] + held[1], held[2])
-    return observations
+    observations.append(observe_execution(lm, calls[-1][0], outputs=calls[-1][1]))
+    _free(dev, held)
+    return Observations(observations, notes)

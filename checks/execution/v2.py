@@ -11,6 +11,10 @@ scenario's JSON dict (checks/scenario.py):
 - ``seed``: the inputs are standard normal draws from this seed (default 0);
 - ``batch``: the dynamic-batch branch the call runs (a model with branches needs one).
 
+Given the ``graph`` the model was compiled from, a successful call's outputs are read where the
+call put them (the caller's buffer, or the tensor handed over in its place) and held to the
+oracle (checks/execution/judge.py); outputs no oracle judged are the result's notes.
+
 The call's failure (a RuntimeV2Error, or under ge_compat the device's fault) is part of the
 observation, not an exception; the model is unloaded before observing, so leaks show.
 """
@@ -22,7 +26,11 @@ import attrs
 import numpy as np
 
 from zcspec.checks.errors import ScenarioError
+from zcspec.checks.execution import judge
+from zcspec.checks.execution.judge import Observations
 from zcspec.impl.device import Device, DeviceFault
+from zcspec.impl.platform import dtypes
+from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.impl.runtime.v2.executor import StreamExecutor
@@ -49,19 +57,37 @@ def _output(dev, io, size: int, placement: str) -> Tensor:
     return Tensor(addr, size, placement, name=io.tensor)
 
 
-def observe_scenario(model, runtime: dict) -> list:
+def _read(dev, model, result) -> dict:
+    got = {}
+    for io, t in zip(model.tasks.outputs, result):
+        if t is not None and t.addr and t.size >= io.nbytes:
+            read = dev.peek if t.placement == "device" else dev.host_read
+            got[io.tensor] = read(t.addr, io.shape, dtypes.numpy_dtype(io.dtype))
+    return got
+
+
+def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     options = options_of(runtime)
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
-    inputs = [Tensor(dev.upload(rng.standard_normal(io.shape).astype(np.float32), tag=f"user input {io.tensor}"),
-                     io.nbytes, name=io.tensor) for io in model.tasks.inputs]
+    arrays = {io.tensor: rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype)) for io in model.tasks.inputs}
+    inputs = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
+              for io in model.tasks.inputs]
     sizes, placement = runtime.get("output_sizes", {}), runtime.get("output_placement", "device")
     outputs = [_output(dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in model.tasks.outputs]
     external = {"device": ExternalAllocator.on_device(dev)} if options.always_external_allocator else None
     exe = StreamExecutor(model, dev, options)
+    notes: list = []
+    got = {}
     with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
-        exe.execute(inputs, outputs, allocators=external, batch=runtime.get("batch"))
+        got = _read(dev, model, exe.execute(inputs, outputs, allocators=external, batch=runtime.get("batch")))
     for t in outputs:
         t.release()
     exe.unload()
-    return [observe_execution(exe)]
+    results = ()
+    if graph is not None and got:
+        run = "v2" + (" always_zero_copy" if options.always_zero_copy else "")
+        want = judge.reference(judge.choose(graph, runtime), arrays, run, notes)
+        names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
+        results = judge.results(model.tasks.outputs, names, list(graph.outputs), got, want, run, notes)
+    return Observations([observe_execution(exe, outputs=results)], notes)

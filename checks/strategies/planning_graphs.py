@@ -16,7 +16,10 @@ _WORKSPACES = st.lists(st.sampled_from([0, 100, 512, 1000, 4096]), max_size=2).m
 
 
 @st.composite
-def _decorate(draw, graph: Graph, extras: bool) -> Graph:
+def decorate(draw, graph: Graph, extras: bool = True, *, labels: bool = True, other_stream: int = 6) -> Graph:
+    """``graph`` with some nodes given a workspace list, ``_no_reuse``, stream 1 (one node in
+    ``other_stream``) and, when ``labels``, a dynamic-batch label (a label without its Merge makes the
+    graph plannable but not executable: executions draw none)."""
     nodes = []
     for n in graph.nodes:
         if n.op_type in ("Data", "NetOutput") or not extras or not draw(st.booleans()):
@@ -27,10 +30,10 @@ def _decorate(draw, graph: Graph, extras: bool) -> Graph:
             changes["_workspace_bytes"] = ws
         if draw(st.integers(0, 5)) == 0:
             changes["_no_reuse"] = True
-        if label := draw(st.sampled_from(["", "", "", "b1", "b2"])):
+        if labels and (label := draw(st.sampled_from(["", "", "", "b1", "b2"]))):
             changes["_batch_label"] = label
         n = n.with_attrs(**changes)
-        if draw(st.integers(0, 5)) == 0:
+        if draw(st.integers(0, other_stream - 1)) == 0:
             n = attrs.evolve(n, stream=1)
         nodes.append(n)
     return attrs.evolve(graph, nodes=nodes)
@@ -38,4 +41,4 @@ def _decorate(draw, graph: Graph, extras: bool) -> Graph:
 
 def planning_graphs(*, max_nodes: int = 12, max_dim: int = 40, extras: bool = True):
     """Valid graphs with sizes from tens of bytes to hundreds of KiB, decorated when ``extras``."""
-    return graphs(max_nodes=max_nodes, max_dim=max_dim).flatmap(lambda g: _decorate(g, extras))
+    return graphs(max_nodes=max_nodes, max_dim=max_dim).flatmap(lambda g: decorate(g, extras))

@@ -1,0 +1,135 @@
+"""Judging outputs: which oracle a run is held to, the outputs' distances to it, and the notes on
+every output that could not be judged.
+
+``choose(graph, runtime) -> Oracle`` picks the reference by what the run has, never by the graph's
+name: a run that names the ONNX file its graph came from (``"onnx"``) is held to onnxruntime on
+that file; if onnxruntime is missing or refuses it, to the reference outputs shipped beside the
+file when the inputs are all ones (onnx's light models ship them), else to ``onnx.reference`` on
+the imported graph. Any other run is held to ``onnx.reference`` on the graph (checks/oracle.py).
+
+``Oracle.outputs(arrays)`` returns the reference outputs or raises OracleUnavailable; the caller
+turns that into a :class:`Note`, so an output without an oracle is counted and shown by
+``zcspec verify``, never skipped in silence (``results``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+import attrs
+import numpy as np
+
+from zcspec.checks.errors import OracleUnavailable
+from zcspec.checks.onnxruntime_oracle import onnxruntime_outputs
+from zcspec.checks.oracle import oracle_outputs
+from zcspec.spec.observables import OutputResult
+
+
+@attrs.frozen
+class Note:
+    """An execution whose outputs (some or all) were not held to an oracle, and why.
+
+    ``failed``: the call itself failed although the run gave it valid buffers (a finding, not only a
+    gap in coverage: ``zcspec verify`` fails on it)."""
+
+    run: str
+    reason: str
+    failed: bool = False
+
+
+class Observations(list):
+    """A scenario's observations, with the notes of the outputs that no oracle judged (``notes``)."""
+
+    def __init__(self, items=(), notes=()):
+        super().__init__(items)
+        self.notes: list[Note] = list(notes)
+
+
+def _shipped_reference(path: str) -> dict:
+    """The reference output stored beside an ONNX file as ``<stem>_output_0.pb`` (input all ones)."""
+    import onnx
+    from onnx import numpy_helper
+    reference = path[:-len(".onnx")] + "_output_0.pb"
+    if not os.path.exists(reference):
+        raise OracleUnavailable(f"no reference output beside {path!r}")
+    model = onnx.load(path, load_external_data=False)
+    return {model.graph.output[0].name: numpy_helper.to_array(onnx.load_tensor(reference))}
+
+
+@attrs.frozen
+class Oracle:
+    """The reference one run is held to (see the module doc)."""
+
+    graph: object
+    onnx: str | None = None
+    values: dict = attrs.Factory(dict)
+    ones: bool = False
+    batch: str | None = None
+
+    def outputs(self, arrays: dict) -> dict:
+        """Output name -> reference array for the inputs ``arrays``; OracleUnavailable saying why not."""
+        if self.onnx:
+            try:
+                return onnxruntime_outputs(self.onnx, arrays, self.values)
+            except OracleUnavailable as no_runtime:
+                if self.ones:
+                    try:
+                        return _shipped_reference(self.onnx)
+                    except OracleUnavailable:
+                        pass
+                try:
+                    return oracle_outputs(self.graph, arrays, batch=self.batch)
+                except OracleUnavailable as e:
+                    raise OracleUnavailable(f"{no_runtime}; and {e}") from e
+        return oracle_outputs(self.graph, arrays, batch=self.batch)
+
+
+def choose(graph, runtime: dict) -> Oracle:
+    return Oracle(graph, runtime.get("onnx"), dict(runtime.get("values", {})), runtime.get("inputs") == "ones",
+                  runtime.get("batch"))
+
+
+def digest(array) -> str:
+    return "sha1:" + hashlib.sha1(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def distance(mine: np.ndarray, want) -> float:
+    """The largest difference to ``want``, relative to its largest magnitude (at least 1); NaN where
+    ``mine`` has a NaN the reference does not (so a NaN output never passes)."""
+    want = np.asarray(want, np.float64).reshape(mine.shape)
+    got = mine.astype(np.float64)
+    both = np.isnan(got) & np.isnan(want)
+    if np.any(np.isnan(got) != np.isnan(want)):
+        return float("nan")
+    scale = max(1.0, float(np.max(np.abs(np.where(both, 0.0, want)), initial=0.0)))
+    return float(np.max(np.abs(np.where(both, 0.0, got - want)), initial=0.0)) / scale
+
+
+def reference(oracle: Oracle, arrays: dict, run: str, notes: list) -> dict | None:
+    """The oracle's outputs, or None with a note saying why there are none."""
+    try:
+        return oracle.outputs(arrays)
+    except OracleUnavailable as e:
+        notes.append(Note(run, f"no oracle: {e}"))
+        return None
+
+
+def results(outputs, names, keys, got: dict, want: dict | None, run: str, notes: list,
+            peer: dict | None = None) -> tuple:
+    """OutputResults of one call: ``outputs`` the model's output descs (``.tensor``), ``names`` their
+    I/O names, ``keys`` the graph's output names (the oracle's keys), ``got`` tensor -> array read
+    back (missing: not readable), ``want`` graph output -> reference (None: no oracle, already
+    noted). Every output left unjudged is noted."""
+    out = []
+    for io, name, key in zip(outputs, names, keys):
+        if io.tensor not in got:
+            continue
+        mine, other = got[io.tensor], (peer or {}).get(io.tensor)
+        diff = None
+        if want is not None:
+            if key in want:
+                diff = distance(mine, want[key])
+            else:
+                notes.append(Note(run, f"no oracle for output {name!r}: the reference has no {key!r}"))
+        out.append(OutputResult(name, digest(mine), None if other is None else digest(other), diff))
+    return tuple(out)

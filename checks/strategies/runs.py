@@ -1,0 +1,107 @@
+"""Hypothesis strategies for the runs of an execution scenario, drawn from the graph they run.
+
+``runs(graph)`` draws one to three runtime dicts (checks/execution/__init__.py documents the
+keys) for a compiled ``graph``: the differential run (v1 and v2 on the same inputs against the
+oracle, zero copy on or off); runtime v1 with a binding sequence (fresh buffers, the same
+buffers again, re-binding, undersized or null buffers, host placement, two I/O bound to one
+buffer, reuseZeroCopyMemory, calls from several threads at once); runtime v2 in the default
+mode or under always_zero_copy, with correct or undersized output buffers, host-placed outputs,
+external allocators or one stream. A graph with collectives sometimes runs crafted, as a
+foreign model file could have it: HCCL tasks that declare no zero-copy support
+(``model_edits``). Every drawn run is judged against the oracle where its call succeeds.
+
+Draws shrink toward one plain run with exact, fresh, device-placed buffers.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from zcspec.impl.compiler.ir import Graph
+
+
+def _sizes(draw, graph: Graph, names: list[str]) -> dict:
+    """Maybe one I/O's caller buffer resized: half, null, one byte short, or one alignment unit over."""
+    if not names or draw(st.integers(0, 3)):
+        return {}
+    name = draw(st.sampled_from(names))
+    raw = graph.desc[name].nbytes
+    return {name: draw(st.sampled_from([raw // 2, 0, max(raw - 1, 0), raw + 64]))}
+
+
+def _shared(draw, graph: Graph) -> list:
+    """Maybe two I/O bound to one buffer: two inputs of the same size (legal, both only read), or
+    an input and an output (refused: an output shares memory with no other I/O)."""
+    if draw(st.integers(0, 4)):
+        return []
+    ins, outs = list(graph.inputs), list(dict.fromkeys(graph.outputs))
+    pairs = [[a, b] for i, a in enumerate(ins) for b in ins[i + 1:]
+             if graph.desc[a].nbytes == graph.desc[b].nbytes]
+    pairs += [[a, b] for a in ins for b in outs if a != b and graph.desc[a].nbytes == graph.desc[b].nbytes]
+    return [draw(st.sampled_from(pairs))] if pairs else []
+
+
+def _v1(draw, graph: Graph) -> dict:
+    run: dict = {"runtime": "v1"}
+    calls = draw(st.integers(1, 3))
+    if calls > 1:
+        run["calls"] = calls
+        run["rebind"] = draw(st.one_of(st.booleans(), st.lists(st.booleans(), min_size=calls - 1,
+                                                               max_size=calls - 1)))
+    if draw(st.integers(0, 3)) == 0:
+        run["threads"] = draw(st.integers(2, 3))
+    if draw(st.integers(0, 4)) == 0:
+        run["zero_copy"] = False
+    elif draw(st.integers(0, 3)) == 0:
+        run["reuse_zero_copy_memory"] = 1
+    if draw(st.integers(0, 4)) == 0:
+        run["placement"] = "host"
+    outs = list(dict.fromkeys(graph.outputs))
+    if sizes := _sizes(draw, graph, outs):
+        run["output_sizes"] = sizes
+    if sizes := _sizes(draw, graph, list(graph.inputs)):
+        run["input_sizes"] = sizes
+    if share := _shared(draw, graph):
+        run["share"] = share
+    run["seed"] = draw(st.integers(0, 3))
+    return run
+
+
+def _v2(draw, graph: Graph) -> dict:
+    run: dict = {"runtime": "v2"}
+    if draw(st.booleans()):
+        run["always_zero_copy"] = True
+    for switch in ("always_external_allocator", "enable_single_stream", "trust_shape_on_out_tensor"):
+        if draw(st.integers(0, 4)) == 0:
+            run[switch] = True
+    if draw(st.integers(0, 5)) == 0:
+        run["zero_copy"] = False
+    if draw(st.integers(0, 5)) == 0:
+        run["output_placement"] = "host"
+    if sizes := _sizes(draw, graph, list(dict.fromkeys(graph.outputs))):
+        run["output_sizes"] = sizes
+    run["seed"] = draw(st.integers(0, 3))
+    return run
+
+
+def _differential(draw, graph: Graph) -> dict:
+    return {"runtime": "differential", "zero_copy": draw(st.booleans().map(lambda off: not off)),
+            "inputs": "normal", "seed": draw(st.integers(0, 3))}
+
+
+_RUNS = (_differential, _v1, _v2)
+
+
+@st.composite
+def _one_run(draw, graph: Graph) -> dict:
+    run = draw(st.sampled_from(_RUNS))(draw, graph)
+    has_hccl = any(n.op_type.startswith("Hcom") for n in graph.nodes)
+    if has_hccl and run["runtime"] != "differential" and draw(st.integers(0, 2)) == 0:
+        run["model_edits"] = ["hccl_zero_copy_off"]
+    return run
+
+
+def runs(graph: Graph, *, max_runs: int = 3) -> st.SearchStrategy[dict]:
+    """A runtime dict ``{"runs": [...]}`` of 1 to ``max_runs`` runs of ``graph`` (see the module doc)."""
+    if max_runs < 1:
+        raise ValueError(f"runs(): max_runs={max_runs!r} must be at least 1")
+    return st.lists(_one_run(graph), min_size=1, max_size=max_runs).map(lambda rs: {"runs": rs})
