@@ -17,6 +17,7 @@ import attrs
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime, observe_runs
+from zcspec.checks.strategies.device_probes import observe_probe
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json
 from zcspec.impl.compiler.compile import compile_stages
@@ -30,7 +31,7 @@ from zcspec.impl.platform.errors import UnknownSocError
 from zcspec.spec.check import check
 from zcspec.spec.registry import get
 
-KINDS = ("plan", "model_file", "execution")
+KINDS = ("plan", "model_file", "execution", "device")   # device: a probe of the bare device (DEVICE-BOUNDS)
 
 
 @attrs.frozen
@@ -93,6 +94,7 @@ OBSERVERS: dict[str, Callable[[Scenario], list]] = {
     "plan": _observe_plan,
     "model_file": _observe_model_file,
     "execution": observe_runs,
+    "device": observe_probe,
 }
 
 

@@ -27,6 +27,7 @@ from zcspec.checks.models import parse_value, zoo_path
 from zcspec.checks.proofs.z3_layout import prove_layout
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
+from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
@@ -163,7 +164,7 @@ def _prove(plan_obs):
 def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: None) -> VerifyResult:
     result = VerifyResult()
     start = time.perf_counter()
-    cases = list(_zoo_cases(config))
+    cases = list(_zoo_cases(config)) + list(_device_cases(config))
     for i, (case, scenario) in enumerate(cases, 1):
         progress(f"[{i}/{len(cases)}] {case}")
         _check_case(result, case, scenario, prove=config.proofs)
@@ -193,3 +194,14 @@ def _stop(result: VerifyResult, start: float, where: str) -> VerifyResult:
     result.stopped = f"stopped at the first failure (--fail-fast), in {where}"
     result.seconds = time.perf_counter() - start
     return result
+
+
+# Device probes put the device's own bounds check, which EXEC-NO-FAULT trusts, to the test (DEVICE-BOUNDS).
+PROBES = 8
+
+
+def _device_cases(config: VerifyConfig):
+    if "device" in config.kinds:
+        for i, program in enumerate(fixed_programs(PROBES, config.seed)):
+            yield (f"device probe {config.seed + i}",
+                   Scenario("device", PROBE_GRAPH, CompileOptions(soc=config.soc), {"program": list(program)}))

@@ -2,7 +2,7 @@
 
 An :class:`Invariant` is data: a stable ``id`` (``LAYOUT-NO-OVERLAP``), a
 one-line ``title``, a ``statement`` an engineer can review, the ``rationale``,
-the GE source it comes from, what it ``applies_to`` (``plan``, ``model_file``,
+the GE source it comes from, what it ``applies_to`` (``plan``, ``model_file``, ``device``,
 ``load`` or ``execution``), its ``concern`` (the spec module it lives in) and
 a pure ``predicate`` that yields :class:`Violation` s naming the culprit
 (tensor, block, task slot or buffer). ``precondition`` says whether an
@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterable, Literal
 
 import attrs
 
-AppliesTo = Literal["plan", "model_file", "load", "execution"]
-APPLIES_TO = ("plan", "model_file", "load", "execution")
+AppliesTo = Literal["plan", "model_file", "load", "execution", "device"]
+APPLIES_TO = ("plan", "model_file", "load", "execution", "device")
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 
 

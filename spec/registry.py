@@ -10,7 +10,7 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import blocks, execution, layout, model_file, passes, runtime_v1, runtime_v2
+from zcspec.spec.invariants import blocks, device, execution, layout, model_file, passes, runtime_v1, runtime_v2
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
@@ -21,6 +21,7 @@ CONCERNS = (
     ("runtime_v1", runtime_v1, "DavinciModel-style static runtime: address refresh and copy-only I/O."),
     ("runtime_v2", runtime_v2, "Lowered (gert-style) runtime: output zero copy and always_zero_copy."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
+    ("device", device, "The emulated device the other claims trust: it refuses exactly the illegal accesses."),
 )
 
 

@@ -8,6 +8,7 @@ converts any of them to and from JSON. Nothing here imports ``impl``: impl
 maps its state onto these, and any other implementation may do the same.
 """
 from zcspec.spec.observables.codec import dumps, from_data, loads, to_data
+from zcspec.spec.observables.device import DeviceEvent, DeviceObservation
 from zcspec.spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue, UserBuffer
 from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.model_file import (
@@ -23,9 +24,11 @@ OBSERVATION_KINDS = {
     "model_file": ModelFileObservation,
     "load": LoadObservation,
     "execution": ExecutionObservation,
+    "device": DeviceObservation,
 }
 
 __all__ = [
+    "DeviceEvent", "DeviceObservation",
     "Alignment", "ArgSlot", "Block", "BuildFacts", "CallResult", "ContinuousGroup", "Event", "ExecutionObservation",
     "Header", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
     "NodeInfo", "OBSERVATION_KINDS", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding",

@@ -84,7 +84,7 @@ def test_loads_names_the_file():
 
 
 def test_every_kind_is_listed():
-    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution"}
+    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution", "device"}
 
 
 def test_plan_from_contract_ignores_tools_extra_keys_and_reads_the_planners_attributes():

@@ -1,0 +1,73 @@
+"""A bare device's trace as a device-probe observation (spec/observables/device.py).
+
+``observe_device(trace, mark=0, name="")`` transcribes the device events from position
+``mark`` on. It decides nothing (which access was legal is the spec's to derive): each
+event becomes the observation event of the same happening.
+
+=================  ==========================================================================
+device event       probe event
+=================  ==========================================================================
+``Alloc``          ``alloc``: address, size, read_only (device memory; host memory is not probed)
+``Free``           ``free``: address (device memory)
+``Launch``         ``access``: task, reads, writes; refused None
+``FaultedLaunch``  ``access``: the ranges the task designated; refused = the kind of the Fault
+                   that follows it
+``Fault``          (after a FaultedLaunch: its kind, above); alone: an ``access`` of the task
+                   with no ranges, refused = its kind
+``ArgWrite``       none: the host writing argument tables, which a probe does not aim anywhere
+``Memset``         none: a memset task's writes are its launch's
+=================  ==========================================================================
+
+Any other device event (a copy, a stream sync, host memory) is not part of a probe: it is an
+ObserveError naming the event, not silently dropped.
+"""
+from __future__ import annotations
+
+from zcspec.impl.device import trace as tr
+from zcspec.impl.device.errors import DeviceError
+from zcspec.spec.observables.device import DeviceEvent, DeviceObservation
+from zcspec.spec.observables.trace import Range
+
+
+class ProbeTraceError(DeviceError):
+    """The trace holds an event a device probe does not make (so the probe cannot describe it)."""
+
+    def __init__(self, position: int, event):
+        self.position, self.event = position, event
+        super().__init__(f"trace event {position} ({event!r}) is not part of a device probe: a probe's trace "
+                         "holds device allocations, frees, argument writes and task launches only")
+
+
+def _ranges(pairs) -> tuple[Range, ...]:
+    return tuple(Range(a, n) for a, n in pairs)
+
+
+def observe_device(trace: tr.Trace, mark: int = 0, name: str = "") -> DeviceObservation:
+    """The probe observation of ``trace`` from position ``mark`` on (see the module doc)."""
+    out: list[DeviceEvent] = []
+    pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
+    for position, e in enumerate(trace.since(mark), mark):
+        seq = len(out)
+        if isinstance(e, tr.Fault):
+            if pending is not None:
+                out.append(DeviceEvent(pending.seq, "access", task=pending.task, reads=pending.reads,
+                                       writes=pending.writes, refused=e.kind))
+            else:
+                out.append(DeviceEvent(seq, "access", task=e.task, refused=e.kind))
+            pending = None
+            continue
+        if pending is not None:
+            raise ProbeTraceError(position, e)   # a refused launch is always followed by its fault
+        if isinstance(e, tr.FaultedLaunch):
+            pending = DeviceEvent(seq, "access", task=e.task, reads=_ranges(e.reads), writes=_ranges(e.writes))
+        elif isinstance(e, tr.Launch):
+            out.append(DeviceEvent(seq, "access", task=e.task, reads=_ranges(e.reads), writes=_ranges(e.writes)))
+        elif isinstance(e, tr.Alloc) and e.space == "device":
+            out.append(DeviceEvent(seq, "alloc", address=e.addr, size=e.size, read_only=e.read_only))
+        elif isinstance(e, tr.Free) and e.space == "device":
+            out.append(DeviceEvent(seq, "free", address=e.addr))
+        elif not isinstance(e, (tr.ArgWrite, tr.Memset)):
+            raise ProbeTraceError(position, e)
+    if pending is not None:
+        raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
+    return DeviceObservation(name, tuple(out))

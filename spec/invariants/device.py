@@ -1,0 +1,100 @@
+"""Device: the emulated device refuses exactly the illegal accesses (applies to device probes).
+
+Every execution claim that a run "did not fault" trusts the device's own bounds check. This
+concern checks that check from outside: a probe's accesses are judged legal or not from the
+probe's ``alloc`` and ``free`` events alone, and the device must have refused exactly the
+illegal ones.
+"""
+from __future__ import annotations
+
+import bisect
+
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.observables.device import DeviceObservation
+
+
+class _Live:
+    """The live allocations after each event: sorted starts, start -> (end, read_only)."""
+
+    def __init__(self):
+        self.starts: list[int] = []
+        self.info: dict[int, tuple[int, bool]] = {}
+
+    def alloc(self, address: int, size: int, read_only: bool) -> None:
+        if address not in self.info:
+            bisect.insort(self.starts, address)
+        self.info[address] = (address + size, read_only)
+
+    def free(self, address: int) -> None:
+        if address in self.info:   # a free of nothing live changes nothing (the device refuses it)
+            self.starts.remove(address)
+            del self.info[address]
+
+    def why_illegal(self, address: int, size: int, write: bool) -> str | None:
+        """None when ``size`` bytes at ``address`` lie in one live allocation (writable, for a write)."""
+        if size <= 0:
+            return None   # zero bytes touch nothing
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0 or address >= self.info[self.starts[i]][0]:
+            return "lies in no live allocation"
+        start = self.starts[i]
+        end, read_only = self.info[start]
+        if address + size > end:
+            return f"runs {address + size - end} bytes past the end of the live allocation at {start:#x}"
+        if write and read_only:
+            return f"writes the read-only allocation at {start:#x}"
+        return None
+
+
+def judged(obs: DeviceObservation):
+    """(access event, [(range, write, why illegal)]) for every access, in order."""
+    live = _Live()
+    for e in obs.events:
+        if e.kind == "alloc":
+            if e.address is not None and e.size is not None:   # an allocation of no known range holds nothing
+                live.alloc(e.address, e.size, e.read_only)
+        elif e.kind == "free":
+            live.free(e.address)
+        else:
+            bad = [(r, w, why) for rs, w in ((e.reads, False), (e.writes, True)) for r in rs
+                   if (why := live.why_illegal(r.address, r.size, w)) is not None]
+            yield e, bad
+
+
+# -- DEVICE-BOUNDS ------------------------------------------------------------------------------
+
+def _bounds(obs: DeviceObservation):
+    for e, bad in judged(obs):
+        culprit = f"access {e.seq} (task {e.task!r})"
+        if bad and e.refused is None:
+            r, w, why = bad[0]
+            yield violation(culprit, f"ran, but its {'write' if w else 'read'} of {r.size} bytes at {r.address:#x} "
+                            f"{why}", address=r.address, size=r.size, write=w)
+        elif not bad and e.refused is not None:
+            ranges = [(hex(r.address), r.size) for r in e.reads + e.writes]
+            yield violation(culprit, f"was refused ({e.refused}) although every range it designated lies in a "
+                            f"live allocation it may use: {ranges}", refused=e.refused)
+
+
+def _tells_right_from_wrong(obs: DeviceObservation) -> bool:
+    """A probe exercises the claim when it holds both a legal and an illegal access."""
+    verdicts = {bool(bad) for _, bad in judged(obs)}
+    return verdicts == {True, False}
+
+
+BOUNDS = Invariant(
+    id="DEVICE-BOUNDS",
+    title="The device refuses exactly the illegal accesses",
+    statement="A task's access is refused (a device fault) if and only if one of the ranges its slots designate "
+              "is illegal: not inside one allocation that is live at that moment (allocated, not since freed), "
+              "or a write into an allocation made read-only. A range of zero bytes is legal anywhere.",
+    rationale="EXEC-NO-FAULT and every claim that a run stayed in its memory rely on the device's bounds check: "
+              "a check that lets an access run a few bytes past an allocation, or into freed memory, hides "
+              "layout and refresh bugs. Legality is recomputed here from the allocation events alone.",
+    ge_source="runtime/v1/graph/load/model_manager/model_utils.cc ModelUtils::ValidateMemRange (offset + size "
+              "must not exceed the memory it lies in: 'memory out of range'); the device holds every access to "
+              "that rule against its live allocations",
+    applies_to="device", concern="device", predicate=_bounds, precondition=_tells_right_from_wrong,
+)
+
+INVARIANTS = (BOUNDS,)

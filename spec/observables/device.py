@@ -1,0 +1,56 @@
+"""A device probe: what a bare device did with a program of allocations, frees and accesses.
+
+The checker relies on the device refusing illegal accesses (EXEC-NO-FAULT is only as good as
+that). A probe puts the device itself to the test: a program mallocs and frees device memory
+and launches tasks whose argument slots point in bounds, past the end of an allocation, into
+freed memory, outside the device's memory, or write read-only memory. The observation lists,
+in order, what the trace shows:
+
+=============  ==============================================================================
+kind           fields
+=============  ==============================================================================
+``alloc``      ``address``, ``size``, ``read_only``: a device allocation
+``free``       ``address``: the allocation starting there was released
+``access``     ``task``, ``reads``, ``writes``: the ranges a task's slots designated; ``refused``:
+               the fault kind the device raised (None: the task ran). A refusal the trace shows
+               without the task's ranges (a fault before the slots were read) has none.
+=============  ==============================================================================
+
+Nothing here says which accesses are legal: the spec derives that from the ``alloc`` and
+``free`` events alone (spec/invariants/device.py).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from zcspec.spec.observables.trace import Range
+
+DeviceEventKind = Literal["alloc", "free", "access"]
+
+
+@attrs.frozen
+class DeviceEvent:
+    """One happening of a probe, in trace order; see the module doc for which fields each ``kind`` uses."""
+
+    seq: int
+    kind: DeviceEventKind
+    address: int | None = None
+    size: int | None = None
+    read_only: bool = False
+    task: str | None = None
+    reads: tuple[Range, ...] = ()
+    writes: tuple[Range, ...] = ()
+    refused: str | None = None
+
+
+@attrs.frozen
+class DeviceObservation:
+    """The events of one probe program run on a fresh device (``name`` identifies the program)."""
+
+    name: str
+    events: tuple[DeviceEvent, ...]
+
+    def accesses(self) -> tuple[DeviceEvent, ...]:
+        return tuple(e for e in self.events if e.kind == "access")
