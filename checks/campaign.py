@@ -132,17 +132,30 @@ def _jsonable(values: dict) -> dict:
 
 
 def explore(strategy, *, seconds: float, seed: int = 0, batch: int = 50,
-            on_batch: Callable[[Tally, float], None] | None = None) -> tuple[Tally, list[Counterexample]]:
-    """Campaigns with seeds ``seed, seed+1, ...`` until ``seconds`` have passed; every failure kept."""
+            on_batch: Callable[[Tally, float], None] | None = None, stop_on_first: bool = False,
+            crashes: list | None = None) -> tuple[Tally, list[Counterexample]]:
+    """Campaigns with seeds ``seed, seed+1, ...`` until ``seconds`` have passed (or, with
+    ``stop_on_first``, until one finds a counterexample); every failure kept. A campaign whose code
+    under test crashed (not a spec verdict) is recorded in ``crashes`` (``"seed N: error"``) and the
+    next seed runs; without a ``crashes`` list the crash is raised."""
     total, found = Tally(), []
     start = time.perf_counter()
     k = 0
     while time.perf_counter() - start < seconds:
-        result = run_campaign(strategy, max_examples=batch, seed=seed + k)
+        try:
+            result = run_campaign(strategy, max_examples=batch, seed=seed + k)
+        except Exception as e:
+            if crashes is None:
+                raise
+            crashes.append(f"seed {seed + k}: {type(e).__name__}: {str(e)[:200]}")
+            k += 1
+            continue
         total.merge(result.tally)
         if result.counterexample is not None:
             found.append(result.counterexample)
         k += 1
         if on_batch:
             on_batch(total, time.perf_counter() - start)
+        if stop_on_first and found:
+            break
     return total, found

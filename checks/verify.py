@@ -43,7 +43,7 @@ class VerifyConfig:
     strategies: tuple[str, ...] = ("ge", "compact")
     soc: str = "ascend910b"
     kinds: tuple[str, ...] = KINDS
-    examples: int = 150
+    examples: int = 300
     seed: int = 0
     proofs: bool = True
     corpus: bool = True

@@ -1,4 +1,8 @@
-"""``zcspec explore --time SECONDS --seed N``: a time-boxed random campaign that writes counterexamples."""
+"""``zcspec explore --time SECONDS --seed N``: a time-boxed random campaign that writes counterexamples.
+
+It draws the default scenario mix (checks/strategies/scenarios.py: plans, model files, executions
+through both runtimes with random bindings); a crash of the code under test is printed and fails
+the run, and the next seed goes on."""
 from __future__ import annotations
 
 import os
@@ -6,13 +10,14 @@ import sys
 
 from zcspec.checks.campaign import explore
 from zcspec.checks.errors import UsageError
+from zcspec.checks.strategies.scenarios import EXPLORE_MAX_NODES as MAX_NODES
 from zcspec.checks.strategies.scenarios import scenarios
 
 
 def configure(parser) -> None:
     parser.add_argument("--time", type=float, default=60.0, metavar="SECONDS", help="time budget (default 60)")
     parser.add_argument("--seed", type=int, default=0, help="first seed (each batch takes the next)")
-    parser.add_argument("--max-nodes", type=int, default=10, help="largest random graph (default 10 nodes)")
+    parser.add_argument("--max-nodes", type=int, default=MAX_NODES, help=f"largest random graph (default {MAX_NODES} nodes)")
     parser.add_argument("--out", default="counterexamples", help="folder for counterexample files (default ./counterexamples)")
 
 
@@ -22,11 +27,15 @@ def run(args) -> int:
     def progress(tally, elapsed):
         print(f"{elapsed:6.1f} s: {tally.cases} cases, {sum(tally.violated.values())} violations", file=sys.stderr)
 
-    tally, found = explore(scenarios(max_nodes=args.max_nodes), seconds=args.time, seed=args.seed, on_batch=progress)
+    crashes: list = []
+    tally, found = explore(scenarios(max_nodes=args.max_nodes), seconds=args.time, seed=args.seed, on_batch=progress,
+                           crashes=crashes)
+    for c in crashes:
+        print(f"crash of the code under test (not a spec verdict), {c}")
     os.makedirs(args.out, exist_ok=True)
     for k, cx in enumerate(found):
         path = os.path.join(args.out, f"{cx.invariant.lower()}-{args.seed}-{k}.json")
         cx.save(path)
         print(f"{path}: {cx.invariant}: {cx.violation['culprit']}: {cx.violation['message']}")
-    print(f"{tally.cases} cases, {len(found)} counterexamples")
-    return 1 if found else 0
+    print(f"{tally.cases} cases, {len(found)} counterexamples, {len(crashes)} crashed campaigns")
+    return 1 if found or crashes else 0

@@ -21,10 +21,11 @@ import time
 
 import attrs
 
-from zcspec.checks.campaign import run_campaign
+from zcspec.checks.campaign import explore, run_campaign
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.faults.registry import active
 from zcspec.checks.faults.variant import Variant
+from zcspec.checks.strategies.scenarios import EXPLORE_MAX_NODES, scenarios
 
 FIRST_BATCH = 25
 MAX_BATCH = 400
@@ -52,6 +53,23 @@ class Detection:
     @property
     def invariant(self) -> str | None:
         return self.counterexample.invariant if self.counterexample else None
+
+
+def hunt_plain(variant: Variant, seed: int = 0, *, budget: float = BUDGET) -> Detection:
+    """Hunt ``variant`` with exactly plain ``zcspec explore``'s campaign (the default scenario mix,
+    ``EXPLORE_MAX_NODES``, batches of ``explore``'s default size, seeds ``seed, seed+1, ...``), no
+    search space of its own; ``seconds`` is the time until the first counterexample (shrunk)."""
+    crashes: list = []
+    start = time.perf_counter()
+    with active(variant):
+        tally, found = explore(scenarios(max_nodes=EXPLORE_MAX_NODES), seconds=budget, seed=seed,
+                               stop_on_first=True, crashes=crashes)
+    seconds = time.perf_counter() - start
+    cx = found[0] if found else None
+    if cx is not None:
+        cx = attrs.evolve(cx, found_with=variant.name)
+    return Detection(variant.name, seconds, cx, None if cx is None else len(cx.scenario.graph.nodes), tally.cases,
+                     tuple(crashes))
 
 
 def hunt(variant: Variant, seed: int = 0, *, budget: float = BUDGET, first_batch: int = FIRST_BATCH,

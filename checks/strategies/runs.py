@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from zcspec.impl.compiler.ir import Graph
 
 
-def _sizes(draw, graph: Graph, names: list[str]) -> dict:
-    """Maybe one I/O's caller buffer resized: half, null, one byte short, or one alignment unit over."""
-    if not names or draw(st.integers(0, 3)):
+def _sizes(draw, graph: Graph, names: list[str], one_in: int = 4) -> dict:
+    """Maybe (one time in ``one_in``) one I/O's caller buffer resized: half, null, one byte short, or
+    one alignment unit over."""
+    if not names or draw(st.integers(0, one_in - 1)):
         return {}
     name = draw(st.sampled_from(names))
     raw = graph.desc[name].nbytes
@@ -77,7 +78,9 @@ def _v2(draw, graph: Graph) -> dict:
         run["zero_copy"] = False
     if draw(st.integers(0, 5)) == 0:
         run["output_placement"] = "host"
-    if sizes := _sizes(draw, graph, list(dict.fromkeys(graph.outputs))):
+    # Half the v2 runs get a bad output buffer: the modes differ only there (always_zero_copy must
+    # refuse it, the default mode must fall back).
+    if sizes := _sizes(draw, graph, list(dict.fromkeys(graph.outputs)), one_in=2):
         run["output_sizes"] = sizes
     run["seed"] = draw(st.integers(0, 3))
     return run

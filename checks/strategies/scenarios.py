@@ -19,6 +19,7 @@ from typing import Callable
 from hypothesis import strategies as st
 
 from zcspec.checks.scenario import KINDS, Scenario
+from zcspec.checks.strategies.device_probes import PROBE_GRAPH, programs
 from zcspec.checks.strategies.graphs import graphs
 from zcspec.checks.strategies.planning_graphs import decorate
 from zcspec.checks.strategies.runs import runs
@@ -52,11 +53,22 @@ def _executions(max_nodes: int):
     return build()
 
 
+def _device_probes(max_nodes: int):
+    """A probe of the bare device (checks/strategies/device_probes.py); the graph bound does not apply."""
+    return st.builds(Scenario, st.just("device"), st.just(PROBE_GRAPH), st.just(CompileOptions()),
+                     programs().map(lambda p: {"program": list(p)}))
+
+
 KIND_STRATEGIES: dict[str, Callable[[int], st.SearchStrategy[Scenario]]] = {
     "plan": _static("plan"),
     "model_file": _static("model_file"),
     "execution": _executions,
+    "device": _device_probes,
 }
+
+
+# ``zcspec explore``'s default graph bound (benchmarks/fault_detection.py --plain hunts with it too).
+EXPLORE_MAX_NODES = 10
 
 
 def default_kinds() -> tuple[str, ...]:
