@@ -1,0 +1,159 @@
+"""Running one judge (``zcspec verify`` or the test suite) on one copy, with a time limit.
+
+A run's verdict is ``survived`` (exit 0) or ``killed``; a killed run says how (``kind``):
+``violation`` (exit 1, verify reported a broken claim or a test failed), ``crash`` (a Python
+traceback, or pytest's internal/collection errors), ``bad-input`` (verify's exit 2: the zoo was
+refused), ``timeout`` (past the limit: the whole process group is killed and the run counts as
+killed). ``reason`` is the first invariant id or failed test the output names.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import attrs
+
+TAIL_LINES = 25
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+# What verify's report (checks/cli/verify.py) names first when it fails, in the order looked for.
+_VERIFY_FINDINGS = (re.compile(r"^VIOLATION (\S+)", re.M),
+                    re.compile(r"^Random campaign found a violation of (\S+)", re.M),
+                    re.compile(r"^(CRASH in .+)$", re.M),
+                    re.compile(r"^corpus: (REGRESSED: .+)$", re.M))
+
+
+# The judges running now, so that an interrupted benchmark can stop them (each is the leader of
+# its own process group: pytest's xdist workers and verify's children go with it).
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+class Interrupted(Exception):
+    """stop_all() was called: the run's verdict is unknown and must not be recorded."""
+
+
+def stop_all() -> None:
+    """Kill every judge running now; runs in progress or started later raise Interrupted."""
+    _stopping.set()
+    with _live_lock:
+        for proc in _live:
+            _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # it has ended already
+
+
+@attrs.frozen
+class Run:
+    """What one judge said about one copy."""
+
+    judge: str          # "verify" or "suite"
+    verdict: str        # "killed" or "survived"
+    kind: str           # "" when survived; else violation, crash, bad-input or timeout
+    returncode: int | None
+    seconds: float
+    reason: str         # an invariant id, a test id or a crash's last line; "" if none found
+    tail: str           # the last TAIL_LINES lines of stdout and stderr
+
+    @property
+    def killed(self) -> bool:
+        return self.verdict == "killed"
+
+    def short(self) -> str:
+        if not self.killed:
+            return "survived"
+        return f"killed ({self.kind}{': ' + self.reason if self.reason else ''})"
+
+    def to_json(self) -> dict:
+        return attrs.asdict(self)
+
+
+def zcspec_command() -> list[str]:
+    """The installed ``zcspec`` script beside this interpreter (the venv's), run by it."""
+    script = Path(sys.executable).parent / "zcspec"
+    if not script.is_file():
+        raise FileNotFoundError(f"no 'zcspec' script next to {sys.executable!r}; install zcspec in this "
+                                f"environment (pip install -e .) and run the benchmark with its python")
+    return [sys.executable, str(script)]
+
+
+def verify_command(extra: list[str]) -> list[str]:
+    return [*zcspec_command(), "verify", "--quiet", *extra]
+
+
+def suite_command(workers: int, extra: list[str]) -> list[str]:
+    # -p no:cacheprovider: no .pytest_cache and no last-failed reordering between runs.
+    xdist = ["-n", str(workers)] if workers > 1 else []
+    return [sys.executable, "-m", "pytest", *xdist, "-q", "-x", "-p", "no:cacheprovider", *extra]
+
+
+def run(judge: str, cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Run:
+    """Run ``cmd`` in its own process group; past ``timeout`` seconds the group is killed."""
+    t0 = time.monotonic()
+    with _live_lock:
+        if _stopping.is_set():
+            raise Interrupted(judge)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, errors="replace", start_new_session=True)
+        _live.add(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        if _stopping.is_set():
+            raise Interrupted(judge) from None
+        return Run(judge, "killed", "timeout", None, time.monotonic() - t0,
+                   f"over {timeout:.0f} s", _tail(out, err))
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+    if _stopping.is_set():
+        raise Interrupted(judge)
+    seconds = time.monotonic() - t0
+    if proc.returncode == 0:
+        return Run(judge, "survived", "", 0, seconds, "", _tail(out, err))
+    kind = _kind(judge, proc.returncode, out, err)
+    return Run(judge, "killed", kind, proc.returncode, seconds, _reason(judge, kind, out, err), _tail(out, err))
+
+
+def _kind(judge: str, returncode: int, out: str, err: str) -> str:
+    if judge == "verify":
+        if "Traceback (most recent call last)" in err or re.search(r"^CRASH in ", out, re.M):
+            return "crash"
+        return "bad-input" if returncode == 2 else "violation"
+    return "violation" if returncode == 1 else "crash"
+
+
+def _reason(judge: str, kind: str, out: str, err: str) -> str:
+    if judge == "suite":
+        found = _FAILED_TEST.search(out)
+        return found.group(1) if found else _last_line(out)
+    if "Traceback (most recent call last)" in err:
+        return _last_line(err)  # verify itself died: the exception's line
+    for pattern in _VERIFY_FINDINGS:
+        found = pattern.search(out)
+        if found:
+            return found.group(1)[:120]
+    return _last_line(out + "\n" + err)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:120] if lines else ""
+
+
+def _tail(out: str, err: str) -> str:
+    lines = (out.rstrip() + "\n--- stderr ---\n" + err.rstrip()).splitlines()
+    return "\n".join(lines[-TAIL_LINES:])
