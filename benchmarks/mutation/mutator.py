@@ -17,13 +17,15 @@ an early return, one not last in its function, becomes ``pass``).
 Left alone: modules named errors.py and modules with no function (pure data, such as tables of
 op limits); docstrings and every string; whatever is inside f-strings, annotations, decorators,
 ``raise`` statements, calls that build an exception (``...Error(...)``), logging, printing and
-warnings; module-level data tables (a module-level assignment of a dict, list, tuple or set
-literal); ``__repr__``/``__str__``; ``if TYPE_CHECKING`` blocks.
+warnings; module-level data (a module-level assignment of anything but a scalar constant such as
+``ALIGN = 32`` or ``2**63 - 1``: tables, registries, loggers); ``__repr__``/``__str__``;
+``if TYPE_CHECKING`` blocks.
 """
 from __future__ import annotations
 
 import ast
 import random
+from collections import deque
 from pathlib import Path
 
 import attrs
@@ -35,7 +37,6 @@ _CALL_SWAP = {"any": "all", "all": "any", "min": "max", "max": "min"}
 _QUIET_CALLS = {"print", "warn"}  # print(...), warnings.warn(...)
 _QUIET_OWNERS = {"log", "logger", "logging", "LOG", "_log", "_logger", "warnings"}
 _SKIPPED_FUNCTIONS = {"__repr__", "__str__"}
-_DATA_LITERALS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
 
 
 @attrs.frozen(order=True)
@@ -156,12 +157,12 @@ def _candidates(tree: ast.Module):
 def _visible_nodes(tree: ast.Module):
     """(node, parent) for the nodes outside the regions the module docstring lists as left
     alone, breadth first. A raise statement is visible (it can be dropped), its contents not."""
-    queue = [(n, tree) for n in tree.body if not _module_data(n) and not _skipped(n)]
+    queue = deque((n, tree) for n in tree.body if not _module_data(n) and not _skipped(n))
     while queue:
-        node, parent = queue.pop(0)
+        node, parent = queue.popleft()
         yield node, parent
         if not isinstance(node, ast.Raise):
-            queue += [(child, node) for child in _children(node)]
+            queue.extend((child, node) for child in _children(node))
 
 
 def _children(node: ast.AST):
@@ -186,10 +187,11 @@ def _skipped(node: ast.AST) -> bool:
 
 
 def _module_data(node: ast.stmt) -> bool:
-    value = getattr(node, "value", None) if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-    if isinstance(value, ast.Call) and _names(value.func) in ("frozenset", "dict", "MappingProxyType", "set"):
-        value = value.args[0] if value.args else None
-    return isinstance(value, _DATA_LITERALS + (ast.DictComp, ast.ListComp, ast.SetComp))
+    """A module-level assignment of anything but a scalar constant: a table, a registry, a logger."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+        return False
+    return not all(isinstance(n, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop))
+                   for n in ast.walk(node.value))
 
 
 def _names(expr: ast.AST) -> str:

@@ -85,6 +85,8 @@ if TYPE_CHECKING:
     from x import y
 log = logging.getLogger(__name__)
 TABLE = {"a": 1, "b": 2}
+OPS = make(Info("Conv", inputs=(2, 3)))
+ALIGN = 32
 
 
 class Thing:
@@ -108,12 +110,13 @@ def checked(n: "int" = 3) -> bool:
 def test_docstrings_messages_logging_and_data_are_left_alone():
     found = mutator.file_sites(LEFT_ALONE, "impl/x.py")
     assert {(m.line, m.operator, m.before, m.after) for m in found} == {
-        (18, "off-by-one", "3", "(4)"), (18, "off-by-one", "3", "(2)"),
-        (22, "negate", "n > 4", "(not (n > 4))"), (22, "compare", "n > 4", "(n >= 4)"),
-        (22, "off-by-one", "4", "(5)"), (22, "off-by-one", "4", "(3)"),
-        (23, "drop", 'raise fail(f"n={n + 1} is over {4}", n + 1)', "pass"),
-        (25, "return", "return n > 4", "return None"),
-        (25, "compare", "n > 4", "(n >= 4)"), (25, "off-by-one", "4", "(5)"), (25, "off-by-one", "4", "(3)"),
+        (10, "off-by-one", "32", "(33)"), (10, "off-by-one", "32", "(31)"),
+        (20, "off-by-one", "3", "(4)"), (20, "off-by-one", "3", "(2)"),
+        (24, "negate", "n > 4", "(not (n > 4))"), (24, "compare", "n > 4", "(n >= 4)"),
+        (24, "off-by-one", "4", "(5)"), (24, "off-by-one", "4", "(3)"),
+        (25, "drop", 'raise fail(f"n={n + 1} is over {4}", n + 1)', "pass"),
+        (27, "return", "return n > 4", "return None"),
+        (27, "compare", "n > 4", "(n >= 4)"), (27, "off-by-one", "4", "(5)"), (27, "off-by-one", "4", "(3)"),
     }
 
 
