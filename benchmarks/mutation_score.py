@@ -26,12 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from mutation.campaign import Baseline, CampaignError, Settings, baseline, judge
+from mutation.campaign import Baseline, CampaignError, Score, Settings, baseline, judge
 from mutation.mutator import mutable_files, sample, sites
 from mutation.runs import Interrupted, stop_all, suite_command, verify_command
 from mutation.sandbox import Sandbox, SandboxError
 
 REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO / "out" / "mutation_score.json"
 UNLIMITED_VERIFY, UNLIMITED_SUITE = 600.0, 1800.0  # limits with --skip-baseline and no --timeout
 
 
@@ -45,7 +46,8 @@ def _args(argv):
     ap.add_argument("--suite-workers", type=int, default=2, help="pytest-xdist workers per suite run (default 2)")
     ap.add_argument("--verify-args", default="", help="extra arguments for zcspec verify, one shell-quoted string")
     ap.add_argument("--suite-args", default="", help="extra pytest arguments (a subset, -k ...), one string")
-    ap.add_argument("--out", default="mutation_score.json", help="JSON result file (default ./mutation_score.json)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                    help="JSON result file (default out/mutation_score.json in the checkout, a git-ignored folder)")
     ap.add_argument("--list", action="store_true", help="only print the sampled mutants")
     ap.add_argument("--target", type=float, default=90.0, help="exit 1 below this verify score in %% (default 90)")
     source = ap.add_mutually_exclusive_group()
@@ -54,6 +56,7 @@ def _args(argv):
     ap.add_argument("--skip-baseline", action="store_true", help="do not run the judges on the unmutated copy first")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies (their folder is printed)")
     args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.sample < 1:
         ap.error(f"--sample must be >= 1, got {args.sample}")
     return args
@@ -112,7 +115,7 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
               f"  {'':<48} verify {o.verify.short()}; suite {suite}; {o.seconds:.0f} s")
     score = _summary(outcomes)
     _write(args, commit, len(all_sites), limits, outcomes, score, time.monotonic() - t0)
-    return 0 if score is not None and score >= args.target else 1
+    return 0 if score.percent is not None and score.percent >= args.target else 1
 
 
 def _limits(args, pristine: Sandbox, settings: Settings, progress) -> Baseline | None:
@@ -127,36 +130,33 @@ def _baseline_text(limits: Baseline, judge_name: str) -> str:
     return (f"baseline {run.seconds:.1f} s, " if run else "no baseline, ") + f"limit {limit:.0f} s"
 
 
-def _summary(outcomes) -> float | None:
-    by = {s: [o for o in outcomes if o.status == s] for s in ("verify-killed", "suite-killed", "equivalent")}
-    killed, missed = len(by["verify-killed"]), len(by["suite-killed"])
-    score = 100.0 * killed / (killed + missed) if killed + missed else None
-    print(f"\nverify kills {killed} of {killed + missed} non-equivalent mutants"
-          + (f" = {score:.1f}%" if score is not None else " (none killed by either: no score)"))
-    for title, status in (("verify's misses (killed by the suite only)", "suite-killed"),
-                          ("probably equivalent (neither kills them)", "equivalent")):
-        print(f"{title}: {len(by[status])}")
-        for o in by[status]:
-            why = f" [{o.suite.short()}]" if status == "suite-killed" else ""
+def _summary(outcomes) -> Score:
+    score = Score.of(outcomes)
+    print("\n" + score.sentence())
+    for title, group in (("verify's misses (killed by the suite only)", score.missed),
+                         ("probably equivalent (neither kills them)", score.equivalent)):
+        print(f"{title}: {len(group)}")
+        for o in group:
+            why = f" [suite {o.suite.short()}]" if o.suite and o.suite.killed else ""
             print(f"  {o.mutation.label} {o.mutation.describe()}{why}")
     return score
 
 
-def _write(args, commit, n_sites, limits: Baseline, outcomes, score, seconds: float) -> None:
+def _write(args, commit, n_sites, limits: Baseline, outcomes, score: Score, seconds: float) -> None:
     result = {
-        "command": "python benchmarks/mutation_score.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "command": "python benchmarks/mutation_score.py " + " ".join(shlex.quote(a) for a in args.argv),
         "source": commit or "worktree", "seed": args.seed, "sample": len(outcomes), "sites": n_sites,
         "baseline": {"verify": limits.verify.to_json() if limits.verify else None,
                      "suite": limits.suite.to_json() if limits.suite else None,
                      "verify_timeout": limits.verify_timeout, "suite_timeout": limits.suite_timeout},
-        "verify_killed": sum(o.status == "verify-killed" for o in outcomes),
-        "suite_killed": sum(o.status == "suite-killed" for o in outcomes),
-        "equivalent": sum(o.status == "equivalent" for o in outcomes),
-        "score_percent": None if score is None else round(score, 1),
+        "verify_killed": len(score.killed), "suite_killed": len(score.missed), "equivalent": len(score.equivalent),
+        "score_percent": None if score.percent is None else round(score.percent, 1),
+        "summary": score.sentence(),
         "seconds": round(seconds, 1),
         "mutants": [o.to_json() for o in outcomes],
     }
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"\nresult written to {args.out} ({seconds:.0f} s in all)")
 
 

@@ -82,6 +82,31 @@ class Outcome:
                 "verify": self.verify.to_json(), "suite": self.suite.to_json() if self.suite else None}
 
 
+@attrs.frozen
+class Score:
+    """verify's share of the non-equivalent mutants: killed / (killed + missed), in percent
+    (None when no mutant is killed by either judge)."""
+
+    killed: tuple[Outcome, ...]       # by verify
+    missed: tuple[Outcome, ...]       # by the suite only
+    equivalent: tuple[Outcome, ...]   # by neither
+
+    @classmethod
+    def of(cls, outcomes: list[Outcome]) -> "Score":
+        return cls(*(tuple(o for o in outcomes if o.status == s) for s in ("verify-killed", "suite-killed", "equivalent")))
+
+    @property
+    def percent(self) -> float | None:
+        judged = len(self.killed) + len(self.missed)
+        return 100.0 * len(self.killed) / judged if judged else None
+
+    def sentence(self) -> str:
+        n = len(self.killed) + len(self.missed)
+        pct = self.percent
+        return f"verify kills {len(self.killed)} of {n} non-equivalent mutants" + (
+            f" = {pct:.1f}%" if pct is not None else " (neither judge killed any: no score)")
+
+
 def baseline(pristine: Sandbox, settings: Settings, progress: Callable[[str], None]) -> Baseline:
     """Both judges on the unmutated copy; raises CampaignError if either fails."""
     limit = 3600.0

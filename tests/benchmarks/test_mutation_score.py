@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.mutation import mutator
-from benchmarks.mutation.runs import run
+from benchmarks.mutation.campaign import Outcome, Score
+from benchmarks.mutation.runs import Run, run
 from benchmarks.mutation.sandbox import Sandbox, SandboxError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -199,3 +200,29 @@ def test_verify_verdicts(tmp_path, code, kind, reason):
     r = run("verify", [sys.executable, "-c", code], tmp_path, {}, timeout=30)
     assert (r.kind, r.reason) == (kind, reason)
     assert r.killed == bool(kind)
+
+
+def _outcome(verify_kills: bool, suite_kills: bool | None) -> Outcome:
+    m = mutator.file_sites("def f(a):\n    return a < 1\n", "impl/x.py")[0]
+
+    def judged(judge, killed):
+        return Run(judge, "killed" if killed else "survived", "violation" if killed else "", int(killed), 1.0, "", "")
+    return Outcome(m, judged("verify", verify_kills), None if suite_kills is None else judged("suite", suite_kills))
+
+
+def test_the_score_counts_only_mutants_some_judge_kills():
+    outcomes = [_outcome(True, None)] * 3 + [_outcome(False, True), _outcome(False, False), _outcome(False, False)]
+    score = Score.of(outcomes)
+    assert (len(score.killed), len(score.missed), len(score.equivalent)) == (3, 1, 2)
+    assert score.sentence() == "verify kills 3 of 4 non-equivalent mutants = 75.0%"
+    assert Score.of([_outcome(False, False)]).percent is None
+
+
+def test_the_script_lists_a_seeded_sample_without_running_anything():
+    cmd = [sys.executable, str(REPO / "benchmarks" / "mutation_score.py"), "--list", "--sample", "3", "--seed", "5",
+           "--worktree"]
+    first, again = (subprocess.run(cmd, capture_output=True, text=True, timeout=120) for _ in range(2))
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("mutation score: 3 mutants sampled (seed 5) from ") and len(lines) == 4
+    assert again.stdout == first.stdout
