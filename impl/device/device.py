@@ -137,7 +137,8 @@ class Device:
         """
         self._copy(dst, src, nbytes, kind)
 
-    def _copy(self, dst: int, src: int, nbytes: int, kind: str | None, *, task: str = "") -> None:
+    def _copy(self, dst: int, src: int, nbytes: int, kind: str | None, *, task: str = "",
+              stream: int | None = None) -> None:
         if nbytes < 0:
             raise DeviceUsageError(f"memcpy of {nbytes} bytes")
         ds, ss = self._space(dst), self._space(src)
@@ -153,7 +154,7 @@ class Device:
         doff = ds.check(dst, nbytes, write=True, task=task, what="copy destination", loading=loading)
         ds.u8[doff:doff + nbytes] = ss.u8[soff:soff + nbytes]
         self.tally.copy(direction, nbytes)
-        self.trace.append(tr.Copy(direction, dst, src, nbytes, task))
+        self.trace.append(tr.Copy(direction, dst, src, nbytes, task, stream))
 
     @_guarded
     def memset(self, addr: int, nbytes: int, value: int = 0) -> None:

@@ -48,7 +48,7 @@ def run_memset(dev, task, token, sid) -> None:
 
 
 def run_memcpy(dev, task, token, sid) -> None:
-    dev._copy(task.dst, task.src, task.nbytes, task.direction, task=task.name)
+    dev._copy(task.dst, task.src, task.nbytes, task.direction, task=task.name, stream=sid)
 
 
 def run_record(dev, task, token, sid) -> None:

@@ -34,13 +34,15 @@ class Free:
 
 @attrs.frozen
 class Copy:
-    """A copy of ``nbytes`` from ``src`` to ``dst``; ``direction`` is h2d, d2h, d2d or h2h."""
+    """A copy of ``nbytes`` from ``src`` to ``dst``; ``direction`` is h2d, d2h, d2d or h2h.
+    ``stream`` is the stream a copy task ran on (None: a synchronous copy by the host)."""
 
     direction: str
     dst: int
     src: int
     nbytes: int
     task: str = ""
+    stream: int | None = None
 
 
 @attrs.frozen

@@ -5,35 +5,38 @@
 from ``first_seq``; ``spec_event(e, position, seq, names)`` does one. This transcribes and
 decides nothing: each device event becomes the spec event of the same happening, its
 addresses, sizes and stream copied over. What the trace says in the runtime's own words
-(device task names, allocation tags, which copy moved which I/O) is translated through
-:class:`TraceNames`, plain data the runtime's observer supplies.
+(device task names, allocation tags, which copy moved which I/O, which tensor a task's
+argument slot holds in the model file) is translated through :class:`TraceNames`, plain
+data the runtime's observer supplies.
 
 =================  ==========================================================================
 device event       spec event
 =================  ==========================================================================
 ``Alloc``          ``alloc``: address, size, owner (from the tag), purpose (the tag)
 ``Free``           ``free``: address
-``Copy``           ``copy``: direction, src, dst, size, io (the I/O the copy moves, if any)
+``Copy``           ``copy``: direction, src, dst, size, io (the I/O the copy moves, if any), stream
 ``ArgWrite``       ``arg_write``: task, slot, value
-``Launch``         ``launch``: task, reads, writes, stream
+``Launch``         ``launch``: task, op, reads, writes (each range named by its slot's tensor), stream
 ``FaultedLaunch``  ``launch`` of the ranges the task designated (its ``fault`` follows)
 ``Fault``          ``fault``: address, task, message
 ``Memset``         none: a memset task's writes are its launch's
-``Sync``           none: an event record or wait orders streams, it touches no memory
+``Sync``           ``record`` or ``wait``: event_id, stream
 =================  ==========================================================================
 
-An allocation or free whose tag ``names`` gives no owner is not transcribed: a runtime uses
-that for memory it reports at another level (runtime v2's allocators hand out blocks of
-their cached spans and report the blocks, not the spans).
+An allocation or free whose tag ``names`` gives no owner is not transcribed.
+``allocation_events`` transcribes only the allocations and frees of a span (what happened
+between a load and a later call, so that the spec knows what is live at the call).
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Iterable, Mapping
 
 import attrs
 
 from zcspec.impl.device import trace as tr
 from zcspec.spec.observables.trace import Event, Range
+
+SlotTensors = tuple[tuple[str, ...], tuple[str, ...]]   # (tensors of the in slots, of the out slots), in slot order
 
 
 @attrs.frozen
@@ -45,20 +48,32 @@ class TraceNames:
     - ``copies``: trace position of a ``Copy`` -> the display name of the I/O it moves;
     - ``owners``: ``(tag prefix, owner)`` pairs, the first prefix the tag starts with wins;
       an owner of None leaves the allocation (and its free) out;
-    - ``default_owner``: the owner of a tag no prefix matches (None: left out).
+    - ``default_owner``: the owner of a tag no prefix matches (None: left out);
+    - ``slots``: task index -> the tensors its in and out slots hold (:func:`slot_tensors`),
+      so that a launch's ranges name them.
     """
 
     tasks: Mapping[str, int]
     copies: Mapping[int, str] = attrs.field(factory=dict)
     owners: tuple[tuple[str, str | None], ...] = ()
     default_owner: str | None = "user"
+    slots: Mapping[int, SlotTensors] = attrs.field(factory=dict)
 
     def owner(self, tag: str) -> str | None:
         return next((owner for prefix, owner in self.owners if tag.startswith(prefix)), self.default_owner)
 
 
-def _ranges(pairs) -> tuple[Range, ...]:
-    return tuple(Range(a, n) for a, n in pairs)
+def slot_tensors(tasks: Iterable) -> dict[int, SlotTensors]:
+    """Task index -> (in-slot tensors, out-slot tensors) of a model file's task definitions, in slot order
+    (the order in which the device reports a launch's reads and writes)."""
+    return {i: (tuple(s.tensor for s in t.slots if s.role == "in"), tuple(s.tensor for s in t.slots if s.role == "out"))
+            for i, t in enumerate(tasks)}
+
+
+def _ranges(pairs, tensors: tuple[str, ...]) -> tuple[Range, ...]:
+    pairs = tuple(pairs)
+    named = len(tensors) == len(pairs)   # a slot list that does not match the launch names nothing
+    return tuple(Range(a, n, tensors[i] if named else None) for i, (a, n) in enumerate(pairs))
 
 
 def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
@@ -72,12 +87,16 @@ def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
         return Event(seq, "alloc", address=e.addr, size=e.size, owner=owner, purpose=e.tag)
     if isinstance(e, tr.Copy):
         return Event(seq, "copy", direction=e.direction, src=e.src, dst=e.dst, size=e.nbytes,
-                     io=names.copies.get(position))
+                     io=names.copies.get(position), stream=e.stream)
     if isinstance(e, tr.ArgWrite):
         return Event(seq, "arg_write", task=names.tasks.get(e.task), slot=e.slot, value=e.value)
     if isinstance(e, (tr.Launch, tr.FaultedLaunch)):
-        return Event(seq, "launch", task=names.tasks.get(e.task), reads=_ranges(e.reads), writes=_ranges(e.writes),
+        task = names.tasks.get(e.task)
+        ins, outs = names.slots.get(task, ((), ())) if task is not None else ((), ())
+        return Event(seq, "launch", task=task, op=e.op_type, reads=_ranges(e.reads, ins), writes=_ranges(e.writes, outs),
                      stream=e.stream)
+    if isinstance(e, tr.Sync):
+        return Event(seq, "record" if e.what == "record" else "wait", event_id=e.event, stream=e.stream)
     if isinstance(e, tr.Fault):
         return Event(seq, "fault", address=e.address, task=names.tasks.get(e.task), message=e.message)
     return None
@@ -91,4 +110,19 @@ def spec_events(trace: tr.Trace, span: tuple[int, int], names: TraceNames, first
         ev = spec_event(e, begin + k, first_seq + len(out), names)
         if ev is not None:
             out.append(ev)
+    return out
+
+
+def allocation_events(trace: tr.Trace, span: tuple[int, int], names: TraceNames | Callable[[int], TraceNames],
+                      first_seq: int = 0) -> list[Event]:
+    """The ``alloc`` and ``free`` events alone of trace positions ``[span[0], span[1])``; ``names`` may
+    be a function of the trace position (the owner of a tag can depend on when it was allocated)."""
+    begin, end = span
+    names_at = names if callable(names) else (lambda _at: names)
+    out: list[Event] = []
+    for k, e in enumerate(trace.since(begin)[:max(end - begin, 0)]):
+        if isinstance(e, (tr.Alloc, tr.Free)):
+            ev = spec_event(e, begin + k, first_seq + len(out), names_at(begin + k))
+            if ev is not None:
+                out.append(ev)
     return out

@@ -6,17 +6,28 @@ One flat, tagged :class:`Event` per happening, as trace formats usually are;
 =============  =================================================================
 kind           fields
 =============  =================================================================
-``alloc``      ``address``, ``size``, ``owner`` (``model``/``runtime``/``user``), ``purpose``
+``alloc``      ``address``, ``size``, ``owner``, ``purpose``: a device (or host) allocation
 ``free``       ``address``
-``copy``       ``direction`` (h2d/d2h/d2d/h2h), ``src``, ``dst``, ``size``, ``io``
+``copy``       ``direction`` (h2d/d2h/d2d/h2h), ``src``, ``dst``, ``size``, ``io``, ``stream``
+               (None: a synchronous copy the host made, ordered with everything before and after it)
 ``arg_write``  ``task``, ``slot``, ``value`` (an argument slot refreshed)
-``launch``     ``task``, ``reads``, ``writes`` (ranges a kernel touched, or designated before a ``fault``), ``stream``
+``launch``     ``task``, ``op`` (its op type), ``reads``, ``writes`` (ranges a kernel touched, or designated
+               before a ``fault``; each names the tensor its slot holds in the model file), ``stream``
+``record``     ``event_id``, ``stream``: an event record ran on ``stream`` (what ran there before it is done)
+``wait``       ``event_id``, ``stream``: ``stream`` waited for the event (work after it follows the record)
 ``fault``      ``address``, ``task``, ``message`` (the device refused an access)
 ``error``      ``message``, ``io`` (the buffer the error names), ``code``
 ``call_begin`` ``call`` (load/execute/unload/...)
 ``call_end``   ``call``, ``ok``
 ``unload``     the model was unloaded (everything it owns should be freed)
 =============  =================================================================
+
+Allocation owners: ``model`` (what a load allocates: regions, argument tables), ``runtime`` (what an
+execute call allocates, directly or through the caller's allocator hook), ``pool`` (a span a
+runtime's caching allocator keeps across calls and hands blocks out of, which the device never
+sees), ``user`` (the caller's own memory). An execution's events may begin, before its
+``call_begin``, with the allocations and frees made since the load (earlier calls, the caller's
+buffers), so that what is live at the call is known from the trace alone.
 """
 from __future__ import annotations
 
@@ -24,17 +35,19 @@ from typing import Literal
 
 import attrs
 
-EventKind = Literal["alloc", "free", "copy", "arg_write", "launch", "fault", "error",
+EventKind = Literal["alloc", "free", "copy", "arg_write", "launch", "record", "wait", "fault", "error",
                     "call_begin", "call_end", "unload"]
+Owner = Literal["model", "runtime", "pool", "user"]
 Direction = Literal["h2d", "d2h", "d2d", "h2h"]
 
 
 @attrs.frozen
 class Range:
-    """``size`` bytes from ``address``."""
+    """``size`` bytes from ``address``; ``tensor`` is the model tensor a kernel's slot holds there (None: unnamed)."""
 
     address: int
     size: int
+    tensor: str | None = None
 
     @property
     def end(self) -> int:
@@ -52,13 +65,14 @@ class Event:
     kind: EventKind
     address: int | None = None
     size: int | None = None
-    owner: str | None = None
+    owner: Owner | None = None
     purpose: str | None = None
     direction: Direction | None = None
     src: int | None = None
     dst: int | None = None
     io: str | None = None
     task: int | None = None
+    op: str | None = None
     slot: int | None = None
     value: int | None = None
     reads: tuple[Range, ...] = ()
@@ -68,9 +82,16 @@ class Event:
     call: str | None = None
     ok: bool | None = None
     stream: int | None = None
+    event_id: int | None = None
 
     def written(self) -> tuple[Range, ...]:
-        """The device ranges this event writes: a copy's destination or a kernel's writes."""
+        """The ranges this event writes: a copy's destination or a kernel's writes."""
         if self.kind == "copy" and self.dst is not None and self.size:
             return (Range(self.dst, self.size),)
         return self.writes if self.kind == "launch" else ()
+
+    def read(self) -> tuple[Range, ...]:
+        """The ranges this event reads: a copy's source or a kernel's reads."""
+        if self.kind == "copy" and self.src is not None and self.size:
+            return (Range(self.src, self.size),)
+        return self.reads if self.kind == "launch" else ()

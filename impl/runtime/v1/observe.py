@@ -18,7 +18,7 @@ from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsO
 from zcspec.spec.observables.model_file import ZeroCopyEntry
 from zcspec.spec.observables.trace import Event
 
-from zcspec.impl.device.trace_events import TraceNames, spec_events
+from zcspec.impl.device.trace_events import TraceNames, allocation_events, slot_tensors, spec_events
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
 from zcspec.impl.runtime.v1.allocator import MODEL_TAG
@@ -31,7 +31,7 @@ def _trace_names(lm, copies: dict | None = None) -> TraceNames:
     """The trace's task names and tags in the observation's terms; ``copies``: position -> (role, index)."""
     names = io_names(lm.model)
     return TraceNames({n: i for i, n in enumerate(task_names(lm.model))},
-                      {p: names[k] for p, k in (copies or {}).items()}, OWNERS, "user")
+                      {p: names[k] for p, k in (copies or {}).items()}, OWNERS, "user", slot_tensors(lm.model.tasks.tasks))
 
 
 def _hccl_without_zero_copy(model) -> set[str]:
@@ -80,8 +80,10 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=()) -> 
     # before launching anything.
     values = record.slot_values or ()
     slots = tuple(SlotValue(i, s, v) for i, task in enumerate(values) for s, v in enumerate(task))
-    events = [Event(0, "call_begin", call="execute")]
-    events += spec_events(lm.device.trace, record.trace, _trace_names(lm, record.copies), first_seq=1)
+    # allocations since the load first (what is live at the call, EXEC-NO-OVERRUN), then the call
+    events = allocation_events(lm.device.trace, (lm.load_span[1], record.trace[0]), _trace_names(lm))
+    events.append(Event(len(events), "call_begin", call="execute"))
+    events += spec_events(lm.device.trace, record.trace, _trace_names(lm, record.copies), first_seq=len(events))
     err = record.error
     if err is not None:
         events.append(Event(len(events), "error", message=str(err), io=getattr(err, "buffer", None) or None,

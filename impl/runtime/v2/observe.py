@@ -11,18 +11,24 @@ execution.py) then check this runtime from outside.
   ``impl.device.trace_events`` transcribes it; a copy names the I/O it moves, and a kernel
   that faulted shows as the launch it attempted (the device's ``FaultedLaunch``) followed
   by the fault.
-- Memory events are the *runtime's* allocations: blocks its allocators hand out, from the
-  executor's runtime log (owner ``runtime``, or ``user`` for a block a caller's output
-  tensor took over, ``io`` naming the I/O it was allocated for), and the load's and unload's
-  own device allocations and frees (owner ``model``). The device allocations within a call
-  are the allocators' backing (the caching allocator's spans are its pool, not allocations
-  of a call) and are left out.
+- Memory events are the *device's*: every allocation and free the device trace shows, owners by
+  tag and position (:func:`_trace_names`): the load's allocations are the model's, the spans of
+  its caching allocator (tag ``<model> hbm span``) the pool's, anything else allocated while a
+  call ran the runtime's (directly or through the caller's allocator hook), anything else
+  outside calls the caller's. The runtime's own allocator log is not transcribed: blocks it
+  hands out of a span it already holds are invisible to the device, so the claims judge them by
+  what kernels and copies wrote. Only the log's errors (what the call reported) and the
+  ``unload`` are taken from it.
+- Before ``call_begin`` come the allocations and frees the device made since the load (earlier
+  calls, the caller's buffers), so that what is live at the call is known.
+- ``io_addresses`` is the runtime's report of the addresses it used, kept as a label: no v2
+  claim judges from it.
 - When the executor was unloaded after ``record`` (its last call), what followed the call,
   the unload's frees and an ``unload`` event close the trace.
 """
 from __future__ import annotations
 
-from zcspec.impl.device.trace_events import TraceNames, spec_event
+from zcspec.impl.device.trace_events import TraceNames, allocation_events, slot_tensors, spec_event
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
@@ -31,12 +37,18 @@ from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
 from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.trace import Event
 
+_LOGGED = ("error", "unload")   # what the runtime log contributes: the call's reports, not its allocations
 
-def _trace_names(exe, owner: str | None, copies: dict | None = None) -> TraceNames:
-    """The trace in the observation's names: every device allocation owned by ``owner`` (None: left out)."""
-    names = io_names(exe.model)
+
+def _trace_names(exe, default_owner: str, copies: dict | None = None) -> TraceNames:
+    """The trace in the observation's names: tags of the model's load and of its caching allocator's spans
+    (as the executor names them, executor.py) by prefix; any other tag belongs to ``default_owner``."""
+    names, name = io_names(exe.model), exe.model.name
+    owners = ((f"{name} hbm", "pool"), (f"{name} weight", "model"), (f"{name} fixed", "model"),
+              (f"{name} args", "model"))
     return TraceNames({f"{t.kind}/{t.node}": t.index for t in exe.model.tasks.tasks},
-                      {p: names[k] for p, k in (copies or {}).items()}, (), owner)
+                      {p: names[k] for p, k in (copies or {}).items()}, owners, default_owner,
+                      slot_tensors(exe.model.tasks.tasks))
 
 
 def observe_load(exe) -> LoadObservation:
@@ -53,19 +65,19 @@ def observe_load(exe) -> LoadObservation:
 
 
 class _Events:
-    """Builds the spec's event list from device trace events and runtime log entries."""
+    """Builds the spec's event list from device trace events and the runtime log's reports."""
 
-    def __init__(self, names: dict, handed: dict | None = None):
-        self.names, self.handed = names, handed or {}
+    def __init__(self, names: dict):
+        self.names = names
         self.out: list[Event] = []
 
     def add(self, kind: str, **fields) -> None:
         self.out.append(Event(len(self.out), kind, **fields))
 
     def device(self, trace, span: tuple[int, int], names: TraceNames, log=()) -> None:
-        """The trace positions ``[begin, end)``, each runtime log entry placed at the position it was logged."""
+        """The trace positions ``[begin, end)``, each runtime report placed at the position it was logged."""
         begin, end = span
-        log = list(log)
+        log = [r for r in log if r.kind in _LOGGED]
         for k, e in enumerate(trace.since(begin)[:end - begin]):
             while log and log[0].at <= begin + k:
                 self.runtime(log.pop(0))
@@ -75,15 +87,15 @@ class _Events:
         for entry in log:
             self.runtime(entry)
 
+    def between(self, trace, span: tuple[int, int], calls, exe) -> None:
+        """The allocations and frees of ``[begin, end)``: the runtime's inside an earlier call's span, else the caller's."""
+        inside, outside = _trace_names(exe, "runtime"), _trace_names(exe, "user")
+        calls = sorted(c for c in calls if c[1] > span[0] and c[0] < span[1])
+        names_at = lambda at: inside if any(lo <= at < hi for lo, hi in calls) else outside  # noqa: E731
+        self.out += allocation_events(trace, span, names_at, first_seq=len(self.out))
+
     def runtime(self, r) -> None:
-        if r.kind == "alloc":
-            key = self.handed.get(r.address)
-            io = self.names.get(key) if key else _io(self.names, r.io)
-            self.add("alloc", address=r.address, size=r.size, owner="user" if key else "runtime",
-                     purpose=r.purpose, io=io)
-        elif r.kind == "free":
-            self.add("free", address=r.address)
-        elif r.kind == "error":
+        if r.kind == "error":
             self.add("error", message=r.message, io=r.io and _io(self.names, r.io), code=r.code)
         elif r.kind == "unload":
             self.add("unload")
@@ -106,12 +118,13 @@ def observe_execution(exe, record: ExecutionRecord | None = None, outputs=()) ->
     names = io_names(exe.model)
     buffers = tuple(SpecBuffer(names[g.key], g.role, g.address, g.size, g.placement) for g in record.buffers)
     trace, (log_begin, log_end) = exe.device.trace, record.log
-    ev = _Events(names, dict(record.handed))
+    ev = _Events(names)
+    ev.between(trace, (exe.load_end, record.trace[0]), [r.trace for r in exe.records if r is not record], exe)
     ev.add("call_begin", call="execute")
-    ev.device(trace, record.trace, _trace_names(exe, None, record.copies), log=exe.log[log_begin:log_end])
+    ev.device(trace, record.trace, _trace_names(exe, "runtime", record.copies), log=exe.log[log_begin:log_end])
     ev.add("call_end", call="execute", ok=record.error is None)
     if exe.closed and record is exe.records[-1]:
-        ev.device(trace, (record.trace[1], len(trace)), _trace_names(exe, "model"), log=exe.log[log_end:])
+        ev.device(trace, (record.trace[1], len(trace)), _trace_names(exe, "user"), log=exe.log[log_end:])
     slots = {(e.task, e.slot): e.value for e in ev.out if e.kind == "arg_write"}
     err = record.error
     culprit = None
