@@ -17,6 +17,7 @@ import attrs
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime, observe_runs
+from zcspec.checks.strategies.model_files import mutate
 from zcspec.checks.strategies.device_probes import observe_probe
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json
@@ -82,12 +83,16 @@ def _compile_options(data) -> CompileOptions:
 
 def _observe_plan(s: Scenario) -> list:
     stages = compile_stages(s.graph, s.compile)
-    return [observe_plan(stages.graph, stages.plan)]
+    return [observe_plan(stages.graph, stages.plan, soc=s.compile.soc)]
 
 
 def _observe_model_file(s: Scenario) -> list:
+    """The compiled file, or, with ``runtime["mutation"]`` (checks/strategies/model_files.py), a mutated one."""
     stages = compile_stages(s.graph, s.compile)
-    return [observe_model_file(encode(stages.model), stages.graph, s.compile)]
+    data = encode(stages.model)
+    if "mutation" in s.runtime:
+        data = mutate(data, s.runtime["mutation"])
+    return [observe_model_file(data, stages.graph, s.compile)]
 
 
 OBSERVERS: dict[str, Callable[[Scenario], list]] = {

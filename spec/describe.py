@@ -73,11 +73,12 @@ def _model_file(mf: ModelFileObservation) -> str:
         lines.append(f"load: {_fields(mf.load)}")
     if mf.regions:
         lines.append("regions: " + ", ".join(f"{k}={v}" for k, v in mf.regions.items()))
-    lines += [f"task {t.id} ({t.kind}) slot {s.index}: {s.region}+{s.offset}, {s.size} bytes"
-              for t in mf.tasks for s in t.slots]
+    lines += [f"task {t.id} ({t.kind}{', node ' + t.node if t.node else ''}{', in a loop' if t.in_loop else ''})"
+              + (f" slot {s.index}: {s.region}+{s.offset}, {s.size} bytes" if s else "")
+              for t in mf.tasks for s in (t.slots or (None,))]
     lines += [f"zero-copy entry: {_fields(e)}" for e in mf.zero_copy_table]
     lines += [f"node {n.name}: {n.type}" + (f"({', '.join(n.inputs)})" if n.inputs else "")
-              + ("" if n.supports_addr_refresh else " [no address refresh]") for n in mf.nodes]
+              + (" [view]" if n.view else "") for n in mf.nodes]
     if mf.soc is not None:
         lines.append(f"soc: {_fields(mf.soc)}")
     if mf.build != BuildFacts():

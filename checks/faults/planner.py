@@ -117,7 +117,7 @@ VARIANTS = (
             _touching_merged, plan_scenarios, ("LAYOUT-NO-OVERLAP",)),
     Variant("block-one-unit-short", "planner",
             "block sizes rounded down instead of up: every block one 512-byte unit too small",
-            _block_one_unit_short, plan_scenarios, ("LAYOUT-NO-OVERLAP", "LAYOUT-ZC-SIZE")),
+            _block_one_unit_short, plan_scenarios, ("LAYOUT-NO-OVERLAP", "LAYOUT-IO-ATTRIBUTES")),
     Variant("atomic-block-reused", "planner",
             "an atomic-clean output's block reused by other tensors (the memset would wipe them)",
             _atomic_reused, plan_scenarios, ("MEM-ATOMIC-NOREUSE",)),

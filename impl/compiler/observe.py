@@ -15,12 +15,11 @@ from zcspec.impl.compiler.memory.plan_types import MemoryPlan
 from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.load import load_model
-from zcspec.impl.compiler.passes.memcpy_addr_async import refreshable
 from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
-    Alignment, Block, ContinuousGroup, PlacedTensor, PlanAttributes, PlanObservation,
+    Block, ContinuousGroup, PlacedTensor, PlanAttributes, PlanObservation,
 )
 
 
@@ -42,18 +41,46 @@ def _continuous_groups(graph: Graph, planned: set[str]) -> tuple[ContinuousGroup
     return tuple(groups)
 
 
-def observe_plan(graph: Graph, plan: MemoryPlan) -> PlanObservation:
+def _workspaces(graph: Graph, planned: set[str]) -> dict[str, str]:
+    """Workspace tensor -> the node that declares it (node attribute ``_workspace_bytes``, one
+    tensor ``<node>#ws<i>`` per non-empty entry, as the plan contract names them)."""
+    out = {}
+    for n in graph.nodes:
+        sizes = n.attr("_workspace_bytes", ())
+        for i, nbytes in enumerate((sizes,) if isinstance(sizes, int) else sizes):
+            if f"{n.name}#ws{i}" in planned:
+                out[f"{n.name}#ws{i}"] = n.name
+    return out
+
+
+def _nbytes(graph: Graph, name: str, ws: dict[str, str]) -> int | None:
+    """A tensor's raw bytes as its desc gives them (a workspace's are the node's declared count)."""
+    if name in ws:
+        node = graph.node[ws[name]]
+        sizes = node.attr("_workspace_bytes", ())
+        return ((sizes,) if isinstance(sizes, int) else tuple(sizes))[int(name.rsplit("#ws", 1)[1])]
+    desc = graph.desc.get(name)
+    return None if desc is None else desc.nbytes
+
+
+def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> PlanObservation:
     """The spec's PlanObservation of ``plan``, made from ``graph``: a transcription of the plan's fields
-    plus the facts the block invariants need, read from the graph."""
+    plus graph facts (who writes and reads each tensor, op types, which outputs are atomic, which
+    inputs must be contiguous, declared workspaces, raw tensor bytes). ``soc`` names the SoC the plan
+    was made for; the spec derives the granularities from it. Nothing here is the planner's verdict
+    about itself: not its options, not its alignment."""
+    planned = {t.name for t in plan.tensors}
+    ws = _workspaces(graph, planned)
     tensors = tuple(PlacedTensor(t.name, t.region, t.offset, t.size, t.aligned_size, t.first, t.last, t.block,
-                                    t.zero_copy, t.alias_of) for t in plan.tensors)
-    planned = {t.name for t in tensors}
+                                 t.zero_copy, t.alias_of, _nbytes(graph, t.name, ws)) for t in plan.tensors)
     blocks = tuple(Block(b.id, b.region, b.offset, b.size, b.zero_copy, tuple(b.tensors)) for b in plan.blocks)
     a = plan.attributes
-    attributes = PlanAttributes(a.memory_size, a.zero_copy_memory_size, {x.tensor: x.is_zero_copy_block for x in a.inputs})
+    attributes = PlanAttributes(a.memory_size, a.zero_copy_memory_size,
+                                {x.tensor: x.is_zero_copy_block for x in a.inputs},
+                                {x.tensor: x.basic_offset for x in a.inputs + a.outputs})
     atomic = tuple(t for n in graph.nodes if (ops.info(n.op_type) or ops.OpInfo(n.op_type)).atomic
                    for t in n.outputs if t in planned)
-    block_align = plan.options.block_align
+    steps = set(plan.order)
     return PlanObservation(
         order=tuple(plan.order), tensors=tensors, blocks=blocks, regions=dict(plan.regions),
         lower_bound=plan.lower_bound, naive=plan.naive, attributes=attributes,
@@ -62,11 +89,13 @@ def observe_plan(graph: Graph, plan: MemoryPlan) -> PlanObservation:
         consumers=_consumers(graph, tuple(plan.order), planned),
         atomic=atomic,
         continuous_groups=_continuous_groups(graph, planned),
-        workspaces={t.name: t.name.split("#ws")[0] for t in tensors if "#ws" in t.name},
-        fixed=tuple(t.name for t in tensors if t.region in ("weight", "fixed")),
-        alignment=Alignment(block={"feature_map": block_align, "zero_copy": block_align},
-                            tensor=plan.options.size_align),
+        workspaces=ws,
+        fixed=tuple(t for t in graph.weight if t in planned),
         batch_labels={t.name: t.batch for t in plan.tensors if t.batch},
+        soc=soc,
+        netoutput_inputs=tuple(t for t in graph.outputs if t in planned),
+        node_types={n.name: n.op_type for n in graph.nodes if n.name in steps},
+        producers={t: p for t, p in graph.producer.items() if t in planned and p in steps},
     )
 
 
@@ -78,40 +107,60 @@ def _header(data: bytes):
                   digest.hex(), hashlib.sha256(data[HEADER.size:]).hexdigest())
 
 
-def _nodes(graph: Graph, soc):
+def model_tasks(model) -> tuple[Task, ...]:
+    """The task definitions as written; an HCCL slot's flag is its entry in the task's
+    zero_copy_in / zero_copy_out list, False past the list's end (an empty list sets no flag)."""
+    out = []
+    for t in model.tasks.tasks:
+        seen = {"in": 0, "out": 0}
+        slots = []
+        for j, s in enumerate(t.slots):
+            flag = None
+            if t.kind == "hccl":
+                flags, i = (t.zero_copy_in if s.role == "in" else t.zero_copy_out), seen[s.role]
+                flag = bool(flags[i]) if i < len(flags) else False
+            seen[s.role] = seen.get(s.role, 0) + 1
+            slots.append(ArgSlot(j, s.region, s.offset, s.nbytes, s.role, s.tensor, flag))
+        out.append(Task(t.index, t.kind, tuple(slots), t.node, t.stream, t.in_loop))
+    return tuple(out)
+
+
+def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
+    """The graph's nodes as the model file runs them: a node is a view when it has no task and the
+    plan gives its output its input 0's memory."""
     producer = graph.producer
+    with_task = {t.node for t in model.tasks.tasks}
+    root = model.plan.roots()
     consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
-    out = [NodeInfo(w, "Const", has_task=False) for w in consts]
+    out = [NodeInfo(w, "Const") for w in consts]
     for n in graph.nodes:
         srcs = tuple(dict.fromkeys(producer.get(t, t) for t in n.inputs))
+        view = (n.name not in with_task and bool(n.inputs) and bool(n.outputs) and n.outputs[0] in root
+                and root.get(n.outputs[0]) == root.get(n.inputs[0], n.inputs[0]))
         # A copy made for a continuous-input group is GE's HCCL-memcpy-pass MemcpyAsync (in
         # address-pointer mode, so refreshable), not one of MemcpyAddrAsyncPass's nodes.
         kind = "MemcpyAsync" if n.attr("_inserted_by") == "continuous_copies" else n.op_type
-        out.append(NodeInfo(n.name, kind, srcs, supports_addr_refresh=refreshable(n, soc),
-                            supports_input_refresh=refreshable(n, soc, side="input"),
-                            view=ops.is_view(n), has_task=bool(ops.task_kinds(n))))
+        out.append(NodeInfo(n.name, kind, srcs, view=view, stream=n.stream))
     return tuple(out)
 
 
 def observe_model_file(data: bytes, graph: Graph | None = None, options=None):
-    """The spec's ModelFileObservation of model bytes; ``graph`` (after the passes) and ``options``
-    add the node and SoC facts the pass invariants need."""
+    """The spec's ModelFileObservation of model bytes: the header as read, whether the loader
+    accepted it, and for an accepted file its regions, tasks, zero-copy table, the SoC it names and
+    its build facts; ``graph`` (after the passes) adds the nodes. ``options`` stand in for the
+    file's own options only when the file does not load (then no node or SoC facts are given)."""
     try:
         model, outcome = load_model(data), LoadOutcome(True)
     except ModelFormatError as e:
         model, outcome = None, LoadOutcome(False, str(e))
-    tasks, table, regions = (), (), {}
-    if model is not None:
-        regions = dict(model.regions)
-        tasks = tuple(Task(t.index, t.kind, tuple(ArgSlot(j, s.region, s.offset, s.nbytes) for j, s in enumerate(t.slots)))
-                      for t in model.tasks.tasks)
-        io = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
-        table = tuple(ZeroCopyEntry(z.task, z.slot, io[(z.role, z.index)], z.role, z.relative_offset)
-                      for z in model.tasks.zero_copy)
-    soc = options.profile if options is not None else None
+    if model is None:
+        return ModelFileObservation(header=_header(data), load=outcome,
+                                    build=BuildFacts(offline=bool(options.offline)) if options is not None else BuildFacts())
+    io = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
+    table = tuple(ZeroCopyEntry(z.task, z.slot, io[(z.role, z.index)], z.role, z.relative_offset)
+                  for z in model.tasks.zero_copy)
     return ModelFileObservation(
-        header=_header(data), load=outcome, regions=regions, tasks=tasks, zero_copy_table=table,
-        nodes=_nodes(graph, soc) if graph is not None and soc is not None else (),
-        soc=SocProfile(soc.name, soc.zero_copy) if soc is not None else None,
-        build=BuildFacts(offline=bool(options.offline)) if options is not None else BuildFacts(),
+        header=_header(data), load=outcome, regions=dict(model.regions), tasks=model_tasks(model), zero_copy_table=table,
+        nodes=_nodes(graph, model) if graph is not None else (),
+        soc=SocProfile(model.options.soc), build=BuildFacts(offline=bool(model.options.offline)),
     )

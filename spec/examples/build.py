@@ -36,9 +36,12 @@ class Example:
     why: str
 
 
-def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, **extra: Any) -> PlanObservation:
-    """A plan from rows; ``blocks`` lists groups of tensor names that share one block (others get their own)."""
+def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, nbytes=None, **extra: Any) -> PlanObservation:
+    """A plan from rows; ``blocks`` lists groups of tensor names that share one block (others get their own);
+    ``nbytes`` gives tensors' raw bytes by name."""
     tensors = [_row(r) for r in rows]
+    for t in tensors:
+        t["nbytes"] = (nbytes or {}).get(t["name"])
     by_name = {t["name"]: t for t in tensors}
     groups = [list(g) for g in blocks]
     grouped = {n for g in groups for n in g}
@@ -94,12 +97,21 @@ def model_file(**fields: Any) -> ModelFileObservation:
     return ModelFileObservation(**fields)
 
 
-def node(name: str, type_: str, *inputs: str, refresh: bool = True) -> NodeInfo:
-    return NodeInfo(name=name, type=type_, inputs=inputs, supports_addr_refresh=refresh)
+def node(name: str, type_: str, *inputs: str, view: bool = False) -> NodeInfo:
+    return NodeInfo(name=name, type=type_, inputs=inputs, view=view)
 
 
 def soc(supports: bool = True) -> SocProfile:
-    return SocProfile(name="ascend-emu" if supports else "no-zc-memcpy", supports_zero_copy_memcpy=supports)
+    """A SoC of the spec's capability table: ``legacy`` (zero-copy memcpy; loop and HCCL tasks keep
+    fixed addresses) or ``nozc`` (no zero-copy capability)."""
+    return SocProfile(name="legacy" if supports else "nozc")
+
+
+def node_task(id_: int, node_name: str, kind: str = "kernel", *, in_loop: bool = False,
+              roles: tuple[str, ...] = ("in", "out")) -> Task:
+    """A task of ``node_name`` with one feature-map slot per role (``in``/``out``)."""
+    return Task(id=id_, kind=kind, node=node_name, in_loop=in_loop,
+                slots=tuple(ArgSlot(i, "feature_map", 0, 0, r) for i, r in enumerate(roles)))
 
 
 def task(id_: int, *slots: tuple) -> Task:
@@ -118,15 +130,28 @@ RAW = 400
 PADDED = 432  # GE's tensor size: align32(400) + 32 padding (ge-facts.md 1.3)
 
 
-def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, events=(), **options: Any) -> LoadObservation:
+Y_FM_OFFSET = 0x100   # where y sits when an example puts it in the feature map
+
+
+def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, events=(), y_region: str = "zero_copy",
+         hccl_flags: tuple[bool, bool] | None = None, soc: str = "ascend910b", **options: Any) -> LoadObservation:
+    """The small model loaded. Task 0 reads x (slot 0) and writes y (slot 1): a kernel, or with ``hccl_flags`` an HCCL task whose two
+    buffers carry those zero-copy flags. ``y_region="feature_map"`` puts y in the feature map.
+    ``copy_only`` is only the runtime's label (no verdict reads it)."""
+    y_offset = 0 if y_region == "zero_copy" else Y_FM_OFFSET
+    y_address = Y_MODEL if y_region == "zero_copy" else FM + Y_FM_OFFSET
     io = io if io is not None else (
-        IoTensor("x", "input", X_MODEL, PADDED, RAW), IoTensor("y", "output", Y_MODEL, PADDED, RAW))
+        IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=X_MODEL - ZC),
+        IoTensor("y", "output", y_address, PADDED, RAW, region=y_region, offset=y_offset))
+    flags = hccl_flags or (None, None)
+    slots = (ArgSlot(0, "zero_copy", X_MODEL - ZC, RAW, "in", "x", flags[0]),
+             ArgSlot(1, y_region, y_offset, RAW, "out", "y", flags[1]))
+    table = (ZeroCopyEntry(0, 0, "x", "input"),) + ((ZeroCopyEntry(0, 1, "y", "output"),) if y_region == "zero_copy" else ())
     return LoadObservation(
         options=LoadOptionsObservation(runtime=runtime, **options),
         regions=(RegionBinding("feature_map", FM, 0x1000), RegionBinding("zero_copy", ZC, 0x400, backed=zc_backed)),
-        io=tuple(io),
-        zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input"), ZeroCopyEntry(0, 1, "y", "output")),
-        copy_only=tuple(copy_only), events=tuple(events),
+        io=tuple(io), zero_copy_table=table, copy_only=tuple(copy_only), events=tuple(events),
+        tasks=(Task(0, "hccl" if hccl_flags else "kernel", slots, node="k"),), soc=soc,
     )
 
 

@@ -15,7 +15,7 @@ EXAMPLES = (
             model_file(nodes=_GRAPH_BAD, soc=soc(True)),
             culprit="'c' -> 'out'", why="a constant feeds the graph output directly on a SoC that supports zero-copy memcpy"),
     Example("MF-WELL-FORMED",
-            model_file(load=accepted(True)),
+            model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(False)),
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(True)),
             culprit="header", why="the stored checksum does not match the bytes, yet the file was loaded"),
     Example("MF-SLOT-IN-REGION",

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from zcspec.spec.examples.build import (
-    PADDED, RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, Example, buffers, events, execution, launch, load,
+    FM, RAW, X_BUF, X_MODEL, Y_BUF, Y_FM_OFFSET, Y_MODEL, Example, buffers, events, execution, launch, load,
 )
-from zcspec.spec.observables import IoTensor
 
-_Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, Y_MODEL)), io_addresses={"x": X_BUF, "y": Y_MODEL})
-_COPY_Y = dict(kind="copy", direction="d2d", src=Y_MODEL, dst=Y_BUF, size=RAW, io="y")
-_NOT_ZC_Y = (IoTensor("x", "input", X_MODEL, PADDED, RAW), IoTensor("y", "output", Y_MODEL, PADDED, RAW, zero_copy_block=False))
-_HCCL_X = (IoTensor("x", "input", X_MODEL, PADDED, RAW, hccl_no_zero_copy=True), IoTensor("y", "output", Y_MODEL, PADDED, RAW))
+_Y_FM = FM + Y_FM_OFFSET
+_Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, _Y_FM)), io_addresses={"x": X_BUF, "y": _Y_FM})
+_COPY_Y = dict(kind="copy", direction="d2d", src=_Y_FM, dst=Y_BUF, size=RAW, io="y")
+_Y_HCCL = dict(slots=((0, 0, X_BUF), (0, 1, Y_MODEL)), io_addresses={"x": X_BUF, "y": Y_MODEL})
+_COPY_Y_HCCL = dict(kind="copy", direction="d2d", src=Y_MODEL, dst=Y_BUF, size=RAW, io="y")
 _FALLBACK = 0xA0000
 _AZC = dict(always_zero_copy=True)
 
@@ -23,18 +23,25 @@ EXAMPLES = (
             execution(slots=((0, 0, X_BUF), (0, 1, Y_BUF), (1, 0, X_MODEL))),
             culprit="task 1 slot 0", why="task 1 reads x from the model's I/O region instead of the user's buffer"),
     Example("V1-COPY-ONLY-ONCE",
-            execution(load(copy_only=("y",)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y), **_Y_COPY_ONLY),
-            execution(load(copy_only=("y",)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y, _COPY_Y),
+            execution(load(y_region="feature_map"), evs=events(launch(writes=((_Y_FM, RAW),)), _COPY_Y), **_Y_COPY_ONLY),
+            execution(load(y_region="feature_map"), evs=events(launch(writes=((_Y_FM, RAW),)), _COPY_Y, _COPY_Y),
                       **_Y_COPY_ONLY),
-            culprit="'y'", why="the copy-only output y is copied twice in one execution"),
+            culprit="'y'", why="output y lives in the feature map, so it must be copied once; it is copied twice"),
+    Example("V1-ZERO-COPY-WHEN-ELIGIBLE",
+            execution(),
+            execution(evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y_HCCL), **_Y_HCCL),
+            culprit="'y'", why="y could be bound to its buffer (a refreshable kernel writes it), yet it was "
+                               "computed in the model's region and copied"),
     Example("V1-REUSE-ZC-MEMORY",
-            load(reuse_zero_copy_memory=True, zc_backed=False, io=_NOT_ZC_Y, copy_only=("y",)),
-            load(reuse_zero_copy_memory=True, zc_backed=False, io=_NOT_ZC_Y),
-            culprit="'y'", why="y's block is not a zero-copy block but y is not copy-only"),
+            load(reuse_zero_copy_memory=True, zc_backed=False),
+            load(reuse_zero_copy_memory=True, zc_backed=True),
+            culprit="region 'zero_copy'", why="the I/O region was allocated at load although reuseZeroCopyMemory is on"),
     Example("V1-HCCL-COPY",
-            load(io=_HCCL_X, copy_only=("x",)),
-            load(io=_HCCL_X),
-            culprit="'x'", why="an HCCL task without zero-copy support reads x, and x is not copy-only"),
+            execution(load(hccl_flags=(True, False)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y_HCCL),
+                      **_Y_HCCL),
+            execution(load(hccl_flags=(True, False))),
+            culprit="'y'", why="the HCCL task writes y through a buffer without zero-copy support, yet y was bound "
+                               "to the user's buffer and never copied"),
     Example("V1-BUFFER-SIZE",
             execution(bufs=buffers(y_size=100), evs=events(dict(kind="error", io="y", code="E13025")), ok=False,
                       culprit="y", slots=()),

@@ -6,6 +6,7 @@ rules' implementation.
 """
 from __future__ import annotations
 
+from zcspec.spec.capabilities import TABLE, capabilities, granularities
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._util import align_up, byte_overlaps, families
 from zcspec.spec.observables.plan import PlanObservation
@@ -79,6 +80,90 @@ ZC_NOREUSE = Invariant(
 )
 
 
+# -- MEM-ZC-IO --------------------------------------------------------------------------------
+
+DATA_TYPES = frozenset({"Data", "AippData", "RefData", "AnnData"})
+
+
+def _zc_io_facts(plan: PlanObservation) -> bool:
+    return plan.soc in TABLE and bool(plan.producers) and bool(plan.graph_inputs or plan.netoutput_inputs)
+
+
+def expected_zero_copy(plan: PlanObservation) -> dict[str, str | None]:
+    """Memory root -> why GE makes that graph I/O zero copy ("input"/"output"), or None when it does
+    not; only roots of graph I/O are listed (ge-facts.md 2.6.1-2.6.4), computed from the graph facts
+    and the spec's capability table, never from the planner's flags."""
+    caps = capabilities(plan.soc)
+    fixed = _fixed_names(plan)
+    grouped = {plan.root(n) for g in plan.continuous_groups for n in g.tensors}
+    slots: dict[str, int] = {}
+    for n in plan.netoutput_inputs:
+        slots[plan.root(n)] = slots.get(plan.root(n), 0) + 1
+    outputs = set(plan.netoutput_inputs)
+    out: dict[str, str | None] = {}
+    for f in plan.families:
+        root = f.root
+        producer = plan.producers.get(root)
+        is_data = plan.node_types.get(producer) in DATA_TYPES
+        if root in fixed or producer is None or not (is_data or slots.get(root)):
+            continue
+        nodes = {plan.producers[m] for m in f.members if m in plan.producers}
+        nodes |= {plan.order[s] for m in f.members for s in plan.consumers.get(m, ())}
+        supported = not any(plan.node_types.get(n) in caps.hccl_no_zero_copy for n in nodes)
+        if root in grouped or not supported:
+            out[root] = None
+        elif is_data:
+            out[root] = "input"
+        else:
+            out[root] = "output" if slots[root] == 1 and _output_holds(plan, f, outputs) else None
+    return out
+
+
+def _output_holds(plan: PlanObservation, f, outputs: set[str]) -> bool:
+    """The user's buffer of the output can be the symbol's memory only when the output starts the
+    symbol and is as large as the bytes its tasks write (a piece of a larger symbol is copied)."""
+    root = plan.tensor[f.root]
+    ms = [plan.tensor[m] for m in f.members]
+    if any(m.nbytes is None for m in ms):
+        return True
+    extent = max(m.offset - root.offset + m.nbytes for m in ms)
+    return all(m.offset == root.offset and m.nbytes >= extent for m in ms if m.name in outputs)
+
+
+def _zc_io(plan: PlanObservation):
+    if not _zc_io_facts(plan):
+        return
+    for root, why in sorted(expected_zero_copy(plan).items()):
+        t = plan.tensor[root]
+        if why and not (t.zero_copy and t.region == "zero_copy"):
+            yield violation(f"tensor {root!r}", f"is a graph {why} GE places zero copy, but the plan puts it in "
+                            f"{t.region!r} with zero_copy={t.zero_copy}", expected=why)
+        elif not why and t.zero_copy:
+            yield violation(f"tensor {root!r}", "is placed zero copy, but it feeds a continuous input, touches an "
+                            "op without zero-copy support on this SoC, feeds several NetOutput slots or is a "
+                            "piece of a larger tensor", expected=None)
+
+
+ZC_IO = Invariant(
+    id="MEM-ZC-IO",
+    title="Graph I/O is zero copy exactly where GE makes it so",
+    statement="A graph input (the output of a root Data node) is zero copy unless its memory feeds a continuous "
+              "input or a node touching it has no zero-copy support on the plan's SoC (the spec's capability "
+              "table); a tensor feeding the NetOutput is zero copy exactly when its memory feeds exactly one "
+              "NetOutput slot, no node touching it lacks zero-copy support, it feeds no continuous input, and "
+              "the output starts its memory and is as large as every write into it. Everything else is not zero "
+              "copy.",
+    rationale="The spec recomputes which I/O is zero copy from the graph, instead of believing the plan's flag: "
+              "a planner that quietly drops the flag (and lets the tensor take a freed feature-map block) "
+              "satisfies every claim that starts from the flag, while the runtime then copies where GE binds "
+              "the user's buffer, or an intermediate tensor shares bytes with the user's data.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::IsZeroCopyBlock, GetOutputFlowToNetoutputNum, "
+              "IsNodeSupportZeroCopy); ge-facts.md 2.6.1-2.6.4",
+    applies_to="plan", concern="blocks", predicate=_zc_io,
+    precondition=lambda plan: _zc_io_facts(plan) and bool(expected_zero_copy(plan)),
+)
+
+
 # -- MEM-ATOMIC-NOREUSE -----------------------------------------------------------------------
 
 def _group_mates(plan: PlanObservation, root: str) -> set[str]:
@@ -127,20 +212,28 @@ ATOMIC_NOREUSE = Invariant(
 
 # -- MEM-FIXED-NOREUSE ------------------------------------------------------------------------
 
+# GE's zero-memory node types (block_mem_assigner.cc CheckIsZeroMemNodeType): their outputs take no
+# feature-map block and keep fixed addresses.
+ZERO_MEMORY_TYPES = frozenset({"Variable", "Const", "Constant", "MultiShape", "HvdWait", "FileConstant",
+                               "ConstPlaceHolder"})
+
+
 def _fixed_names(plan: PlanObservation) -> set[str]:
-    return set(plan.fixed) | {t.name for t in plan.tensors if t.region in ("weight", "fixed")}
+    by_type = {t for t, n in plan.producers.items() if plan.node_types.get(n) in ZERO_MEMORY_TYPES}
+    return set(plan.fixed) | by_type | {t.name for t in plan.tensors if t.region in ("weight", "fixed")}
 
 
 FIXED_NOREUSE = Invariant(
     id="MEM-FIXED-NOREUSE",
     title="Fixed addresses (constants, variables) are never reused",
-    statement="A constant, variable or other fixed-address tensor (listed in fixed, or placed in the weight "
-              "or fixed region) owns its block and its bytes for the whole run.",
+    statement="A constant, variable or other fixed-address tensor (a weight, the output of one of GE's "
+              "zero-memory node types such as Variable, or placed in the weight or fixed region) owns its block "
+              "and its bytes for the whole run.",
     rationale="Weights and variables are written once at load (or persist across runs) and are read by every "
               "execution; GE gives them no feature-map block at all (zero-memory node types) and their "
               "addresses are never refreshed, so sharing their bytes with anything would corrupt later runs.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (CheckIsZeroMemNodeType); runtime/v1/.../memory_app_type_classifier.cc "
-              "(kMemoryTypeFix); ge-facts.md 2.5.3, 6.7.1",
+    ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::CheckIsZeroMemNodeType); "
+              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.cc (kMemoryTypeFix); ge-facts.md 2.5.3, 6.7.1",
     applies_to="plan", concern="blocks",
     predicate=lambda plan: _exclusive(plan, _fixed_names(plan), "fixed-address"),
     precondition=lambda plan: bool(_fixed_names(plan)),
@@ -164,7 +257,7 @@ def _next_piece(plan: PlanObservation, g, i: int, a, b):
     """Input i+1 must start where input i's piece ends (padded size, known NoPadding piece, or, for a
     NoPadding group without piece sizes, somewhere after a's start and no later than its end)."""
     if g.padding or g.pieces:
-        step = align_up(a.size, plan.alignment.block.get(a.region, 1)) if g.padding else g.pieces[i]
+        step = align_up(a.size, granularities(plan)[0].get(a.region, 1)) if g.padding else g.pieces[i]
         ok, want = b.offset == a.offset + step, f"{a.region}+{a.offset + step}"
     else:
         ok, want = a.offset < b.offset <= a.end, f"{a.region}+({a.offset}, {a.end}]"
@@ -215,4 +308,4 @@ WS_OWNER = Invariant(
 )
 
 
-INVARIANTS = (ZC_NOMERGE, ZC_NOREUSE, ATOMIC_NOREUSE, FIXED_NOREUSE, CONT_INPUT, WS_OWNER)
+INVARIANTS = (ZC_NOMERGE, ZC_NOREUSE, ZC_IO, ATOMIC_NOREUSE, FIXED_NOREUSE, CONT_INPUT, WS_OWNER)

@@ -6,6 +6,7 @@ never trusts the planner's own bookkeeping.
 """
 from __future__ import annotations
 
+from zcspec.spec.capabilities import GE_DEFAULT, TABLE, granularities
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._util import align_up, families, space_time_overlaps, time_overlapping_pairs
 from zcspec.spec.observables.plan import PlanObservation
@@ -60,7 +61,7 @@ def _nopadding_members(plan: PlanObservation) -> set[str]:
 
 
 def _align(plan: PlanObservation):
-    block_g, tensor_g = plan.alignment.block, plan.alignment.tensor
+    block_g, tensor_g = granularities(plan)
     for b in plan.blocks:
         g = block_g.get(b.region)
         if g and (b.offset % g or b.size % g):
@@ -86,7 +87,8 @@ ALIGN = Invariant(
               "zero-copy region alike), every block's offset and size are multiples of G and every tensor's "
               "aligned_size is its size rounded up to G (0 stays 0); every tensor that owns its memory starts "
               "at a multiple of the tensor granularity (GE: 32). Both granularities are parameters of the plan "
-              "(alignment.block, alignment.tensor).",
+              "(the spec's capability table for the plan's SoC; alignment.block and alignment.tensor for a "
+              "plan that names none).",
     rationale="Kernels and DMA engines expect aligned buffers, and GE sizes every block, zero-copy blocks "
               "included, with AlignMemOffset = ceil(x/512)*512 (MEM_ALIGN_SIZE). A common misreading says "
               "zero-copy memory is 32-byte aligned: in the source 32 is only the tensor-size granularity "
@@ -97,7 +99,55 @@ ALIGN = Invariant(
     ge_source=GE_MEM + "mem_assigner.h (MEM_ALIGN_SIZE); mem_reuse_strategy.cc (AlignMemOffset); "
               "graph_mem_assigner.h (CleanMemInfo::size); ge-facts.md 1.1-1.3, 1.6, 12",
     applies_to="plan", concern="layout", predicate=_align,
-    precondition=lambda plan: any(b.region in plan.alignment.block for b in plan.blocks),
+    precondition=lambda plan: any(b.region in granularities(plan)[0] for b in plan.blocks),
+)
+
+
+# -- LAYOUT-TENSOR-SIZE -----------------------------------------------------------------------
+
+def _group_owners(plan: PlanObservation) -> set[str]:
+    """Outputs of NoPadding continuous-input nodes: their memory spans all of their pieces."""
+    nodes = {g.consumer for g in plan.continuous_groups if not g.padding}
+    return {t for t, n in plan.producers.items() if n in nodes}
+
+
+def _sized(plan: PlanObservation):
+    """(tensor, expected size, exact?) for every tensor whose raw bytes are known and that owns its memory."""
+    caps = TABLE.get(plan.soc, GE_DEFAULT)
+    owners = _group_owners(plan)
+    for t in plan.tensors:
+        if t.nbytes is None or t.alias_of is not None or t.region not in ("feature_map", "zero_copy"):
+            continue
+        if t.name in plan.workspaces:     # a kernel's scratch bytes are taken as it declares them
+            yield t, t.nbytes, True
+        else:
+            yield t, caps.tensor_size(t.nbytes), t.name not in owners
+
+
+def _tensor_size(plan: PlanObservation):
+    for t, want, exact in _sized(plan):
+        if t.size != want if exact else t.size < want:
+            yield violation(f"tensor {t.name!r}", f"size={t.size} for {t.nbytes} raw bytes; expected "
+                            f"{'' if exact else 'at least '}{want}", nbytes=t.nbytes, expected=want)
+
+
+TENSOR_SIZE = Invariant(
+    id="LAYOUT-TENSOR-SIZE",
+    title="A tensor's size is GE's padded size of its raw bytes",
+    statement="Every tensor of the feature map or the zero-copy region that owns its memory has size = "
+              "align(nbytes, tensor granularity) + padding (GE: align32(bytes) + 32; an empty tensor gets the "
+              "padding), with the granularity and padding of the plan's SoC from the spec's capability table; "
+              "a workspace's size is the byte count its node declares; the output of a NoPadding continuous "
+              "node is at least that large (it spans its pieces).",
+    rationale="Sizes decide everything downstream: the block a tensor asks for, the live bytes of the lower "
+              "bound, the model's padded I/O size that runtime v1 compares user buffers against (user + 64 >= "
+              "size). The spec recomputes the size from the tensor's shape and dtype instead of trusting the "
+              "planner's figure, so a rounding slip (one unit too many or too few) shows at once.",
+    ge_source="compiler/engines/nn_engine/utils/common/op_tensor_utils.cc (OpTensorUtils::CalibrateTensorSize); "
+              "graph_metadef/graph/utils/tensor_size_utils.cc (TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding); "
+              "ge-facts.md 1.3",
+    applies_to="plan", concern="layout", predicate=_tensor_size,
+    precondition=lambda plan: next(_sized(plan), None) is not None,
 )
 
 
@@ -147,63 +197,53 @@ REGION_COVER = Invariant(
 )
 
 
-# -- LAYOUT-ZC-AFTER-FM -----------------------------------------------------------------------
+# -- LAYOUT-IO-ATTRIBUTES ---------------------------------------------------------------------
 
-def _zc_after_fm(plan: PlanObservation):
+def _io_attributes(plan: PlanObservation):
     a = plan.attributes
-    if a is None:
-        return
-    fm = plan.regions.get("feature_map", 0)
-    start = a.memory_size - a.zero_copy_memory_size
-    if start < fm or start < 0:
-        yield violation("attribute memory_size", f"memory_size={a.memory_size} - zero_copy_memory_size="
-                        f"{a.zero_copy_memory_size} = {start} puts the zero-copy region before the end of the "
-                        f"feature map ({fm} bytes)", memory_size=a.memory_size,
-                        zero_copy_memory_size=a.zero_copy_memory_size, feature_map=fm)
+    fm_end = a.memory_size - a.zero_copy_memory_size
+    base = {"feature_map": 0, "zero_copy": fm_end}
+    for t in plan.tensors:
+        if t.region == "feature_map" and t.end > fm_end:
+            yield violation(f"tensor {t.name!r}", f"ends at feature_map+{t.end}, past memory_size - "
+                            f"zero_copy_memory_size = {fm_end}: the runtime backs only that much work memory",
+                            end=t.end, backed=fm_end)
+        if t.region == "zero_copy" and t.end > a.zero_copy_memory_size:
+            yield violation(f"tensor {t.name!r}", f"ends at zero_copy+{t.end}, past zero_copy_memory_size="
+                            f"{a.zero_copy_memory_size}", end=t.end, zero_copy_memory_size=a.zero_copy_memory_size)
+    for name, basic in sorted(a.basic_offsets.items()):
+        t = plan.tensor.get(name)
+        if t is not None and t.region in base and basic != base[t.region] + t.offset:
+            yield violation(f"tensor {name!r}", f"its basic offset attribute is {basic}, but it sits at "
+                            f"{t.region}+{t.offset} = {base[t.region] + t.offset} of the work memory",
+                            basic_offset=basic, expected=base[t.region] + t.offset)
+    for name, flag in sorted(a.is_zero_copy_block.items()):
+        t = plan.tensor.get(name)
+        if t is not None and flag != t.zero_copy:
+            yield violation(f"tensor {name!r}", f"_is_zero_copy_block={flag}, but the tensor is placed with "
+                            f"zero_copy={t.zero_copy} in region {t.region!r}", attribute=flag)
 
 
-ZC_AFTER_FM = Invariant(
-    id="LAYOUT-ZC-AFTER-FM",
-    title="The zero-copy region lies after the feature map",
-    statement="The zero-copy region is [memory_size - zero_copy_memory_size, memory_size) of the model's "
-              "memory, and it starts at or after the end of the feature map.",
-    rationale="GE lays out the feature map (and buffer pool and atomic outputs) first and the zero-copy blocks "
-              "after them; memory_size includes the zero-copy region. The runtime relies on this: a user work "
-              "buffer only has to cover memory_size - zero_copy_memory_size, and under reuseZeroCopyMemory the "
-              "tail is never allocated, so a feature-map tensor placed there would live in unbacked memory.",
-    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory); compiler/graph/build/model_builder.cc "
-              "(BuildModelDefForMem); runtime/v1/.../davinci_model.cc (InitFeatureMapAndP2PMem); ge-facts.md 3.2.1, 3.2.6, 6.1.3",
-    applies_to="plan", concern="layout", predicate=_zc_after_fm,
-    precondition=lambda plan: plan.attributes is not None,
-)
-
-
-# -- LAYOUT-ZC-SIZE ---------------------------------------------------------------------------
-
-def _zc_size(plan: PlanObservation):
-    a = plan.attributes
-    if a is None:
-        return
-    total = sum(b.size for b in plan.blocks if b.zero_copy)
-    region = plan.regions.get("zero_copy", 0)
-    if not a.zero_copy_memory_size == total == region:
-        yield violation("attribute zero_copy_memory_size", f"zero_copy_memory_size={a.zero_copy_memory_size}, "
-                        f"but the zero-copy blocks total {total} bytes and regions['zero_copy']={region}",
-                        attribute=a.zero_copy_memory_size, blocks_total=total, region=region)
-
-
-ZC_SIZE = Invariant(
-    id="LAYOUT-ZC-SIZE",
-    title="The zero-copy memory size attribute equals the zero-copy blocks' total",
-    statement="The model attribute zero_copy_memory_size equals the sum of the sizes of the zero-copy blocks, "
-              "which is also the size of the zero_copy region.",
-    rationale="The runtime computes the feature-map size it must back as memory_size - zero_copy_memory_size "
-              "and classifies every address past it as model I/O; an attribute that disagrees with the blocks "
-              "makes it back too little memory or refresh feature-map addresses as I/O.",
-    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory: zero_copy_mem_size = end - start); "
-              "ge-facts.md 3.2.5-3.2.6, 6.1.1, 6.7.2",
-    applies_to="plan", concern="layout", predicate=_zc_size,
-    precondition=lambda plan: plan.attributes is not None and any(b.zero_copy for b in plan.blocks),
+IO_ATTRIBUTES = Invariant(
+    id="LAYOUT-IO-ATTRIBUTES",
+    title="The model attributes the runtime reads agree with the placements",
+    statement="With memory_size and zero_copy_memory_size the model attributes: every feature-map tensor ends "
+              "at or before memory_size - zero_copy_memory_size; every zero-copy tensor ends within "
+              "zero_copy_memory_size of the zero-copy region's start; every graph I/O's basic offset attribute "
+              "is where it sits in the work memory (the feature map at 0, the zero-copy region after it); and "
+              "a graph input's _is_zero_copy_block attribute is true exactly when it is placed zero copy.",
+    rationale="The runtime never sees the planner's blocks: it backs memory_size - zero_copy_memory_size bytes of "
+              "work memory (a user work buffer needs no more), treats every address past it as model I/O, finds "
+              "each I/O at its basic offset, and under reuseZeroCopyMemory copies every input whose "
+              "_is_zero_copy_block is false. An attribute that disagrees with the layout makes the runtime "
+              "back too little memory, refresh the wrong bytes, or copy where it should not.",
+    ge_source="compiler/graph/build/memory/graph_mem_assigner.cc (GraphMemoryAssigner::AssignZeroCopyMemory); "
+              "compiler/graph/passes/memory_conflict/set_input_output_offset_pass.cc (SetInputOutputOffsetPass::Run); "
+              "runtime/v1/graph/load/model_manager/davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy); "
+              "ge-facts.md 2.6.8, 3.2.6, 5.2, 6.1.1-6.1.3",
+    applies_to="plan", concern="layout", predicate=lambda plan: _io_attributes(plan) if plan.attributes else (),
+    precondition=lambda plan: plan.attributes is not None and any(t.region in ("feature_map", "zero_copy")
+                                                                   for t in plan.tensors),
 )
 
 
@@ -248,7 +288,7 @@ INPUTS_SORTED = Invariant(
               "any order.",
     ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory, pass B); ge-facts.md 3.2.2-3.2.3, 6.6.3",
     applies_to="plan", concern="layout", predicate=_inputs_sorted,
-    precondition=lambda plan: len(_input_blocks(plan)) >= 1,
+    precondition=lambda plan: len({size for _, size in _input_blocks(plan)}) >= 2,
 )
 
 
@@ -376,5 +416,5 @@ LOWER_BOUND = Invariant(
 )
 
 
-INVARIANTS = (NO_OVERLAP, ALIGN, REGION_COVER, ZC_AFTER_FM, ZC_SIZE, INPUTS_SORTED, ALIAS_SHARES_ROOT,
+INVARIANTS = (NO_OVERLAP, ALIGN, TENSOR_SIZE, REGION_COVER, IO_ATTRIBUTES, INPUTS_SORTED, ALIAS_SHARES_ROOT,
               LIFETIME_COVERS_USES, LOWER_BOUND)

@@ -23,9 +23,11 @@ WELL_FORMED = Invariant(
     rationale="A truncated or corrupted file loaded anyway gives tasks whose argument slots point anywhere; "
               "the device would fault (or silently compute garbage) far from the cause. GE validates the om "
               "header and partition table at load (a static om with one partition is rejected, E10055).",
-    ge_source="runtime/v1/graph/load/model_manager/model_manager.cc (GetModelMemAndWeightSize); ge-facts.md 6.1.5",
+    ge_source="runtime/v1/graph/load/model_manager/model_manager.cc (ModelManager::GetModelMemAndWeightSize); "
+              "ge-facts.md 6.1.5",
     applies_to="model_file", concern="model_file", predicate=_well_formed,
-    precondition=lambda mf: mf.load is not None,
+    # Only a malformed file can tell a loader that checks from one that does not.
+    precondition=lambda mf: mf.load is not None and bool(mf.header.problems()),
 )
 
 

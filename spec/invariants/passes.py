@@ -1,13 +1,16 @@
 """Passes: graph rewrites that exist for zero copy (applies to model files).
 
 The spec recomputes where GE's MemcpyAddrAsyncPass must insert a node from the
-compiled graph (looking through the inserted nodes) and the SoC and build
-facts, and compares with where the nodes are.
+compiled graph (looking through the inserted nodes), the model file's tasks
+(their kind, node, loop flag and slot roles) and the build facts; whether a
+task can have its arguments refreshed is read from the spec's own SoC
+capability table (spec/capabilities.py), never from the compiler.
 """
 from __future__ import annotations
 
+from zcspec.spec.capabilities import TABLE, Capabilities, capabilities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.observables.model_file import ModelFileObservation, NodeInfo
+from zcspec.spec.observables.model_file import ModelFileObservation, NodeInfo, Task
 
 MEMCPY = "MemcpyAddrAsync"
 DATA_TYPES = {"Data", "AippData", "RefData"}
@@ -40,31 +43,56 @@ def _logical_edges(mf: ModelFileObservation):
                 yield src, dst, None
 
 
-def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo) -> str | None:
-    """Why GE's MemcpyAddrAsyncPass must put a MemcpyAddrAsync on src -> dst, or None (ge-facts.md 5.3.2, 5.3.4)."""
-    if mf.soc is None or not mf.soc.supports_zero_copy_memcpy or mf.build.unknown_shape:
+def _tasks_of(mf: ModelFileObservation) -> dict[str, list[Task]]:
+    out: dict[str, list[Task]] = {}
+    for t in mf.tasks:
+        out.setdefault(t.node, []).append(t)
+    return out
+
+
+def _touches(task: Task, role: str) -> bool:
+    """Whether ``task`` references the node's inputs (``in``) or outputs (``out``); a slot of
+    unknown role counts for both. A task with no slots (an exporter that lists none) counts too."""
+    return not task.slots or any(s.role in (role, "") for s in task.slots)
+
+
+def stuck(caps: Capabilities, tasks: list[Task], role: str) -> Task | None:
+    """The first of ``tasks`` that references the node's ``role`` side and that the SoC cannot
+    refresh (ge-facts.md 2.6.3, 6.7.4), or None when every such task can be refreshed."""
+    return next((t for t in tasks if _touches(t, role) and not caps.can_refresh(t.kind, in_loop=t.in_loop)), None)
+
+
+def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> str | None:
+    """Why GE's MemcpyAddrAsyncPass must put a MemcpyAddrAsync on src -> dst, or None (ge-facts.md 5.3.2, 5.3.4).
+    ``tasks``: node name -> its tasks (computed from ``mf`` when not given)."""
+    if mf.soc is None or mf.soc.name not in TABLE or mf.build.unknown_shape:
+        return None   # a SoC the capability table does not know: the claim is not exercised
+    caps = capabilities(mf.soc.name)
+    if not caps.zero_copy_memcpy:
         return None
+    tasks = _tasks_of(mf) if tasks is None else tasks
     if src.type in DATA_TYPES and dst.type == "StreamMerge":
         return "a graph input feeds a StreamMerge"
     if dst.type == "NetOutput" and src.type in CONST_TYPES:
         return "a constant feeds the graph output"
     if dst.type == "NetOutput" and src.type in DATA_TYPES and (mf.build.offline or mf.build.single_op):
         return "a graph input feeds the graph output in an offline or single-op build"
-    if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and not dst.supports_addr_refresh
+    if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and stuck(caps, tasks.get(dst.name, []), "in")
             and not mf.build.feature_base_refreshable):
         return "a RefData feeds an HCCL op that cannot refresh its addresses"
     if mf.build.feature_base_refreshable:  # every address is refreshed through the feature base (6.8.4)
         return None
-    if src.type in DATA_TYPES and dst.has_task and not dst.refreshes_inputs:
-        return "a graph input feeds a task the SoC cannot refresh"
-    if dst.type == "NetOutput" and src.has_task and not src.supports_addr_refresh:
-        return "a task the SoC cannot refresh writes a graph output"
+    if src.type in DATA_TYPES and (t := stuck(caps, tasks.get(dst.name, []), "in")):
+        return f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh"
+    if dst.type == "NetOutput" and (t := stuck(caps, tasks.get(src.name, []), "out")):
+        return f"a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh writes a graph output"
     return None
 
 
 def _memcpy_addr_async(mf: ModelFileObservation):
+    tasks = _tasks_of(mf)
     for src, dst, through in _logical_edges(mf):
-        why = required(mf, src, dst)
+        why = required(mf, src, dst, tasks)
         if why and through is None:
             yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a MemcpyAddrAsync ({why}) and has none",
                             reason=why)
@@ -76,7 +104,7 @@ def _memcpy_addr_async(mf: ModelFileObservation):
 MEMCPY_ADDR_ASYNC = Invariant(
     id="PASS-MEMCPY-ADDR-ASYNC",
     title="MemcpyAddrAsync is present exactly where the SoC profile requires it",
-    statement="When the SoC supports zero-copy memcpy and the graph is static, a MemcpyAddrAsync node sits on "
+    statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static, a MemcpyAddrAsync node sits on "
               "exactly these edges (seen through views): graph input -> StreamMerge; Const -> NetOutput; graph "
               "input -> NetOutput in offline or single-op builds; RefData -> an HCCL op that cannot refresh its "
               "addresses, unless the feature map is refreshable; graph input -> a task whose input arguments "
@@ -87,11 +115,19 @@ MEMCPY_ADDR_ASYNC = Invariant(
               "be bound to a task that cannot be refreshed, or where an input and an output would alias. An "
               "extra one costs a device copy per execution; a missing one breaks zero copy on that edge. (GE's "
               "own design note omits the StreamMerge, Const, offline and HCCL rules.)",
-    ge_source="compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc; "
-              "runtime/v1/.../task_info/rts/memcpy_addr_async_task_info.cc; ge-facts.md 5.3, 11.3",
+    ge_source="compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc (MemcpyAddrAsyncPass::Run, "
+              "AddMemcpyAddrAsyncNode, NeedInsertMemAddrAsyncNodeAfterData); "
+              "runtime/v1/graph/load/model_manager/task_info/rts/memcpy_addr_async_task_info.cc; "
+              "task_args_refresh_type_classifier.cc (ClassifyMultiTaskArgsRefreshType); ge-facts.md 5.3, 6.7.4, 11.3",
     applies_to="model_file", concern="passes", predicate=_memcpy_addr_async,
-    precondition=lambda mf: mf.soc is not None and any(
-        required(mf, s, d) or t for s, d, t in _logical_edges(mf)),
+    precondition=lambda mf: _exercised(mf),
 )
+
+
+def _exercised(mf: ModelFileObservation) -> bool:
+    if mf.soc is None or mf.soc.name not in TABLE:
+        return False
+    tasks = _tasks_of(mf)
+    return any(required(mf, s, d, tasks) or t for s, d, t in _logical_edges(mf))
 
 INVARIANTS = (MEMCPY_ADDR_ASYNC,)

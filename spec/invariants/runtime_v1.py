@@ -1,7 +1,13 @@
-"""Runtime v1 (DavinciModel-style): address refresh and copy-only I/O (applies to loads and executions)."""
+"""Runtime v1 (DavinciModel-style): address refresh and copy-only I/O (applies to loads and executions).
+
+Which I/O must be copied and which must be zero copy is the spec's own computation
+(spec/invariants/_copy_only.py, from the model file's tasks and the SoC table), never the
+runtime's copy-only label.
+"""
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._copy_only import HCCL, copy_only, eligible, judged, reasons
 from zcspec.spec.invariants._trace import is_v1
 from zcspec.spec.observables.execution import ExecutionObservation
 from zcspec.spec.observables.load import LoadObservation
@@ -14,9 +20,10 @@ def _refreshed_entries(obs: ExecutionObservation):
     bound to a device buffer (host buffers go through the model's region, ge-facts.md 6.5.4c)."""
     if not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
         return  # a refused call fails before any refresh; EXEC-FAILED-CALL-NO-CHANGE covers it
+    must_copy = copy_only(obs.load)
     for e in obs.load.zero_copy_table:
         b = obs.buffer(e.io)
-        if e.io not in obs.load.copy_only and b is not None and b.placement == "device" and b.address:
+        if judged(obs.load) and e.io not in must_copy and b is not None and b.placement == "device" and b.address:
             yield e, b
 
 
@@ -58,16 +65,18 @@ SLOT_REFRESH = Invariant(
 def _kept_io(obs: ExecutionObservation) -> list:
     """I/O allowed to keep the model's own address: copy-only, or bound to a host buffer (or none)."""
     out = []
+    must_copy = copy_only(obs.load)
     for t in obs.load.io:
         b = obs.buffer(t.name)
-        if t.name in obs.load.copy_only or b is None or b.placement == "host":
+        if t.name in must_copy or b is None or b.placement == "host":
             out.append(t)
     return out
 
 
 def _no_model_io_slot(obs: ExecutionObservation):
     region = obs.load.region("zero_copy")
-    if region is None or region.size == 0 or not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
+    if region is None or region.size == 0 or not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok
+                                                    and judged(obs.load)):
         return
     kept = _kept_io(obs)
     # Slots of kept I/O may hold its model address: registered ones, and raw ones such as an HCCL
@@ -96,29 +105,41 @@ NO_MODEL_IO_SLOT = Invariant(
               "davinci_model.cc (GenMemAllocations); ge-facts.md 6.1.3, 6.5.1-6.5.4, 6.7.2",
     applies_to="execution", concern="runtime_v1", predicate=_no_model_io_slot,
     precondition=lambda obs: is_v1(obs) and obs.load.options.zero_copy and obs.result.ok and bool(obs.slots)
-    and bool(getattr(obs.load.region("zero_copy"), "size", 0)),
+    and bool(getattr(obs.load.region("zero_copy"), "size", 0)) and judged(obs.load),
 )
 
 
 # -- V1-COPY-ONLY-ONCE ------------------------------------------------------------------------
 
-def _copy_only_io(obs: ExecutionObservation):
+def _copy_only_io(obs: ExecutionObservation, only=None):
+    """(I/O, buffer) for every I/O the spec says must be copied (``only``: restricted to those names)."""
     if not (is_v1(obs) and obs.result.ok):
         return
-    for name in obs.load.copy_only:
+    for name in sorted(copy_only(obs.load)):
         t, b = obs.load.io_tensor(name), obs.buffer(name)
-        if t is not None and b is not None and b.address and t.raw_size > 0:
+        if (only is None or name in only) and t is not None and b is not None and b.address and t.raw_size > 0:
             yield t, b
 
 
-def _copy_only_once(obs: ExecutionObservation):
-    for t, b in _copy_only_io(obs):
-        copies = [e for e in obs.events if e.kind == "copy" and e.io == t.name]
-        src, dst = (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
-        if len(copies) != 1 or (copies[0].src, copies[0].dst) != (src, dst):
-            yield violation(f"buffer {t.name!r}", f"is copy-only and must be copied exactly once "
-                            f"{_hex(src)} -> {_hex(dst)} per execution; saw {len(copies)} cop(ies) "
-                            f"{[(_hex(c.src), _hex(c.dst)) for c in copies]}", copies=len(copies))
+def _call_copies(obs: ExecutionObservation) -> list:
+    return [e for e in obs.events if e.kind == "copy"]
+
+
+def _expected_copy(t, b) -> tuple[int, int]:
+    """(src, dst) of the one copy a copy-only I/O takes: user -> model for an input, model -> user after."""
+    return (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
+
+
+def _copy_only_once(obs: ExecutionObservation, only=None):
+    copies_all = _call_copies(obs)
+    for t, b in _copy_only_io(obs, only):
+        src, dst = _expected_copy(t, b)
+        # Recognised by the addresses moved, not by the runtime's label for the copy.
+        seen = [e for e in copies_all if (e.src, e.dst) == (src, dst)]
+        if len(seen) != 1:
+            yield violation(f"buffer {t.name!r}", f"must be copied (the spec says: {reasons(obs.load)[t.name][0]}) "
+                            f"exactly once {_hex(src)} -> {_hex(dst)} per execution; saw {len(seen)} such cop(ies)",
+                            copies=len(seen))
         refreshed = [e for e in obs.events if e.kind == "arg_write" and e.value is not None and b.contains(e.value)]
         refreshed += [s for s in obs.slots if b.contains(s.value)]
         if refreshed:
@@ -130,10 +151,12 @@ def _copy_only_once(obs: ExecutionObservation):
 COPY_ONLY_ONCE = Invariant(
     id="V1-COPY-ONLY-ONCE",
     title="Copy-only I/O is copied once per execution and never refreshed",
-    statement="In a successful execution, every copy-only input is copied from its user buffer to the "
-              "model's address exactly once (before the tasks run), every copy-only output from the model's "
-              "address to its user buffer exactly once (after), and no argument slot ever points into a "
-              "copy-only I/O's user buffer.",
+    statement="In a successful execution, every input the spec deems copy-only (spec/invariants/_copy_only.py: "
+              "zero copy off, a feature-map I/O, bytes shared with another I/O, no task pointing into it, a "
+              "non-zero-copy block under reuseZeroCopyMemory, a task the SoC cannot refresh, an HCCL buffer "
+              "without zero-copy support) is copied from its user buffer to the model's address exactly once, "
+              "every such output from the model's address to its user buffer exactly once, no other copy "
+              "touches that user buffer, and no argument slot ever points into it.",
     rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
               "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "
               "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "
@@ -150,10 +173,6 @@ COPY_ONLY_ONCE = Invariant(
 def _reuse_zc_memory(load: LoadObservation):
     if not (load.options.runtime == "v1" and load.options.reuse_zero_copy_memory):
         return
-    for t in load.io:
-        if not t.zero_copy_block and t.name not in load.copy_only:
-            yield violation(f"buffer {t.name!r}", "is not in a zero-copy block, so with reuseZeroCopyMemory it "
-                            "must be copy-only, and it is not")
     region = load.region("zero_copy")
     if region is not None and region.backed and region.size > 0:
         yield violation("region 'zero_copy'", f"is backed ({region.size} bytes allocated at load) although "
@@ -163,40 +182,93 @@ def _reuse_zc_memory(load: LoadObservation):
 REUSE_ZC_MEMORY = Invariant(
     id="V1-REUSE-ZC-MEMORY",
     title="reuseZeroCopyMemory disables zero copy for non-zero-copy blocks and leaves the I/O region unbacked",
-    statement="With ge.exec.reuseZeroCopyMemory on, the model's I/O region is not allocated at load, and every "
-              "input or output whose block is not a zero-copy block (_is_zero_copy_block false) is copy-only.",
+    statement="With ge.exec.reuseZeroCopyMemory on, the model's I/O region is not allocated at load. (That every "
+              "input or output whose block is not a zero-copy block is then copied is V1-COPY-ONLY-ONCE's, which "
+              "judges it from the copies the trace shows.)",
     rationale="The option means: do not back the I/O region, always bind I/O to the user's buffers (GE's design "
               "note misdescribes it as reuse across executions). Data or outputs outside zero-copy blocks have "
               "no refreshable address of their own, so their data must be copied.",
     ge_source=V1 + "davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy, DisableZeroCopyInReuseMemoryMode); "
               "ge-facts.md 6.1.3, 6.4.3-6.4.4, 9.2, 11.2",
     applies_to="load", concern="runtime_v1", predicate=_reuse_zc_memory,
-    precondition=lambda load: load.options.runtime == "v1" and load.options.reuse_zero_copy_memory and bool(load.io),
+    precondition=lambda load: load.options.runtime == "v1" and load.options.reuse_zero_copy_memory
+    and bool(getattr(load.region("zero_copy"), "size", 0)),
 )
 
 
 # -- V1-HCCL-COPY -----------------------------------------------------------------------------
 
-def _hccl_copy(load: LoadObservation):
-    if load.options.runtime != "v1":
-        return
-    for t in load.io:
-        if t.hccl_no_zero_copy and t.name not in load.copy_only:
-            yield violation(f"buffer {t.name!r}", "is read or written by an HCCL task without zero-copy "
-                            "support, so it must be copy-only, and it is not")
+def _hccl_only(obs: ExecutionObservation) -> set[str]:
+    """I/O whose one reason to be copied is an HCCL buffer without zero-copy support: only there does the
+    HCCL rule alone decide between a correct runtime and one that forgot it."""
+    if not (is_v1(obs) and judged(obs.load)):
+        return set()
+    return {n for n, why in reasons(obs.load).items() if why == (HCCL,)}
 
 
 HCCL_COPY = Invariant(
     id="V1-HCCL-COPY",
     title="HCCL without zero-copy support is copied",
-    statement="An input or output read or written by an HCCL task whose zero-copy flags are all off is "
-              "copy-only.",
+    statement="In a successful execution, an input or output that an HCCL task reads or writes through a buffer "
+              "whose zero-copy flag is off, and that would otherwise be zero copy, is copied exactly once "
+              "between its user buffer and the model's address, and no argument slot points into its user buffer.",
     rationale="HCCL tasks without zero-copy support keep raw addresses that the runtime cannot refresh; "
-              "binding the user's buffer would leave the collective reading the model's stale copy.",
-    ge_source=V1 + "task_info/hccl/hccl_task_info.cc (InitZeroCopyInfos); davinci_model.cc (DisableZeroCopy); "
-              "ge-facts.md 6.8.1-6.8.3",
-    applies_to="load", concern="runtime_v1", predicate=_hccl_copy,
-    precondition=lambda load: load.options.runtime == "v1" and any(t.hccl_no_zero_copy for t in load.io),
+              "binding the user's buffer would leave the collective reading the model's stale copy. The claim "
+              "is put to the test only where the HCCL flag is the one reason to copy, so a runtime that forgot "
+              "the rule cannot hide behind another one.",
+    ge_source=V1 + "task_info/hccl/hccl_task_info.cc (HcclTaskInfo::InitZeroCopyInfos); davinci_model.cc "
+              "(DavinciModel::DisableZeroCopy); ge-facts.md 6.8.1-6.8.3",
+    applies_to="execution", concern="runtime_v1",
+    predicate=lambda obs: _copy_only_once(obs, _hccl_only(obs)),
+    precondition=lambda obs: next(_copy_only_io(obs, _hccl_only(obs)), None) is not None,
+)
+
+
+# -- V1-ZERO-COPY-WHEN-ELIGIBLE ---------------------------------------------------------------
+
+def _eligible_io(obs: ExecutionObservation):
+    """(I/O, buffer) for every I/O the spec deems eligible, bound to a device buffer in a successful call."""
+    if not (is_v1(obs) and obs.result.ok):
+        return
+    for name in sorted(eligible(obs.load)):
+        t, b = obs.load.io_tensor(name), obs.buffer(name)
+        if t is not None and b is not None and b.address and b.placement == "device" and t.raw_size > 0:
+            yield t, b
+
+
+def _zero_copy_when_eligible(obs: ExecutionObservation):
+    legit = {_expected_copy(t, b) for t, b in _copy_only_io(obs)}   # another I/O's copy into an overlapping buffer
+    copies = [e for e in _call_copies(obs) if (e.src, e.dst) not in legit]
+    for t, b in _eligible_io(obs):
+        staged = [e for e in copies if (e.src is not None and b.contains(e.src)) or
+                  (e.dst is not None and b.contains(e.dst))]
+        if staged:
+            c = staged[0]
+            yield violation(f"buffer {t.name!r}", f"is eligible for zero copy, yet the call copied "
+                            f"{_hex(c.src)} -> {_hex(c.dst)} ({c.size} bytes) through its user buffer "
+                            f"({len(staged)} cop(ies))", copies=len(staged))
+        if not any(b.contains(s.value) for s in obs.slots):
+            yield violation(f"buffer {t.name!r}", "is eligible for zero copy, yet no task argument was pointed "
+                            f"into its user buffer [{_hex(b.address)}, {_hex(b.address + b.size)})")
+
+
+ZERO_COPY_WHEN_ELIGIBLE = Invariant(
+    id="V1-ZERO-COPY-WHEN-ELIGIBLE",
+    title="An I/O that can be zero copy is zero copy",
+    statement="In a successful v1 execution, every model input or output bound to a device buffer that the spec "
+              "deems eligible for zero copy (none of the copy rules of V1-COPY-ONLY-ONCE applies: zero copy on, "
+              "in the zero-copy region, bytes of its own, pointed at by tasks the SoC can refresh, HCCL buffers "
+              "with zero-copy support, a zero-copy block under reuseZeroCopyMemory) is neither copied nor "
+              "staged (no copy reads or writes its user buffer) and some task argument points into its buffer.",
+    rationale="Zero copy is the point of the design: a runtime that copies what it could bind wastes a device "
+              "copy per I/O per execution and still passes every claim that only asks whether copied I/O is "
+              "copied right. The eligible set comes from the model file's tasks and the spec's SoC table, "
+              "never from the runtime's own copy-only decision.",
+    ge_source=V1 + "davinci_model.cc (DavinciModel::GenInputMemAllocations, GenOutputMemAllocations, "
+              "ConstructZeroCopyIoActiveBaseAddrs); zero_copy_offset.cc (ZeroCopyOffset::SetOutsideAddrsValue); "
+              "ge-facts.md 6.3-6.5",
+    applies_to="execution", concern="runtime_v1", predicate=_zero_copy_when_eligible,
+    precondition=lambda obs: next(_eligible_io(obs), None) is not None,
 )
 
 # -- V1-BUFFER-SIZE ---------------------------------------------------------------------------
@@ -239,4 +311,5 @@ BUFFER_SIZE = Invariant(
     precondition=lambda obs: any(small or not obs.result.ok for _, _, small in _sized_buffers(obs)),
 )
 
-INVARIANTS = (SLOT_REFRESH, NO_MODEL_IO_SLOT, COPY_ONLY_ONCE, REUSE_ZC_MEMORY, HCCL_COPY, BUFFER_SIZE)
+INVARIANTS = (SLOT_REFRESH, NO_MODEL_IO_SLOT, COPY_ONLY_ONCE, ZERO_COPY_WHEN_ELIGIBLE, REUSE_ZC_MEMORY, HCCL_COPY,
+              BUFFER_SIZE)

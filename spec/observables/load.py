@@ -1,11 +1,14 @@
-"""A loaded model as the spec sees it: options, the model's own regions, its I/O and copy-only set."""
+"""A loaded model as the spec sees it: options, the model's own regions, its I/O, its tasks as the
+model file defines them, and the SoC it runs on (by name: what that SoC can do is the spec's own
+data, spec/capabilities.py). ``copy_only`` is the runtime's own label, kept for reports: no claim's
+verdict depends on it; the spec computes which I/O must be copied (spec/invariants/_copy_only.py)."""
 from __future__ import annotations
 
 from typing import Literal
 
 import attrs
 
-from zcspec.spec.observables.model_file import Role, ZeroCopyEntry
+from zcspec.spec.observables.model_file import Role, Task, ZeroCopyEntry
 from zcspec.spec.observables.trace import Event
 
 
@@ -39,7 +42,8 @@ class RegionBinding:
 class IoTensor:
     """One model input or output: the model's own address for it, its padded ``size`` and raw
     ``raw_size`` (ge-facts.md 6.3.2-3), whether its block is a zero-copy block (``_is_zero_copy_block``),
-    and whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2)."""
+    whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2), and where
+    the model file places it (``region`` + ``offset``, the logical address task slots are written in)."""
 
     name: str
     role: Role
@@ -48,6 +52,8 @@ class IoTensor:
     raw_size: int
     zero_copy_block: bool = True
     hccl_no_zero_copy: bool = False
+    region: str = "zero_copy"
+    offset: int = 0
 
 
 @attrs.frozen
@@ -58,6 +64,8 @@ class LoadObservation:
     zero_copy_table: tuple[ZeroCopyEntry, ...] = ()
     copy_only: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()
+    tasks: tuple[Task, ...] = ()
+    soc: str | None = None
 
     def region(self, name: str) -> RegionBinding | None:
         return next((r for r in self.regions if r.name == name), None)

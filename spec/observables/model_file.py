@@ -57,19 +57,31 @@ class LoadOutcome:
 @attrs.frozen
 class ArgSlot:
     """Slot ``index`` of a task's argument table, holding the address ``region`` + ``offset``;
-    the task accesses ``size`` bytes through it."""
+    the task accesses ``size`` bytes through it. ``role`` is ``in`` or ``out`` ("" when not
+    known), ``tensor`` the tensor it points at, and ``zero_copy`` an HCCL task's per-buffer
+    zero-copy flag as the task definition records it (None for other kinds; ge-facts.md 6.8.1)."""
 
     index: int
     region: str
     offset: int
     size: int = 0
+    role: str = ""
+    tensor: str = ""
+    zero_copy: bool | None = None
 
 
 @attrs.frozen
 class Task:
+    """A device task as the model file defines it: its ``kind`` (kernel, memset, memcpy,
+    memcpy_addr, hccl), the node it belongs to, its stream, whether it sits inside a loop
+    subgraph (``in_loop``), and its argument slots."""
+
     id: int
     kind: str
     slots: tuple[ArgSlot, ...] = ()
+    node: str = ""
+    stream: int = 0
+    in_loop: bool = False
 
 
 @attrs.frozen
@@ -86,35 +98,25 @@ class ZeroCopyEntry:
 
 @attrs.frozen
 class NodeInfo:
-    """A node of the compiled graph: its type, its producers, and whether its tasks can have their
-    arguments refreshed (GE's ``IsNodeSupportZeroCopy`` / HCCL address refresh, ge-facts.md 2.6.3).
-
-    ``supports_addr_refresh`` covers the tasks that reference the node's outputs;
-    ``supports_input_refresh`` those that reference its inputs (None: the same; they differ
-    when an atomic-clean memset, which touches outputs only, cannot be refreshed).
-    ``view``: the node has no task and its output aliases its input 0 (Reshape, ...).
-    ``has_task``: the node runs at least one task (views, Data, NetOutput and Const do not).
+    """A node of the compiled graph as transcribed: its op type, the nodes feeding it (in input
+    order), its stream, and whether it is a view (``view``: it has no task and the plan makes its
+    output an alias of its input 0: Reshape, ...). Its tasks are the model file's tasks naming it
+    (``Task.node``); what a task of this SoC can refresh is the spec's to say (spec/capabilities.py).
     """
 
     name: str
     type: str
     inputs: tuple[str, ...] = ()
-    supports_addr_refresh: bool = True
-    supports_input_refresh: bool | None = None
     view: bool = False
-    has_task: bool = True
-
-    @property
-    def refreshes_inputs(self) -> bool:
-        return self.supports_addr_refresh if self.supports_input_refresh is None else self.supports_input_refresh
+    stream: int = 0
 
 
 @attrs.frozen
 class SocProfile:
-    """What the SoC supports: ``supports_zero_copy_memcpy`` is GE's ``MEMCPY_INFO_SUPPORT_ZEROCOPY`` capability."""
+    """The SoC the model was built for, by name. What it supports is not observed: the spec looks
+    the name up in its own capability table (spec/capabilities.py)."""
 
     name: str
-    supports_zero_copy_memcpy: bool
 
 
 @attrs.frozen

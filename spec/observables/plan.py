@@ -24,6 +24,15 @@ Optional keys (documented for exporters in docs/spec-guide.md):
   memory (GE lets batches overlap on purpose, ge-facts.md 4.2).
 - ``alignment``: the granularities the layout claims (GE: 512 per block in
   both feature map and zero-copy region, 32 per tensor size; ge-facts.md 1.1-1.3, 12).
+  A plan that names its ``soc`` is judged by the spec's capability table
+  (spec/capabilities.py) instead: what a plan claims about itself is then ignored.
+- ``soc``: the SoC the plan was made for (a name of spec/capabilities.py).
+- ``netoutput_inputs``: the root NetOutput's inputs in slot order, a tensor
+  listed once per slot it feeds (GE counts the slots, ge-facts.md 2.6.2).
+- ``node_types``: node name (of ``order``) -> op type.
+- ``producers``: tensor name -> the node (in ``order``) that writes it.
+- a tensor's ``nbytes``: its raw dense bytes (shape times dtype), from which
+  GE derives its size (ge-facts.md 1.3).
 """
 from __future__ import annotations
 
@@ -56,6 +65,7 @@ class PlacedTensor:
     block: BlockId | None
     zero_copy: bool
     alias_of: str | None = None
+    nbytes: int | None = None
 
     @property
     def end(self) -> int:
@@ -86,6 +96,7 @@ class PlanAttributes:
     memory_size: int
     zero_copy_memory_size: int
     is_zero_copy_block: dict[str, bool] = attrs.field(factory=dict)
+    basic_offsets: dict[str, int] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -137,6 +148,10 @@ class PlanObservation:
     fixed: tuple[str, ...] = ()
     batch_labels: dict[str, str] = attrs.field(factory=dict)
     alignment: Alignment = attrs.field(factory=Alignment)
+    soc: str | None = None
+    netoutput_inputs: tuple[str, ...] = ()
+    node_types: dict[str, str] = attrs.field(factory=dict)
+    producers: dict[str, str] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         _check_references(self)
@@ -224,7 +239,7 @@ def _check_references(plan: PlanObservation) -> None:
                 f"tensor {t.name!r} has alias_of={t.alias_of!r}, which is not a planned tensor", culprit=t.name)
     listed = [n for n in plan.graph_inputs + plan.graph_outputs + plan.atomic + plan.fixed]
     listed += [n for g in plan.continuous_groups for n in g.tensors] + list(plan.workspaces) + list(plan.consumers)
-    listed += list(plan.batch_labels)
+    listed += list(plan.batch_labels) + list(plan.netoutput_inputs) + list(plan.producers)
     for n in listed:
         if n not in names:
             raise ObservationConsistencyError(f"the plan's facts name tensor {n!r}, which is not planned", culprit=n)
@@ -232,6 +247,9 @@ def _check_references(plan: PlanObservation) -> None:
     for ws, owner in plan.workspaces.items():
         if owner not in steps:
             raise ObservationConsistencyError(f"workspace {ws!r} names owner node {owner!r}, which is not in order", culprit=ws)
+    for t, node in plan.producers.items():
+        if node not in steps:
+            raise ObservationConsistencyError(f"tensor {t!r} names producer {node!r}, which is not in order", culprit=t)
 
 
 def plan_from_contract(data: dict) -> PlanObservation:
@@ -267,8 +285,9 @@ def _known(cls, data: dict) -> dict:
 def _planner_attributes(a: dict) -> dict:
     try:
         flags = {x["tensor"]: x["is_zero_copy_block"] for x in a.get("inputs", [])}
+        basic = {x["tensor"]: x["basic_offset"] for x in a.get("inputs", []) + a.get("outputs", []) if "basic_offset" in x}
     except (TypeError, KeyError) as e:
         raise ObservationFormatError(f"each of attributes.inputs needs 'tensor' and 'is_zero_copy_block' ({e})",
                                      path="attributes.inputs") from e
     return {"memory_size": a.get("memory_size"), "zero_copy_memory_size": a.get("zero_copy_memory_size"),
-            "is_zero_copy_block": flags}
+            "is_zero_copy_block": flags, "basic_offsets": basic}

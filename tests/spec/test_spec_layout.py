@@ -88,17 +88,31 @@ def test_region_cover_block_must_list_its_tensors():
     assert any("'a'" in v.culprit for v in get("LAYOUT-REGION-COVER").violations(bad))
 
 
-def test_zc_after_fm_and_zc_size_need_the_attributes():
+def test_io_attributes_need_the_attributes():
     p = plan([("y", ZC, 0, 512, 0, 1)])
-    report = check(p)
-    assert "LAYOUT-ZC-AFTER-FM" not in report.exercised and "LAYOUT-ZC-SIZE" not in report.exercised
+    assert "LAYOUT-IO-ATTRIBUTES" not in check(p).exercised
 
 
-def test_zc_size_counts_the_region_too():
-    p = plan([("y", ZC, 0, 512, 0, 1)], regions={ZC: 1024},
-             attributes=PlanAttributes(memory_size=1024, zero_copy_memory_size=512))
-    (v,) = get("LAYOUT-ZC-SIZE").violations(p)
-    assert v.values == {"attribute": 512, "blocks_total": 512, "region": 1024}
+def test_io_attributes_catch_a_region_past_the_sizes_and_a_wrong_flag():
+    """The replacements of LAYOUT-ZC-AFTER-FM / LAYOUT-ZC-SIZE compare the attributes the runtime reads
+    with where the tensors are, so a planner that records a wrong size or flag is caught."""
+    rows = [("a", FM, 0, 1024, 0, 1), ("y", ZC, 0, 512, 1, 1), ("x", ZC, 512, 512, 0, 1)]
+    ok = PlanAttributes(memory_size=2048, zero_copy_memory_size=1024, is_zero_copy_block={"x": True},
+                        basic_offsets={"y": 1024, "x": 1536})
+    assert get("LAYOUT-IO-ATTRIBUTES").violations(plan(rows, attributes=ok)) == ()
+    short = attrs.evolve(ok, memory_size=1536, zero_copy_memory_size=768, basic_offsets={"y": 768, "x": 1280})
+    found = get("LAYOUT-IO-ATTRIBUTES").violations(plan(rows, attributes=short))
+    assert {v.culprit for v in found} == {"tensor 'a'", "tensor 'x'"}    # a past the backed 768, x past 768
+    flag = attrs.evolve(ok, is_zero_copy_block={"x": False})
+    (v,) = get("LAYOUT-IO-ATTRIBUTES").violations(plan(rows, attributes=flag))
+    assert "_is_zero_copy_block=False" in v.message
+
+
+def test_inputs_sorted_needs_two_inputs_of_different_sizes():
+    one = plan([("x", ZC, 0, 100, 0, 1), ("y", ZC, 512, 512, 0, 1)], graph_inputs=("x",), graph_outputs=("y",))
+    same = plan([("x1", ZC, 0, 100, 0, 1), ("x2", ZC, 512, 100, 0, 1)], graph_inputs=("x1", "x2"))
+    two = plan([("x1", ZC, 0, 100, 0, 1), ("x2", ZC, 512, 200, 0, 1)], graph_inputs=("x1", "x2"))
+    assert [get("LAYOUT-INPUTS-SORTED").exercised(p) for p in (one, same, two)] == [False, False, True]
 
 
 def test_inputs_sorted_inputs_before_outputs_is_reported():

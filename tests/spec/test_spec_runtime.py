@@ -5,9 +5,10 @@ import attrs
 
 from zcspec.spec.examples import all_examples
 from zcspec.spec.examples.build import (
-    RAW, X_BUF, X_MODEL, Y_BUF, Y_MODEL, buffers, events, execution, launch, load,
+    FM, PADDED, RAW, X_BUF, X_MODEL, Y_BUF, Y_FM_OFFSET, Y_MODEL, buffers, events, execution, launch, load,
 )
-from zcspec.spec.observables import ZeroCopyEntry
+from zcspec.spec.invariants._copy_only import HCCL
+from zcspec.spec.observables import IoTensor, ZeroCopyEntry
 from zcspec.spec.registry import get
 
 
@@ -28,16 +29,45 @@ def test_v1_no_model_io_slot_host_buffers_may_keep_the_model_address():
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs) == ()
 
 
+_Y_FM = FM + Y_FM_OFFSET
+
+
 def test_v1_copy_only_once_refreshing_a_copy_only_buffer_is_reported():
-    obs = execution(load(copy_only=("y",)), evs=events(launch(), dict(kind="copy", src=Y_MODEL, dst=Y_BUF,
-                                                                      size=RAW, io="y")))
+    obs = execution(load(y_region="feature_map"), evs=events(launch(), dict(kind="copy", src=_Y_FM, dst=Y_BUF,
+                                                                            size=RAW, io="y")))
     assert any("pointed into it" in v.message for v in get("V1-COPY-ONLY-ONCE").violations(obs))
 
 
 def test_v1_copy_only_once_missing_copy_is_reported():
-    obs = execution(load(copy_only=("y",)), slots=((0, 0, X_BUF), (0, 1, Y_MODEL)))
+    obs = execution(load(y_region="feature_map"), slots=((0, 0, X_BUF), (0, 1, _Y_FM)))
     (v,) = get("V1-COPY-ONLY-ONCE").violations(obs)
     assert v.values == {"copies": 0}
+
+
+def test_v1_copy_only_is_the_specs_not_the_runtimes():
+    """The runtime's label changes nothing: y in the feature map must be copied even when the runtime calls
+    nothing copy-only, and an eligible y must not be copied even when the runtime calls it copy-only."""
+    obs = execution(load(y_region="feature_map", copy_only=()), slots=((0, 0, X_BUF), (0, 1, _Y_FM)))
+    assert get("V1-COPY-ONLY-ONCE").violations(obs)
+    copied = execution(load(copy_only=("y",)), slots=((0, 0, X_BUF), (0, 1, Y_MODEL)),
+                       evs=events(launch(writes=((Y_MODEL, RAW),)), dict(kind="copy", src=Y_MODEL, dst=Y_BUF, size=RAW)))
+    assert {v.culprit for v in get("V1-ZERO-COPY-WHEN-ELIGIBLE").violations(copied)} == {"buffer 'y'"}
+
+
+def test_v1_copy_rules_each_decide_alone():
+    """Each of GE's reasons to copy, as the spec computes it from the load's raw facts."""
+    from zcspec.spec.invariants._copy_only import reasons
+    assert reasons(load()) == {"x": (), "y": ()}
+    assert "zero copy is off" in reasons(load(zero_copy=False))["y"][0]
+    assert "feature_map" in reasons(load(y_region="feature_map"))["y"][0]
+    assert reasons(load(hccl_flags=(True, False)))["y"] == (HCCL,)
+    assert "cannot have its arguments refreshed on nozc" in reasons(load(soc="nozc"))["x"][0]
+    shared = load(io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
+                      IoTensor("y", "output", X_MODEL, PADDED, RAW, offset=0x200)))
+    assert all("shared with" in r[0] for r in reasons(shared).values())
+    not_block = load(reuse_zero_copy_memory=True, io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
+                     IoTensor("y", "output", Y_MODEL, PADDED, RAW, zero_copy_block=False)))
+    assert "reuseZeroCopyMemory" in reasons(not_block)["y"][0] and reasons(not_block)["x"] == ()
 
 
 def test_v1_reuse_zc_memory_backed_region_is_reported():
@@ -45,10 +75,13 @@ def test_v1_reuse_zc_memory_backed_region_is_reported():
     assert v.culprit == "region 'zero_copy'"
 
 
-def test_v1_hccl_copy_only_applies_to_v1():
+def test_v1_hccl_copy_only_applies_to_v1_and_only_where_hccl_is_the_one_reason():
     bad = all_examples()["V1-HCCL-COPY"].violates
     assert get("V1-HCCL-COPY").violations(bad)
-    assert get("V1-HCCL-COPY").violations(attrs.evolve(bad, options=load("v2").options)) == ()
+    v2 = attrs.evolve(bad, load=attrs.evolve(bad.load, options=load("v2").options))
+    assert get("V1-HCCL-COPY").violations(v2) == ()
+    also_fm = execution(load(hccl_flags=(True, False), y_region="feature_map"), slots=((0, 0, X_BUF), (0, 1, _Y_FM)))
+    assert not get("V1-HCCL-COPY").exercised(also_fm)
 
 
 def test_v2_azc_no_alloc_inputs_may_be_staged():
@@ -66,7 +99,9 @@ def test_v2_azc_reject_null_buffer_must_fail_naming_it():
 
 def test_v2_default_fallback_host_buffer_allocates_and_succeeds():
     obs = execution(load("v2"), bufs=buffers(y_placement="host"),
-                    evs=events(dict(kind="alloc", address=0xA0000, size=512, owner="runtime", io="y"), launch()))
+                    evs=events(dict(kind="alloc", address=0xA0000, size=512, owner="runtime"),
+                               launch(writes=((0xA0000, RAW, "y"),)),
+                               dict(kind="copy", direction="d2h", src=0xA0000, dst=Y_BUF, size=RAW, io="y")))
     assert get("V2-DEFAULT-FALLBACK").violations(obs) == ()
     assert get("V2-DEFAULT-FALLBACK").exercised(obs)
 
@@ -94,7 +129,7 @@ def test_v1_claims_about_refresh_and_copies_wait_for_a_successful_call():
 
 def test_v1_no_model_io_slot_raw_slots_of_copy_only_io_may_keep_the_model_address():
     # An HCCL task without zero-copy support holds x's model address in an unregistered slot.
-    obs = execution(load(copy_only=("x",)), slots=((0, 0, X_BUF), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
+    obs = execution(load(hccl_flags=(False, True)), slots=((0, 0, X_MODEL), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs) == ()
     obs = execution(load(), slots=((0, 0, X_BUF), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs)

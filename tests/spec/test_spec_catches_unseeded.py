@@ -1,0 +1,153 @@
+"""Bugs nobody seeded (issue 13), each put into impl/ with a patch for one test: the spec must report it
+through a claim whose expectation the spec computes itself. Every test first shows the claim holds
+without the bug, so a pass is not vacuous."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+from zcspec.checks.faults.variant import swap
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import compile_stages
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.observe import observe_model_file, observe_plan
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.runtime.user_buffers import alloc_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, load
+from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.check import check
+from tests.helpers.runtime_v1 import device, mlp, passthrough
+
+NO_BUG = contextlib.nullcontext
+
+
+def _chain():
+    """x -> Relu -> Neg -> Abs -> y, plus an atomic ReduceSum writing a graph output."""
+    b = GraphBuilder("chain")
+    x = b.input("x", (8, 16))
+    b.output(b.op("Abs", [b.op("Neg", [b.op("Relu", [x])])]),
+             b.op("ReduceSum", [x], shape=(8, 1), axes=(1,), keepdims=1))
+    return b.build()
+
+
+def _plan_violations(bug, soc="ascend910b") -> set[str]:
+    with bug():
+        st = compile_stages(_chain(), CompileOptions(soc=soc))
+        return {v.invariant_id for v in check(observe_plan(st.graph, st.plan, soc=soc)).violations}
+
+
+def _lifetime_one_step_early():
+    def make(own_lifetimes):
+        return lambda graph, step: {t: (f, l - 1 if l > f else l) for t, (f, l) in own_lifetimes(graph, step).items()}
+    return swap("zcspec.impl.compiler.aliases", "own_lifetimes", make)
+
+
+def _align_one_unit_up():
+    return swap("zcspec.impl.compiler.memory.sizes", "align",
+                lambda align: (lambda x, to: (x // to + 1) * to if x > 0 else 0))
+
+
+def _zero_copy_units_take_freed_blocks():
+    """First-stage reuse lets zero-copy units into the pool, as if they were ordinary tensors (GE 2.5.10
+    forbids it). (Dropping only the zero_copy test of ``_may_reuse`` changes nothing: I/O units are
+    never reusable in the first place, so that mutant is equivalent.)"""
+    def make(may_reuse):
+        return lambda unit, options: (options.reuse and (unit.reusable or unit.zero_copy is not None)
+                                      and not unit.continuous and not unit.atomic)
+    return swap("zcspec.impl.compiler.memory.ge_blocks", "_may_reuse", make)
+
+
+def _zero_copy_flag_dropped():
+    """The planner forgets that graph inputs are zero copy: they then take feature-map memory, and every
+    claim that starts from the plan's own zero_copy flag is satisfied."""
+    def make(zero_copy):
+        return lambda self, r: None if zero_copy(self, r) == "input" else zero_copy(self, r)
+    from zcspec.impl.compiler.memory import units
+    return _attribute(units._Facts, "zero_copy", make)
+
+
+@contextlib.contextmanager
+def _attribute(owner, name, make):
+    original = getattr(owner, name)
+    setattr(owner, name, make(original))
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+@pytest.mark.parametrize("bug, claim", [
+    (_lifetime_one_step_early, "LAYOUT-LIFETIME-COVERS-USES"),
+    (_align_one_unit_up, "LAYOUT-TENSOR-SIZE"),
+    (_zero_copy_units_take_freed_blocks, "MEM-ZC-NOREUSE"),
+    (_zero_copy_units_take_freed_blocks, "MEM-ZC-IO"),
+    (_zero_copy_flag_dropped, "MEM-ZC-IO"),
+])
+def test_planner_bugs_are_caught(bug, claim):
+    assert _plan_violations(NO_BUG) == set()
+    assert claim in _plan_violations(bug)
+
+
+def _refreshable_any_for_all():
+    def make(refreshable):
+        def wrong(node, soc, *, side="output"):
+            from zcspec.impl.compiler import ops
+            kinds = [k for k in ops.task_kinds(node) if side == "output" or k != "memset"]
+            in_loop = bool(node.attr("_in_loop", False))
+            return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds) if kinds else True
+        return wrong
+    return swap("zcspec.impl.compiler.passes.memcpy_addr_async", "refreshable", make)
+
+
+def test_any_for_all_in_the_memcpy_addr_async_refresh_test_is_caught():
+    """On ascend310p an atomic node's memset cannot be refreshed, its kernel can: ``any`` says the node can,
+    the pass leaves its graph output bound to the memset, and the spec's own SoC table says otherwise."""
+    def violations(bug):
+        with bug():
+            st = compile_stages(_chain(), CompileOptions(soc="ascend310p"))
+            report = check(observe_model_file(encode(st.model), st.graph))
+        assert "PASS-MEMCPY-ADDR-ASYNC" in report.exercised
+        return [v for v in report.violations if v.invariant_id == "PASS-MEMCPY-ADDR-ASYNC"]
+    assert violations(NO_BUG) == []
+    (v,) = violations(_refreshable_any_for_all)
+    assert "memset" in v.message and "reducesum" in v.culprit
+
+
+def _run_v1(model, bug, *, inputs):
+    dev = device()
+    with bug():
+        lm = load(dev, model, LoadOptions())
+        rec = lm.execute(stage_inputs(dev, model, inputs), alloc_outputs(dev, model))
+        return check(observe_execution(lm, rec))
+
+
+def _disable_zero_copy_ignored():
+    return swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model: {}))
+
+
+def _every_output_copy_only():
+    def make(reasons):
+        def wrong(model, soc, options, d, users, overlaps):
+            why, hccl = reasons(model, soc, options, d, users, overlaps)
+            return (why or ["(bug) outputs are always copied"]) if d.role == "output" else why, hccl
+        return wrong
+    return swap("zcspec.impl.runtime.v1.zero_copy", "_reasons", make)
+
+
+def test_disable_zero_copy_ignored_for_io_sharing_an_address_is_caught():
+    """Data -> NetOutput: input y and output y share their bytes; GE copies both (DisableZeroCopy)."""
+    inputs = {"x": np.arange(4, dtype=np.float32), "y": -np.ones((2, 3), np.float32)}
+    assert _run_v1(passthrough(), NO_BUG, inputs=inputs).ok
+    report = _run_v1(passthrough(), _disable_zero_copy_ignored, inputs=inputs)
+    assert "V1-COPY-ONLY-ONCE" in {v.invariant_id for v in report.violations}
+
+
+def test_every_output_made_copy_only_is_caught():
+    inputs = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    good = _run_v1(mlp(), NO_BUG, inputs=inputs)
+    assert good.ok and "V1-ZERO-COPY-WHEN-ELIGIBLE" in good.exercised
+    report = _run_v1(mlp(), _every_output_copy_only, inputs=inputs)
+    found = [v for v in report.violations if v.invariant_id == "V1-ZERO-COPY-WHEN-ELIGIBLE"]
+    assert {v.culprit for v in found} == {"buffer 'relu:0'", "buffer 'neg:0'"}
