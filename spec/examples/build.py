@@ -133,9 +133,10 @@ PADDED = 432  # GE's tensor size: align32(400) + 32 padding (ge-facts.md 1.3)
 Y_FM_OFFSET = 0x100   # where y sits when an example puts it in the feature map
 
 
-def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, events=(), y_region: str = "zero_copy",
+def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, events=None, y_region: str = "zero_copy",
          hccl_flags: tuple[bool, bool] | None = None, soc: str = "ascend910b", **options: Any) -> LoadObservation:
-    """The small model loaded. Task 0 reads x (slot 0) and writes y (slot 1): a kernel, or with ``hccl_flags`` an HCCL task whose two
+    """The small model loaded; by default its events are the allocations of its regions (the model's).
+    Task 0 reads x (slot 0) and writes y (slot 1): a kernel, or with ``hccl_flags`` an HCCL task whose two
     buffers carry those zero-copy flags. ``y_region="feature_map"`` puts y in the feature map.
     ``copy_only`` is only the runtime's label (no verdict reads it)."""
     y_offset = 0 if y_region == "zero_copy" else Y_FM_OFFSET
@@ -143,6 +144,9 @@ def load(runtime: str = "v1", *, copy_only=(), zc_backed: bool = True, io=None, 
     io = io if io is not None else (
         IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=X_MODEL - ZC),
         IoTensor("y", "output", y_address, PADDED, RAW, region=y_region, offset=y_offset))
+    if events is None:
+        events = (Event(0, "alloc", address=FM, size=0x1000, owner="model", purpose="feature_map"),) + (
+            (Event(1, "alloc", address=ZC, size=0x400, owner="model", purpose="zero_copy"),) if zc_backed else ())
     flags = hccl_flags or (None, None)
     slots = (ArgSlot(0, "zero_copy", X_MODEL - ZC, RAW, "in", "x", flags[0]),
              ArgSlot(1, y_region, y_offset, RAW, "out", "y", flags[1]))
@@ -160,18 +164,19 @@ def buffers(x_size: int = RAW, y_size: int = RAW, *, y_address: int = Y_BUF, y_p
 
 
 def events(*specs: dict) -> tuple[Event, ...]:
-    """Events from dicts, numbered in order; ``writes``/``reads`` given as (address, size) pairs."""
+    """Events from dicts, numbered in order; ``writes``/``reads`` given as (address, size[, tensor]) tuples."""
     out = []
     for seq, spec in enumerate(specs):
         spec = dict(spec)
         for key in ("reads", "writes"):
-            spec[key] = tuple(Range(a, s) for a, s in spec.get(key, ()))
+            spec[key] = tuple(Range(*r) for r in spec.get(key, ()))
         out.append(Event(seq=seq, **spec))
     return tuple(out)
 
 
-def launch(writes=((Y_BUF, RAW),), reads=((X_BUF, RAW),)) -> dict:
-    return dict(kind="launch", task=0, reads=reads, writes=writes)
+def launch(writes=((Y_BUF, RAW, "y"),), reads=((X_BUF, RAW, "x"),), task: int = 0, **fields: Any) -> dict:
+    """Task ``task`` reading and writing ``(address, size[, tensor])`` ranges (by default: x's buffer into y's)."""
+    return dict(kind="launch", task=task, reads=reads, writes=writes, **fields)
 
 
 def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_addresses=None, evs=None,

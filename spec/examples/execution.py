@@ -1,10 +1,16 @@
 """Examples for the execution invariants."""
 from __future__ import annotations
 
-from zcspec.spec.examples.build import RAW, Y_BUF, Example, events, execution, launch, load, output
+from zcspec.spec.examples.build import FM, RAW, X_BUF, Y_BUF, ZC, Example, events, execution, launch, load, output
 
 _SCRATCH = 0xB0000
 _ALLOC = dict(kind="alloc", address=_SCRATCH, size=1024, owner="runtime", purpose="staging")
+_T = ((_SCRATCH, RAW, "t"),)
+_PRODUCE_T = launch(writes=_T)                      # task 0: x -> t (in runtime memory)
+_READ_T = launch(task=1, reads=_T)                  # task 1: t -> y
+_RECORD, _WAIT = dict(kind="record", event_id=0, stream=0), dict(kind="wait", event_id=0, stream=1)
+_UNLOAD = (dict(kind="free", address=FM), dict(kind="free", address=ZC), dict(kind="unload"))   # the load's regions
+_INTO_T = dict(kind="copy", direction="d2d", src=X_BUF, dst=_SCRATCH, size=RAW)
 
 EXAMPLES = (
     Example("EXEC-ORACLE",
@@ -21,8 +27,8 @@ EXAMPLES = (
                                                 message="write past allocation"))),
             culprit="task 0", why="task 0 wrote past the end of an allocation"),
     Example("EXEC-NO-LEAK",
-            execution(evs=events(_ALLOC, launch(), dict(kind="free", address=_SCRATCH), dict(kind="unload"))),
-            execution(evs=events(_ALLOC, launch(), dict(kind="unload"))),
+            execution(evs=events(_ALLOC, launch(), dict(kind="free", address=_SCRATCH), *_UNLOAD)),
+            execution(evs=events(_ALLOC, launch(), *_UNLOAD)),
             culprit="0xb0000", why="the 1024-byte staging buffer is still allocated after unload"),
     Example("EXEC-FAILED-CALL-NO-CHANGE",
             execution(load("v2"), evs=events(dict(kind="call_begin", call="execute"), dict(kind="error", io="y"),
@@ -31,4 +37,26 @@ EXAMPLES = (
                                               dict(kind="error", io="y"), dict(kind="call_end", call="execute", ok=False)),
                       ok=False),
             culprit="'y'", why="the execute call failed after its kernel had already written y's buffer"),
+    Example("EXEC-NO-OVERRUN",
+            execution(),
+            execution(evs=events(launch(writes=((Y_BUF, RAW + 64, "y"),)))),
+            culprit="launch #0", why="the kernel wrote 64 bytes past y's buffer, into memory nothing allocated"),
+    Example("EXEC-READ-WRITTEN",
+            execution(evs=events(_ALLOC, _PRODUCE_T, _READ_T)),
+            execution(evs=events(_ALLOC, _READ_T)),
+            culprit="launch #1", why="task 1 read t from fresh memory that no kernel had written"),
+    Example("EXEC-NO-RACE",
+            execution(evs=events(_ALLOC, _PRODUCE_T, _RECORD, _WAIT, dict(_READ_T, stream=1))),
+            execution(evs=events(_ALLOC, _PRODUCE_T, dict(_READ_T, stream=1))),
+            culprit="launch #2", why="task 1 on stream 1 read t, written on stream 0, with no event between them"),
+    Example("EXEC-TENSOR-INTACT",
+            execution(evs=events(_ALLOC, _PRODUCE_T, _READ_T)),
+            execution(evs=events(_ALLOC, _PRODUCE_T, _INTO_T, _READ_T)),
+            culprit="tensor 't'", why="a copy overwrote t between its producer and its reader"),
+    Example("EXEC-INPLACE-SAME-BYTES",
+            execution(evs=events(_ALLOC, _PRODUCE_T, launch(task=1, reads=_T, writes=((_SCRATCH, RAW, "u"),)),
+                                 launch(task=2, reads=((_SCRATCH, RAW, "u"),)))),
+            execution(evs=events(_ALLOC, _PRODUCE_T, launch(task=1, reads=_T, writes=((_SCRATCH + 32, RAW, "u"),)),
+                                 launch(task=2, reads=((_SCRATCH + 32, RAW, "u"),)))),
+            culprit="task 1", why="task 1 writes u in place over t but shifted by 32 bytes from the t it reads"),
 )

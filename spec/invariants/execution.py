@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._trace import all_events, failed_calls, live_allocations, writes_into
+from zcspec.spec.invariants._shadow import consumed
+from zcspec.spec.invariants._trace import accesses, all_events, call_events, failed_calls, live_allocations, writes_into
 from zcspec.spec.observables.execution import ExecutionObservation
+
+V1_MODEL = "runtime/v1/graph/load/model_manager/davinci_model.cc"
 
 
 # -- EXEC-ORACLE ------------------------------------------------------------------------------
@@ -87,11 +90,15 @@ def _no_leak(obs: ExecutionObservation):
 NO_LEAK = Invariant(
     id="EXEC-NO-LEAK",
     title="Nothing leaks after unload",
-    statement="After a model is unloaded, every allocation the model or the runtime made (at load or in any "
-              "execution) has been freed; the user's own buffers are not the runtime's to free.",
+    statement="After a model is unloaded (and the caller has released what it was handed), every device "
+              "allocation the model or the runtime made, at load or in any execution, has been freed, the spans "
+              "a caching allocator kept included; the user's own buffers are not the runtime's to free. Judged "
+              "from the device's allocation and free events, not from the runtime's own allocator log.",
     rationale="Serving processes load and unload models for days; fallback output allocations (v2 default "
-              "mode) and copy staging buffers are the usual leaks.",
-    ge_source="runtime/v2/kernel/memory/memory_kernel.cc (FreeMemory); runtime/v2/core/utils/tensor_utils.cc; ge-facts.md 7.6",
+              "mode), copy staging buffers and a caching allocator that never returns its spans are the usual "
+              "leaks. A runtime's log of its own blocks cannot show a pool that is never given back.",
+    ge_source="runtime/v2/kernel/memory/memory_kernel.cc (FreeMemory); runtime/v2/core/utils/tensor_utils.cc; "
+              "runtime/v2/kernel/memory/caching_mem_allocator.cc (the pool released with its allocator); ge-facts.md 7.6, 7.7",
     applies_to="execution", concern="execution", predicate=_no_leak,
     precondition=lambda obs: any(e.kind == "unload" for e in all_events(obs)),
 )
@@ -105,15 +112,16 @@ def _failed_call_no_change(obs: ExecutionObservation):
             for e, lo, hi in writes_into(events, b):
                 yield violation(f"buffer {b.name!r}", f"the {call} call failed but {e.kind} #{e.seq} wrote "
                                 f"[{hex(lo)}, {hex(hi)}) of it", call=call, event=e.seq)
-        for address, e in sorted(live_allocations(events).items()):
+        for address, e in sorted(live_allocations(events, owners=("model", "runtime")).items()):
             yield violation(f"allocation {hex(address)}", f"the {call} call failed but left {e.size} bytes "
-                            f"allocated (alloc #{e.seq})", call=call, address=address)
+                            f"allocated (alloc #{e.seq}, {e.purpose or 'unnamed'})", call=call, address=address)
 
 
 FAILED_CALL_NO_CHANGE = Invariant(
     id="EXEC-FAILED-CALL-NO-CHANGE",
     title="A failed call changes nothing",
-    statement="A call that fails writes nothing into any user buffer and leaves no allocation behind.",
+    statement="A call that fails writes nothing into any user buffer and leaves no device allocation behind "
+              "(a span a caching allocator keeps for later calls excepted), judged from the device trace.",
     rationale="Callers retry after fixing their input (a larger buffer, a device placement); a failure that has "
               "already overwritten their memory or leaked device memory makes the retry unsafe. Validation "
               "must come before any side effect.",
@@ -123,4 +131,188 @@ FAILED_CALL_NO_CHANGE = Invariant(
     precondition=lambda obs: bool(failed_calls(obs)),
 )
 
-INVARIANTS = (ORACLE, V1_EQ_V2, NO_FAULT, NO_LEAK, FAILED_CALL_NO_CHANGE)
+# -- EXEC-NO-OVERRUN --------------------------------------------------------------------------
+
+def _outside(obs: ExecutionObservation):
+    return [(e, what, r) for e, what, r, inside in accesses(obs) if not inside]
+
+
+def _no_overrun(obs: ExecutionObservation):
+    for e, what, r in _outside(obs):
+        task = f"task {e.task}" if e.kind == "launch" else f"{e.direction} copy"
+        yield violation(f"{e.kind} #{e.seq}", f"{task} {'wrote' if what == 'write' else 'read'} "
+                        f"[{hex(r.address)}, {hex(r.end)}), which lies inside no user buffer of the call and no "
+                        f"allocation live at that point", event=e.seq, range=[r.address, r.end], access=what)
+
+
+NO_OVERRUN = Invariant(
+    id="EXEC-NO-OVERRUN",
+    title="Every access lies inside a user buffer or a live allocation",
+    statement="Every byte range a kernel or a copy of an execute call reads or writes (or designated, if the "
+              "device refused it) lies entirely inside one user buffer passed to that call or inside one "
+              "allocation of the model or the runtime that is live at that moment, as the trace's own "
+              "allocation and free events say.",
+    rationale="EXEC-NO-FAULT is only as strict as the device's bounds check; this claim recomputes what is "
+              "legal from the allocation events alone, so an accepted undersized buffer written past its end, "
+              "a stale address into freed memory or a range straddling two allocations is caught even by a "
+              "device (or hardware) that lets it through. GE checks a user buffer against the model's size "
+              "before it is used.",
+    ge_source=V1_MODEL + " (CheckUserAndModelSize, CheckInputAndModelSize); runtime/v2/kernel/common_kernel_impl/"
+              "build_tensor.cc (SplitTensorForOutputData); ge-facts.md 6.6.1, 7.4.2",
+    applies_to="execution", concern="execution", predicate=_no_overrun,
+    precondition=lambda obs: any(True for _ in accesses(obs)),
+)
+
+
+# -- EXEC-READ-WRITTEN ------------------------------------------------------------------------
+
+def _read_written(obs: ExecutionObservation):
+    for rd in consumed(obs):
+        holes = [(lo, hi) for lo, hi, w in rd.pieces if w is None]
+        if holes:
+            lo, hi = holes[0]
+            what = f"task {rd.event.task}" if rd.event.kind == "launch" else f"{rd.event.direction} copy"
+            yield violation(f"{rd.event.kind} #{rd.event.seq}", f"{what} read {rd.range.tensor or 'bytes'} at "
+                            f"[{hex(lo)}, {hex(hi)}) (of [{hex(rd.range.address)}, {hex(rd.range.end)})), which "
+                            f"nothing wrote since they were allocated ({len(holes)} such piece(s))",
+                            event=rd.event.seq, range=[lo, hi])
+
+
+READ_WRITTEN = Invariant(
+    id="EXEC-READ-WRITTEN",
+    title="No kernel or copy reads bytes nobody wrote",
+    statement="Every byte a kernel or a copy of an execute call reads was written before it, since its "
+              "allocation, by an event of the trace: the caller's input buffers count as written when the "
+              "call starts, what the load wrote (the weights) from the load on, everything else from the "
+              "kernel, memset or copy that wrote it. A Merge reads one of its inputs: the one its branch wrote.",
+    rationale="Fresh device memory holds garbage (the emulator poisons it); a kernel that reads before its "
+              "producer ran, an input copy that was skipped, an atomic clean that was dropped or a tensor "
+              "read from an unrefreshed address reads bytes nobody wrote. GE copies inputs before the first "
+              "task, loads the weights at init and cleans atomic outputs with a memset for this reason.",
+    ge_source=V1_MODEL + " (CopyInputData before the tasks run; InitWeightMem); compiler/graph/build/memory/"
+              "graph_mem_assigner.cc (atomic clean of outputs that accumulate); ge-facts.md 3.3, 6.1",
+    applies_to="execution", concern="execution", predicate=_read_written,
+    precondition=lambda obs: any(True for _ in consumed(obs)),
+)
+
+
+# -- EXEC-NO-RACE -----------------------------------------------------------------------------
+
+def _races(obs: ExecutionObservation):
+    for rd in consumed(obs):
+        for lo, hi, w in rd.pieces:
+            if w is not None and w.seq is not None and not rd.ordered(w):
+                yield rd, lo, hi, w
+                break
+
+
+def _no_race(obs: ExecutionObservation):
+    for rd, lo, hi, w in _races(obs):
+        yield violation(f"{rd.event.kind} #{rd.event.seq}", f"reads [{hex(lo)}, {hex(hi)}) on stream {rd.stream}, "
+                        f"last written by {w.what} ({w.tensor or 'unnamed'}) on stream {w.stream}, with no event "
+                        f"record after that write and wait before this read", event=rd.event.seq, writer=w.seq)
+
+
+def _cross_stream_reads(obs: ExecutionObservation) -> bool:
+    return any(w is not None and w.seq is not None and w.stream != rd.stream
+               for rd in consumed(obs) for _, _, w in rd.pieces)
+
+
+NO_RACE = Invariant(
+    id="EXEC-NO-RACE",
+    title="A read on one stream of bytes written on another is ordered by an event",
+    statement="When a kernel or copy on stream B reads bytes last written on stream A (A != B), an event "
+              "recorded on A after that write is waited for on B before the read; a synchronous host copy is "
+              "ordered with everything before and after it.",
+    rationale="Streams run concurrently: without the record/wait pair the reader may run before the writer on "
+              "real hardware, even though the emulator's round-robin schedule happened to run them in order. "
+              "GE inserts a send/recv event pair on every edge between nodes on different streams.",
+    ge_source="compiler/graph/build/stream/stream_allocator.cc (StreamAllocator::InsertSyncEvents); ge-facts.md 2.9",
+    applies_to="execution", concern="execution", predicate=_no_race,
+    precondition=_cross_stream_reads,
+)
+
+
+# -- EXEC-TENSOR-INTACT -----------------------------------------------------------------------
+
+def _produced(obs: ExecutionObservation) -> set[str]:
+    """Tensors a launch of the call writes through a named slot."""
+    return {r.tensor for e in call_events(obs) if e.kind == "launch" for r in e.writes if r.tensor}
+
+
+def _intact_reads(obs: ExecutionObservation):
+    produced = _produced(obs)
+    for rd in consumed(obs):
+        if rd.event.kind == "launch" and rd.range.tensor in produced:
+            yield rd
+
+
+def _tensor_intact(obs: ExecutionObservation):
+    for rd in _intact_reads(obs):
+        t = rd.range.tensor
+        other = next(((lo, hi, w) for lo, hi, w in rd.pieces if w is not None and w.tensor != t), None)
+        if other is not None:
+            lo, hi, w = other
+            yield violation(f"tensor {t!r}", f"task {rd.event.task} (launch #{rd.event.seq}) read {t!r} but "
+                            f"[{hex(lo)}, {hex(hi)}) was last written by {w.what} "
+                            f"({'tensor ' + repr(w.tensor) if w.tensor else 'not a tensor of the model'}) after "
+                            f"{t!r}'s producer wrote it", event=rd.event.seq, writer=w.seq, tensor=t)
+
+
+TENSOR_INTACT = Invariant(
+    id="EXEC-TENSOR-INTACT",
+    title="A tensor's memory is intact from its producer's write to its last read",
+    statement="When a kernel reads a tensor that a kernel of the same call produced, every byte it reads was "
+              "last written under that tensor's name: nothing else (another tensor's producer, a copy, a "
+              "memset) wrote into those bytes between the producer's write and the read.",
+    rationale="The planner lets tensors share memory only when their lifetimes do not overlap; a lifetime that "
+              "ends a step early, a block handed to a second tensor while the first is still read, or a copy "
+              "into live memory shows up as a read that finds another writer's bytes. Checking the writes, not "
+              "only the reads, catches corruption that a later overwrite would hide from the oracle.",
+    ge_source="compiler/graph/build/memory/block_mem_assigner.cc (GetNodeMaxLifeBySymbol, "
+              "ReleaseInputNodeOutMemory, CanBlockLifeReuse); ge-facts.md 2.2, 2.9",
+    applies_to="execution", concern="execution", predicate=_tensor_intact,
+    precondition=lambda obs: any(True for _ in _intact_reads(obs)),
+)
+
+
+# -- EXEC-INPLACE-SAME-BYTES ------------------------------------------------------------------
+
+def _in_place(obs: ExecutionObservation):
+    """(launch, read range, write range) where a kernel's read overlaps one of its own writes."""
+    for e in call_events(obs):
+        if e.kind != "launch":
+            continue
+        for r in e.reads:
+            for w in e.writes:
+                if r.size > 0 and w.overlaps(r.address, r.size):
+                    yield e, r, w
+
+
+def _inplace_same_bytes(obs: ExecutionObservation):
+    for e, r, w in _in_place(obs):
+        if (r.address, r.size) != (w.address, w.size):
+            yield violation(f"task {e.task}", f"launch #{e.seq} writes {w.tensor or 'an output'} at "
+                            f"[{hex(w.address)}, {hex(w.end)}) over the bytes it reads as {r.tensor or 'an input'} "
+                            f"at [{hex(r.address)}, {hex(r.end)}): an in-place output must cover exactly the bytes "
+                            f"of its root that it reads", event=e.seq, read=[r.address, r.end], write=[w.address, w.end])
+
+
+INPLACE_SAME_BYTES = Invariant(
+    id="EXEC-INPLACE-SAME-BYTES",
+    title="An in-place output reads its root only at the bytes it writes",
+    statement="When a kernel writes an output over bytes it also reads (an in-place output on its root), the "
+              "read range and the write range are the same bytes: it neither reads root bytes it does not "
+              "overwrite nor writes past the part of the root it reads.",
+    rationale="GE keeps an optional in-place pair only when output and input have equal byte sizes and the "
+              "node is the input's last reader; an output shifted or sized differently from its root makes "
+              "the kernel overwrite input elements it has not read yet (tiled hardware kernels read and write "
+              "in chunks), which the emulator, computing before it commits, would never show in the numbers.",
+    ge_source="compiler/graph/build/memory/mem_inplace.cc (ProcessInplace); graph_metadef/graph/utils/"
+              "graph_utils.cc (GetSupportInplaceOutput); ge-facts.md 2.10.3",
+    applies_to="execution", concern="execution", predicate=_inplace_same_bytes,
+    precondition=lambda obs: any(True for _ in _in_place(obs)),
+)
+
+INVARIANTS = (ORACLE, V1_EQ_V2, NO_FAULT, NO_LEAK, FAILED_CALL_NO_CHANGE, NO_OVERRUN, READ_WRITTEN, NO_RACE,
+              TENSOR_INTACT, INPLACE_SAME_BYTES)

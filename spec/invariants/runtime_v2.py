@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._trace import is_v2, writes_into
-from zcspec.spec.observables.execution import ExecutionObservation
+from zcspec.spec.invariants._trace import call_events, in_buffer, is_v2, walk, writes_into
+from zcspec.spec.observables.execution import ExecutionObservation, UserBuffer
+from zcspec.spec.observables.trace import Range
 
 V2 = "runtime/v2/"
 
@@ -26,30 +27,69 @@ def _unusable(obs: ExecutionObservation, t) -> str | None:
     return None
 
 
+def _computed(obs: ExecutionObservation, name: str) -> list[tuple[object, Range, str | None]]:
+    """(launch, range, owner of the memory) for every write of the call whose slot holds tensor ``name``: where
+    a kernel computed that output, and whose memory that is (None: no live model or runtime allocation)."""
+    return [(e, r, live.owner(r)) for e, live in walk(obs) if e.kind == "launch"
+            for r in e.writes if r.tensor == name and r.size > 0]
+
+
+def _kernel_outputs(obs: ExecutionObservation):
+    """Outputs some kernel of the call computes (a write through a slot holding the output's tensor): the
+    outputs GE's ModelOutTensorZeroCopy can give the caller's memory, unlike a model input or a weight passed
+    through, which EnsureTensorAtOutMemory copies."""
+    return [t for t in _outputs(obs) if _computed(obs, t.name)]
+
+
+def _covered(ranges, lo: int, hi: int) -> bool:
+    """Whether ``ranges`` together cover every byte of ``[lo, hi)``."""
+    at = lo
+    for r in sorted(ranges, key=lambda r: r.address):
+        if r.address > at:
+            break
+        at = max(at, r.end)
+    return at >= hi
+
+
+def _copies_into(obs: ExecutionObservation, b: UserBuffer):
+    return [e for e in call_events(obs) if e.kind == "copy" and any(
+        r.overlaps(b.address, b.size) for r in e.written())] if b.address and b.size > 0 else []
+
+
 # -- V2-AZC-NO-ALLOC --------------------------------------------------------------------------
 
 def _azc_no_alloc(obs: ExecutionObservation):
     if not _azc(obs):
         return
-    outs = {t.name for t in _outputs(obs)}
-    for e in obs.events:
-        if e.kind == "alloc" and e.io in outs:
-            yield violation(f"buffer {e.io!r}", f"always_zero_copy is on but the runtime allocated {e.size} bytes "
-                            f"at {hex(e.address or 0)} for this output", address=e.address, size=e.size)
+    for t in _kernel_outputs(obs):
+        b = obs.buffer(t.name)
+        for e, r, owner in _computed(obs, t.name):
+            if b is None or not in_buffer(obs, r) or not (b.address <= r.address and r.end <= b.address + b.size):
+                yield violation(f"buffer {t.name!r}", f"always_zero_copy is on but task {e.task} (launch #{e.seq}) "
+                                f"computed the output at [{hex(r.address)}, {hex(r.end)}), in {owner or 'unowned'} "
+                                f"memory, not in the caller's buffer", event=e.seq, address=r.address)
+                break
+        for e in (_copies_into(obs, b) if b is not None else ()):
+            yield violation(f"buffer {t.name!r}", f"always_zero_copy is on but {e.direction} copy #{e.seq} from "
+                            f"{hex(e.src or 0)} delivered the output: it was computed elsewhere", event=e.seq)
 
 
 AZC_NO_ALLOC = Invariant(
     id="V2-AZC-NO-ALLOC",
     title="always_zero_copy never allocates an output",
-    statement="With always_zero_copy on, the runtime allocates no memory for any model output during an "
-              "execution: outputs are written to the caller's buffers or the call fails.",
+    statement="With always_zero_copy on, the runtime allocates no memory for any model output: every output a "
+              "kernel computes is written by that kernel into the caller's buffer and nowhere else, and no copy "
+              "delivers it from other memory (judged from the trace's kernel writes and copies: blocks a "
+              "caching allocator hands out are invisible as allocations).",
     rationale="always_zero_copy is the caller's promise to always pass correctly sized, correctly placed output "
               "memory (single-op execution relies on it); in exchange GE rewrites the output allocation into "
               "SplitTensorForOutputData and removes the allocator chain, so there is no fallback memory.",
     ge_source=V2 + "lowering/pass/model_out_tensor_zero_copy.cc; kernel/common_kernel_impl/build_tensor.cc "
               "(SplitTensorForOutputData); ge-facts.md 7.1.2, 7.2.4, 7.4, 7.8",
     applies_to="execution", concern="runtime_v2", predicate=_azc_no_alloc,
-    precondition=lambda obs: _azc(obs) and bool(_outputs(obs)),
+    # A case tells right from wrong when a kernel computed an output, or when a buffer is unusable (a
+    # runtime that falls back would compute the output elsewhere instead of refusing the call).
+    precondition=lambda obs: _azc(obs) and (bool(_kernel_outputs(obs)) or any(_unusable(obs, t) for t in _outputs(obs))),
 )
 
 
@@ -104,19 +144,34 @@ def _needs_fallback(obs: ExecutionObservation):
 
 def _default_fallback(obs: ExecutionObservation):
     for t in _needs_fallback(obs):
-        allocated = any(e.kind == "alloc" and e.io == t.name for e in obs.events)
-        if not obs.result.ok or not allocated:
-            yield violation(f"buffer {t.name!r}", f"cannot hold the output directly (null, host or undersized buffer), so the "
-                            f"default mode must allocate it and succeed; ok={obs.result.ok}, allocated={allocated}")
+        if not obs.result.ok:
+            yield violation(f"buffer {t.name!r}", "cannot hold the output directly (null, host or undersized buffer), "
+                            "so the default mode must fall back to runtime memory and succeed; the call failed")
+            continue
+        for e, r, owner in _computed(obs, t.name):
+            if owner not in ("runtime", "pool"):
+                yield violation(f"buffer {t.name!r}", f"cannot hold the output directly, but task {e.task} (launch "
+                                f"#{e.seq}) computed it at [{hex(r.address)}, {hex(r.end)}), which is "
+                                f"{'the ' + owner + chr(39) + 's memory' if owner else 'not runtime memory'}",
+                                event=e.seq, address=r.address)
+                break
+        b = obs.buffer(t.name)
+        if b is not None and b.address and b.placement == "host" and b.size >= t.raw_size:
+            copied = [r for e in _copies_into(obs, b) for r in e.written()]
+            if not _covered(copied, b.address, b.address + t.raw_size):
+                yield violation(f"buffer {t.name!r}", f"is host memory, so the output must be copied into its "
+                                f"{t.raw_size} bytes; the call's copies cover "
+                                f"{sum(min(r.end, b.address + t.raw_size) - max(r.address, b.address) for r in copied)}")
 
 
 DEFAULT_FALLBACK = Invariant(
     id="V2-DEFAULT-FALLBACK",
     title="The default mode falls back to runtime memory",
     statement="With always_zero_copy off, an output whose buffer is null, not device memory, or smaller than "
-              "the output is allocated by the runtime and the execution succeeds (the output is then handed "
-              "over or copied to the caller). Under ge_compat an undersized buffer is GE's hazard instead "
-              "(V2-NO-OVERRUN).",
+              "the output is computed in runtime memory and the execution succeeds; into a host buffer large "
+              "enough the output is then copied, otherwise handed over. Judged from the trace: the kernel's write lands "
+              "in a live runtime or pool allocation, a copy fills the host buffer. Under ge_compat an "
+              "undersized buffer is GE's hazard instead (V2-NO-OVERRUN).",
     rationale="Without the caller's promise GE keeps AllocModelOutTensor: no address means allocate into the "
               "user tensor, a wrong placement means allocate and let EnsureTensorAtOutMemory copy.",
     ge_source=V2 + "kernel/outputs/model_outputs.cc (AllocModelOutTensor); kernel/common_kernel_impl/memory_copy.cc "
@@ -144,28 +199,35 @@ def _usable(obs: ExecutionObservation):
 
 
 def _out_is_user(obs: ExecutionObservation):
+    produced = {t.name for t in _kernel_outputs(obs)}
     for t, b in _usable(obs):
-        used = obs.io_addresses.get(t.name)
-        copies = [e for e in obs.events if e.kind == "copy" and e.io == t.name]
-        if used != b.address or copies:
+        if t.name not in produced:
+            continue
+        writes = [r for _, r, _ in _computed(obs, t.name)]
+        inside = [r for r in writes if b.address <= r.address and r.end <= b.address + b.size]
+        copies = _copies_into(obs, b)
+        if not _covered(inside, b.address, b.address + t.raw_size) or copies:
+            where = ", ".join(f"[{hex(r.address)}, {hex(r.end)})" for r in writes[:3])
             yield violation(f"buffer {t.name!r}", f"is large enough ({b.size} >= {t.raw_size}) and on the device, "
-                            f"but the output was produced at {hex(used) if used is not None else None} with "
-                            f"{len(copies)} cop(ies) instead of in the buffer at {hex(b.address)}")
+                            f"but the kernel computed the output at {where} with {len(copies)} cop(ies) into the "
+                            f"buffer instead of in the buffer at {hex(b.address)}")
 
 
 OUT_IS_USER = Invariant(
     id="V2-OUT-IS-USER",
     title="Output memory is the user's buffer when it is large enough",
-    statement="In a successful execution with zero copy on, an output whose block the compiler made zero "
-              "copy and whose user buffer is on the device and at least the output's raw size is produced "
-              "directly in that buffer, with no copy.",
+    statement="In a successful execution with zero copy on, an output a kernel computes, whose block the "
+              "compiler made zero copy and whose user buffer is on the device and at least the output's raw "
+              "size, is written by that kernel directly into the buffer (its writes cover the output's bytes "
+              "there) and no copy writes into the buffer. Judged from the trace's kernel writes and copies, "
+              "not from the addresses the runtime reports.",
     rationale="This is v2's output zero copy: ModelOutTensorZeroCopy turns the producer's AllocMemory into "
               "AllocModelOutTensor, which shares the caller's memory, and EnsureTensorAtOutMemory sees source "
               "== destination and copies nothing.",
     ge_source=V2 + "lowering/pass/model_out_tensor_zero_copy.cc; kernel/outputs/model_outputs.cc; "
               "kernel/common_kernel_impl/memory_copy.cc; ge-facts.md 7.2, 7.3.2, 7.5.4",
     applies_to="execution", concern="runtime_v2", predicate=_out_is_user,
-    precondition=lambda obs: bool(_usable(obs)),
+    precondition=lambda obs: bool({t.name for t, _ in _usable(obs)} & {t.name for t in _kernel_outputs(obs)}),
 )
 
 

@@ -1,0 +1,270 @@
+"""Device-level truth: the execution claims judge from the device trace, so bugs the runtimes do not
+report about themselves are caught (issue #13). Each test seeds one bug with a monkeypatch, runs a small
+scenario through the real runtime and device, and shows the claim fires; the same scenario without the
+bug is clean."""
+from __future__ import annotations
+
+import contextlib
+from unittest import mock
+
+import attrs
+import numpy as np
+import pytest
+
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device, DeviceFault
+from zcspec.impl.device import memory as device_memory
+from zcspec.impl.runtime.user_buffers import UserBuffer
+from zcspec.impl.runtime.v1 import bind as v1_bind
+from zcspec.impl.runtime.v1.errors import RuntimeV1Error
+from zcspec.impl.runtime.v1.load import load as load_v1
+from zcspec.impl.runtime.v1.observe import observe_execution as observe_v1
+from zcspec.impl.runtime.v2 import allocators, kernels
+from zcspec.impl.runtime.v2.errors import RuntimeV2Error
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.kernels import launch as v2_launch
+from zcspec.impl.runtime.v2.kernels import outputs
+from zcspec.impl.runtime.v2.observe import observe_execution as observe_v2
+from zcspec.impl.runtime.v2.options import LoweringOptions
+from zcspec.impl.runtime.v2.tensors import Tensor, TensorData
+from zcspec.spec.registry import get
+from tests.helpers.runtime_v2 import relu_neg, stage
+
+
+def fired(invariant_id: str, obs) -> tuple:
+    return get(invariant_id).violations(obs)
+
+
+def clean(invariant_id: str, obs) -> bool:
+    inv = get(invariant_id)
+    return inv.exercised(obs) and inv.violations(obs) == ()
+
+
+def run_v2(model=None, options=LoweringOptions(), out_size=None, unload=True):
+    """Load ``model`` (default relu_neg) into v2, execute once with device buffers, release what the caller
+    was handed, unload, observe."""
+    model = model or relu_neg()
+    dev = Device(model.soc)
+    exe = StreamExecutor(model, dev, options)
+    outs = [Tensor(dev.malloc(io.nbytes if out_size is None else out_size, tag=f"user out {io.tensor}"),
+                   io.nbytes if out_size is None else out_size, name=io.tensor) for io in model.tasks.outputs]
+    with contextlib.suppress(RuntimeV2Error, DeviceFault):   # a failed call is observed through its record
+        exe.execute(stage(dev, model), outs)
+    for t in outs:
+        t.release()
+    if unload:
+        exe.unload()
+    return observe_v2(exe)
+
+
+def run_v1(model=None, out_size=None):
+    model = model or relu_neg()
+    dev = Device(model.soc)
+    lm = load_v1(dev, model)
+    ins = [UserBuffer(io.tensor, dev.upload(np.ones(io.shape, np.float32), tag="user in"), io.nbytes)
+           for io in model.tasks.inputs]
+    size = {io.tensor: io.nbytes if out_size is None else out_size for io in model.tasks.outputs}
+    outs = [UserBuffer(io.tensor, dev.malloc(size[io.tensor], tag="user out"), size[io.tensor])
+            for io in model.tasks.outputs]
+    with contextlib.suppress(RuntimeV1Error):
+        lm.execute(ins, outs)
+    lm.unload()
+    return observe_v1(lm)
+
+
+# -- the v2 pool never freed at unload -> EXEC-NO-LEAK from device events ----------------------
+
+def test_a_pool_never_given_back_at_unload_is_a_leak_on_the_device():
+    assert clean("EXEC-NO-LEAK", run_v2())
+    with mock.patch.object(allocators.CachingAllocator, "close", lambda self: setattr(self, "_closed", True)):
+        obs = run_v2()
+    (v,) = fired("EXEC-NO-LEAK", obs)
+    assert "by pool" in v.message and "hbm span" in v.message   # the span, which the runtime's log never shows
+
+
+def test_v2_memory_events_are_the_devices_not_the_allocators_log():
+    obs = run_v2()
+    begin = next(i for i, e in enumerate(obs.events) if e.kind == "call_begin")
+    before = [e.owner for e in obs.events[:begin] if e.kind == "alloc"]
+    during = [e for e in obs.events[begin:] if e.kind == "alloc"]
+    assert before and set(before) == {"user"}              # the caller's buffers (and staging) before the call
+    assert [e.owner for e in during] == ["pool"]           # the caching allocator's span, from the device
+    assert all(e.io is None for e in during)               # no block of the runtime's own log
+
+
+# -- a fallback under always_zero_copy that v2's log does not show ------------------------------
+
+@contextlib.contextmanager
+def _silent_azc_fallback():
+    """SplitTensorForOutputData checks the caller's buffer, then quietly computes the output in a pool block
+    (the allocator's listener off, io_addresses claiming the user's buffer); EnsureTensorAtOutMemory copies."""
+    def wrong(frame, node, args):
+        (tensor,) = args
+        outputs._validate(node, tensor)
+        pool = frame.loaded.allocator
+        listener, pool.listener = pool.listener, None
+        try:
+            block = pool.malloc(node.attr("size"), tag="hidden")
+        finally:
+            pool.listener = listener
+        frame.hold(block)
+        frame.io_addresses[("output", node.attr("index"))] = tensor.addr
+        return (TensorData(block.addr, block.size, block.placement, block),)
+
+    table = {"SplitTensorForOutputData": wrong}
+    with mock.patch.dict(kernels.KERNELS, table), mock.patch.dict(outputs.KERNELS, table):
+        yield
+
+
+def test_a_silent_fallback_under_always_zero_copy_shows_in_the_kernel_writes_and_the_copy():
+    azc = LoweringOptions(always_zero_copy=True)
+    good = run_v2(options=azc)
+    assert clean("V2-AZC-NO-ALLOC", good) and clean("V2-OUT-IS-USER", good)
+    with _silent_azc_fallback():
+        obs = run_v2(options=azc)
+    assert obs.result.ok and obs.io_addresses["neg_2:0"] == obs.buffer("neg_2:0").address   # the runtime's report lies
+    messages = [v.message for v in fired("V2-AZC-NO-ALLOC", obs)]
+    assert any("pool memory, not in the caller's buffer" in m for m in messages)
+    assert any("copy" in m and "delivered the output" in m for m in messages)
+    (v,) = fired("V2-OUT-IS-USER", obs)
+    assert "1 cop(ies)" in v.message
+
+
+def test_default_fallback_is_judged_by_where_the_kernel_wrote():
+    obs = run_v2(out_size=300)   # too small: zcspec falls back to runtime memory and hands it over
+    assert clean("V2-DEFAULT-FALLBACK", obs)
+    share = {"AllocModelOutTensor": lambda frame, node, args: outputs._share(frame, node, args[1])}
+    with mock.patch.dict(kernels.KERNELS, share), mock.patch.dict(outputs.KERNELS, share):
+        bad = run_v2(out_size=300)   # the undersized buffer shared anyway: the kernel runs past it
+    (v,) = fired("V2-DEFAULT-FALLBACK", bad)
+    assert "the call failed" in v.message
+    assert any("wrote" in v.message for v in fired("EXEC-NO-OVERRUN", bad))
+
+
+# -- a loosened device bounds check and a v1 that accepts an undersized buffer ------------------
+
+SLACK = 64
+
+
+@contextlib.contextmanager
+def _loose_bounds_and_v1_size_check():
+    """The device lets an access run up to 64 bytes past the end of its allocation, and v1 forgets the
+    raw-size rule (only GE's ``size + 64 >= model size`` is left): an undersized output buffer is accepted."""
+    real_fast, real_check, real_bind = (device_memory.AddressSpace.fast_offset, device_memory.AddressSpace.check,
+                                        v1_bind._bind_one)
+
+    def loose(self, addr, nbytes, *args, **kwargs):
+        a = self.live(addr)
+        write = kwargs.get("write", args[0] if args else False)
+        if a is not None and nbytes > 0 and addr + nbytes <= a.end + SLACK and not (write and a.read_only):
+            return addr - self.base
+        return (real_fast if len(args) == 1 and not kwargs else real_check)(self, addr, nbytes, *args, **kwargs)
+
+    def bind_one(lm, z, b):
+        if b.addr and b.size < z.desc.nbytes:
+            small = attrs.evolve(z, desc=attrs.evolve(z.desc, nbytes=b.size))
+            return attrs.evolve(real_bind(lm, small, b), io=z)
+        return real_bind(lm, z, b)
+
+    with mock.patch.object(device_memory.AddressSpace, "fast_offset", loose), \
+            mock.patch.object(device_memory.AddressSpace, "check", loose), \
+            mock.patch.object(v1_bind, "_bind_one", bind_one):
+        yield
+
+
+def test_a_write_past_an_accepted_undersized_buffer_is_an_overrun_the_device_let_through():
+    model = relu_neg()
+    small = model.tasks.outputs[0].nbytes - 16
+    assert clean("EXEC-NO-OVERRUN", run_v1(model))
+    refused = run_v1(model, out_size=small)
+    assert not refused.result.ok and not fired("EXEC-NO-OVERRUN", refused)   # the real v1 refuses the buffer
+    with _loose_bounds_and_v1_size_check():
+        obs = run_v1(model, out_size=small)
+    assert obs.result.ok and fired("EXEC-NO-FAULT", obs) == ()   # the device saw nothing wrong
+    (v,) = fired("EXEC-NO-OVERRUN", obs)
+    assert "wrote" in v.message and v.values["range"][1] - v.values["range"][0] == model.tasks.outputs[0].nbytes
+
+
+# -- cross-stream reads need an event; reads need a writer ---------------------------------------
+
+def two_streams():
+    """a = Relu(x) on stream 0, b = Neg(a) on stream 1, y = Abs(b) on stream 0."""
+    b = GraphBuilder("two_streams")
+    x = b.input("x", (8, 8))
+    a = b.op("Relu", [x])
+    n = b.op("Neg", [a], stream=1)
+    b.output(b.op("Abs", [n]))
+    return build_model(b.build())
+
+
+def test_a_launch_without_its_cross_stream_wait_is_a_race():
+    model = two_streams()
+    good = run_v2(model)
+    assert clean("EXEC-NO-RACE", good)
+    assert any(e.kind == "wait" for e in good.events) and any(e.kind == "record" for e in good.events)
+    real = v2_launch.launch
+
+    def no_waits(frame, node, args):
+        return real(frame, attrs.evolve(node, attrs=tuple((k, v) for k, v in node.attrs if k != "waits")), args)
+
+    with mock.patch.dict(kernels.KERNELS, {"LaunchKernel": no_waits}):
+        obs = run_v2(model)
+    races = fired("EXEC-NO-RACE", obs)
+    assert races and all("no event record" in v.message for v in races)
+
+
+def test_a_reader_launched_before_its_producer_reads_unwritten_memory_and_a_foreign_writer():
+    """Swap the launches of Relu and Neg in v1's task order: Neg reads a before Relu writes it."""
+    good = run_v1()
+    assert clean("EXEC-READ-WRITTEN", good) and clean("EXEC-TENSOR-INTACT", good)
+    events = list(good.events)
+    launches = [i for i, e in enumerate(events) if e.kind == "launch"]
+    i, j = launches[:2]
+    events[i], events[j] = events[j], events[i]
+    swapped = attrs.evolve(good, events=tuple(events))
+    (v,) = fired("EXEC-READ-WRITTEN", swapped)
+    assert "nothing wrote since they were allocated" in v.message
+
+
+def test_a_copy_into_live_memory_breaks_the_tensor_it_lands_on():
+    good = run_v2()
+    assert clean("EXEC-TENSOR-INTACT", good)
+    events = list(good.events)
+    first, second = [i for i, e in enumerate(events) if e.kind == "launch"][:2]
+    t = events[first].writes[0]
+    stray = attrs.evolve(events[first], kind="copy", direction="d2d", src=good.buffers[0].address, dst=t.address,
+                         size=t.size, reads=(), writes=(), task=None, op=None, stream=0)
+    broken = attrs.evolve(good, events=tuple(events[:second] + [stray] + events[second:]))
+    (v,) = fired("EXEC-TENSOR-INTACT", broken)
+    assert v.culprit == f"tensor {t.tensor!r}" and "not a tensor of the model" in v.message
+
+
+def inplace_model():
+    b = GraphBuilder("inplace")
+    x = b.input("x", (4, 8))
+    r = b.op("Relu", [x])
+    s = b.op("Sigmoid", [r], _reuse_input=True)
+    b.output(b.op("Neg", [s]))
+    return build_model(b.build())
+
+
+def test_an_in_place_output_shifted_from_its_root_is_reported():
+    good = run_v2(inplace_model())
+    assert clean("EXEC-INPLACE-SAME-BYTES", good)
+    events = list(good.events)
+    k, e = next((k, e) for k, e in enumerate(events) if e.kind == "launch" and e.op == "Sigmoid")
+    shifted = attrs.evolve(e, writes=(attrs.evolve(e.writes[0], address=e.writes[0].address + 16),))
+    (v,) = fired("EXEC-INPLACE-SAME-BYTES", attrs.evolve(good, events=tuple(events[:k] + [shifted] + events[k + 1:])))
+    assert v.culprit == f"task {e.task}"
+
+
+@pytest.mark.parametrize("runtime", ["v1", "v2"])
+def test_the_real_runtimes_satisfy_every_device_level_claim(runtime):
+    ids = ("EXEC-NO-LEAK", "EXEC-NO-OVERRUN", "EXEC-READ-WRITTEN", "EXEC-NO-RACE", "EXEC-TENSOR-INTACT",
+           "EXEC-INPLACE-SAME-BYTES", "EXEC-FAILED-CALL-NO-CHANGE")
+    run = run_v1 if runtime == "v1" else run_v2
+    for model in (relu_neg(), two_streams(), inplace_model()):
+        obs = run(model)
+        for i in ids:
+            assert fired(i, obs) == (), (model.name, i, fired(i, obs))
