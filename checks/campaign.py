@@ -131,13 +131,15 @@ def _jsonable(values: dict) -> dict:
     return json.loads(json.dumps(values, default=str))
 
 
-def explore(strategy, *, seconds: float, seed: int = 0, batch: int = 50,
-            on_batch: Callable[[Tally, float], None] | None = None, stop_on_first: bool = False,
+EXPLORE_BATCH = 50   # examples per campaign of ``explore`` (a fresh seed each)
+
+
+def explore(strategy, *, seconds: float, seed: int = 0, batch: int = EXPLORE_BATCH,
+            on_batch: Callable[[Tally, float], None] | None = None,
             crashes: list | None = None) -> tuple[Tally, list[Counterexample]]:
-    """Campaigns with seeds ``seed, seed+1, ...`` until ``seconds`` have passed (or, with
-    ``stop_on_first``, until one finds a counterexample); every failure kept. A campaign whose code
-    under test crashed (not a spec verdict) is recorded in ``crashes`` (``"seed N: error"``) and the
-    next seed runs; without a ``crashes`` list the crash is raised."""
+    """Campaigns with seeds ``seed, seed+1, ...`` until ``seconds`` have passed; every failure kept.
+    A campaign whose code under test crashed (not a spec verdict) is recorded in ``crashes``
+    (``"seed N: error"``) and the next seed runs; without a ``crashes`` list the crash is raised."""
     total, found = Tally(), []
     start = time.perf_counter()
     k = 0
@@ -156,6 +158,4 @@ def explore(strategy, *, seconds: float, seed: int = 0, batch: int = 50,
         k += 1
         if on_batch:
             on_batch(total, time.perf_counter() - start)
-        if stop_on_first and found:
-            break
     return total, found

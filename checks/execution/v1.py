@@ -185,13 +185,13 @@ def _concurrent(lm, dev, model, runtime: dict, rng, judged: _Judge, notes: list)
     done = []
     for k, (h, f) in enumerate(zip(helds, futures)):
         try:
-            record = f.result()
-        except RuntimeV1Error as e:
-            valid = not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "share"))
-            notes.append(Note(f"v1 thread {k}", f"the call failed: {type(e).__name__}: {e}", failed=valid))
-            continue
-        done.append((record, judged(dev, h, f"v1 thread {k}")))
-        _free(dev, h)
+            done.append((f.result(), judged(dev, h, f"v1 thread {k}")))
+        except RuntimeV1Error as e:   # refused: only the model's last call keeps its record
+            if not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "share", "placement")):
+                notes.append(Note(f"v1 thread {k}", f"the call failed on valid buffers: {type(e).__name__}: {e}",
+                                  failed=True))
+        finally:
+            _free(dev, h)
     return done
 
 

@@ -16,10 +16,12 @@ _WORKSPACES = st.lists(st.sampled_from([0, 100, 512, 1000, 4096]), max_size=2).m
 
 
 @st.composite
-def decorate(draw, graph: Graph, extras: bool = True, *, labels: bool = True, other_stream: int = 6) -> Graph:
-    """``graph`` with some nodes given a workspace list, ``_no_reuse``, stream 1 (one node in
-    ``other_stream``) and, when ``labels``, a dynamic-batch label (a label without its Merge makes the
-    graph plannable but not executable: executions draw none)."""
+def decorate(draw, graph: Graph, extras: bool = True, *, labels: bool = True, other_stream: int = 6,
+             streams: int = 2) -> Graph:
+    """``graph`` with some nodes given a workspace list, ``_no_reuse``, a stream other than 0 (one
+    node in ``other_stream``, on stream 1 to ``streams - 1``) and, when ``labels``, a dynamic-batch
+    label (a label without its Merge makes the graph plannable but not executable: executions draw
+    none)."""
     nodes = []
     for n in graph.nodes:
         if n.op_type in ("Data", "NetOutput") or not extras or not draw(st.booleans()):
@@ -34,7 +36,7 @@ def decorate(draw, graph: Graph, extras: bool = True, *, labels: bool = True, ot
             changes["_batch_label"] = label
         n = n.with_attrs(**changes)
         if draw(st.integers(0, other_stream - 1)) == 0:
-            n = attrs.evolve(n, stream=1)
+            n = attrs.evolve(n, stream=draw(st.integers(1, streams - 1)))
         nodes.append(n)
     return attrs.evolve(graph, nodes=nodes)
 

@@ -4,7 +4,7 @@
 (SoC profile, strategy, reuse, offline build) so a campaign reaches every rule the options switch
 on. Plan and model-file scenarios draw graphs decorated for planning (workspaces, ``_no_reuse``,
 a second stream, dynamic-batch labels); execution scenarios draw graphs decorated the same way
-but without labels, with one node in three on a second stream (so continuous groups and
+but without labels, with one node in three on stream 1 or 2 (so continuous groups and
 producers meet across streams), and runs drawn from the graph (``checks.strategies.runs``):
 both runtimes, random bindings, against the oracle. It shrinks toward fewer nodes, the default
 options and one plain run.
@@ -48,7 +48,7 @@ def _static(kind: str):
 def _executions(max_nodes: int):
     @st.composite
     def build(draw):
-        graph = draw(graphs(max_nodes=max_nodes).flatmap(lambda g: decorate(g, labels=False, other_stream=3)))
+        graph = draw(graphs(max_nodes=max_nodes).flatmap(lambda g: decorate(g, labels=False, other_stream=3, streams=3)))
         return Scenario("execution", graph, draw(compile_options()), draw(runs(graph)))
     return build()
 

@@ -174,3 +174,12 @@ def test_explore_records_a_crash_and_goes_on():
 def test_a_note_says_which_run_and_why():
     note = Note("v1 call 0", "no oracle: because")
     assert not note.failed and "because" in note.reason
+
+
+def test_the_plain_hunt_uses_explores_campaign_and_counts_only_the_variants_failures():
+    from zcspec.checks.faults.hunt import hunt_plain
+    from zcspec.checks.faults.registry import get
+    from zcspec.checks.replay import replay
+    d = hunt_plain(get("zc-align-32"), budget=60)
+    assert d.detected and d.counterexample.found_with == "zc-align-32"
+    assert not replay(d.counterexample).still_fails, "a detection passes on the real code"
