@@ -28,6 +28,7 @@ from zcspec.checks.proofs.z3_layout import prove_layout
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
 from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
+from zcspec.checks.strategies.model_files import fixed_mutations
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
@@ -122,6 +123,15 @@ def _zoo_cases(config: VerifyConfig):
         for soc in ("legacy", "ascend310p"):
             yield (f"builtin:collectives [execution, {soc}]",
                    Scenario("execution", graph, CompileOptions(soc=soc), _runtime("execution", graph)))
+    if "model_file" in config.kinds:   # malformed files: only they put MF-WELL-FORMED to the test
+        for model in MUTATED_MODELS:
+            graph = load(model)
+            for m in fixed_mutations(config.seed):
+                yield (f"{model} [model_file, {m['op']}@{m['at']}]",
+                       Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
+
+
+MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")
 
 
 # The zoo's kinds: what a graph alone makes a case of (other kinds draw their own subjects).
