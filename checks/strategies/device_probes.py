@@ -165,4 +165,5 @@ def observe_probe(scenario) -> list:
     """The observation of a ``device`` scenario: its program run on a fresh device of its SoC."""
     program_ = scenario.runtime.get("program")
     dev = run_program(program_, scenario.compile.soc)
-    return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps")]
+    return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
+                           memory=(dev.mem.base, dev.mem.capacity))]

@@ -1,7 +1,8 @@
 """A bare device's trace as a device-probe observation (spec/observables/device.py).
 
-``observe_device(trace, mark=0, name="")`` transcribes the device events from position
-``mark`` on. It decides nothing (which access was legal is the spec's to derive): each
+``observe_device(trace, mark=0, name="", memory=None)`` transcribes the device events from
+position ``mark`` on; ``memory`` is the device's (base, capacity), copied as the observation's
+address space. It decides nothing (which access was legal is the spec's to derive): each
 event becomes the observation event of the same happening.
 
 =================  ==========================================================================
@@ -42,7 +43,8 @@ def _ranges(pairs) -> tuple[Range, ...]:
     return tuple(Range(a, n) for a, n in pairs)
 
 
-def observe_device(trace: tr.Trace, mark: int = 0, name: str = "") -> DeviceObservation:
+def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None
+                   ) -> DeviceObservation:
     """The probe observation of ``trace`` from position ``mark`` on (see the module doc)."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
@@ -70,4 +72,4 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "") -> DeviceObse
             raise ProbeTraceError(position, e)
     if pending is not None:
         raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
-    return DeviceObservation(name, tuple(out))
+    return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory))

@@ -14,21 +14,25 @@ from zcspec.spec.observables.device import DeviceObservation
 
 
 class _Live:
-    """The live allocations after each event: sorted starts, start -> (end, read_only)."""
+    """The live allocations after each event (sorted starts, start -> (end, read_only)), and the freed
+    ones whose memory no later allocation has taken (start -> end)."""
 
     def __init__(self):
         self.starts: list[int] = []
         self.info: dict[int, tuple[int, bool]] = {}
+        self.freed: dict[int, int] = {}
 
     def alloc(self, address: int, size: int, read_only: bool) -> None:
         if address not in self.info:
             bisect.insort(self.starts, address)
         self.info[address] = (address + size, read_only)
+        end = address + max(size, 1)
+        self.freed = {a: e for a, e in self.freed.items() if e <= address or a >= end}
 
     def free(self, address: int) -> None:
         if address in self.info:   # a free of nothing live changes nothing (the device refuses it)
             self.starts.remove(address)
-            del self.info[address]
+            self.freed[address] = self.info.pop(address)[0]
 
     def why_illegal(self, address: int, size: int, write: bool) -> str | None:
         """None when ``size`` bytes at ``address`` lie in one live allocation (writable, for a write)."""
@@ -46,8 +50,24 @@ class _Live:
         return None
 
 
+    def fault(self, address: int, size: int, write: bool, memory) -> str:
+        """The fault an illegal range deserves: ``read_only`` for a write inside a read-only allocation,
+        ``out_of_bounds`` when it starts in a live allocation and runs past it, ``use_after_free`` when it
+        starts in freed memory, ``unmapped`` outside the device's memory, else ``out_of_bounds``."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i >= 0 and address < self.info[self.starts[i]][0]:
+            end, read_only = self.info[self.starts[i]]
+            return "read_only" if address + size <= end and write and read_only else "out_of_bounds"
+        if any(a <= address < e for a, e in self.freed.items()):
+            return "use_after_free"
+        if memory is not None and not memory.address <= address < memory.end:
+            return "unmapped"
+        return "out_of_bounds"
+
+
 def judged(obs: DeviceObservation):
-    """(access event, [(range, write, why illegal)]) for every access, in order."""
+    """(access event, [(range, write, why illegal, the fault it deserves)]) for every access, in order
+    (a task's ranges in slot order: its reads, then its writes)."""
     live = _Live()
     for e in obs.events:
         if e.kind == "alloc":
@@ -56,7 +76,8 @@ def judged(obs: DeviceObservation):
         elif e.kind == "free":
             live.free(e.address)
         else:
-            bad = [(r, w, why) for rs, w in ((e.reads, False), (e.writes, True)) for r in rs
+            bad = [(r, w, why, live.fault(r.address, r.size, w, obs.memory))
+                   for rs, w in ((e.reads, False), (e.writes, True)) for r in rs
                    if (why := live.why_illegal(r.address, r.size, w)) is not None]
             yield e, bad
 
@@ -67,7 +88,7 @@ def _bounds(obs: DeviceObservation):
     for e, bad in judged(obs):
         culprit = f"access {e.seq} (task {e.task!r})"
         if bad and e.refused is None:
-            r, w, why = bad[0]
+            r, w, why, _ = bad[0]
             yield violation(culprit, f"ran, but its {'write' if w else 'read'} of {r.size} bytes at {r.address:#x} "
                             f"{why}", address=r.address, size=r.size, write=w)
         elif not bad and e.refused is not None:
@@ -97,4 +118,39 @@ BOUNDS = Invariant(
     applies_to="device", concern="device", predicate=_bounds, precondition=_tells_right_from_wrong,
 )
 
-INVARIANTS = (BOUNDS,)
+
+# -- DEVICE-FAULT-KIND --------------------------------------------------------------------------
+
+def _fault_kind(obs: DeviceObservation):
+    if obs.memory is None:
+        return   # without the address space, unmapped cannot be told from out of bounds
+    for e, bad in judged(obs):
+        if bad and e.refused is not None and e.refused != bad[0][3]:
+            r, w, why, want = bad[0]
+            yield violation(f"access {e.seq} (task {e.task!r})", f"was refused as {e.refused}, but its first illegal "
+                            f"range, the {'write' if w else 'read'} of {r.size} bytes at {r.address:#x}, {why}: "
+                            f"that is {want}", refused=e.refused, expected=want)
+
+
+def _refusal_kinds(obs: DeviceObservation) -> bool:
+    """Exercised when the probe's refusals deserve at least two different faults."""
+    return obs.memory is not None and len({bad[0][3] for e, bad in judged(obs) if bad and e.refused is not None}) >= 2
+
+
+FAULT_KIND = Invariant(
+    id="DEVICE-FAULT-KIND",
+    title="A refused access names what is wrong with it",
+    statement="The fault a refused access raises names its first illegal range (in slot order): read_only for a "
+              "write inside a read-only allocation, out_of_bounds for a range that starts in a live allocation "
+              "and runs past its end, use_after_free for one that starts in freed memory no later allocation "
+              "took, unmapped for one outside the device's memory, out_of_bounds for any other.",
+    rationale="A fault is a report an engineer reads to find the bug: a stale pointer reported as out of bounds, "
+              "or an overrun as an unmapped access, points at the wrong culprit (DESIGN.md: the fault names the "
+              "task and the address).",
+    ge_source="runtime/v1/graph/load/model_manager/model_utils.cc ModelUtils::ValidateMemRange (the range check "
+              "and its 'memory out of range' report); the fault kinds are the emulated device's "
+              "(impl/device/errors.py FAULT_KINDS)",
+    applies_to="device", concern="device", predicate=_fault_kind, precondition=_refusal_kinds,
+)
+
+INVARIANTS = (BOUNDS, FAULT_KIND)

@@ -16,8 +16,10 @@ kind           fields
                without the task's ranges (a fault before the slots were read) has none.
 =============  ==============================================================================
 
+``memory`` is the device's address space (its base and capacity), a fixed fact of the device.
 Nothing here says which accesses are legal: the spec derives that from the ``alloc`` and
-``free`` events alone (spec/invariants/device.py).
+``free`` events alone, and the fault each illegal one deserves from them and ``memory``
+(spec/invariants/device.py).
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ class DeviceObservation:
 
     name: str
     events: tuple[DeviceEvent, ...]
+    memory: Range | None = None
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")
