@@ -129,9 +129,19 @@ def _zoo_cases(config: VerifyConfig):
             for m in fixed_mutations(config.seed):
                 yield (f"{model} [model_file, {m['op']}@{m['at']}]",
                        Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
+    if "execution" in config.kinds and "builtin:collectives" in config.models:
+        graph = load("builtin:collectives")
+        for run in HCCL_ONLY_RUNS:
+            yield (f"builtin:collectives [execution, hccl_zero_copy_off, {run}]",
+                   Scenario("execution", graph, CompileOptions(soc="ascend910b"),
+                            {"runs": [{**run, "model_edits": ["hccl_zero_copy_off"]}]}))
 
 
 MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")
+# V1-HCCL-COPY is judged only where the HCCL flag is an I/O's one reason to be copied: a compiled model
+# never has that (the planner keeps such I/O out of zero-copy memory), a model whose HCCL tasks declare no
+# zero-copy support does (checks/execution MODEL_EDITS).
+HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": "v1", "reuse_zero_copy_memory": 1})
 
 
 # The zoo's kinds: what a graph alone makes a case of (other kinds draw their own subjects).

@@ -36,7 +36,7 @@ def _continuous_groups(graph: Graph, planned: set[str]) -> tuple[ContinuousGroup
     groups = []
     for n in graph.nodes:
         kind = (ops.info(n.op_type) or ops.OpInfo(n.op_type)).continuous_input
-        if kind and len(n.inputs) > 1 and all(t in planned for t in n.inputs):
+        if kind and n.inputs and all(t in planned for t in n.inputs):
             groups.append(ContinuousGroup(n.name, tuple(n.inputs), padding=(kind == "padding")))
     return tuple(groups)
 

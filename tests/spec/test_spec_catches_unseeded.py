@@ -151,3 +151,25 @@ def test_every_output_made_copy_only_is_caught():
     report = _run_v1(mlp(), _every_output_copy_only, inputs=inputs)
     found = [v for v in report.violations if v.invariant_id == "V1-ZERO-COPY-WHEN-ELIGIBLE"]
     assert {v.culprit for v in found} == {"buffer 'relu:0'", "buffer 'neg:0'"}
+
+
+def test_hccl_rule_forgotten_is_caught_where_hccl_is_the_one_reason():
+    """The catalogue's v1-hccl-disable-zero-copy-forgotten, on a model whose HCCL tasks declare no zero-copy
+    support (the broadcast's output is then copied for that reason alone)."""
+    from zcspec.checks.execution import MODEL_EDITS
+    from zcspec.checks.faults.runtime_v1 import _hccl_disable_zero_copy_forgotten
+    from zcspec.checks.zoo import load as zoo_load
+    model = MODEL_EDITS["hccl_zero_copy_off"](compile_stages(zoo_load("builtin:collectives"),
+                                                             CompileOptions(soc="ascend910b")).model)
+    x = np.ones((4, 32), np.float32)
+
+    def report(bug):
+        dev = device()
+        with bug():
+            lm = load(dev, model, LoadOptions())
+            rec = lm.execute(stage_inputs(dev, model, {"x": x, "y": x}), alloc_outputs(dev, model))
+            return check(observe_execution(lm, rec))
+    good = report(NO_BUG)
+    assert "V1-HCCL-COPY" in good.exercised and not [v for v in good.violations if v.invariant_id.startswith("V1-")]
+    bad = report(_hccl_disable_zero_copy_forgotten)
+    assert {v.culprit for v in bad.violations if v.invariant_id == "V1-HCCL-COPY"} == {"buffer 'hcombroadcast_5:0'"}
