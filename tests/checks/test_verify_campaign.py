@@ -183,3 +183,12 @@ def test_the_plain_hunt_uses_explores_campaign_and_counts_only_the_variants_fail
     d = hunt_plain(get("zc-align-32"), budget=60)
     assert d.detected and d.counterexample.found_with == "zc-align-32"
     assert not replay(d.counterexample).still_fails, "a detection passes on the real code"
+
+
+def test_the_command_line_takes_fail_fast(capsys):
+    from zcspec.checks.cli.main import main
+    with _nan_for_input_that_is_an_output():
+        code = main(["verify", "builtin:inplace_passthrough", "--examples", "0", "--no-proofs", "--fail-fast",
+                     "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1 and "stopped at the first failure (--fail-fast)" in out and "EXEC-ORACLE" in out, out
