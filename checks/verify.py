@@ -24,7 +24,7 @@ from zcspec.checks.campaign import Tally, check_observations, run_campaign
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
-from zcspec.checks.proofs.z3_layout import prove_layout
+from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
 from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
@@ -32,7 +32,6 @@ from zcspec.checks.strategies.model_files import fixed_mutations
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.spec.observables import to_data
 
 # The non-vacuity floor: every invariant must be exercised by at least this many distinct cases.
 MIN_DISTINCT = 3
@@ -173,12 +172,8 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
     for obs, report in zip(observations, reports):
         for v in report.violations:
             result.findings.append(Finding(case, v, _rows(obs, v)))
-        if scenario.kind == "plan" and prove:
-            result.proofs.append((case, _prove(obs)))
-
-
-def _prove(plan_obs):
-    return prove_layout(to_data(plan_obs))
+    if prove:
+        result.proofs.extend((case, p) for p in case_proofs(scenario, observations))
 
 
 def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: None) -> VerifyResult:

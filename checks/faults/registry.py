@@ -13,14 +13,14 @@ import contextlib
 import os
 
 from zcspec.checks.errors import UnknownVariant
-from zcspec.checks.faults import compiler, planner, runtime_v1, runtime_v2
+from zcspec.checks.faults import compiler, planner, proof_only, runtime_v1, runtime_v2
 from zcspec.checks.faults.variant import Variant, preload
 
 ENV = "ZCSPEC_FAULT"
 
 
 def variants() -> tuple[Variant, ...]:
-    return planner.VARIANTS + compiler.VARIANTS + runtime_v1.VARIANTS + runtime_v2.VARIANTS
+    return planner.VARIANTS + compiler.VARIANTS + runtime_v1.VARIANTS + runtime_v2.VARIANTS + proof_only.VARIANTS
 
 
 def names() -> tuple[str, ...]:

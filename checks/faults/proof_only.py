@@ -1,0 +1,47 @@
+"""Variants only the Z3 proofs catch: each is right on every input a fixed check tries, and wrong on
+inputs no campaign draws but the API allows.
+
+- ``v1-refresh-base-granule``: runtime v1's refresh rebuilds each slot address from the user
+  buffer's base rounded down to 32 bytes (the finest device-malloc granularity of any SoC profile,
+  impl/platform/soc.py) plus the relative offset. Every buffer that starts a device allocation
+  is a multiple of 32, so every execution the checker runs is right; a buffer that is a 4-byte
+  aligned view into a larger allocation (legal: the API asks only for element alignment) makes
+  every kernel read and write up to 28 bytes before it. ``checks.proofs.refresh`` refutes it with
+  such a placement.
+
+The hunts of ``checks.faults.hunt`` read the spec's invariants only, so they miss these by
+design (``known_gap`` says so); ``benchmarks/z3_proof.py --faults`` shows each missed by verify
+without proofs and refuted by the proofs.
+"""
+from __future__ import annotations
+
+import attrs
+
+from zcspec.checks.faults.strategies import model_file_scenarios
+from zcspec.checks.faults.variant import Variant, swap
+
+GRANULE = 32
+
+
+def _refresh_base_granule():
+    """ge-facts.md 6.5.6 (ArgsIoAddrsUpdater::SetArgIoAddrs): slot = active base + offset; this takes
+    the active base of each user buffer rounded down to ``GRANULE`` bytes."""
+    def make(refresh):
+        def wrong(table, active, bindings, feature_map):
+            rounded = [attrs.evolve(b, address=b.address & ~(GRANULE - 1))
+                       if b.mode != "copy" and b.address is not None else b for b in bindings]
+            return refresh(table, active, rounded, feature_map)
+        return wrong
+    return swap("zcspec.impl.runtime.v1.refresh", "refresh", make)
+
+
+_HUNT_GAP = ("found only by the Z3 refresh proof (checks/proofs/refresh.py, run by zcspec verify on the "
+             "model-file cases): every buffer the campaigns bind starts a device allocation, a multiple of "
+             "32, where the rounding changes nothing; the hunt reads the invariants only")
+
+VARIANTS = (
+    Variant("v1-refresh-base-granule", "runtime_v1",
+            "the argument refresh uses the user buffer's base rounded down to 32 bytes: right for every "
+            "buffer that starts a device allocation, wrong for an element-aligned view into one",
+            _refresh_base_granule, model_file_scenarios, ("PROOF-V1-REFRESH",), known_gap=_HUNT_GAP),
+)
