@@ -10,6 +10,7 @@ import attrs
 from zcspec.spec.observables import (
     Alignment, BuildFacts, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
 )
+from zcspec.spec.observables.device import DeviceObservation
 from zcspec.spec.observables.trace import Event
 
 _HEX = {"address", "src", "dst", "value", "model_address"}
@@ -24,6 +25,8 @@ def describe(obs) -> str:
         return _execution(obs)
     if isinstance(obs, LoadObservation):
         return "\n".join(_load(obs))
+    if isinstance(obs, DeviceObservation):
+        return _device(obs)
     raise TypeError(f"cannot describe a {type(obs).__name__}")
 
 
@@ -122,4 +125,19 @@ def _execution(obs: ExecutionObservation) -> str:
     lines += [_event(e) for e in obs.events]
     lines += [f"output {o.name}: {_fields(o)}" for o in obs.outputs]
     lines.append("result: " + ("ok" if obs.result.ok else f"error ({_fields(obs.result)})"))
+    return "\n".join(lines)
+
+
+def _device(obs: DeviceObservation) -> str:
+    lines = [f"device memory: [{hex(obs.memory.address)}, +{obs.memory.size})"] if obs.memory else []
+    for e in obs.events:
+        if e.kind == "alloc":
+            lines.append(f"#{e.seq} alloc {hex(e.address or 0)}, {e.size} bytes" + (" read-only" if e.read_only else ""))
+        elif e.kind == "free":
+            lines.append(f"#{e.seq} free {hex(e.address or 0)}")
+        else:
+            ranges = [f"{what} [{hex(r.address)}, +{r.size})" for what, rs in (("read", e.reads), ("write", e.writes))
+                      for r in rs]
+            lines.append(f"#{e.seq} task {e.task}: {', '.join(ranges) or 'no ranges'}: "
+                         + (f"refused ({e.refused})" if e.refused else "ran"))
     return "\n".join(lines)
