@@ -109,14 +109,22 @@ def in_buffer(obs: ExecutionObservation, r: Range) -> bool:
     return any(b.address and b.address <= r.address and r.end <= b.address + b.size for b in obs.buffers)
 
 
+def in_region(obs: ExecutionObservation, r: Range) -> bool:
+    """Whether ``r`` lies inside one of the model's bound regions (memory the caller may have given the model,
+    e.g. work memory it moved there, which the trace shows as the caller's allocation)."""
+    return any(g.backed and g.size > 0 and g.address <= r.address and r.end <= g.address + g.size
+               for g in obs.load.regions)
+
+
 def accesses(obs: ExecutionObservation) -> Iterator[tuple[Event, str, Range, bool]]:
     """``(event, "read"|"write", range, inside)`` for every range a launch or copy of the call touched or,
     refused by the device, designated; ``inside`` says whether the range lies within one of the call's
-    user buffers or within one allocation of the model or runtime live at that moment."""
+    user buffers, one of the model's bound regions, or one allocation of the model or runtime live at
+    that moment."""
     for e, live in walk(obs):
         if e.kind not in ("launch", "copy"):
             continue
         for what, ranges in (("read", e.read()), ("write", e.written())):
             for r in ranges:
                 if r.size > 0:
-                    yield e, what, r, in_buffer(obs, r) or live.owner(r) is not None
+                    yield e, what, r, in_buffer(obs, r) or live.owner(r) is not None or in_region(obs, r)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._trace import call_events, in_buffer, is_v2, walk, writes_into
+from zcspec.spec.invariants._trace import in_buffer, is_v2, walk, writes_into
 from zcspec.spec.observables.execution import ExecutionObservation, UserBuffer
 from zcspec.spec.observables.trace import Range
 
@@ -27,18 +27,47 @@ def _unusable(obs: ExecutionObservation, t) -> str | None:
     return None
 
 
-def _computed(obs: ExecutionObservation, name: str) -> list[tuple[object, Range, str | None]]:
-    """(launch, range, owner of the memory) for every write of the call whose slot holds tensor ``name``: where
-    a kernel computed that output, and whose memory that is (None: no live model or runtime allocation)."""
-    return [(e, r, live.owner(r)) for e, live in walk(obs) if e.kind == "launch"
-            for r in e.writes if r.tensor == name and r.size > 0]
+RUNTIME_MEMORY = ("runtime", "pool")
+
+
+def _where(obs: ExecutionObservation, b: UserBuffer | None, live, r: Range) -> str | None:
+    """Whose memory range ``r`` is: ``"own"`` (the output's own buffer ``b``), ``"io"`` (another I/O's buffer),
+    the owner of the live allocation holding it (``model``, ``runtime``, ``pool``), or None (nobody's)."""
+    if b is not None and b.address and b.address <= r.address and r.end <= b.address + b.size:
+        return "own"
+    if in_buffer(obs, r):
+        return "io"
+    return live.owner(r)
+
+
+def _computed(obs: ExecutionObservation, t) -> list[tuple[object, Range, str | None]]:
+    """(launch, range, whose memory) for every write of the call through a slot holding output ``t``'s tensor:
+    where a kernel computed that output (see :func:`_where`)."""
+    b = obs.buffer(t.name)
+    return [(e, r, _where(obs, b, live, r)) for e, live in walk(obs) if e.kind == "launch"
+            for r in e.writes if r.tensor == t.name and r.size > 0]
+
+
+def _deliveries(obs: ExecutionObservation, t) -> list[tuple[object, str | None]]:
+    """(copy, whose memory its source is) for every copy of the call that writes into output ``t``'s buffer."""
+    b = obs.buffer(t.name)
+    if b is None or not b.address or b.size <= 0:
+        return []
+    return [(e, _where(obs, b, live, Range(e.src, e.size))) for e, live in walk(obs) if e.kind == "copy"
+            and e.src is not None and any(r.overlaps(b.address, b.size) for r in e.written())]
 
 
 def _kernel_outputs(obs: ExecutionObservation):
     """Outputs some kernel of the call computes (a write through a slot holding the output's tensor): the
     outputs GE's ModelOutTensorZeroCopy can give the caller's memory, unlike a model input or a weight passed
     through, which EnsureTensorAtOutMemory copies."""
-    return [t for t in _outputs(obs) if _computed(obs, t.name)]
+    return [t for t in _outputs(obs) if _computed(obs, t)]
+
+
+def _piece(computed) -> bool:
+    """An output computed inside another I/O's buffer: a piece of a larger output (or an output that is also
+    a piece of a continuous input), which GE does not give zero copy ("Cannot enable zero copy") and copies."""
+    return any(where == "io" for _, _, where in computed)
 
 
 def _covered(ranges, lo: int, hi: int) -> bool:
@@ -51,36 +80,32 @@ def _covered(ranges, lo: int, hi: int) -> bool:
     return at >= hi
 
 
-def _copies_into(obs: ExecutionObservation, b: UserBuffer):
-    return [e for e in call_events(obs) if e.kind == "copy" and any(
-        r.overlaps(b.address, b.size) for r in e.written())] if b.address and b.size > 0 else []
-
-
 # -- V2-AZC-NO-ALLOC --------------------------------------------------------------------------
 
 def _azc_no_alloc(obs: ExecutionObservation):
     if not _azc(obs):
         return
-    for t in _kernel_outputs(obs):
-        b = obs.buffer(t.name)
-        for e, r, owner in _computed(obs, t.name):
-            if b is None or not in_buffer(obs, r) or not (b.address <= r.address and r.end <= b.address + b.size):
+    for t in _outputs(obs):
+        for e, r, where in _computed(obs, t):
+            if where in RUNTIME_MEMORY:
                 yield violation(f"buffer {t.name!r}", f"always_zero_copy is on but task {e.task} (launch #{e.seq}) "
-                                f"computed the output at [{hex(r.address)}, {hex(r.end)}), in {owner or 'unowned'} "
-                                f"memory, not in the caller's buffer", event=e.seq, address=r.address)
+                                f"computed the output at [{hex(r.address)}, {hex(r.end)}), in {where} memory, not "
+                                f"in the caller's buffer", event=e.seq, address=r.address)
                 break
-        for e in (_copies_into(obs, b) if b is not None else ()):
-            yield violation(f"buffer {t.name!r}", f"always_zero_copy is on but {e.direction} copy #{e.seq} from "
-                            f"{hex(e.src or 0)} delivered the output: it was computed elsewhere", event=e.seq)
+        for e, where in _deliveries(obs, t):
+            if where in RUNTIME_MEMORY:
+                yield violation(f"buffer {t.name!r}", f"always_zero_copy is on but {e.direction} copy #{e.seq} "
+                                f"delivered the output from {where} memory at {hex(e.src or 0)}", event=e.seq)
 
 
 AZC_NO_ALLOC = Invariant(
     id="V2-AZC-NO-ALLOC",
     title="always_zero_copy never allocates an output",
-    statement="With always_zero_copy on, the runtime allocates no memory for any model output: every output a "
-              "kernel computes is written by that kernel into the caller's buffer and nowhere else, and no copy "
-              "delivers it from other memory (judged from the trace's kernel writes and copies: blocks a "
-              "caching allocator hands out are invisible as allocations).",
+    statement="With always_zero_copy on, the runtime allocates no memory for any model output: no kernel "
+              "writes an output into runtime memory (an allocation the runtime or its caching allocator made), "
+              "and no copy delivers an output from runtime memory. Judged from the trace's kernel writes and "
+              "copies against the live allocations: blocks a caching allocator hands out out of a span it "
+              "holds are invisible as allocations.",
     rationale="always_zero_copy is the caller's promise to always pass correctly sized, correctly placed output "
               "memory (single-op execution relies on it); in exchange GE rewrites the output allocation into "
               "SplitTensorForOutputData and removes the allocator chain, so there is no fallback memory.",
@@ -148,16 +173,17 @@ def _default_fallback(obs: ExecutionObservation):
             yield violation(f"buffer {t.name!r}", "cannot hold the output directly (null, host or undersized buffer), "
                             "so the default mode must fall back to runtime memory and succeed; the call failed")
             continue
-        for e, r, owner in _computed(obs, t.name):
-            if owner not in ("runtime", "pool"):
+        computed = _computed(obs, t)
+        for e, r, where in ([] if _piece(computed) else computed):
+            if where not in RUNTIME_MEMORY:
                 yield violation(f"buffer {t.name!r}", f"cannot hold the output directly, but task {e.task} (launch "
                                 f"#{e.seq}) computed it at [{hex(r.address)}, {hex(r.end)}), which is "
-                                f"{'the ' + owner + chr(39) + 's memory' if owner else 'not runtime memory'}",
+                                f"{where + ' memory' if where else 'no live allocation'}, not runtime memory",
                                 event=e.seq, address=r.address)
                 break
         b = obs.buffer(t.name)
         if b is not None and b.address and b.placement == "host" and b.size >= t.raw_size:
-            copied = [r for e in _copies_into(obs, b) for r in e.written()]
+            copied = [r for e, _ in _deliveries(obs, t) for r in e.written()]
             if not _covered(copied, b.address, b.address + t.raw_size):
                 yield violation(f"buffer {t.name!r}", f"is host memory, so the output must be copied into its "
                                 f"{t.raw_size} bytes; the call's copies cover "
@@ -198,16 +224,20 @@ def _usable(obs: ExecutionObservation):
     return out
 
 
-def _out_is_user(obs: ExecutionObservation):
-    produced = {t.name for t in _kernel_outputs(obs)}
+def _judged(obs: ExecutionObservation):
+    """Usable outputs (``_usable``) a kernel computes, other than pieces of a larger output."""
     for t, b in _usable(obs):
-        if t.name not in produced:
-            continue
-        writes = [r for _, r, _ in _computed(obs, t.name)]
-        inside = [r for r in writes if b.address <= r.address and r.end <= b.address + b.size]
-        copies = _copies_into(obs, b)
+        computed = _computed(obs, t)
+        if computed and not _piece(computed):
+            yield t, b, computed
+
+
+def _out_is_user(obs: ExecutionObservation):
+    for t, b, computed in _judged(obs):
+        inside = [r for _, r, where in computed if where == "own"]
+        copies = _deliveries(obs, t)
         if not _covered(inside, b.address, b.address + t.raw_size) or copies:
-            where = ", ".join(f"[{hex(r.address)}, {hex(r.end)})" for r in writes[:3])
+            where = ", ".join(f"[{hex(r.address)}, {hex(r.end)}) ({w or 'nobody'}'s)" for _, r, w in computed[:3])
             yield violation(f"buffer {t.name!r}", f"is large enough ({b.size} >= {t.raw_size}) and on the device, "
                             f"but the kernel computed the output at {where} with {len(copies)} cop(ies) into the "
                             f"buffer instead of in the buffer at {hex(b.address)}")
@@ -216,8 +246,8 @@ def _out_is_user(obs: ExecutionObservation):
 OUT_IS_USER = Invariant(
     id="V2-OUT-IS-USER",
     title="Output memory is the user's buffer when it is large enough",
-    statement="In a successful execution with zero copy on, an output a kernel computes, whose block the "
-              "compiler made zero copy and whose user buffer is on the device and at least the output's raw "
+    statement="In a successful execution with zero copy on, an output a kernel computes (other than a piece of "
+              "a larger output, computed inside that output's buffer and copied), whose block the compiler made zero copy and whose user buffer is on the device and at least the output's raw "
               "size, is written by that kernel directly into the buffer (its writes cover the output's bytes "
               "there) and no copy writes into the buffer. Judged from the trace's kernel writes and copies, "
               "not from the addresses the runtime reports.",
@@ -227,7 +257,7 @@ OUT_IS_USER = Invariant(
     ge_source=V2 + "lowering/pass/model_out_tensor_zero_copy.cc; kernel/outputs/model_outputs.cc; "
               "kernel/common_kernel_impl/memory_copy.cc; ge-facts.md 7.2, 7.3.2, 7.5.4",
     applies_to="execution", concern="runtime_v2", predicate=_out_is_user,
-    precondition=lambda obs: bool({t.name for t, _ in _usable(obs)} & {t.name for t in _kernel_outputs(obs)}),
+    precondition=lambda obs: any(True for _ in _judged(obs)),
 )
 
 
