@@ -22,10 +22,11 @@ SOURCES = {
     "zero_copy_memcpy": "compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc (MemcpyAddrAsyncPass::Run: "
                         "rtGetRtCapability(FEATURE_TYPE_MEMCPY, MEMCPY_INFO_SUPPORT_ZEROCOPY))",
     "refreshable_tasks": "runtime/v1/graph/load/model_manager/task_args_refresh_type_classifier.cc "
-                         "(TaskArgsRefreshTypeClassifier::ClassifyMultiTaskArgsRefreshType: a task with "
+                         "(TaskArgsRefreshTypeClassifier::ClassifyMultiTasks, OneTaskRefreshTypeClassifier::ClassifyAddrs: a task with "
                          "support_refresh false keeps fixed addresses)",
     "refresh_in_loop": "runtime/v1/graph/load/model_manager/task_args_refresh_type_classifier.cc "
-                       "(ClassifyMultiTaskArgsRefreshType: fixed addresses propagate only through Identity peers)",
+                       "(OneTaskRefreshTypeClassifier::ClassifyAddrs: an address whose AddrDesc::support_refresh is "
+                       "false stays fixed; this field says which SoCs give tasks inside loop subgraphs that flag)",
     "hccl_no_zero_copy": "runtime/v1/graph/load/model_manager/task_info/hccl/hccl_task_info.cc "
                          "(HcclTaskInfo::InitZeroCopyInfos); compiler/graph/build/memory/block_mem_assigner.cc "
                          "(IsNodeSupportZeroCopy via OpUtils::IsHcomNodeNotSupportAddrRefresh)",
