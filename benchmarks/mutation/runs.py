@@ -21,6 +21,7 @@ import attrs
 
 TAIL_LINES = 25
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+_FAILED_ONLY = re.compile(r"^FAILED ", re.M)
 # What verify's report (checks/cli/verify.py) names first when it fails, in the order looked for.
 _VERIFY_FINDINGS = (re.compile(r"^VIOLATION (\S+)", re.M),
                     re.compile(r"^Random campaign found a violation of (\S+)", re.M),
@@ -133,7 +134,9 @@ def _kind(judge: str, returncode: int, out: str, err: str) -> str:
         if "Traceback (most recent call last)" in err or re.search(r"^CRASH in ", out, re.M):
             return "crash"
         return "bad-input" if returncode == 2 else "violation"
-    return "violation" if returncode == 1 else "crash"
+    # pytest -x under xdist exits 2 ("Interrupted") after a failed test, so the exit code cannot tell
+    # a failed test from a collection error or an internal one: the FAILED lines can.
+    return "violation" if _FAILED_ONLY.search(out) else "crash"
 
 
 def _reason(judge: str, kind: str, out: str, err: str) -> str:

@@ -202,6 +202,17 @@ def test_verify_verdicts(tmp_path, code, kind, reason):
     assert r.killed == bool(kind)
 
 
+@pytest.mark.parametrize("code, kind, reason", [
+    # pytest -x -n 2 exits 2 after a failed test, as after a collection error: the output tells them apart.
+    ("print('FAILED tests/a.py::test_b - assert 0'); raise SystemExit(2)", "violation", "tests/a.py::test_b"),
+    ("print('ERROR tests/a.py - ImportError'); raise SystemExit(2)", "crash", "tests/a.py"),
+    ("print('FAILED tests/a.py::test_c'); raise SystemExit(1)", "violation", "tests/a.py::test_c"),
+])
+def test_suite_verdicts(tmp_path, code, kind, reason):
+    r = run("suite", [sys.executable, "-c", code], tmp_path, {}, timeout=30)
+    assert (r.verdict, r.kind, r.reason) == ("killed", kind, reason)
+
+
 def _outcome(verify_kills: bool, suite_kills: bool | None) -> Outcome:
     m = mutator.file_sites("def f(a):\n    return a < 1\n", "impl/x.py")[0]
 
