@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.regressions.unseeded_bugs import installed
+from tests.helpers.unseeded_bugs import installed
 from zcspec.checks.campaign import Tally, explore, run_campaign
 from zcspec.checks.execution import judge
 from zcspec.checks.execution.judge import Note

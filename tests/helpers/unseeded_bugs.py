@@ -2,7 +2,7 @@
 
 Issue 13 measured that the unit tests caught ten such bugs and ``zcspec verify`` only five. Each
 entry here reintroduces one of them (for the duration of a ``with`` block, impl/ untouched), so
-``test_verify_catches.py`` can demand that plain ``zcspec verify`` reports it. The catalogue's
+``tests/checks/test_verify_catches.py`` can demand that plain ``zcspec verify`` reports it. The catalogue's
 variants (checks/faults) are hunted by the random campaign; these are judged by the default
 verify run, the command users run.
 
