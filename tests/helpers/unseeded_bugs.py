@@ -149,6 +149,14 @@ def _bounds_loosened_and_size_check_off():
         yield
 
 
+def _group_begins_at_first_step():
+    """The cross-stream bug an independent suite found: a continuous group whose piece is written on
+    another stream begins at its first step, so that piece may overwrite a tensor still alive on
+    the group's stream (GE lowers the start by GetDiffStreamMinLifeTime)."""
+    from zcspec.impl.compiler.memory.units import _Facts
+    return _attribute(_Facts, "first_write", lambda original: (lambda self, roots, stream, first: first))
+
+
 BUGS = {
     "lifetime-one-step-early": ("a lifetime ending a step early", _lifetime_one_step_early),
     "zero-copy-takes-freed-blocks": ("zero-copy units allowed to take freed blocks", _zero_copy_takes_freed_blocks),
@@ -160,6 +168,8 @@ BUGS = {
     "refreshable-any-for-all": ("`any` for `all` in the MemcpyAddrAsync refresh test", _refreshable_any_for_all),
     "every-output-copy-only": ("every output made copy-only", _every_output_copy_only),
     "v2-pool-kept-at-unload": ("the v2 pool never freed at unload", _v2_pool_kept_at_unload),
+    "cross-stream-group-start": ("a continuous group with a piece from another stream begun at its first step",
+                                 _group_begins_at_first_step),
     "bounds-loosened-overrun": ("a loosened bounds check letting a kernel write past a user buffer",
                                 _bounds_loosened_and_size_check_off),
 }
