@@ -23,6 +23,7 @@ from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
 from zcspec.impl.runtime.v1.allocator import MODEL_TAG
 from zcspec.impl.runtime.v1.args import task_names
+from zcspec.impl.compiler.observe import model_tasks
 
 OWNERS = ((MODEL_TAG, "model"), ("v1 ", "runtime"))   # by tag prefix; any other tag is the user's
 
@@ -57,13 +58,14 @@ def observe_load(lm) -> LoadObservation:
         for name in ("feature_map", "zero_copy", "weight", "fixed"))
     unsupported = _hccl_without_zero_copy(lm.model)
     io = tuple(IoTensor(z.name, z.role, lm.model_address(z), z.desc.size, z.desc.nbytes, z.zero_copy_block,
-                        z.desc.tensor in unsupported) for z in lm.io)
+                        z.desc.tensor in unsupported, z.desc.region, z.desc.offset) for z in lm.io)
     names = io_names(lm.model)
     table = tuple(ZeroCopyEntry(e.task, e.slot, names[(e.role, e.index)], e.role, e.relative_offset)
                   for e in lm.model.tasks.zero_copy)
-    copy_only = tuple(z.name for z in lm.io if z.copy_only)
+    copy_only = tuple(z.name for z in lm.io if z.copy_only)   # the runtime's label, for reports only
     events = spec_events(lm.device.trace, lm.load_span, _trace_names(lm))
-    return LoadObservation(options, regions, io, table, copy_only, tuple(events))
+    return LoadObservation(options, regions, io, table, copy_only, tuple(events), model_tasks(lm.model),
+                           lm.model.options.soc)
 
 
 def observe_execution(lm, record: ExecutionRecord | None = None, outputs=()) -> ExecutionObservation:
