@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._shadow import consumed
+from zcspec.spec.invariants._shadow import consumed, replay
 from zcspec.spec.invariants._trace import accesses, all_events, call_events, failed_calls, live_allocations, writes_into
 from zcspec.spec.observables.execution import ExecutionObservation
 
@@ -200,37 +200,49 @@ READ_WRITTEN = Invariant(
 # -- EXEC-NO-RACE -----------------------------------------------------------------------------
 
 def _races(obs: ExecutionObservation):
-    for rd in consumed(obs):
-        for lo, hi, w in rd.pieces:
-            if w is not None and w.seq is not None and not rd.ordered(w):
-                yield rd, lo, hi, w
-                break
+    """(access, lo, hi, earlier access, what) for the first unordered cross-stream conflict of each access:
+    a read after a write (RAW), a write after a write (WAW) or a write after a read (WAR)."""
+    for a in replay(obs):
+        hit = next(((lo, hi, w, "written") for lo, hi, w in a.pieces
+                    if w is not None and w.seq is not None and not a.ordered(w)), None)
+        if hit is None and a.kind == "write":
+            hit = next(((r.range.address, r.range.end, r, "read") for r in a.readers if not a.ordered(r)), None)
+        if hit is not None:
+            yield (a, *hit)
 
 
 def _no_race(obs: ExecutionObservation):
-    for rd, lo, hi, w in _races(obs):
-        yield violation(f"{rd.event.kind} #{rd.event.seq}", f"reads [{hex(lo)}, {hex(hi)}) on stream {rd.stream}, "
-                        f"last written by {w.what} ({w.tensor or 'unnamed'}) on stream {w.stream}, with no event "
-                        f"record after that write and wait before this read", event=rd.event.seq, writer=w.seq)
+    for a, lo, hi, w, what in _races(obs):
+        by = w.what if what == "written" else f"{w.event.kind} #{w.event.seq}"
+        yield violation(f"{a.event.kind} #{a.event.seq}", f"{'reads' if a.kind == 'read' else 'writes'} "
+                        f"[{hex(max(lo, a.range.address))}, {hex(min(hi, a.range.end))}) on stream {a.stream}, "
+                        f"{what} by {by} on stream {w.stream}, with no event record after that access and wait "
+                        f"before this one", event=a.event.seq, access=a.kind, earlier=what)
 
 
-def _cross_stream_reads(obs: ExecutionObservation) -> bool:
-    return any(w is not None and w.seq is not None and w.stream != rd.stream
-               for rd in consumed(obs) for _, _, w in rd.pieces)
+def _cross_stream(obs: ExecutionObservation) -> bool:
+    """Whether some access meets an earlier access of the same bytes on another stream (a write, or a read
+    that a write follows): only then can the case tell an ordered trace from a racy one."""
+    return any(w is not None and w.seq is not None and w.stream != a.stream for a in replay(obs)
+               for _, _, w in a.pieces) or any(r.stream != a.stream for a in replay(obs) for r in a.readers)
 
 
 NO_RACE = Invariant(
     id="EXEC-NO-RACE",
-    title="A read on one stream of bytes written on another is ordered by an event",
-    statement="When a kernel or copy on stream B reads bytes last written on stream A (A != B), an event "
-              "recorded on A after that write is waited for on B before the read; a synchronous host copy is "
-              "ordered with everything before and after it.",
+    title="Accesses to the same bytes from two streams are ordered by an event",
+    statement="When a kernel or copy on stream B reads bytes last written on stream A (A != B), or writes bytes "
+              "last written or since read on stream A, an event recorded on A after that access is waited "
+              "for on B before this one; a synchronous host copy is ordered with everything before and after it.",
     rationale="Streams run concurrently: without the record/wait pair the reader may run before the writer on "
-              "real hardware, even though the emulator's round-robin schedule happened to run them in order. "
-              "GE inserts a send/recv event pair on every edge between nodes on different streams.",
-    ge_source="compiler/graph/build/stream/stream_allocator.cc (StreamAllocator::InsertSyncEvents); ge-facts.md 2.9",
+              "real hardware, even though the emulator's round-robin schedule happened to run them in order; "
+              "memory one stream reuses while another still reads it is overwritten under the reader. GE "
+              "inserts a send/recv event pair on every edge between nodes on different streams, and reuses "
+              "memory across streams only along such edges.",
+    ge_source="compiler/graph/build/stream/stream_allocator.cc (StreamAllocator::InsertSyncEvents); "
+              "compiler/graph/build/memory/block_mem_assigner.cc (GetDiffStreamEdgeLife, CanBlockLifeReuse); "
+              "ge-facts.md 2.9",
     applies_to="execution", concern="execution", predicate=_no_race,
-    precondition=_cross_stream_reads,
+    precondition=_cross_stream,
 )
 
 

@@ -268,3 +268,22 @@ def test_the_real_runtimes_satisfy_every_device_level_claim(runtime):
         obs = run(model)
         for i in ids:
             assert fired(i, obs) == (), (model.name, i, fired(i, obs))
+
+
+def test_a_write_on_another_stream_after_an_unordered_read_or_write_is_a_race():
+    """WAR and WAW: stream 1 reuses t's bytes while stream 0's read of t (or its write) is not ordered before."""
+    from zcspec.spec.examples.build import RAW, events, execution, launch
+
+    scratch = 0xB0000
+    alloc = dict(kind="alloc", address=scratch, size=1024, owner="runtime")
+    t, u = ((scratch, RAW, "t"),), ((scratch, RAW, "u"),)
+    to_0 = (dict(kind="record", event_id=0, stream=1), dict(kind="wait", event_id=0, stream=0))
+    back = (dict(kind="record", event_id=1, stream=0), dict(kind="wait", event_id=1, stream=1))
+    produce, read = launch(writes=t, stream=1), launch(task=1, reads=t, stream=0)   # t: stream 1 -> stream 0
+    reuse = launch(task=2, writes=u, stream=1)                                       # stream 1 reuses t's bytes
+    ordered = execution(evs=events(alloc, produce, *to_0, read, *back, reuse))
+    assert clean("EXEC-NO-RACE", ordered)
+    (war,) = fired("EXEC-NO-RACE", execution(evs=events(alloc, produce, *to_0, read, reuse)))
+    assert war.values["access"] == "write" and war.values["earlier"] == "read"
+    (waw,) = fired("EXEC-NO-RACE", execution(evs=events(alloc, launch(writes=t, stream=0), reuse)))
+    assert waw.values["earlier"] == "written"
