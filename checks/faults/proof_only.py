@@ -43,5 +43,5 @@ VARIANTS = (
     Variant("v1-refresh-base-granule", "runtime_v1",
             "the argument refresh uses the user buffer's base rounded down to 32 bytes: right for every "
             "buffer that starts a device allocation, wrong for an element-aligned view into one",
-            _refresh_base_granule, model_file_scenarios, ("PROOF-V1-REFRESH",), known_gap=_HUNT_GAP),
+            _refresh_base_granule, model_file_scenarios, ("refresh proof: at_offset",), known_gap=_HUNT_GAP),
 )

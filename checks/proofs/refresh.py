@@ -22,19 +22,12 @@ looked up at call time, so a fault variant installed on it is what runs) is then
 :class:`~zcspec.checks.proofs.symbolic.SymAddr` bases in place of the buffer addresses: the slot
 values come back as formulas of the bases, and Z3 searches for a placement that breaks a claim.
 
-Legal placements, the assumptions (data this module owns, each with its GE source):
-
-- ``B != 0`` and ``B + N <= 2**64`` (a null buffer is ACL_ERROR_INVALID_PARAM);
-- ``B`` is a multiple of the I/O's element size, and nothing more: a user buffer may be any
-  element-aligned view into a larger allocation (GE checks no alignment; the kernels need it);
-- its size ``N >= max(model size - 64, raw bytes)``: ``DavinciModel::CheckUserAndModelSize``
-  (davinci_model.cc, ge-facts.md 6.6.1) accepts ``N + 64 >= model size``; a buffer below the raw
-  bytes is refused as ``CheckBufferSizeValid`` refuses it on the copy path (6.6.2);
-- two outputs, or an input and an output, of one call do not overlap (the caller's contract,
-  ge-facts.md 6.5.4b);
-- the path conditions the refresh's own ``==``/``!=`` tests recorded: each call's buffers differ
-  from the bases the slots held (a re-bind to the very same buffers rewrites nothing and is
-  what the fixed execution checks run).
+Legal placements, the assumptions, are :mod:`zcspec.checks.proofs.refresh_facts`'s (each
+with its GE source: non-null, element-aligned and nothing more, as small as
+``DavinciModel::CheckUserAndModelSize`` accepts, outputs not overlapping other I/O), plus
+the path conditions the refresh's own ``==``/``!=`` tests recorded: each call's buffers differ
+from the bases the slots held (a re-bind to the very same buffers rewrites nothing and is
+what the fixed execution checks run).
 
 Outcomes: ``proved`` (unsat); ``refuted`` with the counterexample placement, re-run through
 the real refresh with concrete addresses to confirm it and name the broken slots; ``unknown``
@@ -49,11 +42,9 @@ import time
 import attrs
 import z3
 
+from zcspec.checks.proofs.refresh_facts import SlotFact, call_assumptions, item_size, model_facts, multiple
 from zcspec.checks.proofs.symbolic import WIDTH, PathLog, SymAddr, SymbolicBranch, as_bv
-from zcspec.impl.compiler.model_file.encode import encode
-from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.device import Device
-from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.bind import bind
 from zcspec.impl.runtime.v1.config import LoadOptions
@@ -64,57 +55,7 @@ from zcspec.impl.runtime.v1.load import load
 _REFRESH = importlib.import_module("zcspec.impl.runtime.v1.refresh")
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
-GE_SIZE_SLACK = 64            # CheckUserAndModelSize: user + 64 >= model size (ge-facts.md 6.6.1)
 _TOP = 1 << WIDTH
-
-
-@attrs.frozen
-class SlotFact:
-    """One argument slot as the model file has it: task ``task`` (node ``node``) slot ``slot``
-    accesses ``nbytes`` of ``dtype``; ``io``/``rel`` from the zero-copy table (None: not I/O)."""
-
-    task: int
-    node: str
-    slot: int
-    dtype: str
-    nbytes: int
-    io: tuple | None = None
-    rel: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"task {self.task} ({self.node!r}) slot {self.slot}"
-
-
-@attrs.frozen
-class IoFact:
-    """A model input or output as the model file has it: ``size`` planned, ``nbytes`` raw."""
-
-    key: tuple
-    name: str
-    size: int
-    nbytes: int
-    dtype: str
-
-    @property
-    def min_size(self) -> int:
-        """The smallest user buffer the size check accepts (see the module docstring)."""
-        return max(self.size - GE_SIZE_SLACK, self.nbytes, 0)
-
-
-def _item(dtype: str) -> int:
-    return max(1, dtypes.get(dtype).bits // 8)
-
-
-def model_facts(model) -> tuple[tuple[SlotFact, ...], dict[tuple, IoFact]]:
-    """The slots and I/O of ``model`` as its encoded file says (transcribed, nothing decided)."""
-    read = load_model(encode(model))
-    zc = {(z.task, z.slot): ((z.role, z.index), z.relative_offset) for z in read.tasks.zero_copy}
-    slots = tuple(SlotFact(t.index, t.node, i, s.dtype, s.nbytes, *zc.get((t.index, i), (None, 0)))
-                  for t in read.tasks.tasks for i, s in enumerate(t.slots))
-    ios = {(d.role, d.index): IoFact((d.role, d.index), d.tensor, d.size, d.nbytes, d.dtype)
-           for d in read.tasks.inputs + read.tasks.outputs}
-    return slots, ios
 
 
 @attrs.frozen
@@ -171,30 +112,6 @@ def _buffer(lm, z) -> UserBuffer:
     return UserBuffer(z.name, lm.device.malloc(size, tag=f"proof buffer {z.name}"), size)
 
 
-def _multiple(x, item: int):
-    """``x`` is a multiple of ``item`` (its low bits are zero, for a power of two: cheaper to solve)."""
-    if item & (item - 1):
-        return z3.URem(x, item) == 0
-    return z3.Extract(item.bit_length() - 2, 0, x) == 0
-
-
-def _call_assumptions(ios, bases, sizes, bindings) -> list:
-    """The API's guarantees for one call's symbolic buffers (module docstring). ``N <= ~B`` is
-    ``B + N < 2**64``, so the 64-bit sums below cannot wrap."""
-    out = []
-    for key, b in bases.items():
-        io, n = ios[key], sizes[key]
-        out += [b != 0, z3.ULE(n, ~b), z3.UGE(n, io.min_size)]
-        if _item(io.dtype) > 1:
-            out.append(_multiple(b, _item(io.dtype)))
-    keys = [b.io.key for b in bindings if b.io.key in bases]
-    for i, k in enumerate(keys):
-        for j in keys[:i]:
-            if "output" in (k[0], j[0]):
-                out.append(z3.Or(z3.ULE(bases[k] + sizes[k], bases[j]), z3.ULE(bases[j] + sizes[j], bases[k])))
-    return out
-
-
 def _symbolic_run(lm, ios, bindings, calls: int) -> _Run:
     log = PathLog()
     run = _Run(_argument_tables(lm), {}, {})
@@ -212,7 +129,7 @@ def _symbolic_run(lm, ios, bindings, calls: int) -> _Run:
                 b = attrs.evolve(b, address=sym)
             call.append(b)
         active = _apply(run.state, _REFRESH.refresh(lm.refresh_table, active, call, lm.state.feature_map))
-        run.assumptions += _call_assumptions(ios, bases, sizes, call)
+        run.assumptions += call_assumptions(ios, bases, sizes, call)
         run.bases, run.sizes = bases, sizes
     run.assumptions += log.conditions
     return run
@@ -264,8 +181,8 @@ def _claims(slots, ios, run: _Run, loaded: dict) -> list[tuple[str, SlotFact, ob
             # v - b is exact once v >= b; one more bit keeps "+ nbytes" from wrapping.
             out.append(("outside_buffer", f, z3.Or(z3.ULT(v, b), z3.UGT(z3.ZeroExt(1, v - b) + f.nbytes,
                                                                         z3.ZeroExt(1, n)))))
-            if _item(f.dtype) > 1:
-                out.append(("misaligned", f, z3.Not(_multiple(v, _item(f.dtype)))))
+            if item_size(f.dtype) > 1:
+                out.append(("misaligned", f, z3.Not(multiple(v, item_size(f.dtype)))))
         else:
             out.append(("moved", f, v != loaded[(f.task, f.slot)]))
     return [(k, f, c) for k, f, c in out if not z3.is_false(z3.simplify(c))]
@@ -284,8 +201,8 @@ def _broken(slots, ios, state, bases, sizes, loaded) -> list[tuple[str, SlotFact
             if v < b or v + f.nbytes > b + n:
                 out.append(("outside_buffer", f, f"{f.label} accesses [{v:#x}, +{f.nbytes}) outside {name!r}'s "
                                                  f"buffer [{b:#x}, +{n})"))
-            if v % _item(f.dtype):
-                out.append(("misaligned", f, f"{f.label} at {v:#x} is not {_item(f.dtype)}-byte aligned ({f.dtype})"))
+            if v % item_size(f.dtype):
+                out.append(("misaligned", f, f"{f.label} at {v:#x} is not {item_size(f.dtype)}-byte aligned ({f.dtype})"))
         elif v != loaded[(f.task, f.slot)]:
             out.append(("moved", f, f"{f.label} holds {v:#x}, its load-time address was "
                                     f"{loaded[(f.task, f.slot)]:#x}"))
