@@ -1,6 +1,6 @@
 """Figures for the Z3 layout proofs (issue 9): times, pairs encoded, sweep cross-check, broken layouts, gaps.
 
-Run: python benchmarks/z3_proof.py [--compare] [--api-baseline]
+Run: python benchmarks/z3_proof.py [--compare] [--api-baseline] [--faults]
 
 Prints, per plan: the planner's time, the proof's time end to end (plan dict ->
 read -> pairs -> SMT-LIB text -> parsed -> solved), pairs encoded (witness
@@ -9,7 +9,9 @@ the sweep agrees. Targets: ResNet-50 < 0.5 s, 10,000 blocks <= 5 s, zero
 disagreements, and each deliberately broken layout returns its offending pair.
 --compare also proves with every lifetime-overlapping pair encoded (and with
 ground pairs folded); --api-baseline builds the 1k formula pair by pair
-through z3's Python API, the cost the bulk text avoids.
+through z3's Python API, the cost the bulk text avoids. --faults runs, for each proof-only
+variant (checks/faults/proof_only.py), zcspec verify without proofs on the real code and under the
+variant (it must find nothing new), and the refresh proofs under it (they must refute it).
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ import argparse
 import sys
 import time
 
-from zcspec.checks.zoo import LIGHT
+from zcspec.checks.faults import proof_only
+from zcspec.checks.faults.registry import active
+from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.checks.zoo import LIGHT, zoo_names
 from zcspec.checks.models import load_graph
 from zcspec.checks.proofs.layout import read_layout
 from zcspec.checks.proofs.optimal import gap
@@ -62,7 +67,7 @@ def prove_row(name: str, plan: dict, plan_s: float | None, **options):
     print(f"{name:18} {planned:>6} {len(plan['tensors']):7} {result.pairs_encoded:8} {lifetime_pairs:9} "
           f"{result.build_s:7.3f} {result.solve_s:7.3f} {proof_s:7.3f} {sweep_s:7.3f}  {result.status:8} "
           f"{verdict}{aim}")
-    if result.status == "violated":
+    if result.status == "refuted":
         print(f"{'':18} offending {result.kind} {result.pair} at {dict(result.addresses)}")
     if result.status == "unknown":
         print(f"{'':18} unknown: {result.reason}")
@@ -112,7 +117,7 @@ def broken_section(models, synthetic, counts, failures) -> None:
         print(f"{'':18} moved {pair[0]!r} onto {pair[1]!r}")
         verdict, _, result = prove_row(f"{name} broken", bad, None)
         counts[verdict] += 1
-        if result.status != "violated" or pair[0] not in (result.pair or ()):
+        if result.status != "refuted" or pair[0] not in (result.pair or ()):
             failures.append(f"{name} broken: {result.status}, pair {result.pair} misses the moved {pair[0]!r}")
 
 
@@ -132,10 +137,44 @@ def gap_section() -> None:
               f"{g.ratio:6.3f} {time.perf_counter() - start:6.2f}")
 
 
+def _seen(result) -> set:
+    """What a verify run reported: its findings, crashes and the campaign's counterexample."""
+    cx = result.counterexample
+    return ({(f.violation.invariant_id, f.case, f.violation.culprit) for f in result.findings}
+            | {("crash", case, msg[:80]) for case, msg in result.errors}
+            | ({("campaign", cx.invariant, cx.violation["culprit"])} if cx is not None else set()))
+
+
+def faults_section(failures) -> None:
+    """Each proof-only variant: missed by verify without proofs (nothing new against the real code's
+    run, whatever that run already reports), refuted by the refresh proofs; the real code proved."""
+    print("\n== proof-only variants: verify without proofs, then the refresh proofs")
+    config = VerifyConfig(models=zoo_names(), proofs=False)
+    proof_config = VerifyConfig(models=zoo_names(), kinds=("model_file",), examples=0, corpus=False)
+    start = time.perf_counter()
+    baseline, real = _seen(verify(config)), verify(proof_config).proofs
+    print(f"real code: {len(baseline)} findings without proofs; refresh proofs "
+          f"{sum(p.passed for _, p in real)}/{len(real)} proved ({time.perf_counter() - start:.1f} s)")
+    failures += [f"real code: {case} {p.status}" for case, p in real if not p.passed]
+    for v in proof_only.VARIANTS:
+        with active(v):
+            new = _seen(verify(config)) - baseline
+            proofs = verify(proof_config).proofs
+        refuted = [(case, p) for case, p in proofs if p.status == "refuted"]
+        print(f"{v.name}: {len(new)} new findings without proofs; refuted by {len(refuted)}/{len(proofs)} proofs")
+        for case, p in refuted[:3]:
+            print(f"    {case}: {p.kind} {p.pair}\n      {p.reason}")
+        if new or not refuted:
+            failures.append(f"{v.name}: {len(new)} new findings without proofs {sorted(new)[:3]}, "
+                            f"{len(refuted)} refuting proofs")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", action="store_true", help="also prove with all lifetime pairs (and folded)")
     parser.add_argument("--api-baseline", action="store_true", help="time the pair-by-pair z3 API build on 1k blocks")
+    parser.add_argument("--faults", action="store_true",
+                        help="also show each proof-only variant missed by verify without proofs and refuted by them")
     args = parser.parse_args(argv)
     counts = {"agree": 0, "DISAGREE": 0, "unknown": 0}
     missed, failures = [], []
@@ -146,6 +185,8 @@ def main(argv=None) -> int:
     gap_section()
     if args.api_baseline:
         api_baseline(synthetic[0][1])
+    if args.faults:
+        faults_section(failures)
     print(f"\ncross-check against the sweep: {counts['agree']} agree, {counts['DISAGREE']} disagree, "
           f"{counts['unknown']} unknown (Z3 gave up: never a pass)")
     print(f"targets missed: {missed or 'none'}; failures: {failures or 'none'}")

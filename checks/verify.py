@@ -1,4 +1,4 @@
-"""The main job: every applicable invariant over the zoo, Z3 layout proofs, a bounded random
+"""The main job: every applicable invariant over the zoo, Z3 proofs (layouts, v1 refresh), a bounded random
 campaign and the corpus; per-invariant counts of the distinct cases that exercised it.
 
 ``verify(config)`` returns a VerifyResult; ``checks/cli/verify.py`` prints it. The random

@@ -5,9 +5,10 @@ and user buffers, see :mod:`zcspec.checks.proofs.layout`) allowed by the assumpt
 breaks a claim (:mod:`zcspec.checks.proofs.smtlib` has the formula):
 
 - ``unsat``: **proved** for every such placement;
-- ``sat``: **violated**; the model's bases are turned into concrete addresses
+- ``sat``: **refuted**; the model's bases are turned into concrete addresses
   and the broken claims re-evaluated on them, so the result names the
-  offending pair (or tensor and allocation) with real addresses;
+  offending pair (or tensor and allocation) with real addresses (``reason``
+  prints the counterexample);
 - anything else (timeout, resource limit, ...): **unknown**, with Z3's reason.
   Unknown is never a pass: ``ProofResult.passed`` is true only for proved.
 """
@@ -24,7 +25,7 @@ from zcspec.checks.proofs.pairs import witness_pairs
 from zcspec.checks.proofs.smtlib import build_query
 from zcspec.checks.proofs.sweep import SweepFinding, conflict_pairs
 
-PROVED, VIOLATED, UNKNOWN = "proved", "violated", "unknown"
+PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 _PAIRS = {"witness": witness_pairs, "lifetime": conflict_pairs}
 
 
@@ -32,13 +33,13 @@ _PAIRS = {"witness": witness_pairs, "lifetime": conflict_pairs}
 class ProofResult:
     """What Z3 said about a layout, and what it cost."""
 
-    status: str                                    # "proved" | "violated" | "unknown"
-    pair: tuple[str, ...] | None = None            # the offending pair (or tensor, allocation) when violated
+    status: str                                    # "proved" | "refuted" | "unknown"
+    pair: tuple[str, ...] | None = None            # the offending pair (or tensor, allocation) when refuted
     kind: str | None = None                        # its claim: overlap, out_of_bounds, misaligned, alias_outside_root
     violations: tuple[SweepFinding, ...] = ()         # every claim broken under the counterexample
     bases: tuple[tuple[str, int], ...] = ()        # counterexample base address per allocation
     addresses: tuple[tuple[str, int], ...] = ()    # counterexample address of each offending tensor
-    reason: str = ""                               # why Z3 gave up, when unknown
+    reason: str = ""                               # why Z3 gave up (unknown); the counterexample (refuted)
     pairs_encoded: int = 0
     claims_encoded: int = 0
     build_s: float = 0.0                           # plan -> layout -> sweep -> SMT-LIB text -> parsed
@@ -86,8 +87,10 @@ def _violated(layout, model: z3.ModelRef, base_names) -> dict:
     first = found[0]
     by_name = layout.by_name()
     addrs = tuple((n, bases[by_name[n].alloc] + by_name[n].rel) for n in first.tensors if n in by_name)
+    text = ", ".join(f"{key}={base:#x}" for key, base in bases.items())
     return dict(pair=first.tensors, kind=first.kind, violations=tuple(found),
-                bases=tuple(bases.items()), addresses=addrs)
+                bases=tuple(bases.items()), addresses=addrs,
+                reason=f"counterexample: bases {text}; {first.message}")
 
 
 def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, tensor_align: int | None = None,
@@ -123,5 +126,5 @@ def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
     if answer == z3.unsat:
         return ProofResult(PROVED, **common)
     if answer == z3.sat:
-        return ProofResult(VIOLATED, **_violated(layout, solver.model(), query.base_names), **common)
+        return ProofResult(REFUTED, **_violated(layout, solver.model(), query.base_names), **common)
     return ProofResult(UNKNOWN, reason=solver.reason_unknown() or "unknown", **common)
