@@ -287,3 +287,57 @@ def test_a_write_on_another_stream_after_an_unordered_read_or_write_is_a_race():
     assert war.values["access"] == "write" and war.values["earlier"] == "read"
     (waw,) = fired("EXEC-NO-RACE", execution(evs=events(alloc, launch(writes=t, stream=0), reuse)))
     assert waw.values["earlier"] == "written"
+
+
+# -- the cross-stream continuous-group bug (issue 13): caught from the trace, whatever the numbers ----
+
+def _pieces_on_two_streams():
+    """B = Relu(A) on stream 0, C = Neg(A) on stream 1, PhonyConcat(B, C), then Relu."""
+    b = GraphBuilder("pieces_on_two_streams")
+    a = b.op("Neg", [b.input("x", (4, 4))], name="A")
+    k = b.op("PhonyConcat", [b.op("Relu", [a], name="B"), b.op("Neg", [a], name="C", stream=1)],
+             name="K", shape=(8, 4), axis=0)
+    b.output(b.op("Relu", [k], name="R"))
+    return build_model(b.build())
+
+
+def _piece_written_early():
+    """C on stream 1 depends only on the input, so it runs while stream 0 still computes D and E."""
+    b = GraphBuilder("piece_written_early")
+    x = b.input("x", (4, 4))
+    q = b.op("Relu", [x], name="Q", stream=1)
+    e = b.op("Neg", [b.op("Add", [b.op("Neg", [x], name="A"), q], name="D")], name="E")
+    c = b.op("Add", [x, x], name="C", stream=1)
+    b.output(b.op("Relu", [b.op("PhonyConcat", [c, b.op("Relu", [e], name="B")], name="K", shape=(8, 4), axis=0)],
+                  name="R"))
+    return build_model(b.build())
+
+
+def _waits_by_name(model):
+    """v1's old rule: a task waits for the stream that wrote the tensor *name* it reads."""
+    writer, out = {}, []
+    for t in model.tasks.tasks:
+        others = {writer[s.tensor] for s in t.slots if s.role == "in" and s.tensor in writer}
+        out.append(tuple(sorted(others - {t.stream})))
+        writer.update((s.tensor, t.stream) for s in t.slots if s.role == "out")
+    return out
+
+
+def test_waits_matched_by_tensor_name_read_a_piece_before_it_is_written(monkeypatch):
+    import importlib
+    model = _pieces_on_two_streams()
+    good = run_v1(model)
+    assert clean("EXEC-NO-RACE", good) and clean("EXEC-READ-WRITTEN", good)
+    monkeypatch.setattr(importlib.import_module("zcspec.impl.runtime.v1.load"), "cross_stream_waits", _waits_by_name)
+    bad = run_v1(model)
+    assert any("K:0" in v.message for v in fired("EXEC-READ-WRITTEN", bad))   # the reader ran before piece C
+    assert fired("EXEC-NO-RACE", bad)
+
+
+def test_a_group_begun_at_its_first_step_lets_a_piece_overwrite_a_live_tensor():
+    from tests.helpers.unseeded_bugs import installed
+    assert clean("EXEC-NO-RACE", run_v1(_piece_written_early()))
+    with installed("cross-stream-group-start"):
+        bad = run_v1(_piece_written_early())
+    races = fired("EXEC-NO-RACE", bad)
+    assert races and any(v.values["earlier"] == "written" for v in races)   # two streams, one block, no event
