@@ -263,7 +263,7 @@ def _observations(graph: Graph, kinds, options: CompileOptions, with_execution: 
     if "plan" in kinds or "model_file" in kinds:
         stages = compile_stages(graph, options)
         if "plan" in kinds:
-            yield "plan", observe_plan(stages.graph, stages.plan)
+            yield "plan", observe_plan(stages.graph, stages.plan, soc=options.soc)
         if "model_file" in kinds:
             yield "model_file", observe_model_file(encode(stages.model), stages.graph, options)
     if with_execution:
