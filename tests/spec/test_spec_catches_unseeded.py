@@ -19,6 +19,7 @@ from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v1.observe import observe_execution
 from zcspec.spec.check import check
 from tests.helpers.runtime_v1 import device, mlp, passthrough
+from tests.helpers.unseeded_bugs import installed
 
 NO_BUG = contextlib.nullcontext
 
@@ -50,13 +51,9 @@ def _align_one_unit_up():
 
 
 def _zero_copy_units_take_freed_blocks():
-    """First-stage reuse lets zero-copy units into the pool, as if they were ordinary tensors (GE 2.5.10
-    forbids it). (Dropping only the zero_copy test of ``_may_reuse`` changes nothing: I/O units are
-    never reusable in the first place, so that mutant is equivalent.)"""
-    def make(may_reuse):
-        return lambda unit, options: (options.reuse and (unit.reusable or unit.zero_copy is not None)
-                                      and not unit.continuous and not unit.atomic)
-    return swap("zcspec.impl.compiler.memory.ge_blocks", "_may_reuse", make)
+    """First-stage reuse forgets that zero-copy units never take a freed block (GE 2.5.10): the issue's bug,
+    as tests/helpers/unseeded_bugs.py installs it."""
+    return installed("zero-copy-takes-freed-blocks")
 
 
 def _zero_copy_flag_dropped():
