@@ -1,8 +1,9 @@
 """Running one judge (``zcspec verify`` or the test suite) on one copy, with a time limit.
 
 A run's verdict is ``survived`` (exit 0) or ``killed``; a killed run says how (``kind``):
-``violation`` (exit 1, verify reported a broken claim or a test failed), ``crash`` (a Python
-traceback, or pytest's internal/collection errors), ``bad-input`` (verify's exit 2: the zoo was
+``violation`` (verify reported a broken claim first, or a test failed), ``crash`` (verify died
+with a traceback or first reported a crash of the code under test; pytest's collection or
+internal errors), ``bad-input`` (verify's exit 2: the zoo was
 refused), ``timeout`` (past the limit: the whole process group is killed and the run counts as
 killed). ``reason`` is the first invariant id or failed test the output names.
 """
@@ -23,10 +24,11 @@ TAIL_LINES = 25
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 _FAILED_ONLY = re.compile(r"^FAILED ", re.M)
 # What verify's report (checks/cli/verify.py) names first when it fails, in the order looked for.
-_VERIFY_FINDINGS = (re.compile(r"^VIOLATION (\S+)", re.M),
-                    re.compile(r"^Random campaign found a violation of (\S+)", re.M),
-                    re.compile(r"^(CRASH in .+)$", re.M),
-                    re.compile(r"^corpus: (REGRESSED: .+)$", re.M))
+_VERIFY_FINDINGS = (("violation", re.compile(r"^VIOLATION (\S+)", re.M)),
+                    ("violation", re.compile(r"^Random campaign found a violation of (\S+)", re.M)),
+                    ("crash", re.compile(r"^(CRASH in .+)$", re.M)),
+                    ("violation", re.compile(r"^corpus: (REGRESSED: .+)$", re.M)))
+_TRACEBACK = "Traceback (most recent call last):"
 
 
 # The judges running now, so that an interrupted benchmark can stop them (each is the leader of
@@ -131,9 +133,12 @@ def run(judge: str, cmd: list[str], cwd: Path, env: dict[str, str], timeout: flo
 
 def _kind(judge: str, returncode: int, out: str, err: str) -> str:
     if judge == "verify":
-        if "Traceback (most recent call last)" in err or re.search(r"^CRASH in ", out, re.M):
-            return "crash"
-        return "bad-input" if returncode == 2 else "violation"
+        if _TRACEBACK in err:
+            return "crash"  # verify itself died
+        if returncode == 2:
+            return "bad-input"
+        first = _first_finding(out)
+        return "crash" if first and first[0] == "crash" else "violation"
     # pytest -x under xdist exits 2 ("Interrupted") after a failed test, so the exit code cannot tell
     # a failed test from a collection error or an internal one: the FAILED lines can.
     return "violation" if _FAILED_ONLY.search(out) else "crash"
@@ -143,13 +148,26 @@ def _reason(judge: str, kind: str, out: str, err: str) -> str:
     if judge == "suite":
         found = _FAILED_TEST.search(out)
         return found.group(1) if found else _last_line(out)
-    if "Traceback (most recent call last)" in err:
-        return _last_line(err)  # verify itself died: the exception's line
-    for pattern in _VERIFY_FINDINGS:
+    if _TRACEBACK in err:
+        return _exception_line(err)
+    first = _first_finding(out)
+    return first[1][:120] if first else _last_line(out + "\n" + err)
+
+
+def _first_finding(out: str) -> tuple[str, str] | None:
+    """(kind, text) of the first thing verify's report names, in _VERIFY_FINDINGS' order."""
+    for kind, pattern in _VERIFY_FINDINGS:
         found = pattern.search(out)
         if found:
-            return found.group(1)[:120]
-    return _last_line(out + "\n" + err)
+            return kind, found.group(1)
+    return None
+
+
+def _exception_line(err: str) -> str:
+    """The exception of the last traceback: its first line at column 0 (frames are indented)."""
+    after = err[err.rindex(_TRACEBACK) + len(_TRACEBACK):].splitlines()
+    line = next((x for x in after if x and not x[0].isspace()), "")
+    return line.strip()[:120]
 
 
 def _last_line(text: str) -> str:

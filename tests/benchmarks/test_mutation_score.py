@@ -193,6 +193,10 @@ def test_a_run_past_its_limit_is_killed_with_its_children(tmp_path):
 @pytest.mark.parametrize("code, kind, reason", [
     ("print('VIOLATION MEM-NO-OVERLAP in zoo:x'); raise SystemExit(1)", "violation", "MEM-NO-OVERLAP"),
     ("raise RuntimeError('boom')", "crash", "RuntimeError: boom"),
+    ("raise RuntimeError('boom (\\n  in two lines\\n)')", "crash", "RuntimeError: boom ("),
+    ("print('CRASH in zoo:x [plan, ge]: KeyError'); print('VIOLATION MEM-A in zoo:y'); raise SystemExit(1)",
+     "violation", "MEM-A"),
+    ("print('CRASH in zoo:x [plan, ge]: KeyError'); raise SystemExit(1)", "crash", "CRASH in zoo:x [plan, ge]: KeyError"),
     ("raise SystemExit(2)", "bad-input", ""),
     ("pass", "", ""),
 ])
