@@ -4,8 +4,8 @@
 (SoC profile, strategy, reuse, offline build) so a campaign reaches every rule the options switch
 on. Plan and model-file scenarios draw graphs decorated for planning (workspaces, ``_no_reuse``,
 a second stream, dynamic-batch labels); execution scenarios draw graphs decorated the same way
-but without labels, with one node in three on stream 1 or 2 (so continuous groups and
-producers meet across streams), and runs drawn from the graph (``checks.strategies.runs``):
+but without labels (half of them over ``GROUP_FAMILIES``), with one node in three on stream 1
+or 2 (so continuous groups and producers meet across streams), and runs drawn from the graph (``checks.strategies.runs``):
 both runtimes, random bindings, against the oracle. It shrinks toward fewer nodes, the default
 options and one plain run.
 
@@ -45,10 +45,19 @@ def _static(kind: str):
     return strategy
 
 
+# Half the executed graphs draw from the families that make continuous groups, collectives, views and
+# in-place nodes (with elementwise ops around them), so groups meet streams and HCCL meets model I/O
+# often; the other half draw from every family.
+GROUP_FAMILIES = ("unary", "binary", "allreduce", "broadcast", "phony_concat", "concat", "split", "slice", "inplace",
+                  "identity")
+
+
 def _executions(max_nodes: int):
+    shapes = st.one_of(graphs(max_nodes=max_nodes), graphs(max_nodes=max_nodes, families=GROUP_FAMILIES))
+
     @st.composite
     def build(draw):
-        graph = draw(graphs(max_nodes=max_nodes).flatmap(lambda g: decorate(g, labels=False, other_stream=3, streams=3)))
+        graph = draw(shapes.flatmap(lambda g: decorate(g, labels=False, other_stream=3, streams=3)))
         return Scenario("execution", graph, draw(compile_options()), draw(runs(graph)))
     return build()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -31,7 +32,7 @@ from zcspec.impl.runtime.v1 import execute
 from zcspec.impl.runtime.v1.errors import ParamInvalid
 from zcspec.spec.check import check
 
-CAMPAIGN = VerifyConfig(models=(), examples=150, proofs=False, corpus=False, fail_fast=True)
+CAMPAIGN = VerifyConfig(models=(), examples=300, proofs=False, corpus=False, fail_fast=True)   # verify's default size
 
 
 @contextlib.contextmanager
@@ -78,7 +79,7 @@ def test_the_random_campaign_catches(bug, catchers):
 
 
 def test_the_same_campaign_passes_on_the_real_code():
-    result = verify(VerifyConfig(models=(), examples=60, proofs=False, corpus=False))
+    result = verify(attrs.evolve(CAMPAIGN, fail_fast=False))   # the campaign the bug tests run
     assert not result.failing(), (result.findings[:3], result.counterexample, result.failed_calls[:3], result.errors)
     assert result.tally.judged > 0 and result.tally.distinct_count("EXEC-ORACLE") >= MIN_DISTINCT
 
