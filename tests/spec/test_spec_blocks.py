@@ -81,3 +81,46 @@ def test_atomic_output_may_share_its_continuous_groups_block():
     obs = observe_plan(st.graph, st.plan)
     assert get("MEM-ATOMIC-NOREUSE").exercised(obs)
     assert get("MEM-ATOMIC-NOREUSE").violations(obs) == ()
+
+
+# -- MEM-ZC-IO: GE's zero-copy identification (ge-facts.md 2.6.1-2.6.4), one rule at a time ---------------
+
+def _io_plan(rows, *, outputs, types, consumers=None, soc="ascend910b", **kw):
+    """Each root tensor is written by its own node n<i> (of type ``types[tensor]``, Relu by default)."""
+    roots = [r[0] for r in rows if len(r) < 7]
+    producers = {t: f"n{i}" for i, t in enumerate(roots)}
+    return plan(rows, soc=soc, graph_inputs=tuple(t for t in roots if types.get(t) == "Data"),
+                netoutput_inputs=tuple(outputs), producers=producers,
+                node_types={f"n{i}": types.get(t, "Relu") for i, t in enumerate(roots)}, consumers=consumers or {},
+                steps=4, **kw)
+
+
+def test_zc_io_expected_set_follows_each_ge_rule():
+    from zcspec.spec.invariants.blocks import expected_zero_copy
+    rows = [("x", ZC, 0, 512, 0, 3), ("y", ZC, 512, 512, 1, 3)]
+    assert expected_zero_copy(_io_plan(rows, outputs=("y",), types={"x": "Data"}, consumers={"x": (1,)})) == \
+        {"x": "input", "y": "output"}
+    # one memory feeding two NetOutput slots is not zero copy (GetOutputFlowToNetoutputNum == 2)
+    assert expected_zero_copy(_io_plan(rows, outputs=("y", "y"), types={"x": "Data"}))["y"] is None
+    # a graph input feeding a continuous input is not zero copy
+    grouped = _io_plan(rows, outputs=("y",), types={"x": "Data"}, continuous_groups=(ContinuousGroup("n1", ("x",)),))
+    assert expected_zero_copy(grouped)["x"] is None
+    # an op the SoC never makes zero copy (HcomBroadcast on ascend310p) touching the output
+    bcast = dict(outputs=("y",), types={"x": "Data", "y": "HcomBroadcast"})
+    assert expected_zero_copy(_io_plan(rows, **bcast))["y"] == "output"
+    assert expected_zero_copy(_io_plan(rows, soc="ascend310p", **bcast))["y"] is None
+
+
+def test_zc_io_an_output_that_is_a_piece_of_a_larger_tensor_is_not_zero_copy():
+    from zcspec.spec.invariants.blocks import expected_zero_copy
+    rows = [("a", FM, 0, 1024, 1, 3), ("v", FM, 512, 400, 2, 3, "a")]
+    p = _io_plan(rows, outputs=("v",), types={}, nbytes={"a": 900, "v": 400})
+    assert expected_zero_copy(p) == {"a": None}
+    assert get("MEM-ZC-IO").violations(p) == ()
+
+
+def test_zc_io_reports_both_directions():
+    rows = [("x", FM, 0, 512, 0, 3), ("y", ZC, 0, 512, 1, 3)]
+    p = _io_plan(rows, outputs=("y", "y"), types={"x": "Data"})
+    assert {v.culprit for v in get("MEM-ZC-IO").violations(p)} == {"tensor 'x'", "tensor 'y'"}
+    assert not get("MEM-ZC-IO").exercised(attrs.evolve(p, soc=None))   # no SoC named: not judged
