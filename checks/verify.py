@@ -43,7 +43,7 @@ class VerifyConfig:
     strategies: tuple[str, ...] = ("ge", "compact")
     soc: str = "ascend910b"
     kinds: tuple[str, ...] = KINDS
-    examples: int = 300
+    examples: int = 1000
     seed: int = 0
     proofs: bool = True
     corpus: bool = True
@@ -173,7 +173,10 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
         for v in report.violations:
             result.findings.append(Finding(case, v, _rows(obs, v)))
     if prove:
-        result.proofs.extend((case, p) for p in case_proofs(scenario, observations))
+        try:
+            result.proofs.extend((case, p) for p in case_proofs(scenario, observations))
+        except Exception as e:  # e.g. the loader refuses a file the compiler wrote: the code under test's crash
+            result.errors.append((case, f"proof: {type(e).__name__}: {e}"))
 
 
 def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: None) -> VerifyResult:
