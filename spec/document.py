@@ -16,6 +16,7 @@ from zcspec.spec.describe import describe
 from zcspec.spec.errors import SpecError
 from zcspec.spec.examples import all_examples
 from zcspec.spec.observables import PlanObservation
+from zcspec.spec.observes import OBSERVES
 from zcspec.spec.picture import plan_svg
 from zcspec.spec.registry import CONCERNS, all_invariants
 from zcspec.spec.render import Code, Heading, Para, Picture, Table, anchor, to_html, to_markdown
@@ -78,6 +79,7 @@ def build(root: str):
     examples = all_examples()
     blocks = [Heading(1, TITLE)] + [Para(p) for p in INTRO]
     blocks += _coverage_table(invariants, coverage, examples)
+    blocks += _evidence_table(invariants)
     pictures: dict[str, str] = {}
     for concern, _module, about in CONCERNS:
         members = [i for i in invariants if i.concern == concern]
@@ -105,11 +107,23 @@ def _coverage_table(invariants, coverage, examples):
                   tuple(rows))]
 
 
+def _evidence_table(invariants):
+    rows = tuple((f"[{inv.id}](#{anchor(inv.id + ' ' + inv.title)})", OBSERVES[inv.id].facts, OBSERVES[inv.id].artefact)
+                 for inv in invariants)
+    return [Heading(2, "Evidence"),
+            Para("What each claim observes and the artefact it is transcribed from. No claim reads an "
+                 "implementation's account of its own decisions: where a claim needs an expectation (which I/O "
+                 "must be copied, what a SoC can refresh, a granularity), the spec computes it from these facts "
+                 "and from data it owns (`spec/capabilities.py`)."),
+            Table(("invariant", "observes", "from"), rows)]
+
+
 def _section(inv, example, cov, pictures):
     blocks = [Heading(3, f"{inv.id} {inv.title}", anchor(inv.id + " " + inv.title)),
               Para(f"**Statement.** {inv.statement}"),
               Para(f"**Rationale.** {inv.rationale}"),
               Para(f"**GE source.** `{inv.ge_source}`"),
+              Para(f"**Observes.** {OBSERVES[inv.id].facts}. **From:** {OBSERVES[inv.id].artefact}."),
               Para(f"**Applies to:** {inv.applies_to}. **Concern:** {inv.concern}.")]
     if example is not None:
         blocks += _example(inv, "satisfies", example.satisfies, "Smallest satisfying example.", pictures)

@@ -1,0 +1,101 @@
+"""What each claim observes, and from which artefact: the evidence column of the spec document.
+
+A claim of this catalogue reads an observation (spec/observables), and an observation is a
+transcription of an artefact: the memory plan and graph facts a compiled model carries, the
+model file's bytes, a runtime's region bindings at load, the device trace of a call, the
+argument tables the tasks ran with, the caller's buffers, the outputs compared with an oracle.
+``OBSERVES[id]`` says, for the reviewer, which of those facts the claim's predicate reads and
+which artefact they come from, so a claim that would have to trust an implementation's own
+account of itself shows. tests/spec/test_observes.py keeps this table and the catalogue in step.
+"""
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Observed:
+    facts: str      # what the predicate reads
+    artefact: str   # where those facts come from
+
+
+# Artefacts, named once.
+PLAN = "the memory plan of the model file (plan section of the .zcm) and the graph after the passes"
+MODEL_FILE = "the model file's bytes (header, regions, tasks and their argument slots, zero-copy table)"
+TRACE = "the device trace of the call (allocations, frees, copies, argument writes, launches, events)"
+LOAD = "the runtime's region bindings at load and the device trace of the load"
+PROBE = "the device trace of a probe program (allocations, frees, each access and the device's verdict)"
+
+OBSERVES: dict[str, Observed] = {
+    "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),
+    "LAYOUT-ALIGN": Observed("block and tensor offsets and sizes; the granularities come from the spec's "
+                             "capability table for the plan's SoC", PLAN),
+    "LAYOUT-TENSOR-SIZE": Observed("each tensor's size against its raw bytes (shape and dtype in the graph), "
+                                   "padding from the spec's capability table", PLAN),
+    "LAYOUT-REGION-COVER": Observed("region sizes, tensor and block placements, block membership", PLAN),
+    "LAYOUT-IO-ATTRIBUTES": Observed("the memory_size, zero_copy_memory_size, basic offset and "
+                                     "_is_zero_copy_block attributes against the placements", PLAN),
+    "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
+    "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
+    "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),
+    "LAYOUT-LOWER-BOUND": Observed("the lower bound recomputed from live aligned sizes per step", PLAN),
+    "MEM-ZC-NOMERGE": Observed("zero-copy blocks and the tensors they hold", PLAN),
+    "MEM-ZC-NOREUSE": Observed("zero-copy flags of tensors and blocks, regions, every tensor's bytes", PLAN),
+    "MEM-ZC-IO": Observed("which graph I/O is zero copy, against the graph's Data/NetOutput edges, continuous "
+                          "inputs and the op types' zero-copy support in the spec's capability table", PLAN),
+    "MEM-ATOMIC-NOREUSE": Observed("atomic outputs (op attributes in the graph) and every tensor's bytes", PLAN),
+    "MEM-FIXED-NOREUSE": Observed("weights, fixed-address op types and the weight/fixed regions", PLAN),
+    "MEM-CONT-INPUT": Observed("the placements of each continuous-input node's inputs, in input order", PLAN),
+    "MEM-WS-OWNER": Observed("workspace lifetimes against the step of the node that declares them", PLAN),
+    "PASS-MEMCPY-ADDR-ASYNC": Observed("MemcpyAddrAsync tasks and the edges they sit on (producers, task kinds, "
+                                       "loop flags, I/O edges) against the spec's capability table",
+                                       MODEL_FILE + " and the graph after the passes"),
+    "MF-WELL-FORMED": Observed("the header (magic, version, declared length, checksum recomputed from the "
+                               "bytes) and whether the loader accepted the file",
+                               MODEL_FILE + ", intact and mutated"),
+    "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
+                                  MODEL_FILE),
+    "V1-SLOT-REFRESH": Observed("the argument values the tasks ran with against the user buffers and the "
+                                "zero-copy table; copy-only I/O as the spec computes it",
+                                "the argument tables at launch, the model file and the call's user buffers"),
+    "V1-NO-MODEL-IO-SLOT": Observed("argument values at launch against the model's own I/O region",
+                                    "the argument tables at launch and the runtime's region bindings"),
+    "V1-COPY-ONLY-ONCE": Observed("copies between user buffers and model addresses; which I/O must be copied "
+                                  "is computed by the spec from the model file and the SoC", TRACE),
+    "V1-ZERO-COPY-WHEN-ELIGIBLE": Observed("copies and staging of I/O the spec deems eligible, and task "
+                                           "arguments pointing into their buffers", TRACE),
+    "V1-REUSE-ZC-MEMORY": Observed("whether the I/O region is backed after a load with reuseZeroCopyMemory", LOAD),
+    "V1-HCCL-COPY": Observed("copies of I/O whose only reason to be copied is an HCCL task's zero-copy flag "
+                             "(read from the model file's task definitions)", TRACE),
+    "V1-BUFFER-SIZE": Observed("the call's result against the user buffer sizes and the model's padded and raw "
+                               "I/O sizes", "the call result, the user buffers and the model file"),
+    "V2-AZC-NO-ALLOC": Observed("kernel writes and copies of outputs against runtime and pool allocations", TRACE),
+    "V2-AZC-REJECT": Observed("the call's result and writes into an undersized or null output buffer",
+                              "the call result and " + TRACE),
+    "V2-DEFAULT-FALLBACK": Observed("where the producing kernel wrote and which copy filled the caller's buffer",
+                                    TRACE),
+    "V2-OUT-IS-USER": Observed("the producing kernel's writes into the output's user buffer, and copies into it",
+                               TRACE),
+    "V2-NO-OVERRUN": Observed("every write touching a user buffer against that buffer's range", TRACE),
+    "EXEC-ORACLE": Observed("each output's difference from an independent reference (onnx's reference "
+                            "evaluator, onnxruntime on the source file, or shipped reference outputs)",
+                            "the outputs read back from the user buffers after the call"),
+    "EXEC-V1-EQ-V2": Observed("the digests of each output from both runtimes", "the outputs of both runtimes"),
+    "EXEC-NO-FAULT": Observed("device faults", TRACE),
+    "EXEC-NO-LEAK": Observed("device allocations and frees up to the unload, pool spans included", TRACE),
+    "EXEC-FAILED-CALL-NO-CHANGE": Observed("writes into user buffers and allocations left live by a failed call",
+                                           TRACE),
+    "EXEC-NO-OVERRUN": Observed("every read and write range against the user buffers and the allocations "
+                                "live at that point (from the trace's own alloc/free events)", TRACE),
+    "EXEC-READ-WRITTEN": Observed("shadow memory replayed from the trace: every byte read has a prior writer",
+                                  TRACE),
+    "EXEC-NO-RACE": Observed("cross-stream reads and writes against the record/wait events between them "
+                             "(vector clocks)", TRACE),
+    "EXEC-TENSOR-INTACT": Observed("the last writer of every byte a kernel reads, by the tensor names the "
+                                   "launch ranges carry", TRACE),
+    "EXEC-INPLACE-SAME-BYTES": Observed("launches whose read and write ranges overlap", TRACE),
+    "DEVICE-BOUNDS": Observed("each access and whether the device refused it, against legality computed from "
+                              "the allocations and frees", PROBE),
+    "DEVICE-FAULT-KIND": Observed("the fault kind of each refused access against the kind the allocation "
+                                  "history implies", PROBE),
+}
