@@ -102,13 +102,12 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
     settings = Settings(jobs=args.jobs, verify_args=tuple(shlex.split(args.verify_args)),
                         suite_workers=args.suite_workers, suite_args=tuple(shlex.split(args.suite_args)),
                         verify_timeout=args.timeout, suite_timeout=args.suite_timeout, keep=args.keep)
-    progress = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     t0 = time.monotonic()
-    limits = _limits(args, pristine, settings, progress)
+    limits = _limits(args, pristine, settings, _progress)
     print(f"verify: {_command(verify_command(list(settings.verify_args)))} ({_baseline_text(limits, 'verify')})\n"
           f"suite:  {_command(suite_command(settings.suite_workers, list(settings.suite_args)))} "
           f"({_baseline_text(limits, 'suite')})\n", flush=True)
-    outcomes = judge(chosen, pristine, workdir, settings, limits, progress)
+    outcomes = judge(chosen, pristine, workdir, settings, limits, _progress)
     for o in outcomes:
         suite = o.suite.short() if o.suite else "-"
         print(f"  {o.mutation.label:<48} {o.mutation.describe()}\n"
@@ -118,7 +117,11 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
     return 0 if score.percent is not None and score.percent >= args.target else 1
 
 
-def _limits(args, pristine: Sandbox, settings: Settings, progress) -> Baseline | None:
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _limits(args, pristine: Sandbox, settings: Settings, progress) -> Baseline:
     if not args.skip_baseline:
         return baseline(pristine, settings, progress)
     return Baseline(None, None, args.timeout or UNLIMITED_VERIFY, args.suite_timeout or UNLIMITED_SUITE)
