@@ -13,8 +13,8 @@ from zcspec.spec.registry import all_invariants
 def configure(parser) -> None:
     parser.add_argument("models", nargs="*", metavar="MODEL",
                         help="models to check (.onnx, graph .json, zoo:NAME, builtin:NAME); default: the whole zoo")
-    parser.add_argument("--examples", type=int, default=300,
-                        help="random scenarios in the campaign (default 300; 0 skips it)")
+    parser.add_argument("--examples", type=int, default=1000,
+                        help="random scenarios in the campaign (default 1000; 0 skips it)")
     parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     parser.add_argument("--strategy", action="append", choices=("ge", "compact"),
                         help="planning strategies to check (default both)")

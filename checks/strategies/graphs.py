@@ -140,7 +140,7 @@ def _step(d: _Draft, family: str) -> None:  # noqa: C901 - a table of small case
         d.add("HcomAllReduce", ins, outputs=[(d.shape(t), "float32") for t in ins], reduction="sum")
     elif family == "broadcast":
         # A one-input, one-output collective: its output is no continuous group, so as a model output
-        # only the HCCL zero-copy flags decide whether it is copied (V1-HCCL-COPY).
+        # only the HCCL zero-copy flags decide whether it is copied (runtime v1's HCCL rule).
         d.add("HcomBroadcast", [x], reduction="sum")
     elif family == "phony_concat":
         y = _distinct_activation(d, x, lambda t: t[1:] == s[1:])
