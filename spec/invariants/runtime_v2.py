@@ -86,6 +86,8 @@ def _azc_no_alloc(obs: ExecutionObservation):
     if not _azc(obs):
         return
     for t in _outputs(obs):
+        if not t.zero_copy_block:
+            continue   # the model file gives it no zero-copy block: computed in graph memory and copied (GE's Ensure)
         for e, r, where in _computed(obs, t):
             if where in RUNTIME_MEMORY:
                 yield violation(f"buffer {t.name!r}", f"always_zero_copy is on but task {e.task} (launch #{e.seq}) "
@@ -101,11 +103,13 @@ def _azc_no_alloc(obs: ExecutionObservation):
 AZC_NO_ALLOC = Invariant(
     id="V2-AZC-NO-ALLOC",
     title="always_zero_copy never allocates an output",
-    statement="With always_zero_copy on, the runtime allocates no memory for any model output: no kernel "
-              "writes an output into runtime memory (an allocation the runtime or its caching allocator made), "
-              "and no copy delivers an output from runtime memory. Judged from the trace's kernel writes and "
-              "copies against the live allocations: blocks a caching allocator hands out out of a span it "
-              "holds are invisible as allocations.",
+    statement="With always_zero_copy on, the runtime allocates no memory for any model output whose block "
+              "the model file makes a zero-copy block: no kernel writes it into runtime memory (an allocation "
+              "the runtime or its caching allocator made), and no copy delivers it from runtime memory. An "
+              "output without a zero-copy block (say, a piece of a continuous input) is computed in graph "
+              "memory and copied, as GE's ModelOutTensorZeroCopy finds no alloc node for it. Judged from the "
+              "trace's kernel writes and copies against the live allocations: blocks a caching allocator hands "
+              "out of a span it holds are invisible as allocations.",
     rationale="always_zero_copy is the caller's promise to always pass correctly sized, correctly placed output "
               "memory (single-op execution relies on it); in exchange GE rewrites the output allocation into "
               "SplitTensorForOutputData and removes the allocator chain, so there is no fallback memory.",
