@@ -17,8 +17,8 @@ import attrs
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime, observe_runs
-from zcspec.checks.strategies.model_files import mutate
 from zcspec.checks.strategies.device_probes import observe_probe
+from zcspec.checks.strategies.model_files import mutate
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json
 from zcspec.impl.compiler.compile import compile_stages
