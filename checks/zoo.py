@@ -4,7 +4,7 @@ The light models exercise plain reuse at scale; the built-in graphs make sure
 every rule of the spec has a case where its precondition holds (atomic clean,
 continuous inputs, HCCL, views at offsets, in-place outputs, inputs passed
 straight to outputs, outputs read by other nodes, workspaces, batches,
-streams, constants and variables as outputs, dynamic-batch branches). The
+streams (a continuous group with a piece from another stream), constants and variables as outputs, dynamic-batch branches). The
 dynamic-batch graph (``dynamic_batch_graph``) has two branches joined by a Merge;
 its branches share memory, so each execution chooses one (the runtimes' ``batch``)
 and ``checks.execution`` runs every branch.
@@ -92,6 +92,22 @@ def _workspace_streams() -> Graph:
     return b.build()
 
 
+def cross_stream_group() -> Graph:
+    """A continuous group with a piece written on another stream: C (stream 1) depends only on the
+    input, so it may run while stream 0 still computes D, which lives before the group's first step
+    in the execution order (the bug an independent suite found: the group must begin where C may run)."""
+    b = GraphBuilder("cross_stream_group")
+    x = b.input("x", (4, 4))
+    a = b.op("Neg", [x], name="A")
+    q = b.op("Relu", [x], name="Q", stream=1)
+    d = b.op("Add", [a, q], name="D")
+    e = b.op("Neg", [d], name="E")
+    piece = b.op("Relu", [e], name="B")
+    c = b.op("Add", [x, x], name="C", stream=1)
+    b.output(b.op("Relu", [b.op("PhonyConcat", [c, piece], name="K", shape=(8, 4), axis=0)], name="R"))
+    return b.build()
+
+
 def dynamic_batch_graph(labels: tuple[str, ...] = ("b1", "b2"), shape: tuple[int, ...] = (4, 64)) -> Graph:
     """x -> per branch label three ops (each branch computes something different) -> Merge -> Add(., x).
 
@@ -129,6 +145,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "inplace_passthrough": _inplace_and_passthrough,
     "view_passthrough": _view_passthrough,
     "workspace_streams": _workspace_streams,
+    "cross_stream_group": cross_stream_group,
     "constants": _constants,
     "dynamic_batch": dynamic_batch_graph,
 }

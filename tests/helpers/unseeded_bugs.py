@@ -151,9 +151,10 @@ def _bounds_loosened_and_size_check_off():
 
     def make(bind_one):
         def wrong(lm, z, b):
-            if isinstance(b, UserBuffer) and b.addr:
-                b = attrs.evolve(b, size=max(b.size, z.desc.size, z.desc.nbytes))
-            return bind_one(lm, z, b)
+            if not (isinstance(b, UserBuffer) and b.addr):
+                return bind_one(lm, z, b)
+            judged = attrs.evolve(b, size=max(b.size, z.desc.size, z.desc.nbytes))
+            return attrs.evolve(bind_one(lm, z, judged), buffer=b)
         return wrong
     with _loosen(Memory, slack=1 << 20), swap("zcspec.impl.runtime.v1.bind", "_bind_one", make), \
             swap("zcspec.impl.runtime.v1.bind", "_check_live", lambda f: (lambda lm, z, b: None)):

@@ -24,6 +24,7 @@ import importlib
 import numpy as np
 import pytest
 
+from zcspec.checks.zoo import cross_stream_group
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.memory import stream_order, units as units_module
@@ -51,18 +52,10 @@ def pieces_on_two_streams():
 
 def piece_written_early():
     """C = x + x on stream 1 depends only on the input, so it runs while stream 0 waits for Q;
-    D on stream 0 lives before the group's first step in the execution order."""
-    b = GraphBuilder("piece_written_early")
-    x = b.input("x", (4, 4))
-    a = b.op("Neg", [x], name="A")
-    q = b.op("Relu", [x], name="Q", stream=1)
-    d = b.op("Add", [a, q], name="D")
-    e = b.op("Neg", [d], name="E")
-    bb = b.op("Relu", [e], name="B")
-    c = b.op("Add", [x, x], name="C", stream=1)
-    b.output(b.op("Relu", [b.op("PhonyConcat", [c, bb], name="K", shape=(8, 4), axis=0)], name="R"))
+    D on stream 0 lives before the group's first step in the execution order (verify's
+    ``builtin:cross_stream_group``)."""
     want = np.maximum(np.concatenate([X + X, np.maximum(-(-X + np.maximum(X, 0)), 0)]), 0)
-    return b.build(), want
+    return cross_stream_group(), want
 
 
 GRAPHS = {"pieces_on_two_streams": pieces_on_two_streams, "piece_written_early": piece_written_early}
