@@ -9,7 +9,9 @@ scenario's JSON dict (checks/scenario.py):
 - ``output_sizes``: output tensor name -> bytes of the caller's buffer (0 = null buffer;
   default: the output's raw size); ``output_placement``: ``device`` (default) or ``host``;
 - ``seed``: the inputs are standard normal draws from this seed (default 0);
-- ``batch``: the dynamic-batch branch the call runs (a model with branches needs one).
+- ``batch``: the dynamic-batch branch the call runs (a model with branches needs one);
+- ``threads``: that many further calls made at once from as many threads on the loaded executor,
+  each with fresh output buffers of the same sizes (the inputs are shared: nothing writes them).
 
 Given the ``graph`` the model was compiled from, a successful call's outputs are read where the
 call put them (the caller's buffer, or the tensor handed over in its place) and held to the
@@ -21,6 +23,7 @@ observation, not an exception; the model is unloaded before observing, so leaks 
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import numpy as np
@@ -39,7 +42,7 @@ from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
-_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch"}
+_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch", "threads"}
 
 
 def options_of(runtime: dict) -> LoweringOptions:
@@ -74,20 +77,38 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     inputs = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
               for io in model.tasks.inputs]
     sizes, placement = runtime.get("output_sizes", {}), runtime.get("output_placement", "device")
-    outputs = [_output(dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in model.tasks.outputs]
+    fresh = lambda: [_output(dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in model.tasks.outputs]
     external = {"device": ExternalAllocator.on_device(dev)} if options.always_external_allocator else None
     exe = StreamExecutor(model, dev, options)
     notes: list = []
-    got = {}
-    with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
-        got = _read(dev, model, exe.execute(inputs, outputs, allocators=external, batch=runtime.get("batch")))
-    for t in outputs:
-        t.release()
+
+    def call(outputs) -> dict:
+        with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
+            return _read(dev, model, exe.execute(inputs, outputs, allocators=external, batch=runtime.get("batch")))
+        return {}
+
+    calls = [fresh()]
+    got = [call(calls[0])]
+    if threads := int(runtime.get("threads", 0)):
+        more = [fresh() for _ in range(threads)]
+        with ThreadPoolExecutor(threads) as pool:
+            got += list(pool.map(call, more))
+        calls += more
+    # The threads' calls ran in some order: pair each record with its call by the output buffers given.
+    by_buffers = {tuple(t.addr for t in outputs): (k, values) for k, (outputs, values) in enumerate(zip(calls, got))}
+    for outputs in calls:
+        for t in outputs:
+            t.release()
     exe.unload()
-    results = ()
-    if graph is not None and got:
-        run = "v2" + (" always_zero_copy" if options.always_zero_copy else "")
-        want = judge.reference(judge.choose(graph, runtime), arrays, run, notes)
-        names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
-        results = judge.results(model.tasks.outputs, names, list(graph.outputs), got, want, run, notes)
-    return Observations([observe_execution(exe, outputs=results)], notes)
+    run = "v2" + (" always_zero_copy" if options.always_zero_copy else "")
+    observations = []
+    for record in list(exe.records)[-len(calls):]:
+        k, values = by_buffers.get(tuple(g.address for g in record.buffers if g.role == "output"), (0, {}))
+        results = ()
+        if graph is not None and values:
+            name = run if k == 0 else f"{run} thread {k - 1}"
+            want = judge.reference(judge.choose(graph, runtime), arrays, name, notes)
+            names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
+            results = judge.results(model.tasks.outputs, names, list(graph.outputs), values, want, name, notes)
+        observations.append(observe_execution(exe, record, outputs=results))
+    return Observations(observations, notes)

@@ -6,7 +6,7 @@ oracle, zero copy on or off); runtime v1 with a binding sequence (fresh buffers,
 buffers again, re-binding, undersized or null buffers, host placement, two I/O bound to one
 buffer, reuseZeroCopyMemory, calls from several threads at once); runtime v2 in the default
 mode or under always_zero_copy, with correct or undersized output buffers, host-placed outputs,
-external allocators or one stream. A graph with collectives sometimes runs crafted, as a
+external allocators or one stream, and calls from several threads at once. A graph with collectives sometimes runs crafted, as a
 foreign model file could have it: HCCL tasks that declare no zero-copy support
 (``model_edits``). Every drawn run is judged against the oracle where its call succeeds.
 
@@ -78,6 +78,8 @@ def _v2(draw, graph: Graph) -> dict:
     # (and then computes outputs in its own memory), so the two are not drawn together.
     if not run.get("always_zero_copy") and draw(st.integers(0, 5)) == 0:
         run["zero_copy"] = False
+    if draw(st.integers(0, 3)) == 0:
+        run["threads"] = draw(st.integers(2, 3))
     if draw(st.integers(0, 5)) == 0:
         run["output_placement"] = "host"
     # Half the v2 runs get a bad output buffer: the modes differ only there (always_zero_copy must

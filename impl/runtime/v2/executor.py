@@ -9,7 +9,9 @@ Load (``StreamExecutor.__init__``): lower the model (lowering.py), run the passe
 fixed region and one argument-table arena, create the device streams the tasks use and,
 unless ``always_external_allocator``, the caching allocator (ge-facts.md 7.7.1).
 
-Execute: run the graph's nodes in order (each a kernel from ``kernels.KERNELS``), then
+Execute: one call at a time per executor (a lock: the frame, the caching allocator and the
+record of a call are the executor's, so calls from several threads run one after another, as
+v1's do behind its device lock); run the graph's nodes in order (each a kernel from ``kernels.KERNELS``), then
 synchronize the device. Contract on failure (a bad buffer, a missing allocator, a device
 fault): pending tasks are dropped (as a stream abort would), every block the graph still
 holds is released, the caller's tensors are restored to what they were, the error is
@@ -19,6 +21,7 @@ before any allocation or launch.
 """
 from __future__ import annotations
 
+import threading
 from collections import deque
 
 import attrs
@@ -71,6 +74,7 @@ class StreamExecutor:
         self.log: list[RtEvent] = []
         self.records: deque[ExecutionRecord] = deque(maxlen=RECORDS_KEPT)
         self.closed = False
+        self._lock = threading.RLock()
         self.load_begin = len(self.device.trace)
         self._owned: list[int] = []
         try:
@@ -155,6 +159,10 @@ class StreamExecutor:
 
         ``batch`` chooses the dynamic-batch branch (runtime/branches.py): required, and one of the model's
         labels, when the model has branches; a bad choice is an ApiMisuseError before anything runs."""
+        with self._lock:
+            return self._execute(inputs, outputs, allocators, batch)
+
+    def _execute(self, inputs, outputs, allocators, batch) -> list:
         if self.closed:
             raise ApiMisuseError(f"model {self.model.name!r} was unloaded")
         t = self.model.tasks
@@ -233,13 +241,14 @@ class StreamExecutor:
 
     def unload(self) -> None:
         """Free what the load allocated and close the allocator (blocks the caller still owns stay valid)."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.allocator is not None:
-            self.allocator.close()
-        self._free_owned()
-        self.log.append(RtEvent(len(self.device.trace), "unload"))
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            if self.allocator is not None:
+                self.allocator.close()
+            self._free_owned()
+            self.log.append(RtEvent(len(self.device.trace), "unload"))
 
     def _free_owned(self) -> None:
         for addr in self._owned:
