@@ -19,7 +19,7 @@ from zcspec.impl.runtime.user_buffers import UserBuffer
 
 
 @contextlib.contextmanager
-def _attribute(owner, name: str, make_new):
+def attribute(owner, name: str, make_new):
     """``owner.name`` replaced by ``make_new(original)`` (a class attribute: methods), restored on exit."""
     original = getattr(owner, name)
     setattr(owner, name, make_new(original))
@@ -102,7 +102,7 @@ def _loosen(memory_cls, slack: int = 64):
         def wrong(self, addr, nbytes, **kw):
             return original(self, addr, max(1, nbytes - slack) if nbytes > 0 else nbytes, **kw)
         return wrong
-    with _attribute(memory_cls, "fast_offset", fast), _attribute(memory_cls, "check", check):
+    with attribute(memory_cls, "fast_offset", fast), attribute(memory_cls, "check", check):
         yield
 
 
@@ -111,11 +111,9 @@ def _refreshable_any_for_all():
     def make(refreshable):
         def wrong(node, soc, *, side="output"):
             from zcspec.impl.compiler import ops
-            kinds = ops.task_kinds(node)
-            if not kinds:
-                return refreshable(node, soc, side=side)
-            in_loop = bool(node.attr("in_loop", False))
-            return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds)
+            kinds = [k for k in ops.task_kinds(node) if side == "output" or k != "memset"]
+            in_loop = bool(node.attr("_in_loop", False))
+            return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds) if kinds else True
         return wrong
     return swap("zcspec.impl.compiler.passes.memcpy_addr_async", "refreshable", make)
 
@@ -138,7 +136,7 @@ def _v2_pool_kept_at_unload():
         def wrong(self):
             self._closed = True   # closed, but the cached spans are never given back
         return wrong
-    return _attribute(CachingAllocator, "close", make)
+    return attribute(CachingAllocator, "close", make)
 
 
 @contextlib.contextmanager
@@ -166,7 +164,7 @@ def _group_begins_at_first_step():
     another stream begins at its first step, so that piece may overwrite a tensor still alive on
     the group's stream (GE lowers the start by GetDiffStreamMinLifeTime)."""
     from zcspec.impl.compiler.memory.units import _Facts
-    return _attribute(_Facts, "first_write", lambda original: (lambda self, roots, stream, first: first))
+    return attribute(_Facts, "first_write", lambda original: (lambda self, roots, stream, first: first))
 
 
 BUGS = {

@@ -19,7 +19,19 @@ from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v1.observe import observe_execution
 from zcspec.spec.check import check
 from tests.helpers.runtime_v1 import device, mlp, passthrough
-from tests.helpers.unseeded_bugs import installed
+from tests.helpers.unseeded_bugs import attribute, installed
+
+
+def _bug(name: str):
+    """The bug ``name`` of tests/helpers/unseeded_bugs.py, as a context-manager factory."""
+    return lambda: installed(name)
+
+
+_lifetime_one_step_early = _bug("lifetime-one-step-early")
+_align_one_unit_up = _bug("align-one-unit-up")
+_refreshable_any_for_all = _bug("refreshable-any-for-all")
+_disable_zero_copy_ignored = _bug("disable-zero-copy-ignored")
+_every_output_copy_only = _bug("every-output-copy-only")
 
 NO_BUG = contextlib.nullcontext
 
@@ -39,21 +51,7 @@ def _plan_violations(bug, soc="ascend910b") -> set[str]:
         return {v.invariant_id for v in check(observe_plan(st.graph, st.plan, soc=soc)).violations}
 
 
-def _lifetime_one_step_early():
-    def make(own_lifetimes):
-        return lambda graph, step: {t: (f, l - 1 if l > f else l) for t, (f, l) in own_lifetimes(graph, step).items()}
-    return swap("zcspec.impl.compiler.aliases", "own_lifetimes", make)
-
-
-def _align_one_unit_up():
-    return swap("zcspec.impl.compiler.memory.sizes", "align",
-                lambda align: (lambda x, to: (x // to + 1) * to if x > 0 else 0))
-
-
-def _zero_copy_units_take_freed_blocks():
-    """First-stage reuse forgets that zero-copy units never take a freed block (GE 2.5.10): the issue's bug,
-    as tests/helpers/unseeded_bugs.py installs it."""
-    return installed("zero-copy-takes-freed-blocks")
+_zero_copy_units_take_freed_blocks = _bug("zero-copy-takes-freed-blocks")
 
 
 def _zero_copy_flag_dropped():
@@ -62,17 +60,7 @@ def _zero_copy_flag_dropped():
     def make(zero_copy):
         return lambda self, r: None if zero_copy(self, r) == "input" else zero_copy(self, r)
     from zcspec.impl.compiler.memory import units
-    return _attribute(units._Facts, "zero_copy", make)
-
-
-@contextlib.contextmanager
-def _attribute(owner, name, make):
-    original = getattr(owner, name)
-    setattr(owner, name, make(original))
-    try:
-        yield
-    finally:
-        setattr(owner, name, original)
+    return attribute(units._Facts, "zero_copy", make)
 
 
 @pytest.mark.parametrize("bug, claim", [
@@ -85,17 +73,6 @@ def _attribute(owner, name, make):
 def test_planner_bugs_are_caught(bug, claim):
     assert _plan_violations(NO_BUG) == set()
     assert claim in _plan_violations(bug)
-
-
-def _refreshable_any_for_all():
-    def make(refreshable):
-        def wrong(node, soc, *, side="output"):
-            from zcspec.impl.compiler import ops
-            kinds = [k for k in ops.task_kinds(node) if side == "output" or k != "memset"]
-            in_loop = bool(node.attr("_in_loop", False))
-            return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds) if kinds else True
-        return wrong
-    return swap("zcspec.impl.compiler.passes.memcpy_addr_async", "refreshable", make)
 
 
 def test_any_for_all_in_the_memcpy_addr_async_refresh_test_is_caught():
@@ -118,19 +95,6 @@ def _run_v1(model, bug, *, inputs):
         lm = load(dev, model, LoadOptions())
         rec = lm.execute(stage_inputs(dev, model, inputs), alloc_outputs(dev, model))
         return check(observe_execution(lm, rec))
-
-
-def _disable_zero_copy_ignored():
-    return swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model: {}))
-
-
-def _every_output_copy_only():
-    def make(reasons):
-        def wrong(model, soc, options, d, users, overlaps):
-            why, hccl = reasons(model, soc, options, d, users, overlaps)
-            return (why or ["(bug) outputs are always copied"]) if d.role == "output" else why, hccl
-        return wrong
-    return swap("zcspec.impl.runtime.v1.zero_copy", "_reasons", make)
 
 
 def test_disable_zero_copy_ignored_for_io_sharing_an_address_is_caught():
