@@ -91,3 +91,24 @@ def test_a_dynamic_batch_plan_loads_and_its_observation_keeps_the_labels():
         obs = observe_plan(stages.graph, stages.plan)
         assert obs.batch_labels["b1_0:0"] == "b1" and obs.batch_labels["b2_0:0"] == "b2"
         assert check(obs).ok, str(check(obs))
+
+
+def _tail_piece_graph():
+    """Relu (13x9 floats: 468 bytes, GE size 512) -> outer-axis Split (1, 12) -> Neg each. The second piece
+    starts at byte 36 and is 432 bytes: its own padded size (480) from there reached byte 516."""
+    b = GraphBuilder("tail_piece")
+    r = b.op("Relu", [b.input("x", (13, 9))], name="r")
+    a, c = b.op("Split", [r], name="s", outputs=[((1, 9), "float32"), ((12, 9), "float32")], axis=0, split=(1, 12))
+    b.output(b.op("Neg", [a], name="n1"), b.op("Neg", [c], name="n2"))
+    return b.build()
+
+
+def test_a_view_piece_does_not_grow_its_root_past_the_roots_own_size():
+    """The block of a tensor cut by an outer-axis Split was sized from the last piece's offset plus its own
+    padded size (516 bytes, so 1024), while the model file's figures count the root's own size (512): the
+    file was refused (plan.naive). GE's block is its largest member's size; a piece's bytes lie inside."""
+    for strategy in ("ge", "compact"):
+        stages = compile_stages(_tail_piece_graph(), CompileOptions(strategy=strategy))
+        root = stages.plan.tensor("r:0")
+        assert stages.plan.regions["feature_map"] == root.aligned_size == 512
+        _pipeline_holds(_tail_piece_graph(), strategy)

@@ -74,8 +74,17 @@ class Units:
 
 
 def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
-    """A symbol's block is as large as its largest member, counted from the root's start (2.3.1)."""
-    return max(lt.offset[m] + tensor_size(raw_bytes(graph.desc[m]), options) for m in lt.members[r])
+    """A symbol's block is as large as its largest member (2.3.1; block_mem_assigner.cc ApplyOutMemory grows
+    the block to the largest size), and holds every byte a member touches, counted from the root's start.
+
+    A view piece at an offset (an outer-axis Split/Slice: GE's no-task Split, whose NoPadding continuous
+    outputs sit back to back by their no-padding sizes inside the input's block, graph_mem_assigner.cc
+    AssignContinuousOutputMemory) adds its raw bytes there, not its own padding: a piece of ``b`` bytes
+    at offset ``k`` ends by the root's raw end. Counting ``k`` plus its padded size made the last piece
+    of a 468-byte tensor reach 516 bytes, so the block took 1024 bytes where the root's own size says
+    512, and the model file (whose figures are the tensors' own sizes) was refused."""
+    return max(max(tensor_size(raw_bytes(graph.desc[m]), options), lt.offset[m] + raw_bytes(graph.desc[m]))
+               for m in lt.members[r])
 
 
 class _Facts:
