@@ -80,23 +80,32 @@ def io_graph():
 
 
 def copies(graph):
-    """(what the copy reads, what it writes) for every inserted MemcpyAddrAsync, by role."""
+    """(what the copy reads, what it writes) for every inserted MemcpyAddrAsync, by role; "cont": a copy
+    the continuous-copies pass made for a continuous input (GE's HcclContinuousMemcpyPass Identity)."""
     found = set()
     for n in graph.nodes:
         if n.op_type == "MemcpyAddrAsync":
             readers = graph.consumers.get(n.outputs[0], ())
-            found.add(("out", n.outputs[0]) if "NetOutput" in readers else ("in", n.inputs[0]))
+            if n.attr("_inserted_by") == "continuous_copies":
+                found.add(("cont", n.inputs[0]))
+            else:
+                found.add(("out", n.outputs[0]) if "NetOutput" in readers else ("in", n.inputs[0]))
     return found
 
 
+# Data h feeds HcomAllReduce directly: on every SoC GE's HcclContinuousMemcpyPass (OptimizeStage2, before
+# MemcpyAddrAsyncPass) puts an Identity between a Data and an op with the continuous_input attribute, which the
+# HCCL plugin sets on every HcomAllReduce whatever its input count (HcomGraphOptimizer::SetHcomOpAttrs). So the
+# collective reads a copy and memcpy_addr_async has no model input to copy for it, not even on legacy
+# (test_memcpy_addr_async_copies_a_model_input_an_unrefreshable_hccl_op_reads_through_a_view covers that rule).
 @pytest.mark.parametrize(
     "soc, offline, expected",
     [
-        ("ascend910b", False, {("out", "const")}),
-        ("ascend910b", True, {("out", "const"), ("out", "io_copy")}),
-        ("ascend310p", False, {("out", "const"), ("out", "reduce:0")}),
-        ("legacy", False, {("out", "const"), ("in", "h"), ("out", "allreduce:0"), ("in", "l"), ("out", "loop_relu:0")}),
-        ("nozc", False, set()),
+        ("ascend910b", False, {("out", "const"), ("cont", "h")}),
+        ("ascend910b", True, {("out", "const"), ("out", "io_copy"), ("cont", "h")}),
+        ("ascend310p", False, {("out", "const"), ("out", "reduce:0"), ("cont", "h")}),
+        ("legacy", False, {("out", "const"), ("cont", "h"), ("out", "allreduce:0"), ("in", "l"), ("out", "loop_relu:0")}),
+        ("nozc", False, {("cont", "h")}),
     ],
 )
 def test_memcpy_addr_async_exactly_where_the_soc_requires(soc, offline, expected):
@@ -106,6 +115,17 @@ def test_memcpy_addr_async_exactly_where_the_soc_requires(soc, offline, expected
     assert got == expected
     assert out.outputs[:4] == g.outputs[:4], "model outputs keep their names"
     validate(out)
+
+
+def test_memcpy_addr_async_copies_a_model_input_an_unrefreshable_hccl_op_reads_through_a_view():
+    """Data -> Reshape -> a one-input HcomAllReduce: no continuous copy (the Data does not feed it directly,
+    and GE counts a one-input node as no continuous input), so on legacy memcpy_addr_async copies the input."""
+    b = GraphBuilder("view_hccl")
+    h = b.input("h", (2, 2))
+    b.output(b.op("HcomAllReduce", [b.op("Reshape", [h], name="rs", shape=(4,))], name="allreduce", reduction="sum"))
+    g = b.build()
+    assert copies(run_passes(g, CompileOptions(soc="legacy"))) == {("in", "rs:0"), ("out", "allreduce:0")}
+    assert copies(run_passes(g, CompileOptions(soc="ascend910b"))) == set()
 
 
 def test_no_zero_copy_soc_leaves_graph_untouched():

@@ -112,3 +112,50 @@ def test_a_view_piece_does_not_grow_its_root_past_the_roots_own_size():
         root = stages.plan.tensor("r:0")
         assert stages.plan.regions["feature_map"] == root.aligned_size == 512
         _pipeline_holds(_tail_piece_graph(), strategy)
+
+
+def _split_split_allreduce():
+    """The pipeline property's counterexample: Data in1 -> Split (1, 12) -> Split (1, 11); HcomAllReduce reads
+    the first piece of each (the first is a view of the Data at offset 0)."""
+    b = GraphBuilder("split_split_allreduce")
+    x = b.input("in1", (13, 9))
+    a, rest = b.op("Split", [x], name="split_3", outputs=[((1, 9), "float32"), ((12, 9), "float32")],
+                   axis=0, split=(1, 12))
+    c, d = b.op("Split", [rest], name="split_4", outputs=[((1, 9), "float32"), ((11, 9), "float32")],
+                axis=0, split=(1, 11))
+    o0, o1 = b.op("HcomAllReduce", [a, c], name="allreduce", outputs=[((1, 9), "float32"), ((1, 9), "float32")],
+                  reduction="sum")
+    b.output(d, o0, o1)
+    return b.build()
+
+
+def test_a_view_piece_feeding_a_continuous_input_is_copied_and_the_data_stays_zero_copy():
+    """Input 0 of the collective was the Data's whole memory (the Split piece at offset 0 joined the group with
+    its root), so input 1 sat at +1024 instead of +512 and the Data lost zero copy. GE copies it: the piece is a
+    NoPadding continuous output in the continuous input's symbol, and the symbol holds a user input."""
+    for strategy in ("ge", "compact"):
+        stages = compile_stages(_split_split_allreduce(), CompileOptions(strategy=strategy))
+        assert stages.graph.node["allreduce"].inputs[0] == "allreduce_MemcpyAddrAsync_0:0"
+        assert stages.graph.node["allreduce_MemcpyAddrAsync_0"].inputs == ("split_3:0",)
+        assert stages.plan.tensor("in1").zero_copy
+        _pipeline_holds(_split_split_allreduce(), strategy)
+
+
+def _concat_of_a_slice_and_its_input(start: int):
+    b = GraphBuilder("slice_and_input")
+    x = b.input("in0", (4, 8))
+    s = b.op("Slice", [x], name="slice", shape=(2, 8), starts=(start,), ends=(start + 2,), axes=(0,))
+    b.output(b.op("Relu", [b.op("PhonyConcat", [s, x], name="concat", shape=(6, 8), axis=0)], name="out"))
+    return b.build()
+
+
+def test_a_concat_of_a_slice_of_a_graph_input_and_the_input_copies_both():
+    """PhonyConcat(Slice(in0), in0), in0 a graph input: GE never lets the user's buffer be a piece of a
+    continuous block (MemLayoutConflictOptimizer: user input x NoPadding continuous input), so both pieces
+    are copies, and in0 keeps zero copy."""
+    for start in (0, 2):
+        for strategy in ("ge", "compact"):
+            stages = compile_stages(_concat_of_a_slice_and_its_input(start), CompileOptions(strategy=strategy))
+            assert stages.graph.node["concat"].inputs == ("concat_MemcpyAddrAsync_0:0", "concat_MemcpyAddrAsync_1:0")
+            assert stages.plan.tensor("in0").zero_copy
+            _pipeline_holds(_concat_of_a_slice_and_its_input(start), strategy)
