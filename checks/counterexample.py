@@ -12,6 +12,11 @@ Format (JSON, documented in docs/counterexamples.md)::
 ``expect`` says what the corpus requires on replay: ``fixed`` (the usual: the
 bug was fixed and must stay fixed) or ``violation`` (a documented hazard that
 the checker must keep detecting, such as GE's unchecked AllocModelOutTensor).
+
+A case that a Z3 proof refuted (the random campaign runs them, checks/campaign.py) has no
+invariant of the spec to name: its ``invariant`` is the proof's pseudo-claim id, ``PROOF-`` and
+the proof kind (``PROOF-LAYOUT``, ``PROOF-V1-REFRESH``: checks/proofs/cases.py), and its
+``violation`` the proof's verdict (``proof_violation``); ``zcspec replay`` re-runs that proof.
 """
 from __future__ import annotations
 
@@ -27,6 +32,17 @@ from zcspec.impl.platform.errors import BadInput
 FORMAT = "zcspec-counterexample"
 VERSION = 1
 EXPECTS = ("fixed", "violation")
+PROOF_PREFIX = "PROOF-"
+
+
+def proof_violation(claim: str, proof) -> dict:
+    """The ``violation`` of a counterexample that proof result ``proof`` (of claim id ``claim``)
+    refuted: the broken claim's kind and the slot or tensors it names, Z3's counterexample."""
+    pair = [str(p) for p in (proof.pair or ()) if p]
+    return {"culprit": f"{proof.kind} " + ", ".join(repr(p) for p in pair) if pair else str(proof.kind),
+            "message": f"{claim} {proof.status}: {proof.reason}",
+            "values": {"status": proof.status, "kind": proof.kind, "pair": pair,
+                       "broken": [str(v) for v in getattr(proof, "violations", ())]}}
 
 
 def zcspec_version() -> str:
@@ -45,6 +61,11 @@ class Counterexample:
     found_with: str | None = None
     note: str = ""
     zcspec: str = attrs.field(factory=zcspec_version)
+
+    @property
+    def is_proof(self) -> bool:
+        """Whether a Z3 proof, not an invariant, refuted the scenario (``invariant`` is its claim id)."""
+        return self.invariant.startswith(PROOF_PREFIX)
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "zcspec": self.zcspec, "invariant": self.invariant,

@@ -6,7 +6,9 @@ import os
 import attrs
 
 from zcspec.checks.counterexample import Counterexample
-from zcspec.checks.scenario import evaluate
+from zcspec.checks.errors import CounterexampleError
+from zcspec.checks.proofs.cases import CLAIMS, claimed_proofs, claims_of
+from zcspec.checks.scenario import evaluate, observe
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 
@@ -29,6 +31,8 @@ class ReplayResult:
             state = f"still fails: the scenario raised {self.error}"
         elif self.still_fails:
             state = "still fails:\n" + "\n".join(f"  {v}" for v in self.violations)
+        elif cx.is_proof:
+            state = "passes now (proved)"
         else:
             state = "passes now (the invariant holds)"
         hazard = " [documented hazard: expected to keep failing]" if cx.expect == "violation" else ""
@@ -36,13 +40,33 @@ class ReplayResult:
 
 
 def replay(cx: Counterexample) -> ReplayResult:
-    """Re-run the scenario on the code as it is now and re-check the counterexample's invariant."""
+    """Re-run the scenario on the code as it is now and re-check the counterexample's invariant
+    (for a proof's pseudo-claim id, re-run that proof: it passes only when proved)."""
+    if cx.is_proof:
+        return _replay_proof(cx)
     try:
         reports = evaluate(cx.scenario, (cx.invariant,))
     except Exception as e:  # a crash of the code under test is a failure to report, not to hide
         return ReplayResult(cx, True, (), f"{type(e).__name__}: {e}")
     violations = tuple(v for r in reports for v in r.violations)
     return ReplayResult(cx, bool(violations), violations)
+
+
+def _replay_proof(cx: Counterexample) -> ReplayResult:
+    """The proof ``cx.invariant`` names, on the scenario: every result not proved (refuted, or unknown:
+    never a pass) is listed; a crash is reported as the error."""
+    if cx.invariant not in CLAIMS:
+        raise CounterexampleError(f"counterexample names proof {cx.invariant!r}; known proofs: {', '.join(CLAIMS)}")
+    if cx.invariant not in claims_of(cx.scenario):
+        raise CounterexampleError(f"a {cx.scenario.kind} scenario with these options gets no {cx.invariant} proof "
+                                  "(checks/proofs/cases.py claims_of)")
+    try:
+        proofs = claimed_proofs(cx.scenario, observe(cx.scenario), (cx.invariant,))
+    except Exception as e:  # a crash of the code under test (or of the proof) is reported, not hidden
+        return ReplayResult(cx, True, (), f"{type(e).__name__}: {e}")
+    failed = tuple(f"{claim} {p.status}: {p.kind or ''} {p.pair or ''} {p.reason}".replace("  ", " ")
+                   for claim, p in proofs if not p.passed)
+    return ReplayResult(cx, bool(failed), failed)
 
 
 def corpus_files(folder: str = CORPUS) -> list[str]:

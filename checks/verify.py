@@ -20,7 +20,7 @@ from typing import Callable
 
 import attrs
 
-from zcspec.checks.campaign import Tally, check_observations, run_campaign
+from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
@@ -192,7 +192,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     if config.examples and kinds:
         progress(f"random campaign: {config.examples} scenarios ({', '.join(kinds)}), seed {config.seed}")
         campaign = run_campaign(scenarios(kinds=kinds), max_examples=config.examples, seed=config.seed,
-                                shrink=not config.fail_fast,
+                                shrink=not config.fail_fast, proofs=CAMPAIGN_PROOFS if config.proofs else (),
                                 on_case=lambda n: progress(f"  campaign case {n}") if n % 50 == 0 else None)
         result.tally.merge(campaign.tally)
         result.counterexample = campaign.counterexample

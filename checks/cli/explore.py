@@ -37,5 +37,8 @@ def run(args) -> int:
         path = os.path.join(args.out, f"{cx.invariant.lower()}-{args.seed}-{k}.json")
         cx.save(path)
         print(f"{path}: {cx.invariant}: {cx.violation['culprit']}: {cx.violation['message']}")
+    for case, claim, reason in tally.unknown[:10]:   # Z3 gave up: shown, not a counterexample
+        print(f"proof unknown (not a counterexample), {claim} on case {case[:12]}: {reason}")
+    print(f"proofs: {tally.proof_summary()}")
     print(f"{tally.cases} cases, {len(found)} counterexamples, {len(crashes)} crashed campaigns")
     return 1 if found or crashes else 0

@@ -68,6 +68,9 @@ def _report(result, invariants) -> None:
     for case, p in result.proofs:
         if not p.passed:
             print(f"  {case}: {p.status} {p.kind or ''} {p.pair or ''} {p.reason}")
+    print(f"random campaign's proofs (unknown: shown, not a failure): {result.tally.proof_summary()}")
+    for case, claim, reason in result.tally.unknown[:10]:
+        print(f"  {claim} unknown on case {case[:12]}: {reason}")
     for r in result.corpus:
         print(f"corpus: {'ok' if r.as_expected else 'REGRESSED'}: {r.summary()}")
     for case, err in result.errors:

@@ -1,8 +1,9 @@
 """The hunt: with a variant installed, run checker campaigns from a clean start until the spec
 reports a violation, and shrink it.
 
-Detection comes only from the spec's invariants (``zcspec.checks.campaign.run_campaign`` evaluates
-every applicable invariant on each scenario); the variant never announces itself. A crash of
+Detection comes only from the spec's invariants and the Z3 proofs (``zcspec.checks.campaign.run_campaign``
+evaluates every applicable invariant on each scenario and runs its proofs, as plain ``zcspec explore``
+does: a refuted proof is a ``PROOF-...`` counterexample); the variant never announces itself. A crash of
 the code under test is not counted as a detection: it is recorded and the hunt goes on with
 the next seed (a checker that only notices crashes has not checked anything).
 

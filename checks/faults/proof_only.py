@@ -9,9 +9,10 @@ inputs no campaign draws but the API allows.
   every kernel read and write up to 28 bytes before it. ``checks.proofs.refresh`` refutes it with
   such a placement.
 
-The hunts of ``checks.faults.hunt`` read the spec's invariants only, so they miss these by
-design (``known_gap`` says so); ``benchmarks/z3_proof.py --faults`` shows each missed by verify
-without proofs and refuted by the proofs.
+Every invariant misses these; the campaigns (``checks.campaign.run_campaign``, hence the hunts of
+``checks.faults.hunt`` and plain ``zcspec explore``) run the proofs on each case and report the
+refuted one as a ``PROOF-...`` counterexample. ``benchmarks/z3_proof.py --faults`` shows each missed
+by verify without proofs and refuted by the proofs.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import attrs
 
 from zcspec.checks.faults.strategies import model_file_scenarios
 from zcspec.checks.faults.variant import Variant, swap
+from zcspec.checks.proofs.cases import REFRESH_CLAIM
 
 GRANULE = 32
 
@@ -35,13 +37,9 @@ def _refresh_base_granule():
     return swap("zcspec.impl.runtime.v1.refresh", "refresh", make)
 
 
-_HUNT_GAP = ("found only by the Z3 refresh proof (checks/proofs/refresh.py, run by zcspec verify on the "
-             "model-file cases): every buffer the campaigns bind starts a device allocation, a multiple of "
-             "32, where the rounding changes nothing; the hunt reads the invariants only")
-
 VARIANTS = (
     Variant("v1-refresh-base-granule", "runtime_v1",
             "the argument refresh uses the user buffer's base rounded down to 32 bytes: right for every "
             "buffer that starts a device allocation, wrong for an element-aligned view into one",
-            _refresh_base_granule, model_file_scenarios, ("refresh proof: at_offset",), known_gap=_HUNT_GAP),
+            _refresh_base_granule, model_file_scenarios, (REFRESH_CLAIM,)),
 )

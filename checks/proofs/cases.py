@@ -11,7 +11,10 @@
   comes from the graph's views and I/O, not from the block layout.
 
 Each result has ``status`` (proved / refuted / unknown), ``passed``, ``kind``, ``pair`` and
-``reason`` (Z3's reason when unknown, the counterexample when refuted).
+``reason`` (Z3's reason when unknown, the counterexample when refuted). ``claimed_proofs`` gives
+each with its stable pseudo-claim id (``LAYOUT_CLAIM``, ``REFRESH_CLAIM``): the random campaign
+(checks/campaign.py) names a refuted proof's counterexample by it, and ``zcspec replay`` re-runs
+the proof it names (checks/replay.py).
 """
 from __future__ import annotations
 
@@ -23,11 +26,34 @@ from zcspec.spec.observables import to_data
 
 REFRESH_STRATEGY = CompileOptions().strategy
 
+# The pseudo-claim ids of the proofs, by proof kind: a counterexample's ``invariant`` when a proof,
+# not an invariant, refuted the case.
+LAYOUT_CLAIM = "PROOF-LAYOUT"
+REFRESH_CLAIM = "PROOF-V1-REFRESH"
+CLAIMS = (LAYOUT_CLAIM, REFRESH_CLAIM)
+
+
+def claims_of(scenario) -> tuple[str, ...]:
+    """The proofs ``scenario`` gets, by claim id (before anything runs)."""
+    if scenario.kind == "plan":
+        return (LAYOUT_CLAIM,)
+    if scenario.kind == "model_file" and not scenario.runtime and scenario.compile.strategy == REFRESH_STRATEGY:
+        return (REFRESH_CLAIM,)
+    return ()
+
+
+def claimed_proofs(scenario, observations, claims: tuple[str, ...] | None = None) -> list[tuple[str, object]]:
+    """(claim id, result) of every proof of ``scenario`` given its ``observations`` (only the
+    ``claims`` named, if given)."""
+    chosen = [c for c in claims_of(scenario) if claims is None or c in claims]
+    out = []
+    if LAYOUT_CLAIM in chosen:
+        out += [(LAYOUT_CLAIM, prove_layout(to_data(o))) for o in observations]
+    if REFRESH_CLAIM in chosen:
+        out.append((REFRESH_CLAIM, prove_refresh(compile_stages(scenario.graph, scenario.compile).model)))
+    return out
+
 
 def case_proofs(scenario, observations) -> list:
     """The proofs of ``scenario`` (a ``checks.scenario.Scenario``) given its ``observations``."""
-    if scenario.kind == "plan":
-        return [prove_layout(to_data(o)) for o in observations]
-    if scenario.kind == "model_file" and not scenario.runtime and scenario.compile.strategy == REFRESH_STRATEGY:
-        return [prove_refresh(compile_stages(scenario.graph, scenario.compile).model)]
-    return []
+    return [p for _, p in claimed_proofs(scenario, observations)]

@@ -78,11 +78,24 @@ def test_fast_variants_are_detected_by_the_spec_with_small_counterexamples(name)
 
 
 @pytest.mark.parametrize("name", ["zc-block-merged", "v1-slot-not-refreshed", "v2-azc-size-unchecked",
-                                  "v2-padded-size-required", "memcpy-addr-async-skipped"])
+                                  "v2-padded-size-required", "memcpy-addr-async-skipped", "v1-refresh-base-granule"])
 def test_the_real_code_passes_the_same_hunt(name):
     d = hunt(registry.get(name), seed=0, budget=3, installed=False)
     assert d.cases > 0
     assert not d.detected, d.counterexample and d.counterexample.to_json()
+
+
+def test_every_variant_is_counted_no_known_gap():
+    """Issue 13: plain explore finds every variant, the proof-only ones through the campaign's proofs."""
+    assert [v.name for v in registry.variants() if v.known_gap] == []
+
+
+def test_the_proof_only_variant_is_found_by_plain_explores_campaign_and_not_on_the_real_code():
+    from zcspec.checks.faults.hunt import hunt_plain
+
+    d = hunt_plain(registry.get("v1-refresh-base-granule"), seed=0, budget=60)
+    assert d.detected and d.invariant == "PROOF-V1-REFRESH", d.crashes
+    assert not replay(d.counterexample).still_fails
 
 
 @pytest.fixture(scope="module")
