@@ -8,8 +8,11 @@ Tensors that share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and
 - an in-place output (``ops.ref_outputs``, node attr ``_reuse_input=True``)
   shares its input's memory, but only when that is safe: the input's root is a
   feature-map tensor (not a graph input, weight or variable, and not spanning a
-  no-padding concat's other pieces) and this node is the last reader of the
-  symbol so far in the execution order. Otherwise the output gets its own
+  no-padding concat's other pieces), this node is the last reader of the
+  symbol so far in the execution order, and every earlier reader is known to
+  have run before it (same stream, or ordered by the events on data edges:
+  ``memory.stream_order``; a reader on another stream with no path to this node
+  could still be reading while it overwrites). Otherwise the output gets its own
   memory (our guard; GE trusts the passes that set the flag).
 
 ``aliases(graph, order)`` gives every tensor's root and offset in it; the
@@ -24,6 +27,7 @@ import attrs
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.memory import stream_order
 from zcspec.impl.compiler.topology import execution_order
 
 
@@ -64,12 +68,31 @@ def _spans_others(graph: Graph, members) -> bool:
                for m in members if m in graph.producer)
 
 
+def _readers_done(graph: Graph, members, name: str, step, clock) -> bool:
+    """Whether every reader (with a task) of the symbol ``members`` before ``name`` is known to have
+    run before ``name`` starts."""
+    mine = clock[name]
+    for m in members:
+        for c in graph.consumers.get(m, ()):
+            if c != name and c in step and step[c] < step[name] and ops.task_kinds(graph.node[c]):
+                if mine.get(graph.node[c].stream, -1) < step[c]:
+                    return False
+    return True
+
+
 def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[str]], dict[str, int]]:
     root: dict[str, str] = {w: w for w in graph.weight}
     members: dict[str, list[str]] = {w: [w] for w in graph.weight}
     offset: dict[str, int] = {w: 0 for w in graph.weight}
     last_read = {r: own[r][1] for r in own}
     step = {name: i for i, name in enumerate(order)}
+    known: list = []
+
+    def clock():
+        if not known:
+            known.append(stream_order.known_before(graph, tuple(order)))
+        return known[0]
+
     for name in order:
         node = graph.node[name]
         shared: dict[int, tuple[str, int]] = {}  # output index -> (input tensor, byte offset inside it)
@@ -78,7 +101,8 @@ def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[st
         for out_i, in_i in ops.ref_outputs(node):
             r = root[node.inputs[in_i]]
             symbol_last = max(last_read.get(m, 0) for m in members[r])
-            if not _fixed_root(graph, r) and not _spans_others(graph, members[r]) and symbol_last <= step[name]:
+            if (not _fixed_root(graph, r) and not _spans_others(graph, members[r]) and symbol_last <= step[name]
+                    and _readers_done(graph, members[r], name, step, clock())):
                 shared[out_i] = (node.inputs[in_i], 0)
         for i, t in enumerate(node.outputs):
             src, off = shared.get(i, (t, 0))

@@ -1,0 +1,45 @@
+"""An in-place output may overwrite its input only when every earlier reader is known to have run.
+
+Found by verify's random campaign (EXEC-NO-RACE): Relu R1 on stream 1, R6 on stream 0 reads R1's
+output, Identity I7 views it and Relu R8 on stream 1 writes its output in place over it. R8 is
+the symbol's last reader in the execution order, but nothing orders R6 (stream 0) before R8
+(stream 1): R8 could overwrite the bytes R6 is still reading. The alias analysis now gives R8
+its own memory there, and keeps the in-place output where the reader is on R8's stream.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from zcspec.checks.execution.differential import observe_differential
+from zcspec.impl.compiler.aliases import aliases
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.spec.check import check
+
+
+def _graph(reader_stream: int):
+    b = GraphBuilder("inplace_after_a_reader_on_another_stream")
+    x = b.input("x", (2, 8))
+    r1 = b.op("Relu", [x], name="R1", stream=1)
+    r6 = b.op("Neg", [r1], name="R6", stream=reader_stream)
+    i7 = b.op("Identity", [r1], name="I7")
+    r8 = b.op("Relu", [i7], name="R8", stream=1, _reuse_input=True)
+    b.output(r6, r8)
+    return b.build()
+
+
+def test_no_in_place_over_a_tensor_another_stream_may_still_read():
+    g = _graph(reader_stream=0)
+    assert aliases(g).root["R8:0"] == "R8:0"
+
+
+def test_in_place_stays_when_the_reader_runs_on_the_same_stream():
+    g = _graph(reader_stream=1)
+    roots = aliases(g).root
+    assert roots["R8:0"] == roots["R1:0"]
+
+
+def test_the_graph_runs_race_free_and_right_on_both_runtimes():
+    g = _graph(reader_stream=0)
+    obs = observe_differential(g, build_model(g), {"runtime": "differential", "seed": 0})
+    assert obs and not [v for o in obs for v in check(o).violations]
