@@ -1,9 +1,13 @@
-"""The main job: every applicable invariant over the zoo, Z3 proofs (layouts, v1 refresh), a bounded random
-campaign and the corpus; per-invariant counts of the distinct cases that exercised it.
+"""The main job: every applicable invariant over the zoo, ONNX's backend node tests, Z3 proofs (layouts,
+v1 refresh), a bounded random campaign and the corpus; per-invariant counts of the distinct cases that
+exercised it.
 
 ``verify(config)`` returns a VerifyResult; ``checks/cli/verify.py`` prints it. The random
 campaign draws the default scenario mix (checks/strategies/scenarios.py): plans, model files
 and executions of random graphs through both runtimes with random bindings, against the oracle.
+ONNX's node tests of the claimed ops are held-out models (checks/onnx_node_cases.py): each that
+imports runs through both runtimes on its own inputs, judged by every execution claim, its outputs
+by ONNX's expected outputs (EXEC-ORACLE); one refused at import as unsupported is counted, not run.
 
 The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
 corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
@@ -24,6 +28,7 @@ from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, r
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
+from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
 from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
@@ -50,6 +55,7 @@ class VerifyConfig:
     fail_fast: bool = False        # stop at the first violation, crash or failed valid call
     shapes: tuple[str, ...] = ()   # --shape texts for the ONNX models named
     values: tuple[str, ...] = ()   # --value texts for the ONNX models named
+    onnx_node_tests: bool = True   # ONNX's backend node tests of the claimed ops (with the execution kind)
 
 
 @attrs.define
@@ -57,6 +63,18 @@ class Finding:
     case: str
     violation: object
     rows: list = attrs.Factory(list)
+
+
+@attrs.define
+class NodeTestResult:
+    """ONNX's node tests in this run: ``run`` cases executed, ``refused`` (name, why) at import as
+    unsupported, ``failed`` case labels (a finding, a crash, a failed valid call or an unjudged output),
+    ``known`` (name, why) of the known failures left out (checks/conformance/cases.py)."""
+
+    run: int = 0
+    refused: list = attrs.Factory(list)
+    failed: list = attrs.Factory(list)
+    known: list = attrs.Factory(list)
 
 
 @attrs.define
@@ -69,6 +87,7 @@ class VerifyResult:
     errors: list = attrs.Factory(list)          # (case, message): a crash of the code under test
     seconds: float = 0.0
     stopped: str = ""                           # why a fail-fast run stopped early
+    node_tests: NodeTestResult | None = None    # None: not run
 
     def unexercised(self, ids) -> list[str]:
         return [i for i in ids if not self.tally.exercised[i]]
@@ -188,6 +207,10 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         _check_case(result, case, scenario, prove=config.proofs)
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
+    if config.onnx_node_tests and "execution" in config.kinds:
+        progress("ONNX node tests: importing the cases of claimed ops")
+        if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
+            return _stop(result, start, "the ONNX node tests")
     kinds = tuple(k for k in config.kinds if k in default_kinds())
     if config.examples and kinds:
         progress(f"random campaign: {config.examples} scenarios ({', '.join(kinds)}), seed {config.seed}")
@@ -206,6 +229,30 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
                 return _stop(result, start, f"corpus {path}")
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: bool) -> bool:
+    """Check every node test case into ``result``; False when a fail-fast run must stop. A case fails
+    on any finding, crash or failed valid call, and on any output left unjudged (its oracle is
+    ONNX's expected outputs: one missing is an error of the case, recorded as a crash of it)."""
+    nodes = result.node_tests = NodeTestResult(refused=list(tests.refused), known=list(tests.known))
+    for name, why in tests.broken:
+        result.errors.append((f"{label(name)} [import]", why))
+        nodes.failed.append(label(name))
+    for i, (case, scenario) in enumerate(tests.cases, 1):
+        if i % 100 == 0:
+            progress(f"  ONNX node test {i}/{len(tests.cases)}")
+        before = (len(result.findings), len(result.errors), len(result.tally.notes))
+        _check_case(result, case, scenario, prove=False)   # execution cases have no proofs
+        nodes.run += 1
+        for note in result.tally.notes[before[2]:]:
+            if not note.failed:
+                result.errors.append((case, f"output not judged by the node test's expected outputs: {note.reason}"))
+        if (len(result.findings), len(result.errors), len(result.tally.notes)) != before:
+            nodes.failed.append(case)
+        if fail_fast and result.failing():
+            return False
+    return True
 
 
 def _stop(result: VerifyResult, start: float, where: str) -> VerifyResult:

@@ -21,6 +21,9 @@ def configure(parser) -> None:
     parser.add_argument("--soc", default="ascend910b", help="SoC profile for the zoo (default ascend910b)")
     parser.add_argument("--no-proofs", action="store_true", help="skip the Z3 proofs (layouts, v1 refresh)")
     parser.add_argument("--no-execution", action="store_true", help="skip executing the zoo through the runtimes")
+    parser.add_argument("--no-onnx-node-tests", action="store_true",
+                        help="skip ONNX's backend node tests of the claimed ops (run through both runtimes, "
+                             "judged by the spec against ONNX's expected outputs)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--fail-fast", action="store_true",
                         help="stop at the first violation, crash or failed valid call (no shrinking)")
@@ -61,8 +64,22 @@ def _notes(result) -> None:
         print(f"... and {len(result.failed_calls) - 10} more failed calls")
 
 
+def _node_test_line(nodes) -> None:
+    if nodes is None:
+        return
+    print(f"\nONNX node tests: {nodes.run} run, {len(nodes.refused)} refused (unsupported), "
+          f"{len(nodes.failed)} failed" + (f", {len(nodes.known)} known failures not run" if nodes.known else ""))
+    for case in nodes.failed[:10]:
+        print(f"  FAILED {case}")
+    if len(nodes.failed) > 10:
+        print(f"  ... and {len(nodes.failed) - 10} more failed node tests")
+    for name, why in nodes.known:
+        print(f"  known failure (not run): {name}: {why}")
+
+
 def _report(result, invariants) -> None:
     print("\n".join(invariant_table(result, invariants)))
+    _node_test_line(result.node_tests)
     proved = sum(p.passed for _, p in result.proofs)
     print(f"\nZ3 proofs (layouts, v1 refresh): {proved}/{len(result.proofs)} proved")
     for case, p in result.proofs:
@@ -97,7 +114,8 @@ def run(args) -> int:
     kinds = tuple(k for k in KINDS if not (args.no_execution and k == "execution"))
     config = VerifyConfig(models=tuple(args.models) or zoo_names(), strategies=tuple(args.strategy or ("ge", "compact")),
                           soc=args.soc, kinds=kinds, examples=args.examples, seed=args.seed, proofs=not args.no_proofs,
-                          shapes=tuple(args.shape), values=tuple(args.value), fail_fast=args.fail_fast)
+                          shapes=tuple(args.shape), values=tuple(args.value), fail_fast=args.fail_fast,
+                          onnx_node_tests=not args.no_onnx_node_tests)
     progress = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     result = verify(config, progress)
     invariants = all_invariants()

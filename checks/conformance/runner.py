@@ -54,12 +54,13 @@ class Result:
         return attrs.asdict(self)
 
 
-def _names_listed_feature(case: Case, error: BaseException) -> bool:
+def names_listed_feature(case: Case, error: BaseException) -> bool:
+    """Whether ``error`` (a refusal) names a feature ``op_limits`` lists as unsupported for the case's ops."""
     text = str(error)
     return any(f in text for f in op_limits.features(case.op_types))
 
 
-def _import(case: Case, frozen: dict):
+def import_case(case: Case, frozen: dict):
     """The IR graph, freezing the inputs each refusal asks for (see the module docstring)."""
     arrays = dict(zip(case.input_names, case.inputs))
     for _ in range(MAX_FREEZES + 1):
@@ -118,11 +119,11 @@ def run_case(case: Case, *, soc: str = "ascend910b") -> Result:
     frozen: dict = {}
     stage = "import"
     try:
-        graph = _import(case, frozen)
+        graph = import_case(case, frozen)
         stage = "compile"
         model = load_model(compile_model(graph, CompileOptions(soc=soc)))
     except BadInput as e:
-        if _names_listed_feature(case, e):
+        if names_listed_feature(case, e):
             return Result(case.name, case.op_types, "refused", stage, str(e), tuple(frozen))
         return Result(case.name, case.op_types, "fail", stage,
                       f"refused without naming a listed unsupported feature: {type(e).__name__}: {e}", tuple(frozen))

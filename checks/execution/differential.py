@@ -32,8 +32,9 @@ from zcspec.impl.runtime.v2.tensors import Tensor
 
 
 # ``onnx``/``values``: the model file the graph was imported from and the inputs frozen at import; when
-# given, onnxruntime on that file is the oracle (checks/onnxruntime_oracle.py).
-KEYS = frozenset({"runtime", "zero_copy", "inputs", "seed", "batch", "onnx", "values"})
+# given, onnxruntime on that file is the oracle (checks/onnxruntime_oracle.py). ``node_test``: the ONNX
+# backend node test the graph was imported from: its inputs are fed and its expected outputs judge (judge.py).
+KEYS = frozenset({"runtime", "zero_copy", "inputs", "seed", "batch", "onnx", "values", "node_test"})
 
 
 def check_keys(runtime: dict) -> None:
@@ -45,6 +46,8 @@ def check_keys(runtime: dict) -> None:
 
 
 def _inputs(model, runtime: dict) -> dict:
+    if "node_test" in runtime:
+        return judge.node_test_inputs(runtime["node_test"], model)
     rng = np.random.default_rng(runtime.get("seed", 0))
     out = {}
     for io in model.tasks.inputs:

@@ -5,7 +5,10 @@ every output that could not be judged.
 name: a run that names the ONNX file its graph came from (``"onnx"``) is held to onnxruntime on
 that file; if onnxruntime is missing or refuses it, to the reference outputs shipped beside the
 file when the inputs are all ones (onnx's light models ship them), else to ``onnx.reference`` on
-the imported graph. Any other run is held to ``onnx.reference`` on the graph (checks/oracle.py).
+the imported graph. A run that names an ONNX backend node test (``"node_test"``: its graph is that
+case's model, imported) feeds the case's inputs (``node_test_inputs``) and is held to the outputs ONNX
+ships with the case (checks/conformance/cases.py), the reference outputs of a model. Any other run is
+held to ``onnx.reference`` on the graph (checks/oracle.py).
 
 ``Oracle.outputs(arrays)`` returns the reference outputs or raises OracleUnavailable; the caller
 turns that into a :class:`Note`, so an output without an oracle is counted and shown by
@@ -19,7 +22,8 @@ import os
 import attrs
 import numpy as np
 
-from zcspec.checks.errors import OracleUnavailable
+from zcspec.checks.conformance.cases import case_named
+from zcspec.checks.errors import OracleUnavailable, ScenarioError
 from zcspec.checks.onnxruntime_oracle import onnxruntime_outputs
 from zcspec.checks.oracle import oracle_outputs
 from zcspec.spec.observables import OutputResult
@@ -56,6 +60,32 @@ def _shipped_reference(path: str) -> dict:
     return {model.graph.output[0].name: numpy_helper.to_array(onnx.load_tensor(reference))}
 
 
+def _node_test(name: str):
+    try:
+        return case_named(name)
+    except KeyError as e:
+        raise ScenarioError(f"execution scenario: node_test: {e.args[0]}", key="node_test") from e
+
+
+def node_test_inputs(name: str, model) -> dict:
+    """The inputs of ONNX node test ``name`` for ``model``'s inputs (those left when the import froze some)."""
+    case = _node_test(name)
+    given = dict(zip(case.input_names, case.inputs))
+    if missing := [io.tensor for io in model.tasks.inputs if io.tensor not in given]:
+        raise ScenarioError(f"execution scenario: node test {name!r} has no input {missing[0]!r}", key="node_test")
+    return {io.tensor: given[io.tensor] for io in model.tasks.inputs}
+
+
+def _node_test_reference(name: str, arrays: dict) -> dict:
+    """The expected outputs ONNX ships with node test ``name``, valid only for its own inputs."""
+    case = _node_test(name)
+    given = dict(zip(case.input_names, case.inputs))
+    for key, array in arrays.items():
+        if key not in given or not np.array_equal(np.asarray(array), given[key], equal_nan=True):
+            raise OracleUnavailable(f"node test {name!r}'s outputs are for its own inputs, and {key!r} differs")
+    return dict(zip(case.output_names, case.outputs))
+
+
 @attrs.frozen
 class Oracle:
     """The reference one run is held to (see the module doc)."""
@@ -65,9 +95,12 @@ class Oracle:
     values: dict = attrs.Factory(dict)
     ones: bool = False
     batch: str | None = None
+    node_test: str | None = None
 
     def outputs(self, arrays: dict) -> dict:
         """Output name -> reference array for the inputs ``arrays``; OracleUnavailable saying why not."""
+        if self.node_test:
+            return _node_test_reference(self.node_test, arrays)
         if self.onnx:
             try:
                 return onnxruntime_outputs(self.onnx, arrays, self.values)
@@ -86,7 +119,7 @@ class Oracle:
 
 def choose(graph, runtime: dict) -> Oracle:
     return Oracle(graph, runtime.get("onnx"), dict(runtime.get("values", {})), runtime.get("inputs") == "ones",
-                  runtime.get("batch"))
+                  runtime.get("batch"), runtime.get("node_test"))
 
 
 def digest(array) -> str:
@@ -94,15 +127,23 @@ def digest(array) -> str:
 
 
 def distance(mine: np.ndarray, want) -> float:
-    """The largest difference to ``want``, relative to its largest magnitude (at least 1); NaN where
-    ``mine`` has a NaN the reference does not (so a NaN output never passes)."""
-    want = np.asarray(want, np.float64).reshape(mine.shape)
-    got = mine.astype(np.float64)
-    both = np.isnan(got) & np.isnan(want)
-    if np.any(np.isnan(got) != np.isnan(want)):
+    """The largest difference to ``want``, relative to its largest finite magnitude (at least 1); equal
+    elements (infinities and NaNs too) differ by 0. NaN where ``mine`` has a NaN the reference does not
+    (so a NaN output never passes), infinite where an element that differs is infinite or where the two
+    differ in shape or dtype. bfloat16 and the 8-bit floats (numpy kind ``V``) are widened."""
+    want, got = (a.astype(np.float32) if a.dtype.kind == "V" else a for a in (np.asarray(want), np.asarray(mine)))
+    if want.shape != got.shape or want.dtype != got.dtype:
+        return float("inf")
+    equal = got == want   # exact in the outputs' own dtype (integers beyond 2**53 too)
+    want, got = want.astype(np.float64), got.astype(np.float64)
+    nan_got, nan_want = np.isnan(got), np.isnan(want)
+    if np.any(nan_got != nan_want):
         return float("nan")
-    scale = max(1.0, float(np.max(np.abs(np.where(both, 0.0, want)), initial=0.0)))
-    return float(np.max(np.abs(np.where(both, 0.0, got - want)), initial=0.0)) / scale
+    differ = ~(nan_got | equal)
+    if np.any(differ & ~(np.isfinite(got) & np.isfinite(want))):
+        return float("inf")
+    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0.0)))
+    return float(np.max(np.abs(got[differ] - want[differ]), initial=0.0)) / scale
 
 
 def reference(oracle: Oracle, arrays: dict, run: str, notes: list) -> dict | None:

@@ -32,7 +32,8 @@ from zcspec.impl.runtime.v1 import execute
 from zcspec.impl.runtime.v1.errors import ParamInvalid
 from zcspec.spec.check import check
 
-CAMPAIGN = VerifyConfig(models=(), examples=300, proofs=False, corpus=False, fail_fast=True)   # verify's default size
+CAMPAIGN = VerifyConfig(models=(), examples=300, proofs=False, corpus=False, fail_fast=True,   # verify's default size
+                        onnx_node_tests=False)
 
 
 @contextlib.contextmanager

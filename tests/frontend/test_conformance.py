@@ -4,8 +4,8 @@ feature impl/compiler/op_limits.py lists as unsupported. docs/frontend.md's conf
 what ``zcspec conformance --markdown`` prints.
 
 The whole sweep (every case, ~600) takes a few seconds, so it is the default run, not ``slow``.
-``KNOWN_FAILURES`` names the cases that still fail, each with why; they are strict xfails, so a
-fix shows as an XPASS failure until its entry is removed.
+``KNOWN_FAILURES`` (checks/conformance/cases.py) names the cases that still fail, each with why; they
+are strict xfails, so a fix shows as an XPASS failure until its entry is removed.
 """
 from __future__ import annotations
 
@@ -16,14 +16,11 @@ import pytest
 
 from zcspec.checks.cli.main import main
 from zcspec.checks.conformance import node_cases, run_case, tally
+from zcspec.checks.conformance.cases import KNOWN_FAILURES
 from zcspec.checks.conformance.report import markdown_table
 from zcspec.impl.compiler import op_limits
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "frontend.md"
-KNOWN_FAILURES: dict[str, str] = {
-    "test_resize_downsample_scales_linear_align_corners": "align_corners with a scale whose output size rounds "
-        "down: ONNX's data map over scale*input (2.4), onnxruntime (which the kernel follows) over the output size (2)",
-}
 CASES = node_cases()
 
 
