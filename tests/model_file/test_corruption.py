@@ -1,10 +1,11 @@
 """A crafted or damaged model file loads to the identical model or raises ModelFormatError: nothing else.
 
-1,000 seeded cases over five kinds of damage: byte flips and truncation (caught
+1,000 seeded cases over four kinds of damage: byte flips and truncation (caught
 by the header and checksum), and, re-signed with a valid checksum so the
-semantic checks must catch them, inflated sizes, argument offsets pointed
-outside their region, and arbitrary JSON leaves replaced by values of any type (every leaf a
-loader can check against another part of the file: see ``redundant``).
+semantic checks must catch them, inflated sizes and argument offsets pointed
+outside their region. Then every JSON leaf that another part of the file
+determines (all but ``FREE``), each replaced by values of every JSON type: an
+exhaustive sweep, so no change of the sample model can move it off a gap.
 """
 import json
 import random
@@ -90,21 +91,42 @@ def outside(rng):
     return pack(replaced(META, ("tasks", "tasks", t, "slots", j, "offset"), offset), BLOB)
 
 
+# Leaves the loader cannot tell from another value of the right type: nothing else in the file repeats them,
+# only the checksum (which these cases re-sign) guards them (docs/model-format.md, "What the loader checks").
+FREE = {
+    ("name",): "the model's label; nothing else names it",
+    ("options", "offline"): "leaves a trace (a copy) only when a Data feeds the NetOutput directly",
+    ("tasks", "tasks", "*", "attrs"): "a kernel's attributes are its node's own semantics, with no second copy",
+    ("tasks", "tasks", "*", "in_loop"): "whether the node sits in a loop is the graph's, not repeated elsewhere",
+    ("tasks", "tasks", "*", "stream"): "the stream assignment is the graph's (node.stream); the plan records no "
+                                       "stream, so any small stream id is as good as another (only its range is "
+                                       "checked)",
+    ("tasks", "tasks", "*", "node"): "which nodes run tasks is not in the file (a task-less node's op type is not "
+                                     "recorded): only the plan order and the lifetimes of its slots bound it",
+    ("tasks", "tasks", "*", "slots", "*", "tensor"): "another tensor at the same address (an alias) is the same "
+                                                     "memory; a name the plan does not place there is rejected",
+    ("plan", "tensors", "*", "first"): "a lifetime has no second copy; only the tasks' uses bound it",
+    ("plan", "tensors", "*", "last"): "as first",
+}
+
+
+def _matches(pattern, path) -> bool:
+    return len(path) >= len(pattern) and all(p in ("*", k) for p, k in zip(pattern, path))
+
+
 def redundant(path) -> bool:
-    """Whether the loader can tell a changed value at ``path`` from the original. A kernel's attributes
-    and whether its task sits in a loop (``tasks.tasks[i].attrs``, ``.in_loop``) are the node's own
-    semantics with no second copy in the file: only the checksum, which these cases re-sign, guards
-    them (docs/model-format.md)."""
-    return not (len(path) >= 4 and path[:2] == ("tasks", "tasks") and path[3] in ("attrs", "in_loop"))
+    """Whether another part of the file determines the value at ``path``, so that the loader can tell a
+    changed value from the original: every leaf but those in FREE. (An object holding a free leaf stays:
+    replaced by a value of another type or an empty one it is rejected.)"""
+    return not any(_matches(pattern, path) for pattern in FREE)
 
 
-def any_leaf(rng):
-    path = rng.choice([p for p in leaves(META) if redundant(p)])
-    value = rng.choice([None, True, 0, -3, 1.5, "x", [], {}, [1, "a"], {"tuple": [1]}, {"float": "nan"}, 2**70])
-    return pack(replaced(META, path, value), BLOB)
+VALUES = (None, True, 0, -3, 1.5, "x", [], {}, {"tuple": [1]}, 2**70)
+REDUNDANT = [p for p in leaves(META) if redundant(p)]
+SECTIONS = sorted({p[:2] for p in REDUNDANT})
 
 
-KINDS = (flip, truncate, inflate, outside, any_leaf)
+KINDS = (flip, truncate, inflate, outside)
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
@@ -122,6 +144,30 @@ def test_damaged_files_load_identically_or_raise_the_format_error(kind):
     assert outcomes["rejected"] > 0
 
 
+@pytest.mark.parametrize("section", SECTIONS, ids=lambda s: ".".join(map(str, s)) or "root")
+def test_every_redundant_leaf_replaced_loads_identically_or_raises(section):
+    """Every leaf another part of the file determines, each replaced by values of every JSON type:
+    no sample-dependent random pick can miss one."""
+    different, rejected = [], 0
+    for path in (p for p in REDUNDANT if p[:2] == section):
+        for value in VALUES:
+            try:
+                loaded = load_model(pack(replaced(META, path, value), BLOB))
+            except ModelFormatError:
+                rejected += 1
+                continue
+            if loaded != MODEL:
+                different.append((path, value))
+    assert not different, f"damaged leaves loaded to a different model: {different[:10]}"
+    assert rejected > 0
+
+
+def test_free_patterns_each_match_a_leaf():
+    """A FREE entry that matches nothing (a renamed field) would silently exclude nothing or hide a typo."""
+    for pattern in FREE:
+        assert any(_matches(pattern, p) for p in leaves(META)), pattern
+
+
 def test_errors_name_what_is_wrong():
     bad = replaced(META, ("tasks", "tasks", 0, "slots", 0, "offset"), META["plan"]["regions"]["weight"] + 512)
     with pytest.raises(ModelFormatError, match=r"tasks\[0\].*slots\[0\].*outside region 'weight'"):
@@ -132,3 +178,41 @@ def test_errors_name_what_is_wrong():
         load_model(pack(META, BLOB, version=9))
     with pytest.raises(ModelFormatError, match="m.zcm: model file: header"):
         load_model(b"ZCS", file="m.zcm")
+
+
+# Each cross-check fires on the damage it is for and names the field (the sweep above shows no determined
+# leaf slips through; these pin which check catches which disagreement and what its message says).
+A, T = ("plan", "attributes"), ("tasks", "tasks")
+NAMED = [
+    (A + ("inputs", 1, "region"), "feature_map", r"plan\.attributes\.inputs\[1\]\.region.*places 'h' in 'zero_copy'"),
+    (A + ("outputs", 0, "relative_offsets", 0), 4, r"plan\.attributes\.outputs\[0\]\.relative_offsets.*start at 0"),
+    (A + ("outputs", 0, "relative_offsets"), [0, 8], r"outputs\[0\]\.relative_offsets.*piece at \+8"),
+    (A + ("inputs", 1, "index"), 0, r"plan\.attributes\.inputs\[1\]\.index.*input 1"),
+    (A + ("inputs", 1, "node"), "x", r"plan\.attributes\.inputs\[1\]\.node.*earlier input"),
+    (A + ("outputs", 0, "node"), "x", r"plan\.attributes\.outputs.*one NetOutput"),
+    (("weights", 1, "blob_offset"), 0, r"weights\[1\]\.blob_offset.*end at blob byte 36"),
+    (T + (3, "stream"), -1, r"tasks\[3\].*\.stream"),
+    (T + (1, "kind"), "memcpy", r"tasks\[1\].*\.kind.*'memcpy', but a Add node's tasks are \('kernel',\)"),
+    (T + (3, "slots"), [], r"tasks\[3\].*\.slots.*0 in slots; a ReduceSum has 1"),
+    (T + (2, "slots"), [], r"tasks\[2\]\.slots.*memset"),
+    (T + (5, "node"), "add_2", r"tasks\[5\]\.node.*comes before task 4's node"),
+    (T + (6, "zero_copy_in", 0), True, r"tasks\[6\]\.zero_copy_in.*\[False\]"),
+    (("tasks", "zero_copy"), [], r"zero_copy.*missing \[ZeroCopyRef"),
+    (("plan", "tensors", 0, "zero_copy"), True, r"plan\.tensors\[0\] \('w'\)\.zero_copy.*region 'weight'"),
+    (("plan", "tensors", 3, "alias_of"), "x", r"plan\.tensors\[3\] \('x'\)\.alias_of.*itself"),
+    (("plan", "blocks", 1, "offset"), 0, r"plan\.tensors\[10\].*outside its block 1"),
+    (("plan", "blocks", 0, "zero_copy"), True, r"plan\.blocks\[0\]\.zero_copy"),
+    (("plan", "blocks", 1, "parent"), 0, r"plan\.blocks\[1\]\.parent.*outside its parent 0"),
+]
+
+
+@pytest.mark.parametrize("path, value, message", NAMED, ids=lambda x: ".".join(map(str, x)) if isinstance(x, tuple)
+                         else None)
+def test_each_disagreement_is_named(path, value, message):
+    with pytest.raises(ModelFormatError, match=message):
+        load_model(pack(replaced(META, path, value), BLOB))
+
+
+def test_blob_bytes_no_weight_claims_are_rejected():
+    with pytest.raises(ModelFormatError, match=r"weights.*covers 44 bytes of the 48-byte blob"):
+        load_model(pack(META, BLOB + b"\0" * 4))

@@ -17,6 +17,8 @@ from zcspec.impl.compiler.memory.plan_types import REGIONS, MemoryPlan
 from zcspec.impl.compiler.memory.sizes import alias_sizes
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.tasks.io_offsets import io_offsets
+from zcspec.impl.compiler.tasks.tasklist import ZeroCopyRef
 from zcspec.impl.compiler.tasks.taskgen import io_table
 
 MAX_SIZE = 2**62  # any size or offset beyond this is an overflow attempt
@@ -64,9 +66,17 @@ def _tensors(plan: MemoryPlan) -> dict:
             _fail(where, f"lifetime [{t.first}, {t.last}] outside the {len(order)} steps")
         if t.alias_of is None and (not (0 < t.size <= t.aligned_size < t.size + align) or t.aligned_size % align):
             _fail(where, f"size {t.size} / aligned_size {t.aligned_size} inconsistent with {align}-byte blocks")
+        if t.zero_copy != (t.region == "zero_copy"):
+            _fail(f"{where}.zero_copy", f"{t.zero_copy}, but the tensor is in region {t.region!r} (zero-copy "
+                                        f"tensors, and only they, are placed in the zero-copy region)")
+        if t.alias_of == t.name:
+            _fail(f"{where}.alias_of", "a tensor cannot alias itself")
         b = blocks.get(t.block)
         if b is None or b.region != t.region:
             _fail(where, f"block {t.block!r} missing or in another region")
+        if not b.offset <= t.offset <= t.offset + t.size <= b.offset + b.size:
+            _fail(where, f"[{t.offset}, {t.offset + t.size}) lies outside its block {b.id}'s "
+                         f"[{b.offset}, {b.offset + b.size})")
         tensors[t.name] = t
     for i, t in enumerate(plan.tensors):
         if t.alias_of is None:
@@ -96,6 +106,11 @@ def _tensors(plan: MemoryPlan) -> dict:
         parent = blocks.get(b.parent) if b.parent is not None else None
         if b.parent is not None and (parent is None or parent.region != b.region or b.parent == b.id):
             _fail(f"plan.blocks[{i}]", f"parent {b.parent!r} is not another block of region {b.region!r}")
+        if parent is not None and not parent.offset <= b.offset <= b.offset + b.size <= parent.offset + parent.size:
+            _fail(f"plan.blocks[{i}].parent", f"block {b.id} [{b.offset}, {b.offset + b.size}) lies outside its "
+                                              f"parent {parent.id}'s [{parent.offset}, {parent.offset + parent.size})")
+        if b.zero_copy != (b.region == "zero_copy"):
+            _fail(f"plan.blocks[{i}].zero_copy", f"{b.zero_copy}, but the block is in region {b.region!r}")
         if b.size < 0 or list(b.tensors) != members.get(b.id, []):
             _fail(f"plan.blocks[{i}]", f"size {b.size} / tensors {list(b.tensors)} disagree with the tensors placed "
                                        f"in block {b.id} ({members.get(b.id, [])})")
@@ -127,11 +142,42 @@ def _attributes(plan: MemoryPlan, tasks) -> None:
         if len(attrs_) != len(table):
             _fail(f"plan.attributes.{role}", f"{len(attrs_)} entries for {len(table)} model {role}")
         for attr, io in zip(attrs_, table):
+            where = f"plan.attributes.{role}[{io.index}]"
             p = plan.tensor(io.tensor) if io.tensor in {t.name for t in plan.tensors} else None
             base = regions["feature_map"] if io.region == "zero_copy" else 0
             if p is None or (attr.tensor, attr.basic_offset, attr.is_zero_copy_block) != (
                     io.tensor, base + io.offset, p.zero_copy):
-                _fail(f"plan.attributes.{role}[{io.index}]", f"disagrees with the I/O table entry for {io.tensor!r}")
+                _fail(where, f"disagrees with the I/O table entry for {io.tensor!r}")
+            if attr.index != io.index:
+                _fail(f"{where}.index", f"{attr.index!r}, but it is the I/O table's {role[:-1]} {io.index}")
+            if attr.region != p.region:
+                _fail(f"{where}.region", f"{attr.region!r}, but the plan places {io.tensor!r} in {p.region!r}")
+            _relative_offsets(plan, attr, p, base, f"{where}.relative_offsets")
+    # Each input is its own Data node; every output an input of the one NetOutput (plan._io_attributes).
+    out_nodes, order = {x.node for x in a.outputs}, set(plan.order)
+    if len(out_nodes) > 1 or not out_nodes <= order:
+        _fail("plan.attributes.outputs", f"nodes {sorted(out_nodes)}: every output is an input of the one "
+                                         f"NetOutput node of the plan's order")
+    nodes = [x.node for x in a.inputs]
+    for i, node in enumerate(nodes):
+        why = ("is not in the plan's order" if node not in order else "is also an earlier input's Data node"
+               if node in nodes[:i] else "is the outputs' NetOutput node" if node in out_nodes else None)
+        if why:
+            _fail(f"plan.attributes.inputs[{i}].node", f"{node!r} {why}")
+
+
+def _relative_offsets(plan: MemoryPlan, attr, p, base: int, where: str) -> None:
+    """GE's _zero_copy_relative_offset (ge-facts.md 5.2): (0,) for a plain tensor, the pieces' offsets
+    from the basic one for a no-padding concat's output. Which pieces there are is the graph's (a
+    PhonyConcat runs no task, so the file never names its inputs); what the file does fix is that the
+    first piece starts the tensor, the pieces ascend inside it and each is a tensor the plan places there."""
+    rel = attr.relative_offsets
+    if not rel or rel[0] != 0 or list(rel) != sorted(set(rel)) or not all(0 <= r < max(p.size, 1) for r in rel):
+        _fail(where, f"{list(rel)!r}: must start at 0 and ascend inside {p.name!r}'s {p.size} bytes")
+    starts = {t.offset for t in plan.tensors if t.region == p.region}
+    for r in rel[1:]:
+        if p.offset + r not in starts:
+            _fail(where, f"piece at +{r} ({p.region}+{p.offset + r}) is no tensor the plan places there")
 
 
 def _io(plan: MemoryPlan, tensors: dict, tasks) -> None:
@@ -147,6 +193,32 @@ def _io(plan: MemoryPlan, tensors: dict, tasks) -> None:
                 _fail(f"{role}s[{io.index}] ({io.tensor!r})", "disagrees with the plan's placement")
 
 
+def _zero_copy(plan: MemoryPlan, options: CompileOptions, tasks) -> None:
+    """An HCCL task's zero-copy flags and the zero-copy table follow from the plan, the SoC and the I/O
+    table (taskgen._tasks_of, taskgen.generate_tasks with io_offsets: the rules' one homes)."""
+    soc = options.profile
+    for task in tasks.tasks:
+        if task.kind != "hccl":
+            continue
+        supported = task.op_type not in soc.hccl_no_zero_copy and soc.zero_copy
+        for role, flags in (("in", task.zero_copy_in), ("out", task.zero_copy_out)):
+            want = tuple(supported and plan.tensor(s.tensor).zero_copy for s in task.slots if s.role == role)
+            if flags != want:
+                _fail(f"tasks[{task.index}].zero_copy_{role}", f"{list(flags)}, but on {soc.name} with these slots' "
+                                                              f"placements it is {list(want)} (ge-facts.md 6.8.1)")
+    graph = SimpleNamespace(inputs=[d.tensor for d in tasks.inputs], outputs=[d.tensor for d in tasks.outputs])
+    owner = io_offsets(graph, plan).owner
+    zero_copy_io = {(d.role, d.index) for d in tasks.inputs + tasks.outputs if d.zero_copy}
+    want = [ZeroCopyRef(task.index, i, role, index, relative) for task in tasks.tasks
+            for i, slot in enumerate(task.slots) for role, index, relative in owner.get(slot.tensor, ())
+            if (role, index) in zero_copy_io]
+    if list(tasks.zero_copy) != want:
+        missing = [r for r in want if r not in tasks.zero_copy]
+        extra = [r for r in tasks.zero_copy if r not in want]
+        _fail("zero_copy", f"the table is not the one the plan and the I/O table give: missing {missing[:3]}, "
+                           f"extra {extra[:3]}" + ("" if missing or extra else " (order differs)"))
+
+
 def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights) -> None:
     """ModelFormatError naming the field at fault if the parts of a model file disagree."""
     check_regions(plan)
@@ -155,9 +227,17 @@ def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights)
     _figures(plan)
     _attributes(plan, tasks)
     steps = {n: i for i, n in enumerate(plan.order)}
-    for task in tasks.tasks:
+    for k, task in enumerate(tasks.tasks):
         if task.node not in steps:
             _fail(f"tasks[{task.index}]", f"node {task.node!r} is not in the plan's order")
+        if k and steps[task.node] < steps.get(tasks.tasks[k - 1].node, 0):
+            _fail(f"tasks[{task.index}].node", f"{task.node!r} comes before task {k - 1}'s node in the plan's "
+                                               f"order, but tasks follow that order (taskgen.generate_tasks)")
+        if task.kind == "memset":  # cleans exactly the outputs of its node's kernel, the next task
+            nxt = tasks.tasks[k + 1] if k + 1 < len(tasks.tasks) else None
+            if nxt is None or nxt.node != task.node or task.slots != tuple(s for s in nxt.slots if s.role == "out"):
+                _fail(f"tasks[{task.index}].slots", f"a memset task cleans the outputs of its node's kernel task, "
+                                                    f"which must follow it")
         for j, s in enumerate(task.slots):
             t = tensors.get(s.tensor)
             if t is None or (t.region, t.offset) != (s.region, s.offset) or s.nbytes > t.size:
@@ -166,6 +246,7 @@ def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights)
                 _fail(f"plan.tensors ({t.name!r})", f"lifetime [{t.first}, {t.last}] misses step "
                                                     f"{steps[task.node]}, where task {task.index} uses it")
     _io(plan, tensors, tasks)
+    _zero_copy(plan, options, tasks)
     for w in weights:
         t = tensors.get(w.name)
         if t is None or (t.region, t.offset) != ("weight", w.offset):

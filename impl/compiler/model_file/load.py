@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from types import SimpleNamespace
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.model_file import schema
@@ -26,6 +27,8 @@ from zcspec.impl.compiler.tasks.tasklist import TaskList
 from zcspec.impl.platform import dtypes
 from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
 from zcspec.impl.platform.kernel_ops import KERNEL_OPS
+
+MAX_STREAMS = 2**16  # a stream id is a small non-negative number (GE's stream_num is a u32 count)
 
 
 def _header(data: bytes) -> tuple[int, int]:
@@ -81,6 +84,7 @@ def _check_task(task, i: int, regions: dict) -> None:
     where = f"tasks[{i}] ({task.node!r})"
     if task.index != i:
         raise ModelFormatError(where, f"index {task.index} out of sequence")
+    schema.count(task.stream, f"{where}.stream", MAX_STREAMS)
     info = ops.info(task.op_type)
     if task.kind == "memset":
         if task.op_type != "AtomicAddrClean" or task.attrs != (("value", 0),):
@@ -90,6 +94,17 @@ def _check_task(task, i: int, regions: dict) -> None:
         raise ModelFormatError(where, f"op {task.op_type!r} is not a known {task.kind} op")
     elif task.kind != "hccl" and task.op_type not in KERNEL_OPS:
         raise ModelFormatError(where, f"no kernel {task.op_type!r} in the device library")
+    if task.kind != "memset":  # the op fixes its task's kind (ops.task_kinds, the rule's one home)
+        attrs = dict(task.attrs)
+        kinds = ops.task_kinds(SimpleNamespace(op_type=task.op_type, attr=lambda k, d=None: attrs.get(k, d)))
+        if task.kind not in kinds or task.kind == "memset":
+            raise ModelFormatError(f"{where}.kind", f"{task.kind!r}, but a {task.op_type} node's tasks are {kinds}")
+    if info is not None and task.kind != "memset":  # validate.py's arity, which every node keeps
+        for role, (lo, hi) in (("in", info.inputs), ("out", info.outputs)):
+            n = sum(s.role == role for s in task.slots)
+            if n < lo or (hi is not None and n > hi):
+                raise ModelFormatError(f"{where}.slots", f"{n} {role} slots; a {task.op_type} has "
+                                                         f"{lo}..{'any' if hi is None else hi}")
     if task.kind == "hccl" and len(task.zero_copy_in) + len(task.zero_copy_out) != len(task.slots):
         raise ModelFormatError(where, "zero-copy flag count differs from its buffer count (ge-facts.md 6.8.1)")
     for j, slot in enumerate(task.slots):
@@ -153,11 +168,16 @@ def _check_io(tasks: TaskList, regions: dict) -> None:
 
 def _weights(meta: dict, blob: bytes, regions: dict) -> list[WeightEntry]:
     out = []
+    end = 0  # the encoder writes the weights' bytes back to back in table order (encode.metadata)
     for i, w in enumerate(schema.field(meta, "weights", list, "metadata")):
         where = f"weights[{i}]"
         entry = schema.weight(w, where)
         start, n = w["blob_offset"], w["blob_nbytes"]
         schema.count(start, f"{where}.blob_offset", MAX_SIZE)
+        if start != end:
+            raise ModelFormatError(f"{where}.blob_offset", f"{start}, but the weights before it end at blob byte {end}"
+                                                          f" (the blob holds each weight's bytes in table order)")
+        end = start + n
         if start + n > len(blob):
             raise ModelFormatError(where, f"blob range [{start}, {start + n}) past the {len(blob)}-byte blob")
         try:
@@ -170,6 +190,8 @@ def _weights(meta: dict, blob: bytes, regions: dict) -> list[WeightEntry]:
         if entry.offset + full > regions.get("weight", 0):
             raise ModelFormatError(where, f"weight {entry.name!r} ends past the weight region")
         out.append(WeightEntry(entry.name, entry.offset, entry.shape, entry.dtype, entry.splat, blob[start:start + n]))
+    if end != len(blob):
+        raise ModelFormatError("weights", f"the weight table covers {end} bytes of the {len(blob)}-byte blob")
     return out
 
 
