@@ -7,8 +7,8 @@ Tensors that share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and
   (``ops.is_view``: no task, no memory; e.g. an outer-axis Split);
 - an in-place output (``ops.ref_outputs``, node attr ``_reuse_input=True``)
   shares its input's memory, but only when that is safe: the input's root is a
-  feature-map tensor (not a graph input, weight or variable, and not spanning a
-  no-padding concat's other pieces), this node is the last reader of the
+  feature-map tensor (not a graph input, weight or variable, not spanning a
+  no-padding concat's other pieces and not one of those pieces), this node is the last reader of the
   symbol so far in the execution order, and every earlier reader is known to
   have run before it (same stream, or ordered by the events on data edges:
   ``memory.stream_order``; a reader on another stream with no path to this node
@@ -63,9 +63,13 @@ def _fixed_root(graph: Graph, root: str) -> bool:
 
 
 def _spans_others(graph: Graph, members) -> bool:
-    """A no-padding concat's output covers its other pieces too: writing it in place would clobber them."""
-    return any(ops.info(graph.node[graph.producer[m]].op_type).continuous_input == "nopadding"
-               for m in members if m in graph.producer)
+    """A no-padding concat's output covers its other pieces too: writing it in place would clobber them;
+    and a piece of a no-padding concat is part of the concat's output, which outlives the piece's own
+    readers: writing over the piece in place would change the concat's result."""
+    def nopadding(name: str) -> bool:
+        return ops.info(graph.node[name].op_type).continuous_input == "nopadding"
+    return any((m in graph.producer and nopadding(graph.producer[m]))
+               or any(nopadding(c) for c in graph.consumers.get(m, ())) for m in members)
 
 
 def _readers_done(graph: Graph, members, name: str, step, clock) -> bool:

@@ -1,4 +1,5 @@
-"""An in-place output may overwrite its input only when every earlier reader is known to have run.
+"""An in-place output may overwrite its input only when every earlier reader is known to have run,
+and never a piece of a no-padding concat (the concat's output is those bytes too).
 
 Found by verify's random campaign (EXEC-NO-RACE): Relu R1 on stream 1, R6 on stream 0 reads R1's
 output, Identity I7 views it and Relu R8 on stream 1 writes its output in place over it. R8 is
@@ -41,5 +42,24 @@ def test_in_place_stays_when_the_reader_runs_on_the_same_stream():
 
 def test_the_graph_runs_race_free_and_right_on_both_runtimes():
     g = _graph(reader_stream=0)
+    obs = observe_differential(g, build_model(g), {"runtime": "differential", "seed": 0})
+    assert obs and not [v for o in obs for v in check(o).violations]
+
+
+def _concat_piece_graph():
+    b = GraphBuilder("inplace_over_a_concat_piece")
+    x = b.input("x", (2, 8))
+    piece = b.op("Relu", [x], name="P")
+    k = b.op("PhonyConcat", [b.op("Neg", [x], name="Q"), piece], name="K", shape=(4, 8), axis=0)
+    n = b.op("Neg", [b.op("Identity", [piece], name="I")], name="N", _reuse_input=True)
+    b.output(k, n)
+    return b.build()
+
+
+def test_no_in_place_over_a_piece_of_a_nopadding_concat():
+    """Found by plain explore (EXEC-ORACLE 0.25 on the concat's output): the piece is part of the concat's
+    output, which outlives the piece's own last reader."""
+    g = _concat_piece_graph()
+    assert aliases(g).root["N:0"] == "N:0"
     obs = observe_differential(g, build_model(g), {"runtime": "differential", "seed": 0})
     assert obs and not [v for o in obs for v in check(o).violations]
