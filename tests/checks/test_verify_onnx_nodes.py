@@ -8,11 +8,14 @@ is theirs: before them, verify ran no dilated pool, no LSTM/GRU and no opset-13 
 """
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import attrs
 import numpy as np
 import pytest
 
-from zcspec.checks.cli.main import main
 from zcspec.checks.conformance.cases import KNOWN_FAILURES, case_named, node_cases
 from zcspec.checks.conformance.runner import import_case
 from zcspec.checks.errors import OracleUnavailable, ScenarioError
@@ -43,14 +46,20 @@ def test_the_real_code_passes_every_node_test_that_imports():
     assert result.tally.judged >= nodes.run * 2   # every output of both runtimes held to ONNX's outputs
 
 
-def test_verify_runs_them_by_default_and_the_switch_skips_them(capsys):
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    # a process of its own: an in-process CLI run leaves state that makes test_verify_campaign's
+    # v2-azc-fallback campaign miss its bug (seen under one pytest worker; not yet understood)
+    script = Path(sys.executable).parent / "zcspec"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_verify_runs_them_by_default_and_the_switch_skips_them():
     assert VerifyConfig(models=zoo_names()).onnx_node_tests
-    assert main(["verify", "builtin:phony_concat", "--examples", "0", "--no-proofs", "--quiet"]) == 0
-    out = capsys.readouterr().out
-    assert "ONNX node tests: " in out and " refused (unsupported), 0 failed" in out, out
-    assert main(["verify", "builtin:phony_concat", "--examples", "0", "--no-proofs", "--quiet",
-                 "--no-onnx-node-tests"]) == 0
-    assert "ONNX node tests" not in capsys.readouterr().out
+    r = _cli("verify", "builtin:phony_concat", "--examples", "0", "--no-proofs", "--quiet")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ONNX node tests: " in r.stdout and " refused (unsupported), 0 failed" in r.stdout, r.stdout
+    r = _cli("verify", "builtin:phony_concat", "--examples", "0", "--no-proofs", "--quiet", "--no-onnx-node-tests")
+    assert r.returncode == 0 and "ONNX node tests" not in r.stdout, r.stdout + r.stderr
 
 
 def _dilations_ignored(monkeypatch):
