@@ -62,6 +62,34 @@ def stuck(caps: Capabilities, tasks: list[Task], role: str) -> Task | None:
     return next((t for t in tasks if _touches(t, role) and not caps.can_refresh(t.kind, in_loop=t.in_loop)), None)
 
 
+def _overlap(a, b) -> bool:
+    return a.region == b.region and a.offset < b.offset + max(b.size, 1) and b.offset < a.offset + max(a.size, 1)
+
+
+def _writers(mf: ModelFileObservation, tasks: dict, name: str) -> list[Task]:
+    """The tasks that write the memory of node ``name``'s output: its own, and, where one of its tasks
+    works in place (an input slot on the bytes of an output slot), the writers of that input's memory
+    too (an atomic producer's memset among them), read from the slots' addresses and tensor names."""
+    out, seen, todo = [], set(), [name]
+    by_tensor: dict[str, list[Task]] = {}
+    for t in mf.tasks:
+        for slot in t.slots:
+            if slot.role == "out" and slot.tensor:
+                by_tensor.setdefault(slot.tensor, []).append(t)
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for t in tasks.get(node, []):
+            out.append(t)
+            outs = [x for x in t.slots if x.role == "out"]
+            for s_in in (x for x in t.slots if x.role == "in" and x.tensor):
+                if any(_overlap(s_in, o) for o in outs):
+                    todo += [w.node for w in by_tensor.get(s_in.tensor, ())]
+    return out
+
+
 def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> str | None:
     """Why GE's MemcpyAddrAsyncPass must put a MemcpyAddrAsync on src -> dst, or None (ge-facts.md 5.3.2, 5.3.4).
     ``tasks``: node name -> its tasks (computed from ``mf`` when not given)."""
@@ -84,7 +112,7 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None)
         return None
     if src.type in DATA_TYPES and (t := stuck(caps, tasks.get(dst.name, []), "in")):
         return f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh"
-    if dst.type == "NetOutput" and (t := stuck(caps, tasks.get(src.name, []), "out")):
+    if dst.type == "NetOutput" and (t := stuck(caps, _writers(mf, tasks, src.name), "out")):
         return f"a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh writes a graph output"
     return None
 
@@ -109,7 +137,8 @@ MEMCPY_ADDR_ASYNC = Invariant(
               "input -> NetOutput in offline or single-op builds; RefData -> an HCCL op that cannot refresh its "
               "addresses, unless the feature map is refreshable; graph input -> a task whose input arguments "
               "the SoC cannot refresh; a task whose output arguments the SoC cannot refresh -> NetOutput "
-              "(a task kind the profile cannot refresh, or a task inside a loop subgraph). Otherwise there is none.",
+              "(a task kind the profile cannot refresh, or a task inside a loop subgraph; an output written in "
+              "place over its input counts that input's writers too, e.g. an atomic producer's memset). Otherwise there is none.",
     rationale="A MemcpyAddrAsync keeps its source and destination in its device arguments, so the runtime can "
               "re-point them at user buffers each execution; it is needed where an I/O buffer would otherwise "
               "be bound to a task that cannot be refreshed, or where an input and an output would alias. An "
