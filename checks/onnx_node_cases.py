@@ -16,7 +16,7 @@ from __future__ import annotations
 import attrs
 
 from zcspec.checks.conformance.cases import KNOWN_FAILURES, node_cases
-from zcspec.checks.conformance.runner import import_case, names_listed_feature
+from zcspec.checks.conformance.runner import import_case, named_feature
 from zcspec.checks.scenario import Scenario
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
@@ -25,12 +25,17 @@ from zcspec.impl.platform.errors import BadInput
 @attrs.frozen
 class NodeTests:
     """``cases``: (case label, Scenario) to run; ``refused`` / ``broken``: (case name, why);
-    ``known``: (case name, why) of the known failures left out."""
+    ``known``: (case name, why) of the known failures left out; ``refused_features``: (case name,
+    the listed feature its refusal names); ``frozen``: (case name, inputs frozen to their test values
+    at the front end's request) of every imported or refused case: what checks/conformance/
+    import_record.py compares with the record."""
 
     cases: tuple = ()
     refused: tuple = ()
     broken: tuple = ()
     known: tuple = ()
+    refused_features: tuple = ()
+    frozen: tuple = ()
 
 
 def label(name: str) -> str:
@@ -38,19 +43,25 @@ def label(name: str) -> str:
 
 
 def node_test_cases(soc: str) -> NodeTests:
-    cases, refused, broken, known = [], [], [], []
+    cases, refused, broken, known, features, frozen_inputs = [], [], [], [], [], []
     for case in node_cases():
         if case.name in KNOWN_FAILURES:
             known.append((case.name, KNOWN_FAILURES[case.name]))
             continue
+        frozen: dict = {}
         try:
-            graph = import_case(case, {})
+            graph = import_case(case, frozen)
         except BadInput as e:
-            (refused if names_listed_feature(case, e) else broken).append((case.name, f"{type(e).__name__}: {e}"))
+            feature = named_feature(case, e)
+            (refused if feature else broken).append((case.name, f"{type(e).__name__}: {e}"))
+            if feature:
+                features.append((case.name, feature))
+                frozen_inputs.append((case.name, tuple(sorted(frozen))))
             continue
         except Exception as e:  # a crash of the front end is a bug
             broken.append((case.name, f"{type(e).__name__}: {e}"))
             continue
+        frozen_inputs.append((case.name, tuple(sorted(frozen))))
         run = {"runtime": "differential", "zero_copy": True, "node_test": case.name}
         cases.append((label(case.name), Scenario("execution", graph, CompileOptions(soc=soc), {"runs": [run]})))
-    return NodeTests(tuple(cases), tuple(refused), tuple(broken), tuple(known))
+    return NodeTests(tuple(cases), tuple(refused), tuple(broken), tuple(known), tuple(features), tuple(frozen_inputs))

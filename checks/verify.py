@@ -8,6 +8,8 @@ and executions of random graphs through both runtimes with random bindings, agai
 ONNX's node tests of the claimed ops are held-out models (checks/onnx_node_cases.py): each that
 imports runs through both runtimes on its own inputs, judged by every execution claim, its outputs
 by ONNX's expected outputs (EXEC-ORACLE); one refused at import as unsupported is counted, not run.
+How each imports (refused naming which feature, which inputs frozen) must be what the reviewed record
+checks/conformance/imports.json states: a front end that refuses more, or asks for more values, fails.
 
 The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
 corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
@@ -25,6 +27,7 @@ from typing import Callable
 import attrs
 
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
+from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
@@ -239,6 +242,12 @@ def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: boo
     for name, why in tests.broken:
         result.errors.append((f"{label(name)} [import]", why))
         nodes.failed.append(label(name))
+    record = import_record.load_record()
+    for name, why in import_record.differences(import_record.observed(tests), record, [n for n, _ in tests.frozen]):
+        result.errors.append((f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})"))
+        nodes.failed.append(label(name))
+    if fail_fast and result.failing():
+        return False
     for i, (case, scenario) in enumerate(tests.cases, 1):
         if i % 100 == 0:
             progress(f"  ONNX node test {i}/{len(tests.cases)}")

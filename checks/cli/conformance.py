@@ -1,4 +1,4 @@
-"""``zcspec conformance [--op NAME ...] [--json | --markdown] [--cases]``: ONNX's node tests for the claimed ops.
+"""``zcspec conformance [--op NAME ...] [--json | --markdown | --record] [--cases]``: ONNX's node tests for the claimed ops.
 
 Runs every ONNX backend node test whose ops are all in the op table (``checks.conformance``)
 through the front end, the compiler and both runtimes, then prints a per-op table (cases,
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 
-from zcspec.checks.conformance import node_cases, run_case, tally
+from zcspec.checks.conformance import import_record, node_cases, run_case, tally
 from zcspec.checks.conformance.report import as_json, markdown_table, text_table
 from zcspec.checks.errors import UsageError
+from zcspec.checks.onnx_node_cases import node_test_cases
 from zcspec.impl.compiler import ops
 
 
@@ -22,6 +23,9 @@ def configure(parser) -> None:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object: per-op tallies, totals, every case")
     out.add_argument("--markdown", action="store_true", help="the per-op table in Markdown (docs/frontend.md)")
+    out.add_argument("--record", action="store_true",
+                     help="print the import record verify holds the front end to (checks/conformance/imports.json): "
+                          "per case, the refusal's feature or the inputs frozen; nothing is run")
     parser.add_argument("--cases", action="store_true", help="also list every case that did not pass, with why")
 
 
@@ -29,6 +33,11 @@ def run(args) -> int:
     unknown = [op for op in args.op if op not in ops.OPS]
     if unknown:
         raise UsageError(f"--op {unknown[0]!r} is not in the op table (impl/compiler/ops.py)")
+    if args.record:
+        if args.op:
+            raise UsageError("--record covers every claimed op: drop --op")
+        print(import_record.render(import_record.observed(node_test_cases("ascend910b"))), end="")
+        return 0
     cases = node_cases(args.op or None)
     if not cases:
         raise UsageError(f"no ONNX node test uses only claimed ops and one of {args.op}")

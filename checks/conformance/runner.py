@@ -54,10 +54,17 @@ class Result:
         return attrs.asdict(self)
 
 
+def named_feature(case: Case, error: BaseException) -> str | None:
+    """The feature ``op_limits`` lists as unsupported for the case's ops that ``error`` (a refusal)
+    names, the longest if several match; None when it names none."""
+    text = str(error)
+    named = [f for f in op_limits.features(case.op_types) if f in text]
+    return max(named, key=lambda f: (len(f), f)) if named else None
+
+
 def names_listed_feature(case: Case, error: BaseException) -> bool:
     """Whether ``error`` (a refusal) names a feature ``op_limits`` lists as unsupported for the case's ops."""
-    text = str(error)
-    return any(f in text for f in op_limits.features(case.op_types))
+    return named_feature(case, error) is not None
 
 
 def import_case(case: Case, frozen: dict):
