@@ -82,6 +82,8 @@ OBSERVES: dict[str, Observed] = {
                             "the outputs read back from the user buffers after the call"),
     "EXEC-V1-EQ-V2": Observed("the digests of each output from both runtimes", "the outputs of both runtimes"),
     "EXEC-NO-FAULT": Observed("device faults", TRACE),
+    "EXEC-COUNTERS-TRUE": Observed("the device's copy counters of the call against the copy events of its trace",
+                                   TRACE),
     "EXEC-NO-LEAK": Observed("device allocations and frees up to the unload, pool spans included", TRACE),
     "EXEC-FAILED-CALL-NO-CHANGE": Observed("writes into user buffers and allocations left live by a failed call",
                                            TRACE),

@@ -181,7 +181,7 @@ def launch(writes=((Y_BUF, RAW, "y"),), reads=((X_BUF, RAW, "x"),), task: int = 
 
 def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_addresses=None, evs=None,
               outputs=(), ok: bool = True, error: str | None = None, culprit: str | None = None,
-              rule: str | None = None) -> ExecutionObservation:
+              rule: str | None = None, counters: dict | None = None) -> ExecutionObservation:
     ld = ld or load()
     return ExecutionObservation(
         load=ld,
@@ -191,6 +191,7 @@ def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_ad
         events=evs if evs is not None else events(launch()),
         outputs=tuple(outputs),
         result=CallResult(ok=ok, error=error, culprit=culprit, rule=rule),
+        counters=dict(counters or {}),
     )
 
 

@@ -59,4 +59,8 @@ EXAMPLES = (
             execution(evs=events(_ALLOC, _PRODUCE_T, launch(task=1, reads=_T, writes=((_SCRATCH + 32, RAW, "u"),)),
                                  launch(task=2, reads=((_SCRATCH + 32, RAW, "u"),)))),
             culprit="task 1", why="task 1 writes u in place over t but shifted by 32 bytes from the t it reads"),
+    Example("EXEC-COUNTERS-TRUE",
+            execution(counters={"d2d_calls": 0, "d2d_bytes": 0, "kernel_launches": 1}),
+            execution(counters={"d2d_calls": 1, "d2d_bytes": RAW, "kernel_launches": 1}),
+            culprit="d2d copies", why="the counters report a device-to-device copy the trace does not show"),
 )

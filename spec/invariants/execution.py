@@ -327,5 +327,39 @@ INPLACE_SAME_BYTES = Invariant(
     precondition=lambda obs: any(True for _ in _in_place(obs)),
 )
 
+
+# -- EXEC-COUNTERS-TRUE -----------------------------------------------------------------------
+
+COPY_DIRECTIONS = ("h2d", "d2h", "d2d", "h2h")
+
+
+def _counters_true(obs: ExecutionObservation):
+    if not obs.counters:   # not transcribed (a hand-written observation): nothing to compare
+        return
+    copies = [e for e in call_events(obs) if e.kind == "copy"]
+    for d in COPY_DIRECTIONS:
+        seen = [e for e in copies if e.direction == d]
+        calls, nbytes = len(seen), sum(e.size or 0 for e in seen)
+        said = obs.counters.get(f"{d}_calls", 0), obs.counters.get(f"{d}_bytes", 0)
+        if said != (calls, nbytes):
+            yield violation(f"{d} copies", f"the device's counters report {said[0]} {d} copies of {said[1]} bytes "
+                            f"in the call; its trace shows {calls} of {nbytes} bytes",
+                            counted=list(said), traced=[calls, nbytes])
+
+
+COUNTERS_TRUE = Invariant(
+    id="EXEC-COUNTERS-TRUE",
+    title="The copy counters a call reports are the copies it made",
+    statement="For every execute call, the device's copy counters of that call (calls and bytes per direction: "
+              "h2d, d2h, d2d, h2h) equal the copies the call's device trace shows.",
+    rationale="Zero copy is measured by these counters: `zcspec run` reports them and the benchmarks quote "
+              "them (zero I/O copies per inference). A counter that drifts from the device's real copies would "
+              "make a copying runtime look zero copy, or the reverse, with every output still correct.",
+    ge_source="(zcspec) emulated NPU: the counters stand for the profiling counts of the copy tasks a GE "
+              "execution launches (runtime/v1 DavinciModel::CopyInputData / CopyOutputData)",
+    applies_to="execution", concern="execution", predicate=_counters_true,
+    precondition=lambda obs: bool(obs.counters),
+)
+
 INVARIANTS = (ORACLE, V1_EQ_V2, NO_FAULT, NO_LEAK, FAILED_CALL_NO_CHANGE, NO_OVERRUN, READ_WRITTEN, NO_RACE,
-              TENSOR_INTACT, INPLACE_SAME_BYTES)
+              TENSOR_INTACT, INPLACE_SAME_BYTES, COUNTERS_TRUE)

@@ -63,7 +63,9 @@ class ExecutionObservation:
 
     ``io_addresses`` maps each I/O name to the device address the model's tasks
     actually read or wrote for it in this call (the user's buffer under zero
-    copy, the model's or a runtime allocation otherwise).
+    copy, the model's or a runtime allocation otherwise). ``counters`` are the
+    device's counters of the call alone, as the device reports them (field name
+    -> count; empty when not transcribed).
     """
 
     load: LoadObservation
@@ -73,6 +75,7 @@ class ExecutionObservation:
     events: tuple[Event, ...] = ()
     outputs: tuple[OutputResult, ...] = ()
     result: CallResult = attrs.field(factory=lambda: CallResult(ok=True))
+    counters: dict[str, int] = attrs.field(factory=dict)
 
     def buffer(self, name: str) -> UserBuffer | None:
         return next((b for b in self.buffers if b.name == name), None)

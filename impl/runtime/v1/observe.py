@@ -98,4 +98,5 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=()) -> 
     result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None,
                         getattr(err, "rule", None) or None)
     io_addresses = {names[k]: a for k, a in record.io_addresses.items()}
-    return ExecutionObservation(load, buffers, slots, io_addresses, tuple(events), tuple(outputs), result)
+    return ExecutionObservation(load, buffers, slots, io_addresses, tuple(events), tuple(outputs), result,
+                                record.counters.as_dict())

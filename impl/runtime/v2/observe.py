@@ -134,4 +134,5 @@ def observe_execution(exe, record: ExecutionRecord | None = None, outputs=()) ->
     io_addresses = {names[k]: v for k, v in record.io_addresses.items()}
     return ExecutionObservation(
         observe_load(exe), buffers, tuple(SlotValue(t, s, v) for (t, s), v in sorted(slots.items())), io_addresses,
-        tuple(ev.out), tuple(outputs), CallResult(err is None, None if err is None else str(err), culprit))
+        tuple(ev.out), tuple(outputs), CallResult(err is None, None if err is None else str(err), culprit),
+        record.counters.as_dict())
