@@ -157,7 +157,9 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
             raise AssertionError(f"{failure[0]}: {failure[1]['culprit']}: {failure[1]['message']}")
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
-    test = settings(max_examples=max_examples, deadline=None, database=None, phases=phases,
+    # derandomize off: ``seed`` alone decides the draws, whatever Hypothesis profile the caller loaded
+    # (a test suite's derandomised profile would otherwise replace it with a digest of ``prop``).
+    test = settings(max_examples=max_examples, deadline=None, database=None, phases=phases, derandomize=False,
                     suppress_health_check=list(HealthCheck), print_blob=False)(given(strategy)(prop))
     start = time.perf_counter()
     try:
