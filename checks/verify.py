@@ -1,6 +1,6 @@
 """The main job: every applicable invariant over the zoo, ONNX's backend node tests, Z3 proofs (layouts,
-v1 refresh), a bounded random campaign and the corpus; per-invariant counts of the distinct cases that
-exercised it.
+v1 refresh, the packer's arena against the optimum on small instances), a bounded random campaign and
+the corpus; per-invariant counts of the distinct cases that exercised it.
 
 ``verify(config)`` returns a VerifyResult; ``checks/cli/verify.py`` prints it. The random
 campaign draws the default scenario mix (checks/strategies/scenarios.py): plans, model files
@@ -32,6 +32,7 @@ from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
 from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
+from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
@@ -210,6 +211,10 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         _check_case(result, case, scenario, prove=config.proofs)
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
+    if config.proofs and "plan" in config.kinds:
+        progress(f"packing optimality: {PACKINGS} instances of at most {packing_proofs.MAX_BUFFERS} buffers")
+        for buffers in packing_proofs.instances(PACKINGS, config.seed):
+            result.proofs.append((packing_proofs.label(buffers), packing_proofs.prove_packing(buffers)))
     if config.onnx_node_tests and "execution" in config.kinds:
         progress("ONNX node tests: importing the cases of claimed ops")
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
@@ -268,6 +273,11 @@ def _stop(result: VerifyResult, start: float, where: str) -> VerifyResult:
     result.stopped = f"stopped at the first failure (--fail-fast), in {where}"
     result.seconds = time.perf_counter() - start
     return result
+
+
+# Packing instances whose packer result Z3 holds to the optimum (checks/proofs/packing.py): plan claims
+# judge a layout's safety, these its size.
+PACKINGS = 200
 
 
 # Device probes put the device's own bounds check, which EXEC-NO-FAULT trusts, to the test (DEVICE-BOUNDS).

@@ -19,7 +19,7 @@ def configure(parser) -> None:
     parser.add_argument("--strategy", action="append", choices=("ge", "compact"),
                         help="planning strategies to check (default both)")
     parser.add_argument("--soc", default="ascend910b", help="SoC profile for the zoo (default ascend910b)")
-    parser.add_argument("--no-proofs", action="store_true", help="skip the Z3 proofs (layouts, v1 refresh)")
+    parser.add_argument("--no-proofs", action="store_true", help="skip the Z3 proofs (layouts, v1 refresh, packing optimality)")
     parser.add_argument("--no-execution", action="store_true", help="skip executing the zoo through the runtimes")
     parser.add_argument("--no-onnx-node-tests", action="store_true",
                         help="skip ONNX's backend node tests of the claimed ops (run through both runtimes, "
@@ -81,7 +81,7 @@ def _report(result, invariants) -> None:
     print("\n".join(invariant_table(result, invariants)))
     _node_test_line(result.node_tests)
     proved = sum(p.passed for _, p in result.proofs)
-    print(f"\nZ3 proofs (layouts, v1 refresh): {proved}/{len(result.proofs)} proved")
+    print(f"\nZ3 proofs (layouts, v1 refresh, packing optimality): {proved}/{len(result.proofs)} proved")
     for case, p in result.proofs:
         if not p.passed:
             print(f"  {case}: {p.status} {p.kind or ''} {p.pair or ''} {p.reason}")

@@ -9,11 +9,11 @@ golden records.
 Method: lower bound ``LB`` = the heaviest step (planning-facts.md "The lower
 bound"); upper bound = greedy by size with best fit (TFLite's
 ``GreedyBySizeAssignment``). Then bisection on the arena with one incremental
-Z3 solver: offsets ``o_i`` with ``0 <= o_i``, ``o_i + s_i <= arena`` and, for each
+Z3 solver: offsets ``o_i`` with ``0 <= o_i`` (each a multiple of its alignment when one is given), ``o_i + s_i <= arena`` and, for each
 lifetime-overlapping pair (and only those, found by the sweep),
-``o_i + s_i <= o_j or o_j + s_j <= o_i``. Sizes are divided by their gcd first:
-an optimal layout can always be pushed down until every offset is 0 or the end
-of another buffer, so offsets in units of the gcd lose nothing.
+``o_i + s_i <= o_j or o_j + s_j <= o_i``. Sizes (and alignments) are divided by their gcd
+first: an optimal layout can always be pushed down until every offset is 0, or the end of
+another buffer rounded up to its alignment, so offsets in units of that gcd lose nothing.
 """
 from __future__ import annotations
 
@@ -77,40 +77,51 @@ def greedy_by_size(buffers: Sequence[tuple[int, int, int]]) -> tuple[list[int], 
     return offsets, max((o + s for o, (s, _, _) in zip(offsets, buffers)), default=0)
 
 
-def _model(buffers, unit):
-    offs = [z3.Int(f"o{i}") for i in range(len(buffers))]
+def _model(buffers, unit, aligns):
+    """Offsets in units of ``unit``, each a multiple of its alignment (``aligns[i] // unit`` units)."""
+    ks = [z3.Int(f"k{i}") for i in range(len(buffers))]
+    offs = [k * (a // unit) for k, a in zip(ks, aligns)]
     arena = z3.Int("arena")
     solver = z3.Solver()
-    for o, (s, _, _) in zip(offs, buffers):
-        solver.add(o >= 0, o + s // unit <= arena)
+    for k, o, (s, _, _) in zip(ks, offs, buffers):
+        solver.add(k >= 0, o + s // unit <= arena)
     for i, j in overlapping_pairs([(f, l) for _, f, l in buffers]):
         si, sj = buffers[i][0] // unit, buffers[j][0] // unit
         if si and sj:
             solver.add(z3.Or(offs[i] + si <= offs[j], offs[j] + sj <= offs[i]))
-    return solver, offs, arena
+    return solver, ks, offs, arena
 
 
-def _stacked(buffers) -> tuple[list[int], int]:
-    """No reuse at all: each buffer above the previous one."""
-    ends = list(itertools.accumulate(s for s, _, _ in buffers))
-    return [e - s for e, (s, _, _) in zip(ends, buffers)], (ends[-1] if ends else 0)
+def _stacked(buffers, aligns) -> tuple[list[int], int]:
+    """No reuse at all: each buffer above the previous one, at its alignment."""
+    offsets, top = [], 0
+    for (s, _, _), a in zip(buffers, aligns):
+        offsets.append(-(-top // a) * a)
+        top = offsets[-1] + s
+    return offsets, top
 
 
 def optimal_layout(buffers: Sequence[tuple[int, int, int]], *, timeout_ms: int = 10_000,
-                   start: str = "greedy") -> Optimum:
+                   start: str = "greedy", aligns: Sequence[int] | None = None) -> Optimum:
     """The smallest arena for ``buffers`` = (size, first, last), with a layout reaching it.
 
     ``start``: the first upper bound, "greedy" (greedy by size) or "stacked" (no reuse;
-    makes the solver do all the work, which tests use to exercise it).
+    makes the solver do all the work, which tests use to exercise it). ``aligns``: each offset
+    must be a multiple of its buffer's (default 1 each); with any alignment above 1 the start
+    is "stacked" (the greedy ignores alignments).
     """
     if any(s < 0 or f > l for s, f, l in buffers):
         raise ValueError("buffers must be (size >= 0, first, last) with first <= last")
     if start not in ("greedy", "stacked"):
         raise ValueError(f"start={start!r}: expected 'greedy' or 'stacked'")
-    offsets, hi = greedy_by_size(buffers) if start == "greedy" else _stacked(buffers)
+    aligns = [1] * len(buffers) if aligns is None else [int(a) for a in aligns]
+    if len(aligns) != len(buffers) or any(a < 1 for a in aligns):
+        raise ValueError("aligns must give one alignment >= 1 per buffer")
+    aligned = any(a > 1 for a in aligns)
+    offsets, hi = greedy_by_size(buffers) if start == "greedy" and not aligned else _stacked(buffers, aligns)
     lo = lower_bound(buffers)
-    unit = math.gcd(*(s for s, _, _ in buffers)) or 1
-    solver, offs, arena = _model(buffers, unit)
+    unit = math.gcd(*(s for s, _, _ in buffers), *aligns) or 1
+    solver, ks, offs, arena = _model(buffers, unit, aligns)
     deadline = time.monotonic() + timeout_ms / 1000
     probe = lo   # the lower bound first: it is often the optimum
     while lo < hi:

@@ -1,0 +1,113 @@
+"""The packer's quality, proved: on small instances its arena is the optimum, and what it certifies is true.
+
+verify's plan claims judge a layout's safety (no overlap, alignment, regions); none judges its size,
+so a packer that returns a valid but larger arena than it could, or certifies a packing optimal
+that is not, passed verify (a mutant pruning "twin" buffers of equal lifetime also when their
+alignments differ did both). Here the packer under test
+(``impl.compiler.memory.packing.pack``, what ``--strategy compact`` and ``zcspec plan --buffers``
+run) packs seeded random instances of at most ``MAX_BUFFERS`` buffers, with alignments and buffers
+sharing a lifetime; the spec then, from the offsets alone:
+
+- checks the packing: every offset a non-negative multiple of its buffer's alignment, no two
+  buffers whose lifetimes intersect overlapping in memory;
+- computes its arena (``max(offset + size)``) and Z3's optimum for the same buffers
+  (:func:`zcspec.checks.proofs.optimal.optimal_layout`, alignments included);
+- holds the packer to: arena == optimum (pack() ends with an exhaustive descent on instances this
+  small), ``Packing.arena`` == the arena of its offsets, ``optimal`` only when arena == optimum,
+  ``bound`` (its proved lower bound) never above the optimum.
+
+``prove_packing(buffers)`` gives a ``ProofResult`` (proved / refuted / unknown: Z3 ran out of time),
+``instances(count, seed)`` the instances verify draws.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+from zcspec.checks.proofs.optimal import OPTIMAL, optimal_layout
+from zcspec.checks.proofs.z3_layout import PROVED, REFUTED, UNKNOWN, ProofResult
+from zcspec.impl.compiler.memory.packing import Buffer
+from zcspec.impl.compiler.memory.packing.packer import pack
+
+CLAIM = "PROOF-PACK-OPTIMAL"
+MAX_BUFFERS = 8
+SIZES = (1, 3, 8, 16, 24, 40, 64, 100)
+ALIGNS = (1, 1, 2, 4, 8, 16)
+TIMEOUT_MS = 20_000
+
+
+def instances(count: int, seed: int) -> list[tuple[Buffer, ...]]:
+    """``count`` seeded instances of 2 to ``MAX_BUFFERS`` buffers over up to 8 steps; about a third of
+    the buffers share the lifetime of the one before (twins), alignments are 1 to 16."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        steps, bufs = rng.randint(2, 8), []
+        for i in range(rng.randint(2, MAX_BUFFERS)):
+            lower = rng.randrange(steps)
+            upper = rng.randint(lower + 1, steps)
+            if bufs and rng.random() < 0.35:
+                lower, upper = bufs[-1].lower, bufs[-1].upper
+            bufs.append(Buffer(f"b{i}", lower, upper, rng.choice(SIZES), rng.choice(ALIGNS)))
+        out.append(tuple(bufs))
+    return out
+
+
+def label(buffers) -> str:
+    return "packing [" + ", ".join(f"{b.size}@{b.lower}-{b.upper}/{b.align}" for b in buffers) + "]"
+
+
+def _broken(buffers, offsets) -> tuple[str, tuple[str, ...], str] | None:
+    """(kind, culprits, why) of the first rule the offsets break, None when they are a packing."""
+    for b in buffers:
+        o = offsets.get(b.id)
+        if not isinstance(o, int) or o < 0 or o % b.align:
+            return "misaligned", (b.id,), f"{b.id} at offset {o!r}: not a non-negative multiple of {b.align}"
+    for i, a in enumerate(buffers):
+        for b in buffers[i + 1:]:
+            if a.lower < b.upper and b.lower < a.upper:
+                oa, ob = offsets[a.id], offsets[b.id]
+                if oa < ob + b.size and ob < oa + a.size:
+                    return "overlap", (a.id, b.id), (f"{a.id} [{oa}, {oa + a.size}) and {b.id} [{ob}, {ob + b.size}) "
+                                                     f"overlap while both are live")
+    return None
+
+
+def prove_packing(buffers) -> ProofResult:
+    """Pack ``buffers`` with the packer under test and hold the packing to Z3's optimum (module doc)."""
+    buffers = tuple(buffers)
+    start = time.perf_counter()
+    packing = pack(buffers)
+    offsets = dict(packing.offsets)
+    if set(offsets) != {b.id for b in buffers}:
+        return ProofResult(REFUTED, kind="incomplete", reason=f"offsets for {sorted(offsets)}, buffers "
+                           f"{sorted(b.id for b in buffers)}", build_s=time.perf_counter() - start)
+    if broken := _broken(buffers, offsets):
+        kind, culprits, why = broken
+        return ProofResult(REFUTED, pair=culprits, kind=kind, reason=why, build_s=time.perf_counter() - start)
+    arena = max(offsets[b.id] + b.size for b in buffers)
+    built = time.perf_counter()
+    best = optimal_layout([(b.size, b.lower, b.upper - 1) for b in buffers], aligns=[b.align for b in buffers],
+                          timeout_ms=TIMEOUT_MS)
+    solved = time.perf_counter() - built
+    timing = dict(build_s=built - start, solve_s=solved)
+    if packing.arena != arena:
+        return ProofResult(REFUTED, kind="arena", reason=f"the packing reports arena {packing.arena}; "
+                           f"its offsets need {arena}", **timing)
+    if best.status != OPTIMAL:
+        if arena < best.lower_bound or packing.bound > best.arena:
+            return ProofResult(REFUTED, kind="bound", reason=f"arena {arena}, reported bound {packing.bound}; "
+                               f"Z3: optimum in [{best.lower_bound}, {best.arena}]", **timing)
+        return ProofResult(UNKNOWN, reason=f"Z3 ran out of time: the optimum is in [{best.lower_bound}, "
+                           f"{best.arena}], the packer's arena {arena}", **timing)
+    why = []
+    if arena != best.arena:
+        why.append(f"arena {arena} where {best.arena} is optimal (Z3: e.g. offsets {list(best.offsets)})")
+    if packing.optimal and arena != best.arena:
+        why.append("the packer certifies it optimal")
+    if packing.bound > best.arena:
+        why.append(f"the packer's proved bound {packing.bound} is above the optimum {best.arena}")
+    if why:
+        return ProofResult(REFUTED, kind="suboptimal" if arena != best.arena else "bound", reason="; ".join(why),
+                           **timing)
+    return ProofResult(PROVED, **timing)

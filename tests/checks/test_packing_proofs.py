@@ -1,0 +1,67 @@
+"""verify holds the packer to Z3's optimum on small instances (PROOF-PACK-OPTIMAL, checks/proofs/packing.py).
+
+Before, verify judged plans for safety only: a packer pruning twin buffers (equal lifetimes) even when
+their alignments differ, which loses the optimum and still certifies it, passed verify.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from zcspec.checks.proofs import packing
+from zcspec.checks.proofs.optimal import optimal_layout
+from zcspec.checks.verify import PACKINGS, VerifyConfig, verify
+from zcspec.impl.compiler.memory.packing import Buffer, sweep
+
+
+def test_the_real_packer_reaches_the_optimum_on_every_instance_verify_draws():
+    results = [packing.prove_packing(b) for b in packing.instances(PACKINGS, 0)]
+    assert [r.reason for r in results if not r.passed] == []
+
+
+def test_instances_are_seeded_and_hold_twins_and_alignments():
+    a, b = packing.instances(20, 3), packing.instances(20, 3)
+    assert a == b and a != packing.instances(20, 4)
+    flat = [buf for inst in packing.instances(PACKINGS, 0) for buf in inst]
+    assert any(buf.align > 1 for buf in flat) and max(len(i) for i in packing.instances(PACKINGS, 0)) == packing.MAX_BUFFERS
+    assert any(len({(x.lower, x.upper) for x in inst}) < len(inst) for inst in packing.instances(PACKINGS, 0))
+
+
+def test_alignment_is_part_of_the_optimum():
+    # three 1-byte buffers live together at alignment 8 need 17 bytes; without alignment 3
+    best = optimal_layout([(1, 0, 0)] * 3, aligns=[8] * 3)
+    assert best.status == "optimal" and best.arena == 17 and all(o % 8 == 0 for o in best.offsets)
+    assert optimal_layout([(1, 0, 0)] * 3).arena == 3
+
+
+def _twins_ignoring_alignment(inst):
+    twins = [None] * len(inst)
+    groups: dict = {}
+    for b, key in enumerate(zip(inst.lower.tolist(), inst.upper.tolist())):
+        groups.setdefault(key, []).append(b)
+    for members in groups.values():
+        for b in members if len(members) > 1 else ():
+            twins[b] = np.array([m for m in members if m != b], np.int64)
+    return twins
+
+
+def test_a_packer_losing_the_optimum_to_twin_pruning_is_refuted(monkeypatch):
+    monkeypatch.setattr(sweep, "_twins", _twins_ignoring_alignment)
+    refuted = [r for r in (packing.prove_packing(b) for b in packing.instances(PACKINGS, 0)) if r.status == "refuted"]
+    assert refuted and all(r.kind == "suboptimal" for r in refuted)
+    assert any("certifies it optimal" in r.reason for r in refuted)
+
+
+def test_an_overlapping_or_misaligned_packing_is_refuted_from_its_offsets():
+    bufs = (Buffer("a", 0, 2, 8, 4), Buffer("b", 1, 3, 8, 4))
+    assert packing._broken(bufs, {"a": 0, "b": 4})[0] == "overlap"
+    assert packing._broken(bufs, {"a": 0, "b": 10})[0] == "misaligned"
+    assert packing._broken(bufs, {"a": 0, "b": 8}) is None
+
+
+def test_verify_fails_on_the_twin_pruning_bug(monkeypatch):
+    monkeypatch.setattr(sweep, "_twins", _twins_ignoring_alignment)
+    config = VerifyConfig(models=(), kinds=("plan",), examples=0, corpus=False, onnx_node_tests=False)
+    result = verify(config)
+    failed = [case for case, p in result.proofs if not p.passed]
+    assert failed and all(case.startswith("packing [") for case in failed)
+    assert not result.ok(())
