@@ -82,6 +82,9 @@ OBSERVES: dict[str, Observed] = {
                             "the outputs read back from the user buffers after the call"),
     "EXEC-V1-EQ-V2": Observed("the digests of each output from both runtimes", "the outputs of both runtimes"),
     "EXEC-NO-FAULT": Observed("device faults", TRACE),
+    "V2-TRUST-SHAPE": Observed("per output, the SplitTensorForOutputData and the EnsureTensorAtOutMemory input "
+                               "of runtime v2's lowered graph, and the caller's output tensors' shapes before and "
+                               "after the call", "runtime v2's lowered (executable) graph and the caller's tensors"),
     "EXEC-COUNTERS-TRUE": Observed("the device's copy counters of the call against the copy events of its trace",
                                    TRACE),
     "EXEC-NO-LEAK": Observed("device allocations and frees up to the unload, pool spans included", TRACE),

@@ -13,7 +13,8 @@ scenario's JSON dict (checks/scenario.py):
 - ``threads``: that many further calls made at once from as many threads on the loaded executor,
   each with fresh output buffers of the same sizes (the inputs are shared: nothing writes them).
 
-Given the ``graph`` the model was compiled from, a successful call's outputs are read where the
+Each observation carries the caller's output tensors as given and as handed back (their shapes:
+V2-TRUST-SHAPE). Given the ``graph`` the model was compiled from, a successful call's outputs are read where the
 call put them (the caller's buffer, or the tensor handed over in its place) and held to the
 oracle (checks/execution/judge.py); outputs no oracle judged are the result's notes.
 
@@ -40,6 +41,7 @@ from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
+from zcspec.spec.observables.execution import OutputTensor
 
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
 _KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch", "threads"}
@@ -58,6 +60,10 @@ def _output(dev, io, size: int, placement: str) -> Tensor:
     tag = f"user output {io.tensor}"
     addr = dev.malloc(size, tag=tag) if placement == "device" else dev.host_malloc(size, tag=tag)
     return Tensor(addr, size, placement, name=io.tensor)
+
+
+def _shape(shape) -> tuple[int, ...] | None:
+    return None if shape is None else tuple(int(d) for d in shape)
 
 
 def _read(dev, model, result) -> dict:
@@ -88,14 +94,20 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
         return {}
 
     calls = [fresh()]
+    given = [[t.shape for t in outputs] for outputs in calls]
     got = [call(calls[0])]
     if threads := int(runtime.get("threads", 0)):
         more = [fresh() for _ in range(threads)]
+        given += [[t.shape for t in outputs] for outputs in more]
         with ThreadPoolExecutor(threads) as pool:
             got += list(pool.map(call, more))
         calls += more
     # The threads' calls ran in some order: pair each record with its call by the output buffers given.
     by_buffers = {tuple(t.addr for t in outputs): (k, values) for k, (outputs, values) in enumerate(zip(calls, got))}
+    names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
+    tensors = [tuple(OutputTensor(n, _shape(g), _shape(t.shape), tuple(io.shape))
+                     for n, g, t, io in zip(names, gs, outputs, model.tasks.outputs))
+               for gs, outputs in zip(given, calls)]   # read before release() clears what the call handed over
     for outputs in calls:
         for t in outputs:
             t.release()
@@ -110,5 +122,5 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
             want = judge.reference(judge.choose(graph, runtime), arrays, name, notes)
             names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
             results = judge.results(model.tasks.outputs, names, list(graph.outputs), values, want, name, notes)
-        observations.append(observe_execution(exe, record, outputs=results))
+        observations.append(attrs.evolve(observe_execution(exe, record, outputs=results), out_tensors=tensors[k]))
     return Observations(observations, notes)

@@ -295,4 +295,49 @@ NO_OVERRUN = Invariant(
     precondition=lambda obs: is_v2(obs) and any(next(writes_into(obs.events, b), None) for b in obs.buffers),
 )
 
-INVARIANTS = (AZC_NO_ALLOC, AZC_REJECT, DEFAULT_FALLBACK, OUT_IS_USER, NO_OVERRUN)
+
+# -- V2-TRUST-SHAPE ---------------------------------------------------------------------------
+
+def _trust_shape(obs: ExecutionObservation):
+    trusted = obs.load.options.trust_shape_on_out_tensor
+    tensors = {t.name: t for t in obs.out_tensors}
+    for o in obs.lowered_outputs:
+        if trusted and o.ensure_from == "split":
+            yield violation(f"output {o.name!r}", "trust_shape_on_out_tensor is on, yet an EnsureTensorAtOutMemory "
+                            "still checks the SplitTensorForOutputData of the same output (TrustOutTensor removes it)",
+                            ensure_from=o.ensure_from)
+        elif o.ensure_from is None and not (trusted and o.split):
+            why = ("its data is not the SplitTensorForOutputData of its own output" if trusted
+                   else "trust_shape_on_out_tensor is off")
+            yield violation(f"output {o.name!r}", f"has no EnsureTensorAtOutMemory, but {why}: nothing checks the "
+                            "caller's memory or sets the output's shape", split=o.split)
+        t = tensors.get(o.name)
+        if t is None or not obs.result.ok:
+            continue
+        if o.ensure_from is None and t.after != t.given:
+            yield violation(f"output {o.name!r}", f"trusted: the caller's tensor came back with shape {t.after}, "
+                            f"not the {t.given} the caller gave", given=t.given, after=t.after)
+        elif o.ensure_from is not None and t.after is None:
+            yield violation(f"output {o.name!r}", "its EnsureTensorAtOutMemory ran, yet the caller's tensor came "
+                            "back with no shape", computed=t.computed)
+
+
+TRUST_SHAPE = Invariant(
+    id="V2-TRUST-SHAPE",
+    title="trust_shape_on_out_tensor drops exactly the redundant output checks",
+    statement="In runtime v2's lowered graph, every output keeps its EnsureTensorAtOutMemory, except, with "
+              "trust_shape_on_out_tensor on, an output whose tensor data is the SplitTensorForOutputData of its "
+              "own OutputData slot (computed straight into the caller's memory): that Ensure is removed. After a "
+              "successful call, an output without an Ensure comes back with the shape the caller put on its "
+              "tensor; every other output comes back with a shape (the Ensure's).",
+    rationale="TrustOutTensor trusts the caller's output shapes and skips the output check that only repeats "
+              "what SplitTensorForOutputData already checked and shared; an Ensure left in place overwrites the "
+              "caller's shape with the computed one (losing what the option promises), and one removed where "
+              "the data did not come from the caller's memory would leave an output undelivered.",
+    ge_source=V2 + "lowering/pass/trust_out_tensor.cc (TrustOutTensor); kernel/common_kernel_impl/memory_copy.cc "
+              "(EnsureTensorAtOutMemory); inc/graph_metadef/external/exe_graph/lowering/lowering_opt.h",
+    applies_to="execution", concern="runtime_v2", predicate=_trust_shape,
+    precondition=lambda obs: obs.load.options.trust_shape_on_out_tensor and any(o.split for o in obs.lowered_outputs),
+)
+
+INVARIANTS = (AZC_NO_ALLOC, AZC_REJECT, DEFAULT_FALLBACK, OUT_IS_USER, NO_OVERRUN, TRUST_SHAPE)

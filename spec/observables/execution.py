@@ -58,6 +58,30 @@ class CallResult:
 
 
 @attrs.frozen
+class OutputTensor:
+    """The caller's tensor of output ``name``: its shape as the caller passed it (``given``; None: none
+    set), as it is after the call (``after``), and the output's shape the model file states (``computed``)."""
+
+    name: str
+    given: tuple[int, ...] | None
+    after: tuple[int, ...] | None
+    computed: tuple[int, ...]
+
+
+@attrs.frozen
+class LoweredOutput:
+    """How runtime v2's lowered graph (its executable artefact) delivers output ``name``: ``split``,
+    whether a SplitTensorForOutputData of its own OutputData slot exists (the output computed straight
+    into the caller's memory, ModelOutTensorZeroCopy); ``ensure_from``, what feeds its
+    EnsureTensorAtOutMemory: ``"split"`` (that SplitTensorForOutputData), another node's type, or
+    None when the graph has no Ensure for it."""
+
+    name: str
+    split: bool
+    ensure_from: str | None
+
+
+@attrs.frozen
 class ExecutionObservation:
     """One execute call of a loaded model.
 
@@ -65,7 +89,9 @@ class ExecutionObservation:
     actually read or wrote for it in this call (the user's buffer under zero
     copy, the model's or a runtime allocation otherwise). ``counters`` are the
     device's counters of the call alone, as the device reports them (field name
-    -> count; empty when not transcribed).
+    -> count; empty when not transcribed). ``out_tensors``: the caller's output
+    tensor objects (runtime v2's API hands them back with a shape; empty for v1);
+    ``lowered_outputs``: per output, how v2's lowered graph delivers it (empty for v1).
     """
 
     load: LoadObservation
@@ -76,6 +102,8 @@ class ExecutionObservation:
     outputs: tuple[OutputResult, ...] = ()
     result: CallResult = attrs.field(factory=lambda: CallResult(ok=True))
     counters: dict[str, int] = attrs.field(factory=dict)
+    out_tensors: tuple[OutputTensor, ...] = ()
+    lowered_outputs: tuple[LoweredOutput, ...] = ()
 
     def buffer(self, name: str) -> UserBuffer | None:
         return next((b for b in self.buffers if b.name == name), None)

@@ -22,6 +22,7 @@ class LoadOptionsObservation:
     reuse_zero_copy_memory: bool = False
     always_zero_copy: bool = False
     ge_compat: bool = False
+    trust_shape_on_out_tensor: bool = False
 
 
 @attrs.frozen

@@ -371,3 +371,29 @@ def passthrough_model():
     x = b.input("x", (4, 8))
     b.output(x, b.op("Relu", [x]))
     return build_model(b.build())
+
+
+# -- trust_shape_on_out_tensor: TrustOutTensor removing nothing -> V2-TRUST-SHAPE ------------------
+
+def test_trust_shape_drops_exactly_the_redundant_ensure_and_keeps_the_callers_shape(monkeypatch):
+    """The mutant that survived verify: TrustOutTensor returning the graph unchanged whenever it found
+    something to remove, so under trusted shapes each output's shape was overwritten anyway."""
+    from zcspec.checks.scenario import Scenario, observe
+    from zcspec.checks.zoo import load
+    from zcspec.impl.compiler.options import CompileOptions
+    from zcspec.impl.runtime.v2 import passes
+
+    graph = load("builtin:inplace_passthrough")
+    trusted = {"runs": [{"runtime": "v2", "always_zero_copy": True, "trust_shape_on_out_tensor": True}]}
+    (good,) = observe(Scenario("execution", graph, CompileOptions(), trusted))
+    assert clean("V2-TRUST-SHAPE", good)
+    kept = [t for t in good.out_tensors if t.after is None]
+    assert kept, "some output computed into the caller's memory keeps the caller's (absent) shape"
+    (plain,) = observe(Scenario("execution", graph, CompileOptions(), {"runs": [{"runtime": "v2"}]}))
+    assert fired("V2-TRUST-SHAPE", plain) == () and all(t.after is not None for t in plain.out_tensors)
+
+    monkeypatch.setattr(passes, "PIPELINE", tuple((n, (lambda g, o: g) if n == "TrustOutTensor" else f, on)
+                                                  for n, f, on in passes.PIPELINE))
+    (bad,) = observe(Scenario("execution", graph, CompileOptions(), trusted))
+    found = fired("V2-TRUST-SHAPE", bad)
+    assert {v.culprit for v in found} >= {f"output {t.name!r}" for t in kept}
