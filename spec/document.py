@@ -32,8 +32,8 @@ INTRO = (
     "and how to add an invariant: [docs/spec-guide.md](spec-guide.md).",
     "Each invariant is a claim about an observable artefact (a memory plan, a model file, a load, an "
     "execution), never about code, so a plan or trace exported by another implementation in the same JSON "
-    "form can be checked too. Every claim carries its GE source (paths into the GE repository; fact numbers "
-    "into ge-facts.md), the smallest example that satisfies it and the smallest that violates it. Both "
+    "form can be checked too. Every claim carries its GE source (files and functions of the GE repository, "
+    "mirror-cann/ge), the smallest example that satisfies it and the smallest that violates it. Both "
     "examples are checked by tests/spec/test_spec_examples.py: the satisfying one is clean against the whole "
     "catalogue and exercises the claim, the violating one is reported naming the culprit shown.",
 )

@@ -38,7 +38,7 @@ ZC_NOMERGE = Invariant(
               "or outputs merged into one block would both be re-pointed at one user buffer, and the user's "
               "buffers are not contiguous, so one of them would be read from or written to the wrong place.",
     ge_source=GE_MEM + "block_mem_assigner.cc (CanReuseBlock, AddLifeReuseBlock: two zero-copy blocks never "
-              "merge); graph_mem_assigner.h; ge-facts.md 2.4.2, 2.5.10, 3.6.2",
+              "merge); graph_mem_assigner.h",
     applies_to="plan", concern="blocks", predicate=_zc_nomerge,
     precondition=lambda plan: any(b.zero_copy for b in plan.blocks),
 )
@@ -74,7 +74,7 @@ ZC_NOREUSE = Invariant(
               "ge.exec.inputReuseMemIndexes / outputReuseMemIndexes, deliberately allow children in zero-copy "
               "blocks; zcspec does not model those options, so this claim holds without exception.)",
     ge_source=GE_MEM + "block_mem_assigner.cc (ReuseBlock, AddZeroCopyLifeReuseBlock); graph_mem_assigner.cc "
-              "(AssignZeroCopyMemory); ge-facts.md 2.4.2, 2.5.10, 2.7.4, 3.2",
+              "(AssignZeroCopyMemory)",
     applies_to="plan", concern="blocks", predicate=_zc_noreuse,
     precondition=lambda plan: any(t.zero_copy for t in plan.tensors),
 )
@@ -158,7 +158,7 @@ ZC_IO = Invariant(
               "satisfies every claim that starts from the flag, while the runtime then copies where GE binds "
               "the user's buffer, or an intermediate tensor shares bytes with the user's data.",
     ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::IsZeroCopyBlock, GetOutputFlowToNetoutputNum, "
-              "IsNodeSupportZeroCopy); ge-facts.md 2.6.1-2.6.4",
+              "IsNodeSupportZeroCopy)",
     applies_to="plan", concern="blocks", predicate=_zc_io,
     precondition=lambda plan: _zc_io_facts(plan) and bool(expected_zero_copy(plan)),
 )
@@ -202,8 +202,7 @@ ATOMIC_NOREUSE = Invariant(
               "gives atomic outputs a whole-graph life and places them after the feature-map blocks so the "
               "clean can never wipe another tensor's data, and blocks holding atomic memory never share with "
               "Data blocks.",
-    ge_source=GE_MEM + "graph_mem_assigner.cc (ReAssignAtomicMemory, AssignAtomicOutputMemory); block_type_list.cc; "
-              "ge-facts.md 2.5.4, 2.5.11, 3.3.2",
+    ge_source=GE_MEM + "graph_mem_assigner.cc (ReAssignAtomicMemory, AssignAtomicOutputMemory); block_type_list.cc",
     applies_to="plan", concern="blocks",
     predicate=lambda plan: _exclusive(plan, set(plan.atomic), "atomic"),
     precondition=lambda plan: bool(plan.atomic),
@@ -233,7 +232,7 @@ FIXED_NOREUSE = Invariant(
               "execution; GE gives them no feature-map block at all (zero-memory node types) and their "
               "addresses are never refreshed, so sharing their bytes with anything would corrupt later runs.",
     ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::CheckIsZeroMemNodeType); "
-              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.cc (kMemoryTypeFix); ge-facts.md 2.5.3, 6.7.1",
+              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.cc (kMemoryTypeFix)",
     applies_to="plan", concern="blocks",
     predicate=lambda plan: _exclusive(plan, _fixed_names(plan), "fixed-address"),
     precondition=lambda plan: bool(_fixed_names(plan)),
@@ -279,7 +278,7 @@ CONT_INPUT = Invariant(
               "read all inputs from it. A zero-copy input would be re-pointed at a user buffer that is not "
               "next to the others, so GE never makes data flowing into a continuous input zero-copy.",
     ge_source=GE_MEM + "block_mem_assigner.cc (AssignContinuousBlocks); graph_mem_assigner.cc "
-              "(ReAssignContinuousMemory); ge-facts.md 2.5.6-2.5.7, 2.6.4, 3.5.2",
+              "(ReAssignContinuousMemory)",
     applies_to="plan", concern="blocks", predicate=_continuous,
     precondition=lambda plan: any(len(g.tensors) >= 2 for g in plan.continuous_groups),
 )
@@ -302,7 +301,7 @@ WS_OWNER = Invariant(
     rationale="Workspaces are scratch memory of one kernel; GE releases them at the next node. A longer "
               "lifetime wastes memory, a different step lets another node's tensor overwrite the scratch "
               "while the kernel runs.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (workspace release queue); ge-facts.md 2.2.5",
+    ge_source=GE_MEM + "block_mem_assigner.cc (workspace release queue)",
     applies_to="plan", concern="blocks", predicate=_ws_owner,
     precondition=lambda plan: bool(plan.workspaces),
 )

@@ -145,7 +145,7 @@ FAULT_KIND = Invariant(
               "and runs past its end, use_after_free for one that starts in freed memory no later allocation "
               "took, unmapped for one outside the device's memory, out_of_bounds for any other.",
     rationale="A fault is a report an engineer reads to find the bug: a stale pointer reported as out of bounds, "
-              "or an overrun as an unmapped access, points at the wrong culprit (DESIGN.md: the fault names the "
+              "or an overrun as an unmapped access, points at the wrong culprit (the fault names the "
               "task and the address).",
     ge_source="runtime/v1/graph/load/model_manager/model_utils.cc ModelUtils::ValidateMemRange (the range check "
               "and its 'memory out of range' report); the fault kinds are the emulated device's "

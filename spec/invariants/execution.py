@@ -48,7 +48,7 @@ V1_EQ_V2 = Invariant(
               "output of runtime v2.",
     rationale="Both runtimes drive the same kernels on the same emulated device; only addressing and copying "
               "differ, so any difference in results is a bug in one of them.",
-    ge_source="runtime/v1 (DavinciModel) vs runtime/v2 (gert executor); ge-facts.md 6, 7",
+    ge_source="runtime/v1 (DavinciModel) vs runtime/v2 (gert executor)",
     applies_to="execution", concern="execution", predicate=_v1_eq_v2,
     precondition=lambda obs: any(o.peer_digest is not None for o in obs.outputs),
 )
@@ -70,7 +70,7 @@ NO_FAULT = Invariant(
               "read-only memory).",
     rationale="The emulated device checks every kernel access against its live allocations, so a stale or "
               "unrefreshed address, or a layout past the end of a region, surfaces as a fault naming the task.",
-    ge_source="(zcspec) emulated NPU (DESIGN.md 'The emulated NPU')",
+    ge_source="(zcspec) emulated NPU (docs/device.md)",
     applies_to="execution", concern="execution", predicate=_no_fault,
     precondition=lambda obs: any(e.kind == "launch" for e in obs.events),
 )
@@ -98,7 +98,7 @@ NO_LEAK = Invariant(
               "mode), copy staging buffers and a caching allocator that never returns its spans are the usual "
               "leaks. A runtime's log of its own blocks cannot show a pool that is never given back.",
     ge_source="runtime/v2/kernel/memory/memory_kernel.cc (FreeMemory); runtime/v2/core/utils/tensor_utils.cc; "
-              "runtime/v2/kernel/memory/caching_mem_allocator.cc (the pool released with its allocator); ge-facts.md 7.6, 7.7",
+              "runtime/v2/kernel/memory/caching_mem_allocator.cc (the pool released with its allocator)",
     applies_to="execution", concern="execution", predicate=_no_leak,
     precondition=lambda obs: any(e.kind == "unload" for e in all_events(obs)),
 )
@@ -126,7 +126,7 @@ FAILED_CALL_NO_CHANGE = Invariant(
               "already overwritten their memory or leaked device memory makes the retry unsafe. Validation "
               "must come before any side effect.",
     ge_source="runtime/v2/kernel/common_kernel_impl/build_tensor.cc; runtime/v1/.../davinci_model.cc "
-              "(size checks before UpdateAllNodeArgs); ge-facts.md 6.5.4a, 7.4",
+              "(size checks before UpdateAllNodeArgs)",
     applies_to="execution", concern="execution", predicate=_failed_call_no_change,
     precondition=lambda obs: bool(failed_calls(obs)),
 )
@@ -159,7 +159,7 @@ NO_OVERRUN = Invariant(
               "device (or hardware) that lets it through. GE checks a user buffer against the model's size "
               "before it is used.",
     ge_source=V1_MODEL + " (CheckUserAndModelSize, CheckInputAndModelSize); runtime/v2/kernel/common_kernel_impl/"
-              "build_tensor.cc (SplitTensorForOutputData); ge-facts.md 6.6.1, 7.4.2",
+              "build_tensor.cc (SplitTensorForOutputData)",
     applies_to="execution", concern="execution", predicate=_no_overrun,
     precondition=lambda obs: any(True for _ in accesses(obs)),
 )
@@ -191,7 +191,7 @@ READ_WRITTEN = Invariant(
               "read from an unrefreshed address reads bytes nobody wrote. GE copies inputs before the first "
               "task, loads the weights at init and cleans atomic outputs with a memset for this reason.",
     ge_source=V1_MODEL + " (CopyInputData before the tasks run; InitWeightMem); compiler/graph/build/memory/"
-              "graph_mem_assigner.cc (atomic clean of outputs that accumulate); ge-facts.md 3.3, 6.1",
+              "graph_mem_assigner.cc (atomic clean of outputs that accumulate)",
     applies_to="execution", concern="execution", predicate=_read_written,
     precondition=lambda obs: any(True for _ in consumed(obs)),
 )
@@ -239,8 +239,7 @@ NO_RACE = Invariant(
               "inserts a send/recv event pair on every edge between nodes on different streams, and reuses "
               "memory across streams only along such edges.",
     ge_source="compiler/graph/build/stream/stream_allocator.cc (StreamAllocator::InsertSyncEvents); "
-              "compiler/graph/build/memory/block_mem_assigner.cc (GetDiffStreamEdgeLife, CanBlockLifeReuse); "
-              "ge-facts.md 2.9",
+              "compiler/graph/build/memory/block_mem_assigner.cc (GetDiffStreamEdgeLife, CanBlockLifeReuse)",
     applies_to="execution", concern="execution", predicate=_no_race,
     precondition=_cross_stream,
 )
@@ -283,7 +282,7 @@ TENSOR_INTACT = Invariant(
               "into live memory shows up as a read that finds another writer's bytes. Checking the writes, not "
               "only the reads, catches corruption that a later overwrite would hide from the oracle.",
     ge_source="compiler/graph/build/memory/block_mem_assigner.cc (GetNodeMaxLifeBySymbol, "
-              "ReleaseInputNodeOutMemory, CanBlockLifeReuse); ge-facts.md 2.2, 2.9",
+              "ReleaseInputNodeOutMemory, CanBlockLifeReuse)",
     applies_to="execution", concern="execution", predicate=_tensor_intact,
     precondition=lambda obs: any(True for _ in _intact_reads(obs)),
 )
@@ -322,7 +321,7 @@ INPLACE_SAME_BYTES = Invariant(
               "the kernel overwrite input elements it has not read yet (tiled hardware kernels read and write "
               "in chunks), which the emulator, computing before it commits, would never show in the numbers.",
     ge_source="compiler/graph/build/memory/mem_inplace.cc (ProcessInplace); graph_metadef/graph/utils/"
-              "graph_utils.cc (GetSupportInplaceOutput); ge-facts.md 2.10.3",
+              "graph_utils.cc (GetSupportInplaceOutput)",
     applies_to="execution", concern="execution", predicate=_inplace_same_bytes,
     precondition=lambda obs: any(True for _ in _in_place(obs)),
 )

@@ -49,7 +49,7 @@ NO_OVERLAP = Invariant(
     rationale="This is the safety property of static planning: a tensor is overwritten while it is still "
               "needed exactly when it shares bytes with a tensor alive at the same step. The check recomputes "
               "overlaps with a sweep over time (O(N log N) for a valid plan), never from the planner's blocks.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (ReuseBlock, CanReuseBlock, ReuseBlocksByLifeTime); ge-facts.md 2.2, 2.4, 2.7",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ReuseBlock, CanReuseBlock, ReuseBlocksByLifeTime)",
     applies_to="plan", concern="layout", predicate=_no_overlap, precondition=_some_lifetimes_overlap,
 )
 
@@ -97,7 +97,7 @@ ALIGN = Invariant(
               "modelled and checked against its own claim. Tensors inside a NoPadding continuous group and "
               "aliases are exempt from the tensor rule: they start wherever their group or root puts them.",
     ge_source=GE_MEM + "mem_assigner.h (MEM_ALIGN_SIZE); mem_reuse_strategy.cc (AlignMemOffset); "
-              "graph_mem_assigner.h (CleanMemInfo::size); ge-facts.md 1.1-1.3, 1.6, 12",
+              "graph_mem_assigner.h (CleanMemInfo::size)",
     applies_to="plan", concern="layout", predicate=_align,
     precondition=lambda plan: any(b.region in granularities(plan)[0] for b in plan.blocks),
 )
@@ -144,8 +144,7 @@ TENSOR_SIZE = Invariant(
               "size). The spec recomputes the size from the tensor's shape and dtype instead of trusting the "
               "planner's figure, so a rounding slip (one unit too many or too few) shows at once.",
     ge_source="compiler/engines/nn_engine/utils/common/op_tensor_utils.cc (OpTensorUtils::CalibrateTensorSize); "
-              "graph_metadef/graph/utils/tensor_size_utils.cc (TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding); "
-              "ge-facts.md 1.3",
+              "graph_metadef/graph/utils/tensor_size_utils.cc (TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding)",
     applies_to="plan", concern="layout", predicate=_tensor_size,
     precondition=lambda plan: next(_sized(plan), None) is not None,
 )
@@ -191,7 +190,7 @@ REGION_COVER = Invariant(
     rationale="The runtime allocates each region with exactly the recorded size; a placement past the end is "
               "an out-of-bounds access on the device, and a tensor outside its block escapes every reuse "
               "decision that was made about the block.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (ResizeMemoryBlocks, MemoryBlock::SetHeadOffset); ge-facts.md 2.8.2-2.8.3",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ResizeMemoryBlocks, MemoryBlock::SetHeadOffset)",
     applies_to="plan", concern="layout", predicate=_region_cover,
     precondition=lambda plan: bool(plan.tensors),
 )
@@ -239,8 +238,7 @@ IO_ATTRIBUTES = Invariant(
               "back too little memory, refresh the wrong bytes, or copy where it should not.",
     ge_source="compiler/graph/build/memory/graph_mem_assigner.cc (GraphMemoryAssigner::AssignZeroCopyMemory); "
               "compiler/graph/passes/memory_conflict/set_input_output_offset_pass.cc (SetInputOutputOffsetPass::Run); "
-              "runtime/v1/graph/load/model_manager/davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy); "
-              "ge-facts.md 2.6.8, 3.2.6, 5.2, 6.1.1-6.1.3",
+              "runtime/v1/graph/load/model_manager/davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy)",
     applies_to="plan", concern="layout", predicate=lambda plan: _io_attributes(plan) if plan.attributes else (),
     precondition=lambda plan: plan.attributes is not None and any(t.region in ("feature_map", "zero_copy")
                                                                    for t in plan.tensors),
@@ -286,7 +284,7 @@ INPUTS_SORTED = Invariant(
               "size, so that small inputs copied to the model (when zero copy cannot be used) are adjacent and "
               "can be merged into one host-to-device copy. std::sort is unstable, so equal sizes may come in "
               "any order.",
-    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory, pass B); ge-facts.md 3.2.2-3.2.3, 6.6.3",
+    ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory, pass B)",
     applies_to="plan", concern="layout", predicate=_inputs_sorted,
     precondition=lambda plan: len({size for _, size in _input_blocks(plan)}) >= 2,
 )
@@ -319,7 +317,7 @@ ALIAS_SHARES_ROOT = Invariant(
               "The non-overlap check treats root and aliases as one piece of memory, which is sound only if "
               "this holds.",
     ge_source=GE_MEM + "block_mem_assigner.cc (ApplyOutMemory, IsSymbolExist); graph_mem_assigner.cc "
-              "(AssignReferenceMemory); ge-facts.md 2.3.1, 3.1.1",
+              "(AssignReferenceMemory)",
     applies_to="plan", concern="layout", predicate=_alias_shares_root,
     precondition=lambda plan: any(t.alias_of is not None for t in plan.tensors),
 )
@@ -350,8 +348,7 @@ LIFETIME_COVERS_USES = Invariant(
     rationale="Non-overlap is only as good as the lifetimes it is checked against: a lifetime that ends before "
               "the last read lets the planner hand the memory to another tensor too early. The spec recomputes "
               "this from the consumer steps, as tinygrad's planner test recomputes lifetimes independently.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs); "
-              "ge-facts.md 2.2.3-2.2.4",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs)",
     applies_to="plan", concern="layout", predicate=_lifetime_covers_uses,
     precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_outputs),
 )
@@ -409,8 +406,8 @@ LOWER_BOUND = Invariant(
               "may report a tighter (higher) bound that accounts for its rules, e.g. a continuous group placed "
               "whole over its joint lifetime; the claim allows that and only requires it to stay a bound the "
               "plan itself meets.",
-    ge_source="planning-facts.md (the lower bound); " + GE_MEM + "hybrid_mem_assigner.cc (planner score); "
-              "dynamic_batch_mem_assigner.cc (batches overlap); ge-facts.md 4.2-4.3",
+    ge_source="the max-live lower bound of dynamic storage allocation (docs/packing.md); " + GE_MEM + "hybrid_mem_assigner.cc (planner score); "
+              "dynamic_batch_mem_assigner.cc (batches overlap)",
     applies_to="plan", concern="layout", predicate=_lower_bound,
     precondition=lambda plan: any(t.region == "feature_map" for t in plan.tensors),
 )

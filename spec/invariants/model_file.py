@@ -23,8 +23,7 @@ WELL_FORMED = Invariant(
     rationale="A truncated or corrupted file loaded anyway gives tasks whose argument slots point anywhere; "
               "the device would fault (or silently compute garbage) far from the cause. GE validates the om "
               "header and partition table at load (a static om with one partition is rejected, E10055).",
-    ge_source="runtime/v1/graph/load/model_manager/model_manager.cc (ModelManager::GetModelMemAndWeightSize); "
-              "ge-facts.md 6.1.5",
+    ge_source="runtime/v1/graph/load/model_manager/model_manager.cc (ModelManager::GetModelMemAndWeightSize)",
     applies_to="model_file", concern="model_file", predicate=_well_formed,
     # Only a malformed file can tell a loader that checks from one that does not.
     precondition=lambda mf: mf.load is not None and bool(mf.header.problems()),
@@ -59,7 +58,7 @@ SLOT_IN_REGION = Invariant(
               "out-of-bounds access waiting to happen, a table entry naming no slot is a refresh that "
               "silently does nothing.",
     ge_source="runtime/v1/graph/load/model_manager/task_info/args_io_addrs_updater.cc; "
-              "[legacy] 910/ge/graph/load/model_manager/zero_copy_task.cc (offset + 8 <= args size); ge-facts.md 6.5.6, 6.9.1",
+              "[legacy] 910/ge/graph/load/model_manager/zero_copy_task.cc (offset + 8 <= args size)",
     applies_to="model_file", concern="model_file", predicate=_slot_in_region,
     precondition=lambda mf: any(t.slots for t in mf.tasks),
 )

@@ -147,7 +147,7 @@ MEMCPY_ADDR_ASYNC = Invariant(
     ge_source="compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc (MemcpyAddrAsyncPass::Run, "
               "AddMemcpyAddrAsyncNode, NeedInsertMemAddrAsyncNodeAfterData); "
               "runtime/v1/graph/load/model_manager/task_info/rts/memcpy_addr_async_task_info.cc; "
-              "task_args_refresh_type_classifier.cc (TaskArgsRefreshTypeClassifier::ClassifyMultiTasks); ge-facts.md 5.3, 6.7.4, 11.3",
+              "task_args_refresh_type_classifier.cc (TaskArgsRefreshTypeClassifier::ClassifyMultiTasks)",
     applies_to="model_file", concern="passes", predicate=_memcpy_addr_async,
     precondition=lambda mf: _exercised(mf),
 )

@@ -54,7 +54,7 @@ SLOT_REFRESH = Invariant(
               "relative offset lets one user buffer feed several task addresses (buffer fusion). A slot left at "
               "the model's address reads stale data or writes where the user never looks.",
     ge_source=V1 + "davinci_model.cc (UpdateAllNodeArgs, ConstructZeroCopyIoActiveBaseAddrs); zero_copy_offset.cc; "
-              "task_info/args_io_addrs_updater.cc; ge-facts.md 6.3, 6.5.4, 6.5.6",
+              "task_info/args_io_addrs_updater.cc",
     applies_to="execution", concern="runtime_v1", predicate=_slot_refresh,
     precondition=lambda obs: next(_refreshed_entries(obs), None) is not None,
 )
@@ -102,7 +102,7 @@ NO_MODEL_IO_SLOT = Invariant(
               "not even allocated, so a slot still pointing there reads or writes unbacked memory; otherwise "
               "it silently uses the model's copy instead of the user's data.",
     ge_source=V1 + "memory_app_type_classifier.cc (any FM-typed address outside the FM segments is model I/O); "
-              "davinci_model.cc (GenMemAllocations); ge-facts.md 6.1.3, 6.5.1-6.5.4, 6.7.2",
+              "davinci_model.cc (GenMemAllocations)",
     applies_to="execution", concern="runtime_v1", predicate=_no_model_io_slot,
     precondition=lambda obs: is_v1(obs) and obs.load.options.zero_copy and obs.result.ok and bool(obs.slots)
     and bool(getattr(obs.load.region("zero_copy"), "size", 0)) and judged(obs.load),
@@ -162,7 +162,7 @@ COPY_ONLY_ONCE = Invariant(
               "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "
               "tasks write the user buffer while the copy overwrites it.",
     ge_source=V1 + "davinci_model.cc (copy_only_addrs_, CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy, "
-              "DisableZeroCopy); ge-facts.md 6.4.3-6.4.6, 6.5.2-6.5.5",
+              "DisableZeroCopy)",
     applies_to="execution", concern="runtime_v1", predicate=_copy_only_once,
     precondition=lambda obs: next(_copy_only_io(obs), None) is not None,
 )
@@ -188,8 +188,7 @@ REUSE_ZC_MEMORY = Invariant(
     rationale="The option means: do not back the I/O region, always bind I/O to the user's buffers (GE's design "
               "note misdescribes it as reuse across executions). Data or outputs outside zero-copy blocks have "
               "no refreshable address of their own, so their data must be copied.",
-    ge_source=V1 + "davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy, DisableZeroCopyInReuseMemoryMode); "
-              "ge-facts.md 6.1.3, 6.4.3-6.4.4, 9.2, 11.2",
+    ge_source=V1 + "davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy, DisableZeroCopyInReuseMemoryMode)",
     applies_to="load", concern="runtime_v1", predicate=_reuse_zc_memory,
     precondition=lambda load: load.options.runtime == "v1" and load.options.reuse_zero_copy_memory
     and bool(getattr(load.region("zero_copy"), "size", 0)),
@@ -217,7 +216,7 @@ HCCL_COPY = Invariant(
               "is put to the test only where the HCCL flag is the one reason to copy, so a runtime that forgot "
               "the rule cannot hide behind another one.",
     ge_source=V1 + "task_info/hccl/hccl_task_info.cc (HcclTaskInfo::InitZeroCopyInfos); davinci_model.cc "
-              "(DavinciModel::DisableZeroCopy); ge-facts.md 6.8.1-6.8.3",
+              "(DavinciModel::DisableZeroCopy)",
     applies_to="execution", concern="runtime_v1",
     predicate=lambda obs: _copy_only_once(obs, _hccl_only(obs)),
     precondition=lambda obs: next(_copy_only_io(obs, _hccl_only(obs)), None) is not None,
@@ -265,8 +264,7 @@ ZERO_COPY_WHEN_ELIGIBLE = Invariant(
               "copied right. The eligible set comes from the model file's tasks and the spec's SoC table, "
               "never from the runtime's own copy-only decision.",
     ge_source=V1 + "davinci_model.cc (DavinciModel::GenInputMemAllocations, GenOutputMemAllocations, "
-              "ConstructZeroCopyIoActiveBaseAddrs); zero_copy_offset.cc (ZeroCopyOffset::SetOutsideAddrsValue); "
-              "ge-facts.md 6.3-6.5",
+              "ConstructZeroCopyIoActiveBaseAddrs); zero_copy_offset.cc (ZeroCopyOffset::SetOutsideAddrsValue)",
     applies_to="execution", concern="runtime_v1", predicate=_zero_copy_when_eligible,
     precondition=lambda obs: next(_eligible_io(obs), None) is not None,
 )
@@ -306,7 +304,7 @@ BUFFER_SIZE = Invariant(
     rationale="GE's CheckUserAndModelSize errors only when user + 64 < model size (E13025): the model's size is "
               "padded (align32 + 32), so a caller passing the raw byte count must always be accepted, while a "
               "truly short buffer must be refused before any task writes into it.",
-    ge_source=V1 + "davinci_model.cc (CheckUserAndModelSize, kDataMemAlignSizeCompare); ge-facts.md 1.7, 6.6.1, 8",
+    ge_source=V1 + "davinci_model.cc (CheckUserAndModelSize, kDataMemAlignSizeCompare)",
     applies_to="execution", concern="runtime_v1", predicate=_buffer_size,
     precondition=lambda obs: any(small or not obs.result.ok for _, _, small in _sized_buffers(obs)),
 )

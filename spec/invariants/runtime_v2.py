@@ -114,7 +114,7 @@ AZC_NO_ALLOC = Invariant(
               "memory (single-op execution relies on it); in exchange GE rewrites the output allocation into "
               "SplitTensorForOutputData and removes the allocator chain, so there is no fallback memory.",
     ge_source=V2 + "lowering/pass/model_out_tensor_zero_copy.cc; kernel/common_kernel_impl/build_tensor.cc "
-              "(SplitTensorForOutputData); ge-facts.md 7.1.2, 7.2.4, 7.4, 7.8",
+              "(SplitTensorForOutputData)",
     applies_to="execution", concern="runtime_v2", predicate=_azc_no_alloc,
     # A case tells right from wrong when a kernel computed an output, or when a buffer is unusable (a
     # runtime that falls back would compute the output elsewhere instead of refusing the call).
@@ -149,7 +149,7 @@ AZC_REJECT = Invariant(
     rationale="GE's SplitTensorForOutputData returns PARAM_INVALID (E13031) for a null tensor or address and for "
               "a buffer below the raw storage size (no padding). Failing before any kernel runs keeps the "
               "caller's memory intact, so the caller can retry with a correct buffer.",
-    ge_source=V2 + "kernel/common_kernel_impl/build_tensor.cc (SplitTensorForOutputData); ge-facts.md 7.4.1-7.4.2, 8",
+    ge_source=V2 + "kernel/common_kernel_impl/build_tensor.cc (SplitTensorForOutputData)",
     applies_to="execution", concern="runtime_v2", predicate=_azc_reject,
     precondition=lambda obs: _azc(obs) and any(_unusable(obs, t) for t in _outputs(obs)),
 )
@@ -205,7 +205,7 @@ DEFAULT_FALLBACK = Invariant(
     rationale="Without the caller's promise GE keeps AllocModelOutTensor: no address means allocate into the "
               "user tensor, a wrong placement means allocate and let EnsureTensorAtOutMemory copy.",
     ge_source=V2 + "kernel/outputs/model_outputs.cc (AllocModelOutTensor); kernel/common_kernel_impl/memory_copy.cc "
-              "(EnsureTensorAtOutMemory); ge-facts.md 7.3.3-7.3.4, 7.5.3-7.5.4",
+              "(EnsureTensorAtOutMemory)",
     applies_to="execution", concern="runtime_v2", predicate=_default_fallback,
     precondition=lambda obs: bool(_needs_fallback(obs)),
 )
@@ -259,7 +259,7 @@ OUT_IS_USER = Invariant(
               "AllocModelOutTensor, which shares the caller's memory, and EnsureTensorAtOutMemory sees source "
               "== destination and copies nothing.",
     ge_source=V2 + "lowering/pass/model_out_tensor_zero_copy.cc; kernel/outputs/model_outputs.cc; "
-              "kernel/common_kernel_impl/memory_copy.cc; ge-facts.md 7.2, 7.3.2, 7.5.4",
+              "kernel/common_kernel_impl/memory_copy.cc",
     applies_to="execution", concern="runtime_v2", predicate=_out_is_user,
     precondition=lambda obs: any(True for _ in _judged(obs)),
 )
@@ -290,7 +290,7 @@ NO_OVERRUN = Invariant(
               "report the size error. zcspec checks the size before sharing; with the ge_compat option it "
               "reproduces GE, and this claim then reports the overrun: a documented GE hazard, not a zcspec bug.",
     ge_source=V2 + "kernel/outputs/model_outputs.cc (AllocModelOutTensor, no size check); "
-              "kernel/common_kernel_impl/memory_copy.cc (EnsureTensorAtOutMemory); ge-facts.md 7.3.2, 7.5.4, 8",
+              "kernel/common_kernel_impl/memory_copy.cc (EnsureTensorAtOutMemory)",
     applies_to="execution", concern="runtime_v2", predicate=_no_overrun,
     precondition=lambda obs: is_v2(obs) and any(next(writes_into(obs.events, b), None) for b in obs.buffers),
 )
