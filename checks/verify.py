@@ -10,6 +10,9 @@ imports runs through both runtimes on its own inputs, judged by every execution 
 by ONNX's expected outputs (EXEC-ORACLE); one refused at import as unsupported is counted, not run.
 How each imports (refused naming which feature, which inputs frozen) must be what the reviewed record
 checks/conformance/imports.json states: a front end that refuses more, or asks for more values, fails.
+Crafted models (checks/frontend_cases.py: unsorted nodes, an If its initializers decide, a cycle, a
+missing tensor, an unknown op, an opset-6 training-mode BatchNormalization) must import and match
+onnxruntime, or be refused with the expected error naming the culprit.
 
 The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
 corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
@@ -21,14 +24,17 @@ With ``fail_fast`` the run stops at the first violation, crash or failed valid c
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from typing import Callable
 
 import attrs
+import onnx
 
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
 from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
 from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
@@ -40,7 +46,11 @@ from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
 from zcspec.checks.strategies.model_files import fixed_mutations
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
+from zcspec.impl.compiler import graph_json
+from zcspec.impl.compiler.frontend.onnx_import import from_model
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.validate import validate
+from zcspec.impl.platform.errors import BadInput
 
 # The non-vacuity floor: every invariant must be exercised by at least this many distinct cases.
 MIN_DISTINCT = 3
@@ -211,6 +221,11 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         _check_case(result, case, scenario, prove=config.proofs)
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
+    if "execution" in config.kinds and config.onnx_node_tests:
+        progress(f"front-end cases: {len(frontend_cases())} crafted ONNX models")
+        _frontend_cases(result, config)
+        if config.fail_fast and result.failing():
+            return _stop(result, start, "the front-end cases")
     if config.proofs and "plan" in config.kinds:
         progress(f"packing optimality: {PACKINGS} instances of at most {packing_proofs.MAX_BUFFERS} buffers")
         for buffers in packing_proofs.instances(PACKINGS, config.seed):
@@ -237,6 +252,32 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
                 return _stop(result, start, f"corpus {path}")
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
+    """Each crafted model of checks/frontend_cases.py: a refusal must be the expected one (an error of the
+    run otherwise); a model that must import runs through both runtimes against onnxruntime on its file."""
+    with tempfile.TemporaryDirectory(prefix="zcspec-frontend-") as folder:
+        for case in frontend_cases():
+            label_ = f"front-end case {case.name}"
+            try:
+                graph = (validate(graph_json.from_json(case.model)) if isinstance(case.model, str)   # as load_graph
+                         else from_model(case.model, file=case.name))
+            except BadInput as e:
+                if why := check_refusal(case, e):
+                    result.errors.append((label_, why))
+                continue
+            except Exception as e:  # a crash of the front end
+                result.errors.append((label_, f"{type(e).__name__}: {e}"))
+                continue
+            if case.refused:
+                result.errors.append((label_, f"imports; expected a {case.refused} naming "
+                                              f"{', '.join(case.culprits)} ({case.why})"))
+                continue
+            path = os.path.join(folder, f"{case.name}.onnx")
+            onnx.save(case.model, path)
+            scenario = Scenario("execution", graph, CompileOptions(soc=config.soc), _runtime("execution", graph, path))
+            _check_case(result, f"{label_} [execution]", scenario, prove=False)
 
 
 def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: bool) -> bool:
