@@ -161,6 +161,13 @@ def _zoo_cases(config: VerifyConfig):
             for m in fixed_mutations(config.seed):
                 yield (f"{model} [model_file, {m['op']}@{m['at']}]",
                        Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
+    if "execution" in config.kinds:
+        for model in (m for m in CALLER_MEMORY_MODELS if m in config.models):
+            graph = load(model)
+            for run in CALLER_MEMORY_RUNS:
+                keys = "+".join(k for k in ("work_memory", "weight_memory") if run.get(k))
+                yield (f"{model} [execution, caller {keys}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
     if "execution" in config.kinds and "builtin:collectives" in config.models:
         graph = load("builtin:collectives")
         for run in HCCL_ONLY_RUNS:
@@ -174,6 +181,13 @@ MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplac
 # never has that (the planner keeps such I/O out of zero-copy memory), a model whose HCCL tasks declare no
 # zero-copy support does (checks/execution MODEL_EDITS).
 HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": "v1", "reuse_zero_copy_memory": 1})
+
+
+# Loads with the caller's own work (feature-map) and weight memory, as GE's LoadModelFromData with memory
+# parameters: the zoo otherwise only loads models whose memory the runtime allocates.
+CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants")
+CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", "weight_memory": True},
+                      {"runtime": "v1", "work_memory": True, "weight_memory": True, "calls": 2})
 
 
 # The zoo's kinds: what a graph alone makes a case of (other kinds draw their own subjects).

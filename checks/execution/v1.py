@@ -16,7 +16,10 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``share``: pairs ``[a, b]`` of I/O tensor names: ``b`` is bound to ``a``'s buffer (overlapping
   buffers: two inputs may share one, an output may not);
 - ``seed``: inputs are standard normal draws from this seed (default 0);
-- ``batch``: the dynamic-batch branch every call runs (a model with branches needs one).
+- ``batch``: the dynamic-batch branch every call runs (a model with branches needs one);
+- ``work_memory`` / ``weight_memory``: the caller supplies the model's feature-map (work) memory /
+  its weight memory at load, exactly the sizes aclmdlQuerySize reports (work: memory_size, the
+  zero-copy region included), as GE's LoadModelFromData with memory parameters takes them (default False: the runtime allocates them); freed after the unload.
 
 Given the ``graph`` the model was compiled from, every successful call's outputs are read back
 from the caller's buffers and held to the oracle (checks/execution/judge.py); outputs no oracle
@@ -42,11 +45,12 @@ from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
-from zcspec.impl.runtime.v1.load import load
+from zcspec.impl.runtime.v1.load import load, query_size
 from zcspec.impl.runtime.v1.observe import observe_execution
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
-_KEYS = set(_LOAD_KEYS) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
+_CALLER_MEMORY = ("work_memory", "weight_memory")
+_KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
                            "misalign", "share", "seed", "batch"}
 
 
@@ -199,7 +203,8 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     options = options_of(runtime)
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
-    lm = load(dev, model, options)
+    caller = {key: _caller_memory(dev, model, key) for key in _CALLER_MEMORY if runtime.get(key)}
+    lm = load(dev, model, options, work=caller.get("work_memory"), weight=caller.get("weight_memory"))
     notes: list = []
     judged = _Judge(graph, model, runtime, notes)
     calls, held = [], None
@@ -222,4 +227,13 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     lm.unload()
     observations.append(observe_execution(lm, calls[-1][0], outputs=calls[-1][1]))
     _free(dev, held)
+    for addr, _size in caller.values():
+        dev.free(addr)
     return Observations(observations, notes)
+
+
+def _caller_memory(dev, model, key: str) -> tuple[int, int]:
+    """The caller's (ptr, size) for ``key``: exactly what aclmdlQuerySize reports (``query_size``: work =
+    memory_size, the zero-copy region included; weight = the weight region), at least one byte."""
+    size = int(query_size(model)[0 if key == "work_memory" else 1])
+    return dev.malloc(max(size, 1), tag=f"user {key.replace('_', ' ')}"), size
