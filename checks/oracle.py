@@ -54,6 +54,8 @@ def _onnx_nodes(graph: Graph, extra_inits: list, batch: str | None) -> list:
             out.append(helper.make_node(n.op_type, inputs, list(n.outputs), name=n.name, **_attrs(n)))
         elif n.op_type == "Softmax" and int(n.attr("_opset", 0)) >= 13:
             out += _softmax_along_axis(n, len(graph.desc[n.inputs[0]].shape))
+        elif n.op_type == "Softmax":
+            out += _softmax_coerced(n, graph.desc[n.inputs[0]].shape, extra_inits)
         elif n.op_type in oracle_forms.HANDLED:
             out += oracle_forms.opset9_nodes(n, graph, extra_inits)
         elif n.op_type == "PhonyConcat":
@@ -79,6 +81,22 @@ def _softmax_along_axis(n, rank: int) -> list:
             helper.make_node("Softmax", [last], [done], name=n.name, axis=rank - 1),
             helper.make_node("Transpose", [done], list(n.outputs), name=f"{n.name}/back",
                              perm=[int(i) for i in np.argsort(perm)])]
+
+
+def _softmax_coerced(n, shape, extra_inits: list) -> list:
+    """A Softmax of opsets 1-12 (coerce to 2-D at ``axis``, default 1), spelled so that no evaluator can
+    read it with opset 13's meaning: onnx.reference (1.23) evaluates an opset-9 Softmax along the last
+    axis, which gives all ones on a (1, 1000, 1, 1) classifier output. Flatten at ``axis``, Softmax on
+    the last axis of the 2-D result (where both meanings agree), Reshape back."""
+    rank = len(shape)
+    ax = int(n.attr("axis", 1)) % max(rank, 1)
+    if ax == rank - 1 or rank <= 1:
+        return [helper.make_node("Softmax", list(n.inputs), list(n.outputs), name=n.name, axis=max(rank - 1, 0))]
+    flat, done, back = f"{n.name}/flat", f"{n.name}/softmax", f"{n.name}/shape"
+    extra_inits.append(numpy_helper.from_array(np.array(shape, np.int64), back))
+    return [helper.make_node("Flatten", list(n.inputs), [flat], name=f"{n.name}/to_2d", axis=ax),
+            helper.make_node("Softmax", [flat], [done], name=n.name, axis=1),
+            helper.make_node("Reshape", [done, back], list(n.outputs), name=f"{n.name}/back")]
 
 
 def _chosen(merge, batch: str | None) -> str:

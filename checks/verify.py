@@ -185,7 +185,7 @@ HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": 
 
 # Loads with the caller's own work (feature-map) and weight memory, as GE's LoadModelFromData with memory
 # parameters: the zoo otherwise only loads models whose memory the runtime allocates.
-CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants")
+CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants", "zoo:squeezenet")
 CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", "weight_memory": True},
                       {"runtime": "v1", "work_memory": True, "weight_memory": True, "calls": 2})
 

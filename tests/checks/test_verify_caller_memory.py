@@ -24,6 +24,7 @@ def test_loads_with_caller_memory_are_clean_and_judged():
     assert not result.findings and not result.errors
     assert result.tally.cases >= 3 * len(CALLER_MEMORY_MODELS)
     assert result.tally.exercised["EXEC-ORACLE"] and result.tally.exercised["EXEC-READ-WRITTEN"]
+    assert any("squeezenet" in n for n in CALLER_MEMORY_MODELS)   # weights and an oracle: a real network
 
 
 def test_weights_never_copied_into_the_callers_memory_are_caught(monkeypatch):
