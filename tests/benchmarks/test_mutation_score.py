@@ -198,6 +198,9 @@ def test_a_run_past_its_limit_is_killed_with_its_children(tmp_path):
      "violation", "MEM-A"),
     ("print('CRASH in zoo:x [plan, ge]: KeyError'); raise SystemExit(1)", "crash", "CRASH in zoo:x [plan, ge]: KeyError"),
     ("raise SystemExit(2)", "bad-input", ""),
+    ("import sys; print('Z3 proofs (...): 1/2 proved'); print('  packing [1@0-1/8]: refuted suboptimal  arena 9'); "
+     "print('W:onnxruntime warning', file=sys.stderr); raise SystemExit(1)",
+     "violation", "packing [1@0-1/8]: refuted suboptimal  arena 9"),
     ("pass", "", ""),
 ])
 def test_verify_verdicts(tmp_path, code, kind, reason):
