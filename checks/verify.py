@@ -36,7 +36,7 @@ from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.execution import default_runtimes
-from zcspec.checks.models import parse_value, zoo_path
+from zcspec.checks.models import load_graph, parse_value, zoo_path
 from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
 from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.proofs.cases import case_proofs
@@ -46,10 +46,7 @@ from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
 from zcspec.checks.strategies.model_files import fixed_mutations
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
-from zcspec.impl.compiler import graph_json
-from zcspec.impl.compiler.frontend.onnx_import import from_model
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.impl.compiler.validate import validate
 from zcspec.impl.platform.errors import BadInput
 
 # The non-vacuity floor: every invariant must be exercised by at least this many distinct cases.
@@ -274,9 +271,14 @@ def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
     with tempfile.TemporaryDirectory(prefix="zcspec-frontend-") as folder:
         for case in frontend_cases():
             label_ = f"front-end case {case.name}"
+            path = os.path.join(folder, case.name + (".json" if isinstance(case.model, str) else ".onnx"))
+            if isinstance(case.model, str):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(case.model)
+            else:
+                onnx.save(case.model, path)
             try:
-                graph = (validate(graph_json.from_json(case.model)) if isinstance(case.model, str)   # as load_graph
-                         else from_model(case.model, file=case.name))
+                graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
             except BadInput as e:
                 if why := check_refusal(case, e):
                     result.errors.append((label_, why))
@@ -288,8 +290,6 @@ def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
                 result.errors.append((label_, f"imports; expected a {case.refused} naming "
                                               f"{', '.join(case.culprits)} ({case.why})"))
                 continue
-            path = os.path.join(folder, f"{case.name}.onnx")
-            onnx.save(case.model, path)
             scenario = Scenario("execution", graph, CompileOptions(soc=config.soc), _runtime("execution", graph, path))
             _check_case(result, f"{label_} [execution]", scenario, prove=False)
 
