@@ -3,7 +3,7 @@
 Prints, per instance: buffers, lower bound, greedy by size (best fit) arena,
 the arena ``pack(..., capacity=...)`` reaches within the time limit, its
 ratio to the capacity, and the time. Every packing is re-checked by the
-packer's independent validator (``packing.validate``) before it is reported.
+checker's independent judge of packings (``zcspec.checks.packing_check.validate``) before it is reported.
 
     python benchmarks/plan_hard.py [--data DIR] [--time-limit 60] [A B ...]
     python benchmarks/plan_hard.py --minimise            # no capacity: what the minimiser reaches and proves
@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from zcspec.impl.compiler.memory.packing import greedy, lower_bound, pack, read_minimalloc_csv, validate
+from zcspec.checks.packing_check import validate
+from zcspec.impl.compiler.memory.packing import greedy, lower_bound, pack, read_minimalloc_csv
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO.parent / "shared" / "data" / "minimalloc-challenging"

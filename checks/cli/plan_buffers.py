@@ -4,8 +4,10 @@
 reduces to its core rule, greedy by size with first fit (the lowest gap that
 holds the buffer). ``--strategy compact``: :func:`zcspec.impl.compiler.memory.packing.pack`.
 ``--json`` prints exactly ``{"arena": bytes, "offsets": {"<id>": offset}}``
-(DESIGN.md contract). With ``--capacity`` the exit code is 1 when the packing
-found does not fit in it.
+(the plan contract). With ``--capacity`` the exit code is 1 when the packing
+found does not fit in it. Before anything is printed the packing is judged by
+``zcspec.checks.packing_check`` (code shared with no packer): a packing that
+breaks a rule raises InvalidPackingError, a bug of the packer, never printed.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import json
 import time
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.packing_check import check
 from zcspec.impl.compiler.memory.packing import Packing, greedy, lower_bound, pack, read_minimalloc_csv
 
 
@@ -52,6 +55,7 @@ def run(args) -> int:
     else:
         result = plan_ge(buffers)
     seconds = time.perf_counter() - start
+    check(buffers, result)   # not against the capacity: missing it is exit code 1, not a broken packing
     fits = capacity is None or result.arena <= capacity
     if args.json:
         print(json.dumps({"arena": result.arena, "offsets": result.offsets}))

@@ -8,12 +8,13 @@ alignments differ did both). Here the packer under test
 run) packs seeded random instances of at most ``MAX_BUFFERS`` buffers, with alignments and buffers
 sharing a lifetime; the spec then, from the offsets alone:
 
-- checks the packing: every offset a non-negative multiple of its buffer's alignment, no two
-  buffers whose lifetimes intersect overlapping in memory;
+- judges the packing with :mod:`zcspec.checks.packing_check` (every buffer placed once at a
+  non-negative multiple of its alignment, no two buffers whose lifetimes intersect overlapping in
+  memory, ``Packing.arena`` what the offsets need): its first finding is the refutation;
 - computes its arena (``max(offset + size)``) and Z3's optimum for the same buffers
   (:func:`zcspec.checks.proofs.optimal.optimal_layout`, alignments included);
 - holds the packer to: arena == optimum (pack() ends with an exhaustive descent on instances this
-  small), ``Packing.arena`` == the arena of its offsets, ``optimal`` only when arena == optimum,
+  small), ``optimal`` only when arena == optimum,
   ``bound`` (its proved lower bound) never above the optimum.
 
 ``prove_packing(buffers)`` gives a ``ProofResult`` (proved / refuted / unknown: Z3 ran out of time),
@@ -24,6 +25,7 @@ from __future__ import annotations
 import random
 import time
 
+from zcspec.checks.packing_check import validate
 from zcspec.checks.proofs.optimal import OPTIMAL, optimal_layout
 from zcspec.checks.proofs.z3_layout import PROVED, REFUTED, UNKNOWN, ProofResult
 from zcspec.impl.compiler.memory.packing import Buffer
@@ -57,43 +59,22 @@ def label(buffers) -> str:
     return "packing [" + ", ".join(f"{b.size}@{b.lower}-{b.upper}/{b.align}" for b in buffers) + "]"
 
 
-def _broken(buffers, offsets) -> tuple[str, tuple[str, ...], str] | None:
-    """(kind, culprits, why) of the first rule the offsets break, None when they are a packing."""
-    for b in buffers:
-        o = offsets.get(b.id)
-        if not isinstance(o, int) or o < 0 or o % b.align:
-            return "misaligned", (b.id,), f"{b.id} at offset {o!r}: not a non-negative multiple of {b.align}"
-    for i, a in enumerate(buffers):
-        for b in buffers[i + 1:]:
-            if a.lower < b.upper and b.lower < a.upper:
-                oa, ob = offsets[a.id], offsets[b.id]
-                if oa < ob + b.size and ob < oa + a.size:
-                    return "overlap", (a.id, b.id), (f"{a.id} [{oa}, {oa + a.size}) and {b.id} [{ob}, {ob + b.size}) "
-                                                     f"overlap while both are live")
-    return None
-
-
 def prove_packing(buffers) -> ProofResult:
     """Pack ``buffers`` with the packer under test and hold the packing to Z3's optimum (module doc)."""
     buffers = tuple(buffers)
     start = time.perf_counter()
     packing = pack(buffers)
+    if found := validate(buffers, packing):
+        first = found[0]
+        return ProofResult(REFUTED, pair=first.buffers, kind=first.rule, reason="; ".join(f.message for f in found),
+                           build_s=time.perf_counter() - start)
     offsets = dict(packing.offsets)
-    if set(offsets) != {b.id for b in buffers}:
-        return ProofResult(REFUTED, kind="incomplete", reason=f"offsets for {sorted(offsets)}, buffers "
-                           f"{sorted(b.id for b in buffers)}", build_s=time.perf_counter() - start)
-    if broken := _broken(buffers, offsets):
-        kind, culprits, why = broken
-        return ProofResult(REFUTED, pair=culprits, kind=kind, reason=why, build_s=time.perf_counter() - start)
     arena = max(offsets[b.id] + b.size for b in buffers)
     built = time.perf_counter()
     best = optimal_layout([(b.size, b.lower, b.upper - 1) for b in buffers], aligns=[b.align for b in buffers],
                           timeout_ms=TIMEOUT_MS)
     solved = time.perf_counter() - built
     timing = dict(build_s=built - start, solve_s=solved)
-    if packing.arena != arena:
-        return ProofResult(REFUTED, kind="arena", reason=f"the packing reports arena {packing.arena}; "
-                           f"its offsets need {arena}", **timing)
     if best.status != OPTIMAL:
         if arena < best.lower_bound or packing.bound > best.arena:
             return ProofResult(REFUTED, kind="bound", reason=f"arena {arena}, reported bound {packing.bound}; "

@@ -6,11 +6,12 @@ their alignments differ, which loses the optimum and still certifies it, passed 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from zcspec.checks.proofs import packing
 from zcspec.checks.proofs.optimal import optimal_layout
 from zcspec.checks.verify import PACKINGS, VerifyConfig, verify
-from zcspec.impl.compiler.memory.packing import Buffer, sweep
+from zcspec.impl.compiler.memory.packing import Buffer, Packing, sweep
 
 
 def test_the_real_packer_reaches_the_optimum_on_every_instance_verify_draws():
@@ -57,11 +58,15 @@ def test_a_packer_losing_the_optimum_to_twin_pruning_is_refuted(monkeypatch):
     assert any("certifies it optimal" in r.reason for r in refuted)
 
 
-def test_an_overlapping_or_misaligned_packing_is_refuted_from_its_offsets():
+@pytest.mark.parametrize("offsets, arena, kind", [({"a": 0, "b": 4}, 12, "overlap"), ({"a": 0, "b": 10}, 18, "align"),
+                                                   ({"a": 0}, 8, "unplaced"), ({"a": 0, "b": 8}, 20, "arena")])
+def test_a_broken_packing_is_refuted_by_the_judge_of_packings(monkeypatch, offsets, arena, kind):
     bufs = (Buffer("a", 0, 2, 8, 4), Buffer("b", 1, 3, 8, 4))
-    assert packing._broken(bufs, {"a": 0, "b": 4})[0] == "overlap"
-    assert packing._broken(bufs, {"a": 0, "b": 10})[0] == "misaligned"
-    assert packing._broken(bufs, {"a": 0, "b": 8}) is None
+    monkeypatch.setattr(packing, "pack", lambda b: Packing(offsets, arena, False, "planted"))
+    result = packing.prove_packing(bufs)
+    assert (result.status, result.kind) == ("refuted", kind), result
+    monkeypatch.setattr(packing, "pack", lambda b: Packing({"a": 0, "b": 8}, 16, False, "planted"))
+    assert packing.prove_packing(bufs).status == "proved"
 
 
 def test_verify_fails_on_the_twin_pruning_bug(monkeypatch):

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from zcspec.checks.cli import plan_buffers
+from zcspec.checks.packing_check import validate
 from zcspec.impl.compiler.memory.packing import (
-    Buffer, BufferFileError, InvalidBufferError, lower_bound, pack, read_minimalloc_csv, validate,
+    Buffer, BufferFileError, InvalidBufferError, lower_bound, pack, read_minimalloc_csv,
 )
 
 DATA = Path(__file__).parent / "data"

@@ -7,8 +7,9 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from zcspec.checks.packing_check import validate
 from zcspec.checks.strategies.buffers import buffer_lists
-from zcspec.impl.compiler.memory.packing import Buffer, Packing, greedy, lower_bound, pack, search, sweep, validate
+from zcspec.impl.compiler.memory.packing import Buffer, Packing, greedy, lower_bound, pack, search, sweep
 
 
 def max_live(buffers) -> int:

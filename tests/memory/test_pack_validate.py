@@ -1,9 +1,9 @@
-"""The packer's independent validator: each rule caught on a planted fault, its independence, pack()'s self-check."""
+"""The independent judge of packings (checks/packing_check.py): each rule caught on a planted fault, its
+independence from the packer, and the places that run it (the memory tests, ``zcspec plan --buffers``)."""
 from __future__ import annotations
 
 import ast
-import importlib
-import os
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +12,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from zcspec.checks.strategies.buffers import buffer_lists
-from zcspec.impl.compiler.memory.packing import (
-    Buffer, InvalidPackingError, Packing, PackingFinding, check, greedy, pack, validate,
-)
-from zcspec.impl.compiler.memory.packing.packer import CHECK_ENV
+from zcspec.checks import packing_check
+from zcspec.checks.cli import plan_buffers
+from zcspec.checks.packing_check import InvalidPackingError, check, validate
+from zcspec.impl.compiler.memory.packing import Buffer, Packing, greedy, pack
 
 A, B = Buffer("a", 0, 3, 8), Buffer("b", 2, 5, 8)  # live together at step 2
 
@@ -90,30 +90,40 @@ def test_a_buffer_moved_onto_a_live_neighbour_is_caught(buffers, data):
     assert any(set(v.buffers) == {a.id, b.id} for v in found)
 
 
-def test_pack_checks_its_result_when_told(monkeypatch):
-    # A broken greedy stage (everything at 0) is caught by pack() itself under ZCSPEC_CHECK_PACKING.
+def _broken_greedy(monkeypatch):
+    """Every greedy stage puts everything at 0 (the a/b pair then overlaps)."""
     monkeypatch.setattr(greedy, "best_fit", lambda inst, order, first=False: np.zeros(len(inst), np.int64))
-    monkeypatch.setenv(CHECK_ENV, "1")
+    monkeypatch.setattr(greedy, "first_fit", lambda inst, order: np.zeros(len(inst), np.int64))
+
+
+def test_every_packing_of_the_memory_tests_is_judged(monkeypatch):
+    # tests/memory/conftest.py wraps pack(): a broken greedy stage fails the test that packs.
+    _broken_greedy(monkeypatch)
     with pytest.raises(InvalidPackingError, match="'a'.*'b'"):
         pack([A, B])
-    monkeypatch.setenv(CHECK_ENV, "0")
-    assert pack([A, B]).offsets == {"a": 0, "b": 0}  # unchecked, the bug goes through
 
 
-def test_the_memory_tests_run_with_the_check_on():
-    assert os.environ.get(CHECK_ENV) == "1"
+@pytest.mark.parametrize("strategy", ["ge", "compact"])
+def test_plan_buffers_judges_what_it_would_print(monkeypatch, tmp_path, capsys, strategy):
+    csv = tmp_path / "two.csv"
+    csv.write_text("id,lower,upper,size\na,0,3,8\nb,2,5,8\n")
+    args = argparse.Namespace(buffers=str(csv), strategy=strategy, json=True, capacity=None, time_limit=None)
+    assert plan_buffers.run(args) == 0
+    capsys.readouterr()
+    _broken_greedy(monkeypatch)
+    with pytest.raises(InvalidPackingError, match="overlap"):
+        plan_buffers.run(args)
+    assert capsys.readouterr().out == ""   # nothing printed: a broken packing never reaches the caller
 
 
-def test_the_validator_shares_no_code_with_the_packer():
-    """validate.py may import the standard library, attrs and the packer's errors, nothing else of zcspec."""
-    # The package exports the function validate(), so the module is looked up by name.
-    source = Path(importlib.import_module("zcspec.impl.compiler.memory.packing.validate").__file__)
+def test_the_judge_shares_no_code_with_the_packer():
+    """packing_check.py may import the standard library and attrs, nothing of zcspec."""
+    source = Path(packing_check.__file__)
     imported = set()
     for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             imported |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add("." * node.level + (node.module or ""))
-    allowed = {"__future__", "collections", "attrs", "zcspec.impl.compiler.memory.packing.errors"}
-    assert imported <= allowed, f"validate.py imports {sorted(imported - allowed)}: it must stay independent"
-    assert PackingFinding.__module__ == "zcspec.impl.compiler.memory.packing.validate"
+    allowed = {"__future__", "collections", "attrs"}
+    assert imported <= allowed, f"packing_check.py imports {sorted(imported - allowed)}: it must stay independent"

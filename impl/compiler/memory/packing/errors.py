@@ -1,10 +1,9 @@
-"""Errors of the interval packer: bad buffers, bad instance files, and a packing that breaks the rules.
+"""Errors of the interval packer: bad buffers and bad instance files.
 
-The first two are bad input: :class:`~zcspec.impl.compiler.errors.GraphError` s
+Both are bad input: :class:`~zcspec.impl.compiler.errors.GraphError` s
 (so the command line maps them to exit code 2) with structured fields naming
-the culprit. :class:`InvalidPackingError` is a broken promise of the packer
-itself (an ``AssertionError``: a bug, not bad input), raised when
-``validate.check`` finds violations.
+the culprit. (A packing that breaks the rules is the
+checker's finding: ``zcspec.checks.packing_check``.)
 """
 from __future__ import annotations
 
@@ -28,16 +27,3 @@ class BufferFileError(GraphError):
         where = f"line {line}: " if line else ""
         super().__init__(f"{where}{why}", file=file)
 
-
-class InvalidPackingError(AssertionError):
-    """A packing breaks a rule of its problem: ``violations`` (``validate.PackingFinding`` s) name the buffers."""
-
-    SHOWN = 5  # violations quoted in the message; the rest are counted
-
-    def __init__(self, violations):
-        self.violations = tuple(violations)
-        lines = [str(v) for v in self.violations[:self.SHOWN]]
-        more = len(self.violations) - self.SHOWN
-        if more > 0:
-            lines.append(f"... and {more} more")
-        super().__init__(f"invalid packing ({len(self.violations)} violation(s)): " + "; ".join(lines))

@@ -31,7 +31,6 @@ packing found is returned either way.
 """
 from __future__ import annotations
 
-import os
 import time
 
 import attrs
@@ -40,12 +39,7 @@ from zcspec.impl.compiler.memory.packing import greedy, search
 from zcspec.impl.compiler.memory.packing.bound import lower_bound
 from zcspec.impl.compiler.memory.packing.errors import InvalidBufferError
 from zcspec.impl.compiler.memory.packing.problem import Packing, check_unique
-from zcspec.impl.compiler.memory.packing.validate import check
 
-# Set (to anything but "" or "0") to re-check every packing pack() returns with
-# validate.py, raising InvalidPackingError on a violation. The test suite sets it;
-# off by default since the check sweeps every time-overlapping pair.
-CHECK_ENV = "ZCSPEC_CHECK_PACKING"
 
 
 def _packing(buffers, offsets, lb: int, method: str) -> Packing:
@@ -63,19 +57,15 @@ def pack(buffers, *, time_limit: float | None = None, capacity: int | None = Non
     packing fits, the best one found is returned (its arena then exceeds
     ``capacity``; callers check).
 
-    With ``$ZCSPEC_CHECK_PACKING`` set, the packing is re-checked by
-    :func:`~.validate.check` before it is returned (every buffer placed once,
-    aligned, inside the arena, no two live at once sharing a byte).
+    The packer does not judge its own result: ``zcspec.checks.packing_check``
+    does, with code it shares nothing with (``zcspec plan --buffers`` runs it).
     """
     buffers = list(buffers)
     check_unique(buffers)
     if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
         raise InvalidBufferError("<capacity>", f"capacity={capacity!r} must be a non-negative integer")
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    result = _stages(buffers, capacity, deadline)
-    if os.environ.get(CHECK_ENV, "") not in ("", "0"):
-        check(buffers, result)  # not against capacity: a best effort above it is a valid return
-    return result
+    return _stages(buffers, capacity, deadline)
 
 
 def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Packing:

@@ -4,7 +4,7 @@ A :class:`Buffer` must stay intact over the half-open steps ``[lower, upper)``
 (MiniMalloc's convention); two buffers whose lifetimes intersect must not
 overlap in memory. A :class:`Packing` gives every buffer an offset in one
 arena. Both are frozen and validated here, once, for every algorithm and
-reader (``validate.py`` re-checks a packing against its buffers on its own).
+reader (``zcspec.checks.packing_check`` re-checks a packing against its buffers on its own).
 """
 from __future__ import annotations
 

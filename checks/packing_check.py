@@ -1,8 +1,9 @@
-"""An independent check of a packing against its buffers.
+"""The judge of a packing: an independent check of the offsets the packer gives its buffers.
 
 As MiniMalloc validates its ``Solution`` with code apart from its solver, this
-module shares no code with the packer (greedy, sweep, search, the stages,
-the lower bound): it reads only the buffers' fields (``id``, ``lower``,
+module shares no code with the packer (impl/compiler/memory/packing: greedy, sweep, search, the
+stages, the lower bound) and lives with the checker, not in impl/: the packer carries no judge of
+its own output. It reads only the buffers' fields (``id``, ``lower``,
 ``upper``, ``size``, ``align``) and the packing's ``offsets`` and ``arena``, and
 recomputes which buffers are live together by its own sweep, so a bug in the
 packer's sections or overlaps cannot hide itself here. The rules:
@@ -25,7 +26,21 @@ from collections import Counter
 
 import attrs
 
-from zcspec.impl.compiler.memory.packing.errors import InvalidPackingError
+
+class InvalidPackingError(AssertionError):
+    """A packing breaks a rule of its problem: ``violations`` (:class:`PackingFinding` s) name the buffers.
+    An ``AssertionError``: a broken promise of the packer (a bug), not bad input."""
+
+    SHOWN = 5  # violations quoted in the message; the rest are counted
+
+    def __init__(self, violations):
+        self.violations = tuple(violations)
+        lines = [str(v) for v in self.violations[:self.SHOWN]]
+        more = len(self.violations) - self.SHOWN
+        if more > 0:
+            lines.append(f"... and {more} more")
+        super().__init__(f"invalid packing ({len(self.violations)} violation(s)): " + "; ".join(lines))
+
 
 RULES = ("duplicate", "unplaced", "unknown", "offset", "align", "arena", "capacity", "overlap")
 
