@@ -165,6 +165,12 @@ def _zoo_cases(config: VerifyConfig):
                 keys = "+".join(k for k in ("work_memory", "weight_memory") if run.get(k))
                 yield (f"{model} [execution, caller {keys}]",
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in EXTERNAL_ALLOC_MODELS if m in config.models):
+            graph = load(model)
+            for k in EXTERNAL_ALLOC_FAILS_AT:
+                run = {"runtime": "v2", "always_external_allocator": True, "external_alloc_fails_at": k}
+                yield (f"{model} [execution, v2 external allocator fails at {k}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
     if "execution" in config.kinds and "builtin:collectives" in config.models:
         graph = load("builtin:collectives")
         for run in HCCL_ONLY_RUNS:
@@ -185,6 +191,13 @@ HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": 
 CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants", "zoo:squeezenet")
 CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", "weight_memory": True},
                       {"runtime": "v1", "work_memory": True, "weight_memory": True, "calls": 2})
+
+# Executions whose caller's external allocator returns null on one request (out of memory), between two
+# with a working allocator: the zoo's allocators otherwise never fail, so a v2 that used the null block or
+# left the failed call's blocks behind passed verify (checks/execution/v2.py, EXEC-FAILED-CALL-NO-CHANGE).
+# Both models make at least 3 requests a call: the first request fails, or the third, with blocks live.
+EXTERNAL_ALLOC_MODELS = ("builtin:atomic_clean", "builtin:workspace_streams")
+EXTERNAL_ALLOC_FAILS_AT = (1, 3)
 
 
 # The zoo's kinds: what a graph alone makes a case of (other kinds draw their own subjects).

@@ -11,12 +11,23 @@ scenario's JSON dict (checks/scenario.py):
 - ``seed``: the inputs are standard normal draws from this seed (default 0);
 - ``batch``: the dynamic-batch branch the call runs (a model with branches needs one);
 - ``threads``: that many further calls made at once from as many threads on the loaded executor,
-  each with fresh output buffers of the same sizes (the inputs are shared: nothing writes them).
+  each with fresh output buffers of the same sizes (the inputs are shared: nothing writes them);
+- ``external_alloc_fails_at``: k >= 1. Every call passes the caller's external allocator (device
+  memory, one block per request) and the run makes three calls, one after another, on the same
+  buffers, as a caller that retries: one with a working allocator, one whose allocator returns 0
+  (null, out of memory) on its k-th request, counting from 1, and works otherwise, then one with a
+  working allocator again. The second call must fail with the runtime's error (a RuntimeV2Error):
+  a success is reported as an AssertionError of the run, another exception propagates, and the
+  device's fault is observed. The spec judges the rest from the trace and the buffers
+  (EXEC-FAILED-CALL-NO-CHANGE: nothing written into a user buffer, no allocation left behind;
+  EXEC-ORACLE on the third call: the loaded model still computes). ScenarioError when k is not an
+  integer >= 1, comes with ``threads``, or exceeds the requests the first call made.
 
 Each observation carries the caller's output tensors as given and as handed back (their shapes:
 V2-TRUST-SHAPE). Given the ``graph`` the model was compiled from, a successful call's outputs are read where the
 call put them (the caller's buffer, or the tensor handed over in its place) and held to the
-oracle (checks/execution/judge.py); outputs no oracle judged are the result's notes.
+oracle (checks/execution/judge.py); outputs no oracle judged are the result's notes, and so is a
+call with a working allocator of an ``external_alloc_fails_at`` run that failed on valid buffers.
 
 The call's failure (a RuntimeV2Error, or under ge_compat the device's fault) is part of the
 observation, not an exception; the model is unloaded before observing, so leaks show.
@@ -31,7 +42,7 @@ import numpy as np
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import judge
-from zcspec.checks.execution.judge import Observations
+from zcspec.checks.execution.judge import Note, Observations
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.io_names import io_names
@@ -43,15 +54,50 @@ from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.observables.execution import OutputTensor
 
+FAILS_AT = "external_alloc_fails_at"
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
-_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch", "threads"}
+_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch", "threads", FAILS_AT}
 
 
 def options_of(runtime: dict) -> LoweringOptions:
     unknown = sorted(set(runtime) - _KEYS)
     if unknown:
         raise ScenarioError(f"runtime v2 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}", key=", ".join(unknown))
+    fails_at_of(runtime)
     return LoweringOptions(**{k: runtime[k] for k in _SWITCHES if k in runtime})
+
+
+def fails_at_of(runtime: dict) -> int | None:
+    """The run's ``external_alloc_fails_at`` (None: not set); ScenarioError naming the key when malformed."""
+    k = runtime.get(FAILS_AT)
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ScenarioError(f"runtime v2 scenario: {FAILS_AT}={k!r} must be an integer >= 1: the request of the "
+                            "caller's allocator that returns null, counting from 1", key=FAILS_AT)
+    if runtime.get("threads"):
+        raise ScenarioError(f"runtime v2 scenario: {FAILS_AT} makes its calls one after another, so it cannot "
+                            f"come with threads={runtime['threads']!r}; drop one of the two", key=FAILS_AT)
+    return k
+
+
+class _CallerMemory:
+    """The caller's hooks of an ExternalAllocator: one device block per request, except that request
+    ``fails_at`` (from 1; None: none) returns 0, as an allocator out of memory does. ``requests`` counts them."""
+
+    def __init__(self, dev: Device, fails_at: int | None = None):
+        self.dev, self.fails_at, self.requests = dev, fails_at, 0
+
+    def alloc(self, size: int) -> int:
+        self.requests += 1
+        return 0 if self.requests == self.fails_at else self.dev.malloc(size, tag="external block")
+
+    def free(self, addr: int) -> None:
+        if addr:   # free(NULL) does nothing, as C's: a runtime that used a null block shows as its accesses
+            self.dev.free(addr)
+
+    def allocators(self) -> dict:
+        return {"device": ExternalAllocator(self.alloc, self.free)}
 
 
 def _output(dev, io, size: int, placement: str) -> Tensor:
@@ -75,52 +121,119 @@ def _read(dev, model, result) -> dict:
     return got
 
 
+@attrs.define
+class _Run:
+    """One run's loaded executor, its caller's inputs and output buffers, and how a call is judged."""
+
+    model: object
+    runtime: dict
+    graph: object
+    dev: Device
+    exe: StreamExecutor
+    arrays: dict
+    inputs: list
+    name: str
+    notes: list = attrs.Factory(list)
+
+    def fresh(self) -> list[Tensor]:
+        """New output buffers of the run's sizes and placement."""
+        sizes, placement = self.runtime.get("output_sizes", {}), self.runtime.get("output_placement", "device")
+        return [_output(self.dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in self.model.tasks.outputs]
+
+    def execute(self, outputs: list, allocators: dict | None) -> dict:
+        """The outputs one call read back (empty when it failed: its record keeps the error)."""
+        with contextlib.suppress(RuntimeV2Error, DeviceFault):
+            result = self.exe.execute(self.inputs, outputs, allocators=allocators, batch=self.runtime.get("batch"))
+            return _read(self.dev, self.model, result)
+        return {}
+
+    def tensors(self, given: list, outputs: list) -> tuple[OutputTensor, ...]:
+        """The caller's output tensors: shapes as given and as the call left them (before ``release``)."""
+        names = [io_names(self.model)[("output", io.index)] for io in self.model.tasks.outputs]
+        return tuple(OutputTensor(n, _shape(g), _shape(t.shape), tuple(io.shape))
+                     for n, g, t, io in zip(names, given, outputs, self.model.tasks.outputs))
+
+    def observe(self, record, values: dict, tensors: tuple, name: str):
+        """The observation of ``record``, its outputs ``values`` held to the oracle (none read: not judged)."""
+        results = ()
+        if self.graph is not None and values:
+            want = judge.reference(judge.choose(self.graph, self.runtime), self.arrays, name, self.notes)
+            names = [io_names(self.model)[("output", io.index)] for io in self.model.tasks.outputs]
+            results = judge.results(self.model.tasks.outputs, names, list(self.graph.outputs), values, want, name,
+                                    self.notes)
+        return attrs.evolve(observe_execution(self.exe, record, outputs=results), out_tensors=tensors)
+
+
 def observe_scenario(model, runtime: dict, graph=None) -> Observations:
-    options = options_of(runtime)
+    options, fails_at = options_of(runtime), fails_at_of(runtime)
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
     arrays = {io.tensor: rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype)) for io in model.tasks.inputs}
     inputs = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
               for io in model.tasks.inputs]
-    sizes, placement = runtime.get("output_sizes", {}), runtime.get("output_placement", "device")
-    fresh = lambda: [_output(dev, io, sizes.get(io.tensor, io.nbytes), placement) for io in model.tasks.outputs]
+    run = _Run(model, runtime, graph, dev, StreamExecutor(model, dev, options), arrays, inputs,
+               "v2" + (" always_zero_copy" if options.always_zero_copy else ""))
+    if fails_at is not None:
+        return _failing_allocator(run, fails_at)
     external = {"device": ExternalAllocator.on_device(dev)} if options.always_external_allocator else None
-    exe = StreamExecutor(model, dev, options)
-    notes: list = []
-
-    def call(outputs) -> dict:
-        with contextlib.suppress(RuntimeV2Error, DeviceFault):   # observed: the record keeps the error
-            return _read(dev, model, exe.execute(inputs, outputs, allocators=external, batch=runtime.get("batch")))
-        return {}
-
-    calls = [fresh()]
+    call = lambda outputs: run.execute(outputs, external)  # noqa: E731
+    calls = [run.fresh()]
     given = [[t.shape for t in outputs] for outputs in calls]
     got = [call(calls[0])]
     if threads := int(runtime.get("threads", 0)):
-        more = [fresh() for _ in range(threads)]
+        more = [run.fresh() for _ in range(threads)]
         given += [[t.shape for t in outputs] for outputs in more]
         with ThreadPoolExecutor(threads) as pool:
             got += list(pool.map(call, more))
         calls += more
     # The threads' calls ran in some order: pair each record with its call by the output buffers given.
     by_buffers = {tuple(t.addr for t in outputs): (k, values) for k, (outputs, values) in enumerate(zip(calls, got))}
-    names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
-    tensors = [tuple(OutputTensor(n, _shape(g), _shape(t.shape), tuple(io.shape))
-                     for n, g, t, io in zip(names, gs, outputs, model.tasks.outputs))
-               for gs, outputs in zip(given, calls)]   # read before release() clears what the call handed over
+    tensors = [run.tensors(gs, outputs) for gs, outputs in zip(given, calls)]   # before release() clears them
     for outputs in calls:
         for t in outputs:
             t.release()
-    exe.unload()
-    run = "v2" + (" always_zero_copy" if options.always_zero_copy else "")
+    run.exe.unload()
     observations = []
-    for record in list(exe.records)[-len(calls):]:
+    for record in list(run.exe.records)[-len(calls):]:
         k, values = by_buffers.get(tuple(g.address for g in record.buffers if g.role == "output"), (0, {}))
-        results = ()
-        if graph is not None and values:
-            name = run if k == 0 else f"{run} thread {k - 1}"
-            want = judge.reference(judge.choose(graph, runtime), arrays, name, notes)
-            names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
-            results = judge.results(model.tasks.outputs, names, list(graph.outputs), values, want, name, notes)
-        observations.append(attrs.evolve(observe_execution(exe, record, outputs=results), out_tensors=tensors[k]))
-    return Observations(observations, notes)
+        name = run.name if k == 0 else f"{run.name} thread {k - 1}"
+        observations.append(run.observe(record, values, tensors[k], name))
+    return Observations(observations, run.notes)
+
+
+def _failing_allocator(run: _Run, fails_at: int) -> Observations:
+    """The ``external_alloc_fails_at`` run (see the module doc): working, failing, working allocator, on
+    the caller's one set of buffers; each call gets tensors of its own over them (a call may hand a
+    block over in a tensor's place)."""
+    label = f"{run.name} external allocator fails at {fails_at}"
+    buffers, steps = run.fresh(), []
+    for k, memory in enumerate((_CallerMemory(run.dev), _CallerMemory(run.dev, fails_at), _CallerMemory(run.dev))):
+        outputs = [Tensor(t.addr, t.size, t.placement, name=t.name) for t in buffers]
+        given = [t.shape for t in outputs]
+        values = run.execute(outputs, memory.allocators())
+        _expect(run, label, k, fails_at, memory, run.exe.records[-1].error)
+        steps.append((run.exe.records[-1], values, run.tensors(given, outputs)))
+        for t in outputs:
+            t.release()   # what a call handed over in a tensor's place goes back to the caller's allocator
+    run.exe.unload()
+    observations = [run.observe(record, values, tensors, f"{label}: call {k}")
+                    for k, (record, values, tensors) in enumerate(steps)]
+    return Observations(observations, run.notes)
+
+
+def _valid_buffers(runtime: dict) -> bool:
+    return not runtime.get("output_sizes") and runtime.get("output_placement", "device") == "device"
+
+
+def _expect(run: _Run, label: str, k: int, fails_at: int, memory: _CallerMemory, error) -> None:
+    """Call ``k`` of the failing-allocator run held to what the run expects of it (see the module doc)."""
+    if error is None and memory.requests < fails_at:   # no request returned null (k 0: none would)
+        raise ScenarioError(f"runtime v2 scenario: {FAILS_AT}={fails_at!r}, but call {k} of {run.model.name!r} "
+                            f"made only {memory.requests} allocator request(s); choose 1..{memory.requests}",
+                            key=FAILS_AT)
+    if k == 1 and error is None:
+        raise AssertionError(f"{label}: the caller's allocator returned null on request {fails_at}, yet the call "
+                             "succeeded; it must fail with the runtime's error")
+    if k != 1 and error is not None and _valid_buffers(run.runtime):
+        run.notes.append(Note(f"{label}: call {k}", "the call failed on valid buffers with a working allocator: "
+                                                    f"{type(error).__name__}: {error}", failed=True))
