@@ -15,7 +15,11 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``misalign``: I/O names whose buffer address is shifted by one byte;
 - ``share``: pairs ``[a, b]`` of I/O tensor names: ``b`` is bound to ``a``'s buffer (overlapping
   buffers: two inputs may share one, an output may not);
-- ``seed``: inputs are standard normal draws from this seed (default 0);
+- ``seed``: inputs are standard normal draws from this seed (default 0); ``inputs``: ``"normal"``
+  (default) or ``"ones"`` (every input all ones: what ONNX's light zoo models ship a reference for;
+  on standard normal inputs light squeezenet's logits reach 6.8e9, where one float32 ulp is 512, so
+  summation order alone changes its softmax by 0.001 and no oracle can judge it); ``onnx``: the
+  ONNX file the model came from, whose onnxruntime outputs are the oracle (checks/execution/judge.py);
 - ``batch``: the dynamic-batch branch every call runs (a model with branches needs one);
 - ``work_memory`` / ``weight_memory``: the caller supplies the model's feature-map (work) memory /
   its weight memory at load, exactly the sizes aclmdlQuerySize reports (work: memory_size, the
@@ -51,7 +55,7 @@ from zcspec.impl.runtime.v1.observe import observe_execution
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
-                           "misalign", "share", "seed", "batch"}
+                           "misalign", "share", "seed", "batch", "inputs", "onnx"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -61,6 +65,8 @@ def options_of(runtime: dict) -> LoadOptions:
     for pair in runtime.get("share", ()):
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(n, str) for n in pair)):
             raise ScenarioError(f"runtime v1 scenario: share entries are [name, name] pairs, got {pair!r}", key="share")
+    if runtime.get("inputs", "normal") not in ("normal", "ones"):
+        raise ScenarioError(f"runtime v1 scenario: inputs is 'normal' or 'ones', got {runtime['inputs']!r}", key="inputs")
     rebind = runtime.get("rebind", True)
     if not isinstance(rebind, (bool, list)):
         raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
@@ -112,7 +118,8 @@ def _buffers(dev, model, runtime: dict, rng) -> _Held:
                 held.raw.append((raw, placement))
                 b = UserBuffer(io.tensor, raw + shift, size, placement)
             if io.role == "input":
-                data = rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype))
+                dt = dtypes.numpy_dtype(io.dtype)
+                data = np.ones(io.shape, dt) if runtime.get("inputs") == "ones" else rng.standard_normal(io.shape).astype(dt)
                 held.arrays[io.tensor] = data
                 if size:
                     _fill(dev, b.addr, placement, data.view(np.uint8).reshape(-1)[:size])
