@@ -8,7 +8,11 @@ A program is a tuple of JSON steps (it travels in a ``device`` scenario's ``runt
   one task touching ``n`` bytes at handle k's address + ``o`` (at address ``o`` itself when the
   handle is None: an offset mistaken for an address). A kernel read copies the bytes into a
   scratch allocation, a kernel write copies scratch into them (MemcpyAsync, uint8 slots); a
-  memset write is an atomic-clean task.
+  memset write is an atomic-clean task;
+- ``{"op": "compute", "kernel": op, "a": shape, "b": shape, "out": shape, "dtype": d}``: a kernel task
+  of op type ``op`` (Add, Sub, Mul) with two input slots and one output slot of those shapes, all of
+  dtype ``d``, each in a fresh allocation of its byte size (not a handle). The host fills the inputs
+  with element-varying bytes and the output with 0x5A bytes (``Device.memset``), then launches it.
 
 The accesses aim in bounds, past the end of an allocation (by 1 to 64 bytes mostly, the slack a
 loosened check might allow), just before its start, into freed memory, outside device memory,
@@ -16,25 +20,42 @@ at zero bytes, and write read-only allocations. Each runs as its own launch and 
 a refused one leaves the next unaffected. Which were legal is not recorded here: the spec derives
 it from the trace's allocations (DEVICE-BOUNDS).
 
+After the accesses come compute steps: at least one whose input shapes broadcast to its output
+shape (it must run), one whose inputs do not broadcast and one whose output shape is not their
+broadcast shape (both must be refused), in random order. A refused kernel leaves nothing in the
+trace, so the probe records each compute step's outcome itself (``KernelRun``: what the device API
+raised, the input bytes, the output bytes before and after); any exception that is not a
+``DeviceError`` propagates, a crash of the probe. Which were legal is again the spec's to derive,
+from the shapes (DEVICE-KERNEL-REFUSAL). Appended last, they leave the earlier draws of a seed as
+they were.
+
 ``programs()`` draws programs for Hypothesis; ``fixed_programs(count, seed)`` is the seeded set
-``zcspec verify`` runs; ``observe_probe(scenario)`` runs one and transcribes the trace.
+``zcspec verify`` runs; ``run_probe(steps)`` runs one (``run_program`` when only the device is
+wanted); ``observe_probe(scenario)`` runs one and transcribes the trace and the compute records.
 """
 from __future__ import annotations
 
 import contextlib
-
 import random
 
+import attrs
+import numpy as np
 from hypothesis import strategies as st
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.device import SLOT_BYTES, Device, DeviceFault, KernelTask, MemsetTask, Slot
+from zcspec.impl.device import SLOT_BYTES, Device, DeviceError, DeviceFault, KernelTask, MemsetTask, Slot
 from zcspec.impl.device.observe import observe_device
+from zcspec.spec.observables.device import KernelRun
 
 PROBE_GRAPH = Graph("device_probe", [], [], [])   # a device scenario's graph: a probe compiles nothing
 _UNMAPPED = (0, 16, 0x1000, 1 << 40)              # offsets, not device addresses
 _TARGETS = ("inside", "inside", "past_end", "past_end", "before_start", "freed", "unmapped", "zero")
+_KERNELS = ("Add", "Sub", "Mul")
+_DTYPES = ("float32", "float16", "int32")
+_COMPUTES = ("runs", "no_broadcast", "wrong_out")   # every program has one of each, then 0 to 2 more
+_OUT_FILL = 0x5A   # an output's bytes before its launch: float16 203, float32 1.5e16, far above any sum or
+                   # product of _fill's floats, so a kernel that wrote shows
 
 
 def _size(rng: random.Random) -> int:
@@ -63,6 +84,42 @@ def _access(rng: random.Random, sizes: list[int], live: list[int], freed: list[i
     return {"op": "write" if write else "read", "via": via, "handle": h, "offset": offset, "nbytes": nbytes}
 
 
+def _operand(rng: random.Random, shape: list[int]) -> list[int]:
+    """A shape that broadcasts to ``shape``: some leading axes dropped, some others 1."""
+    kept = shape[rng.randint(0, len(shape)):] if rng.random() < 0.4 else list(shape)
+    return [1 if rng.random() < 0.3 else d for d in kept]
+
+
+def _wrong(rng: random.Random, shape: tuple[int, ...]) -> list[int]:
+    """A shape other than ``shape``: one more leading axis, one axis longer, or the first axis dropped."""
+    how = rng.choice(["extra", "longer", "dropped"] if shape else ["extra", "longer"])
+    if how == "extra":
+        return [rng.randint(1, 3), *shape]
+    if how == "dropped":
+        return list(shape[1:])
+    if not shape:
+        return [2]
+    i = rng.randrange(len(shape))
+    return [d + 1 if j == i else d for j, d in enumerate(shape)]
+
+
+def _compute(rng: random.Random, case: str) -> dict:
+    """A compute step whose shapes are legal (``runs``) or not (``no_broadcast``, ``wrong_out``)."""
+    shape = [rng.randint(1, 3) for _ in range(rng.randint(1, 3))]
+    if case == "no_broadcast":   # one axis of two different lengths, neither 1
+        a, b = list(shape), [1 if rng.random() < 0.3 else d for d in shape]
+        i = rng.randrange(len(shape))
+        a[i], b[i] = rng.sample([2, 3, 4], 2)
+        out = a
+    else:
+        a, b = _operand(rng, shape), _operand(rng, shape)
+        out = list(np.broadcast_shapes(tuple(a), tuple(b)))
+        if case == "wrong_out":
+            out = _wrong(rng, tuple(out))
+    return {"op": "compute", "kernel": rng.choice(_KERNELS), "a": a, "b": b, "out": out,
+            "dtype": rng.choice(_DTYPES)}
+
+
 def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     """A probe program of about ``steps`` steps drawn with ``rng`` (see the module doc)."""
     out: list[dict] = []
@@ -84,11 +141,15 @@ def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     h = live[0]   # always one access that must run and one that must not
     out.append({"op": "read", "via": "kernel", "handle": h, "offset": 0, "nbytes": sizes[h]})
     out.append({"op": "write", "via": "kernel", "handle": h, "offset": 0, "nbytes": sizes[h] + 1})
+    cases = list(_COMPUTES) + [rng.choice(_COMPUTES) for _ in range(rng.randint(0, 2))]
+    rng.shuffle(cases)
+    out.extend(_compute(rng, case) for case in cases)
     return tuple(out)
 
 
 def programs(min_steps: int = 4, max_steps: int = 32) -> st.SearchStrategy[tuple[dict, ...]]:
-    """Probe programs of ``min_steps`` to ``max_steps`` drawn steps (plus the two closing accesses)."""
+    """Probe programs of ``min_steps`` to ``max_steps`` drawn steps (plus the two closing accesses and the
+    compute steps)."""
     if not 1 <= min_steps <= max_steps:
         raise ValueError(f"programs(min_steps={min_steps!r}, max_steps={max_steps!r}): need 1 <= min <= max")
     return st.builds(program, st.randoms(use_true_random=False), st.integers(min_steps, max_steps))
@@ -133,16 +194,91 @@ def _task(i: int, step: dict, args: int, scratch: int, address: int):
     return task, ([address, scratch] if op == "read" else [scratch, address])
 
 
-def run_program(steps, soc: str = "ascend910b") -> Device:
-    """A fresh device (trace from position 0) after running ``steps``; ScenarioError names a bad step."""
+def _shape(step: dict, i: int, key: str) -> tuple[int, ...]:
+    v = step.get(key)
+    if not isinstance(v, (list, tuple)) or not all(type(d) is int and d >= 0 for d in v):
+        raise _bad(i, f"{key}={v!r} must be a list of ints >= 0 (a shape)")
+    return tuple(v)
+
+
+def _compute_slots(step: dict, i: int) -> tuple[Slot, Slot, Slot]:
+    """The input, input and output slots of a compute step (ScenarioError for a malformed one)."""
+    shapes = [_shape(step, i, key) for key in ("a", "b", "out")]
+    if not isinstance(step.get("kernel"), str):
+        raise _bad(i, f"kernel={step.get('kernel')!r} must be an op type, e.g. 'Add'")
+    try:
+        return tuple(Slot(role, shape, step.get("dtype")) for role, shape in zip(("in", "in", "out"), shapes))
+    except ValueError as e:   # an unknown dtype (UnknownDTypeError is a ValueError)
+        raise _bad(i, f"dtype={step.get('dtype')!r}: {e}") from e
+
+
+def _fill(dev: Device, addr: int, slot: Slot, salt: int) -> None:
+    """Element k gets ``itemsize`` bytes of value 0x38 + (7k + salt) % 10: elements that differ, finite floats
+    (float16 0.53 to 2.6, float32 4e-5 to 12)."""
+    size = slot.np_dtype.itemsize
+    for k in range(slot.nbytes // size):
+        dev.memset(addr + k * size, size, 0x38 + (7 * k + salt) % 10)
+
+
+def _bytes(dev: Device, addr: int, slot: Slot) -> str:
+    return dev.peek(addr, (slot.nbytes,), "uint8").tobytes().hex()
+
+
+def _prepare(dev: Device, i: int, slots) -> list[int]:
+    """Fresh allocations for ``slots``: the inputs filled (salts 0 and 3), the output with _OUT_FILL bytes."""
+    addrs = [dev.malloc(max(s.nbytes, 1), tag=f"probe {i} slot {j}") for j, s in enumerate(slots)]
+    _fill(dev, addrs[0], slots[0], 0)
+    _fill(dev, addrs[1], slots[1], 3)
+    dev.memset(addrs[2], slots[2].nbytes, _OUT_FILL)
+    return addrs
+
+
+def _run_compute(dev: Device, i: int, step: dict, args: int) -> KernelRun | None:
+    """Run compute step ``i`` in fresh allocations and record what happened (see the module doc).
+
+    None when the device refused the host's own setup or read-back (a malloc, memset or peek that
+    faulted): that fault is in the trace, where DEVICE-BOUNDS judges it, and there is no step to record."""
+    slots = _compute_slots(step, i)
+    task = KernelTask(f"probe {i} {step['kernel']}", step["kernel"], args, slots)
+    try:
+        addrs = _prepare(dev, i, slots)
+        a, b, before = (_bytes(dev, addr, s) for addr, s in zip(addrs, slots))
+    except DeviceFault:
+        return None
+    refused, message = None, ""
+    try:
+        dev.write_args(task, addrs)
+        dev.launch(task)
+        dev.synchronize()
+    except DeviceError as e:   # the device refusing the task, transcribed; any other exception is a crash
+        refused, message = type(e).__name__, str(e)
+    try:
+        after = _bytes(dev, addrs[2], slots[2])
+    except DeviceFault:
+        return None
+    return KernelRun(i, task.name, task.op_type, step["dtype"], *(s.shape for s in slots), a_bytes=a, b_bytes=b,
+                     out_before=before, out_after=after, refused=refused, message=message)
+
+
+@attrs.frozen
+class ProbeRun:
+    """A probe program run: the device after it, and the record of each compute step in program order."""
+
+    device: Device
+    kernel_runs: tuple[KernelRun, ...]
+
+
+def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
+    """``steps`` run on a fresh device (trace from position 0); ScenarioError names a bad step."""
     if not isinstance(steps, (list, tuple)):
         raise ScenarioError(f"device probe program must be a list of steps, got {type(steps).__name__}",
                             key="runtime.program")
     dev = Device(soc)
     largest = max([s.get("nbytes", 0) for s in steps if isinstance(s, dict) and isinstance(s.get("nbytes"), int)] + [1])
-    args = dev.malloc(2 * SLOT_BYTES, tag="probe argument table")
+    args = dev.malloc(3 * SLOT_BYTES, tag="probe argument table")
     scratch = dev.malloc(largest, tag="probe scratch")
     handles: list[int] = []
+    runs: list[KernelRun] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
@@ -157,14 +293,24 @@ def run_program(steps, soc: str = "ascend910b") -> Device:
                 dev.write_args(task, slots)
                 dev.launch(task)
                 dev.synchronize()
+        elif op == "compute":
+            run = _run_compute(dev, i, step, args)
+            if run is not None:
+                runs.append(run)
         else:
-            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write")
-    return dev
+            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute")
+    return ProbeRun(dev, tuple(runs))
+
+
+def run_program(steps, soc: str = "ascend910b") -> Device:
+    """The device after ``run_probe(steps, soc)``, for callers that read only its trace."""
+    return run_probe(steps, soc).device
 
 
 def observe_probe(scenario) -> list:
     """The observation of a ``device`` scenario: its program run on a fresh device of its SoC."""
     program_ = scenario.runtime.get("program")
-    dev = run_program(program_, scenario.compile.soc)
+    run = run_probe(program_, scenario.compile.soc)
+    dev = run.device
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
-                           memory=(dev.mem.base, dev.mem.capacity))]
+                           memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs)]

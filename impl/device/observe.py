@@ -1,9 +1,11 @@
 """A bare device's trace as a device-probe observation (spec/observables/device.py).
 
-``observe_device(trace, mark=0, name="", memory=None)`` transcribes the device events from
-position ``mark`` on; ``memory`` is the device's (base, capacity), copied as the observation's
-address space. It decides nothing (which access was legal is the spec's to derive): each
-event becomes the observation event of the same happening.
+``observe_device(trace, mark=0, name="", memory=None, kernel_runs=())`` transcribes the device
+events from position ``mark`` on; ``memory`` is the device's (base, capacity), copied as the
+observation's address space; ``kernel_runs`` are the probe's own records of its compute steps
+(what the device API raised, the bytes before and after), copied as they are: a refused kernel
+leaves no trace event to transcribe. It decides nothing (which access was legal is the spec's
+to derive): each event becomes the observation event of the same happening.
 
 =================  ==========================================================================
 device event       probe event
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 from zcspec.impl.device import trace as tr
 from zcspec.impl.device.errors import DeviceError
-from zcspec.spec.observables.device import DeviceEvent, DeviceObservation
+from zcspec.spec.observables.device import DeviceEvent, DeviceObservation, KernelRun
 from zcspec.spec.observables.trace import Range
 
 
@@ -43,8 +45,8 @@ def _ranges(pairs) -> tuple[Range, ...]:
     return tuple(Range(a, n) for a, n in pairs)
 
 
-def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None
-                   ) -> DeviceObservation:
+def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None,
+                   kernel_runs: tuple[KernelRun, ...] = ()) -> DeviceObservation:
     """The probe observation of ``trace`` from position ``mark`` on (see the module doc)."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
@@ -72,4 +74,4 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
             raise ProbeTraceError(position, e)
     if pending is not None:
         raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
-    return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory))
+    return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs))

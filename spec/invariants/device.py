@@ -1,16 +1,20 @@
-"""Device: the emulated device refuses exactly the illegal accesses (applies to device probes).
+"""Device: the emulated device refuses exactly the illegal accesses and kernels (applies to device probes).
 
 Every execution claim that a run "did not fault" trusts the device's own bounds check. This
 concern checks that check from outside: a probe's accesses are judged legal or not from the
 probe's ``alloc`` and ``free`` events alone, and the device must have refused exactly the
-illegal ones.
+illegal ones. Likewise every claim that a run computed its outputs trusts the device to refuse a
+kernel whose operands do not fit: a probe's compute steps are judged from their shapes alone.
 """
 from __future__ import annotations
 
 import bisect
+import math
+
+import numpy as np
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.observables.device import DeviceObservation
+from zcspec.spec.observables.device import DeviceObservation, KernelRun
 
 
 class _Live:
@@ -153,4 +157,115 @@ FAULT_KIND = Invariant(
     applies_to="device", concern="device", predicate=_fault_kind, precondition=_refusal_kinds,
 )
 
-INVARIANTS = (BOUNDS, FAULT_KIND)
+
+# -- DEVICE-KERNEL-REFUSAL ----------------------------------------------------------------------
+
+# The elementwise binaries a probe launches, as ONNX defines them, and the dtypes the spec can read.
+_BINARIES = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
+_DTYPES = {"float16": "<f2", "float32": "<f4", "float64": "<f8", "int8": "i1", "int16": "<i2",
+           "int32": "<i4", "int64": "<i8", "uint8": "u1"}
+
+
+def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """ONNX multidirectional broadcasting: shapes aligned at their last axis, each axis's lengths equal
+    or 1, the result the longest of each; None when they do not broadcast (or a length is negative)."""
+    if any(d < 0 for s in shapes for d in s):
+        return None
+    rank = max(map(len, shapes), default=0)
+    out = []
+    for dims in zip(*((1,) * (rank - len(s)) + tuple(s) for s in shapes)):
+        lengths = {d for d in dims if d != 1}
+        if len(lengths) > 1:
+            return None
+        out.append(lengths.pop() if lengths else 1)
+    return tuple(out)
+
+
+def _legal(r: KernelRun) -> bool | None:
+    """Whether the spec's rule admits ``r``; None when it cannot judge (an op or dtype it does not know)."""
+    if r.op_type not in _BINARIES or r.dtype not in _DTYPES:
+        return None
+    return broadcast(r.a, r.b) == r.out
+
+
+def _tensor(text: str, shape: tuple[int, ...], dtype: str) -> np.ndarray | None:
+    """The recorded bytes ``text`` as a tensor of ``shape``; None when they are not one."""
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    dt = np.dtype(_DTYPES[dtype])
+    if len(raw) != math.prod(shape) * dt.itemsize:
+        return None
+    return np.frombuffer(raw, dt).reshape(shape)
+
+
+def _wrong_elements(r: KernelRun):
+    """Why the output of a step that ran is not op(a, b), or None when it is (compared byte for byte)."""
+    a, b = _tensor(r.a_bytes, r.a, r.dtype), _tensor(r.b_bytes, r.b, r.dtype)
+    got = _tensor(r.out_after, r.out, r.dtype)
+    if a is None or b is None or got is None:
+        return "its recorded bytes are not tensors of its shapes and dtype"
+    with np.errstate(all="ignore"):
+        want = np.asarray(_BINARIES[r.op_type](a, b)).astype(got.dtype)
+    # Byte for byte, element by element: a NaN the kernel left is compared as the bits it is.
+    bad = np.flatnonzero((got.reshape(-1, 1).view(np.uint8) != want.reshape(-1, 1).view(np.uint8)).any(axis=1))
+    if len(bad) == 0:
+        return None
+    i = int(bad[0])
+    return (f"its output differs from {r.op_type}(a, b) at {len(bad)} of {got.size} elements (first at flat "
+            f"index {i}: got {got.reshape(-1)[i]!r}, want {want.reshape(-1)[i]!r})")
+
+
+def _kernel_refusal(obs: DeviceObservation):
+    for r in obs.kernel_runs:
+        legal = _legal(r)
+        if legal is None:
+            continue
+        culprit = f"compute step {r.step} (task {r.task!r})"
+        shapes = f"inputs {list(r.a)} and {list(r.b)}"
+        if legal:
+            if r.refused is not None:
+                yield violation(culprit, f"was refused ({r.refused}: {r.message}) although its {shapes} broadcast "
+                                f"to its output shape {list(r.out)}", refused=r.refused)
+            elif (why := _wrong_elements(r)) is not None:
+                yield violation(culprit, f"ran, but {why}")
+            continue
+        target = broadcast(r.a, r.b)
+        why = "do not broadcast" if target is None else f"broadcast to {list(target)}, not {list(r.out)}"
+        if r.refused is None:
+            yield violation(culprit, f"ran, although its {shapes} {why}: the device must refuse it")
+        elif r.refused != "KernelError":
+            yield violation(culprit, f"was refused with {r.refused}, not KernelError (its {shapes} {why})",
+                            refused=r.refused)
+        elif r.task not in r.message:
+            yield violation(culprit, f"was refused, but the refusal does not name the task: {r.message!r}")
+        if r.out_after != r.out_before:
+            yield violation(culprit, f"was not allowed to run (its {shapes} {why}), yet its output bytes changed",
+                            refused=r.refused)
+
+
+def _legal_and_illegal_kernels(obs: DeviceObservation) -> bool:
+    """Exercised when the probe launched a kernel the rule admits and one it does not."""
+    return {_legal(r) for r in obs.kernel_runs} >= {True, False}
+
+
+KERNEL_REFUSAL = Invariant(
+    id="DEVICE-KERNEL-REFUSAL",
+    title="The device refuses exactly the kernels whose operands do not fit",
+    statement="A probe's elementwise binary kernel (Add, Sub, Mul) runs if and only if its two input shapes "
+              "broadcast (ONNX multidirectional broadcasting) to exactly its output shape. One that runs raises "
+              "nothing and leaves in its output op(a, b) of the input bytes it was given; one that does not fit "
+              "is refused with a KernelError naming the task and leaves its output bytes as they were.",
+    rationale="Every claim that a run computed its outputs relies on the device refusing a kernel whose operands "
+              "a compiler bug mis-shaped: a device that swallows the error, or writes before refusing, turns a "
+              "mis-shaped task into silently wrong outputs. Legality is recomputed here from the shapes alone, "
+              "never asked of the device.",
+    ge_source="runtime/v1/graph/load/model_manager/task_info/fe/kernel_task_info.cc KernelTaskInfo::Distribute "
+              "and DistributeTask (the launch, KernelHandleUtils::LaunchKernel, under GE_ASSERT_SUCCESS: a "
+              "launch the runtime rejects fails the task with an error status, never skipped); the broadcast "
+              "rule is ONNX's (docs/Broadcasting.md), the refusal the emulated device's KernelError",
+    applies_to="device", concern="device", predicate=_kernel_refusal, precondition=_legal_and_illegal_kernels,
+)
+
+INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL)

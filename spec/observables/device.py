@@ -20,6 +20,12 @@ kind           fields
 Nothing here says which accesses are legal: the spec derives that from the ``alloc`` and
 ``free`` events alone, and the fault each illegal one deserves from them and ``memory``
 (spec/invariants/device.py).
+
+``kernel_runs`` are the probe's compute steps (:class:`KernelRun`): a kernel launched over inputs
+and an output of given shapes, the bytes it read and the output's bytes before and after, and
+what the device API raised. A refused kernel leaves nothing in the trace, so this record (made
+by the probe, not the device) is where its refusal shows. Which ones were legal is again the
+spec's to derive, from the shapes alone.
 """
 from __future__ import annotations
 
@@ -48,12 +54,39 @@ class DeviceEvent:
 
 
 @attrs.frozen
+class KernelRun:
+    """One compute step of a probe: task ``task`` runs kernel ``op_type`` on inputs of shapes ``a`` and
+    ``b`` into an output of shape ``out``, all three of ``dtype``.
+
+    ``a_bytes`` and ``b_bytes`` are the inputs' bytes at the launch, ``out_before`` and ``out_after``
+    the output's before the launch and after the synchronize (hex text, little-endian elements in
+    row-major order). ``refused`` is the name of the exception type the device API raised (None: none
+    was raised) and ``message`` its text; ``step`` is the step's index in the program."""
+
+    step: int
+    task: str
+    op_type: str
+    dtype: str
+    a: tuple[int, ...]
+    b: tuple[int, ...]
+    out: tuple[int, ...]
+    a_bytes: str = ""
+    b_bytes: str = ""
+    out_before: str = ""
+    out_after: str = ""
+    refused: str | None = None
+    message: str = ""
+
+
+@attrs.frozen
 class DeviceObservation:
-    """The events of one probe program run on a fresh device (``name`` identifies the program)."""
+    """The events of one probe program run on a fresh device (``name`` identifies the program), and its
+    compute steps' outcomes."""
 
     name: str
     events: tuple[DeviceEvent, ...]
     memory: Range | None = None
+    kernel_runs: tuple[KernelRun, ...] = ()
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")
