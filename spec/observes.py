@@ -25,6 +25,8 @@ MODEL_FILE = "the model file's bytes (header, regions, tasks and their argument 
 TRACE = "the device trace of the call (allocations, frees, copies, argument writes, launches, events)"
 LOAD = "the runtime's region bindings at load and the device trace of the load"
 PROBE = "the device trace of a probe program (allocations, frees, each access and the device's verdict)"
+PROBE_KERNELS = ("the probe's record of each compute step (what the device API raised, the input bytes, the "
+                 "output bytes before the launch and after)")
 
 OBSERVES: dict[str, Observed] = {
     "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),
@@ -103,4 +105,7 @@ OBSERVES: dict[str, Observed] = {
                               "the allocations and frees", PROBE),
     "DEVICE-FAULT-KIND": Observed("the fault kind of each refused access against the kind the allocation "
                                   "history implies", PROBE),
+    "DEVICE-KERNEL-REFUSAL": Observed("each compute step's op type, dtype, input and output shapes, its input bytes, "
+                                      "its output bytes before and after, and the exception the device raised, "
+                                      "against legality computed from the shapes (broadcasting)", PROBE_KERNELS),
 }

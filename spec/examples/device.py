@@ -1,8 +1,11 @@
-"""Examples for the device invariants: an access in an allocation, one 64 bytes past its end, one in freed memory."""
+"""Examples for the device invariants: an access in an allocation, one 64 bytes past its end, one in freed memory;
+a kernel whose inputs broadcast to its output and one whose inputs do not broadcast."""
 from __future__ import annotations
 
+import struct
+
 from zcspec.spec.examples.build import Example
-from zcspec.spec.observables.device import DeviceEvent, DeviceObservation
+from zcspec.spec.observables.device import DeviceEvent, DeviceObservation, KernelRun
 from zcspec.spec.observables.trace import Range
 
 _BASE = 0x1_0000_0000_0000
@@ -22,9 +25,27 @@ def _probe(past_end_refused: str | None, stale_refused: str = "use_after_free") 
     ), _MEMORY)
 
 
+def _floats(*values: float) -> str:
+    return struct.pack(f"<{len(values)}f", *values).hex()
+
+
+def _kernels(mis_shaped_ran: bool) -> DeviceObservation:
+    """Add of [1, 2, 3] and [10] (broadcasts to [3]: runs), then of [1, 2, 3] and [10, 20] (does not)."""
+    fill = _floats(0.0, 0.0, 0.0)
+    legal = KernelRun(0, "add 1", "Add", "float32", (3,), (1,), (3,), _floats(1, 2, 3), _floats(10), fill,
+                      _floats(11, 12, 13))
+    refused = ("KernelError", "task 'add 2' (Add): shapes (3,) and (2,) do not broadcast")
+    illegal = KernelRun(1, "add 2", "Add", "float32", (3,), (2,), (3,), _floats(1, 2, 3), _floats(10, 20), fill,
+                        _floats(11, 22, 0) if mis_shaped_ran else fill,
+                        *((None, "") if mis_shaped_ran else refused))
+    return DeviceObservation("probe", (), _MEMORY, (legal, illegal))
+
+
 EXAMPLES = (
     Example("DEVICE-BOUNDS", _probe("out_of_bounds"), _probe(None),
             culprit="access 3", why="a write running 64 bytes past the end of the allocation ran"),
     Example("DEVICE-FAULT-KIND", _probe("out_of_bounds"), _probe("out_of_bounds", stale_refused="out_of_bounds"),
             culprit="access 5", why="a read of freed memory was reported as out of bounds, not use after free"),
+    Example("DEVICE-KERNEL-REFUSAL", _kernels(False), _kernels(True),
+            culprit="compute step 1", why="an Add whose inputs [3] and [2] do not broadcast ran and wrote its output"),
 )
