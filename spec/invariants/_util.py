@@ -9,12 +9,21 @@ import bisect
 import heapq
 from typing import Iterator
 
-from zcspec.spec.observables.plan import Family, PlanObservation
+from zcspec.spec.observables.plan import ContinuousGroup, Family, PlanObservation
 
 
 def align_up(n: int, granularity: int) -> int:
     """``n`` rounded up to a multiple of ``granularity`` (0 stays 0, as GE's AlignMemOffset; ge-facts.md 1.2)."""
     return -(-n // granularity) * granularity if n > 0 else 0
+
+
+def continuous_inputs(plan: PlanObservation) -> tuple[ContinuousGroup, ...]:
+    """The continuous-input groups GE plans as such: a node whose op type asks for continuous inputs has
+    them only with more than one input; with one it is planned as an ordinary op
+    (mem_layout_conflict_util.cc ``MemLayoutConflictUtil::IsContinuousInput`` and
+    ``MemReuseUtils::IsNoPaddingContinuousInput`` ask for more than one input anchor). The observation
+    lists every node carrying the attribute; this is the spec's one home for the input-count rule."""
+    return tuple(g for g in plan.continuous_groups if len(g.tensors) > 1)
 
 
 def families(plan: PlanObservation) -> list[Family]:

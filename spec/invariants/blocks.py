@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from zcspec.spec.capabilities import TABLE, capabilities, granularities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import align_up, byte_overlaps, families
+from zcspec.spec.invariants._util import align_up, byte_overlaps, continuous_inputs, families
 from zcspec.spec.observables.plan import PlanObservation
 
 GE_MEM = "compiler/graph/build/memory/"
@@ -95,7 +95,7 @@ def expected_zero_copy(plan: PlanObservation) -> dict[str, str | None]:
     and the spec's capability table, never from the planner's flags."""
     caps = capabilities(plan.soc)
     fixed = _fixed_names(plan)
-    grouped = {plan.root(n) for g in plan.continuous_groups for n in g.tensors}
+    grouped = {plan.root(n) for g in continuous_inputs(plan) for n in g.tensors}
     slots: dict[str, int] = {}
     for n in plan.netoutput_inputs:
         slots[plan.root(n)] = slots.get(plan.root(n), 0) + 1
@@ -169,7 +169,7 @@ ZC_IO = Invariant(
 def _group_mates(plan: PlanObservation, root: str) -> set[str]:
     """Roots sharing a continuous-input group with ``root``: they share its block by design."""
     mates: set[str] = set()
-    for g in plan.continuous_groups:
+    for g in continuous_inputs(plan):
         roots = {plan.root(n) for n in g.tensors}
         if root in roots:
             mates |= roots
@@ -242,7 +242,7 @@ FIXED_NOREUSE = Invariant(
 # -- MEM-CONT-INPUT ---------------------------------------------------------------------------
 
 def _continuous(plan: PlanObservation):
-    for g in plan.continuous_groups:
+    for g in continuous_inputs(plan):
         ts = [plan.tensor[n] for n in g.tensors]
         for i, (a, b) in enumerate(zip(ts, ts[1:])):
             yield from _next_piece(plan, g, i, a, b)
@@ -280,7 +280,7 @@ CONT_INPUT = Invariant(
     ge_source=GE_MEM + "block_mem_assigner.cc (AssignContinuousBlocks); graph_mem_assigner.cc "
               "(ReAssignContinuousMemory)",
     applies_to="plan", concern="blocks", predicate=_continuous,
-    precondition=lambda plan: any(len(g.tensors) >= 2 for g in plan.continuous_groups),
+    precondition=lambda plan: any(continuous_inputs(plan)),
 )
 
 

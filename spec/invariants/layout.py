@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from zcspec.spec.capabilities import GE_DEFAULT, TABLE, granularities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import align_up, families, space_time_overlaps, time_overlapping_pairs
+from zcspec.spec.invariants._util import align_up, continuous_inputs, families, space_time_overlaps, time_overlapping_pairs
 from zcspec.spec.observables.plan import PlanObservation
 
 GE_MEM = "compiler/graph/build/memory/"
@@ -57,7 +57,7 @@ NO_OVERLAP = Invariant(
 # -- LAYOUT-ALIGN -----------------------------------------------------------------------------
 
 def _nopadding_members(plan: PlanObservation) -> set[str]:
-    return {n for g in plan.continuous_groups if not g.padding for n in g.tensors[1:]}
+    return {n for g in continuous_inputs(plan) if not g.padding for n in g.tensors[1:]}
 
 
 def _align(plan: PlanObservation):
@@ -107,7 +107,7 @@ ALIGN = Invariant(
 
 def _group_owners(plan: PlanObservation) -> set[str]:
     """Outputs of NoPadding continuous-input nodes: their memory spans all of their pieces."""
-    nodes = {g.consumer for g in plan.continuous_groups if not g.padding}
+    nodes = {g.consumer for g in continuous_inputs(plan) if not g.padding}
     return {t for t, n in plan.producers.items() if n in nodes}
 
 

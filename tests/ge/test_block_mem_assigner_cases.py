@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from zcspec.impl.compiler.memory import rules
-from zcspec.impl.compiler.memory.errors import PlanError
 
 
 MB = 1024 * 1024
@@ -86,16 +85,13 @@ def test_SeperateAtomicCleanAndContinousInput(ge_graph):
     assert block.offset == a1.offset and block.size == 4096 and "B:0" in block.tensors
 
 
-@pytest.mark.xfail(strict=True, raises=PlanError, reason=(
-    "GE: a and b both in hcombroadcast's continuous block; a PhonyConcat with one input is not a continuous "
-    "input (MemReuseUtils::IsNoPaddingContinuousInput needs more than one input anchor), its output is a ref "
-    "of a. zcspec raises PlanError: it makes a continuous group of any PhonyConcat (rules.continuous_input "
-    "reads the op type only), so a:0 would sit in two continuous-input blocks"))
 def test_SingleNoPaddingContinuousConnectContinuousNode(ge_graph):
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, SingleNoPaddingContinuousConnectContinuousNode)
     (graph DSL, BuildSingleNoPaddingContinuousConnectContinuousInputNode): a -> PhonyConcat (one input) ->
     hcombroadcast (continuous input) <- b, hcombroadcast -> c -> netoutput; GE expects the blocks of a and
-    b to be continuous blocks. GE's hcombroadcast outputs are refs of its inputs (``reference``), which
+    b to be continuous blocks: a one-input PhonyConcat has no continuous input
+    (``MemReuseUtils::IsNoPaddingContinuousInput`` needs more than one input anchor; zcspec's
+    ``rules.continuous_input`` too), its output is a ref of a. GE's hcombroadcast outputs are refs of its inputs (``reference``), which
     zcspec cannot express; they do not bear on the fact."""
     g = ge_graph("single_nopadding_into_continuous", dsl=True)
     g.node("a").node("PhonyConcat", op="PhonyConcat").node("hcombroadcast", op="HcomBroadcast", outs=(1024, 1024))

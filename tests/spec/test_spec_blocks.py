@@ -102,9 +102,13 @@ def test_zc_io_expected_set_follows_each_ge_rule():
         {"x": "input", "y": "output"}
     # one memory feeding two NetOutput slots is not zero copy (GetOutputFlowToNetoutputNum == 2)
     assert expected_zero_copy(_io_plan(rows, outputs=("y", "y"), types={"x": "Data"}))["y"] is None
-    # a graph input feeding a continuous input is not zero copy
-    grouped = _io_plan(rows, outputs=("y",), types={"x": "Data"}, continuous_groups=(ContinuousGroup("n1", ("x",)),))
+    # a graph input feeding a continuous input (a node with more than one input) is not zero copy
+    grouped = _io_plan(rows, outputs=("y",), types={"x": "Data"},
+                       continuous_groups=(ContinuousGroup("n1", ("x", "y")),))
     assert expected_zero_copy(grouped)["x"] is None
+    # a node of a continuous-input type with one input has none (MemLayoutConflictUtil::IsContinuousInput)
+    alone = _io_plan(rows, outputs=("y",), types={"x": "Data"}, continuous_groups=(ContinuousGroup("n1", ("x",)),))
+    assert expected_zero_copy(alone)["x"] == "input"
     # an op the SoC never makes zero copy (HcomBroadcast on ascend310p) touching the output
     bcast = dict(outputs=("y",), types={"x": "Data", "y": "HcomBroadcast"})
     assert expected_zero_copy(_io_plan(rows, **bcast))["y"] == "output"

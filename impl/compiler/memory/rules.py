@@ -52,9 +52,15 @@ def batch_label(node) -> str:
 
 
 def continuous_input(node) -> str | None:
-    """``"padding"`` (2.5.6), ``"nopadding"`` (2.5.7) or None."""
+    """``"padding"`` (2.5.6), ``"nopadding"`` (2.5.7) or None. Only a node with more than one input has
+    continuous inputs: an op of such a type with one input is planned as an ordinary op (GE's
+    ``MemLayoutConflictUtil::IsContinuousInput`` and ``MemReuseUtils::IsNoPaddingContinuousInput``,
+    mem_layout_conflict_util.cc, both ask for more than one input anchor), so a one-input HcomAllGather
+    keeps its input reusable and a Data feeding it zero copy."""
     info = ops.info(node.op_type)
-    return info.continuous_input if info is not None else None
+    if info is None or len(node.inputs) < 2:
+        return None
+    return info.continuous_input
 
 
 def atomic(node) -> bool:
