@@ -1,7 +1,7 @@
 """The built-in zoo: the nine ONNX light models plus small graphs that each exercise a rule.
 
 The light models exercise plain reuse at scale; the built-in graphs make sure
-every rule of the spec has a case where its precondition holds (atomic clean,
+every rule of the spec has a case where its precondition holds (atomic clean, an atomic output,
 continuous inputs, HCCL, views at offsets, in-place outputs, inputs passed
 straight to outputs, outputs read by other nodes, workspaces, batches,
 streams (a continuous group with a piece from another stream), constants and variables as outputs, dynamic-batch branches). The
@@ -31,6 +31,15 @@ def _atomic() -> Graph:
     r = b.op("ReduceSum", [x], shape=(8, 1), axes=(1,), keepdims=1)
     s = b.op("ReduceSum", [b.op("Relu", [x])], shape=(1, 16), axes=(0,), keepdims=1)
     b.output(b.op("Relu", [r]), b.op("Neg", [s]))
+    return b.build()
+
+
+def _atomic_output() -> Graph:
+    """An atomic (memset-cleaned) ReduceSum whose output is a graph output: where the SoC cannot refresh
+    memset tasks (ascend310p) GE gives that output a MemcpyAddrAsync, where it can the output is zero copy."""
+    b = GraphBuilder("atomic_output")
+    x = b.input("x", (8, 16))
+    b.output(b.op("ReduceSum", [x], shape=(8, 1), axes=(1,), keepdims=1), b.op("Relu", [x]))
     return b.build()
 
 
@@ -139,6 +148,7 @@ def _constants() -> Graph:
 
 BUILT_IN: dict[str, Callable[[], Graph]] = {
     "atomic_clean": _atomic,
+    "atomic_output": _atomic_output,
     "collectives": _collectives,
     "phony_concat": _phony_concat,
     "split_views": _split_views,
