@@ -35,13 +35,14 @@ def test_atomic_op_gets_a_memset_first_and_views_get_no_task():
     assert kinds == [("red", "memset"), ("red", "kernel"), ("relu", "kernel")]
 
 
-@pytest.mark.parametrize("soc, flags", [("ascend910b", (False, True)), ("legacy", (False, False))])
+@pytest.mark.parametrize("soc, flags", [("ascend910b", (False, False, True)), ("legacy", (False, False, False))])
 def test_hccl_zero_copy_flags_follow_the_soc(soc, flags):
-    # The input feeds a continuous-input collective, so its block is never zero copy
-    # (ge-facts.md 2.6.1); the output is, unless the SoC cannot refresh the collective.
+    # The two inputs feed a continuous-input collective (two or more inputs, as GE's
+    # IsContinuousInput asks), so their block is never zero copy; the output is, unless
+    # the SoC cannot refresh the collective.
     b = GraphBuilder("h")
-    x = b.input("x", (4,))
-    b.output(b.op("HcomAllReduce", [x], name="ar", reduction="sum"))
+    x, y = b.input("x", (4,)), b.input("y", (4,))
+    b.output(b.op("HcomAllReduce", [x, y], name="ar", reduction="sum"))
     m = model(b.build(), soc=soc)
     task = next(t for t in m.tasks.tasks if t.kind == "hccl")
     assert (task.zero_copy_in + task.zero_copy_out) == flags
