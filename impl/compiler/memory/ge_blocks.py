@@ -14,7 +14,7 @@ then shrinks blocks to their real contents). offsets.py keeps the smaller.
    ``mem_release_first_reuse_first``) when the unit may reuse (2.4.3): reuse
    on, unit reusable, not zero-copy, continuous or atomic. Otherwise a new
    block is appended to the block list (2.4.4).
-2. level 2 (2.7, reuse on only): blocks sorted by aligned size descending, ties
+2. level 2 (2.7, reuse on, binary planner only: 2.7.6): blocks sorted by aligned size descending, ties
    fewer members then earlier begin (2.7.1); each top-level block adopts later
    blocks whose span lies wholly before or after its own, offered to its
    children first, while they fit (+512 slack, 2.7.3). Both must be reusable,
@@ -193,9 +193,11 @@ def regroup_continuous(blocks: list[Block]) -> list[Block]:
 def assign_blocks(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
     """Stages 1-3 of one GE planner (binary-block, or max-block with ``max_block``).
 
-    With reuse off the order is creation order (2.8.5).
+    With reuse off, and always for the max-block planner, the order is creation order (2.8.5): GE's
+    ``MaxBlockMemAssigner::NeedLevel2Reuse()`` is false, so ``ReuseBlocksByLifeTime`` neither sorts nor
+    merges its blocks (2.7.6); only the binary planner runs level 2.
     """
     blocks, block_of = first_stage(units, steps, options, max_block)
-    if options.reuse:
+    if options.reuse and not max_block:
         blocks = level_two(blocks, options)
     return regroup_continuous(blocks), block_of

@@ -65,7 +65,8 @@ def place_zero_copy(ordered_units, options, blocks: list, unit_offset: dict) -> 
 
 
 def place_atomic(atomic_units, start: int, options, blocks: list, unit_offset: dict) -> int:
-    """ReAssignAtomicMemory (3.3): unbatched first, then each batch from one shared start. Returns the end."""
+    """ReAssignAtomicMemory (3.3): unbatched first, then each batch label in sorted order, one after
+    another (3.3.3: each batch starts at the running end, so batches never overlap). Returns the end."""
     def run(units, at: int) -> int:
         for u in units:
             index = len(blocks)
@@ -74,9 +75,10 @@ def place_atomic(atomic_units, start: int, options, blocks: list, unit_offset: d
             at = align(at + u.size, options.block_align)
         return at
 
-    end = run([u for u in atomic_units if u.batch == ""], start)
-    labels = sorted({u.batch for u in atomic_units if u.batch != ""})
-    return max([end] + [run([u for u in atomic_units if u.batch == lab], end) for lab in labels])
+    end = start
+    for label in sorted({u.batch for u in atomic_units}):  # "" (unbatched) sorts first
+        end = run([u for u in atomic_units if u.batch == label], end)
+    return end
 
 
 def _export_tree(top, options, memo, offsets, blocks: list, unit_offset: dict) -> None:
