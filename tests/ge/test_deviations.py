@@ -1,0 +1,123 @@
+"""The differences from GE that docs/ge-deviations.md lists and no other test pins.
+
+Each test asserts zcspec's behaviour and names GE's in a comment: it fails the day
+zcspec changes on that point, so the row in docs/ge-deviations.md has to change too.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.memory.plan import plan_memory
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.v2.errors import InputBufferError, OutputBufferError
+from zcspec.impl.runtime.v2.executor import StreamExecutor
+from zcspec.impl.runtime.v2.options import LoweringOptions
+from zcspec.impl.runtime.v2.tensors import Tensor
+from tests.helpers.runtime_v2 import out_buffer, relu_neg, stage
+
+N = 256  # (1, N) float32: 1024 bytes
+
+
+def test_collective_outputs_are_planned_one_by_one_and_can_be_zero_copy():
+    # GE (block_mem_assigner.cc ApplyContinuousMemory): a node with continuous_output and two or more
+    # outputs gets one block for all of them, never zero copy. zcspec has no continuous outputs: each
+    # output of the collective is its own zero-copy block.
+    b = GraphBuilder("co")
+    x, y = b.input("x", (1, N)), b.input("y", (1, N))
+    outs = b.op("HcomAllReduce", [b.op("Relu", [x], name="rx"), b.op("Relu", [y], name="ry")], name="ar",
+                outputs=[((1, N), "float32")] * 2)
+    b.output(*outs)
+    p = plan_memory(b.build())
+    a0, a1 = p.tensor("ar:0"), p.tensor("ar:1")
+    assert a0.zero_copy and a1.zero_copy and a0.block != a1.block
+
+
+def test_a_reuse_input_output_shares_input_zero_only():
+    # GE (mem_inplace.cc ProcessInplace, GetSupportInplaceOutput): _output_inplace_ability pairs may name
+    # any input. zcspec's in-place output always shares input 0 (ops.ref_outputs).
+    b = GraphBuilder("ip")
+    x = b.input("x", (1, N))
+    a, c = b.op("Relu", [x], name="a"), b.op("Abs", [x], name="c")
+    s = b.op("Add", [a, c], name="s", _reuse_input=True)
+    b.output(b.op("Neg", [s], name="o"))
+    p = plan_memory(b.build())
+    assert p.tensor("s:0").alias_of == "a:0" and p.tensor("s:0").alias_of != "c:0"
+
+
+def test_a_reuse_input_output_on_a_graph_input_gets_its_own_memory():
+    # GE (graph_utils.cc IsRefFromInput; block_mem_assigner.cc ApplyOutMemory): a mandatory ref is trusted,
+    # even on a graph input. zcspec's in-place guard never writes a graph input in place (aliases.symbols).
+    b = GraphBuilder("ref")
+    x = b.input("x", (1, N))
+    s = b.op("Relu", [x], name="s", _reuse_input=True)
+    b.output(b.op("Neg", [s], name="o"))
+    p = plan_memory(b.build())
+    assert p.tensor("s:0").alias_of is None and p.tensor("s:0").region == "feature_map"
+
+
+def test_always_zero_copy_ignores_the_callers_declared_shape():
+    # GE (build_tensor.cc SplitTensorForOutputData): the required size is the raw bytes of the caller
+    # tensor's own storage shape. zcspec requires the model output's raw bytes, the bytes its kernel
+    # writes: a buffer of exactly those bytes passes even when the caller declares a larger shape
+    # (GE refuses it), and a smaller declared shape does not let a smaller buffer through (GE would).
+    model = relu_neg()
+    io = model.tasks.outputs[0]
+    dev = Device()
+    exe = StreamExecutor(model, dev, LoweringOptions(always_zero_copy=True))
+    out = out_buffer(dev, io)
+    out.shape, out.dtype = (20, 10), "float32"   # 800 bytes declared, 400 given: GE refuses
+    exe.execute(stage(dev, model), [out])
+    small = Tensor(dev.malloc(200), 200, "device", (5, 10), "float32")  # declared 200 bytes: GE accepts
+    with pytest.raises(OutputBufferError, match="smaller than the actual size 400"):
+        exe.execute(stage(dev, model), [small])
+
+
+def test_an_undersized_input_is_refused_before_it_is_shared():
+    # GE (build_tensor.cc SplitDataTensor) shares the caller's input tensor data with no null or size
+    # check. zcspec refuses a null or undersized input buffer before anything runs.
+    model = relu_neg()
+    dev = Device()
+    exe = StreamExecutor(model, dev)
+    with pytest.raises(InputBufferError, match="buffer is 100 bytes"):
+        exe.execute([Tensor(dev.malloc(100), 100)], [out_buffer(dev, model.tasks.outputs[0])])
+    assert exe.allocator.in_use == 0
+
+
+def test_v1_copies_a_graph_input_that_is_also_a_graph_output_both_ways():
+    # GE (davinci_model.cc GenMemAllocations): a Data feeding NetOutput stays zero copy and the output
+    # is copied once, from the user's input buffer. zcspec makes both I/O copy-only: the input is copied
+    # into the model's I/O region and the output out of it (two copies of the tensor's bytes).
+    from zcspec.impl.runtime.v1 import LoadOptions, load
+    from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs
+
+    b = GraphBuilder("pt")
+    x = b.input("x", (1, N))
+    b.output(x, b.op("Relu", [x], name="r"))
+    m = build_model(b.build())
+    dev = Device()
+    lm = load(dev, m, LoadOptions())
+    assert {z.name for z in lm.io if z.copy_only} == {"x:input0", "x:output0"}
+    data = np.arange(N, dtype=np.float32).reshape(1, N) - 100
+    ins, outs = stage_inputs(dev, m, {"x": data}), alloc_outputs(dev, m)
+    before = dev.counters
+    lm.execute(ins, outs)
+    copied = (dev.counters - before).copy_bytes()
+    assert copied == 2 * data.nbytes
+    np.testing.assert_array_equal(read_outputs(dev, m, outs)["x"], data)
+
+
+def test_a_data_read_through_a_view_by_an_op_without_refresh_is_not_zero_copy():
+    # GE (block_mem_assigner.cc IsZeroCopyBlock) asks the Data node's direct consumers (here a Reshape,
+    # which supports zero copy). zcspec asks every reader of the symbol, through views: the Relu that
+    # reads x's bytes through the Reshape cannot refresh, so x is not zero copy.
+    from zcspec.impl.compiler.memory.options import PlanOptions
+
+    b = GraphBuilder("vz")
+    x = b.input("x", (2, N // 2))
+    b.output(b.op("Neg", [b.op("Relu", [b.op("Reshape", [x], name="rs", shape=(1, N))], name="r")], name="o"))
+    g = b.build()
+    assert plan_memory(g).tensor("x").zero_copy
+    assert not plan_memory(g, PlanOptions(no_zero_copy_ops={"Relu"})).tensor("x").zero_copy
