@@ -18,7 +18,7 @@ import attrs
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime, observe_runs
 from zcspec.checks.strategies.device_probes import observe_probe
-from zcspec.checks.strategies.model_files import mutate
+from zcspec.checks.strategies.model_files import edit
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json
 from zcspec.impl.compiler.compile import compile_stages
@@ -89,10 +89,10 @@ def _observe_plan(s: Scenario) -> list:
 def _observe_model_file(s: Scenario) -> list:
     """The compiled file, or, with ``runtime["mutation"]`` (checks/strategies/model_files.py), a mutated one."""
     stages = compile_stages(s.graph, s.compile)
-    data = encode(stages.model)
+    data, path = encode(stages.model), None
     if "mutation" in s.runtime:
-        data = mutate(data, s.runtime["mutation"])
-    return [observe_model_file(data, stages.graph, s.compile)]
+        data, path = edit(data, s.runtime["mutation"])
+    return [observe_model_file(data, stages.graph, s.compile, edited=path, built=stages.model)]
 
 
 OBSERVERS: dict[str, Callable[[Scenario], list]] = {

@@ -43,9 +43,11 @@ from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, OBSERVERS, Scenario, observe
 from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
-from zcspec.checks.strategies.model_files import fixed_mutations
+from zcspec.checks.strategies.model_files import field_sweep, fixed_mutations
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
+from zcspec.impl.compiler.compile import compile_stages
+from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
 
@@ -161,7 +163,8 @@ def _zoo_cases(config: VerifyConfig):
     if "model_file" in config.kinds:   # malformed files: only they put MF-WELL-FORMED to the test
         for model in MUTATED_MODELS:
             graph = load(model)
-            for m in fixed_mutations(config.seed):
+            built = encode(compile_stages(graph, CompileOptions(soc=config.soc)).model)
+            for m in fixed_mutations(config.seed) + field_sweep(built, config.seed):
                 yield (f"{model} [model_file, {m['op']}@{m['at']}]",
                        Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
     if "execution" in config.kinds:

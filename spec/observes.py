@@ -55,6 +55,9 @@ OBSERVES: dict[str, Observed] = {
     "MF-WELL-FORMED": Observed("the header (magic, version, declared length, checksum recomputed from the "
                                "bytes) and whether the loader accepted the file",
                                MODEL_FILE + ", intact and mutated"),
+    "MF-DETERMINED": Observed("the metadata field a re-signed file had changed, whether the loader accepted "
+                              "it and whether the model it loaded equals the one the file was built from",
+                              MODEL_FILE + ", built and re-signed with one field changed"),
     "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
                                   MODEL_FILE),
     "V1-SLOT-REFRESH": Observed("the argument values the tasks ran with against the user buffers and the "

@@ -12,9 +12,14 @@ applies one to ``.zcm`` bytes:
 - ``extend``: N + 1 bytes appended (the declared lengths no longer match);
 - ``bad_offset``: the metadata edited, argument slot N (counted over all tasks) moved past the end
   of its region, and the file re-packed with a valid checksum: well-formed bytes, impossible content;
-- ``bad_region``: the same slot's region renamed to one the model does not have (checksum valid).
+- ``bad_region``: the same slot's region renamed to one the model does not have (checksum valid);
+- ``field``: one metadata field that another part of the file determines (``determined_fields``: every
+  scalar leaf outside the spec's FREE_FIELDS), number N modulo their count, changed to a near value of
+  its own type (N // count picks which: an int +1, -1, +512 or 0; a bool negated; a string suffixed),
+  and the file re-packed with a valid checksum: the loader must refuse it or load the identical model
+  (MF-DETERMINED).
 
-Only ``bad_offset`` and ``bad_region`` leave the header well-formed; the loader must refuse them
+Only ``bad_offset``, ``bad_region`` and ``field`` leave the header well-formed; the loader must refuse them
 too (MF-SLOT-IN-REGION judges any it lets through). ``mutations()`` draws them, ``fixed_mutations()``
 gives a deterministic set for ``zcspec verify``.
 """
@@ -26,8 +31,9 @@ from hypothesis import strategies as st
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.impl.compiler.model_file.encode import HEADER, pack
+from zcspec.spec.invariants.model_file import is_free
 
-OPS = ("truncate", "flip", "bad_magic", "bad_version", "bad_digest", "extend", "bad_offset", "bad_region")
+OPS = ("truncate", "flip", "bad_magic", "bad_version", "bad_digest", "extend", "bad_offset", "bad_region", "field")
 _DIGEST_AT = HEADER.size - 32   # the SHA-256 is the header's last field
 
 
@@ -46,7 +52,59 @@ def check_mutation(mutation) -> dict:
 
 def mutate(data: bytes, mutation: dict) -> bytes:
     """``data`` with ``mutation`` applied (see the module doc)."""
+    return edit(data, mutation)[0]
+
+
+def _split(data: bytes) -> tuple[int, dict, bytes]:
+    _, version, header_len, meta_len, _, _ = HEADER.unpack_from(data)
+    return version, json.loads(data[header_len:header_len + meta_len]), data[header_len + meta_len:]
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, path + (i,))
+    else:
+        yield path, node
+
+
+def determined_fields(data: bytes) -> list[tuple]:
+    """The JSON paths of the metadata's scalar fields that another part of the file determines."""
+    return [p for p, _ in _leaves(_split(data)[1]) if not is_free(p)]
+
+
+def _near(value, k: int):
+    """A value of ``value``'s own type near it, never equal (``k`` picks which)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return [value + 1, value - 1, value + 512, 0 if value else 1][k % 4]
+    if isinstance(value, float):
+        return value + 0.5
+    if isinstance(value, str):
+        return value + "_"
+    return 0  # null
+
+
+def edit(data: bytes, mutation: dict) -> tuple[bytes, tuple | None]:
+    """``data`` with ``mutation`` applied, and for ``field`` the JSON path of the changed field."""
     op, at = check_mutation(mutation)["op"], mutation["at"]
+    if op == "field":
+        version, meta, blob = _split(data)
+        fields = [p for p, _ in _leaves(meta) if not is_free(p)]
+        path = fields[at % len(fields)]
+        node = meta
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = _near(node[path[-1]], at // len(fields))
+        return pack(meta, blob, version=version), path
+    return _mutate(data, op, at), None
+
+
+def _mutate(data: bytes, op: str, at: int) -> bytes:
     if op == "truncate":
         return data[:at % max(len(data), 1)]
     if op == "flip":
@@ -66,9 +124,7 @@ def mutate(data: bytes, mutation: dict) -> bytes:
 
 def _edit_slot(data: bytes, at: int, op: str) -> bytes:
     """Slot ``at`` (over all tasks' slots) moved out of its region, re-packed with a valid checksum."""
-    _, version, header_len, meta_len, _, _ = HEADER.unpack_from(data)
-    meta = json.loads(data[header_len:header_len + meta_len])
-    blob = data[header_len + meta_len:]
+    version, meta, blob = _split(data)
     slots = [s for t in meta["tasks"]["tasks"] for s in t["slots"]]
     if not slots:
         return _edit_region_size(meta, blob, version)
@@ -93,6 +149,14 @@ def mutations() -> st.SearchStrategy[dict]:
 
 
 def fixed_mutations(seed: int = 0) -> tuple[dict, ...]:
-    """Two of each op at spread positions (deterministic per ``seed``): what verify runs."""
+    """Two of each op but ``field`` at spread positions (deterministic per ``seed``): what verify runs,
+    with ``field_sweep`` for each model."""
     return tuple({"op": op, "at": (seed * 7919 + k * 104729 + i * 31) % (1 << 16)}
-                 for i, op in enumerate(OPS) for k in (1, 2))
+                 for i, op in enumerate(OPS) if op != "field" for k in (1, 2))
+
+
+def field_sweep(data: bytes, seed: int = 0) -> tuple[dict, ...]:
+    """One ``field`` mutation per determined field of ``data``, each field's change picked by ``seed``
+    and its position (so successive seeds try other near values): no field is left to chance."""
+    n = len(determined_fields(data))
+    return tuple({"op": "field", "at": i + n * ((seed + i) % 4)} for i in range(n))

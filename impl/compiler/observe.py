@@ -16,7 +16,7 @@ from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.spec.observables.model_file import (
-    ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
+    ArgSlot, BuildFacts, FileEdit, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
     Block, ContinuousGroup, PlacedTensor, PlanAttributes, PlanObservation,
@@ -144,17 +144,20 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
     return tuple(out)
 
 
-def observe_model_file(data: bytes, graph: Graph | None = None, options=None):
+def observe_model_file(data: bytes, graph: Graph | None = None, options=None, *, edited=None, built=None):
     """The spec's ModelFileObservation of model bytes: the header as read, whether the loader
     accepted it, and for an accepted file its regions, tasks, zero-copy table, the SoC it names and
     its build facts; ``graph`` (after the passes) adds the nodes. ``options`` stand in for the
-    file's own options only when the file does not load (then no node or SoC facts are given)."""
+    file's own options only when the file does not load (then no node or SoC facts are given).
+    ``edited`` (a metadata JSON path) says the bytes are a built file with that field changed and
+    re-signed; ``built`` is the model they were built from, compared with what the loader gave."""
     try:
         model, outcome = load_model(data), LoadOutcome(True)
     except ModelFormatError as e:
         model, outcome = None, LoadOutcome(False, str(e))
+    edit = None if edited is None else FileEdit(tuple(edited), None if model is None else model == built)
     if model is None:
-        return ModelFileObservation(header=_header(data), load=outcome,
+        return ModelFileObservation(header=_header(data), load=outcome, edit=edit,
                                     build=BuildFacts(offline=bool(options.offline)) if options is not None else BuildFacts())
     io = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
     table = tuple(ZeroCopyEntry(z.task, z.slot, io[(z.role, z.index)], z.role, z.relative_offset)
@@ -162,5 +165,5 @@ def observe_model_file(data: bytes, graph: Graph | None = None, options=None):
     return ModelFileObservation(
         header=_header(data), load=outcome, regions=dict(model.regions), tasks=model_tasks(model), zero_copy_table=table,
         nodes=_nodes(graph, model) if graph is not None else (),
-        soc=SocProfile(model.options.soc), build=BuildFacts(offline=bool(model.options.offline)),
+        soc=SocProfile(model.options.soc), build=BuildFacts(offline=bool(model.options.offline)), edit=edit,
     )

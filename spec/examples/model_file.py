@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import attrs
 
+from zcspec.spec.observables.model_file import FileEdit
 from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, soc, task
 
 _GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
@@ -18,6 +19,11 @@ EXAMPLES = (
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(False)),
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(True)),
             culprit="header", why="the stored checksum does not match the bytes, yet the file was loaded"),
+    Example("MF-DETERMINED",
+            model_file(edit=FileEdit(("plan", "blocks", 1, "size"), identical=None), load=accepted(False)),
+            model_file(edit=FileEdit(("plan", "blocks", 1, "size"), identical=False), load=accepted(True)),
+            culprit="model file plan.blocks.1.size",
+            why="a block's size was changed and the file re-signed, yet it loaded to a different model"),
     Example("MF-SLOT-IN-REGION",
             model_file(regions={"feature_map": 1024}, tasks=(task(0, ("feature_map", 0, 512), ("feature_map", 512, 512)),)),
             model_file(regions={"feature_map": 1024}, tasks=(task(0, ("feature_map", 0, 512), ("feature_map", 768, 512)),)),

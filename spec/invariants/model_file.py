@@ -63,4 +63,60 @@ SLOT_IN_REGION = Invariant(
     precondition=lambda mf: any(t.slots for t in mf.tasks),
 )
 
-INVARIANTS = (WELL_FORMED, SLOT_IN_REGION)
+# -- MF-DETERMINED ----------------------------------------------------------------------------
+
+# The metadata fields no other part of a model file repeats (docs/model-format.md, "What the loader
+# checks"): a loader cannot tell a changed value from the original, only the checksum guards them.
+# JSON paths, "*" matching any key or index. Every other field is determined by another part of the
+# file, so a changed value must be refused or give the identical model.
+FREE_FIELDS = {
+    ("name",): "the model's label; nothing else names it",
+    ("options", "offline"): "leaves a trace (a copy) only when a Data feeds the NetOutput directly",
+    ("tasks", "tasks", "*", "attrs"): "a kernel's attributes are its node's own semantics, with no second copy",
+    ("tasks", "tasks", "*", "in_loop"): "whether the node sits in a loop is the graph's, not repeated elsewhere",
+    ("tasks", "tasks", "*", "stream"): "the stream assignment is the graph's (node.stream); the plan records no "
+                                       "stream, so any small stream id is as good as another (only its range is "
+                                       "checked)",
+    ("tasks", "tasks", "*", "node"): "which nodes run tasks is not in the file (a task-less node's op type is not "
+                                     "recorded): only the plan order and the lifetimes of its slots bound it",
+    ("tasks", "tasks", "*", "slots", "*", "tensor"): "another tensor at the same address (an alias) is the same "
+                                                     "memory; a name the plan does not place there is rejected",
+    ("plan", "tensors", "*", "first"): "a lifetime has no second copy; only the tasks' uses bound it",
+    ("plan", "tensors", "*", "last"): "as first",
+}
+
+
+def is_free(path) -> bool:
+    """Whether the metadata field at JSON ``path`` lies in one of the FREE_FIELDS (or below one)."""
+    return any(len(path) >= len(p) and all(a in ("*", b) for a, b in zip(p, path)) for p in FREE_FIELDS)
+
+
+def _determined(mf: ModelFileObservation):
+    e = mf.edit
+    if e is not None and mf.load is not None and mf.load.accepted and e.identical is False:
+        where = ".".join(map(str, e.path))
+        yield violation(f"model file {where}", f"the loader accepted the file with {where} changed (re-signed, so "
+                        f"the checksum is valid) and loaded a different model; another part of the file "
+                        f"determines that field, so the change must be refused", path=list(e.path))
+
+
+DETERMINED = Invariant(
+    id="MF-DETERMINED",
+    title="A field the file repeats cannot be changed alone",
+    statement="When one metadata field of a model file that another part of the file determines is changed and "
+              "the file re-signed, the loader refuses the file or loads exactly the model the file was built from.",
+    rationale="The checksum only catches accidental damage: a crafted or buggy writer signs what it writes. A "
+              "size, an offset or a placement that disagrees with the rest of the file gives tasks whose "
+              "arguments point somewhere the plan never put that tensor; the redundancy of the file is what "
+              "lets the loader refuse it at load instead of the device faulting later. GE's om loader checks "
+              "the header and the partition table; the .zcm format repeats sizes and placements so that its "
+              "loader can check every field against another (a property of zcspec's format, not GE's).",
+    ge_source="runtime/v1/graph/load/model_manager/model_manager.cc (ModelManager::GetModelMemAndWeightSize: "
+              "the partition table GE checks)",
+    applies_to="model_file", concern="model_file", predicate=_determined,
+    # Only a file with a determined field changed can tell a loader that cross-checks from one that does not.
+    precondition=lambda mf: mf.edit is not None and not is_free(mf.edit.path),
+)
+
+
+INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED)

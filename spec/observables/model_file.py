@@ -47,6 +47,16 @@ class Header:
 
 
 @attrs.frozen
+class FileEdit:
+    """One metadata field of a built file changed on purpose and the file re-signed (a valid checksum):
+    ``path`` is the field's JSON path in the metadata; ``identical`` whether the file, when the loader
+    accepted it, loaded to exactly the model it was built from (None when it was refused)."""
+
+    path: tuple[str | int, ...]
+    identical: bool | None = None
+
+
+@attrs.frozen
 class LoadOutcome:
     """Whether the loader accepted the file, and its error message when it did not."""
 
@@ -139,6 +149,7 @@ class ModelFileObservation:
     nodes: tuple[NodeInfo, ...] = ()
     soc: SocProfile | None = None
     build: BuildFacts = attrs.field(factory=BuildFacts)
+    edit: FileEdit | None = None
 
     def __attrs_post_init__(self) -> None:
         names = [n.name for n in self.nodes]

@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.faults.variant import swap
 from zcspec.checks.scenario import Scenario, evaluate
-from zcspec.checks.strategies.model_files import OPS, fixed_mutations, mutate, mutations
+from zcspec.checks.strategies.model_files import (
+    OPS, determined_fields, edit, field_sweep, fixed_mutations, mutate, mutations,
+)
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.model_file.encode import encode
@@ -19,7 +21,7 @@ from zcspec.spec.check import check
 GRAPH = load("builtin:atomic_clean")
 STAGES = compile_stages(GRAPH, CompileOptions())
 DATA = encode(STAGES.model)
-WELL_FORMED_HEADER = ("bad_offset", "bad_region")
+WELL_FORMED_HEADER = ("bad_offset", "bad_region", "field")
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -64,4 +66,37 @@ def test_verify_scenarios_carry_the_mutation_and_reject_a_bad_one():
     assert "MF-WELL-FORMED" in report.exercised and report.ok
     with pytest.raises(ScenarioError, match="runtime.mutation.op"):
         evaluate(Scenario("model_file", GRAPH, CompileOptions(), {"mutation": {"op": "shred", "at": 0}}))
-    assert len({(x["op"], x["at"]) for x in fixed_mutations(1)}) == 2 * len(OPS)
+    assert len({(x["op"], x["at"]) for x in fixed_mutations(1)}) == 2 * (len(OPS) - 1)   # "field": field_sweep
+
+
+def test_every_determined_field_changed_alone_is_refused():
+    """The sweep verify runs: each field another part of the file determines, changed to a near value of
+    its type and re-signed, is refused (the loader's cross-checks), and MF-DETERMINED is exercised."""
+    sweep = field_sweep(DATA)
+    assert len(sweep) == len(determined_fields(DATA)) > 100
+    for m in sweep:
+        data, path = edit(DATA, m)
+        obs = observe_model_file(data, STAGES.graph, edited=path, built=STAGES.model)
+        assert not obs.load.accepted, f"{'.'.join(map(str, path))} changed and the file still loaded"
+        report = check(obs)
+        assert report.ok and "MF-DETERMINED" in report.exercised
+
+
+def test_a_free_field_is_never_swept_nor_judged():
+    assert all(p[0] != "name" and p[-1] not in ("first", "last") for p in determined_fields(DATA))
+    obs = observe_model_file(DATA, STAGES.graph, edited=("name",), built=STAGES.model)
+    assert "MF-DETERMINED" not in check(obs).exercised
+
+
+@pytest.mark.parametrize("check_name, field", [("_block_sizes", ("plan", "blocks")),
+                                               ("_tensor_sizes", ("plan", "tensors"))])
+def test_a_loader_that_skips_a_size_cross_check_is_caught(check_name, field):
+    """Break the loader on purpose: it no longer recomputes block (or tensor) sizes from what they hold."""
+    with swap("zcspec.impl.compiler.model_file.consistency", check_name, lambda f: (lambda *a, **k: None)):
+        violated = set()
+        for m in field_sweep(DATA):
+            data, path = edit(DATA, m)
+            if path[:2] == field and path[-1] == "size":
+                obs = observe_model_file(data, STAGES.graph, edited=path, built=STAGES.model)
+                violated |= {v.invariant_id for v in check(obs).violations}
+    assert "MF-DETERMINED" in violated

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 from zcspec.impl.compiler.memory import bounds
 from zcspec.impl.compiler.memory.plan_types import REGIONS, MemoryPlan
+from zcspec.impl.compiler.memory import sizes
 from zcspec.impl.compiler.memory.sizes import alias_sizes
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.options import CompileOptions
@@ -118,7 +119,45 @@ def _tensors(plan: MemoryPlan) -> dict:
             _fail(f"plan.blocks[{i}]", f"[{b.offset}, {b.offset + b.size}) outside region {b.region!r}")
         if b.region in ("feature_map", "zero_copy") and b.offset % align:
             _fail(f"plan.blocks[{i}]", f"block offset {b.offset} is not a multiple of {align}")
+    _block_sizes(plan, tensors)
     return tensors
+
+
+def _block_sizes(plan: MemoryPlan, tensors: dict) -> None:
+    """A feature-map or zero-copy block is as large as what it holds, rounded to blocks: its tensors and
+    its child blocks from its offset (layout.resize: the largest member, the stacked children or the
+    widest batch, rounded up to ``block_align``; a child past the parent's end widens it)."""
+    align, extent = plan.options.block_align, {}
+    for b in plan.blocks:
+        ends = [tensors[n].offset + tensors[n].size for n in b.tensors]
+        extent[b.id] = max(ends, default=b.offset) - b.offset
+    for b in plan.blocks:
+        if b.parent is not None:
+            parent = next(p for p in plan.blocks if p.id == b.parent)
+            extent[parent.id] = max(extent[parent.id], b.offset + b.size - parent.offset)
+    for i, b in enumerate(plan.blocks):
+        if b.region in ("feature_map", "zero_copy") and b.size != sizes.align(extent[b.id], align):
+            _fail(f"plan.blocks[{i}].size", f"{b.size}, but block {b.id} holds {extent[b.id]} bytes from its offset "
+                                            f"(its tensors and child blocks), {sizes.align(extent[b.id], align)} "
+                                            f"rounded to {align}-byte blocks")
+
+
+def _tensor_sizes(plan: MemoryPlan, tensors: dict, tasks) -> None:
+    """A root tensor that a task or the I/O table accesses is GE-sized from the bytes accessed
+    (sizes.tensor_size): it is always accessed whole. A root with an alias elsewhere in it (a NoPadding
+    concat, whose size is its pieces' raw bytes) is left to the alias checks: a slot may name it for the
+    piece at its address."""
+    used: dict[str, int] = {}
+    for task in tasks.tasks:
+        for s in task.slots:
+            used[s.tensor] = max(used.get(s.tensor, 0), s.nbytes)
+    for d in tasks.inputs + tasks.outputs:
+        used[d.tensor] = max(used.get(d.tensor, 0), d.nbytes)
+    pieces = {t.alias_of for t in plan.tensors if t.alias_of in tensors and t.offset != tensors[t.alias_of].offset}
+    for i, t in enumerate(plan.tensors):
+        if t.alias_of is None and t.name not in pieces and t.name in used and t.size != sizes.tensor_size(used[t.name], plan.options):
+            _fail(f"plan.tensors[{i}] ({t.name!r}).size", f"{t.size}, but its tasks access {used[t.name]} bytes, "
+                                                         f"which GE sizes {sizes.tensor_size(used[t.name], plan.options)}")
 
 
 def _figures(plan: MemoryPlan) -> None:
@@ -245,6 +284,7 @@ def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights)
             if t.region in ("feature_map", "zero_copy") and not t.first <= steps[task.node] <= t.last:
                 _fail(f"plan.tensors ({t.name!r})", f"lifetime [{t.first}, {t.last}] misses step "
                                                     f"{steps[task.node]}, where task {task.index} uses it")
+    _tensor_sizes(plan, tensors, tasks)
     _io(plan, tensors, tasks)
     _zero_copy(plan, options, tasks)
     for w in weights:
