@@ -22,7 +22,7 @@ from zcspec.impl.device.trace import Alloc
 from zcspec.impl.runtime.user_buffers import UserBuffer, alloc_outputs, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import InvalidParam, LoadOptions, ParamInvalid, load
 
-from tests.ge.runtime_scenarios import NCHW_512, data_kernel_netoutput, data_to_netoutput, launches, ones
+from tests.helpers.ge_runtime_scenarios import NCHW_512, data_kernel_netoutput, data_to_netoutput, launches, ones
 
 REUSE = LoadOptions(reuse_zero_copy_memory=1)
 

@@ -20,7 +20,7 @@ from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 
-from tests.ge.runtime_scenarios import copies, launches, two_input_add, written_starts
+from tests.helpers.ge_runtime_scenarios import copies, launches, two_input_add, written_starts
 
 N = 8 * 3 * 224 * 224                      # FakeTensors({8 * 3 * 224 * 224}, 2): float elements per input
 IN_BYTES = N * 4
