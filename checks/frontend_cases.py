@@ -85,6 +85,17 @@ def _batchnorm_opset6(is_test: int) -> onnx.ModelProto:
     return _model([node], [_vi("x", [1, c, 2, 2])], [_vi("y", [1, c, 2, 2])], inits, opset=6)
 
 
+def _batchnorm_per_activation() -> onnx.ModelProto:
+    """Opset 7 with spatial=0: one mean, variance, scale and bias per activation (C, H, W), not per channel."""
+    c, h, w = 2, 3, 2
+    rng = np.random.default_rng(7)
+    inits = [_init(n, (rng.random((c, h, w)) + lo).astype(np.float32))
+             for n, lo in (("scale", 0.5), ("bias", -0.5), ("mean", -0.5), ("var", 0.5))]
+    node = helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], name="bn",
+                            spatial=0, epsilon=1e-3)
+    return _model([node], [_vi("x", [1, c, h, w])], [_vi("y", [1, c, h, w])], inits, opset=7)
+
+
 def _cycle() -> onnx.ModelProto:
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="head"),
              helper.make_node("Add", ["a", "c"], ["b"], name="loop_add"),
@@ -123,6 +134,8 @@ def frontend_cases() -> tuple[FrontendCase, ...]:
                      why="... and its else branch when the condition is false"),
         FrontendCase("batchnorm_opset6_training", _batchnorm_opset6(0), "UnsupportedFeatureError", ("'bn'", "training mode"),
                      why="before opset 7, is_test=0 selects training mode, which the op table refuses"),
+        FrontendCase("batchnorm_opset7_per_activation", _batchnorm_per_activation(),
+                     why="before opset 9, spatial=0 normalises each activation with its own statistics"),
         FrontendCase("cycle", _cycle(), "CycleError", ("'loop_add'", "'loop_relu'"), why="a cycle is named by its nodes"),
         FrontendCase("graph_json_cycle", _cycle_graph_json(), "CycleError", ("'loop_add'", "'loop_relu'"),
                      why="a graph JSON file with a cycle is refused naming its nodes"),

@@ -1,6 +1,7 @@
 """verify puts crafted models to the front end (checks/frontend_cases.py): unsorted nodes, an If its
 initializers decide, a cycle in an ONNX file and in a graph JSON file, a missing tensor, an unknown op and
-an opset-6 training-mode BatchNormalization. Each bug below survived verify before these cases."""
+an opset-6 training-mode BatchNormalization, and an opset-7 one with spatial=0. Each bug below survived
+verify before these cases."""
 from __future__ import annotations
 
 import networkx as nx
@@ -66,3 +67,31 @@ def test_the_cycle_case_really_has_a_cycle():
     assert nx.find_cycle(g)
     with pytest.raises(CycleError):
         topology.execution_order(graph_json.from_json(case.model))
+
+
+def test_a_batchnorm_kernel_that_ignores_spatial_fails(monkeypatch):
+    """Before this case no verify model had spatial=0: a kernel normalising per channel regardless passed."""
+    from zcspec.impl.device.kernels import common
+
+    real = common.KERNELS["BatchNormalization"]
+
+    class PerChannel:   # the task as the kernel sees it, with spatial forced back to 1
+        def __init__(self, task):
+            self._task = task
+
+        def __getattr__(self, name):
+            return getattr(self._task, name)
+
+        def attr(self, key, default=None):
+            return 1 if key == "spatial" else self._task.attr(key, default)
+
+    def per_channel(task, ins, outs):
+        x, scale, bias, mean, var = ins
+        flat = [p.reshape(-1)[: x.shape[1]] for p in (scale, bias, mean, var)]
+        return real(PerChannel(task), [x, *flat], outs)
+
+    monkeypatch.setitem(common.KERNELS, "BatchNormalization", per_channel)
+    result = VerifyResult()
+    _frontend_cases(result, VerifyConfig(models=()))
+    assert {(f.case, f.violation.invariant_id) for f in result.findings} == {
+        ("front-end case batchnorm_opset7_per_activation [execution]", "EXEC-ORACLE")}
