@@ -111,4 +111,7 @@ OBSERVES: dict[str, Observed] = {
     "DEVICE-KERNEL-REFUSAL": Observed("each compute step's op type, dtype, input and output shapes, its input bytes, "
                                       "its output bytes before and after, and the exception the device raised, "
                                       "against legality computed from the shapes (broadcasting)", PROBE_KERNELS),
+    "DEVICE-COLLECTIVE": Observed("each collective step's op, rank count, shapes and attributes, every rank's "
+                                  "input bytes and output bytes after the synchronize, and what the device raised",
+                                  "the probe's record of each collective step over several emulated devices"),
 }

@@ -29,6 +29,14 @@ raised, the input bytes, the output bytes before and after); any exception that 
 from the shapes (DEVICE-KERNEL-REFUSAL). Appended last, they leave the earlier draws of a seed as
 they were.
 
+Last come one or two collective steps, ``{"op": "collective", "kernel": op, "ranks": n, "shape": s,
+"dtype": "float32", "reduction": r, "root": k}`` (op HcomAllReduce, HcomAllGather or HcomBroadcast over
+2 to 4 ranks): the probe's device is rank 0 of a fresh communicator with n - 1 fresh peer devices;
+each rank's input is filled with its own element-varying bytes and its output with 0x5A bytes, every
+rank launches the collective and rank 0 synchronizes (pulling its peers). The probe records every
+rank's input and output bytes (``CollectiveRun``); what each rank must hold is the spec's to compute
+(DEVICE-COLLECTIVE). No verify model runs a collective over more than one device.
+
 ``programs()`` draws programs for Hypothesis; ``fixed_programs(count, seed)`` is the seeded set
 ``zcspec verify`` runs; ``run_probe(steps)`` runs one (``run_program`` when only the device is
 wanted); ``observe_probe(scenario)`` runs one and transcribes the trace and the compute records.
@@ -36,6 +44,7 @@ wanted); ``observe_probe(scenario)`` runs one and transcribes the trace and the 
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 
 import attrs
@@ -44,9 +53,11 @@ from hypothesis import strategies as st
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.device import SLOT_BYTES, Device, DeviceError, DeviceFault, KernelTask, MemsetTask, Slot
+from zcspec.impl.device import (
+    SLOT_BYTES, Device, DeviceError, DeviceFault, HcclComm, HcclTask, KernelTask, MemsetTask, Slot,
+)
 from zcspec.impl.device.observe import observe_device
-from zcspec.spec.observables.device import KernelRun
+from zcspec.spec.observables.device import CollectiveRun, KernelRun
 
 PROBE_GRAPH = Graph("device_probe", [], [], [])   # a device scenario's graph: a probe compiles nothing
 _UNMAPPED = (0, 16, 0x1000, 1 << 40)              # offsets, not device addresses
@@ -54,6 +65,8 @@ _TARGETS = ("inside", "inside", "past_end", "past_end", "before_start", "freed",
 _KERNELS = ("Add", "Sub", "Mul")
 _DTYPES = ("float32", "float16", "int32")
 _COMPUTES = ("runs", "no_broadcast", "wrong_out")   # every program has one of each, then 0 to 2 more
+_COLLECTIVES = ("HcomAllReduce", "HcomAllGather", "HcomBroadcast")
+_REDUCTIONS = ("sum", "prod", "max", "min")
 _OUT_FILL = 0x5A   # an output's bytes before its launch: float16 203, float32 1.5e16, far above any sum or
                    # product of _fill's floats, so a kernel that wrote shows
 
@@ -144,7 +157,15 @@ def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     cases = list(_COMPUTES) + [rng.choice(_COMPUTES) for _ in range(rng.randint(0, 2))]
     rng.shuffle(cases)
     out.extend(_compute(rng, case) for case in cases)
+    out.extend(_collective(rng) for _ in range(rng.randint(1, 2)))
     return tuple(out)
+
+
+def _collective(rng: random.Random) -> dict:
+    ranks = rng.randint(2, 4)
+    return {"op": "collective", "kernel": rng.choice(_COLLECTIVES), "ranks": ranks,
+            "shape": [rng.randint(1, 5) for _ in range(rng.randint(1, 2))], "dtype": "float32",
+            "reduction": rng.choice(_REDUCTIONS), "root": rng.randrange(ranks)}
 
 
 def programs(min_steps: int = 4, max_steps: int = 32) -> st.SearchStrategy[tuple[dict, ...]]:
@@ -260,12 +281,56 @@ def _run_compute(dev: Device, i: int, step: dict, args: int) -> KernelRun | None
                      out_before=before, out_after=after, refused=refused, message=message)
 
 
+def _run_collective(dev: Device, i: int, step: dict) -> CollectiveRun | None:
+    """Run collective step ``i`` with ``dev`` as rank 0 of a fresh communicator (see the module doc);
+    None when the device refused the host's own setup or read-back, as for a compute step."""
+    op, ranks, shape = step.get("kernel"), _int(step, i, "ranks", low=1), _shape(step, i, "shape")
+    if op not in _COLLECTIVES:
+        raise _bad(i, f"kernel={op!r} must be one of {list(_COLLECTIVES)}")
+    if ranks > 8 or math.prod(shape) > 4096:
+        raise _bad(i, f"ranks={ranks} and shape={list(shape)} must stay within 8 ranks of 4096 elements")
+    out = ((ranks * shape[0],) + shape[1:]) if op == "HcomAllGather" and shape else shape
+    attrs_ = (("reduction", str(step.get("reduction", "sum"))), ("root", step.get("root", 0)))
+    devs = [dev] + [Device(dev.soc.name, device_id=r, capacity=1 << 20) for r in range(1, ranks)]
+    comm = f"probe {i}"
+    HcclComm(devs, comm)
+    slots = (Slot("in", shape, step.get("dtype")), Slot("out", out, step.get("dtype")))
+    tasks, addrs = [], []
+    try:   # the host's own setup: a fault here is in the trace (DEVICE-BOUNDS), with no step to record
+        for r, d in enumerate(devs):
+            a = [d.malloc(max(s.nbytes, 1), tag=f"probe {i} rank {r} {s.role}") for s in slots]
+            _fill(d, a[0], slots[0], 3 * r + 1)   # salts 1, 4, 7, 0: every rank its own bytes
+            d.memset(a[1], slots[1].nbytes, _OUT_FILL)
+            task = HcclTask(f"probe {i} {op} rank {r}", op, d.malloc(2 * SLOT_BYTES, tag=f"probe {i} rank {r} args"),
+                            slots, attrs_, comm=comm)
+            d.write_args(task, a)
+            tasks.append(task)
+            addrs.append(a)
+        inputs = tuple(_bytes(d, a[0], slots[0]) for d, a in zip(devs, addrs))
+    except DeviceFault:
+        return None
+    refused, message = None, ""
+    try:
+        for d, t in zip(devs, tasks):
+            d.launch(t)
+        dev.synchronize()
+    except DeviceError as e:
+        refused, message = type(e).__name__, str(e)
+    try:
+        outputs = tuple(_bytes(d, a[1], slots[1]) for d, a in zip(devs, addrs))
+    except DeviceFault:
+        return None
+    return CollectiveRun(i, op, ranks, slots[0].dtype, shape, out, attrs_, inputs, outputs, refused, message)
+
+
 @attrs.frozen
 class ProbeRun:
-    """A probe program run: the device after it, and the record of each compute step in program order."""
+    """A probe program run: the device after it, and the record of each compute and collective step in
+    program order."""
 
     device: Device
     kernel_runs: tuple[KernelRun, ...]
+    collective_runs: tuple[CollectiveRun, ...] = ()
 
 
 def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
@@ -279,6 +344,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
     scratch = dev.malloc(largest, tag="probe scratch")
     handles: list[int] = []
     runs: list[KernelRun] = []
+    collectives: list[CollectiveRun] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
@@ -297,9 +363,13 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
             run = _run_compute(dev, i, step, args)
             if run is not None:
                 runs.append(run)
+        elif op == "collective":
+            run = _run_collective(dev, i, step)
+            if run is not None:
+                collectives.append(run)
         else:
-            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute")
-    return ProbeRun(dev, tuple(runs))
+            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective")
+    return ProbeRun(dev, tuple(runs), tuple(collectives))
 
 
 def run_program(steps, soc: str = "ascend910b") -> Device:
@@ -313,4 +383,5 @@ def observe_probe(scenario) -> list:
     run = run_probe(program_, scenario.compile.soc)
     dev = run.device
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
-                           memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs)]
+                           memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
+                           collective_runs=run.collective_runs)]

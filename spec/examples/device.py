@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 from zcspec.spec.examples.build import Example
-from zcspec.spec.observables.device import DeviceEvent, DeviceObservation, KernelRun
+from zcspec.spec.observables.device import CollectiveRun, DeviceEvent, DeviceObservation, KernelRun
 from zcspec.spec.observables.trace import Range
 
 _BASE = 0x1_0000_0000_0000
@@ -41,6 +41,14 @@ def _kernels(mis_shaped_ran: bool) -> DeviceObservation:
     return DeviceObservation("probe", (), _MEMORY, (legal, illegal))
 
 
+def _all_reduce(ran_alone: bool) -> DeviceObservation:
+    """A sum over two ranks of [1, 2] and [10, 20]; run alone, rank 0 keeps its own input."""
+    outs = (_floats(1, 2), _floats(10, 20)) if ran_alone else (_floats(11, 22),) * 2
+    run = CollectiveRun(0, "HcomAllReduce", 2, "float32", (2,), (2,), (("reduction", "sum"),),
+                        (_floats(1, 2), _floats(10, 20)), outs)
+    return DeviceObservation("probe", (), _MEMORY, collective_runs=(run,))
+
+
 EXAMPLES = (
     Example("DEVICE-BOUNDS", _probe("out_of_bounds"), _probe(None),
             culprit="access 3", why="a write running 64 bytes past the end of the allocation ran"),
@@ -48,4 +56,7 @@ EXAMPLES = (
             culprit="access 5", why="a read of freed memory was reported as out of bounds, not use after free"),
     Example("DEVICE-KERNEL-REFUSAL", _kernels(False), _kernels(True),
             culprit="compute step 1", why="an Add whose inputs [3] and [2] do not broadcast ran and wrote its output"),
+    Example("DEVICE-COLLECTIVE", _all_reduce(False), _all_reduce(True),
+            culprit="collective step 0 (HcomAllReduce over 2 ranks)",
+            why="each rank ran the sum alone and kept its own input"),
 )

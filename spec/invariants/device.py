@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.observables.device import DeviceObservation, KernelRun
+from zcspec.spec.observables.device import CollectiveRun, DeviceObservation, KernelRun
 
 
 class _Live:
@@ -268,4 +268,80 @@ KERNEL_REFUSAL = Invariant(
     applies_to="device", concern="device", predicate=_kernel_refusal, precondition=_legal_and_illegal_kernels,
 )
 
-INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL)
+# -- DEVICE-COLLECTIVE --------------------------------------------------------------------------
+
+# What each rank holds after a collective, as HCCL defines them (HcclAllReduce, HcclAllGather,
+# HcclBroadcast): the reduction of every rank's input, the inputs concatenated in rank order along
+# axis 0, or the root rank's input.
+_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _collective_want(r: CollectiveRun) -> tuple[list, str | None]:
+    """Every rank's expected output, or why the spec cannot say (a malformed record or an unknown op)."""
+    ins = [_tensor(x, r.shape, r.dtype) for x in r.inputs] if r.dtype in _DTYPES else [None]
+    if r.ranks < 1 or len(r.inputs) != r.ranks or len(r.outputs) != r.ranks or any(x is None for x in ins):
+        return [], "its recorded bytes are not one tensor of its shape per rank"
+    attrs_ = dict(r.attrs)
+    if r.op_type == "HcomAllReduce":
+        op = _REDUCTIONS.get(str(attrs_.get("reduction", "sum")).lower())
+        if op is None:
+            return [], None
+        with np.errstate(all="ignore"):
+            total = op.reduce(np.stack(ins), axis=0)
+        return [total] * r.ranks, None
+    if r.op_type == "HcomAllGather":
+        if not r.shape or tuple(r.out) != (r.ranks * r.shape[0],) + tuple(r.shape[1:]):
+            return [], f"its output shape {list(r.out)} is not the ranks' inputs {list(r.shape)} stacked on axis 0"
+        return [np.concatenate(ins, axis=0)] * r.ranks, None
+    if r.op_type == "HcomBroadcast":
+        root = attrs_.get("root", 0)
+        return ([ins[root]] * r.ranks, None) if isinstance(root, int) and 0 <= root < r.ranks else ([], None)
+    return [], None
+
+
+def _collective(obs: DeviceObservation):
+    for r in obs.collective_runs:
+        culprit = f"collective step {r.step} ({r.op_type} over {r.ranks} ranks)"
+        want, why = _collective_want(r)
+        if why is not None:
+            yield violation(culprit, why)
+            continue
+        if not want:
+            continue
+        if r.refused is not None:
+            yield violation(culprit, f"was refused ({r.refused}: {r.message}), although every rank launched it "
+                            f"with fitting buffers", refused=r.refused)
+            continue
+        for rank, (text, w) in enumerate(zip(r.outputs, want)):
+            got = _tensor(text, r.out, r.dtype)
+            if got is None or got.shape != w.shape:
+                yield violation(culprit, f"rank {rank}'s output bytes are not a tensor of shape {list(r.out)}")
+            elif not np.allclose(got, w, rtol=1e-6, atol=0, equal_nan=True):
+                bad = int(np.flatnonzero(~np.isclose(got, w, rtol=1e-6, atol=0, equal_nan=True).reshape(-1))[0])
+                yield violation(culprit, f"rank {rank} holds {got.reshape(-1)[bad]!r} at flat index {bad}, but "
+                                f"{r.op_type} of the ranks' inputs gives {w.reshape(-1)[bad]!r}", rank=rank)
+
+
+def _several_ranks(obs: DeviceObservation) -> bool:
+    return any(r.ranks >= 2 for r in obs.collective_runs)
+
+
+COLLECTIVE = Invariant(
+    id="DEVICE-COLLECTIVE",
+    title="A collective gives every rank what HCCL defines",
+    statement="When every rank of a communicator launches one collective with fitting buffers, it runs, and "
+              "afterwards each rank's output holds: for HcomAllReduce, the reduction (sum, prod, max or min) of "
+              "all ranks' inputs; for HcomAllGather, the inputs concatenated in rank order along axis 0; for "
+              "HcomBroadcast, the root rank's input.",
+    rationale="HCCL tasks are where zero copy and multi-device execution meet: a collective that runs before "
+              "its peers arrive, or runs alone, leaves a rank with its own input where the reduction should "
+              "be, and the models above it compute silently wrong results. What each rank must hold is "
+              "recomputed here from the inputs the probe recorded, never asked of the device.",
+    ge_source="runtime/v1/graph/load/model_manager/task_info/hccl/hccl_task_info.cc (HcclTaskInfo::Distribute: "
+              "the collective launched on every rank's stream); HCCL's HcclAllReduce, HcclAllGather, "
+              "HcclBroadcast",
+    applies_to="device", concern="device", predicate=_collective, precondition=_several_ranks,
+)
+
+
+INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL, COLLECTIVE)

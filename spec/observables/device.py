@@ -25,7 +25,9 @@ Nothing here says which accesses are legal: the spec derives that from the ``all
 and an output of given shapes, the bytes it read and the output's bytes before and after, and
 what the device API raised. A refused kernel leaves nothing in the trace, so this record (made
 by the probe, not the device) is where its refusal shows. Which ones were legal is again the
-spec's to derive, from the shapes alone.
+spec's to derive, from the shapes alone. ``collective_runs`` (:class:`CollectiveRun`) are its
+collective steps over several devices: every rank's input and output bytes, for the spec to
+recompute what each rank must hold.
 """
 from __future__ import annotations
 
@@ -79,6 +81,27 @@ class KernelRun:
 
 
 @attrs.frozen
+class CollectiveRun:
+    """One collective step of a probe: ``ranks`` devices in one communicator each launch collective
+    ``op_type`` over an input of ``shape`` into an output of ``out`` (both of ``dtype``), with
+    attributes ``attrs`` (``reduction``, ``root``). ``inputs[r]`` and ``outputs[r]`` are rank r's input
+    bytes at the launch and output bytes after the synchronize (hex text, as in :class:`KernelRun`);
+    ``refused``/``message`` what the device API raised, if anything."""
+
+    step: int
+    op_type: str
+    ranks: int
+    dtype: str
+    shape: tuple[int, ...]
+    out: tuple[int, ...]
+    attrs: tuple[tuple[str, object], ...] = ()
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    refused: str | None = None
+    message: str = ""
+
+
+@attrs.frozen
 class DeviceObservation:
     """The events of one probe program run on a fresh device (``name`` identifies the program), and its
     compute steps' outcomes."""
@@ -87,6 +110,7 @@ class DeviceObservation:
     events: tuple[DeviceEvent, ...]
     memory: Range | None = None
     kernel_runs: tuple[KernelRun, ...] = ()
+    collective_runs: tuple[CollectiveRun, ...] = ()
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")
