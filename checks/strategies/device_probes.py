@@ -11,7 +11,8 @@ A program is a tuple of JSON steps (it travels in a ``device`` scenario's ``runt
   memset write is an atomic-clean task;
 - ``{"op": "compute", "kernel": op, "a": shape, "b": shape, "out": shape, "dtype": d}``: a kernel task
   of op type ``op`` (Add, Sub, Mul) with two input slots and one output slot of those shapes, all of
-  dtype ``d``, each in a fresh allocation of its byte size (not a handle). The host fills the inputs
+  dtype ``d``, each in a fresh allocation of its byte size (not a handle); without ``b``, a one-input
+  kernel (Expand, whose output shape is the target). The host fills the inputs
   with element-varying bytes and the output with 0x5A bytes (``Device.memset``), then launches it.
 
 The accesses aim in bounds, past the end of an allocation (by 1 to 64 bytes mostly, the slack a
@@ -29,13 +30,14 @@ raised, the input bytes, the output bytes before and after); any exception that 
 from the shapes (DEVICE-KERNEL-REFUSAL). Appended last, they leave the earlier draws of a seed as
 they were.
 
-Last come one or two collective steps, ``{"op": "collective", "kernel": op, "ranks": n, "shape": s,
+Then come one or two collective steps, ``{"op": "collective", "kernel": op, "ranks": n, "shape": s,
 "dtype": "float32", "reduction": r, "root": k}`` (op HcomAllReduce, HcomAllGather or HcomBroadcast over
 2 to 4 ranks): the probe's device is rank 0 of a fresh communicator with n - 1 fresh peer devices;
 each rank's input is filled with its own element-varying bytes and its output with 0x5A bytes, every
 rank launches the collective and rank 0 synchronizes (pulling its peers). The probe records every
 rank's input and output bytes (``CollectiveRun``); what each rank must hold is the spec's to compute
-(DEVICE-COLLECTIVE). No verify model runs a collective over more than one device.
+(DEVICE-COLLECTIVE). No verify model runs a collective over more than one device. Last, two Expand
+steps: one whose input broadcasts to its output shape and one with an axis one longer.
 
 ``programs()`` draws programs for Hypothesis; ``fixed_programs(count, seed)`` is the seeded set
 ``zcspec verify`` runs; ``run_probe(steps)`` runs one (``run_program`` when only the device is
@@ -158,7 +160,15 @@ def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     rng.shuffle(cases)
     out.extend(_compute(rng, case) for case in cases)
     out.extend(_collective(rng) for _ in range(rng.randint(1, 2)))
+    out.extend(_expand(rng, legal) for legal in rng.sample([True, False], 2))
     return tuple(out)
+
+
+def _expand(rng: random.Random, legal: bool) -> dict:
+    """An Expand step (one input ``a``, no ``b``): ``a`` broadcasts to ``out``, or has one axis longer."""
+    shape = [rng.randint(1, 3) for _ in range(rng.randint(1, 3))]
+    a = _operand(rng, shape) if legal else [d + 1 if j == 0 else d for j, d in enumerate(shape)]
+    return {"op": "compute", "kernel": "Expand", "a": a, "out": shape, "dtype": rng.choice(_DTYPES)}
 
 
 def _collective(rng: random.Random) -> dict:
@@ -222,13 +232,15 @@ def _shape(step: dict, i: int, key: str) -> tuple[int, ...]:
     return tuple(v)
 
 
-def _compute_slots(step: dict, i: int) -> tuple[Slot, Slot, Slot]:
-    """The input, input and output slots of a compute step (ScenarioError for a malformed one)."""
-    shapes = [_shape(step, i, key) for key in ("a", "b", "out")]
+def _compute_slots(step: dict, i: int) -> tuple[Slot, ...]:
+    """The input slots (two, one for a step without ``b``) and the output slot of a compute step
+    (ScenarioError for a malformed one)."""
+    keys = ("a", "b", "out") if "b" in step else ("a", "out")
+    shapes = [_shape(step, i, key) for key in keys]
     if not isinstance(step.get("kernel"), str):
         raise _bad(i, f"kernel={step.get('kernel')!r} must be an op type, e.g. 'Add'")
     try:
-        return tuple(Slot(role, shape, step.get("dtype")) for role, shape in zip(("in", "in", "out"), shapes))
+        return tuple(Slot("out" if k == "out" else "in", shape, step.get("dtype")) for k, shape in zip(keys, shapes))
     except ValueError as e:   # an unknown dtype (UnknownDTypeError is a ValueError)
         raise _bad(i, f"dtype={step.get('dtype')!r}: {e}") from e
 
@@ -248,9 +260,9 @@ def _bytes(dev: Device, addr: int, slot: Slot) -> str:
 def _prepare(dev: Device, i: int, slots) -> list[int]:
     """Fresh allocations for ``slots``: the inputs filled (salts 0 and 3), the output with _OUT_FILL bytes."""
     addrs = [dev.malloc(max(s.nbytes, 1), tag=f"probe {i} slot {j}") for j, s in enumerate(slots)]
-    _fill(dev, addrs[0], slots[0], 0)
-    _fill(dev, addrs[1], slots[1], 3)
-    dev.memset(addrs[2], slots[2].nbytes, _OUT_FILL)
+    for k, (addr, s) in enumerate(zip(addrs[:-1], slots[:-1])):
+        _fill(dev, addr, s, 3 * k)
+    dev.memset(addrs[-1], slots[-1].nbytes, _OUT_FILL)
     return addrs
 
 
@@ -263,7 +275,7 @@ def _run_compute(dev: Device, i: int, step: dict, args: int) -> KernelRun | None
     task = KernelTask(f"probe {i} {step['kernel']}", step["kernel"], args, slots)
     try:
         addrs = _prepare(dev, i, slots)
-        a, b, before = (_bytes(dev, addr, s) for addr, s in zip(addrs, slots))
+        recorded = [_bytes(dev, addr, s) for addr, s in zip(addrs, slots)]
     except DeviceFault:
         return None
     refused, message = None, ""
@@ -274,11 +286,13 @@ def _run_compute(dev: Device, i: int, step: dict, args: int) -> KernelRun | None
     except DeviceError as e:   # the device refusing the task, transcribed; any other exception is a crash
         refused, message = type(e).__name__, str(e)
     try:
-        after = _bytes(dev, addrs[2], slots[2])
+        after = _bytes(dev, addrs[-1], slots[-1])
     except DeviceFault:
         return None
-    return KernelRun(i, task.name, task.op_type, step["dtype"], *(s.shape for s in slots), a_bytes=a, b_bytes=b,
-                     out_before=before, out_after=after, refused=refused, message=message)
+    a, b = slots[0], slots[1] if len(slots) == 3 else None
+    return KernelRun(i, task.name, task.op_type, step["dtype"], a.shape, () if b is None else b.shape, slots[-1].shape,
+                     a_bytes=recorded[0], b_bytes="" if b is None else recorded[1], out_before=recorded[-1],
+                     out_after=after, refused=refused, message=message)
 
 
 def _run_collective(dev: Device, i: int, step: dict) -> CollectiveRun | None:

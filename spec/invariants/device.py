@@ -182,9 +182,12 @@ def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def _legal(r: KernelRun) -> bool | None:
-    """Whether the spec's rule admits ``r``; None when it cannot judge (an op or dtype it does not know)."""
-    if r.op_type not in _BINARIES or r.dtype not in _DTYPES:
+    """Whether the spec's rule admits ``r``; None when it cannot judge (an op or dtype it does not know).
+    Expand (one input) fits when its input broadcasts to the output shape, its target."""
+    if r.op_type not in _BINARIES and r.op_type != "Expand" or r.dtype not in _DTYPES:
         return None
+    if r.op_type == "Expand":
+        return broadcast(r.a, r.out) == tuple(r.out)
     return broadcast(r.a, r.b) == r.out
 
 
@@ -202,12 +205,13 @@ def _tensor(text: str, shape: tuple[int, ...], dtype: str) -> np.ndarray | None:
 
 def _wrong_elements(r: KernelRun):
     """Why the output of a step that ran is not op(a, b), or None when it is (compared byte for byte)."""
-    a, b = _tensor(r.a_bytes, r.a, r.dtype), _tensor(r.b_bytes, r.b, r.dtype)
-    got = _tensor(r.out_after, r.out, r.dtype)
+    a, got = _tensor(r.a_bytes, r.a, r.dtype), _tensor(r.out_after, r.out, r.dtype)
+    b = a if r.op_type == "Expand" else _tensor(r.b_bytes, r.b, r.dtype)
     if a is None or b is None or got is None:
         return "its recorded bytes are not tensors of its shapes and dtype"
     with np.errstate(all="ignore"):
-        want = np.asarray(_BINARIES[r.op_type](a, b)).astype(got.dtype)
+        want = (np.broadcast_to(a, got.shape) if r.op_type == "Expand"
+                else np.asarray(_BINARIES[r.op_type](a, b))).astype(got.dtype)
     # Byte for byte, element by element: a NaN the kernel left is compared as the bits it is.
     bad = np.flatnonzero((got.reshape(-1, 1).view(np.uint8) != want.reshape(-1, 1).view(np.uint8)).any(axis=1))
     if len(bad) == 0:
@@ -223,7 +227,8 @@ def _kernel_refusal(obs: DeviceObservation):
         if legal is None:
             continue
         culprit = f"compute step {r.step} (task {r.task!r})"
-        shapes = f"inputs {list(r.a)} and {list(r.b)}"
+        unary = r.op_type == "Expand"
+        shapes = f"input {list(r.a)}" if unary else f"inputs {list(r.a)} and {list(r.b)}"
         if legal:
             if r.refused is not None:
                 yield violation(culprit, f"was refused ({r.refused}: {r.message}) although its {shapes} broadcast "
@@ -231,8 +236,9 @@ def _kernel_refusal(obs: DeviceObservation):
             elif (why := _wrong_elements(r)) is not None:
                 yield violation(culprit, f"ran, but {why}")
             continue
-        target = broadcast(r.a, r.b)
-        why = "do not broadcast" if target is None else f"broadcast to {list(target)}, not {list(r.out)}"
+        target = broadcast(r.a, r.out) if unary else broadcast(r.a, r.b)
+        why = ("does not broadcast to its output shape" if unary else "do not broadcast" if target is None
+               else f"broadcast to {list(target)}, not {list(r.out)}")
         if r.refused is None:
             yield violation(culprit, f"ran, although its {shapes} {why}: the device must refuse it")
         elif r.refused != "KernelError":
@@ -254,8 +260,9 @@ KERNEL_REFUSAL = Invariant(
     id="DEVICE-KERNEL-REFUSAL",
     title="The device refuses exactly the kernels whose operands do not fit",
     statement="A probe's elementwise binary kernel (Add, Sub, Mul) runs if and only if its two input shapes "
-              "broadcast (ONNX multidirectional broadcasting) to exactly its output shape. One that runs raises "
-              "nothing and leaves in its output op(a, b) of the input bytes it was given; one that does not fit "
+              "broadcast (ONNX multidirectional broadcasting) to exactly its output shape, and an Expand if and "
+              "only if its input broadcasts to its output shape. One that runs raises nothing and leaves in its "
+              "output op(a, b) of the input bytes it was given (an Expand: its input broadcast); one that does not fit "
               "is refused with a KernelError naming the task and leaves its output bytes as they were.",
     rationale="Every claim that a run computed its outputs relies on the device refusing a kernel whose operands "
               "a compiler bug mis-shaped: a device that swallows the error, or writes before refusing, turns a "

@@ -58,7 +58,8 @@ class DeviceEvent:
 @attrs.frozen
 class KernelRun:
     """One compute step of a probe: task ``task`` runs kernel ``op_type`` on inputs of shapes ``a`` and
-    ``b`` into an output of shape ``out``, all three of ``dtype``.
+    ``b`` into an output of shape ``out``, all three of ``dtype``. A one-input kernel (Expand) has
+    ``b == ()`` and ``b_bytes == ""``.
 
     ``a_bytes`` and ``b_bytes`` are the inputs' bytes at the launch, ``out_before`` and ``out_after``
     the output's before the launch and after the synchronize (hex text, little-endian elements in

@@ -182,3 +182,20 @@ def test_a_bad_compute_step_is_an_error_naming_it(change):
     with pytest.raises(ScenarioError) as e:
         run_probe([dict(LEGAL, **change)])
     assert e.value.key == "runtime.program[0]"
+
+
+def test_an_expand_that_stops_checking_its_target_is_caught(monkeypatch):
+    """impl/device/kernels/indexing.py expand without its broadcast check: it wraps the input around."""
+    monkeypatch.setitem(KERNELS, "Expand", lambda task, ins, outs: (np.resize(ins[0], outs[0].shape),))
+    legal = {"op": "compute", "kernel": "Expand", "a": [1, 3], "out": [2, 3], "dtype": "float32"}
+    illegal = {"op": "compute", "kernel": "Expand", "a": [2, 3], "out": [1, 3], "dtype": "float32"}
+    found = claim_violations([BASE + [legal, illegal]])
+    assert {v.culprit for v in found} == {"compute step 2 (task 'probe 2 Expand')"}
+    assert "ran, although its input [2, 3] does not broadcast to its output shape" in found[0].message
+
+
+def test_expand_steps_run_or_are_refused_by_their_shapes():
+    runs = [r for p in fixed_programs(8) for r in run_probe(p).kernel_runs if r.op_type == "Expand"]
+    assert {r.refused is None for r in runs} == {True, False}
+    assert all((r.refused is None) == (broadcast(r.a, r.out) == r.out) for r in runs)
+    assert not claim_violations(fixed_programs(8))
