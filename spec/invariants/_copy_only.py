@@ -28,7 +28,7 @@ import functools
 from zcspec.spec.capabilities import TABLE, capabilities
 from zcspec.spec.observables.load import IoTensor, LoadObservation
 
-HCCL = "an HCCL task has no zero-copy support for it (6.8.2)"
+HCCL = "an HCCL task has no zero-copy support for it (hccl_task_info.cc HcclTaskInfo::InitZeroCopyInfos)"
 
 
 def _users(load: LoadObservation, t: IoTensor):
@@ -58,7 +58,7 @@ def reasons(load: LoadObservation) -> dict[str, tuple[str, ...]]:
         if not load.options.zero_copy:
             why.append("zero copy is off for this load")
         if t.region != "zero_copy":
-            why.append(f"it lives in the {t.region} region, inside the feature-map allocation (6.5.2-6.5.3)")
+            why.append(f"it lives in the {t.region} region, inside the feature-map allocation (davinci_model.cc GenMemAllocations)")
         if shared := _shared(load, t):
             why.append(f"its bytes are shared with {', '.join(shared)} (DisableZeroCopy, 6.4.4)")
         users = list(_users(load, t))

@@ -325,8 +325,8 @@ def _collective(obs: DeviceObservation):
                 yield violation(culprit, f"rank {rank}'s output bytes are not a tensor of shape {list(r.out)}")
             elif not np.allclose(got, w, rtol=1e-6, atol=0, equal_nan=True):
                 bad = int(np.flatnonzero(~np.isclose(got, w, rtol=1e-6, atol=0, equal_nan=True).reshape(-1))[0])
-                yield violation(culprit, f"rank {rank} holds {got.reshape(-1)[bad]!r} at flat index {bad}, but "
-                                f"{r.op_type} of the ranks' inputs gives {w.reshape(-1)[bad]!r}", rank=rank)
+                yield violation(culprit, f"rank {rank} holds {got.reshape(-1)[bad].item()!r} at flat index {bad}, but "
+                                f"{r.op_type} of the ranks' inputs gives {w.reshape(-1)[bad].item()!r}", rank=rank)
 
 
 def _several_ranks(obs: DeviceObservation) -> bool:
