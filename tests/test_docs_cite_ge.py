@@ -5,8 +5,8 @@ used to cite GE's behaviour by those numbers alone: "(2.5.4)", "(2.5.4, 3.3)", a
 "| 2.1.2-2.1.4 |", "ge-facts 6.5.4c". A reader of docs/ cannot look such a number up; a citation
 such as `block_mem_assigner.cc` `ReuseBlocksByLifeTime` can be followed into GE's repository.
 
-This test fails on any such bare reference in docs/*.md or README.md, and on any mention of
-ge-facts or ../shared. Numbers that are not fact-sheet references (versions, figures, sizes,
+This test fails on any such bare reference in docs/ or README.md, and on any mention of the
+internal notes (ge-facts, planning-facts, DESIGN.md, ../shared). Numbers that are not fact-sheet references (versions, figures, sizes,
 ratios, opsets) are not caught: the patterns accept only section-shaped numbers (top level 1-12)
 in the places a citation sits (parentheses and comma lists, a "GE" table column, after "GE" or
 "facts"), and three-level numbers elsewhere unless a tool name (onnx, Python...) precedes them.
@@ -113,8 +113,19 @@ def bare_references(text: str) -> list[tuple[int, str]]:
 
 
 def documents() -> list[Path]:
-    docs = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    docs = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
     return [doc for doc in docs if doc.relative_to(ROOT).as_posix() not in EXCLUDED]
+
+
+# The developers' reference notes live outside the repository: a reader cannot follow a citation there.
+INTERNAL_NOTES = re.compile(r"ge-facts|planning-facts|DESIGN\.md|\.\./shared", re.IGNORECASE)
+
+
+def test_docs_cite_no_internal_notes():
+    hits = [f"{doc.relative_to(ROOT)}:{number}: {line.strip()}" for doc in documents()
+            for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1)
+            if INTERNAL_NOTES.search(line)]
+    assert not hits, "docs cite internal notes readers do not have:\n" + "\n".join(hits)
 
 
 def test_docs_cite_ge_source_not_fact_sheet_numbers():
