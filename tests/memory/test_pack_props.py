@@ -65,6 +65,19 @@ def test_optimal_is_never_claimed_falsely(buffers):
         assert result.arena == best
     # Tiny instances: the descent of the exact search reaches and proves the optimum.
     assert result.arena == best and result.optimal
+    # ... and the proved bound says so (Packing: bound == arena exactly when optimal); the descent
+    # used to certify the arena optimal while leaving the bound at the max-live one below it.
+    assert result.bound == result.arena
+
+
+def test_descent_proof_raises_the_bound_to_the_arena():
+    """Alignment puts the optimum (119) one byte above the max-live bound (118): pack() without a time
+    limit proves it by the descent, which must raise the proved bound with the certificate."""
+    specs = [("b0", 0, 1, 40, 8), ("b1", 0, 1, 3, 2), ("b2", 0, 1, 3, 16), ("b3", 0, 2, 8, 16), ("b4", 0, 1, 64, 1)]
+    buffers = [Buffer(i, lo, up, size, align=a) for i, lo, up, size, a in specs]
+    assert lower_bound(buffers) == 118 and optimum(buffers) == 119
+    result = pack(buffers)
+    assert (result.arena, result.optimal, result.bound) == (119, True, 119)
 
 
 @settings(max_examples=60)

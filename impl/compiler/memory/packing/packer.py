@@ -190,10 +190,11 @@ def _order_of(p: Packing, buffers) -> list[int]:
 
 def _descend(buffers, inst, best: Packing, lb: int, deadline) -> Packing:
     """The lower bound is out of reach: search one byte below the best until that is
-    proved impossible (then the best is optimal) or the node budget runs out."""
+    proved impossible (then the best is optimal, and its proved bound is its arena) or the
+    node budget runs out."""
     budget = search.default_budget(len(buffers))
     while True:
         found = search.search(inst, best.arena - 1, deadline=deadline, node_budget=budget)
         if found.offsets is None:
-            return attrs.evolve(best, optimal=found.exhausted)
+            return attrs.evolve(best, optimal=found.exhausted, bound=best.arena if found.exhausted else best.bound)
         best = _packing(buffers, found.offsets, lb, "search")
