@@ -37,7 +37,7 @@ def test_reads_rows_in_order_with_optional_alignment(tmp_path):
     ("id,lower,upper,size\na,0,3,4\nb,0,3,-4\n", InvalidBufferError, ["line 3", "'b'", "size=-4"]),
     ("id,lower,upper,size\na,3,3,4\n", InvalidBufferError, ["line 2", "lower=3 >= upper=3"]),
     ("id,lower,upper,size\na,0,3\n", BufferFileError, ["line 2", "fields"]),
-    ("id,lower,upper,size\na,0,3,4\na,1,2,4\n", InvalidBufferError, ["duplicate", "'a'"]),
+    ("id,lower,upper,size\na,0,3,4\na,1,2,4\n", InvalidBufferError, ["line 3", "duplicate", "'a'", "first on line 2"]),
     ("", BufferFileError, ["empty"]),
 ])
 def test_malformed_files_name_file_line_and_rule(tmp_path, text, cls, words):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 
 from zcspec.impl.compiler.memory.packing.errors import BufferFileError, InvalidBufferError
-from zcspec.impl.compiler.memory.packing.problem import Buffer, check_unique
+from zcspec.impl.compiler.memory.packing.problem import Buffer
 
 REQUIRED = ("id", "lower", "upper", "size")
 
@@ -36,11 +36,16 @@ def read_minimalloc_csv(path) -> list[Buffer]:
         raise BufferFileError(path, f"header {','.join(rows[0])!r} lacks column(s) {', '.join(missing)}: "
                               "expected id,lower,upper,size", line=1)
     col = {name: header.index(name) for name in header}
-    buffers = [_row(path, line, row, col) for line, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
-    try:
-        check_unique(buffers)
-    except InvalidBufferError as e:
-        raise e.in_file(path) from None
+    buffers, first_line = [], {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        buffer = _row(path, line, row, col)
+        if buffer.id in first_line:
+            raise InvalidBufferError(buffer.id, f"duplicate buffer id (first on line {first_line[buffer.id]}): "
+                                     "every buffer needs its own id", file=path, line=line)
+        first_line[buffer.id] = line
+        buffers.append(buffer)
     return buffers
 
 
