@@ -47,6 +47,7 @@ from zcspec.checks.strategies.model_files import field_sweep, fixed_mutations
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.compile import compile_stages
+from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
@@ -176,6 +177,11 @@ def _zoo_cases(config: VerifyConfig):
                     run = {**run, "inputs": "ones", "onnx": zoo_path(model[4:])}
                 yield (f"{model} [execution, caller {keys}]",
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in ACL_MODELS if m in config.models):
+            graph = load(model)
+            for run in _acl_runs(graph):
+                yield (f"{model} [execution, {_acl_label(run)}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
         for model in (m for m in EXTERNAL_ALLOC_MODELS if m in config.models):
             graph = load(model)
             for k in EXTERNAL_ALLOC_FAILS_AT:
@@ -210,6 +216,32 @@ HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": 
 CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants", "zoo:squeezenet")
 CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", "weight_memory": True},
                       {"runtime": "v1", "work_memory": True, "weight_memory": True, "calls": 2})
+
+# Executions through the ACL entry points (checks/execution/entries.py: the model file's bytes, aclrtMalloc'd
+# buffers, datasets, config handles, aclmdlSetDynamicBatchSize): every other execution calls runtime v1's
+# Python entry points, so a facade that bound a dataset's buffers to the wrong I/O, took a host buffer for a
+# device one, dropped a config option or leaked at unload passed verify. One run per load call and option the
+# facade translates; the dynamic-batch model's runs choose each branch through the dataset.
+ACL_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants", "builtin:dynamic_batch")
+ACL_RUNS = ({"api": "acl", "calls": 2, "rebind": False}, {"api": "acl", "work_memory": True, "weight_memory": True},
+            {"api": "acl", "placement": "host"}, {"api": "acl_config", "reuse_zero_copy_memory": 1, "work_memory": True},
+            {"api": "acl_config", "zero_copy": False, "weight_memory": True, "threads": 2},
+            {"api": "acl", "output_sizes": "half"})
+
+
+def _acl_runs(graph) -> list[dict]:
+    """ACL_RUNS on ``graph`` (``"half"``: its first output's buffer at half the output's size, refused), each
+    once per dynamic-batch branch the graph has."""
+    out0 = graph.outputs[0]
+    runs = [{"runtime": "v1", **r, "output_sizes": {out0: max(graph.desc[out0].nbytes // 2, 1)}}
+            if r.get("output_sizes") == "half" else {"runtime": "v1", **r} for r in ACL_RUNS]
+    labels = sorted({rules.batch_label(n) for n in graph.nodes} - {""})
+    return [{**r, "batch": b} for b in labels for r in runs] if labels else runs
+
+
+def _acl_label(run: dict) -> str:
+    return ", ".join(f"{k}={v}" if not isinstance(v, bool) else k for k, v in run.items() if k != "runtime")
+
 
 # Executions whose caller's external allocator returns null on one request (out of memory), between two
 # with a working allocator: the zoo's allocators otherwise never fail, so a v2 that used the null block or

@@ -23,13 +23,17 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``batch``: the dynamic-batch branch every call runs (a model with branches needs one);
 - ``work_memory`` / ``weight_memory``: the caller supplies the model's feature-map (work) memory /
   its weight memory at load, exactly the sizes aclmdlQuerySize reports (work: memory_size, the
-  zero-copy region included), as GE's LoadModelFromData with memory parameters takes them (default False: the runtime allocates them); freed after the unload.
+  zero-copy region included), as GE's LoadModelFromData with memory parameters takes them (default False: the runtime allocates them); freed after the unload;
+- ``api``: the entry points the run goes through (checks/execution/entries.py): ``direct`` (default),
+  ``acl`` (the model file's bytes through aclmdlLoadFromMem / aclmdlLoadFromMemWithMem, aclrtMalloc and
+  aclrtMemcpy for the caller's buffers, datasets for execute) or ``acl_config`` (aclmdlLoadWithConfig).
 
 Given the ``graph`` the model was compiled from, every successful call's outputs are read back
 from the caller's buffers and held to the oracle (checks/execution/judge.py); outputs no oracle
 judged, and a concurrent call that failed on valid buffers, are the result's notes.
 
-Errors are part of the observation; the model is unloaded before the last call is
+Each observation's load options are the ones the run asked for (``_as_asked``), not the loaded model's
+own report of them. Errors are part of the observation; the model is unloaded before the last call is
 observed, so leaks show (EXEC-NO-LEAK).
 """
 from __future__ import annotations
@@ -42,6 +46,7 @@ import numpy as np
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import judge
+from zcspec.checks.execution.entries import APIS, entry
 from zcspec.checks.execution.judge import Note, Observations
 from zcspec.impl.device import Device
 from zcspec.impl.platform import dtypes
@@ -49,13 +54,13 @@ from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
-from zcspec.impl.runtime.v1.load import load, query_size
 from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.observables.load import LoadOptionsObservation
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
-                           "misalign", "share", "seed", "batch", "inputs", "onnx"}
+                           "misalign", "share", "seed", "batch", "inputs", "onnx", "api"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -65,6 +70,8 @@ def options_of(runtime: dict) -> LoadOptions:
     for pair in runtime.get("share", ()):
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(n, str) for n in pair)):
             raise ScenarioError(f"runtime v1 scenario: share entries are [name, name] pairs, got {pair!r}", key="share")
+    if runtime.get("api", "direct") not in APIS:
+        raise ScenarioError(f"runtime v1 scenario: api is one of {list(APIS)}, got {runtime['api']!r}", key="api")
     if runtime.get("inputs", "normal") not in ("normal", "ones"):
         raise ScenarioError(f"runtime v1 scenario: inputs is 'normal' or 'ones', got {runtime['inputs']!r}", key="inputs")
     rebind = runtime.get("rebind", True)
@@ -73,7 +80,7 @@ def options_of(runtime: dict) -> LoadOptions:
     return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime})
 
 
-def _fill(dev, addr: int, placement: str, data: np.ndarray) -> None:
+def _fill(dev, api, addr: int, placement: str, data: np.ndarray) -> None:
     """The user writing its input buffer (device: through host staging, as aclrtMemcpy would)."""
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
     if placement == "host":
@@ -81,7 +88,7 @@ def _fill(dev, addr: int, placement: str, data: np.ndarray) -> None:
         return
     staging = dev.host_malloc(max(raw.size, 1), tag="staging")
     dev.host_write(staging, raw)
-    dev.memcpy(addr, staging, raw.size)
+    api.upload(addr, staging, raw.size)
     dev.host_free(staging)
 
 
@@ -95,7 +102,7 @@ class _Held:
     arrays: dict
 
 
-def _buffers(dev, model, runtime: dict, rng) -> _Held:
+def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
     placement, misalign = runtime.get("placement", "device"), set(runtime.get("misalign", ()))
     isz, osz = runtime.get("input_sizes", {}), runtime.get("output_sizes", {})
     shared = {b: a for a, b in runtime.get("share", ())}
@@ -113,7 +120,7 @@ def _buffers(dev, model, runtime: dict, rng) -> _Held:
             b = UserBuffer(io.tensor, 0, 0, placement)
             if size:
                 tag = f"user {io.role} {io.tensor}"
-                alloc = dev.malloc if placement == "device" else dev.host_malloc
+                alloc = api.malloc if placement == "device" else dev.host_malloc
                 raw = alloc(size + shift, tag=tag)
                 held.raw.append((raw, placement))
                 b = UserBuffer(io.tensor, raw + shift, size, placement)
@@ -122,7 +129,7 @@ def _buffers(dev, model, runtime: dict, rng) -> _Held:
                 data = np.ones(io.shape, dt) if runtime.get("inputs") == "ones" else rng.standard_normal(io.shape).astype(dt)
                 held.arrays[io.tensor] = data
                 if size:
-                    _fill(dev, b.addr, placement, data.view(np.uint8).reshape(-1)[:size])
+                    _fill(dev, api, b.addr, placement, data.view(np.uint8).reshape(-1)[:size])
         by_name[io.tensor] = b
         (held.ins if io.role == "input" else held.outs).append(b)
     return held
@@ -135,9 +142,9 @@ def _view(data, io):
     return np.ascontiguousarray(data).view(np.uint8).view(dtypes.numpy_dtype(io.dtype)).reshape(io.shape)
 
 
-def _free(dev, held: _Held) -> None:
+def _free(dev, api, held: _Held) -> None:
     for addr, placement in held.raw:
-        (dev.free if placement == "device" else dev.host_free)(addr)
+        (api.free if placement == "device" else dev.host_free)(addr)
 
 
 def _read(dev, model, held: _Held) -> dict:
@@ -185,14 +192,14 @@ def _rebind(runtime: dict, k: int) -> bool:
     return k == 0 or bool(rebind)
 
 
-def _concurrent(lm, dev, model, runtime: dict, rng, judged: _Judge, notes: list) -> list:
+def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: list) -> list:
     """``threads`` calls at once on one loaded model, each on fresh buffers; (record, outputs) each."""
-    helds = [_buffers(dev, model, runtime, rng) for _ in range(int(runtime.get("threads", 0)))]
+    helds = [_buffers(dev, api, model, runtime, rng) for _ in range(int(runtime.get("threads", 0)))]
     if not helds:
         return []
     batch = runtime.get("batch")
     with ThreadPoolExecutor(len(helds)) as pool:
-        futures = [pool.submit(lm.execute, h.ins, h.outs, batch=batch) for h in helds]
+        futures = [pool.submit(api.execute, lm, h.ins, h.outs, batch) for h in helds]
     done = []
     for k, (h, f) in enumerate(zip(helds, futures)):
         try:
@@ -202,45 +209,55 @@ def _concurrent(lm, dev, model, runtime: dict, rng, judged: _Judge, notes: list)
                 notes.append(Note(f"v1 thread {k}", f"the call failed on valid buffers: {type(e).__name__}: {e}",
                                   failed=True))
         finally:
-            _free(dev, h)
+            _free(dev, api, h)
     return done
 
 
 def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     options = options_of(runtime)
     dev = Device(model.soc)
+    api = entry(dev, runtime)
     rng = np.random.default_rng(runtime.get("seed", 0))
-    caller = {key: _caller_memory(dev, model, key) for key in _CALLER_MEMORY if runtime.get(key)}
-    lm = load(dev, model, options, work=caller.get("work_memory"), weight=caller.get("weight_memory"))
+    caller = {key: _caller_memory(api, model, key) for key in _CALLER_MEMORY if runtime.get(key)}
+    lm = api.load(model, options, caller.get("work_memory"), caller.get("weight_memory"))
     notes: list = []
     judged = _Judge(graph, model, runtime, notes)
     calls, held = [], None
     for k in range(max(1, int(runtime.get("calls", 1)))):
         if _rebind(runtime, k):
             if held is not None:
-                _free(dev, held)
-            held = _buffers(dev, model, runtime, rng)
+                _free(dev, api, held)
+            held = _buffers(dev, api, model, runtime, rng)
         outputs = ()
         with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
-            lm.execute(held.ins, held.outs, batch=runtime.get("batch"))
+            api.execute(lm, held.ins, held.outs, runtime.get("batch"))
             outputs = judged(dev, held, f"v1 call {k}")
         calls.append((lm.last_call, outputs))
-    calls += _concurrent(lm, dev, model, runtime, rng, judged, notes)
+    calls += _concurrent(lm, dev, api, model, runtime, rng, judged, notes)
     # The model's last call is observed after the unload (it shows the unload's frees): with threads
     # it need not be the last one started.
     last = lm.last_call
     calls = [c for c in calls if c[0] is not last] + [next((c for c in calls if c[0] is last), (last, ()))]
-    observations = [observe_execution(lm, r, outputs=o) for r, o in calls[:-1]]
-    lm.unload()
-    observations.append(observe_execution(lm, calls[-1][0], outputs=calls[-1][1]))
-    _free(dev, held)
+    observations = [_as_asked(observe_execution(lm, r, outputs=o), options) for r, o in calls[:-1]]
+    api.unload(lm)
+    observations.append(_as_asked(observe_execution(lm, calls[-1][0], outputs=calls[-1][1]), options))
+    _free(dev, api, held)
     for addr, _size in caller.values():
-        dev.free(addr)
+        api.free(addr)
     return Observations(observations, notes)
 
 
-def _caller_memory(dev, model, key: str) -> tuple[int, int]:
+def _as_asked(obs, options: LoadOptions):
+    """``obs`` with the load options the run asked for, not the ones the loaded model reports: the claims
+    then judge what the caller asked (a load call that dropped reuseZeroCopyMemory or zero copy on the
+    way, through a config handle for one, runs a model that breaks them)."""
+    asked = LoadOptionsObservation("v1", zero_copy=options.zero_copy,
+                                   reuse_zero_copy_memory=bool(options.reuse_zero_copy_memory))
+    return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked))
+
+
+def _caller_memory(api, model, key: str) -> tuple[int, int]:
     """The caller's (ptr, size) for ``key``: exactly what aclmdlQuerySize reports (``query_size``: work =
     memory_size, the zero-copy region included; weight = the weight region), at least one byte."""
-    size = int(query_size(model)[0 if key == "work_memory" else 1])
-    return dev.malloc(max(size, 1), tag=f"user {key.replace('_', ' ')}"), size
+    size = api.caller_size(model, key)
+    return api.malloc(max(size, 1), f"user {key.replace('_', ' ')}"), size

@@ -13,6 +13,7 @@ import pytest
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v1 as run_v1
+from zcspec.checks.execution.entries import entry
 from zcspec.checks.verify import VerifyConfig, _zoo_cases
 from zcspec.impl.device import Device
 
@@ -23,7 +24,7 @@ def test_ones_inputs_are_all_ones_and_normal_ones_are_drawn():
     model = compiled(relu_neg_graph())
     for inputs, want_ones in (("ones", True), ("normal", False)):
         dev = Device(model.soc)
-        held = run_v1._buffers(dev, model, {"inputs": inputs}, np.random.default_rng(0))
+        held = run_v1._buffers(dev, entry(dev, {}), model, {"inputs": inputs}, np.random.default_rng(0))
         arrays = list(held.arrays.values())
         assert arrays and all(np.all(a == 1) == want_ones for a in arrays)
 
