@@ -4,7 +4,8 @@ An observation names its SoC (``ascend910b``, ...); it never says what that SoC
 supports. The spec looks the name up here and derives from the entry which
 MemcpyAddrAsync nodes are required (PASS-MEMCPY-ADDR-ASYNC), which model I/O a
 runtime must bind zero copy (V1-ZERO-COPY-WHEN-ELIGIBLE) and which
-granularities a plan must keep (LAYOUT-ALIGN, LAYOUT-TENSOR-SIZE). The entries
+granularities a plan must keep (LAYOUT-ALIGN, LAYOUT-TENSOR-SIZE) and
+the alignment of every device allocation (DEVICE-ALLOC-FIT). The entries
 describe the emulated SoCs of this project (docs/device.md); every field names
 the GE source of the capability it models (``SOURCES``). Nothing here is read
 from ``impl``: a profile changed there is judged against this table.
@@ -33,6 +34,9 @@ SOURCES = {
     "block_align": "compiler/graph/build/memory/mem_assigner.h (MEM_ALIGN_SIZE); "
                    "mem_reuse_strategy.cc (MemReuseUtils::AlignMemOffset)",
     "tensor_align": "compiler/engines/nn_engine/utils/common/op_tensor_utils.cc (OpTensorUtils::CalibrateTensorSize)",
+    "alloc_align": "runtime/v1/graph/manager/caching_allocator.cc (CachingAllocator::Malloc: GetBlockSize rounds "
+                   "every block to kRoundBlockSize, 512 bytes, caching_allocator.h); the 32-byte entry is the "
+                   "emulated ascend310p's (docs/device.md)",
     "padding": "graph_metadef/graph/utils/tensor_size_utils.cc "
                "(TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding: SoC spec padding_size)",
 }
@@ -59,6 +63,7 @@ class Capabilities:
     block_align: int = 512
     tensor_align: int = 32
     padding: int = 32
+    alloc_align: int = 512   # every device malloc returns a multiple of this (DEVICE-ALLOC-FIT)
 
     def __attrs_post_init__(self) -> None:
         if unknown := self.refreshable_tasks - TASK_KINDS:
@@ -82,7 +87,7 @@ TABLE: dict[str, Capabilities] = {c.name: c for c in (
     Capabilities("ascend910b", zero_copy_memcpy=True, refreshable_tasks=_ALL),
     # Inference SoC: atomic-clean (memset) tasks keep fixed addresses; broadcast is never zero copy.
     Capabilities("ascend310p", zero_copy_memcpy=True, refreshable_tasks=("kernel", "memcpy_addr", "hccl"),
-                 hccl_no_zero_copy=("HcomBroadcast",)),
+                 hccl_no_zero_copy=("HcomBroadcast",), alloc_align=32),
     # Older runtime: HCCL tasks and tasks inside loop subgraphs keep fixed addresses.
     Capabilities("legacy", zero_copy_memcpy=True, refreshable_tasks=("kernel", "memcpy_addr", "memset"),
                  refresh_in_loop=False, hccl_no_zero_copy=("HcomAllReduce", "HcomAllGather", "HcomBroadcast")),

@@ -130,11 +130,14 @@ def _execution(obs: ExecutionObservation) -> str:
 
 def _device(obs: DeviceObservation) -> str:
     lines = [f"device memory: [{hex(obs.memory.address)}, +{obs.memory.size})"] if obs.memory else []
+    lines += [f"soc: {obs.soc}"] if obs.soc else []
     for e in obs.events:
-        if e.kind == "alloc":
+        if e.kind == "alloc" and e.refused:
+            lines.append(f"#{e.seq} alloc of {e.size} bytes: refused ({e.refused})")
+        elif e.kind == "alloc":
             lines.append(f"#{e.seq} alloc {hex(e.address or 0)}, {e.size} bytes" + (" read-only" if e.read_only else ""))
         elif e.kind == "free":
-            lines.append(f"#{e.seq} free {hex(e.address or 0)}")
+            lines.append(f"#{e.seq} free {hex(e.address or 0)}" + (f": refused ({e.refused})" if e.refused else ""))
         else:
             ranges = [f"{what} [{hex(r.address)}, +{r.size})" for what, rs in (("read", e.reads), ("write", e.writes))
                       for r in rs]

@@ -114,4 +114,9 @@ OBSERVES: dict[str, Observed] = {
     "DEVICE-COLLECTIVE": Observed("each collective step's op, rank count, shapes and attributes, every rank's "
                                   "input bytes and output bytes after the synchronize, and what the device raised",
                                   "the probe's record of each collective step over several emulated devices"),
+    "DEVICE-ALLOC-FIT": Observed("every allocation's address and size, every free's address, each refused malloc's "
+                                 "size and each refused free's fault kind, in order, the device's memory (base and "
+                                 "capacity) and its SoC's name, against the spec's own alignment table",
+                                 "the device trace of a probe program (allocations, frees and the faults of refused "
+                                 "mallocs and frees)"),
 }

@@ -2,8 +2,11 @@
 
 A program is a tuple of JSON steps (it travels in a ``device`` scenario's ``runtime["program"]``):
 
-- ``{"op": "malloc", "size": n, "read_only": bool}``: handle k is the k-th malloc;
-- ``{"op": "free", "handle": k}``;
+- ``{"op": "malloc", "size": n, "read_only": bool}``: handle k is the k-th malloc (one the device refused,
+  out of memory, names nothing: a later step aiming at it is skipped);
+- ``{"op": "free", "handle": k, "offset": o}``: a free of handle k's address + ``o`` (``o`` defaults to 0;
+  the address ``o`` itself when the handle is None). A refused one (double or invalid free) is in the
+  trace, as is a refused malloc;
 - ``{"op": "read" | "write", "via": "kernel" | "memset", "handle": k | None, "offset": o, "nbytes": n}``:
   one task touching ``n`` bytes at handle k's address + ``o`` (at address ``o`` itself when the
   handle is None: an offset mistaken for an address). A kernel read copies the bytes into a
@@ -39,9 +42,19 @@ rank's input and output bytes (``CollectiveRun``); what each rank must hold is t
 (DEVICE-COLLECTIVE). No verify model runs a collective over more than one device. Last, two Expand
 steps: one whose input broadcasts to its output shape and one with an axis one longer.
 
+After them the allocator steps: the probe's device has ``PROBE_CAPACITY`` (4 MiB) of memory, and the
+program fills it with two mallocs of every power of two from 2 MiB down to 512 bytes (some a few bytes
+short, so the next block starts past an alignment gap; the second 2 MiB one never fits), frees three
+blocks of 4 to 64 KiB (one with its neighbour, the merged hole then asked for), asks for each freed
+size plus one byte or one alignment unit and for the freed size itself, frees a freed block again, an
+address inside a live block and an offset, frees the 2 MiB block twice (the second a double free) and
+last asks for one alignment unit more than it and for its size. Which mallocs had room is the spec's to derive,
+from the trace's allocations, the capacity and the SoC's alignment (DEVICE-ALLOC-FIT).
+
 ``programs()`` draws programs for Hypothesis; ``fixed_programs(count, seed)`` is the seeded set
 ``zcspec verify`` runs; ``run_probe(steps)`` runs one (``run_program`` when only the device is
-wanted); ``observe_probe(scenario)`` runs one and transcribes the trace and the compute records.
+wanted); ``observe_probe(scenario)`` runs one and transcribes the trace (with the device's memory and
+SoC name) and the compute records.
 """
 from __future__ import annotations
 
@@ -69,6 +82,7 @@ _DTYPES = ("float32", "float16", "int32")
 _COMPUTES = ("runs", "no_broadcast", "wrong_out")   # every program has one of each, then 0 to 2 more
 _COLLECTIVES = ("HcomAllReduce", "HcomAllGather", "HcomBroadcast")
 _REDUCTIONS = ("sum", "prod", "max", "min")
+PROBE_CAPACITY = 4 << 20   # the probe device's memory: small, so its allocator steps can fill it
 _OUT_FILL = 0x5A   # an output's bytes before its launch: float16 203, float32 1.5e16, far above any sum or
                    # product of _fill's floats, so a kernel that wrote shows
 
@@ -161,7 +175,56 @@ def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     out.extend(_compute(rng, case) for case in cases)
     out.extend(_collective(rng) for _ in range(rng.randint(1, 2)))
     out.extend(_expand(rng, legal) for legal in rng.sample([True, False], 2))
+    out.extend(_allocator(rng, len(sizes)))
     return tuple(out)
+
+
+def _allocator(rng: random.Random, first: int) -> list[dict]:
+    """Allocator steps that fill the probe's device and fragment it (see the module doc); ``first`` is the
+    handle of their first malloc (the program's earlier mallocs come before)."""
+    out: list[dict] = []
+    sizes: list[int] = []
+
+    def malloc(size: int) -> int:
+        out.append({"op": "malloc", "size": size, "read_only": False})
+        sizes.append(size)
+        return first + len(sizes) - 1
+
+    def free(h: int | None, offset: int = 0) -> None:
+        out.append({"op": "free", "handle": h, "offset": offset})
+
+    # Fill: two mallocs of every power of two from half the capacity down to 512 bytes, some a few bytes
+    # short of it (an unaligned end, so the next block starts past an alignment gap): the second of half
+    # the capacity never fits, and memory ends with only gaps smaller than the last sizes.
+    fill = []
+    for k in range(PROBE_CAPACITY.bit_length() - 2, 8, -1):
+        for _ in range(2):
+            fill.append((malloc((1 << k) - (rng.randint(1, 300) if rng.random() < 0.3 else 0)), 1 << k))
+    big, mid = fill[0][0], [(h, n) for h, n in fill if 1 << 12 <= n <= 1 << 16]
+    # Fragment: free blocks of middle sizes (one of them with its neighbour: the two holes must merge), then
+    # ask for a freed size plus one byte (fits only in a merged hole or a gap of a larger size), the freed
+    # sizes themselves (an exact fit), and one alignment unit more.
+    holes = rng.sample(mid, 3)
+    for h, _ in holes:
+        free(h)
+    j = next(i for i, (h, _) in enumerate(fill) if h == holes[0][0])
+    if j + 1 < len(fill) and fill[j + 1] not in holes:
+        free(fill[j + 1][0])
+        malloc(holes[0][1] + fill[j + 1][1] - rng.choice([0, 512]))
+    for _, n in holes[1:]:
+        malloc(n + rng.choice([1, 512]))
+        malloc(n)
+    # Frees: the first hole's handle again (refused unless a malloc since took its address), an address
+    # inside a live block and an offset (both refused), the large block twice (the second refused).
+    free(holes[0][0])
+    free(big, rng.choice([8, 512, 4096]))
+    free(None, rng.choice(_UNMAPPED))
+    free(big)
+    free(big)
+    # The large block's bytes are free again: its own size fits, one alignment unit more does not.
+    malloc(fill[0][1] + 512)
+    malloc(fill[0][1] - rng.choice([0, 1, 511]))
+    return out
 
 
 def _expand(rng: random.Random, legal: bool) -> dict:
@@ -204,13 +267,15 @@ def _int(step: dict, i: int, key: str, *, low: int | None = None) -> int:
     return v
 
 
-def _address(step: dict, i: int, handles: list[int]) -> int:
+def _address(step: dict, i: int, handles: list[int | None]) -> int | None:
+    """Handle ``h``'s address plus the step's offset (the offset itself without a handle); None when the
+    device refused handle ``h``'s malloc (the step is skipped: there is nothing to aim at)."""
     h, offset = step.get("handle"), _int(step, i, "offset")
     if h is None:
         return offset
     if not isinstance(h, int) or isinstance(h, bool) or not 0 <= h < len(handles):
         raise _bad(i, f"handle={h!r} names no earlier malloc (there are {len(handles)})")
-    return handles[h] + offset
+    return None if handles[h] is None else handles[h] + offset
 
 
 def _task(i: int, step: dict, args: int, scratch: int, address: int):
@@ -352,22 +417,31 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
     if not isinstance(steps, (list, tuple)):
         raise ScenarioError(f"device probe program must be a list of steps, got {type(steps).__name__}",
                             key="runtime.program")
-    dev = Device(soc)
+    dev = Device(soc, capacity=PROBE_CAPACITY)
     largest = max([s.get("nbytes", 0) for s in steps if isinstance(s, dict) and isinstance(s.get("nbytes"), int)] + [1])
     args = dev.malloc(3 * SLOT_BYTES, tag="probe argument table")
     scratch = dev.malloc(largest, tag="probe scratch")
-    handles: list[int] = []
+    handles: list[int | None] = []   # None: a malloc the device refused
     runs: list[KernelRun] = []
     collectives: list[CollectiveRun] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
             size = _int(step, i, "size", low=1)
-            handles.append(dev.malloc(size, tag=f"probe {len(handles)}", read_only=bool(step.get("read_only"))))
+            address = None
+            with contextlib.suppress(DeviceFault):   # out of memory: in the trace, where DEVICE-ALLOC-FIT judges it
+                address = dev.malloc(size, tag=f"probe {len(handles)}", read_only=bool(step.get("read_only")))
+            handles.append(address)
         elif op == "free":
-            dev.free(_address({**step, "offset": 0}, i, handles))
+            address = _address({"offset": 0, **step}, i, handles)
+            if address is not None:
+                with contextlib.suppress(DeviceFault):   # a refused free: in the trace (DEVICE-ALLOC-FIT)
+                    dev.free(address)
         elif op in ("read", "write"):
-            task, slots = _task(i, step, args, scratch, _address(step, i, handles))
+            address = _address(step, i, handles)
+            if address is None:
+                continue
+            task, slots = _task(i, step, args, scratch, address)
             # A refusal is recorded in the trace (a refused argument table too), where the spec judges it.
             with contextlib.suppress(DeviceFault):
                 dev.write_args(task, slots)
@@ -398,4 +472,4 @@ def observe_probe(scenario) -> list:
     dev = run.device
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
                            memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
-                           collective_runs=run.collective_runs)]
+                           collective_runs=run.collective_runs, soc=dev.soc.name)]

@@ -1,11 +1,12 @@
 """A bare device's trace as a device-probe observation (spec/observables/device.py).
 
-``observe_device(trace, mark=0, name="", memory=None, kernel_runs=())`` transcribes the device
-events from position ``mark`` on; ``memory`` is the device's (base, capacity), copied as the
-observation's address space; ``kernel_runs`` are the probe's own records of its compute steps
-(what the device API raised, the bytes before and after), copied as they are: a refused kernel
-leaves no trace event to transcribe. It decides nothing (which access was legal is the spec's
-to derive): each event becomes the observation event of the same happening.
+``observe_device(trace, mark=0, name="", memory=None, kernel_runs=(), soc=None)`` transcribes the
+device events from position ``mark`` on; ``memory`` is the device's (base, capacity), copied as the
+observation's address space, and ``soc`` its SoC profile's name; ``kernel_runs`` are the probe's
+own records of its compute steps (what the device API raised, the bytes before and after), copied
+as they are: a refused kernel leaves no trace event to transcribe. It decides nothing (which access
+was legal, which malloc had room, is the spec's to derive): each event becomes the observation
+event of the same happening.
 
 =================  ==========================================================================
 device event       probe event
@@ -15,8 +16,11 @@ device event       probe event
 ``Launch``         ``access``: task, reads, writes; refused None
 ``FaultedLaunch``  ``access``: the ranges the task designated; refused = the kind of the Fault
                    that follows it
-``Fault``          (after a FaultedLaunch: its kind, above); alone: an ``access`` of the task
-                   with no ranges, refused = its kind
+``Fault``          (after a FaultedLaunch: its kind, above); alone, of kind ``out_of_memory``: an
+                   ``alloc`` of no address, size = the bytes asked for, refused = the kind (a malloc
+                   the device refused); alone, of kind ``double_free`` or ``invalid_free``: a
+                   ``free`` of its address, refused = the kind (a free the device refused); any
+                   other alone: an ``access`` of the task with no ranges, refused = its kind
 ``ArgWrite``       none: the host writing argument tables, which a probe does not aim anywhere
 ``Memset``         none: a memset task's writes are its launch's
 =================  ==========================================================================
@@ -41,12 +45,17 @@ class ProbeTraceError(DeviceError):
                          "holds device allocations, frees, argument writes and task launches only")
 
 
+_MALLOC_FAULTS = ("out_of_memory",)             # the faults of a malloc (memory.AddressSpace.malloc)
+_FREE_FAULTS = ("double_free", "invalid_free")   # the faults of a free (memory.AddressSpace.free)
+
+
 def _ranges(pairs) -> tuple[Range, ...]:
     return tuple(Range(a, n) for a, n in pairs)
 
 
 def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None,
-                   kernel_runs: tuple[KernelRun, ...] = (), collective_runs: tuple = ()) -> DeviceObservation:
+                   kernel_runs: tuple[KernelRun, ...] = (), collective_runs: tuple = (),
+                   soc: str | None = None) -> DeviceObservation:
     """The probe observation of ``trace`` from position ``mark`` on (see the module doc)."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
@@ -56,6 +65,10 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
             if pending is not None:
                 out.append(DeviceEvent(pending.seq, "access", task=pending.task, reads=pending.reads,
                                        writes=pending.writes, refused=e.kind))
+            elif e.kind in _MALLOC_FAULTS:
+                out.append(DeviceEvent(seq, "alloc", size=e.nbytes, refused=e.kind))
+            elif e.kind in _FREE_FAULTS:
+                out.append(DeviceEvent(seq, "free", address=e.address, refused=e.kind))
             else:
                 out.append(DeviceEvent(seq, "access", task=e.task, refused=e.kind))
             pending = None
@@ -75,4 +88,4 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
     if pending is not None:
         raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
     return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs),
-                             tuple(collective_runs))
+                             tuple(collective_runs), soc)

@@ -1,5 +1,6 @@
 """Examples for the device invariants: an access in an allocation, one 64 bytes past its end, one in freed memory;
-a kernel whose inputs broadcast to its output and one whose inputs do not broadcast."""
+a kernel whose inputs broadcast to its output and one whose inputs do not broadcast; a full device whose freed
+block holds a later malloc exactly."""
 from __future__ import annotations
 
 import struct
@@ -49,6 +50,23 @@ def _all_reduce(ran_alone: bool) -> DeviceObservation:
     return DeviceObservation("probe", (), _MEMORY, collective_runs=(run,))
 
 
+def _allocator(freed_bytes_back: bool) -> DeviceObservation:
+    """A 4 KiB device (alignment 512) filled by three blocks, a malloc of 512 bytes refused (only a 24-byte gap
+    is left), the middle block freed and freed again (refused), then a malloc of 1024 bytes: the freed block's
+    place holds it exactly, so only a device whose free kept the bytes refuses it."""
+    last = (DeviceEvent(6, "alloc", address=_BASE + 1024, size=1024) if freed_bytes_back
+            else DeviceEvent(6, "alloc", size=1024, refused="out_of_memory"))
+    return DeviceObservation("probe", (
+        DeviceEvent(0, "alloc", address=_BASE, size=1024),
+        DeviceEvent(1, "alloc", address=_BASE + 1024, size=1000),
+        DeviceEvent(2, "alloc", address=_BASE + 2048, size=2048),
+        DeviceEvent(3, "alloc", size=512, refused="out_of_memory"),
+        DeviceEvent(4, "free", address=_BASE + 1024),
+        DeviceEvent(5, "free", address=_BASE + 1024, refused="double_free"),
+        last,
+    ), Range(_BASE, 4096), soc="ascend910b")
+
+
 EXAMPLES = (
     Example("DEVICE-BOUNDS", _probe("out_of_bounds"), _probe(None),
             culprit="access 3", why="a write running 64 bytes past the end of the allocation ran"),
@@ -59,4 +77,7 @@ EXAMPLES = (
     Example("DEVICE-COLLECTIVE", _all_reduce(False), _all_reduce(True),
             culprit="collective step 0 (HcomAllReduce over 2 ranks)",
             why="each rank ran the sum alone and kept its own input"),
+    Example("DEVICE-ALLOC-FIT", _allocator(True), _allocator(False),
+            culprit="malloc 6 of 1024 bytes",
+            why="a malloc the freed block's 1024 bytes hold exactly was refused: the free did not give them back"),
 )

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from zcspec.spec.capabilities import TABLE as _CAPABILITIES
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.observables.device import CollectiveRun, DeviceObservation, KernelRun
 
@@ -75,10 +76,11 @@ def judged(obs: DeviceObservation):
     live = _Live()
     for e in obs.events:
         if e.kind == "alloc":
-            if e.address is not None and e.size is not None:   # an allocation of no known range holds nothing
+            if e.refused is None and e.address is not None and e.size is not None:   # no known range: holds nothing
                 live.alloc(e.address, e.size, e.read_only)
         elif e.kind == "free":
-            live.free(e.address)
+            if e.refused is None:   # a refused free released nothing
+                live.free(e.address)
         else:
             bad = [(r, w, why, live.fault(r.address, r.size, w, obs.memory))
                    for rs, w in ((e.reads, False), (e.writes, True)) for r in rs
@@ -351,4 +353,107 @@ COLLECTIVE = Invariant(
 )
 
 
-INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL, COLLECTIVE)
+# -- DEVICE-ALLOC-FIT ---------------------------------------------------------------------------
+
+def _align_up(value: int, align: int) -> int:
+    return -(-value // align) * align
+
+
+def _fitting_gap(live: dict[int, int], memory, size: int, align: int) -> tuple[int, int] | None:
+    """The first gap of device memory between the live allocations (start -> end) in which ``size`` bytes
+    fit at a multiple of ``align``, as (gap start, gap end); None when none does."""
+    edge = memory.address
+    for start in sorted(live) + [memory.end]:
+        if _align_up(edge, align) + size <= min(start, memory.end):
+            return edge, min(start, memory.end)
+        edge = max(edge, live.get(start, start))
+    return None
+
+
+def _alloc_fit(obs: DeviceObservation):
+    """Replays the probe's allocations and frees against the device's memory and the SoC's alignment."""
+    memory, caps = obs.memory, _CAPABILITIES.get(obs.soc)
+    if memory is None or caps is None:
+        return
+    align = caps.alloc_align
+    live: dict[int, int] = {}    # start -> end of every live allocation
+    freed: dict[int, int] = {}   # freed allocations no later allocation overlapped: start -> end
+    for e in obs.events:
+        if e.kind == "alloc" and e.refused is not None:
+            culprit = f"malloc {e.seq} of {e.size} bytes"
+            if e.refused != "out_of_memory":
+                yield violation(culprit, f"was refused as {e.refused}, not out_of_memory", refused=e.refused)
+            elif isinstance(e.size, int) and e.size > 0 and (gap := _fitting_gap(live, memory, e.size, align)):
+                yield violation(culprit, f"was refused (out of memory), but the free gap [{gap[0]:#x}, {gap[1]:#x}) "
+                                f"of {gap[1] - gap[0]} bytes holds {e.size} bytes at a multiple of {align}",
+                                size=e.size, gap=gap)
+        elif e.kind == "alloc" and e.address is not None and isinstance(e.size, int):
+            culprit = f"malloc {e.seq} ({e.size} bytes at {e.address:#x})"
+            end = e.address + max(e.size, 1)
+            clash = next((s for s, t in live.items() if s < end and e.address < t), None)
+            if e.address % align:
+                yield violation(culprit, f"returned an address that is not a multiple of {align} (the SoC "
+                                f"{obs.soc}'s allocation alignment)", address=e.address, align=align)
+            if not memory.address <= e.address or end > memory.end:
+                yield violation(culprit, f"lies outside device memory [{memory.address:#x}, {memory.end:#x})",
+                                address=e.address)
+            if clash is not None:
+                yield violation(culprit, f"overlaps the live allocation [{clash:#x}, {live[clash]:#x})",
+                                address=e.address, live=clash)
+            live[e.address] = end
+            freed = {a: t for a, t in freed.items() if t <= e.address or a >= end}
+        elif e.kind == "free" and e.address is not None:
+            culprit = f"free {e.seq} of {e.address:#x}"
+            if e.refused is None:
+                if e.address not in live:
+                    yield violation(culprit, "released an address that starts no live allocation", address=e.address)
+                else:
+                    freed[e.address] = live.pop(e.address)
+                continue
+            want = "double_free" if e.address in freed else "invalid_free"
+            if e.address in live:
+                yield violation(culprit, f"was refused ({e.refused}), but it starts the live allocation "
+                                f"[{e.address:#x}, {live[e.address]:#x})", refused=e.refused)
+            elif e.refused != want:
+                yield violation(culprit, f"was refused as {e.refused}, but the address "
+                                + ("starts an allocation already freed: that is double_free" if want == "double_free"
+                                   else "starts no allocation, live or freed: that is invalid_free"),
+                                refused=e.refused, expected=want)
+
+
+def _mallocs_both_ways(obs: DeviceObservation) -> bool:
+    """Exercised when the SoC and memory are known and the probe has a malloc that got memory, one refused,
+    and a refused free."""
+    if obs.memory is None or obs.soc not in _CAPABILITIES:
+        return False
+    seen = {(e.kind, e.refused is None) for e in obs.events if e.kind in ("alloc", "free")}
+    return {("alloc", True), ("alloc", False), ("free", False)} <= seen
+
+
+ALLOC_FIT = Invariant(
+    id="DEVICE-ALLOC-FIT",
+    title="A malloc is refused exactly when no aligned gap fits, and a free exactly when nothing live starts there",
+    statement="Replaying a probe's allocations and frees against the device's memory (its base and capacity) and "
+              "the SoC's allocation alignment (spec/capabilities.py alloc_align): a malloc that returns memory "
+              "returns an address that is a multiple of the alignment, whose bytes lie inside device memory and "
+              "overlap no live allocation; a malloc is refused, as out_of_memory, only when no gap between the "
+              "live allocations holds its size at a multiple of the alignment. A free releases the allocation "
+              "starting at its address; it is refused when no live allocation starts there, as double_free when "
+              "an allocation freed earlier (and not since overlapped) starts there, else as invalid_free. A freed "
+              "allocation's bytes are free again: a later malloc they can hold must not be refused.",
+    rationale="Every plan, load and execution claim trusts the device's allocator: one that refuses a malloc "
+              "a fragmented memory still has room for (a gap search off by one alignment unit, a free that "
+              "does not give its bytes back) makes a runtime fail loads that GE runs, and one that hands out "
+              "overlapping or misaligned blocks corrupts tensors silently. Which mallocs fit is recomputed here "
+              "from the allocation events, the capacity and the spec's alignment, never asked of the device.",
+    ge_source="runtime/v1/graph/manager/caching_allocator.cc CachingAllocator::Malloc (FindFreeBlock, then "
+              "TryExtendCache: nullptr only when neither a cached block nor the device has room; GetBlockSize "
+              "rounds every block to kRoundBlockSize, 512 bytes, so blocks split from one region start at multiples "
+              "of 512), CachingAllocator::Free (an address not in allocated_blocks_ fails: 'Param ptr not "
+              "allocated before') and CachingAllocator::FreeBlock (a freed block merges with its free neighbours, "
+              "MergeBlocks); the fault kinds are the emulated device's (impl/device/errors.py FAULT_KINDS)",
+    applies_to="device", concern="device", predicate=_alloc_fit, precondition=_mallocs_both_ways,
+)
+
+
+INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL, COLLECTIVE, ALLOC_FIT)

@@ -9,16 +9,20 @@ in order, what the trace shows:
 =============  ==============================================================================
 kind           fields
 =============  ==============================================================================
-``alloc``      ``address``, ``size``, ``read_only``: a device allocation
-``free``       ``address``: the allocation starting there was released
+``alloc``      ``address``, ``size``, ``read_only``: a device allocation; ``refused``: the fault the
+               device raised instead (``out_of_memory``: no address, ``size`` the bytes asked for)
+``free``       ``address``: the allocation starting there was released; ``refused``: the fault the
+               device raised instead (``double_free``, ``invalid_free``: nothing was released)
 ``access``     ``task``, ``reads``, ``writes``: the ranges a task's slots designated; ``refused``:
                the fault kind the device raised (None: the task ran). A refusal the trace shows
                without the task's ranges (a fault before the slots were read) has none.
 =============  ==============================================================================
 
-``memory`` is the device's address space (its base and capacity), a fixed fact of the device.
-Nothing here says which accesses are legal: the spec derives that from the ``alloc`` and
-``free`` events alone, and the fault each illegal one deserves from them and ``memory``
+``memory`` is the device's address space (its base and capacity), a fixed fact of the device,
+and ``soc`` the name of its SoC profile (the spec looks up the allocation alignment it owns,
+spec/capabilities.py). Nothing here says which accesses are legal: the spec derives that from
+the ``alloc`` and ``free`` events alone, and the fault each illegal one deserves from them and
+``memory``; likewise which mallocs had room and which frees named a live allocation
 (spec/invariants/device.py).
 
 ``kernel_runs`` are the probe's compute steps (:class:`KernelRun`): a kernel launched over inputs
@@ -112,6 +116,7 @@ class DeviceObservation:
     memory: Range | None = None
     kernel_runs: tuple[KernelRun, ...] = ()
     collective_runs: tuple[CollectiveRun, ...] = ()
+    soc: str | None = None
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")
