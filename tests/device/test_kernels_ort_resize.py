@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from zcspec.impl.device import Device
-from tests.helpers.kernel_harness import arrays, compare, dims
+from zcspec.impl.device import Device, KernelError
+from tests.helpers.kernel_harness import arrays, compare, device_run, dims, ort_run
 
 DEV = Device("ascend910b")
 COORDS = ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"]
@@ -85,3 +85,20 @@ def test_conv_transpose_output_shape_past_the_full_extent_pads_zeros():
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((1, 2, 3, 4)).astype(np.float32), rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
     compare("ConvTranspose", [x, w], dev=DEV, rtol=1e-4, atol=1e-4, strides=[3, 2], output_shape=[10, 8])
+
+
+@pytest.mark.parametrize("pads, out", [([2, 0, 2, 0], (1, 4, 2, 3)), ([1, 1, 1, 1], (1, 2, 3, 2)), (None, (1, 2, 4, 3))])
+def test_conv_transpose_refuses_an_output_longer_or_shorter_than_its_pads_give(pads, out):
+    """With explicit pads (or none) the output extent is stride*(n-1) + kernel - pads: the kernel once sliced
+    whatever output slot it was given from the uncropped result, so a slot one longer than onnxruntime's
+    output ran, reading the end padding (found by DEVICE-KERNEL-ORACLE's ConvTranspose steps)."""
+    c = out[1]
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, (1, c, 2, 2)).astype(np.float32)
+    w = rng.uniform(-3, 3, (c, 1, 3, 2)).astype(np.float32)
+    attrs = {"group": c, "strides": [2, 1], **({"pads": pads} if pads else {})}
+    (want,) = ort_run("ConvTranspose", [x, w], **attrs)
+    assert want.shape != out
+    with pytest.raises(KernelError, match="is not the extent"):
+        device_run(Device(), "ConvTranspose", [x, w], [np.zeros(out, np.float32)], **attrs)
+    compare("ConvTranspose", [x, w], rtol=1e-4, atol=1e-4, **attrs)

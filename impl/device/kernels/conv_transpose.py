@@ -3,9 +3,10 @@
 Input ``X`` (N, C, spatial...), weight ``W`` (C, M / group, kernel...), optional bias (M,).
 Each input pixel ``i`` scatters ``X[i] * W[k]`` to output position ``i*stride + k*dilation
 - pad_begin``; the full (uncropped) extent of an axis is ``stride*(n-1) + dilation*(k-1) + 1
-+ output_padding``. The output slot's shape fixes what is kept: explicit ``pads`` crop
-``pad_begin`` at the start and the rest at the end; without pads (``output_shape`` or
-``auto_pad`` SAME_*) the surplus is split as the ONNX spec and onnxruntime do: the odd
++ output_padding``. Explicit ``pads`` (0 when absent, without ``output_shape`` or ``auto_pad``
+SAME_*) crop ``pad_begin`` at the start and ``pad_end`` at the end: an output slot of any other
+extent is refused. Otherwise (``output_shape`` or ``auto_pad`` SAME_*) the output slot's shape
+fixes what is kept, and the surplus is split as the ONNX spec and onnxruntime do: the odd
 element cropped at the end for SAME_UPPER, at the start otherwise (SAME_LOWER, or
 ``output_shape`` without auto_pad).
 """
@@ -52,6 +53,12 @@ def conv_transpose(task, ins, outs):
                       for kk, d, s, n in zip(k, dil, strides, x.shape[2:]))
         out[(slice(None), slice(None)) + index] += contrib.reshape(x.shape[0], mg * group, *x.shape[2:])
     target = outs[0].shape
+    auto = task.attr("auto_pad", "NOTSET")
+    if task.attr("output_shape") is None and auto in ("NOTSET", "VALID"):   # the pads fix the output's extent
+        pads = ints(task, "pads", (0,) * 2 * nd, n=2 * nd) if auto == "NOTSET" else (0,) * 2 * nd
+        want = [f - b - e for f, b, e in zip(full, pads[:nd], pads[nd:])]
+        if list(target[2:]) != want:
+            raise fail(task, f"output {target} is not the extent {want} its pads {list(pads)} give")
     begins = _begins(task, full, target[2:], nd)
     short = [max(b + t - f, 0) for b, t, f in zip(begins, target[2:], full)]
     if any(short) and task.attr("output_shape") is not None:   # past the full extent: zeros at the end,
