@@ -80,11 +80,12 @@ def from_dict(doc: dict) -> Graph:
         ]
         tensors = [TensorDesc(t["name"], t["shape"], t["dtype"], t["format"]) for t in doc["tensors"]]
         weights = [Weight(w["name"], base64.b64decode(w["data"], validate=True), bool(w["splat"])) for w in doc["weights"]]
-    except (KeyError, TypeError, ValueError) as e:
+        return Graph(doc["name"], nodes, tensors, weights)
+    # AttributeError: a field that must be an object is not ("attrs": [] has no .items())
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         if isinstance(e, GraphFormatError):
             raise
         raise GraphFormatError(f"malformed graph JSON: {type(e).__name__}: {e}") from e
-    return Graph(doc["name"], nodes, tensors, weights)
 
 
 def to_json(graph: Graph, *, indent: int | None = None) -> str:

@@ -62,9 +62,8 @@ ALIASES = {"float": "float32", "double": "float64", "half": "float16"}
 
 def get(name: str) -> DType:
     """The DType called ``name`` (or one of its aliases); UnknownDTypeError otherwise."""
-    key = ALIASES.get(name, name)
-    try:
-        return DTYPES[key]
+    try:   # TypeError: an unhashable name (a list read from a graph JSON file)
+        return DTYPES[ALIASES.get(name, name)]
     except (KeyError, TypeError):
         raise UnknownDTypeError(dtype=name) from None
 

@@ -57,3 +57,33 @@ def test_types_survive():
 def test_malformed_documents(text, fragment):
     with pytest.raises(GraphFormatError, match=fragment):
         from_json(text)
+
+
+_GOOD = {"format": "zcspec-graph", "version": 1, "name": "g",
+         "nodes": [{"name": "x", "op_type": "Data", "inputs": [], "outputs": ["x"], "attrs": {"index": 0}, "stream": 0},
+                   {"name": "NetOutput", "op_type": "NetOutput", "inputs": ["x"], "outputs": [], "attrs": {},
+                    "stream": 0}],
+         "tensors": [{"name": "x", "shape": [2], "dtype": "float32", "format": "ND"}], "weights": []}
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda d: d["nodes"][0].__setitem__("attrs", []), "AttributeError"),   # was an AttributeError crash
+    (lambda d: d.pop("name"), "KeyError: 'name'"),                          # was a KeyError crash
+])
+def test_malformed_fields_are_format_errors_not_crashes(change, fragment):
+    """A graph JSON field of the wrong kind is a GraphFormatError (exit 2 naming it), never a crash
+    (checks/graph_json_cases.py found both crashing ``zcspec plan graph.json``)."""
+    doc = json.loads(json.dumps(_GOOD))
+    validate(from_json(json.dumps(doc)))
+    change(doc)
+    with pytest.raises(GraphFormatError, match=fragment):
+        from_json(json.dumps(doc))
+
+
+def test_a_dtype_that_is_not_a_name_is_an_unknown_dtype():
+    """"dtype": ["f"] raised TypeError (unhashable) from the dtype table; it is an UnknownDTypeError naming the tensor."""
+    from zcspec.impl.platform.errors import UnknownDTypeError
+    doc = json.loads(json.dumps(_GOOD))
+    doc["tensors"][0]["dtype"] = ["f"]
+    with pytest.raises(UnknownDTypeError, match="'x'"):
+        validate(from_json(json.dumps(doc)))
