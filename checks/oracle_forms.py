@@ -9,7 +9,12 @@ Clip's ``min``/``max``, Pad's ``pads``/``mode``/``value``, the reductions' ``axe
 - a reduction's empty ``axes`` means "every axis" (the attribute is left out), and one with
   ``noop_with_empty_axes`` and no axes is the Identity (opset 9 has no such attribute);
 - ops opset 9 lacks (HardSwish 14, LayerNormalization 17, Gelu 20, Resize 10) have no
-  oracle: ``OracleUnavailable`` naming the node.
+  oracle: ``OracleUnavailable`` naming the node;
+- BatchNormalization (inference) is written out as (x - mean) / sqrt(var + epsilon) * scale + bias:
+  onnx.reference 1.23 evaluates an opset-9 BatchNormalization with the batch's own statistics
+  (its ``momentum`` default makes it take the training branch), and cannot evaluate ``spatial``;
+  the statistics broadcast per channel (``spatial`` 1, reshaped to C x 1 x ...) or per activation
+  (``spatial`` 0: C x D1 x ...). One with training-mode outputs has no oracle.
 """
 from __future__ import annotations
 
@@ -17,10 +22,11 @@ import numpy as np
 from onnx import helper, numpy_helper
 
 from zcspec.checks.errors import OracleUnavailable
+from zcspec.impl.platform import dtypes
 
 REDUCTIONS = frozenset({"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"})
 WITHOUT_OPSET9 = {"HardSwish": 14, "LayerNormalization": 17, "Gelu": 20, "Resize": 10}
-HANDLED = frozenset({"Expand", "Tile", "Pad", *REDUCTIONS, *WITHOUT_OPSET9})
+HANDLED = frozenset({"Expand", "Tile", "Pad", "BatchNormalization", *REDUCTIONS, *WITHOUT_OPSET9})
 
 
 def _plain(node, drop=()) -> dict:
@@ -57,6 +63,8 @@ def opset9_nodes(node, graph, extra_inits: list) -> list:
     if node.op_type == "Tile":
         repeats = _operand(node, "repeats", extra_inits, node.attr("repeats"))
         return [helper.make_node("Tile", [ins[0], repeats], outs, name=node.name)]
+    if node.op_type == "BatchNormalization":
+        return _batch_norm(node, graph, extra_inits)
     if node.op_type == "Pad":
         return [helper.make_node("Pad", ins, outs, name=node.name, **_pad_attrs(node, len(graph.desc[ins[0]].shape)))]
     axes = tuple(node.attr("axes", ()) or ())
@@ -66,3 +74,30 @@ def opset9_nodes(node, graph, extra_inits: list) -> list:
     if axes:
         at["axes"] = list(axes)
     return [helper.make_node(node.op_type, ins, outs, name=node.name, **at)]
+
+
+def _batch_norm(node, graph, extra_inits: list) -> list:
+    """Inference-mode BatchNormalization in opset-9 arithmetic (see the module docstring)."""
+    if len(node.outputs) > 1:
+        raise OracleUnavailable(f"node {node.name!r} is a BatchNormalization with training-mode outputs")
+    x, scale, bias, mean, var = node.inputs
+    rank = len(graph.desc[x].shape)
+    dt = dtypes.numpy_dtype(graph.desc[x].dtype)
+    prefix = f"{node.name}/oracle"
+    eps = f"{prefix}/epsilon"
+    extra_inits.append(numpy_helper.from_array(np.array(node.attr("epsilon", 1e-5), dt), eps))
+    params, nodes = {}, []
+    for key, t in (("scale", scale), ("bias", bias), ("mean", mean), ("var", var)):
+        if int(node.attr("spatial", 1)):   # per channel: C -> C x 1 x ... so it broadcasts along axis 1
+            params[key] = f"{prefix}/{key}"
+            shape = _operand(node, f"oracle/{key}_shape", extra_inits, [-1] + [1] * (rank - 2))
+            nodes.append(helper.make_node("Reshape", [t, shape], [params[key]], name=params[key]))
+        else:                             # per activation: C x D1 x ... broadcasts as it is
+            params[key] = t
+    nodes += [helper.make_node("Sub", [x, params["mean"]], [f"{prefix}/centred"], name=f"{prefix}/centred"),
+              helper.make_node("Add", [params["var"], eps], [f"{prefix}/var_eps"], name=f"{prefix}/var_eps"),
+              helper.make_node("Sqrt", [f"{prefix}/var_eps"], [f"{prefix}/std"], name=f"{prefix}/std"),
+              helper.make_node("Div", [f"{prefix}/centred", f"{prefix}/std"], [f"{prefix}/normal"], name=f"{prefix}/normal"),
+              helper.make_node("Mul", [f"{prefix}/normal", params["scale"]], [f"{prefix}/scaled"], name=f"{prefix}/scaled"),
+              helper.make_node("Add", [f"{prefix}/scaled", params["bias"]], list(node.outputs), name=node.name)]
+    return nodes
