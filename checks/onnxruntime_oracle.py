@@ -32,3 +32,31 @@ def onnxruntime_outputs(path: str, inputs: Mapping[str, np.ndarray], values: Map
         return dict(zip(names, session.run(names, feeds)))
     except Exception as e:  # onnxruntime refuses the file or the feeds: no oracle, said why
         raise OracleUnavailable(f"onnxruntime cannot run {path!r}: {type(e).__name__}: {e}") from e
+
+
+def onnxruntime_node(op_type: str, inputs, n_outputs: int, attrs: Mapping[str, object], opset: int = 13) -> list:
+    """The outputs onnxruntime computes for a one-node model of ``op_type`` (ONNX attributes ``attrs``) on
+    ``inputs`` (arrays; None for a skipped optional input). OracleUnavailable when onnxruntime is missing;
+    any exception onnxruntime raises (it refuses the node or its inputs) propagates."""
+    try:
+        import onnxruntime
+        from onnx import helper
+    except ImportError as e:
+        raise OracleUnavailable(f"onnxruntime is not installed ({e}): pip install 'zcspec[test]'") from e
+    names = [f"in{i}" if a is not None else "" for i, a in enumerate(inputs)]
+    while names and not names[-1]:
+        names.pop()
+    outs = [f"out{i}" for i in range(n_outputs)]
+    node = helper.make_node(op_type, names, outs, **dict(attrs))
+    graph = helper.make_graph(
+        [node], "node", [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                         for n, a in zip(names, inputs) if a is not None],
+        [helper.make_empty_tensor_value_info(o) for o in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 9)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 4
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return session.run(outs, {n: a for n, a in zip(names, inputs) if a is not None})

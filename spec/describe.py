@@ -143,4 +143,9 @@ def _device(obs: DeviceObservation) -> str:
                       for r in rs]
             lines.append(f"#{e.seq} task {e.task}: {', '.join(ranges) or 'no ranges'}: "
                          + (f"refused ({e.refused})" if e.refused else "ran"))
+    for r in obs.oracle_runs:
+        oracle = r.oracle_error.splitlines()[0][:80] if r.oracle_error else [list(o.shape) for o in r.oracle]
+        lines.append(f"oracle step {r.step} {r.op_type} {r.attrs} on {[list(t.shape) for t in r.inputs]} into "
+                     f"{[list(t.shape) for t in r.outs]}: " + (f"refused ({r.refused})" if r.refused else "ran")
+                     + f"; onnxruntime: {oracle}")
     return "\n".join(lines)

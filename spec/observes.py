@@ -119,4 +119,9 @@ OBSERVES: dict[str, Observed] = {
                                  "capacity) and its SoC's name, against the spec's own alignment table",
                                  "the device trace of a probe program (allocations, frees and the faults of refused "
                                  "mallocs and frees)"),
+    "DEVICE-KERNEL-ORACLE": Observed("each oracle step's op, attributes, input bytes and output slots, its output "
+                                     "bytes before and after, what the device raised, and onnxruntime's outputs "
+                                     "(shapes, dtypes, bytes) or error for the same node on the same input bytes",
+                                     "the probe's record of each oracle step, with onnxruntime's run of a one-node "
+                                     "ONNX model made by the checker (checks/onnxruntime_oracle.py)"),
 }

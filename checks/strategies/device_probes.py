@@ -42,6 +42,18 @@ rank's input and output bytes (``CollectiveRun``); what each rank must hold is t
 (DEVICE-COLLECTIVE). No verify model runs a collective over more than one device. Last, two Expand
 steps: one whose input broadcasts to its output shape and one with an axis one longer.
 
+Then the oracle steps, ``{"op": "oracle", "kernel": op, "inputs": [{"shape", "dtype", "index"}, ...],
+"outs": [{"shape", "dtype"}, ...], "attrs": {...}, "opset": n}``: a kernel of any op, its inputs in fresh
+allocations filled with element-varying bytes (integers small: 0 to 9), its outputs with 0x5A bytes, its
+attributes as the IR keeps them (``_``-prefixed ones, such as ``_present_inputs``, are the IR's alone);
+``index`` is an input's ONNX position (a skipped optional input has none). The checker runs onnxruntime on a
+one-node ONNX model of the same op, attributes and input bytes (a batch-first recurrent node, which
+onnxruntime's CPU kernels refuse, as its time-major equivalent) and the probe records both (``OracleRun``);
+the spec holds one to the other (DEVICE-KERNEL-ORACLE). The program draws reductions of float32 and int32
+(one into the other keepdims' shape, one over an axis past the rank), ConvTransposes (one whose weight does
+not fit, one whose output is one longer than its pads give) and two LSTM or GRU nodes. Without
+onnxruntime, oracle steps are skipped (and DEVICE-KERNEL-ORACLE is not exercised).
+
 After them the allocator steps: the probe's device has ``PROBE_CAPACITY`` (4 MiB) of memory, and the
 program fills it with two mallocs of every power of two from 2 MiB down to 512 bytes (some a few bytes
 short, so the next block starts past an alignment gap; the second 2 MiB one never fits), frees three
@@ -59,6 +71,7 @@ SoC name) and the compute records.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import random
 
@@ -66,13 +79,14 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from zcspec.checks.errors import ScenarioError
+from zcspec.checks.errors import OracleUnavailable, ScenarioError
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.device import (
     SLOT_BYTES, Device, DeviceError, DeviceFault, HcclComm, HcclTask, KernelTask, MemsetTask, Slot,
 )
 from zcspec.impl.device.observe import observe_device
-from zcspec.spec.observables.device import CollectiveRun, KernelRun
+from zcspec.checks.onnxruntime_oracle import onnxruntime_node
+from zcspec.spec.observables.device import CollectiveRun, KernelRun, OracleRun, OracleTensor
 
 PROBE_GRAPH = Graph("device_probe", [], [], [])   # a device scenario's graph: a probe compiles nothing
 _UNMAPPED = (0, 16, 0x1000, 1 << 40)              # offsets, not device addresses
@@ -175,8 +189,86 @@ def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     out.extend(_compute(rng, case) for case in cases)
     out.extend(_collective(rng) for _ in range(rng.randint(1, 2)))
     out.extend(_expand(rng, legal) for legal in rng.sample([True, False], 2))
+    out.extend(_oracle_steps(rng))
     out.extend(_allocator(rng, len(sizes)))
     return tuple(out)
+
+
+def _io(shape, dtype: str = "float32", index: int | None = None) -> dict:
+    return {"shape": list(shape), "dtype": dtype, **({} if index is None else {"index": index})}
+
+
+def _reduce(rng: random.Random, dtype: str, case: str = "runs") -> dict:
+    """A reduction over a random nonempty set of axes; ``wrong_out``: the output shape of the other keepdims;
+    ``bad_axis``: an axis one past the rank."""
+    shape = [rng.randint(1, 4) for _ in range(rng.randint(2, 3))]
+    axes = sorted(rng.sample(range(len(shape)), rng.randint(1, len(shape))))
+    keep = rng.randint(0, 1)
+    ops = ("ReduceMax", "ReduceMin", "ReduceMean", "ReduceProd", "ReduceL2") if dtype == "float32" else (
+        "ReduceMax", "ReduceMin", "ReduceMean")
+    out = [1 if a in axes else d for a, d in enumerate(shape)] if (keep == 1) != (case == "wrong_out") else [
+        d for a, d in enumerate(shape) if a not in axes]
+    if case == "bad_axis":
+        axes = [len(shape)]
+    signed = [a - len(shape) if rng.random() < 0.3 else a for a in axes]
+    return {"op": "oracle", "kernel": rng.choice(ops), "inputs": [_io(shape, dtype)], "outs": [_io(out, dtype)],
+            "attrs": {"axes": signed, "keepdims": keep}}
+
+
+def _conv_transpose(rng: random.Random, case: str = "runs") -> dict:
+    """A 2-D ConvTranspose; ``bad_weight``: a weight of one channel too many; ``wrong_out``: an output one
+    longer than its pads give."""
+    group = rng.choice([1, 2])
+    c, m = 2 * rng.randint(1, 2), group * rng.randint(1, 2)
+    x = [1, c, rng.randint(2, 3), rng.randint(2, 3)]
+    kern, strides = [rng.randint(1, 3), rng.randint(1, 2)], [rng.randint(1, 2), rng.randint(1, 2)]
+    pads = [rng.randint(0, k - 1) for k in kern] * 2
+    w = [c + (1 if case == "bad_weight" else 0), m // group, *kern]
+    full = [st_ * (n - 1) + k for st_, n, k in zip(strides, x[2:], kern)]
+    out = [1, m, *(f - pads[j] - pads[j + 2] for j, f in enumerate(full))]
+    if case == "wrong_out":
+        out[2] += 1
+    inputs = [_io(x), _io(w)] + ([_io([m])] if rng.random() < 0.5 else [])
+    return {"op": "oracle", "kernel": "ConvTranspose", "inputs": inputs, "outs": [_io(out)],
+            "attrs": {"group": group, "strides": strides, "pads": pads, "kernel_shape": kern}}
+
+
+def _recurrent(rng: random.Random) -> dict:
+    """An LSTM or GRU over a short sequence: forward, reverse or bidirectional, either layout, with or without
+    a bias and an initial state (skipped optional inputs named by position, as the front end records them)."""
+    op = rng.choice(["LSTM", "GRU"])
+    gates = 4 if op == "LSTM" else 3
+    direction = rng.choice(["forward", "reverse", "bidirectional"])
+    dirs = 2 if direction == "bidirectional" else 1
+    seq, batch, size, hidden = rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 3)
+    layout = rng.randint(0, 1)
+    inputs = [_io([batch, seq, size] if layout else [seq, batch, size], index=0),
+              _io([dirs, gates * hidden, size], index=1), _io([dirs, gates * hidden, hidden], index=2)]
+    if rng.random() < 0.6:
+        inputs.append(_io([dirs, 2 * gates * hidden], index=3))
+    if rng.random() < 0.6:
+        inputs.append(_io([batch, dirs, hidden] if layout else [dirs, batch, hidden], index=5))
+    state = [batch, dirs, hidden] if layout else [dirs, batch, hidden]
+    outs = [_io([batch, seq, dirs, hidden] if layout else [seq, dirs, batch, hidden]), _io(state)]
+    if op == "LSTM":
+        outs.append(_io(state))
+    attrs_ = {"hidden_size": hidden, "direction": direction, "layout": layout,
+              "_present_inputs": [x["index"] for x in inputs]}
+    if op == "GRU":
+        attrs_["linear_before_reset"] = rng.randint(0, 1)
+    return {"op": "oracle", "kernel": op, "inputs": inputs, "outs": outs, "attrs": attrs_, "opset": 14}
+
+
+def _oracle_steps(rng: random.Random) -> list[dict]:
+    """Oracle steps (judged against onnxruntime, DEVICE-KERNEL-ORACLE): reductions of float32 and int32 (one
+    whose output has the other keepdims' shape, one over an axis past the rank), ConvTransposes (one whose
+    weight does not fit, one whose output is one longer than its pads give) and two recurrent nodes."""
+    steps = [_reduce(rng, "float32"), _reduce(rng, "int32"), _reduce(rng, rng.choice(["float32", "int32"]),
+                                                                    "wrong_out"),
+             _reduce(rng, "float32", "bad_axis"), _conv_transpose(rng), _conv_transpose(rng, "bad_weight"),
+             _conv_transpose(rng, "wrong_out"), _recurrent(rng), _recurrent(rng)]
+    rng.shuffle(steps)
+    return steps
 
 
 def _allocator(rng: random.Random, first: int) -> list[dict]:
@@ -402,6 +494,97 @@ def _run_collective(dev: Device, i: int, step: dict) -> CollectiveRun | None:
     return CollectiveRun(i, op, ranks, slots[0].dtype, shape, out, attrs_, inputs, outputs, refused, message)
 
 
+def _fill_small(dev: Device, addr: int, slot: Slot, salt: int) -> None:
+    """An integer tensor's element k gets the value (7k + salt) % 10 (small: sums and products stay exact)."""
+    size = slot.np_dtype.itemsize
+    dev.memset(addr, slot.nbytes, 0)
+    for k in range(slot.nbytes // size):
+        dev.memset(addr + k * size, 1, (7 * k + salt) % 10)
+
+
+def _oracle_slots(step: dict, i: int) -> tuple[list[Slot], list[int]]:
+    """The input and output slots of an oracle step and each input's ONNX input position."""
+    ins, outs = step.get("inputs"), step.get("outs")
+    if not isinstance(ins, list) or not isinstance(outs, list) or not outs or not all(
+            isinstance(x, dict) for x in ins + outs):
+        raise _bad(i, "an oracle step needs inputs and outs: lists of {shape, dtype}")
+    try:
+        slots = [Slot("in", _shape(x, i, "shape"), x.get("dtype")) for x in ins]
+        slots += [Slot("out", _shape(x, i, "shape"), x.get("dtype")) for x in outs]
+    except ValueError as e:
+        raise _bad(i, f"dtype: {e}") from e
+    positions = [x.get("index", k) for k, x in enumerate(ins)]
+    if len(set(positions)) != len(positions) or not all(type(p) is int and 0 <= p < 16 for p in positions):
+        raise _bad(i, f"input indices {positions!r} must be distinct ints in 0..15")
+    return slots, positions
+
+
+_RECURRENT = ("LSTM", "GRU", "RNN")
+
+
+def _onnxruntime(op: str, feeds: list, n_outputs: int, onnx_attrs: dict, opset: int) -> list:
+    """onnxruntime's outputs for the node. Its CPU kernels refuse a batch-first recurrent node (layout 1), so
+    that one runs as ONNX defines layout 1: X and the initial states time-major (layout 0), Y and the final
+    states transposed back."""
+    if op not in _RECURRENT or not onnx_attrs.get("layout", 0):
+        return onnxruntime_node(op, feeds, n_outputs, onnx_attrs, opset)
+    moved = [None if a is None else a.transpose(1, 0, 2) if k in (0, 5, 6) else a for k, a in enumerate(feeds)]
+    got = onnxruntime_node(op, moved, n_outputs, {**onnx_attrs, "layout": 0}, opset)
+    return [g.transpose(2, 0, 1, 3) if k == 0 else g.transpose(1, 0, 2) for k, g in enumerate(got)]
+
+
+def _run_oracle(dev: Device, i: int, step: dict) -> OracleRun | None:
+    """Run oracle step ``i``: its kernel on fresh, filled inputs, and onnxruntime on the same bytes (see the
+    module doc); None when the device refused the host's own setup or read-back, or onnxruntime is missing."""
+    op, attrs_ = step.get("kernel"), step.get("attrs", {})
+    if not isinstance(op, str) or not isinstance(attrs_, dict):
+        raise _bad(i, "an oracle step needs kernel (an op type) and attrs (a dict)")
+    slots, positions = _oracle_slots(step, i)
+    n_in = len(positions)
+    kernel_attrs = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs_.items()))
+    onnx_attrs = tuple(sorted((k, v) for k, v in attrs_.items() if not k.startswith("_")))
+    task = KernelTask(f"probe {i} {op}", op, 0, tuple(slots), kernel_attrs)
+    try:
+        addrs = [dev.malloc(max(s.nbytes, 1), tag=f"probe {i} slot {j}") for j, s in enumerate(slots)]
+        task = attrs.evolve(task, args=dev.malloc(SLOT_BYTES * len(slots), tag=f"probe {i} args"))
+        for k, (a, s) in enumerate(zip(addrs[:n_in], slots[:n_in])):
+            (_fill if s.np_dtype.kind == "f" else _fill_small)(dev, a, s, 3 * k)
+        for a, s in zip(addrs[n_in:], slots[n_in:]):
+            dev.memset(a, s.nbytes, _OUT_FILL)
+        inputs = [_bytes(dev, a, s) for a, s in zip(addrs[:n_in], slots[:n_in])]
+        before = tuple(_bytes(dev, a, s) for a, s in zip(addrs[n_in:], slots[n_in:]))
+    except DeviceFault:
+        return None
+    feeds = [None] * (max(positions, default=-1) + 1)
+    for p, text, s in zip(positions, inputs, slots):
+        feeds[p] = np.frombuffer(bytes.fromhex(text), s.np_dtype).reshape(s.shape)
+    oracle, oracle_error = (), ""
+    try:
+        got = _onnxruntime(op, feeds, len(slots) - n_in, dict(onnx_attrs), int(step.get("opset", 13)))
+        oracle = tuple(OracleTensor(tuple(g.shape), str(g.dtype), np.ascontiguousarray(g).tobytes().hex())
+                       for g in got)
+    except OracleUnavailable:
+        return None
+    except Exception as e:   # onnxruntime refusing the node or its inputs: its verdict, transcribed
+        oracle_error = f"{type(e).__name__}: {e}"
+    refused, message = None, ""
+    try:
+        dev.write_args(task, addrs)
+        dev.launch(task)
+        dev.synchronize()
+    except DeviceError as e:
+        refused, message = type(e).__name__, str(e)
+    try:
+        after = tuple(_bytes(dev, a, s) for a, s in zip(addrs[n_in:], slots[n_in:]))
+    except DeviceFault:
+        return None
+    return OracleRun(i, task.name, op, json.dumps(dict(kernel_attrs), sort_keys=True),
+                     json.dumps(dict(onnx_attrs), sort_keys=True), int(step.get("opset", 13)),
+                     tuple(OracleTensor(s.shape, s.dtype, t) for s, t in zip(slots, inputs)),
+                     tuple(OracleTensor(s.shape, s.dtype) for s in slots[n_in:]), before, after, refused, message,
+                     oracle, oracle_error)
+
+
 @attrs.frozen
 class ProbeRun:
     """A probe program run: the device after it, and the record of each compute and collective step in
@@ -410,6 +593,7 @@ class ProbeRun:
     device: Device
     kernel_runs: tuple[KernelRun, ...]
     collective_runs: tuple[CollectiveRun, ...] = ()
+    oracle_runs: tuple[OracleRun, ...] = ()
 
 
 def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
@@ -424,6 +608,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
     handles: list[int | None] = []   # None: a malloc the device refused
     runs: list[KernelRun] = []
     collectives: list[CollectiveRun] = []
+    oracles: list[OracleRun] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
@@ -455,9 +640,13 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
             run = _run_collective(dev, i, step)
             if run is not None:
                 collectives.append(run)
+        elif op == "oracle":
+            run = _run_oracle(dev, i, step)
+            if run is not None:
+                oracles.append(run)
         else:
-            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective")
-    return ProbeRun(dev, tuple(runs), tuple(collectives))
+            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective, oracle")
+    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles))
 
 
 def run_program(steps, soc: str = "ascend910b") -> Device:
@@ -472,4 +661,4 @@ def observe_probe(scenario) -> list:
     dev = run.device
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
                            memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
-                           collective_runs=run.collective_runs, soc=dev.soc.name)]
+                           collective_runs=run.collective_runs, soc=dev.soc.name, oracle_runs=run.oracle_runs)]

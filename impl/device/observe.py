@@ -55,7 +55,7 @@ def _ranges(pairs) -> tuple[Range, ...]:
 
 def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None,
                    kernel_runs: tuple[KernelRun, ...] = (), collective_runs: tuple = (),
-                   soc: str | None = None) -> DeviceObservation:
+                   soc: str | None = None, oracle_runs: tuple = ()) -> DeviceObservation:
     """The probe observation of ``trace`` from position ``mark`` on (see the module doc)."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
@@ -88,4 +88,4 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
     if pending is not None:
         raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
     return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs),
-                             tuple(collective_runs), soc)
+                             tuple(collective_runs), soc, tuple(oracle_runs))

@@ -6,7 +6,9 @@ from __future__ import annotations
 import struct
 
 from zcspec.spec.examples.build import Example
-from zcspec.spec.observables.device import CollectiveRun, DeviceEvent, DeviceObservation, KernelRun
+from zcspec.spec.observables.device import (
+    CollectiveRun, DeviceEvent, DeviceObservation, KernelRun, OracleRun, OracleTensor,
+)
 from zcspec.spec.observables.trace import Range
 
 _BASE = 0x1_0000_0000_0000
@@ -67,6 +69,21 @@ def _allocator(freed_bytes_back: bool) -> DeviceObservation:
     ), Range(_BASE, 4096), soc="ascend910b")
 
 
+def _reductions(wrong_shape_ran: bool) -> DeviceObservation:
+    """ReduceMax of [1, 2, 3] over axis 0 (onnxruntime: 3.0), then the same into an output slot of shape [1]
+    without keepdims (onnxruntime's output has shape []): run, it wrote 3.0 where it must have been refused."""
+    fill = _floats(0.0)
+    x, out = (OracleTensor((3,), "float32", _floats(1, 2, 3)),), (OracleTensor((1,), "float32"),)
+    keep, drop = '{"axes": [0], "keepdims": 1}', '{"axes": [0], "keepdims": 0}'
+    legal = OracleRun(0, "max 1", "ReduceMax", keep, keep, 13, x, out, (fill,), (_floats(3),),
+                      oracle=(OracleTensor((1,), "float32", _floats(3)),))
+    refused = ("KernelError", "task 'max 2' (ReduceMax): reduction has shape (), output slot has (1,)")
+    illegal = OracleRun(1, "max 2", "ReduceMax", drop, drop, 13, x, out, (fill,),
+                        (_floats(3) if wrong_shape_ran else fill,), *((None, "") if wrong_shape_ran else refused),
+                        oracle=(OracleTensor((), "float32", _floats(3)),))
+    return DeviceObservation("probe", (), _MEMORY, oracle_runs=(legal, illegal))
+
+
 EXAMPLES = (
     Example("DEVICE-BOUNDS", _probe("out_of_bounds"), _probe(None),
             culprit="access 3", why="a write running 64 bytes past the end of the allocation ran"),
@@ -80,4 +97,7 @@ EXAMPLES = (
     Example("DEVICE-ALLOC-FIT", _allocator(True), _allocator(False),
             culprit="malloc 6 of 1024 bytes",
             why="a malloc the freed block's 1024 bytes hold exactly was refused: the free did not give them back"),
+    Example("DEVICE-KERNEL-ORACLE", _reductions(False), _reductions(True),
+            culprit="oracle step 1 (task 'max 2', ReduceMax)",
+            why="a ReduceMax into an output slot of another shape than onnxruntime's ran"),
 )

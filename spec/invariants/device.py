@@ -15,7 +15,7 @@ import numpy as np
 
 from zcspec.spec.capabilities import TABLE as _CAPABILITIES
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.observables.device import CollectiveRun, DeviceObservation, KernelRun
+from zcspec.spec.observables.device import CollectiveRun, DeviceObservation, KernelRun, OracleRun
 
 
 class _Live:
@@ -456,4 +456,86 @@ ALLOC_FIT = Invariant(
 )
 
 
-INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL, COLLECTIVE, ALLOC_FIT)
+# -- DEVICE-KERNEL-ORACLE -----------------------------------------------------------------------
+
+_RTOL, _ATOL = 1e-4, 1e-5   # floats: onnxruntime computes in float32, the device may in float64
+
+
+def _oracle_fits(r: OracleRun) -> bool:
+    """Whether onnxruntime ran the node and gave outputs of exactly the output slots' shapes and dtypes."""
+    return not r.oracle_error and len(r.oracle) == len(r.outs) and all(
+        tuple(o.shape) == tuple(s.shape) and o.dtype == s.dtype for o, s in zip(r.oracle, r.outs))
+
+
+def _oracle_differs(r: OracleRun):
+    """Why the device's outputs are not onnxruntime's, or None when they agree (floats within _RTOL/_ATOL)."""
+    for k, (slot, text, want_) in enumerate(zip(r.outs, r.after, r.oracle)):
+        shape, dtype = tuple(slot.shape), slot.dtype
+        got, want = (_tensor(t, shape, dtype) if dtype in _DTYPES else None for t in (text, want_.data))
+        if got is None or want is None:
+            return f"output {k}'s recorded bytes are not a tensor of shape {list(shape)} and dtype {dtype}"
+        if np.dtype(_DTYPES[dtype]).kind == "f":
+            close = np.isclose(got, want, rtol=_RTOL, atol=_ATOL, equal_nan=True)
+        else:
+            close = got == want
+        if not close.all():
+            i = int(np.flatnonzero(~close.reshape(-1))[0])
+            return (f"output {k} differs from onnxruntime's at {int((~close).sum())} of {got.size} elements (first "
+                    f"at flat index {i}: got {got.reshape(-1)[i].item()!r}, want {want.reshape(-1)[i].item()!r})")
+    return None
+
+
+def _kernel_oracle(obs: DeviceObservation):
+    for r in obs.oracle_runs:
+        culprit = f"oracle step {r.step} (task {r.task!r}, {r.op_type})"
+        if len(r.before) != len(r.outs) or len(r.after) != len(r.outs):
+            yield violation(culprit, "its record does not hold each output's bytes before and after")
+            continue
+        if _oracle_fits(r):
+            if r.refused is not None:
+                yield violation(culprit, f"was refused ({r.refused}: {r.message}), but onnxruntime runs the node "
+                                f"into outputs of exactly its slots' shapes", refused=r.refused)
+            elif (why := _oracle_differs(r)) is not None:
+                yield violation(culprit, f"ran, but {why}")
+            continue
+        why = (f"onnxruntime refuses the node ({r.oracle_error.splitlines()[0][:200]})" if r.oracle_error else
+               f"onnxruntime gives outputs of shapes {[list(o.shape) for o in r.oracle]}, its slots are "
+               f"{[list(s.shape) for s in r.outs]}")
+        if r.refused is None:
+            yield violation(culprit, f"ran, although {why}: the device must refuse it")
+        elif r.refused != "KernelError":
+            yield violation(culprit, f"was refused with {r.refused}, not KernelError ({why})", refused=r.refused)
+        elif r.task not in r.message:
+            yield violation(culprit, f"was refused, but the refusal does not name the task: {r.message!r}")
+        if tuple(r.after) != tuple(r.before):
+            yield violation(culprit, f"was not allowed to run ({why}), yet its output bytes changed")
+
+
+def _oracle_both_ways(obs: DeviceObservation) -> bool:
+    """Exercised when the probe holds an oracle step onnxruntime runs into fitting outputs and one it does not."""
+    return {_oracle_fits(r) for r in obs.oracle_runs} == {True, False}
+
+
+KERNEL_ORACLE = Invariant(
+    id="DEVICE-KERNEL-ORACLE",
+    title="A kernel computes what onnxruntime computes for its node, and is refused where onnxruntime's shapes differ",
+    statement="For a probe's oracle step (a kernel of any op with attributes, over filled inputs): when onnxruntime, "
+              "running a one-node ONNX model of the same op and attributes on the same input bytes, gives outputs "
+              "of exactly the output slots' shapes and dtypes, the kernel runs and its outputs equal onnxruntime's "
+              "(floats within a relative 1e-4 and an absolute 1e-5, integers exactly); when onnxruntime refuses "
+              "the node or its outputs have other shapes, the device refuses the kernel with a KernelError naming "
+              "the task and leaves its outputs' bytes as they were.",
+    rationale="EXEC-ORACLE judges whole models, and verify's models reach few of the branches of the reductions, "
+              "the transposed convolutions and the recurrent kernels (integer reductions, negative axes, grouped "
+              "and padded ConvTranspose, reverse and bidirectional LSTM and GRU, batch-first layout): a kernel "
+              "that computed a wrong value there, or ran a mis-shaped task, passed verify. What each must hold is "
+              "onnxruntime's, an independent implementation of ONNX, run by the checker on the recorded bytes, "
+              "never asked of the device.",
+    ge_source="runtime/v1/graph/load/model_manager/task_info/fe/kernel_task_info.cc KernelTaskInfo::Distribute "
+              "(the launch under GE_ASSERT_SUCCESS: a kernel the runtime rejects fails its task); the values are "
+              "ONNX's operator definitions (onnx/docs/Operators.md), onnxruntime's CPU kernels their reference",
+    applies_to="device", concern="device", predicate=_kernel_oracle, precondition=_oracle_both_ways,
+)
+
+
+INVARIANTS = (BOUNDS, FAULT_KIND, KERNEL_REFUSAL, COLLECTIVE, ALLOC_FIT, KERNEL_ORACLE)

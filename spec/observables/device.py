@@ -31,7 +31,9 @@ what the device API raised. A refused kernel leaves nothing in the trace, so thi
 by the probe, not the device) is where its refusal shows. Which ones were legal is again the
 spec's to derive, from the shapes alone. ``collective_runs`` (:class:`CollectiveRun`) are its
 collective steps over several devices: every rank's input and output bytes, for the spec to
-recompute what each rank must hold.
+recompute what each rank must hold. ``oracle_runs`` (:class:`OracleRun`) are its oracle steps: a
+kernel of any op with attributes, its input and output bytes, and what onnxruntime computed (or
+raised) for the same node on the same bytes.
 """
 from __future__ import annotations
 
@@ -107,6 +109,41 @@ class CollectiveRun:
 
 
 @attrs.frozen
+class OracleTensor:
+    """A tensor of an oracle step: its shape, dtype and (for inputs and onnxruntime's outputs) its bytes, hex
+    text as in :class:`KernelRun`."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    data: str = ""
+
+
+@attrs.frozen
+class OracleRun:
+    """One oracle step of a probe: task ``task`` runs kernel ``op_type`` with attributes ``attrs`` (JSON text)
+    on ``inputs`` into output slots ``outs`` (their shapes and dtypes). ``before`` and ``after`` are each
+    output's bytes before the launch and after the synchronize; ``refused``/``message`` what the device API
+    raised. ``oracle`` is onnxruntime's outputs for a one-node ONNX model of the same op, attributes
+    (``onnx_attrs``, JSON text; opset ``opset``) and input bytes, and ``oracle_error`` the error onnxruntime
+    raised instead ("" when it ran)."""
+
+    step: int
+    task: str
+    op_type: str
+    attrs: str = "{}"
+    onnx_attrs: str = "{}"
+    opset: int = 13
+    inputs: tuple[OracleTensor, ...] = ()
+    outs: tuple[OracleTensor, ...] = ()
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    refused: str | None = None
+    message: str = ""
+    oracle: tuple[OracleTensor, ...] = ()
+    oracle_error: str = ""
+
+
+@attrs.frozen
 class DeviceObservation:
     """The events of one probe program run on a fresh device (``name`` identifies the program), and its
     compute steps' outcomes."""
@@ -117,6 +154,7 @@ class DeviceObservation:
     kernel_runs: tuple[KernelRun, ...] = ()
     collective_runs: tuple[CollectiveRun, ...] = ()
     soc: str | None = None
+    oracle_runs: tuple[OracleRun, ...] = ()
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")

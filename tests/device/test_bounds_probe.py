@@ -176,7 +176,8 @@ def test_a_bad_probe_step_is_an_error_naming_it(step, key):
 @given(values(DeviceObservation))
 def test_the_claim_copes_with_any_well_typed_observation(obs):
     report = check(obs)
-    claims = {"DEVICE-BOUNDS", "DEVICE-FAULT-KIND", "DEVICE-KERNEL-REFUSAL", "DEVICE-COLLECTIVE", "DEVICE-ALLOC-FIT"}
+    claims = {"DEVICE-BOUNDS", "DEVICE-FAULT-KIND", "DEVICE-KERNEL-REFUSAL", "DEVICE-COLLECTIVE", "DEVICE-ALLOC-FIT",
+              "DEVICE-KERNEL-ORACLE"}
     assert {v.invariant_id for v in report.violations} <= claims
 
 
