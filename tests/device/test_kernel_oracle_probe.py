@@ -142,3 +142,12 @@ def test_verify_catches_a_reverse_lstm_run_forwards(monkeypatch):
     monkeypatch.setattr(recurrent, "_directions", _forwards)
     broken = verify(config)
     assert CLAIM in {f.violation.invariant_id for f in broken.findings} and not broken.ok([CLAIM])
+
+
+def test_pads_that_crop_an_axis_to_nothing_are_refused_as_onnxruntime_refuses_them():
+    # the step verify's campaign drew at 6be5455: full extent (2-1)*1 + 3 = 4 along H, pads 2 + 2 leave 0
+    crop_all = step("ConvTranspose", [io((1, 2, 2, 3)), io((2, 2, 3, 2)), io((2,))], [io((1, 2, 0, 2))], group=1,
+                    strides=[1, 1], pads=[2, 1, 2, 1], kernel_shape=[3, 2])
+    (run,) = run_probe([crop_all]).oracle_runs
+    assert run.refused == "KernelError" and "no output is left" in run.message
+    assert run.oracle_error and violated([[crop_all]]) == set()

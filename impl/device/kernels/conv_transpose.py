@@ -5,7 +5,7 @@ Each input pixel ``i`` scatters ``X[i] * W[k]`` to output position ``i*stride + 
 - pad_begin``; the full (uncropped) extent of an axis is ``stride*(n-1) + dilation*(k-1) + 1
 + output_padding``. Explicit ``pads`` (0 when absent, without ``output_shape`` or ``auto_pad``
 SAME_*) crop ``pad_begin`` at the start and ``pad_end`` at the end: an output slot of any other
-extent is refused. Otherwise (``output_shape`` or ``auto_pad`` SAME_*) the output slot's shape
+extent is refused, and so are pads that leave an axis no element (as onnxruntime refuses them). Otherwise (``output_shape`` or ``auto_pad`` SAME_*) the output slot's shape
 fixes what is kept, and the surplus is split as the ONNX spec and onnxruntime do: the odd
 element cropped at the end for SAME_UPPER, at the start otherwise (SAME_LOWER, or
 ``output_shape`` without auto_pad).
@@ -57,6 +57,8 @@ def conv_transpose(task, ins, outs):
     if task.attr("output_shape") is None and auto in ("NOTSET", "VALID"):   # the pads fix the output's extent
         pads = ints(task, "pads", (0,) * 2 * nd, n=2 * nd) if auto == "NOTSET" else (0,) * 2 * nd
         want = [f - b - e for f, b, e in zip(full, pads[:nd], pads[nd:])]
+        if min(want) <= 0:   # onnxruntime: "Computed output dimension is <= 0"
+            raise fail(task, f"pads {list(pads)} crop the full extent {full} to {want}: no output is left")
         if list(target[2:]) != want:
             raise fail(task, f"output {target} is not the extent {want} its pads {list(pads)} give")
     begins = _begins(task, full, target[2:], nd)
