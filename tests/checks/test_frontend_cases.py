@@ -1,10 +1,12 @@
 """verify puts crafted models to the front end (checks/frontend_cases.py): unsorted nodes, an If its
 initializers decide, a cycle in an ONNX file and in a graph JSON file, a missing tensor, an unknown op and
-an opset-6 training-mode BatchNormalization, and an opset-7 one with spatial=0. Each bug below survived
-verify before these cases."""
+an opset-6 training-mode BatchNormalization, and an opset-7 one with spatial=0; then constant folding,
+control flow, import refusals and graph JSON files (checks/graph_json_cases.py). Each bug installed
+below survived verify before these cases (tests/helpers/frontend_cases.py runs them as verify does)."""
 from __future__ import annotations
 
 import networkx as nx
+import onnx
 import pytest
 
 from zcspec.checks.frontend_cases import FrontendCase, check_refusal, frontend_cases
@@ -12,6 +14,8 @@ from zcspec.checks.verify import VerifyConfig, VerifyResult, _frontend_cases
 from zcspec.impl.compiler import op_limits, topology
 from zcspec.impl.compiler.errors import CycleError
 from zcspec.impl.compiler.frontend import onnx_graph
+
+from tests.helpers.frontend_cases import run_cases
 
 
 def _errors() -> dict[str, str]:
@@ -95,3 +99,117 @@ def test_a_batchnorm_kernel_that_ignores_spatial_fails(monkeypatch):
     _frontend_cases(result, VerifyConfig(models=()))
     assert {(f.case, f.violation.invariant_id) for f in result.findings} == {
         ("front-end case batchnorm_opset7_per_activation [execution]", "EXEC-ORACLE")}
+
+
+# --- the folding, control-flow, import and graph JSON cases: each install below is a front-end bug on a
+# line no verify run executed before these cases (the coverage of `zcspec verify`), so it survived verify.
+
+def test_the_new_cases_cover_every_refusal_class_and_both_file_kinds():
+    cases = frontend_cases()
+    assert {c.refused for c in cases} >= {
+        "FoldError", "DataDependentControlError", "RuntimeValueError", "OnnxFileError", "AttributeError_",
+        "GraphError", "DuplicateNameError", "InputShapeError", "ShapeInferenceError", "GraphFormatError",
+        "ShapeError", "UnknownDTypeError", "SizeOverflowError"}
+    json_cases = [c for c in cases if isinstance(c.model, str)]
+    assert len(json_cases) > 30 and sum(c.refused is None for c in json_cases) == 2
+
+
+def test_a_shape_fold_that_ignores_start_and_end_fails(monkeypatch):
+    """Opset-15 Shape(x, start=1, end=3) folded as the whole shape: x is divided by 24, not 12. (The Reshape
+    alone would not show it: a view's output desc comes from shape inference, not from its folded target.)"""
+    from zcspec.impl.compiler.frontend import constant_fold
+
+    real = constant_fold._shape_of
+
+    def whole_shape(node, types):
+        bare = onnx.NodeProto()
+        bare.CopyFrom(node)
+        del bare.attribute[:]
+        return real(bare, types)
+
+    monkeypatch.setattr(constant_fold, "_shape_of", whole_shape)
+    out = run_cases(monkeypatch, "fold_shape_start_end_and_size", "fold_shape_gather_concat")
+    assert out.outputs_wrong("fold_shape_start_end_and_size")
+    assert out.caught("fold_shape_gather_concat") == ""   # start/end absent: the whole shape is right
+
+
+def test_an_elementwise_splat_fold_that_keeps_its_first_operand_fails(monkeypatch):
+    """Mul(splat 0.25, 2) folded to 0.25 (the first operand's value): y is off, onnxruntime says so."""
+    from zcspec.impl.compiler.frontend import constant_fold
+    from zcspec.impl.compiler.frontend.constants import Const
+
+    def first_operand(node, ins, types, opsets):
+        shape = constant_fold._static_shape(types, node.output[0])
+        if node.op_type not in constant_fold.ELEMENTWISE or shape is None or not ins[0].is_splat:
+            return None
+        return [Const.splat(ins[0].fill, shape, ins[0].elem)]
+
+    monkeypatch.setattr(constant_fold, "_elementwise_shortcut", first_operand)
+    assert run_cases(monkeypatch, "fold_splat_chain").outputs_wrong("fold_splat_chain")
+
+
+def test_inlining_that_does_not_rename_inside_nested_branches_fails(monkeypatch):
+    """The outer If's branch tensor t is renamed outer/t, but the nested If's branches still read t."""
+    from zcspec.impl.compiler.frontend import static_control
+
+    def top_level_only(node, rename):
+        node.input[:] = [rename.get(t, t) for t in node.input]
+
+    monkeypatch.setattr(static_control, "_rename_reads", top_level_only)
+    out = run_cases(monkeypatch, "nested_if", "nested_if_returns_enclosing_tensor", "if_condition_from_initializers_then")
+    assert "must import" in out.caught("nested_if") and "'t'" in out.caught("nested_if")
+    assert "must import" in out.caught("nested_if_returns_enclosing_tensor")
+    assert out.caught("if_condition_from_initializers_then") == ""
+
+
+def test_an_if_inlined_after_folding_on_the_wrong_branch_fails(monkeypatch):
+    from zcspec.impl.compiler.frontend import onnx_import
+
+    real = onnx_import.inline_if
+    monkeypatch.setattr(onnx_import, "inline_if", lambda model, output, name, take: real(model, output, name, not take))
+    out = run_cases(monkeypatch, "if_condition_from_shape_then", "if_condition_from_shape_else")
+    assert out.outputs_wrong("if_condition_from_shape_then")
+    assert out.outputs_wrong("if_condition_from_shape_else")
+
+
+def test_a_declared_minus_one_taken_as_a_fixed_dim_fails(monkeypatch):
+    """PaddlePaddle's -1 read as a fixed dim: no InputShapeError naming the input and the --shape to give."""
+    from zcspec.impl.compiler.frontend import onnx_shapes
+
+    def literal(value):
+        t = value.type.tensor_type
+        return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim) \
+            if t.HasField("shape") else None
+
+    monkeypatch.setattr(onnx_shapes, "declared_dims", literal)
+    out = run_cases(monkeypatch, "dynamic_dim_minus_one", "dynamic_dim_named")
+    assert "expected a InputShapeError" in out.caught("dynamic_dim_minus_one")
+    assert out.caught("dynamic_dim_named") == ""
+
+
+def test_validation_without_the_weight_size_rule_fails(monkeypatch):
+    from zcspec.impl.compiler import validate
+
+    monkeypatch.setattr(validate, "_weights_consistent", lambda graph: None)
+    out = run_cases(monkeypatch, "graph_json_weight_size", "graph_json_splat_weight_size")
+    assert "imports; expected a GraphError" in out.caught("graph_json_weight_size")
+    assert "imports; expected a GraphError" in out.caught("graph_json_splat_weight_size")
+
+
+def test_a_merge_check_that_ignores_branch_labels_fails(monkeypatch):
+    from zcspec.impl.compiler.memory import rules
+
+    monkeypatch.setattr(rules, "batch_label", lambda node: "")
+    out = run_cases(monkeypatch, "graph_json_merge_wrong_branch", "graph_json_merge_in_branch")
+    assert out.caught("graph_json_merge_wrong_branch") and out.caught("graph_json_merge_in_branch")
+
+
+def test_a_reader_that_ignores_float_tags_and_a_writer_that_drops_them_fail(monkeypatch):
+    from zcspec.impl.compiler import graph_json
+
+    real_decode, real_encode = graph_json.decode_value, graph_json.encode_value
+    monkeypatch.setattr(graph_json, "decode_value", lambda v: v if isinstance(v, dict) and "float" in v else real_decode(v))
+    assert "must import" in run_cases(monkeypatch, "graph_json_tagged_values").caught("graph_json_tagged_values")
+    monkeypatch.setattr(graph_json, "decode_value", real_decode)
+    monkeypatch.setattr(graph_json, "encode_value", lambda v: list(v) if isinstance(v, tuple) else real_encode(v))
+    assert "to_json wrote" in run_cases(monkeypatch, "graph_json_written_by_to_json").caught("graph_json_written_by_to_json")
