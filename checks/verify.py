@@ -12,7 +12,9 @@ How each imports (refused naming which feature, which inputs frozen) must be wha
 checks/conformance/imports.json states: a front end that refuses more, or asks for more values, fails.
 Crafted models (checks/frontend_cases.py: unsorted nodes, an If its initializers decide, a cycle, a
 missing tensor, an unknown op, an opset-6 training-mode BatchNormalization) must import and match
-onnxruntime, or be refused with the expected error naming the culprit.
+onnxruntime, or be refused with the expected error naming the culprit. With the proofs, the packing
+cases (checks/packing_cases.py) run the packer's capacity, time-limit, search, refusal and CSV-file
+paths, judged by the checker's own facts (the optimum by construction or Z3's, greedy by size).
 
 The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
 corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
@@ -38,6 +40,7 @@ from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import load_graph, parse_value, zoo_path
 from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
+from zcspec.checks.packing_cases import check_packing_case, packing_cases
 from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
@@ -102,6 +105,7 @@ class VerifyResult:
     seconds: float = 0.0
     stopped: str = ""                           # why a fail-fast run stopped early
     node_tests: NodeTestResult | None = None    # None: not run
+    packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
 
     def unexercised(self, ids) -> list[str]:
         return [i for i in ids if not self.tally.exercised[i]]
@@ -305,6 +309,11 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         progress(f"packing optimality: {PACKINGS} instances of at most {packing_proofs.MAX_BUFFERS} buffers")
         for buffers in packing_proofs.instances(PACKINGS, config.seed):
             result.proofs.append((packing_proofs.label(buffers), packing_proofs.prove_packing(buffers)))
+        cases = packing_cases(config.seed)
+        progress(f"packing cases: {len(cases)} (capacities, time limits, search, refusals, CSV files)")
+        _packing_cases(result, cases)
+        if config.fail_fast and result.failing():
+            return _stop(result, start, "the packing cases")
     if config.onnx_node_tests and "execution" in config.kinds:
         progress("ONNX node tests: importing the cases of claimed ops")
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
@@ -327,6 +336,20 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
                 return _stop(result, start, f"corpus {path}")
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _packing_cases(result: VerifyResult, cases) -> None:
+    """Each case of checks/packing_cases.py, judged by the checker's own facts: a problem is an error of the
+    run naming the case (the packer's answer is wrong, or it crashed)."""
+    failed = 0
+    for case in cases:
+        try:
+            problems = check_packing_case(case)
+        except Exception as e:  # a crash of the packer (check_packing_case expects only its declared refusals)
+            problems = [f"{type(e).__name__}: {e}"]
+        failed += bool(problems)
+        result.errors.extend((f"packing case {case.label}", p) for p in problems)
+    result.packing_cases = (len(cases), failed)
 
 
 def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:

@@ -85,6 +85,9 @@ def _report(result, invariants) -> None:
     for case, p in result.proofs:
         if not p.passed:
             print(f"  {case}: {p.status} {p.kind or ''} {p.pair or ''} {p.reason}")
+    run, failed = result.packing_cases
+    if run:
+        print(f"packing cases (capacities, time limits, search, refusals, CSV files): {run} run, {failed} failed")
     print(f"random campaign's proofs (unknown: shown, not a failure): {result.tally.proof_summary()}")
     for case, claim, reason in result.tally.unknown[:10]:
         print(f"  {claim} unknown on case {case[:12]}: {reason}")

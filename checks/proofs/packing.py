@@ -15,7 +15,8 @@ sharing a lifetime; the spec then, from the offsets alone:
   (:func:`zcspec.checks.proofs.optimal.optimal_layout`, alignments included);
 - holds the packer to: arena == optimum (pack() ends with an exhaustive descent on instances this
   small), ``optimal`` only when arena == optimum,
-  ``bound`` (its proved lower bound) never above the optimum.
+  ``bound`` (its proved lower bound) never above the optimum, and ``optimal`` exactly when
+  ``bound == arena`` (the descent once certified a packing while leaving its bound below).
 
 ``prove_packing(buffers)`` gives a ``ProofResult`` (proved / refuted / unknown: Z3 ran out of time),
 ``instances(count, seed)`` the instances verify draws.
@@ -88,6 +89,9 @@ def prove_packing(buffers) -> ProofResult:
         why.append("the packer certifies it optimal")
     if packing.bound > best.arena:
         why.append(f"the packer's proved bound {packing.bound} is above the optimum {best.arena}")
+    if packing.optimal != (packing.bound == arena):
+        why.append(f"optimal={packing.optimal} with proved bound {packing.bound} and arena {arena}: a packing is "
+                   "certified exactly when its proved bound meets its arena")
     if why:
         return ProofResult(REFUTED, kind="suboptimal" if arena != best.arena else "bound", reason="; ".join(why),
                            **timing)
