@@ -2,6 +2,7 @@
 
     python benchmarks/mutation_score.py [--sample N] [--seed S] [--jobs J] [--timeout S]
                                         [--suite-timeout S] [--out FILE] [--list] [--commit REV | --worktree]
+                                        [--module GLOB ...]
 
 Samples N small mutations of impl/'s logic (benchmarks/mutation/mutator.py lists the operators and
 what is left alone), copies the sources once per mutant into a temporary folder, never touching
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 from mutation.campaign import Baseline, CampaignError, Score, Settings, baseline, judge
-from mutation.mutator import mutable_files, sample, sites
+from mutation.mutator import in_modules, mutable_files, sample, sites
 from mutation.runs import Interrupted, stop_all, suite_command, verify_command
 from mutation.sandbox import Sandbox, SandboxError
 
@@ -48,6 +49,9 @@ def _args(argv):
     ap.add_argument("--suite-args", default="", help="extra pytest arguments (a subset, -k ...), one string")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
                     help="JSON result file (default out/mutation_score.json in the checkout, a git-ignored folder)")
+    ap.add_argument("--module", action="append", default=[], metavar="GLOB",
+                    help="sample only from impl/ modules matching GLOB (repeatable; e.g. impl/runtime/acl.py, "
+                         "'impl/compiler/memory/packing/*'): a focused score, not the issue's figure")
     ap.add_argument("--list", action="store_true", help="only print the sampled mutants")
     ap.add_argument("--target", type=float, default=90.0, help="exit 1 below this verify score in %% (default 90)")
     source = ap.add_mutually_exclusive_group()
@@ -90,11 +94,12 @@ def _interrupt(signum, frame):
 
 def _campaign(args, commit: str | None, workdir: Path) -> int:
     pristine = Sandbox.create(REPO, workdir / "pristine", commit)
-    all_sites = sites(pristine.tree)
+    all_sites = in_modules(sites(pristine.tree), args.module)
     chosen = sample(all_sites, args.sample, args.seed, pristine.tree)
     source = f"commit {commit[:10]}" if commit else "the working tree"
+    modules = len({m.path for m in all_sites}) if args.module else len(mutable_files(pristine.tree))
     print(f"mutation score: {len(chosen)} mutants sampled (seed {args.seed}) from {len(all_sites)} sites in "
-          f"{len(mutable_files(pristine.tree))} modules of impl/ at {source}")
+          f"{modules} modules of impl/ at {source}" + (f" (--module {' '.join(args.module)})" if args.module else ""))
     if args.list:
         for m in chosen:
             print(f"  {m.label:<48} {m.describe()}")
@@ -149,6 +154,7 @@ def _write(args, commit, n_sites, limits: Baseline, outcomes, score: Score, seco
     result = {
         "command": "python benchmarks/mutation_score.py " + " ".join(shlex.quote(a) for a in args.argv),
         "source": commit or "worktree", "seed": args.seed, "sample": len(outcomes), "sites": n_sites,
+        "modules": args.module,
         "baseline": {"verify": limits.verify.to_json() if limits.verify else None,
                      "suite": limits.suite.to_json() if limits.suite else None,
                      "verify_timeout": limits.verify_timeout, "suite_timeout": limits.suite_timeout},

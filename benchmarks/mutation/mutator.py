@@ -24,6 +24,7 @@ warnings; module-level data (a module-level assignment of anything but a scalar 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import random
 from collections import deque
 from pathlib import Path
@@ -96,6 +97,20 @@ def sites(root: Path) -> list[Mutation]:
     for path in mutable_files(root):
         found += file_sites(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix())
     return found
+
+
+def in_modules(all_sites: list[Mutation], patterns: list[str]) -> list[Mutation]:
+    """The sites whose path matches one of the shell ``patterns`` (``impl/runtime/v1/acl.py``,
+    ``impl/compiler/memory/packing/*``); all of them when there is none. Raises ValueError naming a
+    pattern that matches no mutable module."""
+    if not patterns:
+        return list(all_sites)
+    paths = sorted({m.path for m in all_sites})
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(p, pattern) for p in paths):
+            raise ValueError(f"--module {pattern!r} matches none of the {len(paths)} mutable modules of impl/ "
+                             "(a path from the repository root, shell wildcards allowed: impl/device/*.py)")
+    return [m for m in all_sites if any(fnmatch.fnmatchcase(m.path, p) for p in patterns)]
 
 
 def sample(all_sites: list[Mutation], n: int, seed: int, root: Path) -> list[Mutation]:

@@ -244,3 +244,24 @@ def test_the_script_lists_a_seeded_sample_without_running_anything():
     lines = first.stdout.splitlines()
     assert lines[0].startswith("mutation score: 3 mutants sampled (seed 5) from ") and len(lines) == 4
     assert again.stdout == first.stdout
+
+
+def test_module_patterns_restrict_the_sites_and_a_pattern_matching_nothing_is_refused(impl_sites):
+    acl = mutator.in_modules(impl_sites, ["impl/runtime/acl.py"])
+    assert acl and {m.path for m in acl} == {"impl/runtime/acl.py"}
+    packing = mutator.in_modules(impl_sites, ["impl/compiler/memory/packing/*", "impl/runtime/acl.py"])
+    assert {m.path for m in packing} > {"impl/runtime/acl.py"} and set(acl) < set(packing)
+    assert mutator.in_modules(impl_sites, []) == impl_sites
+    with pytest.raises(ValueError, match="--module 'impl/nowhere.py' matches none"):
+        mutator.in_modules(impl_sites, ["impl/nowhere.py"])
+
+
+def test_the_script_lists_a_focused_sample_and_refuses_an_unknown_module():
+    cmd = [sys.executable, str(REPO / "benchmarks" / "mutation_score.py"), "--list", "--sample", "4", "--worktree"]
+    focused = subprocess.run(cmd + ["--module", "impl/runtime/acl.py"], capture_output=True, text=True, timeout=120)
+    assert focused.returncode == 0, focused.stderr
+    lines = focused.stdout.splitlines()
+    assert "in 1 modules of impl/" in lines[0] and "(--module impl/runtime/acl.py)" in lines[0]
+    assert len(lines) == 5 and all(line.split()[0].startswith("impl/runtime/acl.py:") for line in lines[1:])
+    bad = subprocess.run(cmd + ["--module", "impl/nowhere.py"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "matches none" in bad.stderr
