@@ -34,7 +34,8 @@ judged, and a concurrent call that failed on valid buffers, are the result's not
 
 Each observation's load options are the ones the run asked for (``_as_asked``), not the loaded model's
 own report of them. Errors are part of the observation; the model is unloaded before the last call is
-observed, so leaks show (EXEC-NO-LEAK).
+observed, so leaks show (EXEC-NO-LEAK): the unload's frees are read from the device trace around the
+caller's unload call, so an unload the entry point drops leaves the model's memory live, a leak.
 """
 from __future__ import annotations
 
@@ -239,8 +240,10 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     last = lm.last_call
     calls = [c for c in calls if c[0] is not last] + [next((c for c in calls if c[0] is last), (last, ()))]
     observations = [_as_asked(observe_execution(lm, r, outputs=o), options) for r, o in calls[:-1]]
-    api.unload(lm)
-    observations.append(_as_asked(observe_execution(lm, calls[-1][0], outputs=calls[-1][1]), options))
+    begin = dev.trace.mark()
+    api.unload(lm)   # the trace around the caller's unload call, not the model's record of it
+    observations.append(_as_asked(observe_execution(lm, calls[-1][0], outputs=calls[-1][1],
+                                                    unload_span=(begin, dev.trace.mark())), options))
     _free(dev, api, held)
     for addr, _size in caller.values():
         api.free(addr)

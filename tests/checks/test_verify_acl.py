@@ -54,3 +54,11 @@ def test_a_dataset_that_forgets_its_branch_fails(monkeypatch):
 def test_an_unknown_api_is_refused_naming_the_key():
     with pytest.raises(ScenarioError, match="api"):
         v1.options_of({"runtime": "v1", "api": "cuda"})
+
+
+def test_a_facade_that_drops_the_unload_leaks(monkeypatch):
+    """aclmdlUnload forgetting the model's unload: the model reports no unload, but the caller asked for
+    one, so the device trace around that call (no frees) is what EXEC-NO-LEAK judges."""
+    monkeypatch.setattr(acl.Acl, "mdl_unload", lambda self, model_id: self._models.pop(model_id))
+    failing = _failing(_acl_result())
+    assert failing and all("EXEC-NO-LEAK" in f for f in failing), failing

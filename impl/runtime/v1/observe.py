@@ -68,11 +68,14 @@ def observe_load(lm) -> LoadObservation:
                            lm.model.options.soc)
 
 
-def observe_execution(lm, record: ExecutionRecord | None = None, outputs=()) -> ExecutionObservation:
+def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
+                      unload_span: tuple[int, int] | None = None) -> ExecutionObservation:
     """The execute call ``record`` of ``lm`` (None: its last call); ``outputs`` are OutputResults to attach.
 
     When the model has been unloaded after this call (its last), the unload's frees and an
-    ``unload`` event follow the call.
+    ``unload`` event follow the call. ``unload_span`` is the ``[begin, end)`` of the device trace
+    around the caller's own unload call: given, it is transcribed whatever the model says about its
+    unload (a facade that drops the unload then shows as a leak, not as a run without an unload).
     """
     record = record or lm.state.last_call
     load = observe_load(lm)
@@ -91,7 +94,7 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=()) -> 
         events.append(Event(len(events), "error", message=str(err), io=getattr(err, "buffer", None) or None,
                             code=str(getattr(err, "code", ""))))
     events.append(Event(len(events), "call_end", call="execute", ok=record.ok))
-    span = lm.state.unload_span
+    span = unload_span if unload_span is not None else lm.state.unload_span
     if span is not None and record is lm.state.last_call:   # unloaded since: show the frees (EXEC-NO-LEAK)
         events += spec_events(lm.device.trace, span, _trace_names(lm), first_seq=len(events))
         events.append(Event(len(events), "unload"))
