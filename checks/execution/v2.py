@@ -30,7 +30,8 @@ oracle (checks/execution/judge.py); outputs no oracle judged are the result's no
 call with a working allocator of an ``external_alloc_fails_at`` run that failed on valid buffers.
 
 The call's failure (a RuntimeV2Error, or under ge_compat the device's fault) is part of the
-observation, not an exception; the model is unloaded before observing, so leaks show.
+observation, not an exception; the model is unloaded before observing, so leaks show
+(the unload is the run's own call, not the executor's log of it: an unload that does nothing leaks).
 """
 from __future__ import annotations
 
@@ -134,6 +135,11 @@ class _Run:
     inputs: list
     name: str
     notes: list = attrs.Factory(list)
+    unloaded: bool = False   # the run called unload (what the caller did, not the executor's record of it)
+
+    def unload(self) -> None:
+        self.unloaded = True
+        self.exe.unload()
 
     def fresh(self) -> list[Tensor]:
         """New output buffers of the run's sizes and placement."""
@@ -161,7 +167,7 @@ class _Run:
             names = [io_names(self.model)[("output", io.index)] for io in self.model.tasks.outputs]
             results = judge.results(self.model.tasks.outputs, names, list(self.graph.outputs), values, want, name,
                                     self.notes)
-        return attrs.evolve(observe_execution(self.exe, record, outputs=results), out_tensors=tensors)
+        return attrs.evolve(observe_execution(self.exe, record, outputs=results, caller_unloaded=self.unloaded), out_tensors=tensors)
 
 
 def observe_scenario(model, runtime: dict, graph=None) -> Observations:
@@ -192,7 +198,7 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     for outputs in calls:
         for t in outputs:
             t.release()
-    run.exe.unload()
+    run.unload()
     observations = []
     for record in list(run.exe.records)[-len(calls):]:
         k, values = by_buffers.get(tuple(g.address for g in record.buffers if g.role == "output"), (0, {}))
@@ -215,7 +221,7 @@ def _failing_allocator(run: _Run, fails_at: int) -> Observations:
         steps.append((run.exe.records[-1], values, run.tensors(given, outputs)))
         for t in outputs:
             t.release()   # what a call handed over in a tensor's place goes back to the caller's allocator
-    run.exe.unload()
+    run.unload()
     observations = [run.observe(record, values, tensors, f"{label}: call {k}")
                     for k, (record, values, tensors) in enumerate(steps)]
     return Observations(observations, run.notes)

@@ -106,3 +106,12 @@ def test_a_request_the_call_never_makes_is_a_scenario_error():
     with pytest.raises(ScenarioError, match="made only 3 allocator request") as e:
         observe(scenario)
     assert e.value.key == FAILS_AT
+
+
+def test_an_unload_that_does_nothing_leaks(monkeypatch):
+    """StreamExecutor.unload returning at once (no frees, no log entry): the run called unload, so the
+    observation has the caller's unload and EXEC-NO-LEAK judges the model's memory still live."""
+    monkeypatch.setattr(StreamExecutor, "unload", lambda self: None)
+    result, _ = _run()
+    leaks = {f.violation.invariant_id for f in result.findings}
+    assert leaks == {"EXEC-NO-LEAK"}, [str(f.violation) for f in result.findings[:3]]

@@ -117,8 +117,15 @@ def _io(names: dict, value: str | None) -> str | None:
     return hits[-1] if hits else value
 
 
-def observe_execution(exe, record: ExecutionRecord | None = None, outputs=()) -> ExecutionObservation:
-    """The execute call ``record`` (None: the last one); ``outputs`` are OutputResults to attach."""
+def observe_execution(exe, record: ExecutionRecord | None = None, outputs=(),
+                      caller_unloaded: bool = False) -> ExecutionObservation:
+    """The execute call ``record`` (None: the last one); ``outputs`` are OutputResults to attach.
+
+    After the last call of a closed executor, or of one the caller unloaded (``caller_unloaded``: the
+    caller's word, whatever the executor says), the device's events since the call follow it, then an
+    ``unload`` event (from the log, or, when the executor logged none, the caller's call), so an unload
+    that returned without freeing shows as a leak, not as a run without an unload.
+    """
     record = record or exe.records[-1]
     names = io_names(exe.model)
     buffers = tuple(SpecBuffer(names[g.key], g.role, g.address, g.size, g.placement) for g in record.buffers)
@@ -128,8 +135,10 @@ def observe_execution(exe, record: ExecutionRecord | None = None, outputs=()) ->
     ev.add("call_begin", call="execute")
     ev.device(trace, record.trace, _trace_names(exe, "runtime", record.copies), log=exe.log[log_begin:log_end])
     ev.add("call_end", call="execute", ok=record.error is None)
-    if exe.closed and record is exe.records[-1]:
+    if (exe.closed or caller_unloaded) and record is exe.records[-1]:
         ev.device(trace, (record.trace[1], len(trace)), _trace_names(exe, "user"), log=exe.log[log_end:])
+        if caller_unloaded and not any(e.kind == "unload" for e in ev.out):
+            ev.add("unload")
     slots = {(e.task, e.slot): e.value for e in ev.out if e.kind == "arg_write"}
     err = record.error
     culprit = None
