@@ -17,7 +17,7 @@ import attrs
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime, observe_runs
-from zcspec.checks.strategies.device_probes import observe_probe
+from zcspec.checks.device_probe_run import observe_probe
 from zcspec.checks.strategies.model_files import edit
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import from_json, to_json

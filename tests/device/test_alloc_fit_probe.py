@@ -11,7 +11,8 @@ import attrs
 import pytest
 from hypothesis import given, settings
 
-from zcspec.checks.strategies.device_probes import PROBE_CAPACITY, fixed_programs, programs, run_probe
+from zcspec.checks.device_probe_run import PROBE_CAPACITY, run_probe
+from zcspec.checks.strategies.device_probes import fixed_programs, programs
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.device import memory
 from zcspec.impl.device.observe import observe_device

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.scenario import Scenario, observe
-from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs, programs, run_program
+from zcspec.checks.device_probe_run import run_program
+from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs, programs
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.device import memory

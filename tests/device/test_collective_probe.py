@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs, run_probe
+from zcspec.checks.device_probe_run import run_probe
+from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.device import hccl

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.strategies.device_probes import fixed_programs, run_probe
+from zcspec.checks.device_probe_run import run_probe
+from zcspec.checks.strategies.device_probes import fixed_programs
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.device import KERNELS, KernelError
 from zcspec.impl.device.kernels import recurrent

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.strategies.device_probes import fixed_programs, programs, run_probe
+from zcspec.checks.device_probe_run import run_probe
+from zcspec.checks.strategies.device_probes import fixed_programs, programs
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.device import KERNELS, KernelError, executor, operands
 from zcspec.impl.device.observe import observe_device
