@@ -3,7 +3,7 @@
 The light models exercise plain reuse at scale; the built-in graphs make sure
 every rule of the spec has a case where its precondition holds (atomic clean, an atomic output,
 continuous inputs, HCCL, views at offsets, in-place outputs, inputs passed
-straight to outputs, outputs read by other nodes, workspaces, batches,
+straight to outputs, outputs read by other nodes, workspaces, batches, inputs of different sizes,
 streams (a continuous group with a piece from another stream), constants and variables as outputs, dynamic-batch branches). The
 dynamic-batch graph (``dynamic_batch_graph``) has two branches joined by a Merge;
 its branches share memory, so each execution chooses one (the runtimes' ``batch``)
@@ -101,6 +101,20 @@ def _workspace_streams() -> Graph:
     return b.build()
 
 
+def _sized_inputs() -> Graph:
+    """Three inputs of different sizes, declared neither ascending nor descending (GE places input blocks
+    by ascending size: LAYOUT-INPUTS-SORTED has nothing to judge with one input or equal sizes), and
+    workspaces of different sizes on both streams, one node with two (MEM-WS-OWNER)."""
+    b = GraphBuilder("sized_inputs")
+    big, small, mid = b.input("big", (8, 32)), b.input("small", (2, 4)), b.input("mid", (4, 16))
+    r = b.op("Relu", [big], _workspace_bytes=(2048, 512))
+    s = b.op("Neg", [small], stream=1, _workspace_bytes=(96,))
+    m = b.op("Abs", [mid], stream=1)
+    t = b.op("Tanh", [m], _workspace_bytes=(1024,))
+    b.output(b.op("Sigmoid", [r]), b.op("Add", [s, small]), b.op("Add", [t, mid]))
+    return b.build()
+
+
 def cross_stream_group() -> Graph:
     """A continuous group with a piece written on another stream: C (stream 1) depends only on the
     input, so it may run while stream 0 still computes D, which lives before the group's first step
@@ -155,6 +169,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "inplace_passthrough": _inplace_and_passthrough,
     "view_passthrough": _view_passthrough,
     "workspace_streams": _workspace_streams,
+    "sized_inputs": _sized_inputs,
     "cross_stream_group": cross_stream_group,
     "constants": _constants,
     "dynamic_batch": dynamic_batch_graph,

@@ -1,0 +1,30 @@
+"""Every claim reaches the non-vacuity floor on verify's fixed cases alone (issue 13).
+
+The random campaign's draws change whenever a strategy or a scenario changes: a claim that reached
+``MIN_DISTINCT`` distinct cases only through them fell below the floor on correct code once
+(V2-TRUST-SHAPE at 1e87b07) and made the default ``zcspec verify`` fail. So the zoo, the built-in
+graphs and verify's fixed runs must put every claim to the test by themselves.
+"""
+from __future__ import annotations
+
+from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, verify
+from zcspec.checks.zoo import load, zoo_names
+from zcspec.spec.registry import ids
+
+FIXED_ONLY = VerifyConfig(models=zoo_names(), examples=0, proofs=False, corpus=False, onnx_node_tests=False)
+
+
+def test_every_claim_reaches_the_floor_without_the_campaign():
+    result = verify(FIXED_ONLY)
+    assert not result.failing(), (result.findings[:3], result.errors[:3], result.failed_calls[:3])
+    thin = {i: result.tally.distinct_count(i) for i in result.below_floor(list(ids()))}
+    assert not thin, f"below {MIN_DISTINCT} distinct cases without the random campaign: {thin}"
+
+
+def test_the_sized_inputs_graph_has_what_its_claims_need():
+    """Three inputs of three sizes declared out of order, workspaces on both streams."""
+    g = load("builtin:sized_inputs")
+    sizes = [g.desc[i].nbytes for i in g.inputs]
+    assert len(set(sizes)) == 3 and sizes != sorted(sizes) and sizes != sorted(sizes, reverse=True)
+    declaring = [n for n in g.nodes if n.attr("_workspace_bytes", ())]
+    assert {n.stream for n in declaring} == {0, 1} and max(len(n.attr("_workspace_bytes")) for n in declaring) == 2
