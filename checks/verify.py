@@ -177,10 +177,12 @@ def _zoo_cases(config: VerifyConfig):
             graph = load(model)
             for run in CALLER_MEMORY_RUNS:
                 keys = "+".join(k for k in ("work_memory", "weight_memory") if run.get(k))
-                if model.startswith("zoo:"):   # how the light models are judged (checks/execution/v1.py)
-                    run = {**run, "inputs": "ones", "onnx": zoo_path(model[4:])}
                 yield (f"{model} [execution, caller {keys}]",
-                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, run)]}))
+        for model in (m for m in MOVED_WORK_MODELS if m in config.models):
+            graph = load(model)
+            yield (f"{model} [execution, caller work memory moved between calls]",
+                   Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, MOVED_WORK_RUN)]}))
         for model in (m for m in ACL_MODELS if m in config.models):
             graph = load(model)
             for run in _acl_runs(graph):
@@ -233,6 +235,12 @@ CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "
 CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", "weight_memory": True},
                       {"runtime": "v1", "work_memory": True, "weight_memory": True, "calls": 2})
 
+# The caller's work memory moved between calls (ge.featureBaseRefreshable, LoadedModel.update_work_memory)
+# and the old memory freed: no other run moves it, so a move that left a feature-map slot on the old memory,
+# or never moved the base, passed verify. Each call after the first runs on a fresh work allocation.
+MOVED_WORK_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:sized_inputs", "zoo:squeezenet")
+MOVED_WORK_RUN = {"runtime": "v1", "work_memory": True, "feature_base_refreshable": True, "move_work": True, "calls": 3}
+
 # Executions through the ACL entry points (checks/execution/entries.py: the model file's bytes, aclrtMalloc'd
 # buffers, datasets, config handles, aclmdlSetDynamicBatchSize): every other execution calls runtime v1's
 # Python entry points, so a facade that bound a dataset's buffers to the wrong I/O, took a host buffer for a
@@ -243,6 +251,11 @@ ACL_RUNS = ({"api": "acl", "calls": 2, "rebind": False}, {"api": "acl", "work_me
             {"api": "acl", "placement": "host"}, {"api": "acl_config", "reuse_zero_copy_memory": 1, "work_memory": True},
             {"api": "acl_config", "zero_copy": False, "weight_memory": True, "threads": 2},
             {"api": "acl", "output_sizes": "half"})
+
+
+def _judged(model: str, run: dict) -> dict:
+    """``run`` as a light zoo model is judged (checks/execution/v1.py): all-ones inputs, onnxruntime on its file."""
+    return {**run, "inputs": "ones", "onnx": zoo_path(model[4:])} if model.startswith("zoo:") else run
 
 
 def _acl_runs(graph) -> list[dict]:

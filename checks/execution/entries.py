@@ -64,6 +64,9 @@ class Direct:
     def execute(self, lm, ins: list, outs: list, batch):
         return lm.execute(ins, outs, batch=batch)
 
+    def update_work_memory(self, lm, ptr: int, size: int) -> None:
+        lm.update_work_memory(ptr, size)
+
     def unload(self, lm) -> None:
         lm.unload()
 

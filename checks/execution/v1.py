@@ -4,7 +4,8 @@
 execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py):
 
 - ``runtime``: ``"v1"``;
-- load options by name: ``zero_copy`` (default True), ``reuse_zero_copy_memory`` (0/1);
+- load options by name: ``zero_copy`` (default True), ``reuse_zero_copy_memory`` (0/1),
+  ``feature_base_refreshable`` (default False: ge.featureBaseRefreshable, the work memory may move);
 - ``calls``: how many executions (default 1); ``rebind``: fresh user buffers for every
   call (default True; False reuses the first call's buffers), or a list of booleans, one per
   call after the first (a re-binding sequence: fresh, same, fresh, ...);
@@ -24,6 +25,10 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``work_memory`` / ``weight_memory``: the caller supplies the model's feature-map (work) memory /
   its weight memory at load, exactly the sizes aclmdlQuerySize reports (work: memory_size, the
   zero-copy region included), as GE's LoadModelFromData with memory parameters takes them (default False: the runtime allocates them); freed after the unload;
+- ``move_work``: before every call after the first, the caller moves the work memory to a fresh
+  allocation (``LoadedModel.update_work_memory``) and frees the old one (needs ``work_memory`` and
+  ``feature_base_refreshable``; direct entry only, ACL has no such call): a feature-map slot left
+  pointing at the old memory then reads or writes freed memory;
 - ``api``: the entry points the run goes through (checks/execution/entries.py): ``direct`` (default),
   ``acl`` (the model file's bytes through aclmdlLoadFromMem / aclmdlLoadFromMemWithMem, aclrtMalloc and
   aclrtMemcpy for the caller's buffers, datasets for execute) or ``acl_config`` (aclmdlLoadWithConfig).
@@ -56,12 +61,12 @@ from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 from zcspec.impl.runtime.v1.observe import observe_execution
-from zcspec.spec.observables.load import LoadOptionsObservation
+from zcspec.spec.observables.load import LoadOptionsObservation, RegionBinding
 
-_LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory")
+_LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
-                           "misalign", "share", "seed", "batch", "inputs", "onnx", "api"}
+                           "misalign", "share", "seed", "batch", "inputs", "onnx", "api", "move_work"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -75,6 +80,12 @@ def options_of(runtime: dict) -> LoadOptions:
         raise ScenarioError(f"runtime v1 scenario: api is one of {list(APIS)}, got {runtime['api']!r}", key="api")
     if runtime.get("inputs", "normal") not in ("normal", "ones"):
         raise ScenarioError(f"runtime v1 scenario: inputs is 'normal' or 'ones', got {runtime['inputs']!r}", key="inputs")
+    if runtime.get("move_work") and not (runtime.get("work_memory") and runtime.get("feature_base_refreshable")):
+        raise ScenarioError("runtime v1 scenario: move_work needs work_memory and feature_base_refreshable "
+                            "(only a refreshable feature map in the caller's memory can move)", key="move_work")
+    if runtime.get("move_work") and runtime.get("api", "direct") != "direct":
+        raise ScenarioError("runtime v1 scenario: move_work goes through the direct entry only: the ACL facade "
+                            "has no call that moves the work memory", key="move_work")
     rebind = runtime.get("rebind", True)
     if not isinstance(rebind, (bool, list)):
         raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
@@ -225,6 +236,8 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     judged = _Judge(graph, model, runtime, notes)
     calls, held = [], None
     for k in range(max(1, int(runtime.get("calls", 1)))):
+        if k and runtime.get("move_work"):
+            caller["work_memory"] = _move_work(api, lm, model, caller["work_memory"])
         if _rebind(runtime, k):
             if held is not None:
                 _free(dev, api, held)
@@ -233,30 +246,48 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
         with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
             api.execute(lm, held.ins, held.outs, runtime.get("batch"))
             outputs = judged(dev, held, f"v1 call {k}")
-        calls.append((lm.last_call, outputs))
-    calls += _concurrent(lm, dev, api, model, runtime, rng, judged, notes)
+        # Observed at once: a later move of the work memory changes where the model keeps its I/O.
+        calls.append((lm.last_call, outputs, _given(caller), observe_execution(lm, outputs=outputs)))
+    calls += [(r, o, _given(caller), observe_execution(lm, r, outputs=o))
+              for r, o in _concurrent(lm, dev, api, model, runtime, rng, judged, notes)]
     # The model's last call is observed after the unload (it shows the unload's frees): with threads
     # it need not be the last one started.
     last = lm.last_call
-    calls = [c for c in calls if c[0] is not last] + [next((c for c in calls if c[0] is last), (last, ()))]
-    observations = [_as_asked(observe_execution(lm, r, outputs=o), options) for r, o in calls[:-1]]
+    calls = [c for c in calls if c[0] is not last] + [next((c for c in calls if c[0] is last), (last, (), _given(caller), None))]
+    observations = [_as_asked(obs, options, g) for _r, _o, g, obs in calls[:-1]]
     begin = dev.trace.mark()
     api.unload(lm)   # the trace around the caller's unload call, not the model's record of it
-    observations.append(_as_asked(observe_execution(lm, calls[-1][0], outputs=calls[-1][1],
-                                                    unload_span=(begin, dev.trace.mark())), options))
+    record, outputs, given, _ = calls[-1]
+    observations.append(_as_asked(observe_execution(lm, record, outputs=outputs, unload_span=(begin, dev.trace.mark())),
+                                  options, given))
     _free(dev, api, held)
     for addr, _size in caller.values():
         api.free(addr)
     return Observations(observations, notes)
 
 
-def _as_asked(obs, options: LoadOptions):
+def _as_asked(obs, options: LoadOptions, given: tuple):
     """``obs`` with the load options the run asked for, not the ones the loaded model reports: the claims
     then judge what the caller asked (a load call that dropped reuseZeroCopyMemory or zero copy on the
-    way, through a config handle for one, runs a model that breaks them)."""
+    way, through a config handle for one, runs a model that breaks them); and with the memory the caller
+    had given the model at that call (``given``), not the bases the model reports now."""
     asked = LoadOptionsObservation("v1", zero_copy=options.zero_copy,
                                    reuse_zero_copy_memory=bool(options.reuse_zero_copy_memory))
-    return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked))
+    return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked), caller_memory=given)
+
+
+def _given(caller: dict) -> tuple:
+    """The caller's work and weight memory as it has given them to the model so far (load, moves)."""
+    return tuple(RegionBinding(key.split("_")[0], ptr, size) for key, (ptr, size) in sorted(caller.items()))
+
+
+def _move_work(api, lm, model, old: tuple[int, int]) -> tuple[int, int]:
+    """The caller moving the work memory: a fresh allocation of the same size, handed to the model, and
+    the old one freed (GE's caller may free it once the move returned)."""
+    new = _caller_memory(api, model, "work_memory")
+    api.update_work_memory(lm, *new)
+    api.free(old[0])
+    return new
 
 
 def _caller_memory(api, model, key: str) -> tuple[int, int]:

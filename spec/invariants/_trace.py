@@ -110,10 +110,12 @@ def in_buffer(obs: ExecutionObservation, r: Range) -> bool:
 
 
 def in_region(obs: ExecutionObservation, r: Range) -> bool:
-    """Whether ``r`` lies inside one of the model's bound regions (memory the caller may have given the model,
-    e.g. work memory it moved there, which the trace shows as the caller's allocation)."""
-    return any(g.backed and g.size > 0 and g.address <= r.address and r.end <= g.address + g.size
-               for g in obs.load.regions)
+    """Whether ``r`` lies inside memory the caller gave the model for this call (its work or weight memory,
+    which the trace shows as the caller's allocations): ``obs.caller_memory`` as the caller gave it when the
+    observer knows the caller's calls, else the model's bound regions. The model's own regions need no such
+    rule: they are its allocations, live in the trace."""
+    given = obs.caller_memory if obs.caller_memory is not None else tuple(g for g in obs.load.regions if g.backed)
+    return any(g.size > 0 and g.address <= r.address and r.end <= g.address + g.size for g in given)
 
 
 def accesses(obs: ExecutionObservation) -> Iterator[tuple[Event, str, Range, bool]]:

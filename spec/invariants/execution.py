@@ -149,8 +149,9 @@ NO_OVERRUN = Invariant(
     id="EXEC-NO-OVERRUN",
     title="Every access lies inside a user buffer or a live allocation",
     statement="Every byte range a kernel or a copy of an execute call reads or writes (or designated, if the "
-              "device refused it) lies entirely inside one user buffer passed to that call, inside one of the "
-              "model's bound regions (memory the caller gave it, such as moved work memory), or inside one "
+              "device refused it) lies entirely inside one user buffer passed to that call, inside memory the "
+              "caller had given the model for that call (its work or weight memory, as the caller's load and "
+              "move calls gave them: the old work memory after a move is not), or inside one "
               "allocation of the model or the runtime that is live at that moment, as the trace's own "
               "allocation and free events say.",
     rationale="EXEC-NO-FAULT is only as strict as the device's bounds check; this claim recomputes what is "

@@ -5,7 +5,7 @@ from typing import Literal
 
 import attrs
 
-from zcspec.spec.observables.load import LoadObservation
+from zcspec.spec.observables.load import LoadObservation, RegionBinding
 from zcspec.spec.observables.model_file import Role
 from zcspec.spec.observables.trace import Event
 
@@ -92,6 +92,10 @@ class ExecutionObservation:
     -> count; empty when not transcribed). ``out_tensors``: the caller's output
     tensor objects (runtime v2's API hands them back with a shape; empty for v1);
     ``lowered_outputs``: per output, how v2's lowered graph delivers it (empty for v1).
+    ``caller_memory``: the memory the caller had given the model when it made this call (its work and
+    weight memory, as the caller's own load and move calls gave them: a RegionBinding each, named
+    ``work`` or ``weight``); None when the observer does not know the caller's calls, and then the
+    model's bound regions (``load.regions``) stand in for it.
     """
 
     load: LoadObservation
@@ -104,6 +108,7 @@ class ExecutionObservation:
     counters: dict[str, int] = attrs.field(factory=dict)
     out_tensors: tuple[OutputTensor, ...] = ()
     lowered_outputs: tuple[LoweredOutput, ...] = ()
+    caller_memory: tuple[RegionBinding, ...] | None = None
 
     def buffer(self, name: str) -> UserBuffer | None:
         return next((b for b in self.buffers if b.name == name), None)

@@ -3,6 +3,7 @@ zero copy off copies; host buffers are staged; the spec's invariants hold on eve
 import numpy as np
 import pytest
 
+from zcspec.impl.device.trace import Copy
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
 from zcspec.impl.runtime.v1.classify import FM, UpdatePolicy
@@ -116,6 +117,45 @@ def test_feature_map_move_refreshes_feature_map_slots():
     assert rec.counters.args_refreshed == fm_slots > 0
     assert rec.refresh.policy == UpdatePolicy.UPDATE_FM_AND_MODEL_IO
     np.testing.assert_array_equal(read_outputs(dev, m, outs)["relu:0"], expected(np.arange(6, dtype=np.float32).reshape(2, 3) - 2)["relu:0"])
+
+
+def test_moving_work_memory_that_holds_the_io_region_moves_the_copy_only_io_with_it():
+    """Caller work memory of the model's whole memory size holds the I/O region after the feature map. A move
+    (update_work_memory) and a free of the old memory must take the copy-only I/O along: left behind, the
+    copies of Data -> NetOutput wrote freed memory (found by verify's moved-work-memory runs)."""
+    from zcspec.impl.runtime.v1.load import query_size
+
+    dev, m = device(), passthrough()
+    size = int(query_size(m)[0])
+    work = dev.malloc(size)
+    lm = load(dev, m, LoadOptions(feature_base_refreshable=True), work=(work, size))
+    x, y = np.arange(4, dtype=np.float32), -np.ones((2, 3), np.float32)
+    for _ in range(2):
+        moved = dev.malloc(size)
+        lm.update_work_memory(moved, size)
+        dev.free(work)
+        work = moved
+        ins, outs = stage_inputs(dev, m, {"x": x, "y": y}), alloc_outputs(dev, m)
+        mark = dev.trace.mark()
+        run_ok(lm, ins, outs)
+        np.testing.assert_array_equal(read_outputs(dev, m, outs)["y"], y)
+        d2d = [c for c in dev.trace.of_type(Copy, mark) if c.direction == "d2d"]
+        assert d2d and all(work <= c.dst < work + size or work <= c.src < work + size for c in d2d), d2d
+        free_buffers(dev, ins + outs)
+
+
+def test_moving_work_memory_that_holds_the_io_region_needs_room_for_it():
+    from zcspec.impl.runtime.v1.load import query_size
+
+    dev, m = device(), passthrough()
+    size = int(query_size(m)[0])
+    work = dev.malloc(size)
+    lm = load(dev, m, LoadOptions(feature_base_refreshable=True), work=(work, size))
+    small = dev.malloc(size - 1)   # room for the feature map, not for the I/O region after it
+    assert size - 1 >= m.regions.get("feature_map", 0)
+    with pytest.raises(ParamInvalid, match=f"I/O region it holds need {size}") as e:
+        lm.update_work_memory(small, size - 1)
+    assert e.value.buffer == "work" and lm.base("feature_map") == work
 
 
 def test_unload_frees_everything_the_model_and_runtime_allocated():

@@ -106,6 +106,8 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
     io = build_io(model, device.soc, options, refs)
     if options.feature_base_refreshable:
         _check_fm_refreshable(model, device.soc, refs)
+        if _io_in_work(model, options, work):
+            _check_io_refreshable(model, device.soc, io)
     alloc = V1Allocator(device)
     owned: list[int] = []
     own = _Owner(alloc, owned)
@@ -115,7 +117,8 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
             bases, feature_map, user_ranges = _place_regions(device, model, options, io, own, work, weight)
             tasks = tuple(task_args.build_tasks(model, own(task_args.args_bytes(model), "argument tables")))
             streams = _streams(device, model)
-            table, active = _write_tasks(device, io, refs, tasks, bases, feature_map)
+            table, active = _write_tasks(device, io, refs, tasks, bases, feature_map,
+                                         movable=options.feature_base_refreshable)
         except BaseException:
             alloc.free_all(owned)
             raise
@@ -156,6 +159,24 @@ def _check_fm_refreshable(model, soc, refs) -> None:
                                f"refreshed on {soc.name} and this one points into the feature map", task=t.node)
 
 
+def _io_in_work(model, opts, work) -> bool:
+    """Whether the I/O (zero-copy) region lies in the caller's work memory, after the feature map: the work
+    memory covers the model's whole memory size and reuseZeroCopyMemory does not leave the region unbacked."""
+    return work is not None and work[1] >= model.memory_size and not opts.reuse_zero_copy_memory
+
+
+def _check_io_refreshable(model, soc, io) -> None:
+    """A movable work memory holding the I/O region moves the copy-only I/O with it: the tasks that point
+    at such I/O (their slots are otherwise never refreshed) must be refreshable."""
+    for z in io:
+        for t, _slot, _rel in (z.slots if z.copy_only else ()):
+            task = model.tasks.tasks[t]
+            if not soc.can_refresh(task.kind, in_loop=task.in_loop):
+                raise ParamInvalid(f"feature_base_refreshable with the I/O region in the work memory needs "
+                                   f"refreshable tasks, but {task.kind} tasks cannot be refreshed on {soc.name} and "
+                                   f"this one points at copy-only I/O {z.name!r}", task=task.node)
+
+
 class _Owner:
     """Allocates model memory and remembers it in ``owned`` (freed at unload, or if the load fails)."""
 
@@ -185,16 +206,16 @@ def _place_regions(device, model, opts, io, own: _Owner, work, weight) -> tuple[
         feature_map = own(fm, "feature map")
     fixed = own(regions["fixed"], "fixed memory") if regions.get("fixed", 0) else _unbacked_base(device)
     shadows = []
-    covered = work is not None and work[1] >= model.memory_size and not opts.reuse_zero_copy_memory
-    if covered:
-        zero_copy, backed = work[0] + fm, True
+    in_work = None
+    if _io_in_work(model, opts, work):
+        zero_copy, backed, in_work = work[0] + fm, True, fm
     elif not opts.zero_copy:
         zero_copy, backed = own(model.zero_copy_size, "I/O region"), True
     else:
         zero_copy, backed = _unbacked_base(device), False
         for s, e in _merged_copy_only(io):
             shadows.append((s, e, own(e - s, f"copy-only I/O [{s}, {e})")))
-    return RegionBases(weight_base, fixed, zero_copy, backed, tuple(shadows)), feature_map, user_ranges
+    return RegionBases(weight_base, fixed, zero_copy, backed, tuple(shadows), in_work), feature_map, user_ranges
 
 
 def _streams(device, model) -> dict[int, int]:
@@ -206,21 +227,27 @@ def _streams(device, model) -> dict[int, int]:
     return streams
 
 
-def _write_tasks(device, io, refs, tasks, bases: RegionBases, feature_map: int) -> tuple[RefreshTable, dict]:
-    """Register slots per allocation and write every argument table once; (refresh table, active bases)."""
+def _write_tasks(device, io, refs, tasks, bases: RegionBases, feature_map: int, movable: bool
+                 ) -> tuple[RefreshTable, dict]:
+    """Register slots per allocation and write every argument table once; (refresh table, active bases).
+    ``movable``: the work memory may move (feature_base_refreshable); copy-only I/O in an I/O region that
+    lies in the work memory is then registered under the feature map, and moves with it."""
     active = {classify.FM: feature_map, classify.WEIGHT: bases.weight, classify.FIXED: bases.fixed}
     # Copy-only I/O slots hold a fixed address (never refreshed); every other slot with a
     # refresh bit (kRefreshByModelIo, or kRefreshByFm when the feature base moves, 6.7.3)
     # is registered under its allocation.
-    fixed_values = {}
+    fixed_values, with_work = {}, []
     for z in io:
         if z.copy_only:
             base = bases.address(z.desc, feature_map)
             fixed_values.update({(t, s): base + rel for t, s, rel in z.slots})
+            if movable and bases.work_offset is not None and z.desc.region == "zero_copy":
+                with_work += [Registration(classify.FM, t, s, base + rel - feature_map) for t, s, rel in z.slots]
         elif z.desc.region == "zero_copy":
             active[z.key] = bases.zero_copy + z.desc.offset
-    table = RefreshTable(tuple(Registration(r.alloc, r.task, r.slot, r.offset) for task in refs for r in task
-                               if r.refresh and (r.task, r.slot) not in fixed_values))
+    table = RefreshTable(tuple(sorted(
+        [Registration(r.alloc, r.task, r.slot, r.offset) for task in refs for r in task
+         if r.refresh and (r.task, r.slot) not in fixed_values] + with_work, key=lambda r: (r.task, r.slot))))
     for task, values in zip(tasks, task_args.initial_values(refs, active, fixed_values)):
         device.write_args(task, values)
     return table, active

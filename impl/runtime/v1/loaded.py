@@ -37,9 +37,10 @@ class RegionBases:
 
     weight: int
     fixed: int
-    zero_copy: int
+    zero_copy: int   # at load; with work_offset, it moves with the feature map
     zero_copy_backed: bool
     shadows: tuple[tuple[int, int, int], ...] = ()
+    work_offset: int | None = None   # the I/O region lies in the caller's work memory, this far after the feature map
 
     def address(self, desc, feature_map: int) -> int:
         """Where the model itself keeps the I/O described by ``desc`` (region + offset), the feature
@@ -49,6 +50,8 @@ class RegionBases:
             for s, e, addr in self.shadows:
                 if s <= off < e:
                     return addr + off - s
+        if region == "zero_copy" and self.work_offset is not None:
+            return feature_map + self.work_offset + off
         return feature_map + off if region == "feature_map" else getattr(self, region) + off
 
 
@@ -128,6 +131,8 @@ class LoadedModel:
         """The device address of ``region`` (feature_map, zero_copy, weight or fixed) now."""
         if region == "feature_map":
             return self.state.feature_map
+        if region == "zero_copy" and self.bases.work_offset is not None:
+            return self.state.feature_map + self.bases.work_offset
         return getattr(self.bases, region)
 
     def model_address(self, z) -> int:
@@ -150,13 +155,15 @@ class LoadedModel:
     def update_work_memory(self, ptr: int, size: int) -> None:
         """Move the feature map to the caller's ``(ptr, size)``; the next execute refreshes the FM slots
         (6.5.4d). Only for models loaded with ``feature_base_refreshable``."""
-        need = self.model.regions.get("feature_map", 0)
+        in_work = self.bases.work_offset is not None   # the I/O region moves with it: it needs room too
+        need = self.model.memory_size if in_work else self.model.regions.get("feature_map", 0)
         if not self.options.feature_base_refreshable:
             raise ParamInvalid("the work memory can only move when the model was loaded with "
                                "feature_base_refreshable=True (ge.featureBaseRefreshable)", buffer="work")
         if not ptr or size < need:
-            raise ParamInvalid(f"Invalid mem param: work memory {ptr:#x} of {size} bytes, the feature map needs "
-                               f"{need}", buffer="work", message_id="E19999")
+            raise ParamInvalid(f"Invalid mem param: work memory {ptr:#x} of {size} bytes, the feature map"
+                               f"{' and the I/O region it holds' if in_work else ''} need {need}", buffer="work",
+                               message_id="E19999")
         with self.lock:
             state = self.state
             if state.feature_map in state.owned:
