@@ -74,6 +74,9 @@ OBSERVES: dict[str, Observed] = {
                              "(read from the model file's task definitions)", TRACE),
     "V1-BUFFER-SIZE": Observed("the call's result against the user buffer sizes and the model's padded and raw "
                                "I/O sizes", "the call result, the user buffers and the model file"),
+    "V1-VALID-CALL-SUCCEEDS": Observed("the call's result against the user buffers, their sizes and overlaps, and "
+                                       "the caller's live allocations and their address space", "the call result, "
+                                       "the user buffers, the model file and the device trace"),
     "V2-AZC-NO-ALLOC": Observed("kernel writes and copies of outputs against runtime and pool allocations", TRACE),
     "V2-AZC-REJECT": Observed("the call's result and writes into an undersized or null output buffer",
                               "the call result and " + TRACE),

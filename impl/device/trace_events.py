@@ -12,7 +12,7 @@ data the runtime's observer supplies.
 =================  ==========================================================================
 device event       spec event
 =================  ==========================================================================
-``Alloc``          ``alloc``: address, size, owner (from the tag), purpose (the tag)
+``Alloc``          ``alloc``: address, size, owner (from the tag), purpose (the tag), space
 ``Free``           ``free``: address
 ``Copy``           ``copy``: direction, src, dst, size, io (the I/O the copy moves, if any), stream
 ``ArgWrite``       ``arg_write``: task, slot, value
@@ -84,7 +84,7 @@ def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
             return None
         if isinstance(e, tr.Free):
             return Event(seq, "free", address=e.addr)
-        return Event(seq, "alloc", address=e.addr, size=e.size, owner=owner, purpose=e.tag)
+        return Event(seq, "alloc", address=e.addr, size=e.size, owner=owner, purpose=e.tag, space=e.space)
     if isinstance(e, tr.Copy):
         return Event(seq, "copy", direction=e.direction, src=e.src, dst=e.dst, size=e.nbytes,
                      io=names.copies.get(position), stream=e.stream)

@@ -12,6 +12,9 @@ _COPY_Y = dict(kind="copy", direction="d2d", src=_Y_FM, dst=Y_BUF, size=RAW, io=
 _Y_HCCL = dict(slots=((0, 0, X_BUF), (0, 1, Y_MODEL)), io_addresses={"x": X_BUF, "y": Y_MODEL})
 _COPY_Y_HCCL = dict(kind="copy", direction="d2d", src=Y_MODEL, dst=Y_BUF, size=RAW, io="y")
 _FALLBACK = 0xA0000
+_USER_ALLOCS = (dict(kind="alloc", address=X_BUF, size=RAW, owner="user", space="device"),
+                dict(kind="alloc", address=Y_BUF, size=RAW, owner="user", space="device"))
+_BEGIN = dict(kind="call_begin", call="execute")
 _AZC = dict(always_zero_copy=True)
 
 EXAMPLES = (
@@ -48,6 +51,12 @@ EXAMPLES = (
                       culprit="y", slots=()),
             execution(bufs=buffers(y_size=100)),
             culprit="'y'", why="y's 100-byte buffer (100 + 64 < 432) was accepted and written"),
+    Example("V1-VALID-CALL-SUCCEEDS",
+            execution(evs=events(*_USER_ALLOCS, _BEGIN, launch(), dict(kind="call_end", call="execute", ok=True))),
+            execution(evs=events(*_USER_ALLOCS, _BEGIN, dict(kind="error", io="x", code="E13025"),
+                                 dict(kind="call_end", call="execute", ok=False)), ok=False, culprit="x", slots=()),
+            culprit="execute call", why="x and y are raw-sized buffers in the caller's live allocations, yet the "
+                                        "call was refused"),
     Example("V2-AZC-NO-ALLOC",
             execution(load("v2", **_AZC)),
             execution(load("v2", **_AZC), evs=events(dict(kind="alloc", address=_FALLBACK, size=2 << 20, owner="pool"),

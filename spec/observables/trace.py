@@ -6,7 +6,8 @@ One flat, tagged :class:`Event` per happening, as trace formats usually are;
 =============  =================================================================
 kind           fields
 =============  =================================================================
-``alloc``      ``address``, ``size``, ``owner``, ``purpose``: a device (or host) allocation
+``alloc``      ``address``, ``size``, ``owner``, ``purpose``, ``space`` (``device`` or ``host``: the
+               address space the allocation was made in)
 ``free``       ``address``
 ``copy``       ``direction`` (h2d/d2h/d2d/h2h), ``src``, ``dst``, ``size``, ``io``, ``stream``
                (None: a synchronous copy the host made, ordered with everything before and after it)
@@ -83,6 +84,7 @@ class Event:
     ok: bool | None = None
     stream: int | None = None
     event_id: int | None = None
+    space: Literal["device", "host"] | None = None
 
     def written(self) -> tuple[Range, ...]:
         """The ranges this event writes: a copy's destination or a kernel's writes."""

@@ -62,3 +62,29 @@ def test_a_facade_that_drops_the_unload_leaks(monkeypatch):
     monkeypatch.setattr(acl.Acl, "mdl_unload", lambda self, model_id: self._models.pop(model_id))
     failing = _failing(_acl_result())
     assert failing and all("EXEC-NO-LEAK" in f for f in failing), failing
+
+
+def test_a_facade_that_takes_host_buffers_for_device_ones_fails(monkeypatch):
+    """Every host-placed call is then refused ('not inside one live device allocation'): before
+    V1-VALID-CALL-SUCCEEDS, whose placement is the address space the trace shows, verify passed it."""
+    from zcspec.impl.runtime.user_buffers import UserBuffer
+
+    monkeypatch.setattr(acl.Acl, "_user_buffer", lambda self, z, b: UserBuffer(z.name, b.addr, b.size, "device"))
+    found = {f.violation.invariant_id for f in _acl_result().findings}
+    assert "V1-VALID-CALL-SUCCEEDS" in found, found
+
+
+def test_valid_calls_are_put_to_the_test_and_invalid_ones_are_not():
+    """V1-VALID-CALL-SUCCEEDS applies to the facade's good calls (device and host) and to none of its
+    half-sized output buffers."""
+    result = V.VerifyResult()
+    config = V.VerifyConfig(models=("builtin:atomic_clean",), kinds=("execution",))
+    exercised = {}
+    for case, scenario in V._zoo_cases(config):
+        if "api=" in case:
+            before = result.tally.exercised["V1-VALID-CALL-SUCCEEDS"]
+            V._check_case(result, case, scenario, prove=False)
+            exercised[case] = result.tally.exercised["V1-VALID-CALL-SUCCEEDS"] - before
+    assert not result.findings
+    assert all(n == 0 for c, n in exercised.items() if "output_sizes" in c), exercised
+    assert all(n > 0 for c, n in exercised.items() if "output_sizes" not in c), exercised
