@@ -14,7 +14,10 @@ Crafted models (checks/frontend_cases.py: unsorted nodes, an If its initializers
 missing tensor, an unknown op, an opset-6 training-mode BatchNormalization) must import and match
 onnxruntime, or be refused with the expected error naming the culprit. With the proofs, the packing
 cases (checks/packing_cases.py) run the packer's capacity, time-limit, search, refusal and CSV-file
-paths, judged by the checker's own facts (the optimum by construction or Z3's, greedy by size).
+paths, judged by the checker's own facts (the optimum by construction or Z3's, greedy by size). With
+executions, bad calls to the ACL entry points (checks/acl_refusal_cases.py: null pointers, zero sizes,
+unknown model ids, bad config values, wrong datasets) must be refused with the C API's code and change
+nothing on the device.
 
 The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
 corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
@@ -33,6 +36,7 @@ from typing import Callable
 import attrs
 import onnx
 
+from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
 from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
@@ -106,6 +110,7 @@ class VerifyResult:
     stopped: str = ""                           # why a fail-fast run stopped early
     node_tests: NodeTestResult | None = None    # None: not run
     packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
+    acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
 
     def unexercised(self, ids) -> list[str]:
         return [i for i in ids if not self.tally.exercised[i]]
@@ -330,6 +335,12 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         _frontend_cases(result, config)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the front-end cases")
+    if "execution" in config.kinds:
+        refusals = acl_refusal_cases()
+        progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
+        _acl_refusals(result, refusals)
+        if config.fail_fast and result.failing():
+            return _stop(result, start, "the ACL refusals")
     if config.proofs and "plan" in config.kinds:
         progress(f"packing optimality: {PACKINGS} instances of at most {packing_proofs.MAX_BUFFERS} buffers")
         for buffers in packing_proofs.instances(PACKINGS, config.seed):
@@ -375,6 +386,20 @@ def _packing_cases(result: VerifyResult, cases) -> None:
         failed += bool(problems)
         result.errors.extend((f"packing case {case.label}", p) for p in problems)
     result.packing_cases = (len(cases), failed)
+
+
+def _acl_refusals(result: VerifyResult, cases) -> None:
+    """Each bad call of checks/acl_refusal_cases.py: refused with the C API's code, changing nothing; a problem
+    (or a crash: an exception other than the runtime's error) is an error of the run naming the call."""
+    failed = 0
+    for case in cases:
+        try:
+            problems = check_acl_refusal(case)
+        except Exception as e:  # the facade raised something a C caller would never get back
+            problems = [f"{type(e).__name__}: {e}"]
+        failed += bool(problems)
+        result.errors.extend((f"ACL refusal {case.label}", p) for p in problems)
+    result.acl_refusals = (len(cases), failed)
 
 
 def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:

@@ -88,6 +88,9 @@ def _report(result, invariants) -> None:
     run, failed = result.packing_cases
     if run:
         print(f"packing cases (capacities, time limits, search, refusals, CSV files): {run} run, {failed} failed")
+    run, failed = result.acl_refusals
+    if run:
+        print(f"ACL refusals (bad calls to the ACL entry points): {run} run, {failed} failed")
     print(f"random campaign's proofs (unknown: shown, not a failure): {result.tally.proof_summary()}")
     for case, claim, reason in result.tally.unknown[:10]:
         print(f"  {claim} unknown on case {case[:12]}: {reason}")
