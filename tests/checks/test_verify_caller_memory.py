@@ -14,10 +14,11 @@ v1_load = importlib.import_module("zcspec.impl.runtime.v1.load")
 v1_loaded = importlib.import_module("zcspec.impl.runtime.v1.loaded")
 
 
-def _run() -> VerifyResult:
+def _run(models=CALLER_MEMORY_MODELS, marker: str = "caller") -> VerifyResult:
+    """verify's cases of ``models`` whose label contains ``marker``, checked."""
     result = VerifyResult()
-    for case, scenario in _zoo_cases(VerifyConfig(models=CALLER_MEMORY_MODELS, proofs=False)):
-        if "caller" in case:
+    for case, scenario in _zoo_cases(VerifyConfig(models=models, proofs=False)):
+        if marker in case:
             _check_case(result, case, scenario, prove=False)
     return result
 
@@ -46,11 +47,7 @@ def test_a_crash_in_the_callers_memory_check_is_caught(monkeypatch):
 
 
 def _moved() -> VerifyResult:
-    result = VerifyResult()
-    for case, scenario in _zoo_cases(VerifyConfig(models=MOVED_WORK_MODELS, proofs=False)):
-        if "moved" in case:
-            _check_case(result, case, scenario, prove=False)
-    return result
+    return _run(MOVED_WORK_MODELS, "moved")
 
 
 def test_runs_that_move_the_work_memory_are_clean_and_judged():
