@@ -5,7 +5,7 @@ Tensors that share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and
 
 - a view's outputs alias its input 0, at ``ops.view_offsets`` bytes into it
   (``ops.is_view``: no task, no memory; e.g. an outer-axis Split);
-- an in-place output (``ops.ref_outputs``, node attr ``_reuse_input=True``)
+- an in-place output (``ops.ref_outputs``, node attr ``_reuse_input``: True or an input index)
   shares its input's memory, but only when that is safe: the input's root is a
   feature-map tensor (not a graph input, weight or variable, not spanning a
   no-padding concat's other pieces and not one of those pieces), this node is the last reader of the

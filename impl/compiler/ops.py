@@ -16,7 +16,9 @@ Fields:
 - ``atomic``: outputs are accumulated into, so the runtime must clean (memset) them
   first (ge-facts.md 2.5.4, 3.3, 3.6).
 - ``inplace``: with node attribute ``_reuse_input=True``, output 0 shares input 0's
-  block (a ref/in-place output, ge-facts.md 2.3.1).
+  block (a ref/in-place output, ge-facts.md 2.3.1); ``_reuse_input=k`` (an int) makes
+  it share input k's, as GE's ``_output_inplace_ability`` pairs may name any input
+  (``mem_inplace.cc`` ``GetSupportInplaceOutput``). validate.py checks k.
 - ``zero_copy``: whether the op's tasks support address refresh (2.6.3).
 
 ``Merge`` joins the branches of a dynamic-batch graph (GE's Merge after a Case /
@@ -136,6 +138,7 @@ def task_kinds(node) -> tuple[str, ...]:
 def ref_outputs(node) -> tuple[tuple[int, int], ...]:
     """(output index, input index) pairs whose memory is shared (in-place / ref outputs)."""
     i = OPS.get(node.op_type)
-    if i is not None and i.inplace and node.attr("_reuse_input", False):
-        return ((0, 0),)
-    return ()
+    reuse = node.attr("_reuse_input", False)
+    if i is None or not i.inplace or reuse is False or reuse is None:
+        return ()
+    return ((0, 0),) if reuse is True else ((0, reuse),)

@@ -32,6 +32,7 @@ def validate(graph: Graph) -> Graph:
     _descs_valid(graph)
     _weights_consistent(graph)
     _merges_valid(graph)
+    _reuse_inputs_valid(graph)
     execution_order(graph)  # raises CycleError
     return graph
 
@@ -121,6 +122,17 @@ def _weights_consistent(graph: Graph) -> None:
                 + (" (one element, splat)" if w.splat else ""),
                 tensor=w.name,
             )
+
+
+def _reuse_inputs_valid(graph: Graph) -> None:
+    """``_reuse_input`` is True (input 0) or the index of one of the node's inputs (ops.py ``inplace``)."""
+    for n in graph.nodes:
+        reuse = n.attr("_reuse_input", False)
+        if reuse is False or reuse is True or reuse is None:
+            continue
+        if not isinstance(reuse, int) or not 0 <= reuse < len(n.inputs):
+            raise GraphError(f"node {n.name!r} has _reuse_input={reuse!r}: it must be True (input 0) or the index "
+                             f"of one of its {len(n.inputs)} inputs", node=n.name)
 
 
 def _merges_valid(graph: Graph) -> None:

@@ -8,14 +8,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from zcspec.checks.scenario import Scenario, observe
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.errors import GraphError
 from zcspec.impl.compiler.memory.plan import plan_memory
+from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.v2.errors import InputBufferError, OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
+from zcspec.spec.check import check
 from tests.helpers.runtime_v2 import out_buffer, relu_neg, stage
 
 N = 256  # (1, N) float32: 1024 bytes
@@ -35,16 +39,30 @@ def test_collective_outputs_are_planned_one_by_one_and_can_be_zero_copy():
     assert a0.zero_copy and a1.zero_copy and a0.block != a1.block
 
 
-def test_a_reuse_input_output_shares_input_zero_only():
+def test_an_in_place_output_shares_the_input_it_names():
     # GE (mem_inplace.cc ProcessInplace, GetSupportInplaceOutput): _output_inplace_ability pairs may name
-    # any input. zcspec's in-place output always shares input 0 (ops.ref_outputs).
+    # any input. zcspec: _reuse_input=k shares input k (True: input 0); once a deviation (input 0 only).
+    for reuse, shared in ((True, "a:0"), (0, "a:0"), (1, "c:0")):
+        b = GraphBuilder("ip")
+        x = b.input("x", (1, N))
+        a, c = b.op("Relu", [x], name="a"), b.op("Abs", [x], name="c")
+        s = b.op("Sub", [a, c], name="s", _reuse_input=reuse)
+        b.output(b.op("Neg", [s], name="o"))
+        graph = b.build()
+        assert plan_memory(graph).tensor("s:0").alias_of == shared, reuse
+        for o in observe(Scenario("execution", graph, CompileOptions(), {"runs": [{"runtime": "v1"}, {"runtime": "v2"}]})):
+            report = check(o)
+            assert report.ok and {"EXEC-ORACLE", "EXEC-INPLACE-SAME-BYTES"} <= set(report.exercised), report
+
+
+def test_an_in_place_index_that_names_no_input_is_refused():
     b = GraphBuilder("ip")
     x = b.input("x", (1, N))
-    a, c = b.op("Relu", [x], name="a"), b.op("Abs", [x], name="c")
-    s = b.op("Add", [a, c], name="s", _reuse_input=True)
-    b.output(b.op("Neg", [s], name="o"))
-    p = plan_memory(b.build())
-    assert p.tensor("s:0").alias_of == "a:0" and p.tensor("s:0").alias_of != "c:0"
+    b.output(b.op("Relu", [x], name="s", _reuse_input=1))
+    with pytest.raises(GraphError, match="'s' has _reuse_input=1: it must be True .input 0. or the index of one of "
+                                         "its 1 inputs") as e:
+        plan_memory(b.build())
+    assert e.value.node == "s"
 
 
 def test_a_reuse_input_output_on_a_graph_input_gets_its_own_memory():
