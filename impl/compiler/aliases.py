@@ -5,7 +5,7 @@ Tensors that share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and
 
 - a view's outputs alias its input 0, at ``ops.view_offsets`` bytes into it
   (``ops.is_view``: no task, no memory; e.g. an outer-axis Split);
-- an in-place output (``ops.ref_outputs``, node attr ``_reuse_input``: True or an input index)
+- a ref output (``ops.ref_outputs``, node attr ``_reuse_input``: True or an input index)
   shares its input's memory, but only when that is safe: the input's root is a
   feature-map tensor (not a graph input, weight or variable, not spanning a
   no-padding concat's other pieces and not one of those pieces), this node is the last reader of the
@@ -13,7 +13,11 @@ Tensors that share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and
   have run before it (same stream, or ordered by the events on data edges:
   ``memory.stream_order``; a reader on another stream with no path to this node
   could still be reading while it overwrites). Otherwise the output gets its own
-  memory (our guard; GE trusts the passes that set the flag).
+  memory (our guard; GE trusts the passes that set the flag);
+- an optional in-place pair (``ops.inplace_pairs``, node attr ``_inplace_ability``, flattened: GE's
+  ``_output_inplace_ability``) shares its input's memory under the same guard and GE's own conditions
+  (``mem_inplace.cc`` ``ProcessInplace``): output and input of equal raw size, and this node the last
+  consumer of every output of the input's producer node; the first pair of an output that passes wins.
 
 ``aliases(graph, order)`` gives every tensor's root and offset in it; the
 planner's lifetimes (``memory.lifetimes``) and the passes that must know whose
@@ -84,6 +88,20 @@ def _readers_done(graph: Graph, members, name: str, step, clock) -> bool:
     return True
 
 
+def _same_size(graph: Graph, node, out_i: int, in_i: int) -> bool:
+    """GE's ProcessInplace pairs only an output and an input of equal raw size (GetTensorSizeInBytes)."""
+    return graph.desc[node.outputs[out_i]].nbytes == graph.desc[node.inputs[in_i]].nbytes
+
+
+def _producer_done(graph: Graph, tensor: str, name: str, step, last_read) -> bool:
+    """GE's ProcessInplace: the node is the last consumer of the input's producer node, of every output of it
+    (a sibling output read later, or a graph output, keeps the node out of place)."""
+    producer = graph.producer.get(tensor)
+    if producer is None:
+        return True
+    return all(last_read.get(t, 0) <= step[name] for t in graph.node[producer].outputs)
+
+
 def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[str]], dict[str, int]]:
     root: dict[str, str] = {w: w for w in graph.weight}
     members: dict[str, list[str]] = {w: [w] for w in graph.weight}
@@ -102,11 +120,18 @@ def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[st
         shared: dict[int, tuple[str, int]] = {}  # output index -> (input tensor, byte offset inside it)
         if ops.is_view(node) and node.inputs:
             shared = {i: (node.inputs[0], off) for i, off in enumerate(ops.view_offsets(node))}
-        for out_i, in_i in ops.ref_outputs(node):
+        def safe(in_i: int) -> bool:
             r = root[node.inputs[in_i]]
             symbol_last = max(last_read.get(m, 0) for m in members[r])
-            if (not _fixed_root(graph, r) and not _spans_others(graph, members[r]) and symbol_last <= step[name]
-                    and _readers_done(graph, members[r], name, step, clock())):
+            return (not _fixed_root(graph, r) and not _spans_others(graph, members[r]) and symbol_last <= step[name]
+                    and _readers_done(graph, members[r], name, step, clock()))
+
+        for out_i, in_i in ops.ref_outputs(node):   # a ref (GE: IsRefFromInput), under our guard
+            if safe(in_i):
+                shared[out_i] = (node.inputs[in_i], 0)
+        for out_i, in_i in ops.inplace_pairs(node):   # optional in-place (GE: ProcessInplace): the first pair that passes
+            if out_i not in shared and _same_size(graph, node, out_i, in_i) and safe(in_i) \
+                    and _producer_done(graph, node.inputs[in_i], name, step, last_read):
                 shared[out_i] = (node.inputs[in_i], 0)
         for i, t in enumerate(node.outputs):
             src, off = shared.get(i, (t, 0))

@@ -18,7 +18,9 @@ Fields:
 - ``inplace``: with node attribute ``_reuse_input=True``, output 0 shares input 0's
   block (a ref/in-place output, ge-facts.md 2.3.1); ``_reuse_input=k`` (an int) makes
   it share input k's, as GE's ``_output_inplace_ability`` pairs may name any input
-  (``mem_inplace.cc`` ``GetSupportInplaceOutput``). validate.py checks k.
+  (``mem_inplace.cc`` ``GetSupportInplaceOutput``). ``_inplace_ability=(out, in, ...)``: GE's
+  optional in-place pairs, kept only where ``ProcessInplace`` would keep them (aliases.py).
+  validate.py checks both attributes.
 - ``zero_copy``: whether the op's tasks support address refresh (2.6.3).
 
 ``Merge`` joins the branches of a dynamic-batch graph (GE's Merge after a Case /
@@ -133,6 +135,19 @@ def task_kinds(node) -> tuple[str, ...]:
     if node.op_type == "MemcpyAddrAsync":
         return ("memcpy_addr",)
     return ("memset", "kernel") if i.atomic else ("kernel",)
+
+
+def inplace_pairs(node) -> tuple[tuple[int, int], ...]:
+    """(output index, input index) pairs the node may run in place, in preference order (GE's optional
+    ``_output_inplace_ability``, node attribute ``_inplace_ability``: the pairs flattened, ``(out, in, out,
+    in, ...)``, as attributes are flat tuples); aliases.py decides which hold. A pair naming no output or
+    input of the node is ignored, as GE's ``ProcessInplace`` ignores it."""
+    i = OPS.get(node.op_type)
+    flat = node.attr("_inplace_ability", ())
+    if i is None or not i.inplace or not flat:
+        return ()
+    return tuple((o, k) for o, k in zip(flat[0::2], flat[1::2])
+                 if 0 <= o < len(node.outputs) and 0 <= k < len(node.inputs))
 
 
 def ref_outputs(node) -> tuple[tuple[int, int], ...]:

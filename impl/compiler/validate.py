@@ -125,7 +125,8 @@ def _weights_consistent(graph: Graph) -> None:
 
 
 def _reuse_inputs_valid(graph: Graph) -> None:
-    """``_reuse_input`` is True (input 0) or the index of one of the node's inputs (ops.py ``inplace``)."""
+    """``_reuse_input`` is True (input 0) or the index of one of the node's inputs; ``_inplace_ability``
+    is (output, input) index pairs, flattened (ops.py ``inplace``)."""
     for n in graph.nodes:
         reuse = n.attr("_reuse_input", False)
         if reuse is False or reuse is True or reuse is None:
@@ -133,6 +134,13 @@ def _reuse_inputs_valid(graph: Graph) -> None:
         if not isinstance(reuse, int) or not 0 <= reuse < len(n.inputs):
             raise GraphError(f"node {n.name!r} has _reuse_input={reuse!r}: it must be True (input 0) or the index "
                              f"of one of its {len(n.inputs)} inputs", node=n.name)
+    for n in graph.nodes:
+        flat = n.attr("_inplace_ability", ())
+        if not (isinstance(flat, tuple) and len(flat) % 2 == 0
+                and all(isinstance(k, int) and not isinstance(k, bool) for k in flat)):
+            raise GraphError(f"node {n.name!r} has _inplace_ability={flat!r}: it must be (output, input) index "
+                             f"pairs, flattened into one tuple of ints (a pair naming no output or input is "
+                             f"ignored, as GE ignores it)", node=n.name)
 
 
 def _merges_valid(graph: Graph) -> None:

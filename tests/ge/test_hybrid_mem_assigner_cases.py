@@ -3,8 +3,9 @@
 That file checks ``ProcessInplace`` (compiler/graph/build/memory/mem_inplace.cc): which
 optional in-place pairs (``_output_inplace_ability``) become real refs, seen as merged
 symbols and the ReuseInput flag. zcspec's counterpart is the node attribute
-``_reuse_input`` on an in-place op (output 0 may share input 0); a merged symbol shows
-as the output's ``alias_of`` in the plan. zcspec has only the (0, 0) pair.
+``_inplace_ability`` on an in-place op (the pairs flattened: ``(0, 0, 0, 1)`` is (0, 0), (0, 1)), kept
+under ProcessInplace's conditions (equal raw sizes, the last consumer of the input's producer node; a
+pair naming no input is ignored); a merged symbol shows as the output's ``alias_of`` in the plan.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def test_ProcessInplace_input_data_invalid(ge_graph):
     (SimpleFooGraph): input (RefData) -> foo (in-place ability (0, 0)) -> NetOutput; a graph input is
     read-only, so GE keeps two symbols (4 anchors, 2 symbols): foo's output is not its input's."""
     g = ge_graph("foo", dsl=True)
-    g.node("input", op="Data", outs=(SIZE,)).node("foo", op="Relu", outs=(SIZE,), _reuse_input=True)
+    g.node("input", op="Data", outs=(SIZE,)).node("foo", op="Relu", outs=(SIZE,), _inplace_ability=(0, 0))
     g.node("NetOutput", op="NetOutput", outs=())
     g.chain("input", "foo", "NetOutput")
     assert g.plan().tensor("foo:0").alias_of is None
@@ -28,7 +29,7 @@ def _condition_calc_graph(ge_graph, out_size):
     """BuildAddConditionCalcGraph: data0, data1 -> add1 -> condition_calc (in-place ability (0, 0)) -> NetOutput."""
     g = ge_graph("condition_calc", dsl=True)
     g.node("data0", op="Data", outs=(SIZE,)).node("add1", op="Add", outs=(SIZE,))
-    g.node("condition_calc", op="Relu", outs=(out_size,), _reuse_input=True)
+    g.node("condition_calc", op="Relu", outs=(out_size,), _inplace_ability=(0, 0))
     g.node("NetOutput", op="NetOutput", outs=()).node("data1", op="Data", outs=(SIZE,))
     g.chain("data0", "add1", "condition_calc", "NetOutput")
     g.link("data1", "add1", 0, 1)
@@ -43,10 +44,6 @@ def test_ProcessInplace_one_input_Success(ge_graph):
     assert plan.tensor("condition_calc:0").alias_of == "add1:0"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "GE: no in-place, output (1x2x3 float, 24 B) and input (200704 B) differ in raw size "
-    "(ProcessInplace requires equal GetTensorSizeInBytes); zcspec aliases condition_calc:0 to add1:0 "
-    "(aliases.symbols checks no sizes, the symbol takes the larger)"))
 def test_ProcessInplace_invalid_tensor_size(ge_graph):
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_invalid_tensor_size):
     condition_calc's output reshaped to {1, 2, 3} ND; GE expects the symbol count unchanged (no in-place)."""
@@ -57,11 +54,10 @@ def test_ProcessInplace_three_add_nodes_Success(ge_graph):
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_three_add_nodes_Success)
     (BuildThreeAddNodeGraph): data1, data2 -> add1 -> add2 input 1; data1 -> add3 -> add2 input 0;
     add2 -> NetOutput, add2 with in-place ability (0, 0), (0, 1). GE merges add2's output into add3's
-    symbol (ReuseInputIndex 0, the first pair that survives). zcspec tries input 0 only, which is the one
-    GE picks."""
+    symbol (ReuseInputIndex 0, the first pair that survives)."""
     g = ge_graph("three_add", dsl=True)
     g.node("data1", op="Data", outs=(SIZE,)).node("data2", op="Data", outs=(SIZE,))
-    g.node("add1", op="Add", outs=(SIZE,)).node("add2", op="Add", outs=(SIZE,), _reuse_input=True)
+    g.node("add1", op="Add", outs=(SIZE,)).node("add2", op="Add", outs=(SIZE,), _inplace_ability=(0, 0, 0, 1))
     g.node("add3", outs=(SIZE,)).node("NetOutput", op="NetOutput", outs=())
     g.link("data1", "add1").link("add1", "add2", 0, 1).link("add2", "NetOutput")
     g.link("data2", "add1", 0, 1)
@@ -69,19 +65,15 @@ def test_ProcessInplace_three_add_nodes_Success(ge_graph):
     assert g.plan().tensor("add2:0").alias_of == "add3:0"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "GE: no in-place, add0 is not the last consumer of mg (the NetOutput reading mg's output 0 comes later; "
-    "ProcessInplace checks every consumer of the input's producer node); zcspec aliases add0:0 to mg:1 "
-    "because it checks only the readers of the tensor itself (aliases.symbols)"))
 def test_ProcessInplace_can_not_inplace(ge_graph):
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_can_not_inplace)
     (BuildStaticMinimumGradAndAddGraph): data0, data1, data2 -> mg (2 outputs); mg:0 -> NetOutput;
     mg:1, data2 -> add0 (in-place ability (0, 0), (0, 1)) -> NetOutput. GE expects no ReuseInput on add0.
-    The (0, 1) pair (data2, read-only) is refused by both; zcspec has only (0, 0)."""
+    The (0, 1) pair (data2, a graph input) is refused too."""
     g = ge_graph("minimum_grad_add", dsl=True)
     for name in ("data0", "data1", "data2"):
         g.node(name, op="Data", outs=(SIZE,))
-    g.node("mg", op="LSTM", outs=(SIZE, SIZE)).node("add0", op="Add", outs=(SIZE,), _reuse_input=True)
+    g.node("mg", op="LSTM", outs=(SIZE, SIZE)).node("add0", op="Add", outs=(SIZE,), _inplace_ability=(0, 0, 0, 1))
     g.node("NetOutput", op="NetOutput", outs=())
     g.chain("data0", "mg", "NetOutput")
     g.chain("data1", "mg")
@@ -97,7 +89,34 @@ def test_ProcessInplace_input_include_var(ge_graph):
     read-only, so GE sets no ReuseInput. Simplified: GE's split has two outputs and NoPadding continuous
     outputs (each also refuses in-place); here it is a one-output in-place op reading the variable."""
     g = ge_graph("var_split", dsl=True)
-    g.node("var", op="Variable", outs=(SIZE,)).node("split", op="Relu", outs=(SIZE,), _reuse_input=True)
+    g.node("var", op="Variable", outs=(SIZE,)).node("split", op="Relu", outs=(SIZE,), _inplace_ability=(0, 0))
     g.node("add_2", outs=(SIZE,))
     g.chain("var", "split", "add_2")
     assert g.plan().tensor("split:0").alias_of is None
+
+
+def test_ProcessInplace_one_invalid_input_index(ge_graph):
+    """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_one_invalid_input_index):
+    as ProcessInplace_one_input_Success, condition_calc with in-place ability (0, 1) on its one input: the
+    pair names no input and is ignored (symbol count unchanged)."""
+    g = ge_graph("condition_calc", dsl=True)
+    g.node("data0", op="Data", outs=(SIZE,)).node("add1", op="Add", outs=(SIZE,))
+    g.node("condition_calc", op="Relu", outs=(SIZE,), _inplace_ability=(0, 1))
+    g.node("NetOutput", op="NetOutput", outs=()).node("data1", op="Data", outs=(SIZE,))
+    g.chain("data0", "add1", "condition_calc", "NetOutput")
+    g.link("data1", "add1", 0, 1)
+    assert g.plan().tensor("condition_calc:0").alias_of is None
+
+
+def test_ProcessInplace_two_nodes_Success(ge_graph):
+    """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_Success):
+    data1, data2 -> add1; data1 -> add2 input 0, add1 -> add2 input 1; add2 (in-place ability (0, 0),
+    (0, 1)) -> NetOutput. Input 0 is a Data (read-only), so GE takes the (0, 1) pair: add2's output in
+    add1's symbol, ReuseInputIndex 1."""
+    g = ge_graph("two_nodes", dsl=True)
+    g.node("data1", op="Data", outs=(SIZE,)).node("data2", op="Data", outs=(SIZE,))
+    g.node("add1", op="Add", outs=(SIZE,)).node("add2", op="Add", outs=(SIZE,), _inplace_ability=(0, 0, 0, 1))
+    g.node("NetOutput", op="NetOutput", outs=())
+    g.link("data1", "add1").link("data2", "add1", 0, 1)
+    g.link("data1", "add2", 0, 0).link("add1", "add2", 0, 1).link("add2", "NetOutput")
+    assert g.plan().tensor("add2:0").alias_of == "add1:0"
