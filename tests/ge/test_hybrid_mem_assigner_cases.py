@@ -9,7 +9,6 @@ pair naming no input is ignored); a merged symbol shows as the output's ``alias_
 """
 from __future__ import annotations
 
-import pytest
 
 SIZE = 1 * 1 * 224 * 224 * 4  # the graph DSL's default tensor
 
