@@ -80,6 +80,20 @@ def _inplace_and_passthrough() -> Graph:
     return b.build()
 
 
+def _inplace_pairs() -> Graph:
+    """In place on an input other than 0: a ref on input 1 (``_reuse_input=1``), GE's optional pairs
+    (``_inplace_ability``) whose first pair names a graph input (refused) so the second holds, and a pair
+    on a broadcast input of another size (refused: ProcessInplace needs equal raw sizes)."""
+    b = GraphBuilder("inplace_pairs")
+    x, row = b.input("x", (6, 8)), b.input("row", (1, 8))
+    a, c = b.op("Relu", [x]), b.op("Abs", [x])
+    s = b.op("Sub", [a, c], _reuse_input=1)
+    t = b.op("Add", [x, b.op("Neg", [s])], _inplace_ability=(0, 0, 0, 1))
+    u = b.op("Mul", [b.op("Sigmoid", [row]), t], shape=(6, 8), _inplace_ability=(0, 0))
+    b.output(u, b.op("Tanh", [t]))
+    return b.build()
+
+
 def _view_passthrough() -> Graph:
     # A model input reaches an output through a view only: the output's memory is the input's, so the
     # output is copied from the input's buffer (ge-facts.md 6.4.4). It once compiled into a model file
@@ -167,6 +181,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "phony_concat": _phony_concat,
     "split_views": _split_views,
     "inplace_passthrough": _inplace_and_passthrough,
+    "inplace_pairs": _inplace_pairs,
     "view_passthrough": _view_passthrough,
     "workspace_streams": _workspace_streams,
     "sized_inputs": _sized_inputs,

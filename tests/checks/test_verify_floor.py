@@ -28,3 +28,17 @@ def test_the_sized_inputs_graph_has_what_its_claims_need():
     assert len(set(sizes)) == 3 and sizes != sorted(sizes) and sizes != sorted(sizes, reverse=True)
     declaring = [n for n in g.nodes if n.attr("_workspace_bytes", ())]
     assert {n.stream for n in declaring} == {0, 1} and max(len(n.attr("_workspace_bytes")) for n in declaring) == 2
+
+
+def test_the_inplace_pairs_graph_puts_each_in_place_rule_to_the_test():
+    """A ref on input 1, an optional pair refused on a graph input and taken on input 1, and one refused for
+    its input's size: the plan shows exactly those aliases."""
+    from zcspec.impl.compiler.memory.plan import plan_memory
+
+    g = load("builtin:inplace_pairs")
+    plan = plan_memory(g)
+    aliased = {t.name: t.alias_of for t in plan.tensors if t.alias_of}
+    by_op = {n.op_type: n for n in g.nodes}
+    sub, add, mul = (by_op[k].outputs[0] for k in ("Sub", "Add", "Mul"))
+    assert aliased == {sub: by_op["Sub"].inputs[1], add: by_op["Add"].inputs[1]}, aliased
+    assert g.desc[by_op["Mul"].inputs[0]].nbytes != g.desc[mul].nbytes and by_op["Mul"].attr("_inplace_ability")
