@@ -123,9 +123,13 @@ def _freed(f: Fixture) -> int:
     return addr
 
 
+def _output_buffers(f: Fixture) -> list:
+    """(addr, size) of the fixture's output buffers."""
+    return f.buffers[len(f.inputs.buffers):]
+
+
 def acl_refusal_cases() -> list[AclRefusal]:
     inv, ge = ACL_ERROR_INVALID_PARAM, ACL_ERROR_GE_PARAM_INVALID
-    out_pairs = lambda f: f.buffers[len(f.inputs.buffers):]   # noqa: E731
     return [
         AclRefusal("aclrtMalloc size 0", lambda f: f.acl.rt_malloc(0), inv, ACL_SOURCE),
         AclRefusal("aclrtMalloc size -1", lambda f: f.acl.rt_malloc(-1), inv, ACL_SOURCE),
@@ -168,13 +172,13 @@ def acl_refusal_cases() -> list[AclRefusal]:
                    lambda f: f.acl.mdl_execute(f.model_id, _dataset(f, []), f.outputs), ge, GE_SOURCE),
         AclRefusal("aclmdlExecute one output too many",
                    lambda f: f.acl.mdl_execute(f.model_id, f.inputs,
-                                               _dataset(f, out_pairs(f) + [(f.scratch, SCRATCH)])), ge, GE_SOURCE),
+                                               _dataset(f, _output_buffers(f) + [(f.scratch, SCRATCH)])), ge, GE_SOURCE),
         AclRefusal("aclmdlExecute a null output buffer",
                    lambda f: f.acl.mdl_execute(f.model_id, f.inputs,
-                                               _dataset(f, [(0, s) for _, s in out_pairs(f)])), inv, GE_SOURCE),
+                                               _dataset(f, [(0, s) for _, s in _output_buffers(f)])), inv, GE_SOURCE),
         AclRefusal("aclmdlExecute an output into freed memory",
                    lambda f: f.acl.mdl_execute(f.model_id, f.inputs,
-                                               _dataset(f, [(_freed(f), s) for _, s in out_pairs(f)])), ge, GE_SOURCE),
+                                               _dataset(f, [(_freed(f), s) for _, s in _output_buffers(f)])), ge, GE_SOURCE),
         AclRefusal("aclmdlSetDynamicBatchSize on a model without branches",
                    lambda f: f.acl.mdl_set_dynamic_batch(f.model_id, f.inputs, "b1"), ge, GE_SOURCE),
         AclRefusal("aclmdlUnload unknown model id", lambda f: f.acl.mdl_unload(f.model_id + 100), ge, GE_SOURCE),
