@@ -186,8 +186,10 @@ def _zoo_cases(config: VerifyConfig):
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, run)]}))
         for model in (m for m in MOVED_WORK_MODELS if m in config.models):
             graph = load(model)
-            yield (f"{model} [execution, caller work memory moved between calls]",
-                   Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, MOVED_WORK_RUN)]}))
+            for run in MOVED_WORK_RUNS:
+                zc = "" if run.get("zero_copy", True) else ", zero copy off"
+                yield (f"{model} [execution, caller work memory moved between calls{zc}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, run)]}))
         for model in (m for m in ACL_MODELS if m in config.models):
             graph = load(model)
             for run in _acl_runs(graph):
@@ -245,6 +247,7 @@ CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", 
 # or never moved the base, passed verify. Each call after the first runs on a fresh work allocation.
 MOVED_WORK_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:sized_inputs", "zoo:squeezenet")
 MOVED_WORK_RUN = {"runtime": "v1", "work_memory": True, "feature_base_refreshable": True, "move_work": True, "calls": 3}
+MOVED_WORK_RUNS = (MOVED_WORK_RUN, {**MOVED_WORK_RUN, "zero_copy": False})   # zero copy off: all I/O in the region
 
 # Executions through the ACL entry points (checks/execution/entries.py: the model file's bytes, aclrtMalloc'd
 # buffers, datasets, config handles, aclmdlSetDynamicBatchSize): every other execution calls runtime v1's

@@ -11,9 +11,11 @@ The rules (GE's DavinciModel, ``runtime/v1/graph/load/model_manager/davinci_mode
 
 - zero copy is off for the load;
 - the I/O lives in the feature map, inside the feature-map allocation (``GenMemAllocations``, 6.5.2-6.5.3);
-- its bytes are shared with another I/O: an input that is also an output, an output listed twice
-  (``DisableZeroCopy``, 6.4.4-6.4.5; both sides are then copied, as ``copy_only_addrs_`` holds the
-  shared address for either);
+- it is an output whose bytes lie inside an earlier I/O's (a Data feeding NetOutput, an output listed
+  twice; the model's inputs come before its outputs): ``GenOutputMemAllocations`` finds its address
+  inside that allocation and copies it once after the run, from that allocation's active base
+  (6.5.3, 6.5.7); the earlier I/O keeps zero copy (``copy_source``);
+- its bytes overlap another I/O's otherwise (a partial overlap, ``DisableZeroCopy``, 6.4.4-6.4.5);
 - no task argument points into it (``SetCopyOnlyOutput``, 6.4.6);
 - ``reuseZeroCopyMemory`` is on and its block is not a zero-copy block (``InitInputZeroCopy``, 6.4.3);
 - a task pointing into it cannot have its arguments refreshed on this SoC (a fixed address,
@@ -40,10 +42,26 @@ def _users(load: LoadObservation, t: IoTensor):
                 yield task, s
 
 
+def copy_source(load: LoadObservation, t: IoTensor) -> tuple[IoTensor, int] | None:
+    """For an output whose bytes lie inside an earlier I/O's (in GE's allocation order: inputs, then outputs),
+    the first such I/O and the byte offset in it; None otherwise."""
+    if t.role != "output" or t.region != "zero_copy":
+        return None
+    for o in load.io:
+        if o is t:
+            return None
+        if o.region == t.region and o.offset <= t.offset and t.offset + t.size <= o.offset + o.size:
+            return o, t.offset - o.offset
+    return None
+
+
 def _shared(load: LoadObservation, t: IoTensor) -> list[str]:
+    """The other I/O ``t``'s bytes overlap, leaving out its copy source and the outputs it is the source of."""
     out = []
     for o in load.io:
-        if o is not t and o.region == t.region and o.offset < t.offset + t.size and t.offset < o.offset + o.size:
+        held = (copy_source(load, t) or (None,))[0] is o or (copy_source(load, o) or (None,))[0] is t
+        if (o is not t and not held and o.region == t.region and o.offset < t.offset + t.size
+                and t.offset < o.offset + o.size):
             out.append(f"{o.role} {o.name!r}")
     return out
 
@@ -59,6 +77,9 @@ def reasons(load: LoadObservation) -> dict[str, tuple[str, ...]]:
             why.append("zero copy is off for this load")
         if t.region != "zero_copy":
             why.append(f"it lives in the {t.region} region, inside the feature-map allocation (davinci_model.cc GenMemAllocations)")
+        if source := copy_source(load, t):
+            why.append(f"its bytes lie inside {source[0].role} {source[0].name!r}'s, from where it is copied once "
+                       f"after the run (GenOutputMemAllocations, 6.5.7)")
         if shared := _shared(load, t):
             why.append(f"its bytes are shared with {', '.join(shared)} (DisableZeroCopy, 6.4.4)")
         users = list(_users(load, t))

@@ -7,7 +7,7 @@ runtime's copy-only label.
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._copy_only import HCCL, copy_only, eligible, judged, reasons
+from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import is_v1
 from zcspec.spec.observables.execution import ExecutionObservation
@@ -126,18 +126,30 @@ def _call_copies(obs: ExecutionObservation) -> list:
     return [e for e in obs.events if e.kind == "copy"]
 
 
-def _expected_copy(t, b) -> tuple[int, int]:
-    """(src, dst) of the one copy a copy-only I/O takes: user -> model for an input, model -> user after."""
-    return (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
+def _expected_copy(obs: ExecutionObservation, t, b) -> tuple[int, int]:
+    """(src, dst) of the one copy a copy-only I/O takes: user -> model for an input, model -> user after; an
+    output held in an earlier I/O's bytes from where that I/O is in the call (6.5.7): its user buffer when
+    it is zero copy on a device buffer, else where the call copied its buffer to (or its model address)."""
+    if t.role == "input":
+        return b.address, t.model_address
+    source = copy_source(obs.load, t)
+    if source is None:
+        return t.model_address, b.address
+    s, offset = source
+    sb = obs.buffer(s.name)
+    if sb is not None and sb.address and sb.placement == "device" and s.name in eligible(obs.load):
+        return sb.address + offset, b.address
+    staged = [e.dst for e in _call_copies(obs) if sb is not None and e.src == sb.address and e.dst is not None]
+    return (staged[0] if staged else s.model_address) + offset, b.address
 
 
 def _copy_only_once(obs: ExecutionObservation, only=None):
     copies_all = _call_copies(obs)
     for t, b in _copy_only_io(obs, only):
-        src, dst = _expected_copy(t, b)
+        src, dst = _expected_copy(obs, t, b)
         # Recognised by the addresses moved, not by the runtime's label for the copy.
         seen = [e for e in copies_all if (e.src, e.dst) == (src, dst)]
-        if len(seen) != 1:
+        if len(seen) != (src != dst):   # none onto itself (6.5.5)
             yield violation(f"buffer {t.name!r}", f"must be copied (the spec says: {reasons(obs.load)[t.name][0]}) "
                             f"exactly once {_hex(src)} -> {_hex(dst)} per execution; saw {len(seen)} such cop(ies)",
                             copies=len(seen))
@@ -237,7 +249,7 @@ def _eligible_io(obs: ExecutionObservation):
 
 
 def _zero_copy_when_eligible(obs: ExecutionObservation):
-    legit = {_expected_copy(t, b) for t, b in _copy_only_io(obs)}   # another I/O's copy into an overlapping buffer
+    legit = {_expected_copy(obs, t, b) for t, b in _copy_only_io(obs)}   # another I/O's copy into an overlapping buffer
     copies = [e for e in _call_copies(obs) if (e.src, e.dst) not in legit]
     for t, b in _eligible_io(obs):
         staged = [e for e in copies if (e.src is not None and b.contains(e.src)) or

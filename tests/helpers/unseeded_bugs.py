@@ -68,10 +68,13 @@ def _refresh_skips_last_slot_of_each_task():
     return swap("zcspec.impl.runtime.v1.refresh", "refresh", make)
 
 
+@contextlib.contextmanager
 def _disable_zero_copy_ignored():
-    """I/O sharing an address (an input that is also an output) is not made copy-only (GE's
-    DisableZeroCopy, davinci_model.cc) and both bind the same model address."""
-    return swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model: {}))
+    """I/O sharing an address (an input that is also an output) is not seen as sharing: neither GE's
+    copy from the earlier I/O (GenOutputMemAllocations, 6.5.7) nor DisableZeroCopy applies."""
+    with swap("zcspec.impl.runtime.v1.zero_copy", "copy_sources", lambda f: (lambda model: {})), \
+            swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model, sources: {})):
+        yield
 
 
 def _fallback_under_always_zero_copy():
@@ -121,8 +124,8 @@ def _refreshable_any_for_all():
 def _every_output_copy_only():
     """Runtime v1 decides every model output is copy-only (an inverted test in the classifier)."""
     def make(reasons):
-        def wrong(model, soc, options, d, users, overlaps):
-            why, hccl = reasons(model, soc, options, d, users, overlaps)
+        def wrong(model, soc, options, d, users, overlaps, sources):
+            why, hccl = reasons(model, soc, options, d, users, overlaps, sources)
             return (why or ["(bug) outputs are always copied"]) if d.role == "output" else why, hccl
         return wrong
     return swap("zcspec.impl.runtime.v1.zero_copy", "_reasons", make)

@@ -89,7 +89,11 @@ def test_copy_only_io_data_to_netoutput_and_hccl(opts):
     lm = load(dev, m, opts)
     copy_only = {z.name for z in lm.io if z.copy_only}
     # x feeds the collective through GE's HcclContinuousMemcpyPass copy, so x itself stays zero copy.
-    assert {"y:input1", "y:output1", "fl:0"} <= copy_only and ("x" in copy_only) == (not opts.zero_copy)
+    assert {"y:output1", "fl:0"} <= copy_only and ("x" in copy_only) == (not opts.zero_copy)
+    # GE (6.5.7): the Data feeding NetOutput stays zero copy; its outputs are copied from its buffer.
+    assert ("y:input1" in copy_only) == (not opts.zero_copy)
+    assert {z.name: z.copy_from for z in lm.io if z.copy_from} == {"y:output1": (("input", 1), 0),
+                                                                   "fl:0": (("input", 1), 0)}
     x, y = np.arange(4, dtype=np.float32), -np.ones((2, 3), np.float32)
     ins = stage_inputs(dev, m, {"x": x, "y": y})
     outs = alloc_outputs(dev, m)
@@ -121,14 +125,15 @@ def test_feature_map_move_refreshes_feature_map_slots():
 
 def test_moving_work_memory_that_holds_the_io_region_moves_the_copy_only_io_with_it():
     """Caller work memory of the model's whole memory size holds the I/O region after the feature map. A move
-    (update_work_memory) and a free of the old memory must take the copy-only I/O along: left behind, the
-    copies of Data -> NetOutput wrote freed memory (found by verify's moved-work-memory runs)."""
+    (update_work_memory) and a free of the old memory must take the copy-only I/O along (zero copy off: every
+    I/O is copied through the region): left behind, the copies wrote freed memory (found by verify's
+    moved-work-memory runs)."""
     from zcspec.impl.runtime.v1.load import query_size
 
     dev, m = device(), passthrough()
     size = int(query_size(m)[0])
     work = dev.malloc(size)
-    lm = load(dev, m, LoadOptions(feature_base_refreshable=True), work=(work, size))
+    lm = load(dev, m, LoadOptions(feature_base_refreshable=True, zero_copy=False), work=(work, size))
     x, y = np.arange(4, dtype=np.float32), -np.ones((2, 3), np.float32)
     for _ in range(2):
         moved = dev.malloc(size)

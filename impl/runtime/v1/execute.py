@@ -115,6 +115,14 @@ def _stage(lm, bindings: list[Binding], call: _Call) -> list[Binding]:
     return out
 
 
+def _copy_sources(bindings: list[Binding]) -> list[Binding]:
+    """An output held in an earlier I/O's bytes (``ZeroCopyOffset.copy_from``) is copied from where that I/O
+    is in this call: the user's buffer (zero copy), its staging buffer or the model's address (6.5.7)."""
+    by_key = {b.io.key: b for b in bindings}
+    return [attrs.evolve(b, address=by_key[b.io.copy_from[0]].address + b.io.copy_from[1])
+            if b.io.copy_from is not None else b for b in bindings]
+
+
 def _apply(lm, plan: Refresh) -> None:
     """Write the refresh's slot updates to the device; the active bases follow only once all are written
     (a failure leaves the changed allocations unknown, so the next call rewrites them)."""
@@ -131,7 +139,7 @@ def _apply(lm, plan: Refresh) -> None:
 
 def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     dev = lm.device
-    bindings = _stage(lm, bindings, call)
+    bindings = _copy_sources(_stage(lm, bindings, call))
     call.addresses.update((b.io.key, b.address) for b in bindings)
     plan = refresh(lm.refresh_table, lm.state.active, bindings, lm.state.feature_map)
     _apply(lm, plan)
@@ -151,8 +159,8 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     call.slot_values = _snapshot_slots(lm)
     dev.synchronize()
     for b in bindings:
-        if b.io.role == "output" and b.mode != "refresh":
-            _copy(lm, call, b, b.buffer.addr, b.address, b.io.desc.nbytes)
+        if b.io.role == "output" and b.mode != "refresh" and b.address != b.buffer.addr:
+            _copy(lm, call, b, b.buffer.addr, b.address, b.io.desc.nbytes)   # none onto itself (6.5.5)
 
 
 def _copy(lm, call: _Call, b: Binding, dst: int, src: int, nbytes: int) -> None:

@@ -86,7 +86,8 @@ def _unbacked_base(device) -> int:
 
 def _merged_copy_only(io) -> list[tuple[int, int]]:
     """Merged [start, end) zero-copy-region ranges of copy-only I/O (shared addresses share memory)."""
-    spans = sorted((z.desc.offset, z.desc.offset + z.desc.size) for z in io if z.copy_only and z.desc.region == "zero_copy")
+    spans = sorted((z.desc.offset, z.desc.offset + z.desc.size) for z in io
+                   if z.copy_only and z.copy_from is None and z.desc.region == "zero_copy")
     merged: list[list[int]] = []
     for s, e in spans:
         if merged and s < merged[-1][1]:

@@ -12,8 +12,11 @@ never refreshed) when any of these holds; ``reasons`` records which:
 
 - zero copy is off for this load;
 - it lives in the feature map, not the zero-copy region (6.5.2-6.5.3);
-- its range overlaps another I/O's (a Data feeding NetOutput, an output listed
-  twice: GE's ``DisableZeroCopy`` on a repeated address, 6.4.4-6.4.5);
+- it is an output whose bytes lie inside an earlier I/O's (a Data feeding NetOutput, an output
+  listed twice): GE's ``GenOutputMemAllocations`` finds its address inside that allocation and copies
+  it once after the run from that allocation's active base (6.5.3, 6.5.7): ``copy_from`` names the
+  I/O and the byte offset, and the earlier I/O stays zero copy;
+- its range overlaps another I/O's otherwise (a partial overlap: ``DisableZeroCopy``, 6.4.4-6.4.5);
 - no task argument references it (6.4.6);
 - reuseZeroCopyMemory is 1 and its block is not a zero-copy block (6.4.3);
 - a task that references it cannot have its arguments refreshed on this SoC
@@ -34,7 +37,8 @@ from zcspec.impl.runtime.v1.errors import InternalError
 class ZeroCopyOffset:
     """One model input or output, named as ``impl.runtime.io_names`` says. ``slots`` are the
     registered (task, slot, relative offset) triples; ``copy_only`` I/O is copied and its slots
-    are never refreshed."""
+    are never refreshed. ``copy_from``: for an output whose bytes lie inside an earlier I/O's, that
+    I/O's key and the byte offset: the output is copied from where that I/O is in the call."""
 
     role: str
     index: int
@@ -45,6 +49,7 @@ class ZeroCopyOffset:
     reasons: tuple = ()
     zero_copy_block: bool = True
     hccl_no_zero_copy: bool = False
+    copy_from: tuple | None = None
 
     @property
     def key(self) -> tuple:
@@ -96,24 +101,45 @@ def _zero_copy_block(model, role: str, index: int) -> bool:
     return table[index].is_zero_copy_block
 
 
-def _overlaps(model) -> dict[tuple, list[str]]:
+def copy_sources(model) -> dict[tuple, tuple[tuple, int]]:
+    """Output key -> (key of the first earlier I/O whose range holds all of it, byte offset in it), in GE's
+    allocation order (inputs, then outputs): GenOutputMemAllocations finds the output inside it (6.5.7)."""
+    ranges = classify.io_ranges(model)
+    out = {}
+    for i, (k, s, e) in enumerate(ranges):
+        if k[0] != "output":
+            continue
+        for k2, s2, e2 in ranges[:i]:
+            if s2 <= s and e <= e2 and k2 not in out:
+                out[k] = (k2, s - s2)
+                break
+    return out
+
+
+def _overlaps(model, sources) -> dict[tuple, list[str]]:
+    """I/O key -> the other I/O its range overlaps, leaving out each copy source and the output it holds."""
     ranges = classify.io_ranges(model)
     names = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
     out: dict[tuple, list[str]] = {}
     for k, s, e in ranges:
         for k2, s2, e2 in ranges:
-            if k2 != k and s < e2 and s2 < e:
+            held = sources.get(k, (None,))[0] == k2 or sources.get(k2, (None,))[0] == k
+            if k2 != k and s < e2 and s2 < e and not held:
                 out.setdefault(k, []).append(f"{k2[0]} {names[k2]!r}")
     return out
 
 
-def _reasons(model, soc, options, d, users, overlaps) -> tuple[list[str], bool]:
+def _reasons(model, soc, options, d, users, overlaps, sources) -> tuple[list[str], bool]:
     """Why I/O ``d`` must be copied (empty: it can be zero copy), and whether HCCL forbids it."""
     why, hccl_no_zc = [], False
     if not options.zero_copy:
         why.append("zero copy is off for this load")
     if d.region != "zero_copy":
         why.append(f"it lives in the {d.region} region, inside the feature-map allocation (ge-facts.md 6.5.2-6.5.3)")
+    if (d.role, d.index) in sources:
+        src = sources[(d.role, d.index)][0]
+        why.append(f"its bytes lie inside {src[0]} {src[1]}'s, from where it is copied after the run "
+                   f"(GenOutputMemAllocations, 6.5.7)")
     if (d.role, d.index) in overlaps:
         why.append(f"its address is shared with {', '.join(overlaps[(d.role, d.index)])} (DisableZeroCopy, 6.4.4)")
     if d.region == "zero_copy" and not users:
@@ -144,15 +170,16 @@ def build_io(model, soc, options, refs) -> tuple[ZeroCopyOffset, ...]:
         for r in task_refs:
             if r.app is classify.MemoryAppType.MODEL_IO:
                 users.setdefault(r.alloc, []).append(r)
-    overlaps = _overlaps(model)
+    sources = copy_sources(model)
+    overlaps = _overlaps(model, sources)
     ios = model.tasks.inputs + model.tasks.outputs
     names = io_names(model)
     out = []
     for d in ios:
         mine = users.get((d.role, d.index), [])
         slot_users = [(tasks[r.task], r.slot) for r in mine] if d.region == "zero_copy" else _users_outside_zc(model, d)
-        why, hccl = _reasons(model, soc, options, d, slot_users, overlaps)
+        why, hccl = _reasons(model, soc, options, d, slot_users, overlaps, sources)
         out.append(ZeroCopyOffset(
             d.role, d.index, names[(d.role, d.index)], d, tuple((r.task, r.slot, r.offset) for r in mine), bool(why), tuple(why),
-            _zero_copy_block(model, d.role, d.index), hccl))
+            _zero_copy_block(model, d.role, d.index), hccl, sources.get((d.role, d.index))))
     return tuple(out)
