@@ -77,6 +77,7 @@ class VerifyConfig:
     shapes: tuple[str, ...] = ()   # --shape texts for the ONNX models named
     values: tuple[str, ...] = ()   # --value texts for the ONNX models named
     onnx_node_tests: bool = True   # ONNX's backend node tests of the claimed ops (with the execution kind)
+    acl_refusals: bool = True      # bad calls to the ACL entry points (with the execution kind)
 
 
 @attrs.define
@@ -338,7 +339,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         _frontend_cases(result, config)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the front-end cases")
-    if "execution" in config.kinds:
+    if "execution" in config.kinds and config.acl_refusals:
         refusals = acl_refusal_cases()
         progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
         _acl_refusals(result, refusals)
