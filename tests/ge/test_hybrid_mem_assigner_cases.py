@@ -24,11 +24,11 @@ def test_ProcessInplace_input_data_invalid(ge_graph):
     assert g.plan().tensor("foo:0").alias_of is None
 
 
-def _condition_calc_graph(ge_graph, out_size):
+def _condition_calc_graph(ge_graph, out_size, ability=(0, 0)):
     """BuildAddConditionCalcGraph: data0, data1 -> add1 -> condition_calc (in-place ability (0, 0)) -> NetOutput."""
     g = ge_graph("condition_calc", dsl=True)
     g.node("data0", op="Data", outs=(SIZE,)).node("add1", op="Add", outs=(SIZE,))
-    g.node("condition_calc", op="Relu", outs=(out_size,), _inplace_ability=(0, 0))
+    g.node("condition_calc", op="Relu", outs=(out_size,), _inplace_ability=ability)
     g.node("NetOutput", op="NetOutput", outs=()).node("data1", op="Data", outs=(SIZE,))
     g.chain("data0", "add1", "condition_calc", "NetOutput")
     g.link("data1", "add1", 0, 1)
@@ -98,13 +98,7 @@ def test_ProcessInplace_one_invalid_input_index(ge_graph):
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_one_invalid_input_index):
     as ProcessInplace_one_input_Success, condition_calc with in-place ability (0, 1) on its one input: the
     pair names no input and is ignored (symbol count unchanged)."""
-    g = ge_graph("condition_calc", dsl=True)
-    g.node("data0", op="Data", outs=(SIZE,)).node("add1", op="Add", outs=(SIZE,))
-    g.node("condition_calc", op="Relu", outs=(SIZE,), _inplace_ability=(0, 1))
-    g.node("NetOutput", op="NetOutput", outs=()).node("data1", op="Data", outs=(SIZE,))
-    g.chain("data0", "add1", "condition_calc", "NetOutput")
-    g.link("data1", "add1", 0, 1)
-    assert g.plan().tensor("condition_calc:0").alias_of is None
+    assert _condition_calc_graph(ge_graph, SIZE, ability=(0, 1)).plan().tensor("condition_calc:0").alias_of is None
 
 
 def test_ProcessInplace_two_nodes_Success(ge_graph):
