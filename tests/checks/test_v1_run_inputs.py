@@ -14,7 +14,8 @@ import pytest
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v1 as run_v1
 from zcspec.checks.execution.entries import entry
-from zcspec.checks.verify import VerifyConfig, _zoo_cases
+from zcspec.checks.verify import VerifyConfig
+from zcspec.checks.verify_cases import zoo_cases
 from zcspec.impl.device import Device
 
 from tests.helpers.runtime_v2 import compiled, relu_neg_graph
@@ -36,7 +37,7 @@ def test_a_bad_inputs_value_is_refused_naming_the_key():
 
 
 def test_verify_runs_the_zoo_models_caller_memory_loads_on_ones():
-    cases = [(c, s) for c, s in _zoo_cases(VerifyConfig(models=("zoo:squeezenet", "builtin:constants"),
+    cases = [(c, s) for c, s in zoo_cases(VerifyConfig(models=("zoo:squeezenet", "builtin:constants"),
                                                          proofs=False)) if "caller" in c]
     zoo = [s.runtime["runs"][0] for c, s in cases if c.startswith("zoo:")]
     builtin = [s.runtime["runs"][0] for c, s in cases if c.startswith("builtin:")]

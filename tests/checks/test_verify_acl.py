@@ -1,4 +1,4 @@
-"""verify's executions through the ACL entry points (checks/verify.py ACL_RUNS, checks/execution/entries.py):
+"""verify's executions through the ACL entry points (checks/verify_cases.py ACL_RUNS, checks/execution/entries.py):
 they pass on the real facade, and a facade that drops a config option or forgets a dataset's dynamic-batch
 branch fails them."""
 from __future__ import annotations
@@ -6,17 +6,18 @@ from __future__ import annotations
 import pytest
 
 from zcspec.checks import verify as V
+from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v1
 from zcspec.impl.runtime import acl
 
-MODELS = V.ACL_MODELS
+MODELS = C.ACL_MODELS
 
 
 def _acl_result() -> V.VerifyResult:
     config = V.VerifyConfig(models=MODELS, kinds=("execution",))
     result = V.VerifyResult()
-    for case, scenario in V._zoo_cases(config):
+    for case, scenario in C.zoo_cases(config):
         if "api=" in case:
             V._check_case(result, case, scenario, prove=False)
     return result
@@ -30,8 +31,8 @@ def _failing(result: V.VerifyResult) -> list:
 def test_every_load_call_of_the_facade_runs_and_passes():
     result = _acl_result()
     assert not _failing(result)
-    cases = {case for case, _ in V._zoo_cases(V.VerifyConfig(models=MODELS, kinds=("execution",))) if "api=" in case}
-    assert len(cases) == len(V.ACL_RUNS) * (len(MODELS) - 1) + len(V.ACL_RUNS) * 2   # dynamic_batch: two branches
+    cases = {case for case, _ in C.zoo_cases(V.VerifyConfig(models=MODELS, kinds=("execution",))) if "api=" in case}
+    assert len(cases) == len(C.ACL_RUNS) * (len(MODELS) - 1) + len(C.ACL_RUNS) * 2   # dynamic_batch: two branches
     assert result.tally.exercised["V1-REUSE-ZC-MEMORY"] >= 3 and result.tally.exercised["EXEC-ORACLE"] >= 3
 
 
@@ -80,7 +81,7 @@ def test_valid_calls_are_put_to_the_test_and_invalid_ones_are_not():
     result = V.VerifyResult()
     config = V.VerifyConfig(models=("builtin:atomic_clean",), kinds=("execution",))
     exercised = {}
-    for case, scenario in V._zoo_cases(config):
+    for case, scenario in C.zoo_cases(config):
         if "api=" in case:
             before = result.tally.exercised["V1-VALID-CALL-SUCCEEDS"]
             V._check_case(result, case, scenario, prove=False)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import importlib
 
-from zcspec.checks.verify import (CALLER_MEMORY_MODELS, MOVED_WORK_MODELS, VerifyConfig, VerifyResult, _check_case,
-                                  _zoo_cases)
+from zcspec.checks.verify import VerifyConfig, VerifyResult, _check_case
+from zcspec.checks.verify_cases import CALLER_MEMORY_MODELS, MOVED_WORK_MODELS, zoo_cases
 
 v1_load = importlib.import_module("zcspec.impl.runtime.v1.load")
 v1_loaded = importlib.import_module("zcspec.impl.runtime.v1.loaded")
@@ -17,7 +17,7 @@ v1_loaded = importlib.import_module("zcspec.impl.runtime.v1.loaded")
 def _run(models=CALLER_MEMORY_MODELS, marker: str = "caller") -> VerifyResult:
     """verify's cases of ``models`` whose label contains ``marker``, checked."""
     result = VerifyResult()
-    for case, scenario in _zoo_cases(VerifyConfig(models=models, proofs=False)):
+    for case, scenario in zoo_cases(VerifyConfig(models=models, proofs=False)):
         if marker in case:
             _check_case(result, case, scenario, prove=False)
     return result

@@ -11,8 +11,8 @@ from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime
 from zcspec.checks.execution.v2 import FAILS_AT
 from zcspec.checks.scenario import Scenario, observe
-from zcspec.checks.verify import (EXTERNAL_ALLOC_FAILS_AT, EXTERNAL_ALLOC_MODELS, MIN_DISTINCT, TRUST_SHAPE_MODELS,
-                                  VerifyConfig, VerifyResult, _check_case, _zoo_cases)
+from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, VerifyResult, _check_case
+from zcspec.checks.verify_cases import EXTERNAL_ALLOC_FAILS_AT, EXTERNAL_ALLOC_MODELS, TRUST_SHAPE_MODELS, zoo_cases
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator, align_size
@@ -24,7 +24,7 @@ CASE = "v2 external allocator fails at"
 
 def _run() -> tuple[VerifyResult, list[str]]:
     result, cases = VerifyResult(), []
-    for case, scenario in _zoo_cases(VerifyConfig(models=EXTERNAL_ALLOC_MODELS, proofs=False)):
+    for case, scenario in zoo_cases(VerifyConfig(models=EXTERNAL_ALLOC_MODELS, proofs=False)):
         if CASE in case:
             cases.append(case)
             _check_case(result, case, scenario, prove=False)
@@ -120,7 +120,7 @@ def test_an_unload_that_does_nothing_leaks(monkeypatch):
 def test_the_fixed_trust_shape_runs_reach_the_floor_without_the_campaign():
     """V2-TRUST-SHAPE was judged only on the campaign's draws, and fell below the floor when they changed."""
     result = VerifyResult()
-    for case, scenario in _zoo_cases(VerifyConfig(models=TRUST_SHAPE_MODELS, kinds=("execution",), proofs=False)):
+    for case, scenario in zoo_cases(VerifyConfig(models=TRUST_SHAPE_MODELS, kinds=("execution",), proofs=False)):
         if "trust_shape_on_out_tensor" in case:
             _check_case(result, case, scenario, prove=False)
     assert not result.findings and not result.errors

@@ -1,0 +1,195 @@
+"""The fixed cases of ``zcspec verify``: the zoo's scenarios and the fixed runs each claim needs.
+
+``zoo_cases(config)`` yields ``(label, Scenario)`` for every model of ``config.models`` (plans and model
+files on every strategy, executions on the first), and for the fixed runs that put a claim to the test
+where the zoo alone would not: other SoCs, HCCL without zero-copy support, mutated model files, loads
+with the caller's memory, work memory moved between calls, the ACL entry points, a failing external
+allocator and trusted output shapes (each table below says why it exists). ``device_cases(config)``
+yields the device probes. ``config`` is a ``checks.verify.VerifyConfig``; checks/verify.py runs them.
+"""
+from __future__ import annotations
+
+import os
+
+from zcspec.checks.execution import default_runtimes
+from zcspec.checks.models import parse_value, zoo_path
+from zcspec.checks.scenario import OBSERVERS, Scenario
+from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
+from zcspec.checks.strategies.model_files import field_sweep, fixed_mutations
+from zcspec.checks.zoo import load
+from zcspec.impl.compiler.compile import compile_stages
+from zcspec.impl.compiler.memory import rules
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.options import CompileOptions
+
+def zoo_cases(config):
+    """(label, Scenario) for every zoo case and fixed run of ``config`` (a VerifyConfig)."""
+    for model in config.models:
+        graph = load(model, config.shapes, config.values)
+        for strategy in config.strategies:
+            options = CompileOptions(soc=config.soc, strategy=strategy)
+            for kind in config.kinds:
+                if kind == "execution" and strategy != config.strategies[0]:
+                    continue   # runtimes are checked on one plan per model; layouts on every strategy
+                if kind in OBSERVERS and kind in _ZOO_KINDS:
+                    yield (f"{model} [{kind}, {strategy}]",
+                           Scenario(kind, graph, options, case_runs(kind, graph, model, config.values)))
+    if "execution" in config.kinds and "builtin:collectives" in config.models:
+        # HCCL without zero-copy support (V1-HCCL-COPY) exists only on SoCs that cannot refresh it.
+        graph = load("builtin:collectives")
+        for soc in ("legacy", "ascend310p"):
+            yield (f"builtin:collectives [execution, {soc}]",
+                   Scenario("execution", graph, CompileOptions(soc=soc), case_runs("execution", graph)))
+    for model in (m for m in OTHER_SOC_MODELS if m in config.models):
+        graph = load(model)
+        for soc in OTHER_SOCS:
+            for kind in (k for k in ("model_file", "execution") if k in config.kinds):
+                yield (f"{model} [{kind}, {soc}]",
+                       Scenario(kind, graph, CompileOptions(soc=soc), case_runs(kind, graph)))
+    if "model_file" in config.kinds:   # malformed files: only they put MF-WELL-FORMED to the test
+        for model in MUTATED_MODELS:
+            graph = load(model)
+            built = encode(compile_stages(graph, CompileOptions(soc=config.soc)).model)
+            for m in fixed_mutations(config.seed) + field_sweep(built, config.seed):
+                yield (f"{model} [model_file, {m['op']}@{m['at']}]",
+                       Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
+    if "execution" in config.kinds:
+        for model in (m for m in CALLER_MEMORY_MODELS if m in config.models):
+            graph = load(model)
+            for run in CALLER_MEMORY_RUNS:
+                keys = "+".join(k for k in ("work_memory", "weight_memory") if run.get(k))
+                yield (f"{model} [execution, caller {keys}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, run)]}))
+        for model in (m for m in MOVED_WORK_MODELS if m in config.models):
+            graph = load(model)
+            for run in MOVED_WORK_RUNS:
+                zc = "" if run.get("zero_copy", True) else ", zero copy off"
+                yield (f"{model} [execution, caller work memory moved between calls{zc}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [_judged(model, run)]}))
+        for model in (m for m in ACL_MODELS if m in config.models):
+            graph = load(model)
+            for run in _acl_runs(graph):
+                yield (f"{model} [execution, {_acl_label(run)}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in EXTERNAL_ALLOC_MODELS if m in config.models):
+            graph = load(model)
+            for k in EXTERNAL_ALLOC_FAILS_AT:
+                run = {"runtime": "v2", "always_external_allocator": True, "external_alloc_fails_at": k}
+                yield (f"{model} [execution, v2 external allocator fails at {k}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+    if "execution" in config.kinds:
+        for model in (m for m in TRUST_SHAPE_MODELS if m in config.models):
+            graph = load(model)
+            yield (f"{model} [execution, v2 trust_shape_on_out_tensor, always_zero_copy]",
+                   Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [TRUST_SHAPE_RUN]}))
+    if "execution" in config.kinds and "builtin:collectives" in config.models:
+        graph = load("builtin:collectives")
+        for run in HCCL_ONLY_RUNS:
+            yield (f"builtin:collectives [execution, hccl_zero_copy_off, {run}]",
+                   Scenario("execution", graph, CompileOptions(soc="ascend910b"),
+                            {"runs": [{**run, "model_edits": ["hccl_zero_copy_off"]}]}))
+
+
+# Models also compiled for the SoCs that cannot refresh every task kind: which I/O need a MemcpyAddrAsync
+# (PASS-MEMCPY-ADDR-ASYNC) depends on the SoC, and on the default SoC every task is refreshable, so a pass
+# that asked whether *any* task kind of a node is refreshable (not all: ReduceSum's memset on ascend310p)
+# passed verify whenever the random campaign drew no such graph.
+OTHER_SOC_MODELS = ("builtin:atomic_output",)
+OTHER_SOCS = ("ascend310p", "legacy")
+
+
+MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")
+# V1-HCCL-COPY is judged only where the HCCL flag is an I/O's one reason to be copied: a compiled model
+# never has that (the planner keeps such I/O out of zero-copy memory), a model whose HCCL tasks declare no
+# zero-copy support does (checks/execution MODEL_EDITS).
+HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": "v1", "reuse_zero_copy_memory": 1})
+
+
+# V2-TRUST-SHAPE needs trust_shape_on_out_tensor with outputs computed into the caller's memory
+# (SplitTensorForOutputData): only the random campaign drew that, and a change of its draws left the claim
+# below the floor (2 distinct cases at 1e87b07), so these fixed runs put it to the test on every verify.
+TRUST_SHAPE_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants")
+TRUST_SHAPE_RUN = {"runtime": "v2", "trust_shape_on_out_tensor": True, "always_zero_copy": True}
+
+
+# Loads with the caller's own work (feature-map) and weight memory, as GE's LoadModelFromData with memory
+# parameters: the zoo otherwise only loads models whose memory the runtime allocates.
+CALLER_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants", "zoo:squeezenet")
+CALLER_MEMORY_RUNS = ({"runtime": "v1", "work_memory": True}, {"runtime": "v1", "weight_memory": True},
+                      {"runtime": "v1", "work_memory": True, "weight_memory": True, "calls": 2})
+
+# The caller's work memory moved between calls (ge.featureBaseRefreshable, LoadedModel.update_work_memory)
+# and the old memory freed: no other run moves it, so a move that left a feature-map slot on the old memory,
+# or never moved the base, passed verify. Each call after the first runs on a fresh work allocation.
+MOVED_WORK_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:sized_inputs", "zoo:squeezenet")
+MOVED_WORK_RUN = {"runtime": "v1", "work_memory": True, "feature_base_refreshable": True, "move_work": True, "calls": 3}
+MOVED_WORK_RUNS = (MOVED_WORK_RUN, {**MOVED_WORK_RUN, "zero_copy": False})   # zero copy off: all I/O in the region
+
+# Executions through the ACL entry points (checks/execution/entries.py: the model file's bytes, aclrtMalloc'd
+# buffers, datasets, config handles, aclmdlSetDynamicBatchSize): every other execution calls runtime v1's
+# Python entry points, so a facade that bound a dataset's buffers to the wrong I/O, took a host buffer for a
+# device one, dropped a config option or leaked at unload passed verify. One run per load call and option the
+# facade translates; the dynamic-batch model's runs choose each branch through the dataset.
+ACL_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants", "builtin:dynamic_batch")
+ACL_RUNS = ({"api": "acl", "calls": 2, "rebind": False}, {"api": "acl", "work_memory": True, "weight_memory": True},
+            {"api": "acl", "placement": "host"}, {"api": "acl_config", "reuse_zero_copy_memory": 1, "work_memory": True},
+            {"api": "acl_config", "zero_copy": False, "weight_memory": True, "threads": 2},
+            {"api": "acl", "output_sizes": "half"})
+
+
+def _judged(model: str, run: dict) -> dict:
+    """``run`` as a light zoo model is judged (checks/execution/v1.py): all-ones inputs, onnxruntime on its file."""
+    return {**run, "inputs": "ones", "onnx": zoo_path(model[4:])} if model.startswith("zoo:") else run
+
+
+def _acl_runs(graph) -> list[dict]:
+    """ACL_RUNS on ``graph`` (``"half"``: its first output's buffer at half the output's size, refused), each
+    once per dynamic-batch branch the graph has."""
+    out0 = graph.outputs[0]
+    runs = [{"runtime": "v1", **r, "output_sizes": {out0: max(graph.desc[out0].nbytes // 2, 1)}}
+            if r.get("output_sizes") == "half" else {"runtime": "v1", **r} for r in ACL_RUNS]
+    labels = sorted({rules.batch_label(n) for n in graph.nodes} - {""})
+    return [{**r, "batch": b} for b in labels for r in runs] if labels else runs
+
+
+def _acl_label(run: dict) -> str:
+    return ", ".join(f"{k}={v}" if not isinstance(v, bool) else k for k, v in run.items() if k != "runtime")
+
+
+# Executions whose caller's external allocator returns null on one request (out of memory), between two
+# with a working allocator: the zoo's allocators otherwise never fail, so a v2 that used the null block or
+# left the failed call's blocks behind passed verify (checks/execution/v2.py, EXEC-FAILED-CALL-NO-CHANGE).
+# Both models make at least 3 requests a call: the first request fails, or the third, with blocks live.
+EXTERNAL_ALLOC_MODELS = ("builtin:atomic_clean", "builtin:workspace_streams")
+EXTERNAL_ALLOC_FAILS_AT = (1, 3)
+
+
+# The zoo's kinds: what a graph alone makes a case of (other kinds draw their own subjects).
+_ZOO_KINDS = ("plan", "model_file", "execution")
+
+
+def case_runs(kind: str, graph, source: str = "", values: tuple[str, ...] = ()) -> dict:
+    """The runs of an execution case. A graph imported from an ONNX file ``source`` (a zoo model's
+    file too) is judged against onnxruntime on that file (its differential runs name it, with the
+    inputs ``values`` froze); checks/execution/judge.py says what judges when onnxruntime cannot."""
+    if kind != "execution":
+        return {}
+    light = source.startswith("zoo:")
+    runs = default_runtimes(graph, light=light)
+    path = zoo_path(source[4:]) if light else os.path.abspath(source) if source.endswith(".onnx") else None
+    if path:
+        frozen = dict(parse_value(v) for v in values)
+        runs = [{**r, "onnx": path, "values": frozen} if r["runtime"] == "differential" else r for r in runs]
+    return {"runs": runs}
+
+
+# Device probes put the device's own bounds check, which EXEC-NO-FAULT trusts, to the test (DEVICE-BOUNDS).
+PROBES = 8
+
+
+def device_cases(config):
+    """(label, Scenario) for the device probes, when ``config.kinds`` has the device kind."""
+    if "device" in config.kinds:
+        for i, program in enumerate(fixed_programs(PROBES, config.seed)):
+            yield (f"device probe {config.seed + i}",
+                   Scenario("device", PROBE_GRAPH, CompileOptions(soc=config.soc), {"program": list(program)}))
