@@ -45,7 +45,11 @@ def observation_key(case: str, observation) -> str:
 class Tally:
     """Per-invariant counts over all cases: applied, exercised, violated, and the distinct cases
     (``distinct``: invariant id -> the keys of the observations that exercised it); ``notes`` are
-    the executions' unjudged outputs and failed valid calls (checks/execution/judge.py)."""
+    the executions' unjudged outputs and failed valid calls (checks/execution/judge.py).
+
+    ``keyed=False`` is for runs whose observations are distinct by construction (the exhaustive
+    mode: every graph once, per strategy and kind): no keys are kept, a distinct count is the
+    exercised count, and tallies of shards merge into exactly the tally of the whole run."""
 
     cases: int = 0
     applied: Counter = attrs.Factory(Counter)
@@ -56,6 +60,7 @@ class Tally:
     judged: int = 0    # outputs held to an oracle
     proofs: Counter = attrs.Factory(Counter)    # (proof claim id, status) -> proofs
     unknown: list = attrs.Factory(list)         # (case, proof claim id, Z3's reason) of each unknown proof
+    keyed: bool = True
 
     def add(self, reports, keys=None, notes=()) -> list:
         """Count one case: its reports (one per observation), their ``keys`` (``observation_key``;
@@ -66,17 +71,22 @@ class Tally:
         for r, key in zip(reports, keys):
             self.applied.update(r.applied)
             self.exercised.update(r.exercised)
-            for i in r.exercised:
-                self.distinct.setdefault(i, set()).add(key)
+            if self.keyed:
+                for i in r.exercised:
+                    self.distinct.setdefault(i, set()).add(key)
             self.violated.update({v.invariant_id for v in r.violations})
             violations.extend(r.violations)
         self.notes.extend(notes)
         return violations
 
     def distinct_count(self, invariant_id: str) -> int:
+        if not self.keyed:
+            return self.exercised[invariant_id]
         return len(self.distinct.get(invariant_id, ()))
 
     def merge(self, other: "Tally") -> None:
+        if other.keyed != self.keyed:
+            raise ValueError("Tally.merge(): a keyed and an unkeyed tally count distinct cases differently")
         self.cases += other.cases
         self.applied.update(other.applied)
         self.exercised.update(other.exercised)
@@ -133,9 +143,13 @@ class CampaignResult:
 
 def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with: str | None = None,
                  on_case: Callable[[int], None] | None = None, shrink: bool = True,
-                 proofs: tuple[str, ...] = CAMPAIGN_PROOFS) -> CampaignResult:
+                 proofs: tuple[str, ...] = CAMPAIGN_PROOFS, database=None) -> CampaignResult:
     """``max_examples`` scenarios of ``strategy``: every invariant, and the proofs named by ``proofs``
-    (claim ids of ``checks.proofs.cases``; ``()``: none); the first failure shrunk."""
+    (claim ids of ``checks.proofs.cases``; ``()``: none); the first failure shrunk.
+
+    ``database`` (a Hypothesis ``ExampleDatabase``): the failing examples saved there are replayed
+    first, and a new failure is saved there shrunk (checks/explore_parallel.py shares one between
+    workers); None (the default) keeps nothing between runs."""
     tally = Tally()
     last_failure: list = []
 
@@ -156,14 +170,16 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
             last_failure[:] = [scenario, failure]
             raise AssertionError(f"{failure[0]}: {failure[1]['culprit']}: {failure[1]['message']}")
 
-    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+    phases = ([Phase.reuse] if database is not None else []) + \
+        ([Phase.generate, Phase.shrink] if shrink else [Phase.generate])
     # derandomize off: ``seed`` alone decides the draws, whatever Hypothesis profile the caller loaded
     # (a test suite's derandomised profile would otherwise replace it with a digest of ``prop``).
-    test = settings(max_examples=max_examples, deadline=None, database=None, phases=phases, derandomize=False,
-                    suppress_health_check=list(HealthCheck), print_blob=False)(given(strategy)(prop))
+    # The settings go on after the seed: ``seed`` replaces the test's database with None.
+    test = settings(max_examples=max_examples, deadline=None, database=database, phases=phases, derandomize=False,
+                    suppress_health_check=list(HealthCheck), print_blob=False)(hypothesis_seed(seed)(given(strategy)(prop)))
     start = time.perf_counter()
     try:
-        hypothesis_seed(seed)(test)()
+        test()
     except BaseException as e:  # AssertionError, or an ExceptionGroup of several distinct failures
         if not last_failure:
             raise
@@ -184,20 +200,21 @@ EXPLORE_BATCH = 50   # examples per campaign of ``explore`` (a fresh seed each)
 
 def explore(strategy, *, seconds: float, seed: int = 0, batch: int = EXPLORE_BATCH,
             on_batch: Callable[[Tally, float], None] | None = None,
-            crashes: list | None = None) -> tuple[Tally, list[Counterexample]]:
-    """Campaigns with seeds ``seed, seed+1, ...`` until ``seconds`` have passed; every failure kept.
-    A campaign whose code under test crashed (not a spec verdict) is recorded in ``crashes``
-    (``"seed N: error"``) and the next seed runs; without a ``crashes`` list the crash is raised."""
+            crashes: list | None = None, seed_step: int = 1, database=None) -> tuple[Tally, list[Counterexample]]:
+    """Campaigns with seeds ``seed, seed + seed_step, ...`` until ``seconds`` have passed; every
+    failure kept. A campaign whose code under test crashed (not a spec verdict) is recorded in
+    ``crashes`` (``"seed N: error"``) and the next seed runs; without a ``crashes`` list the crash
+    is raised. ``database``: see ``run_campaign`` (each campaign replays it first)."""
     total, found = Tally(), []
     start = time.perf_counter()
     k = 0
     while time.perf_counter() - start < seconds:
         try:
-            result = run_campaign(strategy, max_examples=batch, seed=seed + k)
+            result = run_campaign(strategy, max_examples=batch, seed=seed + k * seed_step, database=database)
         except Exception as e:
             if crashes is None:
                 raise
-            crashes.append(f"seed {seed + k}: {type(e).__name__}: {str(e)[:200]}")
+            crashes.append(f"seed {seed + k * seed_step}: {type(e).__name__}: {str(e)[:200]}")
             k += 1
             continue
         total.merge(result.tally)

@@ -205,22 +205,42 @@ def _output_choices(s: _State, max_extra: int) -> Iterator[tuple[int, ...]]:
 
 
 def all_graphs(max_nodes: int, *, ops: tuple[str, ...] = DEFAULT_OPS, max_inputs: int = 2,
-               max_extra_outputs: int = 1, dedupe: bool = True) -> Iterator[Graph]:
+               max_extra_outputs: int = 1, dedupe: bool = True, shard: tuple[int, int] = (0, 1)) -> Iterator[Graph]:
     """Every valid graph of 1..``max_nodes`` compute/view nodes over ``ops`` (see the module doc).
 
     Deterministic: the same arguments give the same graphs in the same order,
-    named ``exhaustive_<k>``. Arguments are checked eagerly.
+    named ``exhaustive_<k>``. ``shard=(i, n)`` keeps the graphs whose ``k % n == i``
+    (named as in the whole enumeration, so the n shards together are exactly the
+    whole). Arguments are checked eagerly.
     """
+    _check_args(max_nodes, ops, max_inputs, max_extra_outputs, shard)
+    index, count = shard
+    return (_build(s, outputs, f"exhaustive_{k}")
+            for k, s, outputs in _enumerate(max_nodes, tuple(ops), max_inputs, max_extra_outputs, dedupe)
+            if k % count == index)
+
+
+def count_graphs(max_nodes: int, *, ops: tuple[str, ...] = DEFAULT_OPS, max_inputs: int = 2,
+                 max_extra_outputs: int = 1, dedupe: bool = True) -> int:
+    """How many graphs ``all_graphs`` gives with these arguments (enumerated, not built: about a
+    tenth of the time; progress lines use it for the time left)."""
+    _check_args(max_nodes, ops, max_inputs, max_extra_outputs, (0, 1))
+    return sum(1 for _ in _enumerate(max_nodes, tuple(ops), max_inputs, max_extra_outputs, dedupe))
+
+
+def _check_args(max_nodes, ops, max_inputs, max_extra_outputs, shard) -> None:
     if max_nodes < 1 or max_inputs < 1 or max_extra_outputs < 0:
         raise ValueError(f"all_graphs(): need max_nodes >= 1, max_inputs >= 1, max_extra_outputs >= 0; "
                          f"got max_nodes={max_nodes!r}, max_inputs={max_inputs!r}, "
                          f"max_extra_outputs={max_extra_outputs!r}")
     if unknown := set(ops) - set(DEFAULT_OPS):
         raise ValueError(f"all_graphs(): unknown op forms {sorted(unknown)}; known: {DEFAULT_OPS}")
-    return _graphs(max_nodes, tuple(ops), max_inputs, max_extra_outputs, dedupe)
+    if len(shard) != 2 or not 0 <= shard[0] < shard[1]:
+        raise ValueError(f"all_graphs(): shard must be (index, count) with 0 <= index < count; got {shard!r}")
 
 
-def _graphs(max_nodes, ops, max_inputs, max_extra, dedupe) -> Iterator[Graph]:
+def _enumerate(max_nodes, ops, max_inputs, max_extra, dedupe) -> Iterator[tuple[int, _State, tuple[int, ...]]]:
+    """(k, structure, outputs) of every graph, in enumeration order."""
     k = 0
     for s in _structures(max_nodes, ops, max_inputs, dedupe):
         # A structure that swapping the inputs maps onto itself has output choices that are
@@ -235,19 +255,21 @@ def _graphs(max_nodes, ops, max_inputs, max_extra, dedupe) -> Iterator[Graph]:
                 if seen & set(keys):
                     continue
                 seen.update(keys)
-            yield _build(s, outputs, f"exhaustive_{k}")
+            yield k, s, outputs
             k += 1
 
 
 @attrs.frozen
 class Failure:
-    """One case that failed: a violation (``invariant`` set) or a crash of the code under test."""
+    """One case that failed: a violation (``invariant`` set) or a crash of the code under test;
+    ``index`` is the graph's place in the enumeration (``exhaustive_<index>``)."""
 
     scenario: Scenario
     invariant: str | None
     culprit: str
     message: str
     values: dict = attrs.field(factory=dict)
+    index: int = 0
 
     def counterexample(self):
         """The counterexample file content for a violation (None for a crash)."""
@@ -255,6 +277,29 @@ class Failure:
             return None
         return Counterexample(self.scenario, self.invariant, {"culprit": self.culprit, "message": self.message,
                                                               "values": self.values}, found_with="exhaustive")
+
+
+@attrs.frozen
+class ExhaustiveRun:
+    """What one run (or one shard of it) found: the per-invariant tally (one case per observation),
+    the failures in enumeration order, the graphs checked and the seconds it took."""
+
+    tally: Tally
+    failures: tuple
+    graphs: int
+    seconds: float
+
+
+def merge_runs(runs) -> ExhaustiveRun:
+    """The shards' runs as one: tallies summed, failures in enumeration order, graphs summed, the
+    longest shard's seconds (they ran side by side). Equals the single-process run exactly."""
+    runs = list(runs)
+    tally = Tally(keyed=False)
+    for r in runs:
+        tally.merge(r.tally)
+    failures = sorted((f for r in runs for f in r.failures), key=lambda f: f.index)
+    return ExhaustiveRun(tally, tuple(failures), sum(r.graphs for r in runs),
+                         max((r.seconds for r in runs), default=0.0))
 
 
 def _observations(graph: Graph, kinds, options: CompileOptions, with_execution: bool) -> Iterator[tuple]:
@@ -279,7 +324,7 @@ def _scenario(kind: str, graph: Graph, options: CompileOptions) -> Scenario:
     return Scenario(kind, graph, options, runtime)
 
 
-def _check(graph: Graph, kinds, options: CompileOptions, with_execution: bool, tally: Tally,
+def _check(graph: Graph, index: int, kinds, options: CompileOptions, with_execution: bool, tally: Tally,
            failures: list) -> None:
     kind = kinds[0]
     try:
@@ -288,32 +333,35 @@ def _check(graph: Graph, kinds, options: CompileOptions, with_execution: bool, t
                 values = {k: x if isinstance(x, (int, float, str, bool, type(None))) else str(x)
                           for k, x in v.values.items()}
                 failures.append(Failure(_scenario(kind, graph, options), v.invariant_id, v.culprit,
-                                        v.message, values))
+                                        v.message, values, index))
     except Exception as e:  # a crash of the code under test is a finding of its own
-        failures.append(Failure(_scenario(kind, graph, options), None, graph.name, f"{type(e).__name__}: {e}"))
+        failures.append(Failure(_scenario(kind, graph, options), None, graph.name, f"{type(e).__name__}: {e}",
+                                index=index))
 
 
 def run_exhaustive(max_nodes: int, kinds: tuple[str, ...] = ("plan", "model_file"),
                    strategies: tuple[str, ...] = ("ge", "compact"),
-                   progress: Callable[[int, float], None] | None = None, *, soc: str = "ascend910b",
-                   every: int = 500, **graph_args) -> tuple[Tally, list[Failure]]:
-    """Check every invariant on every graph of ``all_graphs(max_nodes, **graph_args)``.
+                   progress: Callable[[int, float, int], None] | None = None, *, soc: str = "ascend910b",
+                   every: int = 500, shard: tuple[int, int] = (0, 1), **graph_args) -> ExhaustiveRun:
+    """Check every invariant on every graph of ``all_graphs(max_nodes, shard=shard, **graph_args)``.
 
-    Returns the per-invariant tally (one case per observation checked) and the
-    failures (every violation and every crash, in enumeration order).
-    ``progress(graphs_done, seconds)`` is called every ``every`` graphs and at the end.
+    Returns the per-invariant tally (one case per observation checked), the failures (every
+    violation and every crash, in enumeration order) and the graph count.
+    ``progress(graphs_done, seconds, failures_so_far)`` is called every ``every`` graphs and at the end.
     """
     if unknown := set(kinds) - set(KINDS):
         raise ValueError(f"run_exhaustive(): unknown kinds {sorted(unknown)}; known: {KINDS}")
-    tally, failures = Tally(), []
+    tally, failures = Tally(keyed=False), []
     start, n = time.perf_counter(), 0
-    for n, graph in enumerate(all_graphs(max_nodes, **graph_args), 1):
+    for n, graph in enumerate(all_graphs(max_nodes, shard=shard, **graph_args), 1):
+        index = int(graph.name.rsplit("_", 1)[1])
         for j, strategy in enumerate(strategies):
             # Runtimes run on one plan per graph, layouts on every strategy (as verify does).
-            _check(graph, tuple(kinds), CompileOptions(soc=soc, strategy=strategy),
+            _check(graph, index, tuple(kinds), CompileOptions(soc=soc, strategy=strategy),
                    "execution" in kinds and j == 0, tally, failures)
         if progress and n % every == 0:
-            progress(n, time.perf_counter() - start)
+            progress(n, time.perf_counter() - start, len(failures))
+    seconds = time.perf_counter() - start
     if progress:
-        progress(n, time.perf_counter() - start)
-    return tally, failures
+        progress(n, seconds, len(failures))
+    return ExhaustiveRun(tally, tuple(failures), n, seconds)

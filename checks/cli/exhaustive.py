@@ -5,17 +5,25 @@ per-invariant table, and the smallest failing graph of each violated
 invariant, written as a counterexample file to ``--save DIR`` (default
 ./counterexamples, as zcspec explore; each kind of crash as a scenario file).
 Exit 1 on any violation or crash.
+
+``--workers N`` checks the graphs on N local processes, ``--cluster ADDRESS`` on
+an existing Dask scheduler (checks/exhaustive_parallel.py: sharded by graph,
+exactly the single-process result). Progress (graphs done, rate, time left,
+findings) is one live line on a terminal, plain lines otherwise or under CI.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 import types
 
 from zcspec.checks.cli.verify import invariant_table
 from zcspec.checks.errors import UsageError
-from zcspec.checks.exhaustive import DEFAULT_OPS, run_exhaustive
+from zcspec.checks.exhaustive import DEFAULT_OPS
+from zcspec.checks.exhaustive_parallel import run_exhaustive_sharded
+from zcspec.checks.progress import Progress
 from zcspec.checks.scenario import KINDS
 from zcspec.spec.registry import all_invariants
 
@@ -39,6 +47,13 @@ def configure(parser) -> None:
     parser.add_argument("--save", metavar="DIR", default="counterexamples",
                         help="folder for a counterexample file per violated invariant (default ./counterexamples, "
                              "as zcspec explore)")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="local worker processes (default 1; the result is the same for every N)")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the shards on an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                             "(pip install 'zcspec[cluster]'; every worker needs zcspec installed)")
+    parser.add_argument("--shards", type=int, metavar="K",
+                        help="pieces the enumeration is cut into (default: --workers locally, 8 on a cluster)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -53,6 +68,9 @@ def _parse(args):
                          f"known: {','.join(DEFAULT_OPS)}")
     if args.max_nodes < 1 or args.max_inputs < 1 or args.max_extra_outputs < 0:
         raise UsageError("--max-nodes and --max-inputs must be at least 1, --max-extra-outputs at least 0")
+    if args.workers < 1 or (args.shards is not None and args.shards < 1):
+        raise UsageError(f"--workers and --shards must be at least 1 (got --workers {args.workers}, "
+                         f"--shards {args.shards})")
     return kinds, ops
 
 
@@ -92,23 +110,34 @@ def _report_failures(failures, save: str | None) -> None:
 def run(args) -> int:
     kinds, ops = _parse(args)
     strategies = tuple(args.strategy or ("ge", "compact"))
+    progress = Progress("graphs")
 
-    done = [0, 0.0]
-
-    def progress(n, seconds):
-        done[:] = [n, seconds]
+    def on_progress(done, findings, total):
+        if total is not None and progress.total is None:
+            progress.set_total(total)
         if not args.quiet:
-            print(f"{seconds:7.1f} s: {n} graphs", file=sys.stderr, flush=True)
+            progress.update(done, findings)
 
-    tally, failures = run_exhaustive(args.max_nodes, kinds, strategies, progress, soc=args.soc, ops=ops,
-                                     max_inputs=args.max_inputs, max_extra_outputs=args.max_extra_outputs,
-                                     dedupe=not args.no_dedupe)
+    shards = args.shards or (8 if args.cluster else args.workers)
+    where = f"the Dask cluster at {args.cluster}" if args.cluster else \
+        f"{args.workers} worker process{'es' if args.workers > 1 else ''}"
+    if not args.quiet:
+        print(f"checking every graph up to {args.max_nodes} nodes on {where} ({shards} shards)", file=sys.stderr)
+    start = time.perf_counter()
+    result = run_exhaustive_sharded(args.max_nodes, kinds, strategies, workers=args.workers, cluster=args.cluster,
+                                    shards=shards, soc=args.soc, on_progress=on_progress, ops=ops,
+                                    max_inputs=args.max_inputs, max_extra_outputs=args.max_extra_outputs,
+                                    dedupe=not args.no_dedupe)
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        progress.finish()
+    tally, failures = result.tally, list(result.failures)
     scopes = set(kinds) | ({"load"} if "execution" in kinds else set())
     invariants = [i for i in all_invariants() if i.applies_to in scopes]
     print("\n".join(invariant_table(types.SimpleNamespace(findings=[], tally=tally), invariants)))
     _report_failures(failures, args.save)
     crashes = sum(1 for f in failures if f.invariant is None)
-    print(f"\n{done[0]} graphs, {tally.cases} observations checked in {done[1]:.1f} s: "
+    print(f"\n{result.graphs} graphs, {tally.cases} observations checked in {seconds:.1f} s: "
           + (f"FAILED ({len(failures) - crashes} violations, {crashes} crashes)" if failures else
              "every invariant held"))
     return 1 if failures else 0

@@ -109,8 +109,9 @@ def test_ops_and_bounds_are_checked_eagerly():
 
 
 def test_the_planner_holds_on_every_one_node_graph():
-    tally, failures = run_exhaustive(1, kinds=("plan",))
-    assert tally.cases == 22 * 2 and not failures, failures[:3]
+    run = run_exhaustive(1, kinds=("plan",))
+    tally, failures = run.tally, run.failures
+    assert run.graphs == 22 and tally.cases == 22 * 2 and not failures, failures[:3]
     assert tally.exercised["MEM-ATOMIC-NOREUSE"] and tally.exercised["MEM-CONT-INPUT"]
 
 
@@ -118,7 +119,8 @@ def test_a_seeded_planner_bug_is_caught():
     from zcspec.checks.faults.registry import active
 
     with active("zc-align-32"):
-        tally, failures = run_exhaustive(1, kinds=("plan",), strategies=("ge",))
+        run = run_exhaustive(1, kinds=("plan",), strategies=("ge",))
+    tally, failures = run.tally, run.failures
     assert tally.violated["LAYOUT-ALIGN"]
     cx = next(f for f in failures if f.invariant == "LAYOUT-ALIGN").counterexample()
     assert cx.scenario.kind == "plan" and cx.found_with == "exhaustive"
