@@ -25,6 +25,8 @@ by fewer than ``MIN_DISTINCT`` distinct cases (a claim put to the test once, or 
 counted again and again, is not a verified claim; distinct: ``campaign.observation_key``).
 Outputs that no oracle judged are counted and listed with the reason (``VerifyResult.notes``).
 With ``fail_fast`` the run stops at the first violation, crash or failed valid call.
+``VerifyResult.timings`` has the seconds of each phase that ran to its end (zoo cases, front-end cases,
+ACL refusals, packing proofs and cases, node tests, campaign, corpus).
 """
 from __future__ import annotations
 
@@ -103,6 +105,7 @@ class VerifyResult:
     errors: list = attrs.Factory(list)          # (case, message): a crash of the code under test
     seconds: float = 0.0
     stopped: str = ""                           # why a fail-fast run stopped early
+    timings: list = attrs.Factory(list)         # (phase, seconds) of each phase that ran to its end
     node_tests: NodeTestResult | None = None    # None: not run
     packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
     acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
@@ -159,39 +162,52 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
             result.errors.append((case, f"proof: {type(e).__name__}: {e}"))
 
 
+def _lap(result: VerifyResult, phase: str, since: float) -> float:
+    """Record ``phase`` as having taken the time since ``since``; the time now (the next phase's start)."""
+    now = time.perf_counter()
+    result.timings.append((phase, now - since))
+    return now
+
+
 def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: None) -> VerifyResult:
     result = VerifyResult()
-    start = time.perf_counter()
+    start = lap = time.perf_counter()
     cases = list(zoo_cases(config)) + list(device_cases(config))
     for i, (case, scenario) in enumerate(cases, 1):
         progress(f"[{i}/{len(cases)}] {case}")
         _check_case(result, case, scenario, prove=config.proofs)
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
+    lap = _lap(result, "zoo cases and device probes" + (" (with their proofs)" if config.proofs else ""), lap)
     if "execution" in config.kinds and config.onnx_node_tests:
         progress(f"front-end cases: {len(frontend_cases())} crafted ONNX models")
         _frontend_cases(result, config)
+        lap = _lap(result, "front-end cases", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the front-end cases")
     if "execution" in config.kinds and config.acl_refusals:
         refusals = acl_refusal_cases()
         progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
         _acl_refusals(result, refusals)
+        lap = _lap(result, "ACL refusals", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the ACL refusals")
     if config.proofs and "plan" in config.kinds:
         progress(f"packing optimality: {PACKINGS} instances of at most {packing_proofs.MAX_BUFFERS} buffers")
         for buffers in packing_proofs.instances(PACKINGS, config.seed):
             result.proofs.append((packing_proofs.label(buffers), packing_proofs.prove_packing(buffers)))
+        lap = _lap(result, "packing optimality proofs", lap)
         cases = packing_cases(config.seed)
         progress(f"packing cases: {len(cases)} (capacities, time limits, search, refusals, CSV files)")
         _packing_cases(result, cases)
+        lap = _lap(result, "packing cases", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the packing cases")
     if config.onnx_node_tests and "execution" in config.kinds:
         progress("ONNX node tests: importing the cases of claimed ops")
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
             return _stop(result, start, "the ONNX node tests")
+        lap = _lap(result, "ONNX node tests", lap)
     kinds = tuple(k for k in config.kinds if k in default_kinds())
     if config.examples and kinds:
         progress(f"random campaign: {config.examples} scenarios ({', '.join(kinds)}), seed {config.seed}")
@@ -200,6 +216,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
                                 on_case=lambda n: progress(f"  campaign case {n}") if n % 50 == 0 else None)
         result.tally.merge(campaign.tally)
         result.counterexample = campaign.counterexample
+        lap = _lap(result, "random campaign", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the random campaign")
     if config.corpus:
@@ -208,6 +225,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
             result.corpus.append(replay(Counterexample.load(path)))
             if config.fail_fast and not result.corpus[-1].as_expected:
                 return _stop(result, start, f"corpus {path}")
+        lap = _lap(result, "corpus", lap)
     result.seconds = time.perf_counter() - start
     return result
 

@@ -24,6 +24,8 @@ from zcspec.checks.errors import UsageError
 from zcspec.checks.exhaustive import DEFAULT_OPS
 from zcspec.checks.exhaustive_parallel import run_exhaustive_sharded
 from zcspec.checks.progress import Progress
+from zcspec.checks.report_page import check_writable, exhaustive_report, write_report
+from zcspec.checks.report_page import smallest_failures as _smallest   # the one a report draws, too
 from zcspec.checks.scenario import KINDS
 from zcspec.spec.registry import all_invariants
 
@@ -54,6 +56,9 @@ def configure(parser) -> None:
                              "(pip install 'zcspec[cluster]'; every worker needs zcspec installed)")
     parser.add_argument("--shards", type=int, metavar="K",
                         help="pieces the enumeration is cut into (default: --workers locally, 8 on a cluster)")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the run as one self-contained HTML page (coverage per claim, each "
+                             "violated claim's smallest failing graph drawn with its plan rows and layout)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -72,16 +77,6 @@ def _parse(args):
         raise UsageError(f"--workers and --shards must be at least 1 (got --workers {args.workers}, "
                          f"--shards {args.shards})")
     return kinds, ops
-
-
-def _smallest(failures) -> dict:
-    """Per violated invariant (None for crashes, by exception type), its failure on the fewest nodes."""
-    best: dict = {}
-    for f in failures:
-        key = f.invariant or f.message.split(":")[0]
-        if key not in best or len(f.scenario.graph.nodes) < len(best[key].scenario.graph.nodes):
-            best[key] = f
-    return best
 
 
 def _describe(graph) -> str:
@@ -109,6 +104,8 @@ def _report_failures(failures, save: str | None) -> None:
 
 def run(args) -> int:
     kinds, ops = _parse(args)
+    if args.html:
+        check_writable(args.html)   # before the run, not after an hour of it
     strategies = tuple(args.strategy or ("ge", "compact"))
     progress = Progress("graphs")
 
@@ -140,4 +137,7 @@ def run(args) -> int:
     print(f"\n{result.graphs} graphs, {tally.cases} observations checked in {seconds:.1f} s: "
           + (f"FAILED ({len(failures) - crashes} violations, {crashes} crashes)" if failures else
              "every invariant held"))
+    if args.html:
+        write_report(exhaustive_report(tally, failures, invariants, result.graphs, seconds), args.html)
+        print(f"report written to {args.html}")
     return 1 if failures else 0

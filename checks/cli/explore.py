@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from zcspec.checks.errors import UsageError
 from zcspec.checks.explore_parallel import run_explore
 from zcspec.checks.progress import Progress
+from zcspec.checks.report_page import check_writable, explore_report, write_report
 from zcspec.checks.strategies.scenarios import EXPLORE_MAX_NODES as MAX_NODES
 
 
@@ -34,12 +36,17 @@ def configure(parser) -> None:
                         help="Hypothesis example database shared by the workers: failures saved there are "
                              "replayed by every worker (default OUT/examples with more than one worker, none "
                              "with one)")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the run as one self-contained HTML page (coverage per claim, each "
+                             "counterexample's graph drawn with its plan rows and layout, proofs)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def run(args) -> int:
     if args.time <= 0 or args.max_nodes < 1 or args.workers < 1:
         raise UsageError("--time must be positive, --max-nodes and --workers at least 1")
+    if args.html:
+        check_writable(args.html)
     database = args.database or (os.path.join(args.out, "examples") if args.workers > 1 or args.cluster else None)
     progress = Progress("cases", budget=args.time)
     if not args.quiet:
@@ -51,6 +58,7 @@ def run(args) -> int:
         if not args.quiet:
             progress.update(cases, violations)
 
+    start = time.perf_counter()
     result = run_explore(args.max_nodes, args.time, seed=args.seed, workers=args.workers, cluster=args.cluster,
                          database=database, on_progress=on_progress)
     if not args.quiet:
@@ -58,9 +66,11 @@ def run(args) -> int:
     tally, found, crashes = result.tally, result.counterexamples, result.crashes
     for c in crashes:
         print(f"crash of the code under test (not a spec verdict), {c}")
+    seconds = time.perf_counter() - start
     os.makedirs(args.out, exist_ok=True)
+    paths = []
     for k, cx in enumerate(found):
-        path = os.path.join(args.out, f"{cx.invariant.lower()}-{args.seed}-{k}.json")
+        paths.append(path := os.path.join(args.out, f"{cx.invariant.lower()}-{args.seed}-{k}.json"))
         cx.save(path)
         print(f"{path}: {cx.invariant}: {cx.violation['culprit']}: {cx.violation['message']}")
     for case, claim, reason in tally.unknown[:10]:   # Z3 gave up: shown, not a counterexample
@@ -70,4 +80,7 @@ def run(args) -> int:
                                                                for w in result.workers))
     print(f"proofs: {tally.proof_summary()}")
     print(f"{tally.cases} cases, {len(found)} counterexamples, {len(crashes)} crashed campaigns")
+    if args.html:
+        write_report(explore_report(tally, found, crashes, seconds, names=paths), args.html)
+        print(f"report written to {args.html}")
     return 1 if found or crashes else 0

@@ -1,9 +1,11 @@
-"""``zcspec verify [MODEL ...]``: the main job. See checks/verify.py for what runs."""
+"""``zcspec verify [MODEL ...]``: the main job. See checks/verify.py for what runs; ``--html FILE`` also
+writes the report page (checks/report_page.py)."""
 from __future__ import annotations
 
 import sys
 from collections import Counter
 
+from zcspec.checks.report_page import check_writable, coverage_rows, verify_report, write_report
 from zcspec.checks.scenario import KINDS
 from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, verify
 from zcspec.checks.zoo import zoo_names
@@ -31,22 +33,18 @@ def configure(parser) -> None:
                         help="fix a dynamic input of the ONNX models named, e.g. --shape x=1x3x48x192 (repeatable)")
     parser.add_argument("--value", action="append", default=[], metavar="NAME=V[,V...]",
                         help="freeze an ONNX input to a constant, e.g. --value sr=16000 (repeatable)")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the report page to FILE: one self-contained HTML page with the coverage, "
+                             "each violation's graph and layout, the proofs, the corpus and the timings "
+                             "(the text report still prints)")
 
 
 def invariant_table(result, invariants) -> list[str]:
-    """One line per invariant: how often it was applied, exercised and violated (``zcspec exhaustive`` too)."""
-    viol = {}
-    for f in result.findings:
-        viol[f.violation.invariant_id] = viol.get(f.violation.invariant_id, 0) + 1
+    """One line per invariant: how often it was applied, exercised and violated (``zcspec exhaustive`` too;
+    the rows are ``report_page.coverage_rows``, which the report page shows)."""
     lines = [f"{'invariant':<28} {'applied':>8} {'exercised':>9} {'distinct':>8} {'violated':>8}  result"]
-    for inv in invariants:
-        i = inv.id
-        bad = viol.get(i, 0) or result.tally.violated[i]
-        distinct = result.tally.distinct_count(i)
-        state = ("VIOLATED" if bad else "NEVER EXERCISED" if not result.tally.exercised[i]
-                 else f"BELOW FLOOR ({MIN_DISTINCT})" if distinct < MIN_DISTINCT else "ok")
-        lines.append(f"{i:<28} {result.tally.applied[i]:>8} {result.tally.exercised[i]:>9} {distinct:>8} {bad:>8}  "
-                     f"{state}")
+    for r in coverage_rows(result.tally, result.findings, invariants):
+        lines.append(f"{r.claim:<28} {r.applied:>8} {r.exercised:>9} {r.distinct:>8} {r.violated:>8}  {r.state}")
     return lines
 
 
@@ -122,6 +120,8 @@ def run(args) -> int:
                           soc=args.soc, kinds=kinds, examples=args.examples, seed=args.seed, proofs=not args.no_proofs,
                           shapes=tuple(args.shape), values=tuple(args.value), fail_fast=args.fail_fast,
                           onnx_node_tests=not args.no_onnx_node_tests)
+    if args.html:
+        check_writable(args.html)   # before the run, not after ten minutes of it
     progress = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     result = verify(config, progress)
     invariants = all_invariants()
@@ -141,10 +141,14 @@ def run(args) -> int:
             print(f"\nexercised by fewer than {MIN_DISTINCT} distinct cases of these models: {', '.join(few)}")
     if result.stopped:
         print(f"\n{result.stopped}")
-    print(f"\n{result.tally.cases} cases in {result.seconds:.1f} s: "
-          + (("all invariants held" + ("" if chosen and thin else
-                                       f" and were exercised (each by >= {MIN_DISTINCT} distinct cases)")) if ok else
-             f"FAILED ({sum(result.tally.violated.values())} violated checks, {len(result.errors)} crashes, "
-             f"{len(result.failed_calls)} failed valid calls, {len(thin)} invariants below the floor of "
-             f"{MIN_DISTINCT} distinct cases)"))
+    exercised = "" if chosen and thin else f" and were exercised (each by >= {MIN_DISTINCT} distinct cases)"
+    summary = (f"{result.tally.cases} cases in {result.seconds:.1f} s: "
+               + (f"all invariants held{exercised}" if ok else
+                  f"FAILED ({sum(result.tally.violated.values())} violated checks, {len(result.errors)} crashes, "
+                  f"{len(result.failed_calls)} failed valid calls, {len(thin)} invariants below the floor of "
+                  f"{MIN_DISTINCT} distinct cases)"))
+    print(f"\n{summary}")
+    if args.html:
+        write_report(verify_report(result, invariants, config=config, ok=ok, summary=summary), args.html)
+        print(f"report written to {args.html}")
     return 0 if ok else 1

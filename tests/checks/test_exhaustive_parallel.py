@@ -79,3 +79,14 @@ def test_a_local_dask_cluster_gives_the_single_process_result():
         on_cluster = run_exhaustive_sharded(2, ("plan", "model_file"), ("ge", "compact"),
                                             cluster=cluster.scheduler_address, shards=4)
     _same(on_cluster, run_exhaustive(2))
+
+
+def test_cli_html_report_draws_the_smallest_failure(tmp_path, capsys):
+    page = tmp_path / "exhaustive.html"
+    with active("zc-align-32"):
+        assert main(["exhaustive", "--max-nodes", "1", "--kinds", "plan", "--strategy", "ge", "--quiet",
+                     "--workers", "2", "--save", str(tmp_path), "--html", str(page)]) == 1
+    assert f"report written to {page}" in capsys.readouterr().out
+    html = page.read_text()
+    assert "LAYOUT-ALIGN" in html and html.count("<svg") >= 2   # the graph and its layout
+    assert main(["exhaustive", "--max-nodes", "1", "--html", str(tmp_path / "nowhere" / "x.html")]) == 2

@@ -5,6 +5,7 @@ import os
 
 from zcspec.checks import campaign as campaign_module
 from zcspec.checks.cli.main import main
+from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.campaign import run_campaign
 from zcspec.checks.explore_parallel import SharedDatabase, explore_worker, graph_key, merge_workers
 from zcspec.checks.faults.registry import active
@@ -84,3 +85,18 @@ def test_cli_two_workers_share_a_database(tmp_path, capsys):
 def test_cli_workers_must_be_positive(capsys):
     assert main(["explore", "--time", "1", "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+def test_cli_html_report_of_two_workers(tmp_path, capsys):
+    page = tmp_path / "explore.html"
+    with active(FAULT):
+        assert main(["explore", "--time", "2", "--workers", "2", "--quiet", "--out", str(tmp_path / "cx"),
+                     "--html", str(page)]) == 1
+    out = capsys.readouterr().out
+    assert "V1-VALID-CALL-SUCCEEDS" in out and f"report written to {page}" in out
+    html = page.read_text()
+    assert "V1-VALID-CALL-SUCCEEDS" in html and "<svg" in html
+    # One file per claim and shrunk graph, whichever worker found it first; the database beside them.
+    files = sorted((tmp_path / "cx").glob("*.json"))
+    keys = [graph_key(Counterexample.load(str(f))) for f in files]
+    assert files and len(set(keys)) == len(keys) and (tmp_path / "cx" / "examples").is_dir()
