@@ -27,7 +27,7 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.report_html import render_html
 from zcspec.checks.scenario import observe
-from zcspec.checks.verify import MIN_DISTINCT, _rows
+from zcspec.checks.verify import MIN_DISTINCT, violation_rows
 from zcspec.checks.verify_cases import zoo_cases
 from zcspec.impl.compiler.ir import Graph
 from zcspec.spec.picture import plan_svg
@@ -129,7 +129,7 @@ def smallest_failures(failures) -> dict:
 
 @attrs.frozen
 class _Named:
-    """What ``checks.verify._rows`` reads of a violation: the culprit and the values."""
+    """What ``checks.verify.violation_rows`` reads of a violation: the culprit and the values."""
 
     culprit: str
     values: dict
@@ -153,7 +153,7 @@ def _entry(claim: str, case: str, scenario, culprit: str, message: str, values: 
             notes.append(f"no layout picture: compiling the graph again raised {type(e).__name__}: {e}")
         else:
             picture = plan_svg(plan, title=f"memory plan of {scenario.graph.name} ({scenario.compile.strategy})")
-            rows = rows if rows is not None else _rows(plan, _Named(culprit, values))
+            rows = rows if rows is not None else violation_rows(plan, _Named(culprit, values))
     return ViolationEntry(claim, case, culprit, message, {str(k): v for k, v in values.items()}, graph,
                           [_plan_row(t) for t in rows or ()], picture, "; ".join(notes), count, others[:MAX_OTHERS])
 

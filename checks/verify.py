@@ -136,7 +136,7 @@ class VerifyResult:
                 and all(r.as_expected for r in self.corpus) and not self.below_floor(ids))
 
 
-def _rows(observation, violation) -> list:
+def violation_rows(observation, violation) -> list:
     """Plan rows of the tensors a violation names (for the report)."""
     tensor = getattr(observation, "tensor", None)
     if not isinstance(tensor, dict):
@@ -154,7 +154,7 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
     reports, _failed = check_observations(case, observations, result.tally)   # failed calls: tally.notes
     for obs, report in zip(observations, reports):
         for v in report.violations:
-            result.findings.append(Finding(case, v, _rows(obs, v)))
+            result.findings.append(Finding(case, v, violation_rows(obs, v)))
     if prove:
         try:
             result.proofs.extend((case, p) for p in case_proofs(scenario, observations))

@@ -8,6 +8,7 @@ import pytest
 from zcspec.checks.cli.main import main
 from zcspec.checks.exhaustive import all_graphs, count_graphs, merge_runs, run_exhaustive
 from zcspec.checks.exhaustive_parallel import run_exhaustive_sharded
+from zcspec.checks.explore_parallel import run_explore
 from zcspec.checks.faults.registry import active
 
 
@@ -74,11 +75,15 @@ def _local_cluster():
     return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
-def test_a_local_dask_cluster_gives_the_single_process_result():
+def test_a_local_dask_cluster_gives_the_single_process_result(tmp_path):
     with _local_cluster() as cluster:
         on_cluster = run_exhaustive_sharded(2, ("plan", "model_file"), ("ge", "compact"),
                                             cluster=cluster.scheduler_address, shards=4)
+        # Explore's workers run there too, sharing the database folder.
+        explored = run_explore(6, 1.0, workers=2, cluster=cluster.scheduler_address, database=str(tmp_path))
     _same(on_cluster, run_exhaustive(2))
+    assert [w.worker for w in explored.workers] == [0, 1] and all(w.tally.cases for w in explored.workers)
+    assert explored.tally.cases == sum(w.tally.cases for w in explored.workers)
 
 
 def test_cli_html_report_draws_the_smallest_failure(tmp_path, capsys):
