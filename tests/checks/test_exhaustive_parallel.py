@@ -95,3 +95,12 @@ def test_cli_html_report_draws_the_smallest_failure(tmp_path, capsys):
     html = page.read_text()
     assert "LAYOUT-ALIGN" in html and html.count("<svg") >= 2   # the graph and its layout
     assert main(["exhaustive", "--max-nodes", "1", "--html", str(tmp_path / "nowhere" / "x.html")]) == 2
+
+
+@pytest.mark.slow
+def test_n3_on_two_workers_and_on_a_local_cluster_equals_the_single_run():
+    """The done-when of issue 18 at N=3 (about 16 minutes on 2 cores: -m slow)."""
+    single = run_exhaustive(3)
+    _same(run_exhaustive_sharded(3, workers=2), single)
+    with _local_cluster() as cluster:
+        _same(run_exhaustive_sharded(3, cluster=cluster.scheduler_address, shards=8), single)
