@@ -1,7 +1,7 @@
 """The type of one front-end case: a model (an ONNX model or a graph JSON text) and what its import must do.
 
-:mod:`zcspec.checks.frontend_cases` (ONNX models) and :mod:`zcspec.checks.graph_json_cases` (graph JSON
-texts) build them; verify imports each and judges the result.
+:mod:`zcspec.checks.frontend_cases` (ONNX models, built in :mod:`zcspec.checks.frontend_models`) and
+:mod:`zcspec.checks.graph_json_cases` (graph JSON texts) build them; verify imports each and judges the result.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ such path and judges the answer by facts the checker computes itself, never by t
   stage 1, ``bound`` lies between the max-live bound and the optimum, ``optimal`` holds exactly
   when ``bound == arena`` and only at the optimum.
 
-The cases (:func:`packing_cases`):
+The cases (:func:`packing_cases`), on the instances of :mod:`zcspec.checks.packing_instances`:
 
 - :class:`PackCase`: ``pack`` with a capacity at, above and below the optimum and the max-live
   bound (a feasible one must be met; an infeasible one is missed by a valid packing, the best
@@ -38,7 +38,6 @@ case and the buffers. The whole list runs in a few seconds.
 from __future__ import annotations
 
 import functools
-import random
 import time
 from typing import Callable
 
@@ -47,7 +46,9 @@ import numpy as np
 
 from zcspec.checks.packing_check import validate
 from zcspec.checks.packing_csv_cases import csv_cases
-from zcspec.checks.packing_facts import GAPPED, Layout, Piece, arena_of, greedy_by_size, max_live, planted
+from zcspec.checks.packing_facts import GAPPED, Layout, Piece, arena_of, greedy_by_size, max_live
+from zcspec.checks.packing_instances import (CHAIN_COUNT, DESCENT, HARD, LARGE_COUNT, PLANTED, PLANTED_ALIGNED, TOWER,
+                                            WEIGHTED, chain_pieces, planted_pieces, small_instances)
 from zcspec.checks.proofs.optimal import OPTIMAL, optimal_layout
 from zcspec.impl.compiler.memory.packing import Buffer, InvalidBufferError, pack
 from zcspec.impl.compiler.memory.packing import greedy, search
@@ -274,56 +275,6 @@ def check_packing_case(case) -> list[str]:
     return [f"{case.label}: {p}" for p in problems]
 
 
-def _random_small(rng: random.Random, count: int, *, prefix: str) -> tuple[Piece, ...]:
-    """``count`` buffers over 6 steps, about a third sharing the previous one's lifetime, sizes that
-    leave gaps greedy falls into; alignments only on some instances."""
-    aligned = rng.random() < 0.5
-    out: list[Piece] = []
-    for i in range(count):
-        lower = rng.randrange(6)
-        upper = rng.randint(lower + 1, 6)
-        if out and rng.random() < 0.35:
-            lower, upper = out[-1].lower, out[-1].upper
-        align = rng.choice((1, 2, 4, 8)) if aligned else 1
-        out.append(Piece(f"{prefix}{i}", lower, upper, rng.choice((1, 3, 5, 8, 12, 16, 24, 40)), align))
-    return tuple(out)
-
-
-def _small_instances(seed: int, count: int) -> list[tuple[Piece, ...]]:
-    """``count`` small instances (5 to 8 buffers) greedy by size does not solve at the max-live
-    bound, so the capacity and minimisation paths go past stage 1."""
-    rng, out = random.Random(seed), []
-    while len(out) < count:
-        pieces = _random_small(rng, rng.randint(5, 8), prefix=f"s{len(out)}_")
-        if arena_of(pieces, greedy_by_size(pieces, fit="best")) > max_live(pieces):
-            out.append(pieces)
-    return out
-
-
-def _planted(seed: int, count: int, *, aligned: bool = False, prefix: str = "p") -> tuple[Piece, ...]:
-    return tuple(planted(random.Random(seed), count, steps=count, arena=16 * count, aligned=aligned, prefix=prefix))
-
-
-# Fixed planted instances (so the paths they reach and the time they take do not depend on the seed),
-# picked by the search's effort at the optimum: PLANTED (40 buffers, optimum 640) and PLANTED_ALIGNED
-# (20, aligned, 320) take under 200 nodes; WEIGHTED (24, aligned, 384) about 6,700: its first two
-# weighted-degree runs (3,000 nodes each) fail, so the second is ranked by the first one's failures;
-# HARD (80, 1280) more than 8,000, so a short time limit cuts the search short.
-PLANTED = _planted(0, 40, prefix="q")
-PLANTED_ALIGNED = _planted(5, 20, aligned=True, prefix="qa")
-WEIGHTED = _planted(22, 24, aligned=True, prefix="w")
-HARD = _planted(20, 80, prefix="h")
-# pack() without limits: alignment keeps the optimum (31) above the max-live bound (30), so the search
-# at the bound is exhausted; the earlier stages stay above 31 (greedy by size: 35) and the descent finds
-# 31, then proves 30 infeasible (the certificate that must raise the proved bound to 31).
-DESCENT = (Piece("d0", 0, 3, 3, 4), Piece("d1", 0, 2, 3, 8), Piece("d2", 0, 1, 24, 8), Piece("d3", 1, 3, 3, 1))
-# The largest buffer is the optimum (32): a search at exactly its size must fit it.
-TOWER = (Piece("t0", 0, 4, 32), Piece("t1", 4, 6, 16), Piece("t2", 4, 6, 16), Piece("t3", 6, 7, 32))
-# Above the search's size limit (4,096 buffers): greedy orders and the hill climb only.
-LARGE_COUNT = 4_200
-CHAIN_COUNT = 1_500
-
-
 def _refusals() -> list:
     """Bad buffers, duplicate ids, bad capacities: ``InvalidBufferError`` naming the culprit."""
     ok = [Buffer("a", 0, 2, 8), Buffer("b", 1, 3, 8)]
@@ -386,15 +337,6 @@ def _capacities(label: str, pieces, *, optimum: int | None = None, proofs_fast: 
     return out
 
 
-def _chain(seed: int, count: int) -> tuple[Piece, ...]:
-    """Buffer i lives over [i, i + 2), so each overlaps only its neighbours: the optimum is the
-    max-live bound (the even ones at 0, each odd one above its larger neighbour). ``count`` distinct
-    ends make as many cliques: from 1,415 buffers on, buffers x cliques passes the 2M cells the
-    search precomputes, so it builds its stacking bound in chunks."""
-    rng = random.Random(seed)
-    return tuple(Piece(f"c{i}", i, i + 2, rng.randint(1, 64)) for i in range(count))
-
-
 @attrs.frozen
 class LargeCase:
     """An instance above the search's size limit, packed twice: with a time limit that runs out in
@@ -432,7 +374,7 @@ def packing_cases(seed: int) -> list:
     """Every packing case (module doc): fixed instances that reach each path, plus ``seed``-drawn
     small ones (Z3 gives their optimum). Each has a ``label`` and is judged by :func:`check_packing_case`."""
     cases: list = _refusals()
-    for i, pieces in enumerate(_small_instances(seed, 3)):
+    for i, pieces in enumerate(small_instances(seed, 3)):
         cases += _capacities(f"small {i} (seed {seed})", pieces)
     cases += _capacities("aligned gapped (optimum 25, max-live 15)", GAPPED, proofs_fast=True)
     cases += [PackCase("empty pack capacity=0", (), capacity=0, optimum=0),
@@ -453,9 +395,9 @@ def packing_cases(seed: int) -> list:
               PackCase("hard planted 80 pack capacity=optimum+8, time_limit=0.3", HARD, capacity=1288,
                        time_limit=0.3, optimum=1280, must_fit=False),
               PackCase("hard planted 80 pack time_limit=0.3 (minimise)", HARD, time_limit=0.3, optimum=1280)]
-    chain = _chain(0, CHAIN_COUNT)
+    chain = chain_pieces(0, CHAIN_COUNT)
     cases.append(SearchCase(f"chain {CHAIN_COUNT} search capacity=optimum (chunked stacking bound)", chain,
                             capacity=max_live(chain), optimum=max_live(chain)))
     cases.append(LargeCase(f"planted {LARGE_COUNT} pack (stage 1, then orders and hill climb)",
-                           _planted(0, LARGE_COUNT, prefix="L"), optimum=16 * LARGE_COUNT))
+                           planted_pieces(0, LARGE_COUNT, prefix="L"), optimum=16 * LARGE_COUNT))
     return cases + csv_cases()

@@ -10,7 +10,8 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import blocks, device, execution, layout, model_file, passes, runtime_v1, runtime_v2
+from zcspec.spec.invariants import (blocks, device_kernels, device_memory, execution, layout, model_file, passes,
+                                    runtime_v1, runtime_v2)
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
@@ -21,7 +22,11 @@ CONCERNS = (
     ("runtime_v1", runtime_v1, "DavinciModel-style static runtime: address refresh and copy-only I/O."),
     ("runtime_v2", runtime_v2, "Lowered (gert-style) runtime: output zero copy and always_zero_copy."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
-    ("device", device, "The emulated device the other claims trust: it refuses exactly the illegal accesses."),
+    ("device_memory", device_memory,
+     "The emulated device the other claims trust: it refuses exactly the illegal accesses, mallocs and frees."),
+    ("device_kernels", device_kernels,
+     "The emulated device's kernels and collectives: they compute what ONNX and HCCL define, and the device "
+     "refuses exactly the kernels whose operands do not fit."),
 )
 
 

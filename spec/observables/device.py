@@ -23,15 +23,15 @@ and ``soc`` the name of its SoC profile (the spec looks up the allocation alignm
 spec/capabilities.py). Nothing here says which accesses are legal: the spec derives that from
 the ``alloc`` and ``free`` events alone, and the fault each illegal one deserves from them and
 ``memory``; likewise which mallocs had room and which frees named a live allocation
-(spec/invariants/device.py).
+(spec/invariants/device_memory.py).
 
 ``kernel_runs`` are the probe's compute steps (:class:`KernelRun`): a kernel launched over inputs
 and an output of given shapes, the bytes it read and the output's bytes before and after, and
 what the device API raised. A refused kernel leaves nothing in the trace, so this record (made
 by the probe, not the device) is where its refusal shows. Which ones were legal is again the
-spec's to derive, from the shapes alone. ``collective_runs`` (:class:`CollectiveRun`) are its
-collective steps over several devices: every rank's input and output bytes, for the spec to
-recompute what each rank must hold. ``oracle_runs`` (:class:`OracleRun`) are its oracle steps: a
+spec's to derive, from the shapes alone (spec/invariants/device_kernels.py). ``collective_runs``
+(:class:`CollectiveRun`) are its collective steps over several devices: every rank's input and
+output bytes, for the spec to recompute what each rank must hold. ``oracle_runs`` (:class:`OracleRun`) are its oracle steps: a
 kernel of any op with attributes, its input and output bytes, and what onnxruntime computed (or
 raised) for the same node on the same bytes.
 """

@@ -18,7 +18,7 @@ from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.device import KERNELS, KernelError, executor, operands
 from zcspec.impl.device.observe import observe_device
 from zcspec.spec.check import check
-from zcspec.spec.invariants.device import broadcast
+from zcspec.spec.invariants.device_kernels import broadcast
 from zcspec.spec.observables import dumps, loads
 from zcspec.spec.observables.device import DeviceObservation, KernelRun
 from zcspec.spec.registry import get
