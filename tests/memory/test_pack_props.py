@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from zcspec.checks.packing_check import validate
 from zcspec.checks.strategies.buffers import buffer_lists
-from zcspec.impl.compiler.memory.packing import Buffer, Packing, greedy, lower_bound, pack, search, sweep
+from zcspec.impl.compiler.memory.packing import Buffer, Packing, greedy, lower_bound, pack, search
 
 
 def max_live(buffers) -> int:
@@ -127,26 +127,6 @@ def test_time_index_gives_the_same_packing_as_the_full_scan(buffers, first):
     finally:
         greedy.INDEX_SIZE, greedy._TimeIndex.SPAN = saved
     assert indexed.tolist() == plain.tolist()
-
-
-@settings(max_examples=40)
-@given(buffer_lists(min_buffers=1, max_buffers=10, max_step=8, max_size=20), st.integers(0, 8))
-def test_stacking_bound_paths_agree(buffers, slack):
-    # Small instances index the precomputed buffers x cliques matrix; large ones build
-    # it in chunks per node. Both must prune the same nodes.
-    inst = greedy.Instance.of(buffers)
-    capacity = max_live(buffers) + slack
-    fast = search.search(inst, capacity, node_budget=5000)
-    saved = sweep.CLIQUE_CELLS
-    sweep.CLIQUE_CELLS = 0
-    try:
-        chunked = search.search(inst, capacity, node_budget=5000)
-    finally:
-        sweep.CLIQUE_CELLS = saved
-    assert (fast.nodes, fast.exhausted) == (chunked.nodes, chunked.exhausted)
-    assert (fast.offsets is None) == (chunked.offsets is None)
-    if fast.offsets is not None:
-        assert fast.offsets.tolist() == chunked.offsets.tolist()
 
 
 @given(buffer_lists(min_buffers=1, max_buffers=6, max_step=6, max_size=12))

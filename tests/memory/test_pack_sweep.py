@@ -16,7 +16,7 @@ def test_sections_overlaps_cuts_and_totals(buffers):
     n = len(buffers)
     for b in range(n):
         direct = [c for c in range(n) if c != b and inst.lower[c] < inst.upper[b] and inst.lower[b] < inst.upper[c]]
-        assert sorted(sec.overlaps[b].tolist()) == direct
+        assert sorted(sec.overlaps(b).tolist()) == direct
     covers = [(sec.first <= s) & (s < sec.end) for s in range(sec.count)]
     for s in range(sec.count):
         assert sec.total[s] == int(inst.size[covers[s]].sum())

@@ -32,17 +32,13 @@ tests/memory/test_pack_props.py.
 """
 from __future__ import annotations
 
-import sys
 import time
 
 import attrs
 import numpy as np
 
-from zcspec.impl.compiler.memory.packing.sweep import Sections, ranks, ranks_within, weighted_ranks
-
-
-FLOORS_CELLS = 4_000_000  # largest rows x cliques block _floors_fit builds at once
-NONE = np.zeros(0, np.int64)  # no clique overflows
+from zcspec.impl.compiler.memory.packing import dfs
+from zcspec.impl.compiler.memory.packing.sweep import Sections, ranks, weighted_ranks
 
 
 @attrs.frozen(eq=False)
@@ -56,10 +52,6 @@ class SearchResult:
     offsets: np.ndarray | None
     exhausted: bool
     nodes: int
-
-
-class _Abort(Exception):
-    """Node limit or deadline reached: unwind the recursion."""
 
 
 def default_budget(n: int) -> int:
@@ -100,35 +92,30 @@ def search(inst, capacity: int, *, deadline: float | None = None, node_budget: i
     weights = np.zeros(sections.count)
     spent = {"robin": 0, "weighted": 0}
     runs = {"robin": 0, "weighted": 0}
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20 * n + 1000))
-    try:
-        while True:
-            stream = min(spent, key=lambda s: (spent[s], s))
-            k = runs[stream]
-            heuristic = None
-            if stream == "robin":
-                heuristic = ("TWA", "WAT", "TAW")[k % 3]
-                order, limit = statics[heuristic], 2 * n << (k // 3)
-            else:
-                order, limit = weighted_ranks(sections, weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
-            nodes = sum(spent.values())
-            if node_budget is not None:
-                limit = min(limit, node_budget - nodes)
-            if limit <= 0:
-                return SearchResult(None, False, nodes)
-            run = _Run(inst, sections, order, capacity, limit, deadline, heuristic)
-            found = run.solve()
-            spent[stream] += run.nodes
-            runs[stream] += 1
-            if found is not None:  # solved, or proved infeasible
-                return SearchResult(run.solution if found else None, not found, sum(spent.values()))
-            if deadline is not None and time.monotonic() > deadline:
-                return SearchResult(None, False, sum(spent.values()))
-            if stream == "weighted":
-                weights += run.failures / max(run.failures.sum(), 1.0)
-    finally:
-        sys.setrecursionlimit(old)
+    while True:
+        stream = min(spent, key=lambda s: (spent[s], s))
+        k = runs[stream]
+        heuristic = None
+        if stream == "robin":
+            heuristic = ("TWA", "WAT", "TAW")[k % 3]
+            order, limit = statics[heuristic], 2 * n << (k // 3)
+        else:
+            order, limit = weighted_ranks(sections, weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
+        nodes = sum(spent.values())
+        if node_budget is not None:
+            limit = min(limit, node_budget - nodes)
+        if limit <= 0:
+            return SearchResult(None, False, nodes)
+        run = _Run(inst, sections, order, capacity, limit, deadline, heuristic)
+        found = run.solve()
+        spent[stream] += run.nodes
+        runs[stream] += 1
+        if found is not None:  # solved, or proved infeasible
+            return SearchResult(run.solution if found else None, not found, sum(spent.values()))
+        if deadline is not None and time.monotonic() > deadline:
+            return SearchResult(None, False, sum(spent.values()))
+        if stream == "weighted":
+            weights += run.failures / max(run.failures.sum(), 1.0)
 
 
 # Nodes of one weighted-degree run (the first 100; then one unit more per 100 runs).
@@ -136,183 +123,34 @@ RESTART_UNIT = 3000
 
 
 class _Run:
-    """One depth-first search with one static rank and a node limit."""
+    """One depth-first run (:mod:`.dfs`, compiled) with one static rank and a node limit."""
 
     def __init__(self, inst, sections: Sections, rank, capacity, node_limit, deadline, heuristic=None):
-        self.inst, self.sec, self.rank = inst, sections, rank.copy()
-        self.heuristic = heuristic  # re-rank split-off sub-problems by it (None: keep ``rank``)
-        self.cap, self.limit, self.deadline = capacity, node_limit, deadline
         n = len(inst)
-        self.mo = np.zeros(n, np.int64)  # lowest offset each unplaced buffer can take
-        self.placed = np.zeros(n, bool)
-        self.left = sections.total.copy()  # unplaced bytes per section
-        self.cuts = sections.cuts.copy()
-        self.solution = np.zeros(n, np.int64)
-        self.nodes = 0
-        self.off = np.zeros(n, np.int64)  # offsets of placed buffers
-        self.free_nb = np.array([len(o) for o in sections.overlaps], np.int64)  # unplaced neighbours
-        self.twins = sections.twins
-        self.failures = np.zeros(sections.count)  # section-inference failures per section
-        self.cliques = sections.cliques
+        self.static = dfs.Static(
+            inst.lower, inst.upper, inst.size, inst.align, sections.first, sections.end,
+            sections.ov_ptr, sections.ov_idx, sections.tw_ptr, sections.tw_idx, sections.cliques,
+            dfs.letter_codes(heuristic or ""), int(capacity), min(int(node_limit), 1 << 62),
+            float("inf") if deadline is None else float(deadline))
+        self.state = dfs.State(
+            rank.astype(np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_), np.zeros(n, np.int64),
+            np.diff(sections.ov_ptr), np.zeros(n, np.int64), sections.total.copy(), sections.cuts.copy(),
+            np.zeros(sections.count), np.zeros(1, np.int64))
+
+    @property
+    def nodes(self) -> int:
+        return int(self.state.nodes[0])
+
+    @property
+    def solution(self) -> np.ndarray:
+        return self.state.solution
+
+    @property
+    def failures(self) -> np.ndarray:
+        """Section-inference failures per section."""
+        return self.state.failures
 
     def solve(self):
         """True: solved; None: limit or deadline hit (not a proof); False: infeasible."""
-        try:
-            return self._partition(np.arange(len(self.inst)), 0, self.sec.count, top=True)
-        except _Abort:
-            return None
-
-    def _partition(self, part, s_lo, s_hi, top=False) -> bool:
-        """Solve the independent sub-problems of ``part`` split at boundaries nobody crosses.
-
-        Below the root each sub-problem is re-ranked by the run's heuristic with
-        the totals left now (MiniMalloc's SubSolve); the ranks are restored after.
-        """
-        first, end = self.sec.first[part], self.sec.end[part]
-        bounds = [s_lo] + [int(s) + 1 for s in np.flatnonzero(self.cuts[s_lo:s_hi - 1] == 0) + s_lo] + [s_hi]
-        for a, b in zip(bounds, bounds[1:]):
-            sub = part[(first < b) & (end > a)]
-            sub = sub[~self.placed[sub]]
-            if len(sub) and not self._sub(sub, a, b, top):
-                return False
-        return True
-
-    def _sub(self, sub, a, b, top) -> bool:
-        if top or self.heuristic is None or len(sub) < 2:
-            return self._dfs(sub, a, b, -1, -1)
-        saved = self.rank[sub]
-        self.rank[sub] = ranks_within(self.inst, self.sec, sub, self.heuristic, self.left)
-        try:
-            return self._dfs(sub, a, b, -1, -1)
-        finally:
-            self.rank[sub] = saved
-
-    def _dfs(self, part, s_lo, s_hi, last_off, last_rank) -> bool:
-        self.nodes += 1
-        if self.nodes > self.limit or (self.deadline is not None and self.nodes % 256 == 0
-                                       and time.monotonic() > self.deadline):
-            raise _Abort
-        un = part[~self.placed[part]]
-        if not len(un):
-            return True
-        mo, rank = self.mo[un], self.rank[un]
-        if ((mo < last_off) & (self.free_nb[un] == 0)).any():
-            # An orphan: offsets never decrease, so it lands at or above last_off,
-            # higher than its min offset, and nothing left can lift it there.
-            return False
-        left = self.left[s_lo:s_hi]
-        lowest_top = int((mo + self.inst.size[un]).min())
-        # Placing c at mo[c] leaves every section's remaining bytes to stack above
-        # mo[c] (offsets never decrease): the fullest section decides.
-        ok = (mo < lowest_top) & (mo <= self.cap - int(left.max()))
-        ok &= (mo > last_off) | ((mo == last_off) & (rank > last_rank))
-        cands = un[ok]
-        cands = cands[np.lexsort((self.rank[cands], self.mo[cands]))]
-        for c in cands.tolist():
-            if self.twins[c] is not None and self._mirrored(c):
-                continue
-            found, hatless = self._try(c, part, s_lo, s_hi)
-            if found:
-                return True
-            if hatless:
-                # Nothing unplaced sits above c, so placing it changed no other
-                # buffer's options: every sibling branch fails the same way.
-                return False
-        return False
-
-    def _floors_fit(self, un, lo, hi, last_off) -> bool:
-        """Stacking bound per clique section: buffers with min offset >= m all lie above m.
-
-        In a section, sort the unplaced buffers by min offset (raised to the
-        last placed offset: offsets never decrease); for each, its min offset
-        plus the sizes of all those at or above it must fit in the capacity.
-        Only maximal cliques (sections just before a lifetime end) are checked:
-        a section whose buffers are a subset of another's gives a weaker bound.
-        """
-        a, b = np.searchsorted(self.cliques, (lo, hi))
-        un = un[(self.sec.first[un] < hi) & (self.sec.end[un] > lo)]
-        if a == b or not len(un):
-            return True
-        mo = self.mo[un]
-        order = np.argsort(-mo, kind="stable")
-        rows = un[order]
-        floor = np.maximum(mo[order], last_off)[:, None]
-        over = self._over(rows, floor, a, b)
-        if len(over):
-            self.failures[self.cliques[over]] += 1.0 / len(over)
-        return not len(over)
-
-    def _over(self, rows, floor, a, b) -> np.ndarray:
-        """Indices in ``cliques[a:b]`` where the stack of ``rows`` (sorted by floor,
-        highest first) overflows the capacity."""
-        if self.sec.clique_sizes is not None:
-            # Small instances: index the precomputed buffers x cliques sizes (a few
-            # vector operations, the bulk of a node's time).
-            sizes = self.sec.clique_sizes[rows, a:b]
-            stacked = np.cumsum(sizes, axis=0)
-            stacked += floor
-            bad = (stacked > self.cap) & (sizes > 0)
-            return a + np.flatnonzero(bad.any(axis=0)) if bad.any() else NONE
-        # Columns (cliques) are independent: take them in chunks so the rows x cliques
-        # matrices stay within FLOORS_CELLS entries however large the instance.
-        step = max(1, FLOORS_CELLS // len(rows))
-        over = []
-        for c0 in range(a, b, step):
-            cliques = self.cliques[c0:min(b, c0 + step)]
-            cover = (self.sec.first[rows, None] <= cliques) & (cliques < self.sec.end[rows, None])
-            sizes = np.where(cover, self.inst.size[rows, None], 0)
-            stacked = np.cumsum(sizes, axis=0) + floor
-            over.extend(c0 + np.flatnonzero(np.where(sizes > 0, stacked, 0).max(axis=0) > self.cap))
-        return np.asarray(over, np.int64)
-
-    def _mirrored(self, c) -> bool:
-        """Symmetry: c would sit right on a twin (same lifetime) of higher rank.
-
-        Two twins stacked directly can swap places without touching anything
-        else, so only the order with ranks increasing upwards is searched.
-        """
-        twins = self.twins[c]
-        twins = twins[self.placed[twins]]
-        hit = (self.off[twins] + self.inst.size[twins] == self.mo[c]) & (self.rank[twins] > self.rank[c])
-        return bool(hit.any())
-
-    def _still_fits(self, part, c, ov, old_mo, s_lo, s_hi, off) -> bool:
-        """Re-check the stacking bound where placing ``c`` changed it: its own
-        sections and those of the buffers whose min offset rose. Elsewhere only
-        the raised last offset matters, which the candidate filter covered."""
-        sec = self.sec
-        changed = ov[self.mo[ov] > old_mo]
-        lo, hi = int(sec.first[c]), int(sec.end[c])
-        if len(changed):
-            lo, hi = min(lo, int(sec.first[changed].min())), max(hi, int(sec.end[changed].max()))
-        return self._floors_fit(part[~self.placed[part]], max(lo, s_lo), min(hi, s_hi), off)
-
-    def _try(self, c, part, s_lo, s_hi) -> tuple[bool, bool]:
-        inst, sec = self.inst, self.sec
-        off = int(self.mo[c])
-        height = off + int(inst.size[c])
-        s0, s1 = int(sec.first[c]), int(sec.end[c])
-        ov = sec.overlaps[c]
-        ov = ov[~self.placed[ov]]
-        old_mo = self.mo[ov]
-        align = inst.align[ov]
-        self.mo[ov] = np.maximum(old_mo, -(-height // align) * align)
-        self.placed[c] = True
-        self.off[c] = off
-        self.free_nb[ov] -= 1
-        self.left[s0:s1] -= inst.size[c]
-        found = False
-        if self._still_fits(part, c, ov, old_mo, s_lo, s_hi, off):
-            self.cuts[s0:s1 - 1] -= 1
-            if s1 - 1 > s0 and not self.cuts[s0:s1 - 1].all():
-                found = self._partition(part, s_lo, s_hi)
-            else:
-                found = self._dfs(part, s_lo, s_hi, off, int(self.rank[c]))
-            self.cuts[s0:s1 - 1] += 1
-        self.left[s0:s1] += inst.size[c]
-        self.free_nb[ov] += 1
-        self.placed[c] = False
-        self.mo[ov] = old_mo
-        if found:
-            self.solution[c] = off
-        return found, not len(ov)
+        r = dfs.run(self.static, self.state)
+        return None if r == dfs.ABORTED else r == dfs.FOUND

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-CLIQUE_CELLS = 2_000_000  # largest buffers x cliques matrix Sections keeps
+from zcspec.impl.compiler.memory.packing.dfs import heuristic_ranks, letter_codes
 
 
 class Sections:
@@ -27,19 +26,16 @@ class Sections:
         self.cuts = _running(self.count, self.first, self.end - 1, np.ones(len(inst), np.int64))
         # Sections just before a lifetime end hold maximal sets of live buffers.
         self.cliques = np.unique(self.end - 1)
-        # Per buffer and clique, its size if it lives there else 0: the search's stacking
-        # bound indexes it instead of rebuilding it per node (kept only when small).
-        self.clique_sizes = None
-        if len(inst) * len(self.cliques) <= CLIQUE_CELLS:
-            cover = (self.first[:, None] <= self.cliques) & (self.cliques < self.end[:, None])
-            self.clique_sizes = np.where(cover, inst.size[:, None], 0)
-        self.overlaps = _overlaps(inst)
-        self.twins = _twins(inst)
+        # Per buffer, the buffers whose lifetime intersects its own, and those with the same
+        # lifetime (its twins), in CSR form: ov_idx[ov_ptr[b]:ov_ptr[b + 1]].
+        self.ov_ptr, self.ov_idx = _overlaps(inst)
+        self.tw_ptr, self.tw_idx = _twins(inst)
 
-    def peaks(self) -> np.ndarray:
-        """Per buffer, the largest total live in any of its sections (MiniMalloc's "T")."""
-        return np.array([int(self.total[f:e].max()) for f, e in zip(self.first.tolist(), self.end.tolist())],
-                        np.int64)
+    def overlaps(self, b: int) -> np.ndarray:
+        return self.ov_idx[self.ov_ptr[b]:self.ov_ptr[b + 1]]
+
+    def twins(self, b: int) -> np.ndarray:
+        return self.tw_idx[self.tw_ptr[b]:self.tw_ptr[b + 1]]
 
 
 def _running(count: int, starts, stops, values) -> np.ndarray:
@@ -50,8 +46,8 @@ def _running(count: int, starts, stops, values) -> np.ndarray:
     return np.cumsum(delta)[:-1]
 
 
-def _overlaps(inst) -> list[np.ndarray]:
-    """Per buffer, the buffers whose lifetime intersects its own, by one sort.
+def _overlaps(inst) -> tuple[np.ndarray, np.ndarray]:
+    """Per buffer, the buffers whose lifetime intersects its own, by one sort (CSR: pointers, indices).
 
     Sorted by start, the buffers that start in ``[lower_b, upper_b)`` after b
     are exactly the later ones overlapping b; each pair is recorded both ways.
@@ -66,22 +62,23 @@ def _overlaps(inst) -> list[np.ndarray]:
     a, b = order[left], order[right]
     src, dst = np.concatenate([a, b]), np.concatenate([b, a])
     by = np.argsort(src, kind="stable")
-    src, dst = src[by], dst[by]
-    return np.split(dst, np.searchsorted(src, np.arange(1, n)))
+    return np.searchsorted(src[by], np.arange(n + 1)), dst[by]
 
 
-def _twins(inst) -> list:
-    """Per buffer, the other buffers with the same lifetime (None if none, or if any align > 1)."""
-    twins = [None] * len(inst)
-    if len(inst) and int(inst.align.max()) > 1:
-        return twins  # swapping twins could break an alignment
+def _twins(inst) -> tuple[np.ndarray, np.ndarray]:
+    """Per buffer, the other buffers with the same lifetime (CSR; none at all if any align > 1:
+    swapping twins could break an alignment)."""
+    n = len(inst)
+    if not n or int(inst.align.max()) > 1:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
     groups: dict = {}
     for b, key in enumerate(zip(inst.lower.tolist(), inst.upper.tolist())):
         groups.setdefault(key, []).append(b)
-    for members in groups.values():
-        for b in members if len(members) > 1 else ():
-            twins[b] = np.array([m for m in members if m != b], np.int64)
-    return twins
+    ptr, idx = [0], []
+    for b, key in enumerate(zip(inst.lower.tolist(), inst.upper.tolist())):
+        idx.extend(m for m in groups[key] if m != b)
+        ptr.append(len(idx))
+    return np.array(ptr, np.int64), np.array(idx, np.int64)
 
 
 def ranks(inst, sections: Sections, heuristic: str) -> np.ndarray:
@@ -90,11 +87,7 @@ def ranks(inst, sections: Sections, heuristic: str) -> np.ndarray:
     Letters, each descending: W lifetime length, A area (length x size), T the
     largest total live in the buffer's sections, Z size, L start, U end.
     """
-    width = inst.upper - inst.lower
-    keys = {"W": lambda: width, "A": lambda: width * inst.size, "T": sections.peaks,
-            "Z": lambda: inst.size, "L": lambda: inst.lower, "U": lambda: inst.upper}
-    cols = [np.arange(len(inst))] + [-keys[c]() for c in reversed(heuristic)]
-    return _rank_of(np.lexsort(cols))
+    return ranks_within(inst, sections, np.arange(len(inst)), heuristic, sections.total)
 
 
 def ranks_within(inst, sections: Sections, sub: np.ndarray, heuristic: str, left: np.ndarray) -> np.ndarray:
@@ -104,14 +97,8 @@ def ranks_within(inst, sections: Sections, sub: np.ndarray, heuristic: str, left
     MiniMalloc re-sorts each sub-problem that dynamic decomposition splits off
     by the totals left at that point, not the initial ones.
     """
-    width = inst.upper[sub] - inst.lower[sub]
-    size = inst.size[sub]
-    firsts, ends = sections.first[sub].tolist(), sections.end[sub].tolist()
-    keys = {"W": lambda: width, "A": lambda: width * size,
-            "T": lambda: np.array([int(left[f:e].max()) for f, e in zip(firsts, ends)], np.int64),
-            "Z": lambda: size, "L": lambda: inst.lower[sub], "U": lambda: inst.upper[sub]}
-    cols = [sub] + [-keys[c]() for c in reversed(heuristic)]
-    return _rank_of(np.lexsort(cols))
+    return heuristic_ranks(inst.lower, inst.upper, inst.size, sections.first, sections.end,
+                           np.asarray(sub, np.int64), letter_codes(heuristic), left)
 
 
 def weighted_ranks(sections: Sections, weights: np.ndarray, static: np.ndarray) -> np.ndarray:
