@@ -1,0 +1,189 @@
+"""Rerun the scripts behind the figures in docs/ and rewrite their blocks in place.
+
+A figure in a doc is a block whose body is exactly what one command printed:
+
+    <!-- figures: plan-hard-minimise -->
+    ... (rewritten: the command, commit, date and load, then its output) ...
+    <!-- /figures -->
+
+FIGURES below names every block, the command that prints it and roughly how long it takes. A block
+may appear in several docs (each copy is rewritten). Nothing between the markers is written by hand.
+
+    python benchmarks/regenerate.py                   # every figure (hours: see --list)
+    python benchmarks/regenerate.py plan-hard-minimise plan-hard-capacity
+    python benchmarks/regenerate.py --quick           # only the figures estimated under 10 minutes
+    python benchmarks/regenerate.py --list            # names, commands, estimates, docs
+    python benchmarks/regenerate.py --check           # every block has an entry and every entry a block
+
+Figures that need a program from outside (MiniMalloc's CLI) take it from ``--minimalloc PATH`` or
+``$ZCSPEC_MINIMALLOC``; without it they are skipped and listed. A command that fails leaves its
+blocks as they were and the run exits 1 naming it; a doc with an unknown or unclosed block exits 2
+naming the file and line.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+OPEN = re.compile(r"^<!-- figures: ([a-z0-9-]+) -->\s*$")
+CLOSE = "<!-- /figures -->"
+
+
+@attrs.frozen
+class Figure:
+    """One block: ``command`` (``{minimalloc}`` is replaced by the MiniMalloc CLI's path), its
+    estimated minutes on the 2-core machine, and what it needs beyond the project."""
+
+    name: str
+    command: tuple[str, ...]
+    minutes: float
+    needs: str = ""
+
+
+FIGURES = (
+    Figure("plan-hard-capacity", ("benchmarks/plan_hard.py",), 2),
+    Figure("plan-hard-minimise", ("benchmarks/plan_hard.py", "--minimise"), 4),
+    Figure("plan-hard-minimalloc", ("benchmarks/plan_hard.py", "--minimalloc", "{minimalloc}", "--passes", "3"), 8,
+           needs="minimalloc"),
+    Figure("pack-scale", ("benchmarks/pack_scale.py",), 2),
+)
+
+
+class DocError(Exception):
+    """A doc's figure blocks are malformed; the message names the file and line."""
+
+
+def blocks(text: str, where: str) -> list[tuple[str, int, int]]:
+    """(name, first body line, end line) of every block in ``text`` (line indices, end exclusive)."""
+    lines = text.split("\n")
+    found, open_at = [], None
+    for i, line in enumerate(lines):
+        m = OPEN.match(line)
+        if m:
+            if open_at is not None:
+                raise DocError(f"{where}:{i + 1}: block {m.group(1)!r} opens inside block {open_at[0]!r}")
+            open_at = (m.group(1), i)
+        elif line.strip() == CLOSE:
+            if open_at is None:
+                raise DocError(f"{where}:{i + 1}: {CLOSE} closes no block")
+            found.append((open_at[0], open_at[1] + 1, i))
+            open_at = None
+    if open_at is not None:
+        raise DocError(f"{where}:{open_at[1] + 1}: block {open_at[0]!r} is never closed ({CLOSE})")
+    return found
+
+
+def rewrite(text: str, name: str, body: str, where: str) -> str:
+    """``text`` with the body of every block ``name`` replaced by ``body``."""
+    lines = text.split("\n")
+    for _, start, end in reversed([b for b in blocks(text, where) if b[0] == name]):
+        lines[start:end] = body.rstrip("\n").split("\n")
+    return "\n".join(lines)
+
+
+def doc_blocks(docs: Path) -> dict[str, list[Path]]:
+    """Block name -> the docs holding it."""
+    where: dict[str, list[Path]] = {}
+    for path in sorted(docs.glob("*.md")):
+        for name, _, _ in blocks(path.read_text(), str(path)):
+            where.setdefault(name, []).append(path)
+    return where
+
+
+def check(docs: Path, figures=FIGURES) -> list[str]:
+    """Problems: a block no entry prints, an entry no doc shows, a script that does not exist."""
+    where = doc_blocks(docs)
+    known = {f.name for f in figures}
+    problems = [f"{', '.join(map(str, paths))}: block {name!r} has no entry in benchmarks/regenerate.py FIGURES"
+                for name, paths in where.items() if name not in known]
+    problems += [f"figure {f.name!r} appears in no doc" for f in figures if f.name not in where]
+    problems += [f"figure {f.name!r}: {f.command[0]} does not exist" for f in figures
+                 if not (REPO / f.command[0]).exists()]
+    return problems
+
+
+def _commit() -> str:
+    run = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                           capture_output=True, text=True).stdout.strip()
+    return (run.stdout.strip() or "unknown") + (" with uncommitted changes" if dirty else "")
+
+
+def produce(figure: Figure, minimalloc: str | None) -> tuple[str, float]:
+    """Run the figure's command; the block body (provenance line, blank line, output) and seconds."""
+    argv = [a.replace("{minimalloc}", minimalloc or "") for a in figure.command]
+    load = os.getloadavg()[0]
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if run.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {run.returncode}: {(run.stderr or run.stdout)[-400:]}")
+    shown = " ".join(a if a != minimalloc else "PATH" for a in argv)
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    head = (f"`python {shown}` printed this at {_commit()}, {stamp}, in {seconds:.0f} s "
+            f"({os.cpu_count()} cores; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after):")
+    return f"{head}\n\n{run.stdout.rstrip()}", seconds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="figures to regenerate (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the figures and exit")
+    parser.add_argument("--check", action="store_true", help="check the docs' blocks against the list; run nothing")
+    parser.add_argument("--quick", action="store_true", help="only figures estimated under 10 minutes")
+    parser.add_argument("--minimalloc", default=os.environ.get("ZCSPEC_MINIMALLOC"),
+                        help="MiniMalloc's CLI, for the figures that time it (default $ZCSPEC_MINIMALLOC)")
+    parser.add_argument("--docs", type=Path, default=DOCS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        where = doc_blocks(args.docs)
+        problems = check(args.docs)
+    except DocError as e:
+        print(f"regenerate: {e}", file=sys.stderr)
+        return 2
+    if args.check or args.list:
+        for f in FIGURES if args.list else ():
+            docs = ", ".join(p.name for p in where.get(f.name, [])) or "no doc"
+            print(f"{f.name:24} ~{f.minutes:g} min  {' '.join(f.command)}  -> {docs}"
+                  + (f"  (needs {f.needs})" if f.needs else ""))
+        for p in problems:
+            print(f"regenerate: {p}", file=sys.stderr)
+        return 1 if problems else 0
+    unknown = [n for n in args.names if n not in {f.name for f in FIGURES}]
+    if unknown:
+        print(f"regenerate: unknown figure(s) {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 2
+    chosen = [f for f in FIGURES if (not args.names or f.name in args.names) and (not args.quick or f.minutes < 10)]
+    failed, skipped = [], []
+    for k, f in enumerate(chosen, 1):
+        if f.needs == "minimalloc" and not args.minimalloc:
+            skipped.append(f"{f.name} (needs --minimalloc PATH or $ZCSPEC_MINIMALLOC)")
+            continue
+        print(f"[{k}/{len(chosen)}] {f.name}: {' '.join(f.command)} (about {f.minutes:g} min)", flush=True)
+        try:
+            body, seconds = produce(f, args.minimalloc)
+        except RuntimeError as e:
+            failed.append(f"{f.name}: {e}")
+            print(f"    failed: {e}", flush=True)
+            continue
+        for path in where.get(f.name, []):
+            path.write_text(rewrite(path.read_text(), f.name, body, str(path)))
+        print(f"    {seconds:.0f} s; rewrote {', '.join(p.name for p in where.get(f.name, []))}", flush=True)
+    for s in skipped:
+        print(f"skipped: {s}")
+    for s in failed:
+        print(f"FAILED: {s}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""benchmarks/regenerate.py: the one command that reruns the scripts behind docs/ and rewrites their blocks."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "regenerate.py"
+sys.path.insert(0, str(SCRIPT.parent))
+import regenerate  # noqa: E402  (a script, not a package module)
+
+
+def test_every_block_in_docs_has_a_script_and_every_figure_a_block():
+    out = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert regenerate.check(regenerate.DOCS) == []
+
+
+def test_a_block_is_rewritten_with_the_command_and_its_output_and_nothing_else_changes(tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text(textwrap.dedent("""\
+        # Title
+        Prose that stays.
+        <!-- figures: echo -->
+        old figure 1.23
+        <!-- /figures -->
+        More prose.
+        <!-- figures: echo -->
+        a second copy
+        <!-- /figures -->
+        """))
+    fig = regenerate.Figure("echo", ("-c", "print('| a | b |'); print('| 1 | 2 |')"), 0.1)
+    body, _ = regenerate.produce(fig, None)
+    assert body.startswith("`python -c") and body.endswith("| a | b |\n| 1 | 2 |")
+    doc.write_text(regenerate.rewrite(doc.read_text(), "echo", body, str(doc)))
+    text = doc.read_text()
+    assert "old figure" not in text and "a second copy" not in text and text.count("\n| 1 | 2 |\n") == 2
+    assert text.startswith("# Title\nProse that stays.\n<!-- figures: echo -->\n`python -c")
+    assert "<!-- /figures -->\nMore prose.\n" in text
+    assert regenerate.check(tmp_path, (fig,)) == [f"figure 'echo': -c does not exist"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<!-- figures: a -->\nx\n", "a.md:1: block 'a' is never closed"),
+    ("x\n<!-- /figures -->\n", "a.md:2: <!-- /figures --> closes no block"),
+    ("<!-- figures: a -->\n<!-- figures: b -->\n", "a.md:2: block 'b' opens inside block 'a'"),
+])
+def test_malformed_blocks_name_the_file_and_line(tmp_path, text, message):
+    (tmp_path / "a.md").write_text(text)
+    with pytest.raises(regenerate.DocError, match=message):
+        regenerate.doc_blocks(tmp_path)
+    out = subprocess.run([sys.executable, str(SCRIPT), "--check", "--docs", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and message in out.stderr
+
+
+def test_an_unregistered_block_and_an_unknown_name_are_refused(tmp_path):
+    (tmp_path / "a.md").write_text("<!-- figures: nobody -->\n<!-- /figures -->\n")
+    assert any("'nobody' has no entry" in p for p in regenerate.check(tmp_path))
+    out = subprocess.run([sys.executable, str(SCRIPT), "no-such-figure"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no-such-figure" in out.stderr
