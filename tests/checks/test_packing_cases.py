@@ -63,8 +63,8 @@ def test_planted_instances_fill_every_step():
 def test_a_search_off_by_one_on_the_capacity_is_found(cases, monkeypatch):
     """The search treats its capacity as one byte less: at the optimum it claims no packing fits,
     and pack() misses a capacity it could meet."""
-    real = search.search
-    monkeypatch.setattr(search, "search", lambda inst, capacity, **kw: real(inst, capacity - 1, **kw))
+    real = search.Searcher.search
+    monkeypatch.setattr(search.Searcher, "search", lambda self, capacity, **kw: real(self, capacity - 1, **kw))
     found = problems_of(cases, "small 0", "search capacity=optimum")
     assert any("claims no packing fits" in p for p in found)
     found = problems_of(cases, "planted 20 aligned pack capacity=optimum")
@@ -124,8 +124,8 @@ def test_verify_runs_the_packing_cases_and_fails_on_a_broken_search(monkeypatch)
     config = VerifyConfig(models=(), examples=0, corpus=False, onnx_node_tests=False, kinds=("plan",))
     clean = verify(config)
     assert clean.packing_cases == (len(packing_cases(config.seed)), 0) and not clean.errors
-    real = search.search
-    monkeypatch.setattr(search, "search", lambda inst, capacity, **kw: real(inst, capacity - 1, **kw))
+    real = search.Searcher.search
+    monkeypatch.setattr(search.Searcher, "search", lambda self, capacity, **kw: real(self, capacity - 1, **kw))
     broken = verify(config)
     assert broken.packing_cases[1] > 0 and broken.failing()
     assert any(case.startswith("packing case ") and "claims no packing fits" in why for case, why in broken.errors)

@@ -93,17 +93,18 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
         return min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
     if capacity is None and deadline is not None:
         return _minimise(buffers, inst, best, lb, deadline)
+    searcher = search.Searcher(inst)
     if capacity is not None and capacity > lb:
         # The search is much faster at a tight target than at a loose one: try the lower bound first,
-        # with a small node budget (and at most a tenth of the time), before the capacity itself.
-        tight = search.search(inst, lb, deadline=_share(deadline, TIGHT_FIRST_SHARE), node_budget=TIGHT_FIRST_NODES)
+        # with a small node budget (and at most a tenth of the time), before the capacity itself, which
+        # then starts from the sections the try found hard.
+        tight = searcher.search(lb, deadline=_share(deadline, TIGHT_FIRST_SHARE), node_budget=TIGHT_FIRST_NODES)
         if tight.offsets is not None:
             return _packing(buffers, tight.offsets, lb, "search")
     # With a capacity the search runs until it fits (or the deadline); without one
     # or a time limit, it is one improvement stage among others and gets a node budget.
     budget = None if capacity is not None else search.default_budget(len(buffers))
-    found = search.search(inst, target, deadline=_share(deadline, RELAX_SHARE if capacity else 1.0),
-                          node_budget=budget)
+    found = searcher.search(target, deadline=_share(deadline, RELAX_SHARE if capacity else 1.0), node_budget=budget)
     if found.offsets is not None:
         return _packing(buffers, found.offsets, lb, "search")
     if capacity is not None and deadline is not None and not found.exhausted:
@@ -136,10 +137,12 @@ def _share(deadline, share: float):
 
 
 def _relax(buffers, inst, best: Packing, lb: int, missed: int, deadline) -> Packing:
-    """Bisect between a capacity the search missed and the best arena while time remains."""
+    """Bisect between a capacity the search missed and the best arena while time remains (one
+    searcher for every target: what its runs learn carries over)."""
+    searcher = search.Searcher(inst)
     while best.arena - missed > 1 and not _late(deadline):
         mid = (missed + best.arena) // 2
-        found = search.search(inst, mid, deadline=_share(deadline, 0.5))
+        found = searcher.search(mid, deadline=_share(deadline, 0.5))
         if found.offsets is not None:
             best = _packing(buffers, found.offsets, lb, "search-relaxed")
         else:
@@ -152,16 +155,18 @@ def _minimise(buffers, inst, best: Packing, lb: int, deadline: float) -> Packing
     target, and reaching it proves optimality), then bisect between the best arena and the tightest
     target not yet refuted. A target the search explores exhaustively is proved infeasible and raises
     the proved bound; one it only runs out of time on is skipped, not proved. The result carries the
-    proved bound: ``optimal`` when it meets the arena."""
+    proved bound: ``optimal`` when it meets the arena. One searcher serves every target, so the sweep,
+    the static orders and the sections its runs learned are hard carry over from target to target."""
     proved, lo = lb, lb
-    first = search.search(inst, lb, deadline=_share(deadline, TIGHT_SHARE))
+    searcher = search.Searcher(inst)
+    first = searcher.search(lb, deadline=_share(deadline, TIGHT_SHARE))
     if first.offsets is not None:
         return _packing(buffers, first.offsets, lb, "search")
     if first.exhausted:
         proved = lo = lb + 1
     while best.arena > lo and not _late(deadline):
         mid = (lo + best.arena - 1) // 2 if best.arena - lo > 1 else lo
-        found = search.search(inst, mid, deadline=_share(deadline, 0.5))
+        found = searcher.search(mid, deadline=_share(deadline, 0.5))
         if found.offsets is not None:
             best = _packing(buffers, found.offsets, lb, "search")
         else:
@@ -169,7 +174,7 @@ def _minimise(buffers, inst, best: Packing, lb: int, deadline: float) -> Packing
             if found.exhausted:   # no packing fits in mid bytes, so none fits in fewer
                 proved = max(proved, mid + 1)
     if lo >= best.arena and proved < best.arena and not _late(deadline):
-        best = _descend(buffers, inst, best, lb, deadline)
+        best = _descend(buffers, inst, best, lb, deadline, searcher)
         proved = best.arena if best.optimal else proved
     proved = max(proved, lb)
     return attrs.evolve(best, optimal=proved >= best.arena, bound=min(proved, best.arena))
@@ -188,13 +193,15 @@ def _order_of(p: Packing, buffers) -> list[int]:
     return sorted(range(len(buffers)), key=lambda i: (p.offsets[buffers[i].id], -buffers[i].size, i))
 
 
-def _descend(buffers, inst, best: Packing, lb: int, deadline) -> Packing:
+def _descend(buffers, inst, best: Packing, lb: int, deadline, searcher=None) -> Packing:
     """The lower bound is out of reach: search one byte below the best until that is
     proved impossible (then the best is optimal, and its proved bound is its arena) or the
-    node budget runs out."""
+    node budget runs out. Without a ``searcher`` each step starts afresh (the deterministic
+    default stage keeps its results independent of what ran before)."""
     budget = search.default_budget(len(buffers))
     while True:
-        found = search.search(inst, best.arena - 1, deadline=deadline, node_budget=budget)
+        step = searcher or search.Searcher(inst)
+        found = step.search(best.arena - 1, deadline=deadline, node_budget=budget)
         if found.offsets is None:
             return attrs.evolve(best, optimal=found.exhausted, bound=best.arena if found.exhausted else best.bound)
         best = _packing(buffers, found.offsets, lb, "search")

@@ -61,61 +61,78 @@ def default_budget(n: int) -> int:
 
 
 def search(inst, capacity: int, *, deadline: float | None = None, node_budget: int | None = None) -> SearchResult:
-    """Find offsets with every ``offset + size <= capacity``, or prove there are none.
+    """:meth:`Searcher.search` on a fresh :class:`Searcher`: one capacity, nothing carried over."""
+    return Searcher(inst).search(capacity, deadline=deadline, node_budget=node_budget)
 
-    A portfolio of restarted depth-first runs, two streams taking turns (the
-    one that has spent fewer nodes goes next), because the hard instances
-    split between them:
 
-    - MiniMalloc's round robin: static orders "TWA", "WAT", "TAW" in turn,
-      the node limit doubling after each round (from 2n);
-    - weighted degree: short runs (RESTART_UNIT nodes, growing by one unit
-      every 100 runs) that rank first the buffers living in the sections where
-      its earlier runs failed most (learned from section-inference failures),
-      ties by "TWA".
+class Searcher:
+    """The exact search of one instance, at as many capacities as the caller tries.
 
-    Limits grow without end, so the search stays complete: a run that ends
-    within its limit either found a packing or proved there is none.
-    ``node_budget`` bounds the nodes over all runs and ``deadline`` (a
-    ``time.monotonic()`` value) the time; when either runs out the result has
-    ``offsets=None, exhausted=False``. Deterministic for a given budget.
+    What does not depend on the capacity is built once and shared by every call: the sweep
+    (sections, overlaps, twins), the static orders, and the weights the weighted-degree runs learn
+    (a section where runs failed at one target is where the next target is hard too), so a
+    minimiser bisecting between targets does not start each from nothing.
     """
-    n = len(inst)
-    if n == 0:
-        return SearchResult(np.zeros(0, np.int64), True, 0)
-    if int(inst.size.max()) > capacity:
-        return SearchResult(None, True, 0)
-    sections = Sections(inst)
-    if int(sections.total.max()) > capacity:
-        return SearchResult(None, True, 0)
-    statics = {h: ranks(inst, sections, h) for h in ("WAT", "TAW", "TWA")}
-    weights = np.zeros(sections.count)
-    spent = {"robin": 0, "weighted": 0}
-    runs = {"robin": 0, "weighted": 0}
-    while True:
-        stream = min(spent, key=lambda s: (spent[s], s))
-        k = runs[stream]
-        heuristic = None
-        if stream == "robin":
-            heuristic = ("TWA", "WAT", "TAW")[k % 3]
-            order, limit = statics[heuristic], 2 * n << (k // 3)
-        else:
-            order, limit = weighted_ranks(sections, weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
-        nodes = sum(spent.values())
-        if node_budget is not None:
-            limit = min(limit, node_budget - nodes)
-        if limit <= 0:
-            return SearchResult(None, False, nodes)
-        run = _Run(inst, sections, order, capacity, limit, deadline, heuristic)
-        found = run.solve()
-        spent[stream] += run.nodes
-        runs[stream] += 1
-        if found is not None:  # solved, or proved infeasible
-            return SearchResult(run.solution if found else None, not found, sum(spent.values()))
-        if deadline is not None and time.monotonic() > deadline:
-            return SearchResult(None, False, sum(spent.values()))
-        if stream == "weighted":
-            weights += run.failures / max(run.failures.sum(), 1.0)
+
+    def __init__(self, inst):
+        self.inst = inst
+        self.sections = Sections(inst) if len(inst) else None
+        self.statics = {} if self.sections is None else {h: ranks(inst, self.sections, h) for h in ("WAT", "TAW", "TWA")}
+        self.weights = np.zeros(0 if self.sections is None else self.sections.count)
+
+    def search(self, capacity: int, *, deadline: float | None = None, node_budget: int | None = None) -> SearchResult:
+        """Find offsets with every ``offset + size <= capacity``, or prove there are none.
+
+        A portfolio of restarted depth-first runs, two streams taking turns (the
+        one that has spent fewer nodes goes next), because the hard instances
+        split between them:
+
+        - MiniMalloc's round robin: static orders "TWA", "WAT", "TAW" in turn,
+          the node limit doubling after each round (from 2n);
+        - weighted degree: short runs (RESTART_UNIT nodes, growing by one unit
+          every 100 runs) that rank first the buffers living in the sections where
+          earlier runs (of this call and the searcher's earlier calls) failed most
+          (learned from section-inference failures), ties by "TWA".
+
+        Limits grow without end, so the search stays complete: a run that ends
+        within its limit either found a packing or proved there is none.
+        ``node_budget`` bounds the nodes over all runs and ``deadline`` (a
+        ``time.monotonic()`` value) the time; when either runs out the result has
+        ``offsets=None, exhausted=False``. Deterministic for a given budget and
+        the same earlier calls.
+        """
+        inst, sections, statics = self.inst, self.sections, self.statics
+        n = len(inst)
+        if n == 0:
+            return SearchResult(np.zeros(0, np.int64), True, 0)
+        if int(inst.size.max()) > capacity or int(sections.total.max()) > capacity:
+            return SearchResult(None, True, 0)
+        spent = {"robin": 0, "weighted": 0}
+        runs = {"robin": 0, "weighted": 0}
+        while True:
+            stream = min(spent, key=lambda s: (spent[s], s))
+            k = runs[stream]
+            heuristic = None
+            if stream == "robin":
+                heuristic = ("TWA", "WAT", "TAW")[k % 3]
+                order, limit = statics[heuristic], 2 * n << (k // 3)
+            else:
+                order, limit = weighted_ranks(sections, self.weights, statics["TWA"]), RESTART_UNIT * (1 + k // 100)
+            nodes = sum(spent.values())
+            if node_budget is not None:
+                limit = min(limit, node_budget - nodes)
+            if limit <= 0:
+                return SearchResult(None, False, nodes)
+            run = _Run(inst, sections, order, capacity, limit, deadline, heuristic)
+            found = run.solve()
+            spent[stream] += run.nodes
+            runs[stream] += 1
+            if found is not None:  # solved, or proved infeasible
+                return SearchResult(run.solution.copy() if found else None, not found, sum(spent.values()))
+            if deadline is not None and time.monotonic() > deadline:
+                return SearchResult(None, False, sum(spent.values()))
+            if stream == "weighted":
+                self.weights += run.failures / max(run.failures.sum(), 1.0)
 
 
 # Nodes of one weighted-degree run (the first 100; then one unit more per 100 runs).
