@@ -16,13 +16,15 @@ import numpy as np
 from zcspec.impl.compiler.ops import OPS
 from zcspec.impl.compiler.topology import execution_order
 from zcspec.impl.device import Device, KernelTask, MemsetTask, Slot
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import storage
 
 
 def load(dev: Device, graph, feeds: dict):
     """Upload weights and inputs, allocate every other tensor, write argument tables; returns (tasks, addr)."""
-    addr = {w.name: dev.upload(w.array(graph.desc[w.name]), tag=w.name, read_only=True) for w in graph.weights}
-    addr.update({t: dev.upload(np.asarray(feeds[t]), tag=t) for t in graph.inputs})
+    desc = graph.desc   # sub-byte tensors lie packed (impl/platform/storage.py)
+    addr = {w.name: dev.upload(storage.image(w.data, desc[w.name].shape, desc[w.name].dtype, w.splat), tag=w.name,
+                               read_only=True) for w in graph.weights}
+    addr.update({t: dev.upload(storage.to_storage(feeds[t], desc[t].dtype), tag=t) for t in graph.inputs})
     tasks = []
     for name in execution_order(graph):
         node = graph.node[name]
@@ -53,5 +55,7 @@ def run(dev: Device, graph, feeds: dict) -> tuple[dict, float]:
     dev.launch_all(tasks)
     dev.synchronize()
     seconds = time.perf_counter() - t0
-    outs = {t: dev.download(addr[t], graph.desc[t].shape, dtypes.numpy_dtype(graph.desc[t].dtype)) for t in graph.outputs}
+    desc = graph.desc
+    outs = {t: storage.from_storage(dev.download(addr[t], (desc[t].nbytes,), np.uint8), desc[t].shape, desc[t].dtype)
+            for t in graph.outputs}
     return outs, seconds

@@ -76,3 +76,11 @@ def test_which_tensors_share_memory_is_decided_in_one_place():
         return (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and n.func.attr in ("view_offsets", "ref_outputs"))
     assert _where(decides, "impl", "checks") == {"impl/compiler/aliases.py"}, "use zcspec.impl.compiler.aliases"
+
+
+def test_sub_byte_packing_has_one_home():
+    """Sub-byte tensors are packed and unpacked by impl/platform/storage.py only (device, buffers, weights)."""
+    def packs(n):
+        return (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("packbits", "unpackbits"))
+    assert _where(packs, "impl", "checks") == {"impl/platform/storage.py"}, "use zcspec.impl.platform.storage"

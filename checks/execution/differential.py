@@ -17,7 +17,7 @@ from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import judge
 from zcspec.checks.execution.judge import Note, Observations
 from zcspec.impl.device import Device, DeviceFault
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1.config import LoadOptions
@@ -76,8 +76,9 @@ def _run_v1(model, arrays: dict, zero_copy: bool, batch: str | None):
 
 def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
     dev = Device(model.soc)
-    ins = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
-           for io in model.tasks.inputs]
+    # the user's buffers hold sub-byte tensors packed, as the user_buffers helpers of v1's run do
+    ins = [Tensor(dev.upload(storage.to_storage(arrays[io.tensor], io.dtype), tag=f"user input {io.tensor}"),
+                  io.nbytes, name=io.tensor) for io in model.tasks.inputs]
     outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"user output {io.tensor}"), io.nbytes, name=io.tensor)
             for io in model.tasks.outputs]
     exe = StreamExecutor(model, dev, LoweringOptions(zero_copy=zero_copy))
@@ -86,7 +87,7 @@ def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
         result = exe.execute(ins, outs, batch=batch)
         for io, t, given in zip(model.tasks.outputs, result, outs):
             read = dev.peek if t.placement == "device" else dev.host_read
-            got[io.tensor] = read(t.addr, io.shape, dtypes.numpy_dtype(io.dtype))
+            got[io.tensor] = storage.from_storage(read(t.addr, (io.nbytes,), np.uint8), io.shape, io.dtype)
             if t.addr != given.addr:   # a fallback allocation handed to the caller: give it back
                 t.release()
     except (RuntimeV2Error, DeviceFault) as e:   # a failed call is observed through its record

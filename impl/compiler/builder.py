@@ -46,9 +46,9 @@ class GraphBuilder:
 
     def weight(self, name: str, array: Any) -> str:
         arr = np.asarray(array)
-        dtype = next(d.name for d in dtypes.DTYPES.values() if dtypes.numpy_dtype(d.name) == arr.dtype)
+        dtype = dtypes.of_numpy(arr.dtype)
         self._tensors[name] = TensorDesc(name, arr.shape, dtype)
-        self._weights.append(Weight.from_array(name, arr))
+        self._weights.append(Weight.from_array(name, arr, dtype))
         return name
 
     def op(

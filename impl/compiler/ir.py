@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from zcspec.impl.compiler.errors import AttributeError_
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 
 AttrValue = Any  # bool | int | float | str | tuple of those
 _SCALARS = (bool, int, float, str)
@@ -86,7 +86,8 @@ class Node:
 
 @attrs.frozen
 class Weight:
-    """Constant data for tensor ``name``: raw little-endian bytes, or one element broadcast ("splat").
+    """Constant data for tensor ``name``: its stored bytes (little-endian; sub-byte types packed,
+    ``impl.platform.storage``), or one element broadcast ("splat").
 
     Splat weights keep the ONNX light models (whose weights are ConstantOfShape
     fills) small in memory and in model files; ``array()`` expands them.
@@ -97,19 +98,20 @@ class Weight:
     splat: bool = False
 
     def array(self, desc: TensorDesc):
-        dt = dtypes.numpy_dtype(desc.dtype)
-        flat = np.frombuffer(self.data, dtype=dt)
         if self.splat:
-            return np.full(desc.shape, flat[0], dtype=dt)
-        return flat.reshape(desc.shape)
+            one = storage.from_storage(self.data, (1,), desc.dtype)
+            return np.full(desc.shape, one[0], dtype=one.dtype)
+        return storage.from_storage(self.data, desc.shape, desc.dtype)
 
     @classmethod
-    def from_array(cls, name: str, array) -> "Weight":
+    def from_array(cls, name: str, array, dtype: str | None = None) -> "Weight":
+        """The weight holding ``array``, whose element type is ``dtype`` (default: the one of its numpy dtype)."""
         arr = np.ascontiguousarray(array)
+        dtype = dtype or dtypes.of_numpy(arr.dtype)
         flat = arr.reshape(-1)
         if flat.size > 1 and (flat == flat[0]).all() and not np.isnan(flat[0:1].astype(np.float64)).any():
-            return cls(name, flat[:1].tobytes(), splat=True)
-        return cls(name, arr.tobytes(), splat=False)
+            return cls(name, storage.to_storage(flat[:1], dtype).tobytes(), splat=True)
+        return cls(name, storage.to_storage(arr, dtype).tobytes(), splat=False)
 
 
 @attrs.frozen

@@ -20,8 +20,8 @@ The ``opset`` entries are derived from ONNX's schemas (the versions without shap
 which the static IR cannot do without), the others are written here.
 
 Entries under ``ANY_OP`` apply to every op (their dtype predicate to compute ops only: a view
-has no kernel). The table lists refusals, so an op absent from it is claimed in every opset,
-attribute value and element type ONNX allows it.
+has no kernel) but the ops an entry's ``exempt`` names. The table lists refusals, so an op absent
+from it is claimed in every opset, attribute value and element type ONNX allows it.
 """
 from __future__ import annotations
 
@@ -36,8 +36,10 @@ from zcspec.impl.platform.dtypes import DTYPES
 
 ANY_OP = "*"
 
-# Element types no kernel of the emulated device reads: they pack 2 to 4 elements into a byte.
+# Element types stored packed, 2 to 4 elements to a byte (impl/platform/storage.py): the device unpacks
+# them for a kernel, but only the kernels of PACKED_OPS (conversion, data movement) are meant for them.
 SUB_BYTE = frozenset(d.name for d in DTYPES.values() if d.bits % 8)
+PACKED_OPS = frozenset({"Cast", "Transpose"})
 # Floats outside numpy's IEEE float16/32/64: bfloat16 and the 8-bit floats (ml_dtypes), which
 # kernels computing in numpy's float arithmetic (``common.need_float``) do not take.
 KERNEL_FLOATS = frozenset({"float16", "float32", "float64"})
@@ -57,6 +59,7 @@ class Unsupported:
     default: object = None
     dtypes: frozenset[str] = frozenset()
     opsets: tuple[int, int] | None = None
+    exempt: frozenset[str] = frozenset()
 
     @property
     def detected_by_front_end(self) -> bool:
@@ -94,8 +97,9 @@ _TRAINING = "zcspec compiles inference graphs"
 UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
     ANY_OP: (
         Unsupported("sub-byte", "sub-byte element types",
-                    "the device's kernels address whole bytes, and these types pack 2 to 4 elements into one",
-                    dtypes=SUB_BYTE),
+                    "they are stored packed, 2 to 4 elements to a byte, and only conversion, data movement and "
+                    "the views take them: Cast the tensor to a whole-byte type first",
+                    dtypes=SUB_BYTE, exempt=PACKED_OPS),
         Unsupported("non-tensor", "sequence, map and optional values", "the IR holds dense tensors only"),
         Unsupported("omitted-operand", "an omitted optional operand before a given one",
                     "the IR's inputs and outputs are positional"),
@@ -108,27 +112,11 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
                         "its axis-aligned broadcasting differs from numpy's; re-export at opset 7 or later",
                         attr="broadcast", values=(1,)),)
        for op in ("Add", "Sub", "Mul", "Div")},
-    "BatchNormalization": (
-        Unsupported("training", "training mode",
-                    f"{_TRAINING}: training mode normalises with the batch's own statistics and updates the "
-                    "running ones", attr="training_mode", values=(1,)),
-        _FLOAT_KERNEL,
-    ),
+    "BatchNormalization": (_FLOAT_KERNEL,),
     "Dropout": (
         Unsupported("training", "training mode with a non-zero ratio",
                     f"{_TRAINING}: it drops random elements, different ones on every run (training mode "
                     "with ratio 0 is the identity, and is supported)", attr="training_mode", values=(1,)),
-    ),
-    "Resize": (
-        Unsupported("cubic", "cubic interpolation (mode='cubic')",
-                    "the Resize kernel interpolates nearest and linear only", attr="mode", values=("cubic",)),
-        Unsupported("crop", "tf_crop_and_resize coordinates", "the Resize kernel reads no roi",
-                    attr="coordinate_transformation_mode", values=("tf_crop_and_resize",)),
-        Unsupported("antialias", "antialiased downscaling (antialias=1)",
-                    "the Resize kernel samples without an antialiasing filter", attr="antialias", values=(1,)),
-        Unsupported("aspect", "keep_aspect_ratio_policy other than stretch",
-                    "the Resize kernel takes the output size as given", attr="keep_aspect_ratio_policy",
-                    values=("not_larger", "not_smaller")),
     ),
     **{op: (_FLOAT_KERNEL,) for op in ("Exp", "Sqrt", "Tanh", "Sigmoid", "LeakyRelu", "Softmax", "LRN", "Conv",
                                        "MaxPool", "AveragePool", "GlobalAveragePool", "Mean")},
@@ -166,7 +154,7 @@ for _op, (_lo, _hi) in _uninferred_opsets().items():
 def entries(op_type: str) -> tuple[Unsupported, ...]:
     """The entries that apply to ``op_type``: its own, then the ``ANY_OP`` ones."""
     own = () if op_type == ANY_OP else UNSUPPORTED.get(op_type, ())
-    return own + UNSUPPORTED[ANY_OP]
+    return own + tuple(e for e in UNSUPPORTED[ANY_OP] if op_type not in e.exempt)
 
 
 def find(op_type: str, key: str) -> Unsupported:

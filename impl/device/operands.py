@@ -5,6 +5,8 @@ The contract the task runners (``executor``) and the collectives (``hccl``) shar
 task object) and checks every range, alignment and dtype before anything is written;
 ``check_results`` checks a kernel's results against the output slots; only then does
 ``commit`` write them and record the launch. A fault at any step leaves memory as it was.
+A slot of a sub-byte element type is unpacked for the kernel (one numpy element per tensor
+element) and its result packed back (``impl.platform.storage``).
 """
 from __future__ import annotations
 
@@ -14,17 +16,20 @@ import numpy as np
 from zcspec.impl.device import trace as tr
 from zcspec.impl.device.errors import DeviceFault, KernelError
 from zcspec.impl.device.tasks import SLOT_BYTES
+from zcspec.impl.platform import storage
 
 
 @attrs.define
 class Bound:
-    """A task's operands resolved to checked views: inputs, outputs, and their (addr, nbytes) ranges."""
+    """A task's operands resolved to checked views: inputs, outputs (and their slots), and their
+    (addr, nbytes) ranges."""
 
     ins: list
     outs: list
     out_offsets: list
     reads: tuple
     writes: tuple
+    out_slots: list
 
 
 def slot_values(dev, task) -> list[int]:
@@ -65,7 +70,7 @@ def bind(dev, task, sid: int) -> Bound:
 def _bind(dev, task, values: list[int]) -> Bound:
     mem = dev.mem
     u8 = mem.u8
-    ins, outs, out_offsets, reads, writes = [], [], [], [], []
+    ins, outs, out_offsets, reads, writes, out_slots = [], [], [], [], [], []
     for i, (slot, addr) in enumerate(zip(task.slots, values)):
         out = slot.role == "out"
         off = mem.fast_offset(addr, slot.nbytes, out)
@@ -74,18 +79,18 @@ def _bind(dev, task, values: list[int]) -> Bound:
                             what=f"slot {i} ({slot.role} {slot.dtype}{list(slot.shape)})")
         if addr % slot.np_dtype.itemsize:
             raise misaligned(dev, task, addr, slot.np_dtype.itemsize, f"slot {i} ({slot.dtype})")
-        if not slot.dense:
-            raise KernelError(task.name, task.op_type, f"slot {i} dtype {slot.dtype} has no kernel support")
-        view = u8[off:off + slot.nbytes].view(slot.np_dtype).reshape(slot.shape)
+        raw = u8[off:off + slot.nbytes]
+        view = storage.from_storage(raw, slot.shape, slot.dtype) if slot.packed else raw.view(slot.np_dtype).reshape(slot.shape)
         view.flags.writeable = False  # kernels return results; only commit writes
         if out:
             outs.append(view)
             out_offsets.append(off)
+            out_slots.append(slot)
             writes.append((addr, slot.nbytes))
         else:
             ins.append(view)
             reads.append((addr, slot.nbytes))
-    return Bound(ins, outs, out_offsets, tuple(reads), tuple(writes))
+    return Bound(ins, outs, out_offsets, tuple(reads), tuple(writes), out_slots)
 
 
 def check_results(task, bound: Bound, results) -> list[np.ndarray]:
@@ -102,7 +107,10 @@ def check_results(task, bound: Bound, results) -> list[np.ndarray]:
 def commit(dev, task, bound: Bound, results, sid: int) -> None:
     """Write checked results into the output ranges and record the launch."""
     u8 = dev.mem.u8
-    for r, o, off in zip(results, bound.outs, bound.out_offsets):
+    for r, o, off, slot in zip(results, bound.outs, bound.out_offsets, bound.out_slots):
+        if slot.packed:
+            u8[off:off + slot.nbytes] = storage.to_storage(r.astype(o.dtype, copy=False), slot.dtype)
+            continue
         target = u8[off:off + o.nbytes].view(o.dtype).reshape(o.shape)
         np.copyto(target, r, casting="unsafe")
     dev.trace.append(tr.Launch(task.name, task.op_type, task.kind, sid, bound.reads, bound.writes))

@@ -22,7 +22,7 @@ import functools
 import attrs
 import numpy as np
 
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 
 
 SLOT_BYTES = 8
@@ -36,23 +36,22 @@ def _np_dtype(name: str) -> np.dtype:
 
 @attrs.frozen
 class Slot:
-    """One argument slot: the tensor it points at is ``shape`` x ``dtype``; ``role`` is in or out."""
+    """One argument slot: the tensor it points at is ``shape`` x ``dtype``; ``role`` is in or out.
+    ``packed``: the tensor's elements are packed several to a byte (``impl.platform.storage``)."""
 
     role: str
     shape: tuple = attrs.field(converter=tuple)
     dtype: str = "float32"
     nbytes: int = attrs.field(init=False)
     np_dtype: np.dtype = attrs.field(init=False, eq=False, repr=False)
-    dense: bool = attrs.field(init=False, eq=False, repr=False)
+    packed: bool = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         if self.role not in ROLES:
             raise ValueError(f"slot role {self.role!r} is not one of {ROLES}")
         object.__setattr__(self, "nbytes", dtypes.nbytes(self.shape, self.dtype))
         object.__setattr__(self, "np_dtype", _np_dtype(self.dtype))
-        # Sub-byte and packed types have no numpy view of their own: kernels cannot run on them.
-        numel = dtypes.element_count(self.shape)
-        object.__setattr__(self, "dense", numel * self.np_dtype.itemsize == self.nbytes)
+        object.__setattr__(self, "packed", storage.packed(self.dtype))
 
 
 def _attr_dict(items) -> dict:

@@ -10,6 +10,7 @@ whole byte, and raises :class:`SizeOverflowError` past ``MAX_TENSOR_BYTES``
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
 
@@ -98,3 +99,12 @@ def numpy_dtype(dtype: str):
     from onnx import helper  # deferred: importing onnx costs ~0.6 s, and the device and runtimes need it only here
 
     return helper.tensor_dtype_to_np_dtype(get(dtype).onnx_id)
+
+
+def of_numpy(np_dtype) -> str:
+    """Our name of the element type whose numpy dtype is ``np_dtype``; UnknownDTypeError when none is."""
+    want = np.dtype(np_dtype)
+    for d in DTYPES.values():
+        if np.dtype(numpy_dtype(d.name)) == want:
+            return d.name
+    raise UnknownDTypeError(dtype=f"numpy {want}")

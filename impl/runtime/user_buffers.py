@@ -6,7 +6,9 @@ after the model tensor it binds. The helpers here are the *user's* work, not
 the model's: ``stage_inputs`` does a device malloc and one counted H2D copy per
 input (as ``aclrtMalloc`` + ``aclrtMemcpy`` would), ``read_outputs`` one counted
 D2H copy per device output. Take counter snapshots around the execute call alone
-to see what the runtime itself moved.
+to see what the runtime itself moved. A tensor of a sub-byte element type is given and read
+back as a numpy array of one element per value, and lies packed in its buffer
+(``impl.platform.storage``): the buffer holds the model I/O's ``nbytes``.
 
 Contract: every function validates its arguments before allocating anything and
 frees what it allocated if it fails part way; the buffers it returns are the
@@ -19,7 +21,7 @@ from typing import Literal
 import attrs
 import numpy as np
 
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 from zcspec.impl.runtime.errors import UserBufferError
 
 Placement = Literal["device", "host"]
@@ -87,7 +89,7 @@ def stage_inputs(device, model, arrays: dict, placement: Placement = "device") -
     missing = [io.tensor for io in ios if io.tensor not in arrays]
     if missing:
         raise UserBufferError(missing[0], "no array given for this model input")
-    checked = [(io, _checked_array(io, arrays[io.tensor])) for io in ios]
+    checked = [(io, storage.to_storage(_checked_array(io, arrays[io.tensor]), io.dtype)) for io in ios]
     out: list[UserBuffer] = []
     try:
         for io, a in checked:
@@ -139,11 +141,11 @@ def read_outputs(device, model, buffers) -> dict[str, np.ndarray]:
             raise UserBufferError(io.tensor, "no buffer for this model output")
         if b.size < io.nbytes:
             raise UserBufferError(io.tensor, f"buffer is {b.size} bytes, the output has {io.nbytes}")
-        dt = _np_dtype(io.dtype)
         if b.placement == "device":
-            result[io.tensor] = device.download(b.addr, io.shape, dt)
+            raw = device.download(b.addr, (io.nbytes,), np.uint8)
         else:
-            result[io.tensor] = device.host_read(b.addr, io.shape, dt)
+            raw = device.host_read(b.addr, (io.nbytes,), np.uint8)
+        result[io.tensor] = storage.from_storage(raw, io.shape, io.dtype)
     return result
 
 

@@ -22,9 +22,16 @@ def test_every_listed_op_is_claimed_and_every_entry_is_distinct():
         assert all(e.feature and e.why for e in op_limits.entries(op))
 
 
-def test_the_sub_byte_types_are_those_the_device_cannot_view():
-    undense = {d for d in dtypes.DTYPES if d != "string" and not Slot("in", (8,), d).dense}
-    assert undense == op_limits.SUB_BYTE
+def test_the_sub_byte_types_are_those_the_device_stores_packed():
+    packed = {d for d in dtypes.DTYPES if d != "string" and Slot("in", (8,), d).packed}
+    assert packed == op_limits.SUB_BYTE
+    assert all(Slot("in", (8,), d).nbytes < 8 for d in packed)
+
+
+def test_only_the_packed_ops_take_sub_byte_types():
+    for op in sorted(ops.OPS):
+        hit = op_limits.check(op, attributes={}, dtypes=["uint4"], opset=25)
+        assert (hit is None) == (op in op_limits.PACKED_OPS), op
 
 
 def test_the_exotic_floats_are_those_need_float_refuses():
@@ -71,9 +78,11 @@ def test_a_float_only_kernel_runs_float16_and_refuses_bfloat16(op):
 
 
 def test_check_names_the_value_the_node_has():
-    hit = op_limits.check("BatchNormalization", attributes={"training_mode": 1}, dtypes=["float32"], opset=15)
+    hit = op_limits.check("Dropout", attributes={"training_mode": 1}, dtypes=["float32"], opset=15)
     assert hit is not None and hit[0].key == "training" and hit[1] == "training_mode=1"
-    assert op_limits.check("BatchNormalization", attributes={}, dtypes=["float32"], opset=15) is None
+    assert op_limits.check("Dropout", attributes={}, dtypes=["float32"], opset=15) is None
+    assert op_limits.check("BatchNormalization", attributes={"training_mode": 1}, dtypes=["float32"], opset=15) is None
     entry, detail = op_limits.check("Relu", attributes={}, dtypes=["int4", "float32"], opset=21)
     assert entry.key == "sub-byte" and detail == "element type int4"
+    assert op_limits.check("Cast", attributes={}, dtypes=["int4", "float32"], opset=21) is None
     assert op_limits.check("Reshape", attributes={}, dtypes=["int4"], opset=21, compute=False) is None

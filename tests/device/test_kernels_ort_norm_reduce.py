@@ -41,6 +41,20 @@ def test_instance_norm(data):
             dev=DEV, epsilon=data.draw(st.sampled_from([1e-5, 1e-2])), rtol=1e-4, atol=1e-4)
 
 
+@given(data=st.data())
+def test_batch_norm_training_mode(data):
+    """training_mode=1 (opset 15, which then wants all 3 outputs): the batch's statistics, and the running
+    ones moved by momentum."""
+    shape = (data.draw(dims), data.draw(dims)) + data.draw(shapes(0, 2))
+    c = shape[1]
+    x, scale, bias, mean = (data.draw(arrays(s)) for s in (shape, (c,), (c,), (c,)))
+    var = data.draw(arrays((c,), lo=0.1, hi=2.0))
+    attrs = {"training_mode": 1, "epsilon": data.draw(st.sampled_from([1e-5, 1e-2])),
+             "momentum": data.draw(st.sampled_from([0.9, 0.5]))}
+    compare("BatchNormalization", [x, scale, bias, mean, var], dev=DEV, opset=15, n_outputs=3,
+            rtol=1e-4, atol=1e-4, **attrs)
+
+
 def _axes(data, rank):
     picked = data.draw(st.lists(st.integers(0, rank - 1), unique=True, max_size=rank))
     return [a - rank if data.draw(st.booleans()) else a for a in picked]

@@ -1,4 +1,5 @@
-"""Resize and ConvTranspose against onnxruntime.
+"""Resize (nearest, linear, cubic; antialias, tf_crop_and_resize, keep_aspect_ratio_policy) and ConvTranspose
+against onnxruntime.
 
 Resize's scales/sizes are attributes in the IR (the front end moves the inputs there); the
 kernel reads the output size from its slot, so the test gives it onnxruntime's output.
@@ -52,6 +53,59 @@ def test_resize_opset10_is_asymmetric_floor():
             compare("Resize", [x, scales], dev=DEV, opset=10, mode=mode, kernel_inputs=[x],
                     kernel_attrs={"mode": mode, "scales": tuple(s), "coordinate_transformation_mode": "asymmetric",
                                   "nearest_mode": "floor"})
+
+
+@pytest.mark.parametrize("coord", COORDS)
+@given(data=st.data())
+def test_resize_cubic(coord, data):
+    x = data.draw(arrays((1, data.draw(dims), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)))))
+    scales = np.array([1, 1] + [data.draw(st.sampled_from([0.5, 0.8, 1.0, 1.5, 2.0, 3.0])) for _ in range(2)],
+                      np.float32)
+    attrs = {"mode": "cubic", "coordinate_transformation_mode": coord,
+             "cubic_coeff_a": data.draw(st.sampled_from([-0.75, -0.5])), "exclude_outside": data.draw(st.sampled_from([0, 1]))}
+    compare("Resize", [x, EMPTY, scales], dev=DEV, kernel_inputs=[x], kernel_attrs={**attrs, "scales": tuple(scales.tolist())},
+            rtol=1e-4, atol=1e-4, **attrs)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@given(data=st.data())
+def test_resize_antialias(mode, data):
+    """Downscaling with the filter stretched by 1/scale (opset 18), to sizes or by scales."""
+    x = data.draw(arrays((1, 1, data.draw(st.integers(2, 9)), data.draw(st.integers(2, 9)))))
+    sizes = np.array([1, 1] + [data.draw(st.integers(1, n)) for n in x.shape[2:]], np.int64)
+    attrs = {"mode": mode, "antialias": 1, "coordinate_transformation_mode": data.draw(st.sampled_from(
+        ["half_pixel", "pytorch_half_pixel", "asymmetric"]))}
+    compare("Resize", [x, None, None, sizes], dev=DEV, opset=18, kernel_inputs=[x],
+            kernel_attrs={**attrs, "sizes": tuple(sizes.tolist())}, rtol=1e-4, atol=1e-4, **attrs)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@given(data=st.data())
+def test_resize_tf_crop_and_resize(mode, data):
+    x = data.draw(arrays((1, 1, data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)))))
+    # binary fractions: a coordinate on a rounding tie is one in float32 (onnxruntime's) and float64 alike
+    starts = [data.draw(st.sampled_from([-0.25, 0.0, 0.25, 0.375])) for _ in range(2)]
+    ends = [s + data.draw(st.sampled_from([0.25, 0.5, 0.75, 1.25])) for s in starts]
+    roi = np.array([0, 0, *starts, 1, 1, *ends], np.float32)
+    sizes = np.array([1, 1, data.draw(st.integers(1, 7)), data.draw(st.integers(1, 7))], np.int64)
+    # onnxruntime leaves an axis whose size does not change as it is, whatever its roi (onnx.reference does not)
+    assume(all(s != n for s, n in zip(sizes[2:], x.shape[2:])))
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
+             "extrapolation_value": data.draw(st.sampled_from([0.0, 10.0]))}
+    compare("Resize", [x, roi, None, sizes], dev=DEV, opset=13, kernel_inputs=[x],
+            kernel_attrs={**attrs, "sizes": tuple(sizes.tolist()), "roi": tuple(roi.tolist())},
+            rtol=1e-4, atol=1e-4, **attrs)
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@given(data=st.data())
+def test_resize_keep_aspect_ratio(policy, data):
+    x = data.draw(arrays((1, 2, data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)))))
+    sizes = np.array([data.draw(st.integers(1, 12)) for _ in range(2)], np.int64)
+    attrs = {"mode": data.draw(st.sampled_from(["nearest", "linear", "cubic"])), "axes": [2, 3],
+             "keep_aspect_ratio_policy": policy}
+    compare("Resize", [x, None, None, sizes], dev=DEV, opset=18, kernel_inputs=[x],
+            kernel_attrs={**attrs, "sizes": tuple(sizes.tolist())}, rtol=1e-4, atol=1e-4, **attrs)
 
 
 @pytest.mark.parametrize("nd", [1, 2])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from onnx import helper
 
 from zcspec.impl.device import Device, KernelTask, Slot
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 
 ort.set_default_logger_severity(4)
 _SESSION_OPTIONS = ort.SessionOptions()
@@ -23,7 +23,7 @@ _SESSION_OPTIONS.log_severity_level = 4
 
 
 def _dtype_name(arr) -> str:
-    return next(d.name for d in dtypes.DTYPES.values() if dtypes.numpy_dtype(d.name) == arr.dtype)
+    return dtypes.of_numpy(arr.dtype)
 
 
 def ort_run(op_type: str, inputs: list, n_outputs: int = 1, *, opset: int = 13, **attrs) -> list[np.ndarray]:
@@ -49,19 +49,22 @@ def device_run(dev: Device, op_type: str, inputs: list, out_like: list, *, clean
     ``clean`` memsets the outputs to zero first (what the runtime does for atomic ops).
     """
     ins = [np.ascontiguousarray(a).reshape(np.shape(a)) for a in inputs]  # ascontiguousarray makes 0-d 1-d
-    in_addrs = [dev.upload(a, tag=f"in{i}") for i, a in enumerate(ins)]
-    out_addrs = [dev.malloc(max(o.nbytes, 1), tag=f"out{i}") for i, o in enumerate(out_like)]
     slots = [Slot("in", a.shape, _dtype_name(a)) for a in ins] + [Slot("out", o.shape, _dtype_name(o)) for o in out_like]
+    # sub-byte tensors lie packed in device memory (impl/platform/storage.py)
+    in_addrs = [dev.upload(storage.to_storage(a, s.dtype), tag=f"in{i}") for i, (a, s) in enumerate(zip(ins, slots))]
+    out_slots = slots[len(ins):]
+    out_addrs = [dev.malloc(max(s.nbytes, 1), tag=f"out{i}") for i, s in enumerate(out_slots)]
     args = dev.malloc(8 * len(slots), tag="args")
     task = KernelTask(f"{op_type.lower()}_0", op_type, args, slots, tuple(attrs.items()), in_loop=in_loop)
     try:
         dev.write_args(task, in_addrs + out_addrs)
-        for a, o in zip(out_addrs, out_like):
+        for a, s in zip(out_addrs, out_slots):
             if clean:
-                dev.memset(a, o.nbytes)
+                dev.memset(a, s.nbytes)
         dev.launch(task)
         dev.synchronize()
-        return [dev.download(a, o.shape, o.dtype) for a, o in zip(out_addrs, out_like)]
+        return [storage.from_storage(dev.download(a, (s.nbytes,), np.uint8), s.shape, s.dtype)
+                for a, s in zip(out_addrs, out_slots)]
     finally:
         for a in in_addrs + out_addrs + [args]:
             dev.free(a)

@@ -15,7 +15,7 @@ from zcspec.checks.oracle import oracle_outputs
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.frontend.onnx_import import from_model
 from zcspec.impl.device import Device
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import storage
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.load import load
@@ -37,7 +37,7 @@ def run_v1(model, feeds: dict) -> dict:
 
 def run_v2(model, feeds: dict) -> dict:
     dev = Device(model.soc)
-    ins = [Tensor(dev.upload(np.ascontiguousarray(feeds[io.tensor]).reshape(io.shape), tag=f"in {io.tensor}"),
+    ins = [Tensor(dev.upload(storage.to_storage(np.reshape(feeds[io.tensor], io.shape), io.dtype), tag=f"in {io.tensor}"),
                   io.nbytes, name=io.tensor) for io in model.tasks.inputs]
     outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"out {io.tensor}"), io.nbytes, name=io.tensor)
             for io in model.tasks.outputs]
@@ -45,7 +45,7 @@ def run_v2(model, feeds: dict) -> dict:
     got = {}
     for io, t in zip(model.tasks.outputs, exe.execute(ins, outs)):
         read = dev.peek if t.placement == "device" else dev.host_read
-        got[io.tensor] = read(t.addr, io.shape, dtypes.numpy_dtype(io.dtype))
+        got[io.tensor] = storage.from_storage(read(t.addr, (io.nbytes,), np.uint8), io.shape, io.dtype)
     exe.unload()
     return got
 

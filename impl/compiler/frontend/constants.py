@@ -12,7 +12,7 @@ import numpy as np
 from onnx import helper, numpy_helper
 
 from zcspec.impl.compiler.ir import TensorDesc, Weight
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 
 
 @attrs.frozen(eq=False)
@@ -63,8 +63,7 @@ class Const:
 
     def weight(self, name: str) -> Weight:
         """The IR weight; a splat stays one element (as ``Weight.from_array`` would store it)."""
+        dtype = self.dtype_name(name)
         if self.fill is None:
-            return Weight.from_array(name, self.array)
-        if self.numel == 1:
-            return Weight(name, self.fill.tobytes(), splat=False)
-        return Weight(name, self.fill.tobytes(), splat=True)
+            return Weight.from_array(name, self.array, dtype)
+        return Weight(name, storage.to_storage(self.fill, dtype).tobytes(), splat=self.numel != 1)

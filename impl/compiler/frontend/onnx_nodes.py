@@ -154,8 +154,8 @@ def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: 
             attrs[key] = _operand_value(name, node.op_type, key, tensor, consts, behind)
     if not attrs.get("training_mode", 1):  # BatchNormalization's default (opset 14): inference, nothing to keep
         del attrs["training_mode"]
-    if node.op_type == "Resize":
-        attrs.pop("roi", None)   # read by tf_crop_and_resize alone, which is refused
+    if node.op_type == "Resize" and attrs.get("coordinate_transformation_mode") != "tf_crop_and_resize":
+        attrs.pop("roi", None)   # read by tf_crop_and_resize alone
     return kept
 
 

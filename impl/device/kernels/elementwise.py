@@ -1,5 +1,8 @@
 """Elementwise kernels: unary maths, broadcasting binaries, variadic Max/Min/Sum/Mean, Cast.
 
+Cast converts as onnx.reference does (numpy's and ml_dtypes' ``astype``, so also to and from
+the sub-byte types, which the device unpacks for the kernel), saturating to float8 when asked.
+
 Binary ops broadcast numpy-style (ONNX opset >= 7; the light models are opset 9).
 Integer Div truncates toward zero, as onnxruntime does.
 """
@@ -101,4 +104,5 @@ def cast(task, ins, outs):
         return (to_float8e8m0(np.asarray(x, np.float32), bool(int(task.attr("saturate", 1))), mode).view(target),)
     if target.name.startswith("float8") and int(task.attr("saturate", 1)):
         x = _saturated(x, target)
-    return (x.astype(target),)
+    with np.errstate(invalid="ignore"):   # a float out of an integer type's range: undefined in ONNX; numpy's result
+        return (x.astype(target),)

@@ -1,5 +1,5 @@
 """Neural-network kernels that are not convolutions or pools: Softmax, LRN,
-BatchNormalization (inference), Gemm, MatMul.
+BatchNormalization (inference and training mode), Gemm, MatMul.
 
 onnx.reference was considered for these: its LRN loops over the batch dimension
 instead of the channels (wrong for batch 1 with more than one channel), and the
@@ -62,15 +62,33 @@ def lrn(task, ins, outs):
     return ((x / (bias + (alpha / size) * window) ** beta).astype(x.dtype),)
 
 
+def _batch_norm_training(task, x, scale, bias, mean, var, eps: float, n_outs: int) -> tuple:
+    """``training_mode=1`` (opset 14+): normalise with the batch's own mean and (biased) variance over
+    every axis but the channels; the optional outputs are the running statistics, the inputs'
+    mean and var moved by ``1 - momentum`` (default 0.9) towards the batch's (statistics in float64)."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    x64 = x.astype(np.float64)
+    batch_mean, batch_var = x64.mean(axis=axes), x64.var(axis=axes)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = (x64 - batch_mean.reshape(shape)) / np.sqrt(batch_var.reshape(shape) + eps) * scale.reshape(shape) \
+        + bias.reshape(shape)
+    momentum = float(task.attr("momentum", 0.9))
+    running = (mean * momentum + batch_mean * (1 - momentum), var * momentum + batch_var * (1 - momentum))
+    return (y.astype(x.dtype),) + tuple(r.astype(mean.dtype) for r in running[:n_outs - 1])
+
+
 @kernel("BatchNormalization")
 def batch_norm(task, ins, outs):
-    """Inference-mode batch norm. Opset-9 ``spatial=0`` takes per-element (C x D1 x ...) parameters.
+    """Batch norm with the given statistics (inference), or the batch's (``training_mode=1``).
+    Opset-9 ``spatial=0`` takes per-element (C x D1 x ...) parameters.
 
-    Outputs past the first (training-mode running stats) get the input mean and var.
+    In inference, outputs past the first (opset 9's training-mode statistics) get the input mean and var.
     """
     x, scale, bias, mean, var = ins
     need_float(task, x)
     eps = float(task.attr("epsilon", 1e-5))
+    if int(task.attr("training_mode", 0)):
+        return _batch_norm_training(task, x, scale, bias, mean, var, eps, len(outs))
     if int(task.attr("spatial", 1)):
         shape = (1, -1) + (1,) * (x.ndim - 2)
     else:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import storage
 from zcspec.impl.runtime.v1 import args as task_args
 from zcspec.impl.runtime.v1 import classify
 from zcspec.impl.runtime.v1.allocator import V1Allocator
@@ -69,10 +69,7 @@ def _weight_image(device, model, base: int) -> None:
     try:
         device.host_write(host, np.zeros(size, np.uint8))
         for w in model.weights:
-            dt = np.dtype(dtypes.numpy_dtype(w.dtype))
-            data = np.frombuffer(w.data, dt)
-            arr = np.broadcast_to(data, w.shape) if w.splat else data
-            device.host_write(host + w.offset, np.ascontiguousarray(arr))
+            device.host_write(host + w.offset, storage.image(w.data, w.shape, w.dtype, w.splat))
         device.memcpy(base, host, size, "h2d")
     finally:
         device.host_free(host)

@@ -25,13 +25,12 @@ import threading
 from collections import deque
 
 import attrs
-import numpy as np
 
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
 from zcspec.impl.device import trace as tr
 from zcspec.impl.device.tasks import SLOT_BYTES
-from zcspec.impl.platform import dtypes
+from zcspec.impl.platform import dtypes, storage
 from zcspec.impl.runtime import branches
 from zcspec.impl.runtime.record import ExecutionRecord, GivenBuffer
 from zcspec.impl.runtime.v2.allocators import CachingAllocator
@@ -115,11 +114,10 @@ class StreamExecutor:
         return addr
 
     def _upload_weight(self, w) -> None:
-        flat = np.frombuffer(w.data, dtype=np.uint8)
         nbytes = dtypes.nbytes(w.shape, w.dtype)
-        if not nbytes or not len(flat):
+        if not nbytes or not w.data:
             return
-        data = np.tile(flat, -(-nbytes // len(flat))) if w.splat else flat  # a splat repeats its one element
+        data = storage.image(w.data, w.shape, w.dtype, w.splat)  # a splat broadcasts its one element
         host = self.device.host_malloc(nbytes, tag=f"staging {w.name}")
         try:
             self.device.host_write(host, data[:nbytes])
