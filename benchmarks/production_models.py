@@ -53,21 +53,23 @@ def fetch(cache: str) -> str:
     return root
 
 
-def _timed(fn):
+def timed(fn):
     t0 = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0
 
 
-def _zcspec(model, arrays: dict, runtime: str):
+def run_zcspec(model, arrays: dict, runtime: str):
+    """One run of compiled ``model`` on ``arrays`` through runtime ``runtime`` ("v1" or "v2", zero copy on)
+    on a fresh device: (outputs, seconds of the execute call, bytes it copied: H2D + D2H + D2D)."""
     dev = Device(model.soc, trace=False)
     ins, outs = stage_inputs(dev, model, arrays), alloc_outputs(dev, model)
     if runtime == "v1":
         lm = load(dev, model)
-        record, seconds = _timed(lambda: lm.execute(ins, outs))
+        record, seconds = timed(lambda: lm.execute(ins, outs))
         counters = record.counters
     else:
-        counters, seconds = _timed(lambda: run_counted(model, dev, ins, outs, zero_copy=True))
+        counters, seconds = timed(lambda: run_counted(model, dev, ins, outs, zero_copy=True))
     copied = counters.d2d_bytes + counters.h2d_bytes + counters.d2h_bytes
     return read_outputs(dev, model, outs), seconds, copied
 
@@ -80,11 +82,11 @@ def check(root: str, name: str, rel: str, shapes: dict, values: dict) -> str:
     arrays = {io.tensor: rng.standard_normal(io.shape).astype(np.float32) for io in model.tasks.inputs}
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     feeds = {**arrays, **{k: np.asarray(v, np.int64) for k, v in values.items()}}
-    want, t_ort = _timed(lambda: session.run(list(graph.outputs), feeds))
+    want, t_ort = timed(lambda: session.run(list(graph.outputs), feeds))
     want = dict(zip(graph.outputs, want))
     row = [f"{name:16}{len(graph.nodes):>6}"]
     for runtime in ("v1", "v2"):
-        got, seconds, copied = _zcspec(model, arrays, runtime)
+        got, seconds, copied = run_zcspec(model, arrays, runtime)
         diff = max(float(np.max(np.abs(got[k].astype(np.float64) - np.asarray(w, np.float64)))) for k, w in want.items())
         ok = all(np.allclose(got[k], w, rtol=1e-4, atol=1e-6) for k, w in want.items())
         row.append(f"{diff:>10.1e}{'ok' if ok else 'FAR':>4}{copied:>8}{seconds:>8.2f}{seconds / t_ort:>8.0f}x")

@@ -8,8 +8,12 @@ Clip's ``min``/``max``, Pad's ``pads``/``mode``/``value``, the reductions' ``axe
 - Pad's opset-18 ``axes`` becomes full-rank ``pads`` (zeros on the other axes);
 - a reduction's empty ``axes`` means "every axis" (the attribute is left out), and one with
   ``noop_with_empty_axes`` and no axes is the Identity (opset 9 has no such attribute);
-- ops opset 9 lacks (HardSwish 14, LayerNormalization 17, Gelu 20, Resize 10) have no
-  oracle: ``OracleUnavailable`` naming the node;
+- ops opset 9 lacks are written out in opset-9 arithmetic: HardSwish (14) as x * HardSigmoid(x)
+  with alpha 1/6, beta 0.5; Gelu (20) as x / 2 * (1 + erf(x / sqrt 2)), or with ``approximate``
+  ``tanh`` as x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))); LayerNormalization (17) as
+  (x - mean) / sqrt(var + epsilon) * Scale + B over the axes from ``axis`` on (ReduceMean with
+  keepdims), its ``Mean`` and ``InvStdDev`` outputs as that mean and 1 / sqrt(var + epsilon),
+  cast to their declared type. Resize (10) has no oracle: ``OracleUnavailable`` naming the node;
 - BatchNormalization (inference) is written out as (x - mean) / sqrt(var + epsilon) * scale + bias:
   onnx.reference 1.23 evaluates an opset-9 BatchNormalization with the batch's own statistics
   (its ``momentum`` default makes it take the training branch), and cannot evaluate ``spatial``;
@@ -25,8 +29,9 @@ from zcspec.checks.errors import OracleUnavailable
 from zcspec.impl.platform import dtypes
 
 REDUCTIONS = frozenset({"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"})
-WITHOUT_OPSET9 = {"HardSwish": 14, "LayerNormalization": 17, "Gelu": 20, "Resize": 10}
-HANDLED = frozenset({"Expand", "Tile", "Pad", "BatchNormalization", *REDUCTIONS, *WITHOUT_OPSET9})
+WITHOUT_OPSET9 = {"Resize": 10}
+WRITTEN_OUT = frozenset({"HardSwish", "Gelu", "LayerNormalization"})   # ops after opset 9, in opset-9 arithmetic
+HANDLED = frozenset({"Expand", "Tile", "Pad", "BatchNormalization", *REDUCTIONS, *WITHOUT_OPSET9, *WRITTEN_OUT})
 
 
 def _plain(node, drop=()) -> dict:
@@ -65,6 +70,14 @@ def opset9_nodes(node, graph, extra_inits: list) -> list:
         return [helper.make_node("Tile", [ins[0], repeats], outs, name=node.name)]
     if node.op_type == "BatchNormalization":
         return _batch_norm(node, graph, extra_inits)
+    if node.op_type == "HardSwish":
+        gate = f"{node.name}/oracle/gate"
+        return [helper.make_node("HardSigmoid", ins, [gate], name=gate, alpha=1 / 6, beta=0.5),
+                helper.make_node("Mul", [ins[0], gate], outs, name=node.name)]
+    if node.op_type == "Gelu":
+        return _gelu(node, graph, extra_inits)
+    if node.op_type == "LayerNormalization":
+        return _layer_norm(node, graph, extra_inits)
     if node.op_type == "Pad":
         return [helper.make_node("Pad", ins, outs, name=node.name, **_pad_attrs(node, len(graph.desc[ins[0]].shape)))]
     axes = tuple(node.attr("axes", ()) or ())
@@ -80,6 +93,8 @@ def _batch_norm(node, graph, extra_inits: list) -> list:
     """Inference-mode BatchNormalization in opset-9 arithmetic (see the module docstring)."""
     if len(node.outputs) > 1:
         raise OracleUnavailable(f"node {node.name!r} is a BatchNormalization with training-mode outputs")
+    if int(node.attr("training_mode", 0)):
+        raise OracleUnavailable(f"node {node.name!r} is a BatchNormalization in training mode (the batch's statistics)")
     x, scale, bias, mean, var = node.inputs
     rank = len(graph.desc[x].shape)
     dt = dtypes.numpy_dtype(graph.desc[x].dtype)
@@ -100,4 +115,61 @@ def _batch_norm(node, graph, extra_inits: list) -> list:
               helper.make_node("Div", [f"{prefix}/centred", f"{prefix}/std"], [f"{prefix}/normal"], name=f"{prefix}/normal"),
               helper.make_node("Mul", [f"{prefix}/normal", params["scale"]], [f"{prefix}/scaled"], name=f"{prefix}/scaled"),
               helper.make_node("Add", [f"{prefix}/scaled", params["bias"]], list(node.outputs), name=node.name)]
+    return nodes
+
+
+def _constant(node, key: str, extra_inits: list, value, dt) -> str:
+    """An initializer holding scalar ``value`` in numpy dtype ``dt``, named after ``node``."""
+    name = f"{node.name}/oracle/{key}"
+    extra_inits.append(numpy_helper.from_array(np.array(value, dt), name))
+    return name
+
+
+def _gelu(node, graph, extra_inits: list) -> list:
+    """Gelu (opset 20) in opset-9 arithmetic: the erf form, or the tanh one (``approximate``)."""
+    x, (y,) = node.inputs[0], node.outputs
+    dt = dtypes.numpy_dtype(graph.desc[x].dtype)
+    p = f"{node.name}/oracle"
+    c = lambda key, value: _constant(node, key, extra_inits, value, dt)   # noqa: E731
+    if node.attr("approximate", "none") == "tanh":
+        nodes = [helper.make_node("Mul", [x, x], [f"{p}/x2"], name=f"{p}/x2"),
+                 helper.make_node("Mul", [f"{p}/x2", x], [f"{p}/x3"], name=f"{p}/x3"),
+                 helper.make_node("Mul", [f"{p}/x3", c("k", 0.044715)], [f"{p}/kx3"], name=f"{p}/kx3"),
+                 helper.make_node("Add", [x, f"{p}/kx3"], [f"{p}/inner"], name=f"{p}/inner"),
+                 helper.make_node("Mul", [f"{p}/inner", c("s", np.sqrt(2 / np.pi))], [f"{p}/arg"], name=f"{p}/arg"),
+                 helper.make_node("Tanh", [f"{p}/arg"], [f"{p}/t"], name=f"{p}/t")]
+    else:
+        nodes = [helper.make_node("Mul", [x, c("s", 1 / np.sqrt(2))], [f"{p}/arg"], name=f"{p}/arg"),
+                 helper.make_node("Erf", [f"{p}/arg"], [f"{p}/t"], name=f"{p}/t")]
+    return nodes + [helper.make_node("Add", [f"{p}/t", c("one", 1.0)], [f"{p}/one_t"], name=f"{p}/one_t"),
+                    helper.make_node("Mul", [x, f"{p}/one_t"], [f"{p}/x_one_t"], name=f"{p}/x_one_t"),
+                    helper.make_node("Mul", [f"{p}/x_one_t", c("half", 0.5)], [y], name=node.name)]
+
+
+def _layer_norm(node, graph, extra_inits: list) -> list:
+    """LayerNormalization (opset 17) in opset-9 arithmetic (see the module docstring)."""
+    x, scale, *bias = node.inputs
+    rank = len(graph.desc[x].shape)
+    axes = list(range(int(node.attr("axis", -1)) % rank, rank))
+    dt = dtypes.numpy_dtype(graph.desc[x].dtype)
+    p = f"{node.name}/oracle"
+    eps = _constant(node, "epsilon", extra_inits, node.attr("epsilon", 1e-5), dt)
+    y = node.outputs[0] if not bias else f"{p}/scaled"
+    nodes = [helper.make_node("ReduceMean", [x], [f"{p}/mean"], name=f"{p}/mean", axes=axes, keepdims=1),
+             helper.make_node("Sub", [x, f"{p}/mean"], [f"{p}/centred"], name=f"{p}/centred"),
+             helper.make_node("Mul", [f"{p}/centred", f"{p}/centred"], [f"{p}/square"], name=f"{p}/square"),
+             helper.make_node("ReduceMean", [f"{p}/square"], [f"{p}/var"], name=f"{p}/var", axes=axes, keepdims=1),
+             helper.make_node("Add", [f"{p}/var", eps], [f"{p}/var_eps"], name=f"{p}/var_eps"),
+             helper.make_node("Sqrt", [f"{p}/var_eps"], [f"{p}/std"], name=f"{p}/std"),
+             helper.make_node("Div", [f"{p}/centred", f"{p}/std"], [f"{p}/normal"], name=f"{p}/normal"),
+             helper.make_node("Mul", [f"{p}/normal", scale], [y], name=node.name if not bias else y)]
+    if bias:
+        nodes.append(helper.make_node("Add", [y, bias[0]], [node.outputs[0]], name=node.name))
+    stats = [f"{p}/mean"]
+    if len(node.outputs) > 2:
+        nodes.append(helper.make_node("Reciprocal", [f"{p}/std"], [f"{p}/inv_std"], name=f"{p}/inv_std"))
+        stats.append(f"{p}/inv_std")
+    for stat, out in zip(stats, node.outputs[1:]):
+        to = dtypes.get(graph.desc[out].dtype).onnx_id
+        nodes.append(helper.make_node("Cast", [stat], [out], name=f"{out}/oracle", to=to))
     return nodes

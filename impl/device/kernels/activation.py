@@ -7,8 +7,8 @@ means unbounded); HardSigmoid has ``alpha`` (0.2) and ``beta`` (0.5); Gelu (opse
 than its base; the result has the base's type. Where's condition is any numeric or bool
 tensor (non-zero is true); the three inputs broadcast numpy-style.
 
-Erf uses ``math.erf`` per element (numpy has no erf): exact to double precision, slow on
-large tensors, which the emulator accepts for the sake of agreeing with onnxruntime.
+Erf and Gelu's erf form use ``special.erf`` (numpy has none): fdlibm's erf vectorised, within
+1 ulp of ``math.erf`` in double precision, rounded once to the input's dtype.
 """
 from __future__ import annotations
 
@@ -17,13 +17,12 @@ import math
 import numpy as np
 
 from zcspec.impl.device.kernels.common import fail, kernel, need_float
-
-_ERF = np.frompyfunc(math.erf, 1, 1)
+from zcspec.impl.device.kernels.special import erf as erf64
 
 
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function of a float array, in ``x``'s dtype."""
-    return _ERF(x.astype(np.float64)).astype(np.float64).astype(x.dtype)
+    return erf64(x).astype(x.dtype)
 
 
 def _bound(task, key: str, x: np.ndarray):
@@ -74,7 +73,7 @@ def gelu(task, ins, outs):
     mode = task.attr("approximate", "none")
     x64 = x.astype(np.float64)
     if mode == "none":
-        inner = _ERF(x64 / math.sqrt(2.0)).astype(np.float64)
+        inner = erf64(x64 / math.sqrt(2.0))
     elif mode == "tanh":
         inner = np.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64 ** 3))
     else:
