@@ -28,13 +28,7 @@ from onnx import numpy_helper
 from zcspec.impl.compiler import ops as op_table
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
-_ALIGN_CORNERS = ("align_corners with a scale whose output size rounds down: ONNX's data (onnx.reference) map over "
-                  "scale*input ({}), onnxruntime and the operator's text (which the kernel follows) over the output "
-                  "size ({})")
-KNOWN_FAILURES: dict[str, str] = {
-    "test_resize_downsample_scales_linear_align_corners": _ALIGN_CORNERS.format(2.4, 2),
-    "test_resize_downsample_scales_cubic_align_corners": _ALIGN_CORNERS.format(3.2, 3),
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @attrs.frozen(eq=False)

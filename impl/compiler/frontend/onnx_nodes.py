@@ -202,8 +202,25 @@ def check_supported(node: Node, descs: Mapping[str, TensorDesc] | None, opset: i
     tensors = () if descs is None else (*node.inputs, *node.outputs)
     hit = op_limits.check(node.op_type, attributes=dict(node.attrs), opset=opset, compute=info.kind == "compute",
                           dtypes=[descs[t].dtype for t in tensors])
+    if hit is None and descs is not None and node.op_type == "Resize":
+        hit = _fractional_align_corners(node, descs)
     if hit is not None:
         raise UnsupportedFeatureError(node.name, op_limits.message(node.op_type, *hit))
+
+
+def _fractional_align_corners(node: Node, descs: Mapping[str, TensorDesc]):
+    """op_limits' Resize "align-corners-fraction" entry, which needs the input's shape: the entry and
+    what the node has, or None. A length within float32 rounding of a whole number is whole."""
+    attrs = dict(node.attrs)
+    scales = attrs.get("scales")
+    if attrs.get("coordinate_transformation_mode") != "align_corners" or not scales or "sizes" in attrs:
+        return None
+    shape = descs[node.inputs[0]].shape
+    fractional = [f"axis {a}: {n} x {s:g}" for a, (n, s) in enumerate(zip(shape, scales))
+                  if isinstance(n, int) and abs(n * s - round(n * s)) > 1e-6 * max(1.0, n * s)]
+    if not fractional:
+        return None
+    return op_limits.find("Resize", "align-corners-fraction"), ", ".join(fractional)
 
 
 def to_ir_node(node: onnx.NodeProto, name: str, consts: ConstTable, readers: Collection[str], *,
