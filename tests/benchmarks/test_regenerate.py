@@ -33,7 +33,7 @@ def test_a_block_is_rewritten_with_the_command_and_its_output_and_nothing_else_c
         <!-- /figures -->
         """))
     fig = regenerate.Figure("echo", ("-c", "print('| a | b |'); print('| 1 | 2 |')"), 0.1)
-    body, _ = regenerate.produce(fig, None)
+    body, _ = regenerate.produce(fig)
     assert body.startswith("`python -c") and body.endswith("| a | b |\n| 1 | 2 |")
     doc.write_text(regenerate.rewrite(doc.read_text(), "echo", body, str(doc)))
     text = doc.read_text()
