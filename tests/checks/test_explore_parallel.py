@@ -14,6 +14,10 @@ from zcspec.checks.strategies.scenarios import scenarios
 
 NO_MESSAGES = DirectChannel(None)
 FAULT = "v1-slot-not-refreshed"   # worker 0 finds it in its first campaign; worker 1's single draw does not
+# The claims that see a slot left unrefreshed. Which one the shrunk example breaks first has changed with
+# what ran before in the same process (the full suite: PROOF-V1-REFRESH; alone: V1-VALID-CALL-SUCCEEDS);
+# this test is about the replay across workers, not about which claim.
+CATCHERS = {"V1-VALID-CALL-SUCCEEDS", "PROOF-V1-REFRESH", "V1-SLOT-REFRESH"}
 
 
 def test_a_failure_found_by_one_worker_is_replayed_by_the_other(tmp_path):
@@ -21,7 +25,7 @@ def test_a_failure_found_by_one_worker_is_replayed_by_the_other(tmp_path):
     with active(FAULT):
         first = explore_worker(0, 2, 6, 0.001, 0, db, channel=NO_MESSAGES)
         alone = explore_worker(1, 2, 6, 0.001, 0, None, batch=1, channel=NO_MESSAGES)
-    assert [cx.invariant for cx in first.counterexamples] == ["V1-VALID-CALL-SUCCEEDS"]
+    assert len(first.counterexamples) == 1 and first.counterexamples[0].invariant in CATCHERS
     assert first.replayed == 0 and os.listdir(db)
     assert not alone.counterexamples            # worker 1 on its own does not find it
     # Worker 1 without the fault replays the stored example (and it passes there)...
