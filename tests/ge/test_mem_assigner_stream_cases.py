@@ -6,12 +6,7 @@ MakeGraph and MakeStreamGraph, the NoPadding groups fed from two streams
 (MakeDiffStreamSameOutGraphWithNoPaddingContinousInput(2), MakeDiffStreamGraph) and the graph-DSL
 DiffStreamEdgeExcludeData. The continuous-input graphs are test_mem_assigner_continuous_cases.py.
 
-Each test rebuilds one GE test's graph (``conftest.GeGraph``: GE's op sizes, workspaces,
-streams and DFS order) and checks GE's expected number or fact against zcspec's plan.
-``memory_size`` is GE's HBM total after ``MemoryAssigner::AssignMemory`` (feature map,
-atomic and zero-copy memory); a test that reads ``HybridMemAssigner::GetMemOffsets``
-compares the feature-map region (GE's planner score). A strict xfail records a
-deviation: GE's value, zcspec's, and the GE function that decides it.
+How each test compares with GE (and what a strict xfail records): tests/helpers/ge_mem_assigner.py.
 """
 from __future__ import annotations
 
