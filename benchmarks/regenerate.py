@@ -15,6 +15,7 @@ may appear in several docs (each copy is rewritten). Nothing between the markers
     python benchmarks/regenerate.py --quick           # only the figures estimated under 10 minutes
     python benchmarks/regenerate.py --list            # names, commands, estimates, docs
     python benchmarks/regenerate.py --check           # every block has an entry and every entry a block
+    python benchmarks/regenerate.py --sync            # copy a block's body to its empty copies in other docs
 
 Figures that need something from outside the project name an environment variable and are skipped
 (and listed) without it: MiniMalloc's CLI (``$ZCSPEC_MINIMALLOC``, or ``--minimalloc PATH``), a
@@ -61,8 +62,14 @@ FIGURES = (
     Figure("plan-gc", ("benchmarks/plan_gc.py",), 5),
     Figure("refresh-cost", ("benchmarks/refresh_cost.py",), 2),
     Figure("refresh-cost-every-task", ("benchmarks/refresh_cost.py", "--every", "1"), 2),
+    Figure("runtime-v2", ("benchmarks/runtime_v2.py",), 3),
     Figure("z3-proof", ("benchmarks/z3_proof.py",), 2),
+    Figure("z3-proof-compare", ("benchmarks/z3_proof.py", "--compare", "--api-baseline"), 6),
+    Figure("z3-proof-faults", ("benchmarks/z3_proof.py", "--faults"), 6),
     Figure("fault-detection", ("benchmarks/fault_detection.py",), 8),
+    Figure("fault-detection-seed-1", ("benchmarks/fault_detection.py", "--seed", "1"), 3),
+    Figure("fault-detection-seed-2", ("benchmarks/fault_detection.py", "--seed", "2"), 3),
+    Figure("fault-detection-plain", ("benchmarks/fault_detection.py", "--plain"), 5),
     Figure("verify-time", ("benchmarks/verify_time.py",), 4),
     Figure("spec-check", ("benchmarks/spec_check.py",), 2),
     Figure("frontend-import", ("benchmarks/frontend_import.py",), 1),
@@ -127,6 +134,34 @@ def doc_blocks(docs: Path) -> dict[str, list[Path]]:
     return where
 
 
+def body(text: str, name: str, where: str) -> str:
+    """The body of the first block ``name`` in ``text`` ("" when empty or absent)."""
+    lines = text.split("\n")
+    for n, start, end in blocks(text, where):
+        if n == name:
+            return "\n".join(lines[start:end]).strip("\n")
+    return ""
+
+
+def sync(docs: Path) -> list[str]:
+    """Copy each block's body into its empty copies (a block added to one more doc shows the run the
+    others show, without rerunning it); the names of the blocks copied. Two different non-empty
+    bodies of one block are left as they are and raise DocError."""
+    copied = []
+    for name, paths in doc_blocks(docs).items():
+        bodies = {p: body(p.read_text(), name, str(p)) for p in paths}
+        filled = {b for b in bodies.values() if b}
+        if len(filled) > 1:
+            raise DocError(f"block {name!r} differs between {', '.join(str(p) for p in paths)}: regenerate it")
+        if filled and any(not b for b in bodies.values()):
+            (text,) = filled
+            for p, b in bodies.items():
+                if not b:
+                    p.write_text(rewrite(p.read_text(), name, text, str(p)))
+            copied.append(name)
+    return copied
+
+
 def check(docs: Path, figures=FIGURES) -> list[str]:
     """Problems: a block no entry prints, an entry no doc shows, a script that does not exist."""
     where = doc_blocks(docs)
@@ -170,6 +205,8 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*", help="figures to regenerate (default: all)")
     parser.add_argument("--list", action="store_true", help="list the figures and exit")
     parser.add_argument("--check", action="store_true", help="check the docs' blocks against the list; run nothing")
+    parser.add_argument("--sync", action="store_true",
+                        help="copy each block's body to its empty copies in other docs; run nothing")
     parser.add_argument("--quick", action="store_true", help="only figures estimated under 10 minutes")
     parser.add_argument("--all", action="store_true",
                         help=f"the long runs too (estimated {LONG} minutes or more; named ones always run)")
@@ -182,6 +219,14 @@ def main(argv=None) -> int:
     except DocError as e:
         print(f"regenerate: {e}", file=sys.stderr)
         return 2
+    if args.sync:
+        try:
+            copied = sync(args.docs)
+        except DocError as e:
+            print(f"regenerate: {e}", file=sys.stderr)
+            return 1
+        print(f"copied {len(copied)} block(s): {', '.join(copied) or 'none'}")
+        return 0
     if args.check or args.list:
         for f in FIGURES if args.list else ():
             docs = ", ".join(p.name for p in where.get(f.name, [])) or "no doc"

@@ -62,3 +62,14 @@ def test_an_unregistered_block_and_an_unknown_name_are_refused(tmp_path):
     assert any("'nobody' has no entry" in p for p in regenerate.check(tmp_path))
     out = subprocess.run([sys.executable, str(SCRIPT), "no-such-figure"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "no-such-figure" in out.stderr
+
+
+def test_sync_copies_a_body_into_its_empty_copies_and_refuses_two_different_ones(tmp_path):
+    (tmp_path / "a.md").write_text("<!-- figures: x -->\nrun 1\n<!-- /figures -->\n")
+    (tmp_path / "b.md").write_text("intro\n<!-- figures: x -->\n<!-- /figures -->\nend\n")
+    assert regenerate.sync(tmp_path) == ["x"]
+    assert (tmp_path / "b.md").read_text() == "intro\n<!-- figures: x -->\nrun 1\n<!-- /figures -->\nend\n"
+    assert regenerate.sync(tmp_path) == []
+    (tmp_path / "b.md").write_text("<!-- figures: x -->\nrun 2\n<!-- /figures -->\n")
+    with pytest.raises(regenerate.DocError, match="block 'x' differs"):
+        regenerate.sync(tmp_path)
