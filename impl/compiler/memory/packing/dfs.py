@@ -345,15 +345,17 @@ def _floors_fit(st, dy, un, lo, hi, last_off) -> bool:
     if len(rows) == 0:
         return True
     rows = rows[np.argsort(-dy.mo[rows], kind="mergesort")]
+    floor = np.maximum(dy.mo[rows], last_off)  # once per row, not once per row and clique
     bad = np.zeros(b - a, np.bool_)
     nbad = 0
     for j in range(a, b):
         q = st.cliques[j]
         stacked = 0
-        for r in rows:
+        for i in range(len(rows)):
+            r = rows[i]
             if st.first[r] <= q < st.end[r]:
                 stacked += st.size[r]
-                if stacked + max(dy.mo[r], last_off) > st.cap:
+                if stacked + floor[i] > st.cap:
                     bad[j - a] = True
                     nbad += 1
                     break
