@@ -74,7 +74,9 @@ def check(observation: Any, *, invariants: Iterable[Invariant] | None = None) ->
 
 def _target(inv: Invariant, kind: str, observation: Any) -> Any:
     if inv.applies_to == kind:
-        return observation
-    if inv.applies_to == "load" and kind == "execution":
-        return observation.load
-    return None
+        target = observation
+    elif inv.applies_to == "load" and kind == "execution":
+        target = observation.load
+    else:
+        return None
+    return target if inv.applies(target) else None

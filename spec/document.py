@@ -124,7 +124,9 @@ def _section(inv, example, cov, pictures):
               Para(f"**Rationale.** {inv.rationale}"),
               Para(f"**GE source.** `{inv.ge_source}`"),
               Para(f"**Observes.** {OBSERVES[inv.id].facts}. **From:** {OBSERVES[inv.id].artefact}."),
-              Para(f"**Applies to:** {inv.applies_to}. **Concern:** {inv.concern}.")]
+              Para(f"**Applies to:** {inv.applies_to}"
+                   f"{' in GE' + chr(39) + 's terms (a plan that declares no arenas)' if inv.ge_only else ''}. "
+                   f"**Concern:** {inv.concern}.")]
     if example is not None:
         blocks += _example(inv, "satisfies", example.satisfies, "Smallest satisfying example.", pictures)
         blocks += _example(inv, "violates", example.violates, f"Smallest violating example: {example.why}.",

@@ -57,11 +57,23 @@ class Invariant:
     concern: str
     predicate: Callable[[Any], Iterable[Violation]] = attrs.field(repr=False)
     precondition: Callable[[Any], bool] | None = attrs.field(default=None, repr=False)
+    # A claim about one of GE's own rules (its granularities, its zero-copy region, its continuous
+    # groups): it applies only to plans in GE's terms (PlanObservation.ge_shaped), not to a plan in
+    # another planner's arenas.
+    ge_only: bool = False
+
+    def applies(self, observation: Any) -> bool:
+        """Whether this claim says anything about ``observation`` (a GE-only claim: only about GE's plans)."""
+        return not self.ge_only or getattr(observation, "ge_shaped", True)
 
     def violations(self, observation: Any) -> tuple[Violation, ...]:
         """Every violation of this claim in ``observation``, each carrying this invariant's id."""
+        if not self.applies(observation):
+            return ()
         return tuple(attrs.evolve(v, invariant_id=self.id) for v in self.predicate(observation))
 
     def exercised(self, observation: Any) -> bool:
         """Whether ``observation`` puts this claim to the test (True when there is no precondition)."""
+        if not self.applies(observation):
+            return False
         return True if self.precondition is None else bool(self.precondition(observation))

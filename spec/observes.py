@@ -20,7 +20,8 @@ class Observed:
 
 
 # Artefacts, named once.
-PLAN = "the memory plan of the model file (plan section of the .zcm) and the graph after the passes"
+PLAN = ("the memory plan of the model file (plan section of the .zcm) and the graph after the passes; or another "
+        "compiler's saved program and plan, read by `zcspec import` (docs/foreign-planners.md)")
 MODEL_FILE = "the model file's bytes (header, regions, tasks and their argument slots, zero-copy table)"
 TRACE = "the device trace of the call (allocations, frees, copies, argument writes, launches, events)"
 LOAD = "the runtime's region bindings at load and the device trace of the load"
@@ -40,7 +41,15 @@ OBSERVES: dict[str, Observed] = {
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),
-    "LAYOUT-LOWER-BOUND": Observed("the lower bound recomputed from live aligned sizes per step", PLAN),
+    "LAYOUT-LIFETIME-COVERS-WRITES": Observed("lifetimes against the steps of the ops that write each tensor",
+                                              PLAN),
+    "LAYOUT-ARENA-ALIGN": Observed("offsets of the tensors that own memory, against their arena's declared "
+                                   "alignment", PLAN),
+    "LAYOUT-IN-PLACE-READS": Observed("the byte ranges an in-place step reads of its root, where they go, and "
+                                      "the ranges it writes (from the program's op, e.g. an XLA fusion's slices)",
+                                      PLAN),
+    "LAYOUT-LOWER-BOUND": Observed("the lower bound recomputed from live aligned sizes per step and arena, "
+                                   "exclusive branches counted by their heaviest", PLAN),
     "MEM-ZC-NOMERGE": Observed("zero-copy blocks and the tensors they hold", PLAN),
     "MEM-ZC-NOREUSE": Observed("zero-copy flags of tensors and blocks, regions, every tensor's bytes", PLAN),
     "MEM-ZC-IO": Observed("which graph I/O is zero copy, against the graph's Data/NetOutput edges, continuous "

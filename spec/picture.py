@@ -32,10 +32,12 @@ COLOURS = {
 LEGEND = (("feature_map", "feature map tensor"), ("zero_copy_in", "zero-copy graph input"),
           ("zero_copy_out", "zero-copy graph output"), ("zero_copy", "other zero-copy tensor"),
           ("overlap", "overlap (a violation)"))
+ARENA_LEGEND = (("feature_map", "activations (reused)"), ("zero_copy", "caller's buffers (user I/O)"),
+                ("fixed", "state"), ("overlap", "overlap (a violation)"))
 
 
 def render_plan(contract: dict | PlanObservation, path: str, *, title: str | None = None,
-                regions: tuple[str, ...] = DEFAULT_REGIONS, width: int = 1000, height: int = 600) -> str:
+                regions: tuple[str, ...] | None = None, width: int = 1000, height: int = 600) -> str:
     """Write the plan's picture to ``path`` (SVG) and return ``path``.
 
     ``contract`` is the plan contract dict (``zcspec plan --json``; tools' extra
@@ -52,9 +54,14 @@ def render_plan(contract: dict | PlanObservation, path: str, *, title: str | Non
 
 
 def plan_svg(contract: dict | PlanObservation, *, title: str | None = None,
-             regions: tuple[str, ...] = DEFAULT_REGIONS, width: int = 1000, height: int = 600) -> str:
-    """The SVG text of the plan's picture (deterministic: the same plan gives the same bytes)."""
+             regions: tuple[str, ...] | None = None, width: int = 1000, height: int = 600) -> str:
+    """The SVG text of the plan's picture (deterministic: the same plan gives the same bytes).
+    ``regions``: the regions drawn, stacked from address 0 up; by default GE's feature map and
+    zero-copy region, or for a plan in its own arenas every arena but the constants, reused
+    memory first."""
     plan = contract if isinstance(contract, PlanObservation) else plan_from_contract(contract)
+    if regions is None:
+        regions = DEFAULT_REGIONS if plan.ge_shaped else _drawn_arenas(plan)
     frame = _Frame(plan, regions, width, height)
     parts = [_header(frame, title or f"memory plan: {len(plan.tensors)} tensors, {len(plan.order)} steps")]
     parts += _region_bands(frame)
@@ -62,9 +69,20 @@ def plan_svg(contract: dict | PlanObservation, *, title: str | None = None,
     parts += _overlaps(plan, frame)
     parts += _region_labels(frame)
     parts += _axes(frame)
-    parts += _legend(frame)
+    parts += _legend(frame, LEGEND if plan.ge_shaped else ARENA_LEGEND)
     parts.append("</svg>\n")
     return "\n".join(parts)
+
+
+_KIND_ORDER = ("activations", "scratch", "user_io", "state")
+_KIND_COLOURS = {"activations": "feature_map", "scratch": "feature_map", "user_io": "zero_copy", "state": "fixed",
+                 "constants": "weight"}
+
+
+def _drawn_arenas(plan: PlanObservation) -> tuple[str, ...]:
+    rank = {k: i for i, k in enumerate(_KIND_ORDER)}
+    return tuple(sorted((r for r in plan.regions if plan.arena(r).kind in rank),
+                        key=lambda r: (rank[plan.arena(r).kind], r)))
 
 
 class _Frame:
@@ -139,11 +157,12 @@ def _overlaps(plan: PlanObservation, frame: _Frame) -> list[str]:
 
 
 def _colour(plan: PlanObservation, t) -> str:
-    if t.region == "zero_copy":
+    if t.region == "zero_copy" and plan.ge_shaped:
         key = "zero_copy_in" if t.name in plan.graph_inputs else (
             "zero_copy_out" if t.name in plan.graph_outputs else "zero_copy")
         return COLOURS[key][0]
-    palette = COLOURS.get(t.region, COLOURS["fixed"])
+    key = t.region if plan.ge_shaped else _KIND_COLOURS.get(plan.arena(t.region).kind, "fixed")
+    palette = COLOURS.get(key, COLOURS["fixed"])
     return palette[int(hashlib.sha1(t.name.encode()).hexdigest(), 16) % len(palette)]
 
 
@@ -196,14 +215,14 @@ def _axes(frame: _Frame) -> list[str]:
     return out
 
 
-def _legend(frame: _Frame) -> list[str]:
+def _legend(frame: _Frame, legend=LEGEND) -> list[str]:
     x, y = frame.LEFT + frame.pw + 6, frame.TOP + 4
     out = [f'<text x="{x}" y="{y}" font-weight="bold">legend</text>']
-    for i, (key, label) in enumerate(LEGEND):
+    for i, (key, label) in enumerate(legend):
         yy = y + 10 + 16 * i
         out.append(f'<rect x="{x}" y="{yy}" width="12" height="10" fill="{COLOURS[key][0]}"/>'
                    f'<text x="{x + 16}" y="{yy + 9}">{label}</text>')
-    yy = y + 10 + 16 * len(LEGEND)
+    yy = y + 10 + 16 * len(legend)
     out.append(f'<rect x="{x}" y="{yy}" width="12" height="10" fill="none" stroke="#222" stroke-dasharray="3,2"/>'
                f'<text x="{x + 16}" y="{yy + 9}">alias (view / in-place)</text>')
     return out

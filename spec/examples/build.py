@@ -38,10 +38,13 @@ class Example:
 
 def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, nbytes=None, **extra: Any) -> PlanObservation:
     """A plan from rows; ``blocks`` lists groups of tensor names that share one block (others get their own);
-    ``nbytes`` gives tensors' raw bytes by name."""
+    ``nbytes`` gives tensors' raw bytes by name. A plan with ``arenas`` (another planner's) has no blocks
+    and no block granularity: each arena is as large as its last byte used."""
     tensors = [_row(r) for r in rows]
     for t in tensors:
         t["nbytes"] = (nbytes or {}).get(t["name"])
+    if extra.get("arenas"):
+        return _arena_plan(tensors, regions, steps, lower_bound, extra)
     by_name = {t["name"]: t for t in tensors}
     groups = [list(g) for g in blocks]
     grouped = {n for g in groups for n in g}
@@ -73,6 +76,19 @@ def plan(rows, *, blocks=(), regions=None, steps=None, lower_bound=None, nbytes=
     lb = recompute_lower_bound(draft) if lower_bound is None else lower_bound
     return PlanObservation(order=draft.order, tensors=placed, blocks=draft.blocks, regions=regions,
                            lower_bound=lb, naive=naive, **extra)
+
+
+def _arena_plan(tensors, regions, steps, lower_bound, extra) -> PlanObservation:
+    for t in tensors:
+        t["aligned_size"], t["zero_copy"] = t["size"], False
+    placed = tuple(PlacedTensor(**t) for t in tensors)
+    if regions is None:
+        regions = dict.fromkeys(extra["arenas"], 0)
+        for t in placed:
+            regions[t.region] = max(regions.get(t.region, 0), t.end)
+    n_steps = steps if steps is not None else max(t.last for t in placed) + 1
+    return PlanObservation(order=tuple(f"n{i}" for i in range(n_steps)), tensors=placed, regions=regions,
+                           lower_bound=lower_bound, **extra)
 
 
 def _row(r) -> dict:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from zcspec.spec.examples.build import Example, plan
-from zcspec.spec.observables import ContinuousGroup, PlanAttributes
+from zcspec.spec.observables import Arena, ByteCopy, ByteRange, ContinuousGroup, InPlaceStep, PlanAttributes
 
 FM, ZC, W = "feature_map", "zero_copy", "weight"
 
@@ -49,6 +49,22 @@ EXAMPLES = (
             plan([("a", FM, 0, 512, 0, 2), ("y", FM, 512, 512, 2, 3)], consumers={"a": (1, 3)},
                  graph_outputs=("y",), steps=4),
             culprit="'a'", why="a is read at step 3 but only kept until step 2"),
+    Example("LAYOUT-LIFETIME-COVERS-WRITES",
+            plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 2)], writes={"a": (0,), "b": (1,)}),
+            plan([("a", FM, 0, 512, 0, 1), ("b", FM, 0, 512, 2, 2)], writes={"a": (0,), "b": (1,)}),
+            culprit="'b'", why="b is written at step 1 but its life starts at step 2, so it shares a's bytes "
+                               "while a is still alive"),
+    Example("LAYOUT-ARENA-ALIGN",
+            plan([("a", "temp", 0, 100, 0, 1), ("b", "temp", 128, 64, 1, 2)], arenas={"temp": Arena("activations", 64)}),
+            plan([("a", "temp", 0, 100, 0, 1), ("b", "temp", 100, 64, 1, 2)], arenas={"temp": Arena("activations", 64)}),
+            culprit="'b'", why="b starts at 100 in an arena aligned to 64"),
+    Example("LAYOUT-IN-PLACE-READS",
+            plan([("buf", "out", 0, 16, 0, 1), ("res", "out", 0, 16, 1, 2, "buf")], arenas={"out": Arena("user_io")},
+                 in_place=(InPlaceStep(1, "res", (ByteRange(8, 16),), (ByteCopy(0, 8, 8),)),)),
+            plan([("buf", "out", 0, 16, 0, 1), ("res", "out", 0, 16, 1, 2, "buf")], arenas={"out": Arena("user_io")},
+                 in_place=(InPlaceStep(1, "res", (ByteRange(4, 16),), (ByteCopy(0, 12, 4),)),)),
+            culprit="'res'", why="copying rows 0-1 over rows 2-3 in place is safe, but shifting rows 0-2 down by "
+                                 "one row reads bytes [4, 12) at another position than it writes them"),
     Example("LAYOUT-LOWER-BOUND",
             plan(_REUSE, blocks=[("a", "c")]),
             plan(_REUSE, blocks=[("a", "c")], lower_bound=512),

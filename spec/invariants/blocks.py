@@ -41,6 +41,7 @@ ZC_NOMERGE = Invariant(
               "merge); graph_mem_assigner.h",
     applies_to="plan", concern="blocks", predicate=_zc_nomerge,
     precondition=lambda plan: any(b.zero_copy for b in plan.blocks),
+    ge_only=True,
 )
 
 
@@ -77,6 +78,7 @@ ZC_NOREUSE = Invariant(
               "(AssignZeroCopyMemory)",
     applies_to="plan", concern="blocks", predicate=_zc_noreuse,
     precondition=lambda plan: any(t.zero_copy for t in plan.tensors),
+    ge_only=True,
 )
 
 
@@ -161,6 +163,7 @@ ZC_IO = Invariant(
               "IsNodeSupportZeroCopy)",
     applies_to="plan", concern="blocks", predicate=_zc_io,
     precondition=lambda plan: _zc_io_facts(plan) and bool(expected_zero_copy(plan)),
+    ge_only=True,
 )
 
 
@@ -219,15 +222,16 @@ ZERO_MEMORY_TYPES = frozenset({"Variable", "Const", "Constant", "MultiShape", "H
 
 def _fixed_names(plan: PlanObservation) -> set[str]:
     by_type = {t for t, n in plan.producers.items() if plan.node_types.get(n) in ZERO_MEMORY_TYPES}
-    return set(plan.fixed) | by_type | {t.name for t in plan.tensors if t.region in ("weight", "fixed")}
+    in_fixed_arena = {t.name for t in plan.tensors if getattr(plan.arena(t.region), "kind", "") in ("constants", "state")}
+    return set(plan.fixed) | by_type | in_fixed_arena
 
 
 FIXED_NOREUSE = Invariant(
     id="MEM-FIXED-NOREUSE",
     title="Fixed addresses (constants, variables) are never reused",
     statement="A constant, variable or other fixed-address tensor (a weight, the output of one of GE's "
-              "zero-memory node types such as Variable, or placed in the weight or fixed region) owns its block "
-              "and its bytes for the whole run.",
+              "zero-memory node types such as Variable, or placed in the weight or fixed region, or in any arena "
+              "of kind constants or state) owns its block and its bytes for the whole run.",
     rationale="Weights and variables are written once at load (or persist across runs) and are read by every "
               "execution; GE gives them no feature-map block at all (zero-memory node types) and their "
               "addresses are never refreshed, so sharing their bytes with anything would corrupt later runs.",
@@ -281,6 +285,7 @@ CONT_INPUT = Invariant(
               "(ReAssignContinuousMemory)",
     applies_to="plan", concern="blocks", predicate=_continuous,
     precondition=lambda plan: any(continuous_inputs(plan)),
+    ge_only=True,
 )
 
 

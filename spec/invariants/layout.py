@@ -100,6 +100,7 @@ ALIGN = Invariant(
               "graph_mem_assigner.h (CleanMemInfo::size)",
     applies_to="plan", concern="layout", predicate=_align,
     precondition=lambda plan: any(b.region in granularities(plan)[0] for b in plan.blocks),
+    ge_only=True,
 )
 
 
@@ -147,6 +148,7 @@ TENSOR_SIZE = Invariant(
               "graph_metadef/graph/utils/tensor_size_utils.cc (TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding)",
     applies_to="plan", concern="layout", predicate=_tensor_size,
     precondition=lambda plan: next(_sized(plan), None) is not None,
+    ge_only=True,
 )
 
 
@@ -242,6 +244,7 @@ IO_ATTRIBUTES = Invariant(
     applies_to="plan", concern="layout", predicate=lambda plan: _io_attributes(plan) if plan.attributes else (),
     precondition=lambda plan: plan.attributes is not None and any(t.region in ("feature_map", "zero_copy")
                                                                    for t in plan.tensors),
+    ge_only=True,
 )
 
 
@@ -287,6 +290,7 @@ INPUTS_SORTED = Invariant(
     ge_source=GE_MEM + "graph_mem_assigner.cc (AssignZeroCopyMemory, pass B)",
     applies_to="plan", concern="layout", predicate=_inputs_sorted,
     precondition=lambda plan: len({size for _, size in _input_blocks(plan)}) >= 2,
+    ge_only=True,
 )
 
 
@@ -333,24 +337,135 @@ def _lifetime_covers_uses(plan: PlanObservation):
         if late:
             yield violation(f"tensor {name!r}", f"is read at step(s) {late} outside its lifetime "
                             f"{t.first}..{t.last}", steps=late)
+    hull = {f.root: f for f in families(plan)}
     for name in plan.graph_outputs:
-        t = plan.tensor[plan.root(name)]
-        if t.last < end:
-            yield violation(f"tensor {name!r}", f"is a graph output but its memory ({t.name!r}) is only kept "
-                            f"until step {t.last}, not to the last step {end}", last_step=end)
+        f = hull[plan.root(name)]
+        if f.last < end:
+            yield violation(f"tensor {name!r}", f"is a graph output but its memory ({f.root!r} and its aliases) is "
+                            f"only kept until step {f.last}, not to the last step {end}", last_step=end)
 
 
 LIFETIME_COVERS_USES = Invariant(
     id="LAYOUT-LIFETIME-COVERS-USES",
     title="A tensor's lifetime covers every read of it",
-    statement="Every step that reads a tensor (consumers) lies within [first, last], and every graph output "
-              "lives to the last step.",
+    statement="Every step that reads a tensor (consumers) lies within [first, last], and the memory of every "
+              "graph output (its root and the root's aliases together) lives to the last step.",
     rationale="Non-overlap is only as good as the lifetimes it is checked against: a lifetime that ends before "
               "the last read lets the planner hand the memory to another tensor too early. The spec recomputes "
-              "this from the consumer steps, as tinygrad's planner test recomputes lifetimes independently.",
+              "this from the consumer steps, as tinygrad's planner test recomputes lifetimes independently. A "
+              "graph output that is a view or an in-place result keeps its root's memory alive through the "
+              "family's lifetime (the hull of its members'), so the root's own lifetime need not be widened.",
     ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs)",
     applies_to="plan", concern="layout", predicate=_lifetime_covers_uses,
     precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_outputs),
+)
+
+
+# -- LAYOUT-LIFETIME-COVERS-WRITES ------------------------------------------------------------
+
+def _write_steps(plan: PlanObservation) -> dict[str, set[int]]:
+    """The steps that write each tensor: the plan's ``writes`` and the step of its producer node."""
+    at = {n: i for i, n in enumerate(plan.order)}
+    out = {name: set(steps) for name, steps in plan.writes.items()}
+    for name, node in plan.producers.items():
+        out.setdefault(name, set()).add(at[node])
+    return out
+
+
+def _lifetime_covers_writes(plan: PlanObservation):
+    for name, steps in sorted((n, sorted(s)) for n, s in _write_steps(plan).items()):
+        t = plan.tensor[name]
+        early = [s for s in steps if not t.first <= s <= t.last]
+        if early:
+            yield violation(f"tensor {name!r}", f"is written at step(s) {early} outside its lifetime "
+                            f"{t.first}..{t.last}", steps=early)
+
+
+LIFETIME_COVERS_WRITES = Invariant(
+    id="LAYOUT-LIFETIME-COVERS-WRITES",
+    title="A tensor's lifetime covers every write of it",
+    statement="Every step that writes a tensor (writes: its producer, an in-place update; and the step of "
+              "its producer node, producers) lies within [first, last].",
+    rationale="A planner that starts a lifetime at the first read instead of the write (or forgets an op that "
+              "writes its output early, or a scratch tensor written before its consumer runs) lets another "
+              "tensor alive at the write step share the bytes, and the write clobbers it. Reads alone do not "
+              "show this: the clobbered tensor is read correctly planned, just with wrong data. The spec takes "
+              "the write steps from the program's own op list, never from the planner's lifetimes (the bug "
+              "class of ONNX Runtime's pull request 21019 and TFLite Micro's issue 712).",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ApplyMemory at the producing node: a life starts at its "
+              "node's topological index)",
+    applies_to="plan", concern="layout", predicate=_lifetime_covers_writes,
+    precondition=lambda plan: bool(plan.writes) or bool(plan.producers),
+)
+
+
+# -- LAYOUT-ARENA-ALIGN -----------------------------------------------------------------------
+
+def _aligned_arenas(plan: PlanObservation) -> dict[str, int]:
+    return {name: a.alignment for name, a in plan.arenas.items() if a.alignment > 1}
+
+
+def _arena_align(plan: PlanObservation):
+    aligned = _aligned_arenas(plan)
+    for t in plan.tensors:
+        g = aligned.get(t.region)
+        if g and t.alias_of is None and t.size > 0 and t.offset % g:
+            yield violation(f"tensor {t.name!r}", f"starts at offset {t.offset} of arena {t.region!r}, not a "
+                            f"multiple of the arena's alignment {g}", alignment=g, arena=t.region)
+
+
+ARENA_ALIGN = Invariant(
+    id="LAYOUT-ARENA-ALIGN",
+    title="Tensors start at their arena's alignment",
+    statement="In every declared arena with an alignment A > 1, every tensor that owns its memory (no alias_of) "
+              "and has bytes starts at a multiple of A.",
+    rationale="Other planners align offsets only (XLA's CPU backend to 64 bytes, ExecuTorch's memory planner "
+              "to its alignment argument), not sizes; a kernel handed a misaligned pointer faults or silently "
+              "takes a slow path. Views and in-place results start wherever their root puts them. GE's plans "
+              "are judged by LAYOUT-ALIGN instead, which also rounds sizes.",
+    ge_source=GE_MEM + "mem_reuse_strategy.cc (MemReuseUtils::AlignMemOffset): GE's own form of the rule",
+    applies_to="plan", concern="layout", predicate=_arena_align,
+    precondition=lambda plan: any(t.region in _aligned_arenas(plan) and t.alias_of is None for t in plan.tensors),
+)
+
+
+# -- LAYOUT-IN-PLACE-READS -------------------------------------------------------------------
+
+def _in_place_reads(plan: PlanObservation):
+    for s in plan.in_place:
+        root = plan.root(s.tensor)
+        for r in s.reads:
+            if r.to == r.lo:
+                continue
+            for w in s.writes:
+                lo, hi = max(r.lo, w.lo), min(r.hi, w.hi)
+                if lo < hi:
+                    yield violation(
+                        f"tensor {s.tensor!r}",
+                        f"is computed at step {s.step} in place over {root!r}, and that step reads bytes [{r.lo}, "
+                        f"{r.hi}) into [{r.to}, {r.to + r.hi - r.lo}) while it writes [{w.lo}, {w.hi}): bytes "
+                        f"[{lo}, {hi}) are read at another position than they are written, so the result depends "
+                        "on the order the kernel visits them in", step=s.step, root=root, read=[r.lo, r.hi],
+                        to=r.to, written=[w.lo, w.hi])
+                    break
+
+
+IN_PLACE_READS = Invariant(
+    id="LAYOUT-IN-PLACE-READS",
+    title="A step computing in place reads its root only where it writes it",
+    statement="When a step computes a tensor in the bytes of its root (in_place), every range of the root it "
+              "reads either lies outside every range the step writes or is read element by element (its bytes "
+              "go to the same offsets, to = lo).",
+    rationale="Sharing an operand's buffer with the output is safe only if no element is overwritten before "
+              "every read of it: an elementwise update reads each element exactly where it writes it, but a "
+              "shifted copy (out[i + 1] = in[i]) reads bytes the same loop has already written unless it "
+              "happens to run backwards. The plan, not the kernel, must rule that out; non-overlap cannot, "
+              "since root and result are one family by design. This is the class of openxla/xla#49176, where "
+              "an in-place dynamic-update-slice fusion reads a shifted slice of its own operand.",
+    ge_source=GE_MEM + "block_mem_assigner.cc (ref and in-place outputs reuse their input's block only for ops "
+              "that declare it, REF_VAR_SRC_VAR_NAME and the op's reuse-input attribute): GE's form of the rule",
+    applies_to="plan", concern="layout", predicate=_in_place_reads,
+    precondition=lambda plan: any(r.to != r.lo for s in plan.in_place for r in s.reads),
 )
 
 
@@ -369,39 +484,80 @@ def _live_peak(plan: PlanObservation, fams) -> list[int]:
     return out
 
 
-def recompute_lower_bound(plan: PlanObservation) -> int:
-    """Max over steps of the summed aligned sizes of live feature-map memory (aliases counted once);
-    of the dynamic-batch branches only the heaviest counts at each step, since they never run together."""
-    by_label: dict[str, list] = {}
+def _choices(plan: PlanObservation, root: str) -> list[tuple[str, str]]:
+    """The (group, branch) choices a root runs under: dynamic batches count as one group."""
+    out = [("batch labels", plan.batch_labels[root])] if plan.batch_labels.get(root) else []
+    for g in plan.exclusive_groups:
+        out += [(g.name, label) for label, names in g.branches.items() if root in names]
+    return out
+
+
+def arena_peak(plan: PlanObservation, region: str) -> int:
+    """Max over steps of the summed aligned sizes of the memory live in ``region`` (aliases counted once),
+    in the heaviest execution: at each step each choice (dynamic batches, an exclusive group) adds only
+    its heaviest branch, as the branches of a choice never run together. A root under several choices
+    at once counts in none (it is live only where all of them agree, which this bound does not follow),
+    so the result stays a lower bound."""
+    base, by_branch = [], {}
     for f in families(plan):
-        if f.region == "feature_map":
-            by_label.setdefault(plan.batch_labels.get(f.root, ""), []).append(f)
-    base = _live_peak(plan, by_label.pop("", []))
-    branches = [_live_peak(plan, fs) for fs in by_label.values()]
-    steps = [b + max((br[i] for br in branches), default=0) for i, b in enumerate(base)]
+        if f.region != region:
+            continue
+        choices = _choices(plan, f.root)
+        if not choices:
+            base.append(f)
+        elif len(choices) == 1:
+            by_branch.setdefault(choices[0], []).append(f)
+    steps = _live_peak(plan, base)
+    groups: dict[str, list[list[int]]] = {}
+    for (group, _), fs in by_branch.items():
+        groups.setdefault(group, []).append(_live_peak(plan, fs))
+    for peaks in groups.values():
+        steps = [s + max(p[i] for p in peaks) for i, s in enumerate(steps)]
     return max(steps, default=0)
 
 
+def activation_arenas(plan: PlanObservation) -> list[str]:
+    """The reused arenas, in name order: GE's feature map, or every declared arena of kind activations."""
+    return sorted(r for r in {t.region for t in plan.tensors} | set(plan.regions)
+                  if getattr(plan.arena(r), "kind", "") == "activations")
+
+
+def recompute_lower_bound(plan: PlanObservation) -> int:
+    """The sum over the activation arenas of their peaks (:func:`arena_peak`)."""
+    return sum(arena_peak(plan, r) for r in activation_arenas(plan))
+
+
 def _lower_bound(plan: PlanObservation):
-    lb = recompute_lower_bound(plan)
-    fm = plan.regions.get("feature_map", 0)
+    arenas = activation_arenas(plan)
+    peaks = {r: arena_peak(plan, r) for r in arenas}
+    for r in arenas:
+        size = plan.regions.get(r, 0)
+        if size < peaks[r]:
+            yield violation(f"region {r!r}", f"is {size} bytes, below the {peaks[r]} bytes live in it at its peak: "
+                            "some live tensors must overlap", size=size, peak=peaks[r])
+    if plan.lower_bound is None:
+        return
+    lb, total = sum(peaks.values()), sum(plan.regions.get(r, 0) for r in arenas)
     if plan.lower_bound < lb:
-        yield violation("lower_bound", f"the plan reports lower_bound={plan.lower_bound}, but the live feature-map "
-                        f"bytes already peak at {lb}", reported=plan.lower_bound, recomputed=lb)
-    if fm < max(lb, plan.lower_bound):
-        yield violation("region 'feature_map'", f"is {fm} bytes, below the lower bound "
-                        f"{max(lb, plan.lower_bound)}: some live tensors must overlap", feature_map=fm,
-                        lower_bound=max(lb, plan.lower_bound))
+        yield violation("lower_bound", f"the plan reports lower_bound={plan.lower_bound}, but the live "
+                        f"{' + '.join(repr(r) for r in arenas)} bytes already peak at {lb}",
+                        reported=plan.lower_bound, recomputed=lb)
+    elif total < plan.lower_bound:
+        where = f"region {arenas[0]!r}" if len(arenas) == 1 else " + ".join(f"region {r!r}" for r in arenas)
+        yield violation(where, f"{'is' if len(arenas) == 1 else 'are'} {total} bytes, below the reported lower "
+                        f"bound {plan.lower_bound}: if the bound holds, some live tensors must overlap",
+                        reported=plan.lower_bound, size=total)
 
 
 LOWER_BOUND = Invariant(
     id="LAYOUT-LOWER-BOUND",
-    title="The reported lower bound is a real bound, and the feature map is no smaller",
-    statement="recomputed <= lower_bound <= the feature_map region's size, where recomputed is the maximum over "
-              "steps of the summed aligned sizes of the feature-map tensors live at that step (aliases counted "
-              "once; of the dynamic-batch branches only the heaviest).",
+    title="The reported lower bound is a real bound, and the reused memory is no smaller",
+    statement="Each activation arena (GE: the feature map) is at least its peak, the maximum over steps of "
+              "the summed aligned sizes of its memory live at that step (aliases counted once; of the branches "
+              "of a dynamic batch or an exclusive group only the heaviest); and where the plan reports a "
+              "lower_bound: the sum of those peaks <= lower_bound <= the sum of those arenas' sizes.",
     rationale="The lower bound is how a plan's quality is judged (arena / LB); a planner that under-reports it "
-              "flatters itself, and a feature map below the live bytes is proof of an overlap. For interval "
+              "flatters itself, and an arena below its live bytes is proof of an overlap. For interval "
               "lifetimes the plain bound equals the heaviest clique, so one sorted sweep computes it. A planner "
               "may report a tighter (higher) bound that accounts for its rules, e.g. a continuous group placed "
               "whole over its joint lifetime; the claim allows that and only requires it to stay a bound the "
@@ -409,9 +565,10 @@ LOWER_BOUND = Invariant(
     ge_source="the max-live lower bound of dynamic storage allocation (docs/packing.md); " + GE_MEM + "hybrid_mem_assigner.cc (planner score); "
               "dynamic_batch_mem_assigner.cc (batches overlap)",
     applies_to="plan", concern="layout", predicate=_lower_bound,
-    precondition=lambda plan: any(t.region == "feature_map" for t in plan.tensors),
+    precondition=lambda plan: bool(activation_arenas(plan)) and any(t.region in activation_arenas(plan)
+                                                                    for t in plan.tensors),
 )
 
 
 INVARIANTS = (NO_OVERLAP, ALIGN, TENSOR_SIZE, REGION_COVER, IO_ATTRIBUTES, INPUTS_SORTED, ALIAS_SHARES_ROOT,
-              LIFETIME_COVERS_USES, LOWER_BOUND)
+              LIFETIME_COVERS_USES, LIFETIME_COVERS_WRITES, ARENA_ALIGN, IN_PLACE_READS, LOWER_BOUND)

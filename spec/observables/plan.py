@@ -33,10 +33,32 @@ Optional keys (documented for exporters in docs/spec-guide.md):
 - ``producers``: tensor name -> the node (in ``order``) that writes it.
 - a tensor's ``nbytes``: its raw dense bytes (shape times dtype), from which
   GE derives its size (ge-facts.md 1.3).
+
+The general form (any planner, docs/foreign-planners.md): a plan that declares
+``arenas`` names its own memory areas instead of GE's four regions.
+
+- ``arenas``: arena name -> ``{"kind", "alignment"}``; ``kind`` is one of
+  :data:`ARENA_KINDS` and ``alignment`` the multiple every tensor that owns its
+  memory starts at (1: none). ``regions`` then gives each arena's size, and a
+  tensor's ``region`` names its arena. GE's regions are the undeclared default
+  (:data:`GE_ARENAS`); claims about GE's own rules (granularities, padded sizes,
+  the zero-copy region) apply only to such plans (:attr:`PlanObservation.ge_shaped`).
+- ``writes``: tensor name -> the steps that write it (its producer, and an
+  in-place update's step).
+- ``exclusive_groups``: ``{"name", "branches": {label: [tensor, ...]}}``: the
+  branches of one choice (a ``cond``'s true and false subgraphs); tensors of
+  different branches of one group never run in the same execution. Tensors of
+  two different groups (two sequential ``cond`` calls) may.
+- ``in_place``: ``{"step", "tensor", "writes": [{"lo", "hi"}], "reads": [{"lo", "hi", "to"}]}``: a
+  step that computes ``tensor`` in place over its root's bytes, the byte ranges it writes and the
+  ranges of the root it reads, each with where its bytes go (``to`` = ``lo``: element by element).
+- ``lower_bound``, ``naive`` and ``blocks`` may be left out by planners that
+  have no such numbers; ``blocks`` then defaults to none.
 """
 from __future__ import annotations
 
 import functools
+import typing
 from typing import Literal
 
 import attrs
@@ -44,8 +66,12 @@ import attrs
 from zcspec.spec.errors import ObservationConsistencyError, ObservationFormatError
 from zcspec.spec.observables.codec import from_data
 
-Region = Literal["feature_map", "zero_copy", "weight", "fixed"]
+Region = str
 BlockId = int | str
+
+# What an arena holds; the claims that depend on it (LAYOUT-LOWER-BOUND, LAYOUT-ARENA-ALIGN) say how.
+ArenaKind = Literal["activations", "user_io", "constants", "state", "scratch"]
+ARENA_KINDS = typing.get_args(ArenaKind)
 
 GE_BLOCK_ALIGN = 512   # MEM_ALIGN_SIZE, ge-facts.md 1.1
 GE_TENSOR_ALIGN = 32   # tensor size granularity, ge-facts.md 1.3
@@ -129,15 +155,68 @@ class Alignment:
 
 
 @attrs.frozen
+class Arena:
+    """One memory area of a plan: what it holds and the alignment of the tensors that own memory in it."""
+
+    kind: ArenaKind
+    alignment: int = 1
+
+    def __attrs_post_init__(self) -> None:
+        if self.alignment < 1:
+            raise ValueError(f"alignment={self.alignment} must be at least 1")
+
+
+# GE's regions as arenas (ge-facts.md 1.6): the feature map is reused memory, the zero-copy region the
+# caller's buffers, weights are constants and fixed addresses are variables. Their granularities are
+# GE's own and are judged by LAYOUT-ALIGN, not by an arena alignment.
+GE_ARENAS = {"feature_map": Arena("activations"), "zero_copy": Arena("user_io"),
+             "weight": Arena("constants"), "fixed": Arena("state")}
+
+
+@attrs.frozen
+class ExclusiveGroup:
+    """The branches of one choice: tensors of two different branches never run in one execution."""
+
+    name: str
+    branches: dict[str, tuple[str, ...]]
+
+
+@attrs.frozen
+class ByteRange:
+    lo: int
+    hi: int
+
+
+@attrs.frozen
+class ByteCopy:
+    """Bytes [lo, hi) read to produce the bytes [to, to + hi - lo) (``to == lo``: element by element)."""
+
+    lo: int
+    hi: int
+    to: int
+
+
+@attrs.frozen
+class InPlaceStep:
+    """Step ``step`` computes ``tensor`` in its root's bytes: it writes ``writes`` and reads ``reads``
+    of those same bytes (offsets in the region)."""
+
+    step: int
+    tensor: str
+    writes: tuple[ByteRange, ...]
+    reads: tuple[ByteCopy, ...] = ()
+
+
+@attrs.frozen
 class PlanObservation:
     """A memory plan: DESIGN.md's plan contract plus the optional facts listed in the module doc."""
 
     order: tuple[str, ...]
     tensors: tuple[PlacedTensor, ...]
-    blocks: tuple[Block, ...]
     regions: dict[str, int]
-    lower_bound: int
-    naive: int
+    blocks: tuple[Block, ...] = ()
+    lower_bound: int | None = None
+    naive: int | None = None
     attributes: PlanAttributes | None = None
     graph_inputs: tuple[str, ...] = ()
     graph_outputs: tuple[str, ...] = ()
@@ -152,9 +231,31 @@ class PlanObservation:
     netoutput_inputs: tuple[str, ...] = ()
     node_types: dict[str, str] = attrs.field(factory=dict)
     producers: dict[str, str] = attrs.field(factory=dict)
+    arenas: dict[str, Arena] = attrs.field(factory=dict)
+    writes: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
+    exclusive_groups: tuple[ExclusiveGroup, ...] = ()
+    in_place: tuple[InPlaceStep, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         _check_references(self)
+
+    @property
+    def ge_shaped(self) -> bool:
+        """Whether this is a plan in GE's terms (no ``arenas`` declared): GE's rules apply to it."""
+        return not self.arenas
+
+    def arena(self, region: str) -> Arena | None:
+        """The arena a region name stands for: declared, or GE's region of that name."""
+        return self.arenas.get(region) if self.arenas else GE_ARENAS.get(region)
+
+    @functools.cached_property
+    def _branches(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for g in self.exclusive_groups:
+            for label, names in g.branches.items():
+                for n in names:
+                    out.setdefault(n, {})[g.name] = label
+        return out
 
     @functools.cached_property
     def tensor(self) -> dict[str, PlacedTensor]:
@@ -167,9 +268,13 @@ class PlanObservation:
         return {b.id: b for b in self.blocks}
 
     def exclusive(self, a: str, b: str) -> bool:
-        """Whether tensors ``a`` and ``b`` belong to different dynamic-batch branches (never both run)."""
+        """Whether tensors ``a`` and ``b`` never run in one execution: different dynamic-batch branches, or
+        different branches of one exclusive group."""
         la, lb = self.batch_labels.get(a, ""), self.batch_labels.get(b, "")
-        return bool(la and lb and la != lb)
+        if la and lb and la != lb:
+            return True
+        ga, gb = self._branches.get(a), self._branches.get(b)
+        return bool(ga and gb and any(gb.get(g, label) != label for g, label in ga.items()))
 
     @functools.cached_property
     def families(self) -> tuple["Family", ...]:
@@ -239,10 +344,31 @@ def _check_references(plan: PlanObservation) -> None:
                 f"tensor {t.name!r} has alias_of={t.alias_of!r}, which is not a planned tensor", culprit=t.name)
     listed = [n for n in plan.graph_inputs + plan.graph_outputs + plan.atomic + plan.fixed]
     listed += [n for g in plan.continuous_groups for n in g.tensors] + list(plan.workspaces) + list(plan.consumers)
-    listed += list(plan.batch_labels) + list(plan.netoutput_inputs) + list(plan.producers)
+    listed += list(plan.batch_labels) + list(plan.netoutput_inputs) + list(plan.producers) + list(plan.writes)
+    listed += [n for g in plan.exclusive_groups for names in g.branches.values() for n in names]
+    listed += [s.tensor for s in plan.in_place]
     for n in listed:
         if n not in names:
             raise ObservationConsistencyError(f"the plan's facts name tensor {n!r}, which is not planned", culprit=n)
+    _unique("exclusive group", (g.name for g in plan.exclusive_groups))
+    known = plan.arenas or GE_ARENAS
+    what = "declared arena (arenas)" if plan.arenas else "GE region (or declare arenas)"
+    for r in plan.regions:
+        if r not in known:
+            raise ObservationConsistencyError(f"region {r!r} is not a {what}; known: {sorted(known)}", culprit=r)
+    placed = [(f"tensor {t.name!r}", t.name, t.region) for t in plan.tensors]
+    placed += [(f"block {b.id!r}", str(b.id), b.region) for b in plan.blocks]
+    for label, culprit, region in placed:
+        if region not in known:
+            raise ObservationConsistencyError(f"{label} is in region {region!r}, which is not a {what}; "
+                                              f"known: {sorted(known)}", culprit=culprit)
+    n = len(plan.order)
+    accessed = list(plan.writes.items()) + list(plan.consumers.items()) + [(s.tensor, (s.step,)) for s in plan.in_place]
+    for name, steps in accessed:
+        bad = [s for s in steps if not 0 <= s < n]
+        if bad:
+            raise ObservationConsistencyError(f"tensor {name!r} is accessed at step(s) {bad}, outside the "
+                                              f"{n} steps of order", culprit=name)
     steps = set(plan.order)
     for ws, owner in plan.workspaces.items():
         if owner not in steps:
