@@ -221,6 +221,9 @@ def _verify_notes(result, ids) -> list[str]:
     for what, (run, failed) in (("packing cases", result.packing_cases), ("ACL refusals", result.acl_refusals)):
         if run:
             notes.append(f"{what}: {run} run, {failed} failed")
+    if result.foreign:
+        wrong = sum(1 for _, _, w in result.foreign if w)
+        notes.append(f"other compilers' plans: {len(result.foreign)} programs, {wrong} not as expected")
     notes.append(f"oracle: {result.tally.judged} outputs judged, {len(result.unjudged)} left unjudged")
     notes += [f"FAILED CALL on valid buffers, {n.run}: {n.reason}" for n in result.failed_calls]
     if thin := result.below_floor(ids):

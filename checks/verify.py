@@ -42,6 +42,8 @@ from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
 from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.foreign.programs import foreign_cases
+from zcspec.checks.foreign.programs import problems as foreign_problems
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.models import load_graph
 from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
@@ -54,6 +56,7 @@ from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.verify_cases import case_runs, device_cases, zoo_cases
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
+from zcspec.spec.check import check
 
 # The non-vacuity floor: every invariant must be exercised by at least this many distinct cases.
 MIN_DISTINCT = 3
@@ -109,6 +112,7 @@ class VerifyResult:
     node_tests: NodeTestResult | None = None    # None: not run
     packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
     acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
+    foreign: list = attrs.Factory(list)         # (case label, expect, problems) of checks/foreign/programs.py
 
     def unexercised(self, ids) -> list[str]:
         return [i for i in ids if not self.tally.exercised[i]]
@@ -203,6 +207,13 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "packing cases", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the packing cases")
+    if "plan" in config.kinds:
+        cases = foreign_cases()
+        progress(f"other compilers' plans: {len(cases)} programs (checks/foreign/programs)")
+        _foreign_cases(result, cases)
+        lap = _lap(result, "other compilers' plans", lap)
+        if config.fail_fast and result.failing():
+            return _stop(result, start, "the other compilers' plans")
     if config.onnx_node_tests and "execution" in config.kinds:
         progress("ONNX node tests: importing the cases of claimed ops")
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
@@ -242,6 +253,29 @@ def _packing_cases(result: VerifyResult, cases) -> None:
         failed += bool(problems)
         result.errors.extend((f"packing case {case.label}", p) for p in problems)
     result.packing_cases = (len(cases), failed)
+
+
+def _foreign_cases(result: VerifyResult, cases) -> None:
+    """Each kept program of another compiler: its plan read from the saved artefact and checked. A clean
+    program's violation is a finding; a known bug that is no longer found (or found by another claim)
+    is an error of the run naming the program; a reader's crash too."""
+    for case in cases:
+        try:
+            imported = case.imported()
+        except Exception as e:  # the reader failed on a file it was made for
+            result.errors.append((f"foreign {case.label}", f"{type(e).__name__}: {e}"))
+            continue
+        report = check(imported.plan)
+        wrong = foreign_problems(case, report)
+        # A known bug found is what the case is for: tallied as exercised, not as a claim violated.
+        expected = tuple(v for v in report.violations if v.invariant_id != case.expect)
+        result.tally.add([attrs.evolve(report, violations=expected)], [f"foreign:{case.label}"])
+        result.foreign.append((case.label, case.expect, wrong))
+        if case.expect == "clean":
+            result.findings.extend(Finding(f"foreign {case.label}", v, violation_rows(imported.plan, v))
+                                   for v in report.violations)
+        else:
+            result.errors.extend((f"foreign {case.label}", w) for w in wrong)
 
 
 def _acl_refusals(result: VerifyResult, cases) -> None:

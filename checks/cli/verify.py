@@ -89,6 +89,11 @@ def _report(result, invariants) -> None:
     run, failed = result.acl_refusals
     if run:
         print(f"ACL refusals (bad calls to the ACL entry points): {run} run, {failed} failed")
+    if result.foreign:
+        bugs = [(label, expect) for label, expect, wrong in result.foreign if expect != "clean" and not wrong]
+        clean = sum(1 for _, expect, wrong in result.foreign if expect == "clean" and not wrong)
+        print(f"other compilers' plans: {len(result.foreign)} programs, {clean} clean as expected, "
+              f"{len(bugs)} known bug(s) found" + "".join(f"; {label} breaks {expect}" for label, expect in bugs))
     print(f"random campaign's proofs (unknown: shown, not a failure): {result.tally.proof_summary()}")
     for case, claim, reason in result.tally.unknown[:10]:
         print(f"  {claim} unknown on case {case[:12]}: {reason}")

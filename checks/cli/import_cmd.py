@@ -1,0 +1,85 @@
+"""``zcspec import PLANNER SOURCE``: read another compiler's memory plan into the plan observation.
+
+``xla DUMP``: a folder written with ``XLA_FLAGS='--xla_dump_to=DUMP --xla_dump_hlo_as_text'`` (or one
+of its ``*-buffer-assignment.txt`` files); every module in it, or those ``--module`` names. The
+reader needs neither jax nor XLA (docs/foreign-planners.md says what it reads).
+
+Without ``-o`` the plan's JSON goes to stdout (one module) ; ``-o FILE`` writes it, ``-o DIR`` writes
+one file per module when there are several. ``--check`` then judges each plan as ``zcspec check``
+does (exit 1 on a violation); ``--picture FILE.svg`` draws the layout (one module).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from zcspec.checks.cli.check_plan import add_report_arguments, print_reports
+from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign import plan_file, xla_dump
+from zcspec.checks.foreign.plan_file import ImportedPlan
+
+PLANNERS = ("xla",)
+
+
+def configure(parser) -> None:
+    parser.add_argument("planner", choices=PLANNERS, help="the compiler whose artefact SOURCE is")
+    parser.add_argument("source", metavar="SOURCE", help="xla: the dump folder (or one *-buffer-assignment.txt)")
+    parser.add_argument("--module", metavar="TEXT", help="xla: only the modules whose name contains TEXT")
+    parser.add_argument("-o", "--output", metavar="FILE|DIR",
+                        help="write the plan JSON here (a folder, one file per module, when there are several)")
+    parser.add_argument("--alignment", type=int, default=None, metavar="N",
+                        help=f"xla: the offset alignment each arena declares (default {xla_dump.CPU_ALIGNMENT}, "
+                             "XLA's CPU backend)")
+    parser.add_argument("--check", action="store_true", help="judge each plan as `zcspec check` does")
+    add_report_arguments(parser)
+
+
+def imported(args) -> list[ImportedPlan]:
+    alignment = args.alignment if args.alignment is not None else xla_dump.CPU_ALIGNMENT
+    if alignment < 1:
+        raise UsageError(f"--alignment={alignment} must be at least 1")
+    modules = xla_dump.find_modules(args.source, args.module)
+    return [ImportedPlan("xla", args.source, _program(m), xla_dump.read_module(m, alignment=alignment))
+            for m in modules]
+
+
+def _program(module) -> str:
+    """A kept program's name (its folder's program.json), else the module's."""
+    meta = module.files[0].parent / "program.json"
+    if meta.is_file():
+        try:
+            return str(json.loads(meta.read_text()).get("program") or module.name)
+        except (OSError, ValueError):
+            pass
+    return module.name.removesuffix(".cpu_after_optimizations")
+
+
+def run(args) -> int:
+    plans = imported(args)
+    if args.picture and len(plans) > 1:
+        raise UsageError(f"--picture draws one plan; {args.source} has {len(plans)} modules: choose one with --module "
+                         f"({', '.join(p.program for p in plans[:6])}{', ...' if len(plans) > 6 else ''})")
+    if args.output:
+        _write(plans, args.output)
+    elif not args.check:
+        if len(plans) > 1:
+            raise UsageError(f"{len(plans)} modules: give -o DIR to write one file each, --module to choose one, "
+                             f"or --check ({', '.join(p.program for p in plans[:6])}{', ...' if len(plans) > 6 else ''})",
+                             file=args.source)
+        print(plan_file.to_json(plans[0]))
+        return 0
+    return print_reports(plans, args) if args.check else 0
+
+
+def _write(plans: list[ImportedPlan], out: str) -> None:
+    if len(plans) == 1 and not os.path.isdir(out):
+        plan_file.write(plans[0], out)
+        print(f"wrote {out}")
+        return
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot be made a folder: {e.strerror or e}", file=out) from e
+    for p in plans:
+        plan_file.write(p, os.path.join(out, f"{p.program}.json"))
+    print(f"wrote {len(plans)} plan(s) to {out}/")

@@ -1,0 +1,62 @@
+"""The other compilers' programs zcspec keeps, as cases: each plan, and what checking it must show.
+
+A case is a saved artefact under checks/foreign/programs/PLANNER/NAME/ with its ``program.json``
+(what the program is, ``expect``: ``clean`` or the id of the claim a known bug of that compiler
+breaks, and the bug's ``issue``). ``zcspec verify`` checks every case: a clean program must break
+no claim; a known bug must be found, by its claim and no other (checks/verify.py).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+
+from zcspec.checks.foreign import xla_dump
+from zcspec.checks.foreign.plan_file import ImportedPlan
+from zcspec.spec.check import Report
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+@attrs.frozen
+class ForeignCase:
+    planner: str
+    name: str
+    what: str
+    expect: str          # "clean", or the claim the plan breaks
+    issue: str
+    folder: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.planner}:{self.name}"
+
+    def imported(self) -> ImportedPlan:
+        if self.planner != "xla":
+            raise ValueError(f"no reader for planner {self.planner!r}")
+        module = xla_dump.find_modules(self.folder)[0]
+        return ImportedPlan("xla", str(self.folder), self.name, xla_dump.read_module(module))
+
+
+def foreign_cases(root: Path = PROGRAMS) -> list[ForeignCase]:
+    """Every kept program, by planner and name."""
+    out = []
+    for meta in sorted(root.glob("*/*/program.json")):
+        data = json.loads(meta.read_text())
+        out.append(ForeignCase(meta.parent.parent.name, meta.parent.name, data.get("what", ""),
+                               data.get("expect", "clean"), data.get("issue", ""), meta.parent))
+    return out
+
+
+def problems(case: ForeignCase, report: Report) -> list[str]:
+    """What is wrong with a case's report: a clean program's violation, a known bug not found (or
+    found by another claim)."""
+    violated = set(report.violated())
+    if case.expect == "clean":
+        return [f"{v.invariant_id}: {v.culprit}: {v.message}" for v in report.violations]
+    out = []
+    if case.expect not in violated:
+        out.append(f"the known bug {case.issue or case.expect} is no longer found: {case.expect} holds")
+    out += [f"{i} is also violated (expected only {case.expect})" for i in sorted(violated - {case.expect})]
+    return out

@@ -1,0 +1,158 @@
+"""XLA's buffer assignment read from the kept dumps (checks/foreign/programs/xla), checked by the spec."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import attrs
+import pytest
+
+from zcspec.checks.cli.main import main
+from zcspec.checks.foreign import plan_file
+from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases, problems
+from zcspec.checks.foreign.xla_dump import XlaDumpError, find_modules, read_module
+from zcspec.spec.check import check
+
+XLA = PROGRAMS / "xla"
+CASES = [c for c in foreign_cases() if c.planner == "xla"]
+
+
+def _plan(name):
+    return read_module(find_modules(XLA / name)[0])
+
+
+def _violated(plan) -> set[str]:
+    return set(check(plan).violated())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_every_kept_program_reads_and_shows_what_it_should(case):
+    report = check(case.imported().plan)
+    assert problems(case, report) == []
+    assert {"LAYOUT-NO-OVERLAP", "LAYOUT-ARENA-ALIGN", "LAYOUT-LIFETIME-COVERS-WRITES"} <= set(report.applied)
+
+
+def test_the_kept_programs_cover_loops_conditionals_in_place_updates_and_a_known_bug():
+    names = {c.name for c in CASES}
+    assert {"mlp-train-step", "scan-carry", "two-conds", "donated-update", "shift-rows-in-place"} <= names
+    assert [c.issue for c in CASES if c.expect != "clean"] == ["openxla/xla#49176"]
+
+
+def test_xla_49176_is_found_from_the_dump_alone_with_the_bytes_it_reads_and_writes():
+    plan = _plan("shift-rows-in-place")
+    (v,) = check(plan).violations
+    assert v.invariant_id == "LAYOUT-IN-PLACE-READS"
+    # base = [1, 2, 3, 4] (int32); base[:3] (bytes 0..12) is written one row down (bytes 4..16)
+    assert v.values["read"] == [0, 12] and v.values["to"] == 4 and v.values["written"] == [4, 16]
+    # The same copy with rows that do not overlap is exercised and clean.
+    apart = check(_plan("copy-rows-apart"))
+    assert "LAYOUT-IN-PLACE-READS" in apart.exercised and apart.ok
+
+
+def test_in_place_outputs_are_aliases_and_hand_overs_through_loops_are_not_conflicts():
+    plan = _plan("scan-carry")
+    assert sum(t.alias_of is not None for t in plan.tensors) >= 5
+    assert check(plan).ok
+    donated = _plan("donated-update")
+    (param,) = [t for t in donated.tensors if t.name == "buf.1"]
+    assert any(t.alias_of == "buf.1" for t in donated.tensors) and "buf.1" in donated.graph_inputs
+    assert donated.arena(param.region).kind == "user_io"
+
+
+def _temps(plan):
+    temp = max((r for r in plan.regions if plan.arena(r).kind == "activations"), key=lambda r: plan.regions[r])
+    return [t for t in plan.tensors if t.region == temp and t.alias_of is None]
+
+
+def _with(plan, name, **changes):
+    return attrs.evolve(plan, tensors=tuple(attrs.evolve(t, **changes) if t.name == name else t for t in plan.tensors))
+
+
+def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
+    plan = _plan("mlp-train-step")
+    assert check(plan).ok
+    temps = sorted(_temps(plan), key=lambda t: t.first)
+    a, b = next((a, b) for a in temps for b in temps
+                if a is not b and a.offset != b.offset and a.first <= b.first <= a.last)
+    assert "LAYOUT-NO-OVERLAP" in _violated(_with(plan, b.name, offset=a.offset))          # moved buffer
+    read = plan.consumers[a.name]
+    assert "LAYOUT-LIFETIME-COVERS-USES" in _violated(_with(plan, a.name, last=min(read) - 1 if min(read) > a.first
+                                                             else a.first))               # shortened lifetime
+    assert "LAYOUT-ARENA-ALIGN" in _violated(_with(plan, a.name, offset=a.offset + 4))    # misaligned offset
+    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _violated(_with(plan, a.name, first=a.first + 1))  # starts after its write
+
+
+def test_the_plan_file_round_trips(tmp_path):
+    case = next(c for c in CASES if c.name == "two-conds")
+    imported = case.imported()
+    plan_file.write(imported, str(tmp_path / "p.json"))
+    again = plan_file.read(str(tmp_path / "p.json"))
+    assert again.plan == imported.plan and again.planner == "xla" and again.program == "two-conds"
+
+
+def test_import_and_check_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    assert main(["import", "xla", str(XLA / "mlp-train-step"), "-o", str(out)]) == 0
+    assert main(["check", str(out), "--picture", str(tmp_path / "p.svg")]) == 0
+    text = capsys.readouterr().out
+    assert "0 violation(s)" in text and "lower bound" in text and (tmp_path / "p.svg").read_text().startswith("<svg")
+    assert main(["import", "xla", str(XLA / "shift-rows-in-place"), "--check"]) == 1
+    assert "LAYOUT-IN-PLACE-READS" in capsys.readouterr().out
+
+
+def test_a_dump_of_several_modules_needs_a_choice(tmp_path, capsys):
+    for name in ("two-conds", "scan-carry"):
+        for f in (XLA / name).glob("*.txt"):
+            shutil.copy(f, tmp_path / f"{name}.{f.name}")
+    assert len(find_modules(tmp_path)) == 2
+    assert main(["import", "xla", str(tmp_path)]) == 2
+    assert "2 modules" in capsys.readouterr().err
+    assert main(["import", "xla", str(tmp_path), "--module", "scan", "--check"]) == 0
+    assert main(["import", "xla", str(tmp_path), "-o", str(tmp_path / "plans")]) == 0
+    assert len(list((tmp_path / "plans").glob("*.json"))) == 2
+
+
+def test_bad_dumps_are_refused_naming_the_file_and_line(tmp_path, capsys):
+    with pytest.raises(XlaDumpError, match="no such file"):
+        find_modules(tmp_path / "missing")
+    with pytest.raises(XlaDumpError, match="no module"):
+        find_modules(tmp_path)
+    for f in (XLA / "two-conds").glob("*.txt"):
+        shutil.copy(f, tmp_path / f.name)
+    assignment = next(tmp_path.glob("*-buffer-assignment.txt"))
+    lines = assignment.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(" value:"))
+    lines[at] = " value: <garbled"
+    assignment.write_text("\n".join(lines))
+    with pytest.raises(XlaDumpError, match=rf"{assignment.name}: line {at + 1}: a value line"):
+        read_module(find_modules(tmp_path)[0])
+    next(tmp_path.glob("*-live-range.txt")).unlink()
+    assert main(["import", "xla", str(tmp_path)]) == 2
+    assert "lacks" in capsys.readouterr().err
+
+
+def test_a_plan_file_that_is_not_a_plan_is_refused(tmp_path, capsys):
+    (tmp_path / "x.json").write_text("[1, 2]")
+    assert main(["check", str(tmp_path / "x.json")]) == 2
+    assert "x.json" in capsys.readouterr().err
+    (tmp_path / "y.json").write_text('{"order": ["a"], "tensors": [], "regions": {"r": 8}, "arenas": {}}')
+    assert main(["check", str(tmp_path / "y.json")]) == 2
+    err = capsys.readouterr().err
+    assert "y.json" in err and "region 'r'" in err
+
+
+def test_freshly_exported_programs_read_as_the_kept_ones(tmp_path):
+    pytest.importorskip("jax")
+    from zcspec.checks.foreign.xla_programs import write_dumps
+    lines = write_dumps(tmp_path, only=("shift-rows-in-place", "copy-rows-apart"))
+    assert len(lines) == 2
+    for case in foreign_cases(tmp_path):
+        assert problems(case, check(case.imported().plan)) == [], case.name
+
+
+def test_the_program_maker_runs_as_a_script_only_with_jax():
+    pytest.importorskip("jax")
+    run = subprocess.run([sys.executable, "-m", "zcspec.checks.foreign.xla_programs", "--help"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "--only" in run.stdout
