@@ -1,5 +1,8 @@
 """``zcspec import PLANNER SOURCE``: read another compiler's memory plan into the plan observation.
 
+``executorch FILE.pte``: the plan of one method (``--module``, default the first) of an ExecuTorch
+program (checks/foreign/pte.py); it needs neither torch nor ExecuTorch.
+
 ``xla DUMP``: a folder written with ``XLA_FLAGS='--xla_dump_to=DUMP --xla_dump_hlo_as_text'`` (or one
 of its ``*-buffer-assignment.txt`` files); every module in it, or those ``--module`` names. The
 reader needs neither jax nor XLA (docs/foreign-planners.md says what it reads).
@@ -15,29 +18,37 @@ import os
 
 from zcspec.checks.cli.check_plan import add_report_arguments, print_reports
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import plan_file, xla_dump
+from zcspec.checks.foreign import plan_file, pte, xla_dump
 from zcspec.checks.foreign.plan_file import ImportedPlan
 
-PLANNERS = ("xla",)
+PLANNERS = ("executorch", "xla")
 
 
 def configure(parser) -> None:
     parser.add_argument("planner", choices=PLANNERS, help="the compiler whose artefact SOURCE is")
-    parser.add_argument("source", metavar="SOURCE", help="xla: the dump folder (or one *-buffer-assignment.txt)")
-    parser.add_argument("--module", metavar="TEXT", help="xla: only the modules whose name contains TEXT")
+    parser.add_argument("source", metavar="SOURCE",
+                        help="executorch: a .pte file; xla: the dump folder (or one *-buffer-assignment.txt)")
+    parser.add_argument("--module", metavar="TEXT",
+                        help="xla: only the modules whose name contains TEXT; executorch: the method (default: the first)")
     parser.add_argument("-o", "--output", metavar="FILE|DIR",
                         help="write the plan JSON here (a folder, one file per module, when there are several)")
     parser.add_argument("--alignment", type=int, default=None, metavar="N",
-                        help=f"xla: the offset alignment each arena declares (default {xla_dump.CPU_ALIGNMENT}, "
-                             "XLA's CPU backend)")
+                        help=f"the offset alignment each arena declares (default: xla {xla_dump.CPU_ALIGNMENT}, XLA's CPU "
+                             f"backend; executorch {pte.ALIGNMENT}, its memory planning pass)")
     parser.add_argument("--check", action="store_true", help="judge each plan as `zcspec check` does")
     add_report_arguments(parser)
 
 
 def imported(args) -> list[ImportedPlan]:
-    alignment = args.alignment if args.alignment is not None else xla_dump.CPU_ALIGNMENT
+    default = pte.ALIGNMENT if args.planner == "executorch" else xla_dump.CPU_ALIGNMENT
+    alignment = args.alignment if args.alignment is not None else default
     if alignment < 1:
         raise UsageError(f"--alignment={alignment} must be at least 1")
+    if args.planner == "executorch":
+        method, plan = pte.read_pte(args.source, method=args.module, alignment=alignment)
+        meta = os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json")
+        name = _kept_name(meta) or f"{os.path.basename(args.source)}:{method}"
+        return [ImportedPlan("executorch", args.source, name, plan)]
     modules = xla_dump.find_modules(args.source, args.module)
     return [ImportedPlan("xla", args.source, _program(m), xla_dump.read_module(m, alignment=alignment))
             for m in modules]
@@ -45,13 +56,15 @@ def imported(args) -> list[ImportedPlan]:
 
 def _program(module) -> str:
     """A kept program's name (its folder's program.json), else the module's."""
-    meta = module.files[0].parent / "program.json"
-    if meta.is_file():
-        try:
-            return str(json.loads(meta.read_text()).get("program") or module.name)
-        except (OSError, ValueError):
-            pass
-    return module.name.removesuffix(".cpu_after_optimizations")
+    return _kept_name(module.files[0].parent / "program.json") or module.name.removesuffix(".cpu_after_optimizations")
+
+
+def _kept_name(meta) -> str:
+    try:
+        with open(meta, encoding="utf-8") as f:
+            return str(json.load(f).get("program") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
 
 
 def run(args) -> int:

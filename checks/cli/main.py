@@ -29,7 +29,7 @@ COMMANDS = (
     ("lower", "lower", "lower a model to runtime v2's execution graph; --dump prints it before and after the passes"),
     ("faults", "faults", "the fault catalogue: list deliberately wrong variants of impl, hunt them, replay their counterexamples"),
     ("conformance", "conformance", "run ONNX's backend node tests for the claimed ops through both runtimes; a per-op table"),
-    ("import", "import_cmd", "read another compiler's memory plan (an XLA dump) into the plan observation JSON"),
+    ("import", "import_cmd", "read another compiler's memory plan (an ExecuTorch .pte, an XLA dump) into the plan observation JSON"),
     ("check", "check_plan", "judge plan files of any planner: claims, the arena against the lower bound and compact"),
 )
 

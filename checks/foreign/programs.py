@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from zcspec.checks.foreign import xla_dump
+from zcspec.checks.foreign.pte import read_pte
 from zcspec.checks.foreign.plan_file import ImportedPlan
 from zcspec.spec.check import Report
 
@@ -33,10 +34,13 @@ class ForeignCase:
         return f"{self.planner}:{self.name}"
 
     def imported(self) -> ImportedPlan:
-        if self.planner != "xla":
-            raise ValueError(f"no reader for planner {self.planner!r}")
-        module = xla_dump.find_modules(self.folder)[0]
-        return ImportedPlan("xla", str(self.folder), self.name, xla_dump.read_module(module))
+        if self.planner == "xla":
+            module = xla_dump.find_modules(self.folder)[0]
+            return ImportedPlan("xla", str(self.folder), self.name, xla_dump.read_module(module))
+        if self.planner == "executorch":
+            _, plan = read_pte(self.folder / "program.pte")
+            return ImportedPlan("executorch", str(self.folder / "program.pte"), self.name, plan)
+        raise ValueError(f"no reader for planner {self.planner!r}")
 
 
 def foreign_cases(root: Path = PROGRAMS) -> list[ForeignCase]:

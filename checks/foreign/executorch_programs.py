@@ -1,0 +1,151 @@
+"""The ExecuTorch programs whose ``.pte`` files zcspec keeps (checks/foreign/programs/executorch/).
+
+Each program is a small ``torch.nn.Module`` source (defines ``M`` and ``args``), what its plan should
+show (``clean``, or the claim a known ExecuTorch bug breaks, with the bug's issue) and what it
+exercises. ``write_programs`` exports each with ExecuTorch's default pipeline (``torch.export``,
+``to_edge``, ``to_executorch``: greedy memory planning, inputs and outputs planned) in a child
+process, keeps ``program.pte``, and runs the program with ExecuTorch's own runtime against eager
+PyTorch on a few inputs; ``program.json`` records the versions and whether the outputs matched.
+Remaking them needs the ``executorch`` extra (torch and executorch; a separate environment works:
+``--python``); reading them needs nothing:
+
+    python -m zcspec.checks.foreign.executorch_programs [--only NAME ...] [--python PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import attrs
+
+PROGRAMS_DIR = Path(__file__).resolve().parent / "programs" / "executorch"
+
+
+@attrs.frozen
+class Program:
+    name: str
+    what: str
+    source: str
+    expect: str = "clean"
+    issue: str = ""
+
+
+PROGRAMS = (
+    Program("mlp", "a 3-layer MLP with ReLU: a linear chain of out-variant kernels", """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b, self.c = torch.nn.Linear(16, 32), torch.nn.Linear(32, 32), torch.nn.Linear(32, 4)
+            def forward(self, x):
+                return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+        args = [(torch.randn(8, 16),), (torch.ones(8, 16),)]
+    """),
+    Program("concat-heavy", "branches concatenated twice, then reduced: tensors that die at a cat", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                a, b, c = x.sin(), x.cos(), x * 2
+                y = torch.cat([a, b, c], dim=1)
+                z = torch.cat([y.relu(), y.tanh()], dim=0)
+                return z.sum(dim=0), y.mean()
+        args = [(torch.randn(4, 8),), (torch.zeros(4, 8),)]
+    """),
+    Program("one-cond", "one torch.cond whose result is used after it: branch memory moved out by MoveCall", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                pred = x.sum() > 0
+                a = torch.cond(pred, lambda v: v.sin() * 2, lambda v: v.cos() + 1, [x])
+                return a * x + 1
+        args = [(torch.randn(4, 4),), (-torch.ones(4, 4),), (torch.ones(4, 4),)]
+    """),
+    Program("cond-then-math", "a torch.cond followed by kernels that need fresh memory while its result lives", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                a = torch.cond(x.mean() > 0, lambda v: v.exp(), lambda v: v.abs() + 2, [x])
+                b = (x * 3).relu() + x.tanh()
+                return a + b
+        args = [(torch.randn(6, 6),), (torch.ones(6, 6),), (-torch.ones(6, 6),)]
+    """),
+    Program("two-conds", "two sequential torch.cond calls, the first's result live through the second: "
+            "the class of pytorch/executorch#21490", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                pred = x.sum() > 0
+                a = torch.cond(pred, lambda v: v.sin() * 2, lambda v: v.cos() + 1, [x])
+                b = torch.cond(pred, lambda v: v * 3 + 1, lambda v: v - 5, [x])
+                return a + b, a
+        args = [(torch.randn(4, 4),), (-torch.ones(4, 4),), (torch.ones(4, 4),)]
+    """, expect="LAYOUT-NO-OVERLAP", issue="pytorch/executorch#21490"),
+)
+
+_RUNNER = """
+import json, sys
+import torch
+from torch.export import export
+from executorch.exir import to_edge
+from executorch.runtime import Runtime
+torch.manual_seed(0)
+{source}
+m = M().eval()
+prog = to_edge(export(m, args[0])).to_executorch()
+open(sys.argv[1], "wb").write(prog.buffer)
+method = Runtime.get().load_program(prog.buffer).load_method("forward")
+worst = 0.0
+for a in args:
+    got = method.execute(list(a))
+    want = m(*a)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    worst = max([worst] + [float((g - w).abs().max()) for g, w in zip(got, want)])
+from importlib.metadata import version
+print(json.dumps({{"torch": torch.__version__, "executorch": version("executorch"),
+                  "max_abs_diff_vs_eager": worst, "matches_eager": worst <= 1e-4}}))
+"""
+
+
+def export_program(program: Program, folder: Path, python: str = sys.executable) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    code = _RUNNER.format(source=textwrap.dedent(program.source))
+    with tempfile.TemporaryDirectory():
+        run = subprocess.run([python, "-c", code, str(folder / "program.pte")], capture_output=True, text=True,
+                             timeout=900)
+    if run.returncode:
+        raise RuntimeError(f"program {program.name!r} failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def write_programs(out: Path = PROGRAMS_DIR, only=(), python: str = sys.executable) -> list[str]:
+    lines = []
+    for p in PROGRAMS:
+        if only and p.name not in only:
+            continue
+        facts = export_program(p, out / p.name, python)
+        meta = {"program": p.name, "what": p.what, "expect": p.expect, "issue": p.issue, **facts}
+        (out / p.name / "program.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        lines.append(f"{p.name}: executorch {facts['executorch']}, runtime vs eager max |diff| "
+                     f"{facts['max_abs_diff_vs_eager']:.3g}")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", default=(), metavar="NAME", help="remake only these programs")
+    parser.add_argument("--out", type=Path, default=PROGRAMS_DIR, help=f"where (default {PROGRAMS_DIR})")
+    parser.add_argument("--python", default=sys.executable,
+                        help="the Python that has torch and executorch (default: this one)")
+    args = parser.parse_args(argv)
+    for line in write_programs(args.out, args.only, args.python):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

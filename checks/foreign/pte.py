@@ -1,0 +1,288 @@
+"""ExecuTorch's memory plan, read from a ``.pte`` file (no ExecuTorch or torch needed).
+
+A ``.pte`` file is a FlatBuffers ``Program`` (file identifier ``ET12``; ExecuTorch's
+``schema/program.fbs``). This reader takes, of one execution plan (a method, ``forward`` by
+default):
+
+- each planned tensor: an ``EValue`` of type ``Tensor`` whose ``allocation_info`` gives a
+  ``memory_id`` and an offset (``memory_offset_low`` + ``memory_offset_high`` << 32); its bytes are
+  its ``sizes`` times its scalar type's width (the upper bound of a dynamically bounded shape);
+- the arenas: ``non_const_buffer_sizes[id]`` for each ``memory_id`` (id 0 is reserved), of kind
+  ``activations``, aligned to 16 bytes (ExecuTorch's ``MemoryPlanningPass`` default; ``alignment=``
+  overrides it);
+- the steps: the instructions of the plan's first chain. A ``KernelCall``'s arguments name the
+  values it touches (a ``TensorList`` its items); its out arguments are the trailing ones the call
+  repeats as its return values (an out variant's ``out`` and its result), the writes; the others
+  are reads. A tensor's lifetime runs from its first to its last instruction (a method input from
+  step 0, an output to the end);
+- ``MoveCall(from, to)`` moves a pointer, not data: from then on value ``to`` is an alias of
+  ``from``'s memory (a tensor ``v{to}@{step}``, alive until ``to``'s last use);
+- ``JumpFalseCall``: a jump on a boolean value to a later instruction whose preceding instruction
+  is an unconditional jump (a ``JumpFalseCall`` on a constant false) is a ``torch.cond``: the
+  instructions between are its true branch, those from the destination to the end of the
+  unconditional jump its false branch. The two branches are an exclusive group (tensors touched in
+  only one of them never run with those of the other); after the conditional a moved value is
+  either branch's alias, both kept.
+
+Not read: delegate calls' internal memory (their arguments are read as a kernel's), constants
+(they live in the file's segments, not in planned memory), loops (a jump backwards is refused:
+lifetimes across iterations are not transcribed), and the planner's own lifetimes, which the file
+does not keep.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import attrs
+
+from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
+from zcspec.spec.observables.plan import Arena, ExclusiveGroup, PlacedTensor, PlanObservation
+
+ALIGNMENT = 16   # executorch/exir/tensor.py ALIGNMENT, MemoryPlanningPass's default
+MAX_FILE_BYTES = 1 << 30
+MAX_INSTRUCTIONS = 1 << 20
+
+# ScalarType (scalar_type.fbs) -> bytes per element; sub-byte packed types are counted a byte each.
+ELEMENT_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 12: 1, 13: 1, 14: 4, 15: 2, 16: 1, 17: 1,
+                 22: 2, 23: 1, 24: 1, 25: 1, 26: 1, 27: 2, 28: 4, 29: 8}
+# KernelTypes union (program.fbs)
+BOOL, TENSOR, TENSOR_LIST, OPTIONAL_TENSOR_LIST = 3, 5, 10, 11
+# InstructionArguments union
+KERNEL_CALL, DELEGATE_CALL, MOVE_CALL, JUMP_FALSE_CALL, FREE_CALL = 1, 2, 3, 4, 5
+
+
+class PteError(UsageError):
+    """A ``.pte`` file this reader cannot take: not a flatbuffer Program, a reference out of range,
+    a construct it does not transcribe. The message names the file and what is wrong."""
+
+
+@attrs.frozen
+class _Value:
+    kind: int
+    node: Node | None
+
+
+def read_pte(path: str | os.PathLike, *, method: str | None = None, alignment: int = ALIGNMENT) -> tuple[str, PlanObservation]:
+    """(method name, plan) of ``path``'s method ``method`` (default: the first)."""
+    path = str(path)
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise PteError(f"is {size} bytes, more than the {MAX_FILE_BYTES} this reader accepts", file=path)
+        with open(path, "rb") as f:
+            buf = f.read()
+    except OSError as e:
+        raise PteError(f"cannot be read: {e.strerror or e}", file=path) from e
+    try:
+        return _read(buf, method, alignment, path)
+    except FlatbufferError as e:
+        raise PteError(f"is not a well-formed ExecuTorch program: {e}", file=path) from None
+
+
+def methods(path: str) -> list[str]:
+    with open(path, "rb") as f:
+        buf = f.read(MAX_FILE_BYTES)
+    try:
+        return [p.string(0) for p in Node.root(buf, b"ET12").tables(1)]
+    except FlatbufferError as e:
+        raise PteError(f"is not a well-formed ExecuTorch program: {e}", file=path) from None
+
+
+def _read(buf: bytes, method: str | None, alignment: int, path: str) -> tuple[str, PlanObservation]:
+    program = Node.root(buf, b"ET12")
+    plans = program.tables(1)
+    if not plans:
+        raise PteError("holds no execution plan", file=path)
+    names = [p.string(0) for p in plans]
+    if method is not None and method not in names:
+        raise PteError(f"has no method {method!r}; methods: {names}", file=path)
+    plan = plans[names.index(method) if method is not None else 0]
+    return plan.string(0), _Method(plan, alignment, path).observe()
+
+
+class _Method:
+    def __init__(self, plan: Node, alignment: int, path: str):
+        self.path, self.alignment = path, alignment
+        self.values = [_Value(*e.union(0)) for e in plan.tables(2)]
+        self.inputs, self.outputs = plan.scalars(3, N.Int32Flags), plan.scalars(4, N.Int32Flags)
+        chains = plan.tables(5)
+        self.instructions = [c.union(0) for c in chains[0].tables(2)] if chains else []
+        if len(self.instructions) > MAX_INSTRUCTIONS:
+            raise PteError(f"has {len(self.instructions)} instructions, more than {MAX_INSTRUCTIONS}", file=path)
+        self.operators = [f"{o.string(0)}.{o.string(1)}" if o.string(1) else o.string(0) for o in plan.tables(6)]
+        self.sizes = plan.scalars(8, N.Int64Flags)
+
+    def _error(self, why: str) -> PteError:
+        return PteError(why, file=self.path)
+
+    def _value(self, i: int, where: str) -> _Value:
+        if not 0 <= i < len(self.values):
+            raise self._error(f"{where} names value {i}, but the plan has {len(self.values)} values")
+        return self.values[i]
+
+    def _placement(self, i: int):
+        """(arena, offset, bytes) of value i if it is a planned tensor, else None."""
+        v = self.values[i]
+        if v.kind != TENSOR or v.node is None:
+            return None
+        info = v.node.table(6)
+        if info is None:
+            return None
+        memory = info.scalar(0, N.Uint32Flags)
+        offset = info.scalar(1, N.Uint32Flags) | (info.scalar(2, N.Uint32Flags) << 32)
+        if not 0 < memory < len(self.sizes):
+            raise self._error(f"value {i} is planned in memory {memory}, but the plan declares memories "
+                              f"1..{len(self.sizes) - 1} (non_const_buffer_sizes)")
+        dims = v.node.scalars(2, N.Int32Flags)
+        if any(d < 0 for d in dims):
+            raise self._error(f"value {i} has a negative size {dims}")
+        kind = v.node.scalar(0, N.Int8Flags)
+        if kind not in ELEMENT_BYTES:
+            raise self._error(f"value {i} has scalar type {kind}, which this reader does not know")
+        return f"mem {memory}", offset, math.prod(dims) * ELEMENT_BYTES[kind]
+
+    def _tensors_of(self, i: int, where: str) -> list[int]:
+        v = self._value(i, where)
+        if v.kind in (TENSOR_LIST, OPTIONAL_TENSOR_LIST) and v.node is not None:
+            items = [k for k in v.node.scalars(0, N.Int32Flags) if k >= 0]
+            for k in items:
+                self._value(k, f"{where} (a list item)")
+            return [k for k in items if self.values[k].kind == TENSOR]
+        return [i] if v.kind == TENSOR else []
+
+    def _constant_false(self, i: int) -> bool:
+        v = self._value(i, "a jump")
+        return v.kind == BOOL and v.node is not None and not v.node.scalar(0, N.BoolFlags)
+
+    def _branches(self) -> list[tuple[int, int, int]]:
+        """(jump, false start, end) of each conditional: see the module doc."""
+        out = []
+        for i, (kind, node) in enumerate(self.instructions):
+            if kind != JUMP_FALSE_CALL:
+                continue
+            cond, dest = node.scalar(0, N.Int32Flags), node.scalar(1, N.Int32Flags)
+            if not 0 <= dest <= len(self.instructions):
+                raise self._error(f"instruction {i} jumps to {dest}, outside the {len(self.instructions)} instructions")
+            if dest <= i:
+                raise self._error(f"instruction {i} jumps back to {dest}: loops are not transcribed yet")
+            if self._constant_false(cond):
+                continue       # an unconditional jump: the end of a true branch
+            kind_before, before = self.instructions[dest - 1]
+            if kind_before != JUMP_FALSE_CALL or not self._constant_false(before.scalar(0, N.Int32Flags)):
+                raise self._error(f"instruction {i} jumps on value {cond} to {dest}, but instruction {dest - 1} "
+                                  "is not the unconditional jump that ends a true branch")
+            out.append((i, dest, before.scalar(1, N.Int32Flags)))
+        return out
+
+    def observe(self) -> PlanObservation:
+        n = len(self.instructions)
+        branches = self._branches()
+        switch = {d: k for k, (_, d, _) in enumerate(branches)}
+        merge: dict[int, list[int]] = {}
+        for k, (i, _, e) in enumerate(branches):
+            merge.setdefault(e, []).append(k)
+        holders: dict[int, set[str]] = {}
+        placed: dict[str, dict] = {}
+        for i in range(len(self.values)):
+            p = self._placement(i)
+            if p is not None:
+                placed[f"v{i}"] = dict(name=f"v{i}", region=p[0], offset=p[1], size=p[2], steps=set(),
+                                       alias_of=None)
+                holders[i] = {f"v{i}"}
+        reads: dict[str, set[int]] = {}
+        writes: dict[str, set[int]] = {}
+        saved: dict[int, tuple[dict, dict]] = {}
+
+        def merged(holders, ending):
+            for k in sorted(ending, key=lambda k: -branches[k][0]):   # inner conditionals first
+                _, true_end = saved.pop(k)
+                holders = {v: true_end.get(v, set()) | holders.get(v, set()) for v in set(true_end) | set(holders)}
+            return holders
+
+        for step, (kind, node) in enumerate(self.instructions):
+            holders = merged(holders, merge.get(step, ()))
+            if step in switch:
+                start, _ = saved[switch[step]]
+                saved[switch[step]] = (start, {v: set(h) for v, h in holders.items()})
+                holders = {v: set(h) for v, h in start.items()}
+            for k, (i, _, _) in enumerate(branches):
+                if i == step:
+                    saved[k] = ({v: set(h) for v, h in holders.items()}, {})
+            if kind == KERNEL_CALL or kind == DELEGATE_CALL:
+                args = node.scalars(1, N.Int32Flags)
+                outs = _returned(args) if kind == KERNEL_CALL else 0
+                for pos, a in enumerate(args):
+                    for t in self._tensors_of(a, f"instruction {step}"):
+                        for name in holders.get(t, ()):
+                            placed[name]["steps"].add(step)
+                            (writes if pos >= len(args) - 2 * outs else reads).setdefault(name, set()).add(step)
+            elif kind == MOVE_CALL:
+                src, dst = node.scalar(0, N.Int32Flags), node.scalar(1, N.Int32Flags)
+                self._value(src, f"instruction {step}")
+                self._value(dst, f"instruction {step}")
+                new = set()
+                for name in holders.get(src, ()):
+                    alias = f"v{dst}@{step}" if len(holders[src]) == 1 else f"v{dst}@{step}:{name}"
+                    root = placed[name]
+                    placed[alias] = dict(name=alias, region=root["region"], offset=root["offset"], size=root["size"],
+                                         steps={step}, alias_of=name)
+                    root["steps"].add(step)
+                    new.add(alias)
+                holders[dst] = new
+            elif kind == JUMP_FALSE_CALL:
+                for t in self._tensors_of(node.scalar(0, N.Int32Flags), f"instruction {step}"):
+                    for name in holders.get(t, ()):     # the jump reads its condition
+                        placed[name]["steps"].add(step)
+                        reads.setdefault(name, set()).add(step)
+            elif kind == FREE_CALL:
+                self._value(node.scalar(0, N.Int32Flags), f"instruction {step}")
+        holders = merged(holders, [k for e, ks in merge.items() if e >= n for k in ks])
+        inputs = sorted(f"v{i}" for i in self.inputs if f"v{i}" in placed)
+        outputs = sorted({name for i in self.outputs if 0 <= i < len(self.values) for name in holders.get(i, ())})
+        tensors = []
+        for name, t in placed.items():
+            steps = set(t["steps"])
+            if name in inputs:
+                steps.add(0)
+            if not steps:
+                continue        # planned but never touched (a value only ever moved into)
+            last = n - 1 if name in outputs else max(steps)
+            tensors.append(PlacedTensor(name=name, region=t["region"], offset=t["offset"], size=t["size"],
+                                        aligned_size=t["size"], first=min(steps), last=max(last, max(steps)),
+                                        block=None, zero_copy=False, alias_of=t["alias_of"]))
+        kept = {t.name for t in tensors}
+        arenas = {f"mem {m}": Arena("activations", self.alignment) for m in range(1, len(self.sizes))}
+        groups = self._groups(branches, {t.name: placed[t.name]["steps"] for t in tensors})
+        return PlanObservation(
+            order=tuple(f"{s}:{self._label(s)}" for s in range(n)), tensors=tuple(tensors),
+            regions={f"mem {m}": self.sizes[m] for m in range(1, len(self.sizes))}, arenas=arenas,
+            consumers={k: tuple(sorted(v)) for k, v in reads.items() if k in kept},
+            writes={k: tuple(sorted(v)) for k, v in writes.items() if k in kept},
+            graph_inputs=tuple(i for i in inputs if i in kept), graph_outputs=tuple(o for o in outputs if o in kept),
+            exclusive_groups=groups)
+
+    def _groups(self, branches, steps: dict[str, set[int]]) -> tuple[ExclusiveGroup, ...]:
+        out = []
+        for i, d, e in branches:
+            true = tuple(sorted(n for n, s in steps.items() if s and all(i < x < d for x in s)))
+            false = tuple(sorted(n for n, s in steps.items() if s and all(d <= x < e for x in s)))
+            if true and false:
+                out.append(ExclusiveGroup(f"cond at instruction {i}", {"true": true, "false": false}))
+        return tuple(out)
+
+    def _label(self, step: int) -> str:
+        kind, node = self.instructions[step]
+        if kind == KERNEL_CALL:
+            op = node.scalar(0, N.Int32Flags)
+            return self.operators[op] if 0 <= op < len(self.operators) else f"operator {op}"
+        return {DELEGATE_CALL: "delegate", MOVE_CALL: "move", JUMP_FALSE_CALL: "jump", FREE_CALL: "free"}.get(kind, "?")
+
+
+def _returned(args: list[int]) -> int:
+    """How many trailing arguments an out-variant call repeats as its return values."""
+    for k in range(len(args) // 2, 0, -1):
+        if args[-k:] == args[-2 * k:-k]:
+            return k
+    return 0

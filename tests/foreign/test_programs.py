@@ -1,0 +1,30 @@
+"""Every kept program of another compiler (checks/foreign/programs) reads and shows what it should."""
+from __future__ import annotations
+
+import pytest
+
+from zcspec.checks.foreign.programs import foreign_cases, problems
+from zcspec.spec.check import check
+
+CASES = foreign_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)
+def test_every_kept_program_reads_and_shows_what_it_should(case):
+    report = check(case.imported().plan)
+    assert problems(case, report) == []
+    assert {"LAYOUT-NO-OVERLAP", "LAYOUT-ARENA-ALIGN", "LAYOUT-LIFETIME-COVERS-WRITES"} <= set(report.applied)
+
+
+def test_the_known_bugs_are_kept_one_per_compiler_so_far():
+    bugs = {(c.planner, c.issue, c.expect) for c in CASES if c.expect != "clean"}
+    assert bugs == {("xla", "openxla/xla#49176", "LAYOUT-IN-PLACE-READS"),
+                    ("executorch", "pytorch/executorch#21490", "LAYOUT-NO-OVERLAP")}
+    assert {c.planner for c in CASES} == {"xla", "executorch"}
+
+
+def test_a_known_bug_that_is_no_longer_found_is_a_problem():
+    case = next(c for c in CASES if c.expect == "LAYOUT-NO-OVERLAP")
+    clean = next(c for c in CASES if c.planner == case.planner and c.expect == "clean")
+    wrong = problems(case, check(clean.imported().plan))
+    assert wrong and "no longer found" in wrong[0]

@@ -1,0 +1,116 @@
+"""ExecuTorch's plan read from the kept .pte files (checks/foreign/programs/executorch), checked by the spec."""
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import attrs
+import pytest
+
+from zcspec.checks.cli.main import main
+from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases, problems
+from zcspec.checks.foreign.pte import PteError, methods, read_pte
+from zcspec.spec.check import check
+
+ET = PROGRAMS / "executorch"
+
+
+def _plan(name):
+    return read_pte(ET / name / "program.pte")[1]
+
+
+def _ids(plan) -> set[str]:
+    return set(check(plan).violated())
+
+
+def test_the_two_cond_bug_is_found_from_the_file_alone():
+    plan = _plan("two-conds")
+    report = check(plan)
+    assert set(report.violated()) == {"LAYOUT-NO-OVERLAP"}
+    # Each finding pairs a result of the first cond (moved out by MoveCall, alive until the final add)
+    # with a tensor of the second cond's branches, in the same bytes.
+    first = {n for g in plan.exclusive_groups[:1] for names in g.branches.values() for n in names}
+    second = {n for g in plan.exclusive_groups[1:] for names in g.branches.values() for n in names}
+    for v in report.violations:
+        a, b = v.values["tensors"]
+        assert (a in first and b in second) or (b in first and a in second)
+
+
+def test_moved_values_are_aliases_of_both_branches_and_the_branches_are_exclusive():
+    plan = _plan("one-cond")
+    (group,) = plan.exclusive_groups
+    moved = [t for t in plan.tensors if "@" in t.name]
+    roots = [t.alias_of for t in moved]
+    assert len(moved) == 2 and sum(r in group.branches["true"] for r in roots) == 1 \
+        and sum(r in group.branches["false"] for r in roots) == 1
+    assert check(plan).ok
+    # Checked as one linear program (no exclusive branches), the two branches' results collide:
+    # the false positive a linear check gives.
+    assert "LAYOUT-NO-OVERLAP" in _ids(attrs.evolve(plan, exclusive_groups=()))
+
+
+def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
+    plan = _plan("mlp")
+    assert check(plan).ok
+    owners = sorted((t for t in plan.tensors if t.alias_of is None), key=lambda t: t.first)
+    a, b = next((a, b) for a in owners for b in owners
+                if a is not b and a.offset != b.offset and a.first <= b.first <= a.last and b.size and a.size)
+
+    def edit(name, **changes):
+        return attrs.evolve(plan, tensors=tuple(attrs.evolve(t, **changes) if t.name == name else t
+                                                for t in plan.tensors))
+    assert "LAYOUT-NO-OVERLAP" in _ids(edit(b.name, offset=a.offset))
+    assert "LAYOUT-ARENA-ALIGN" in _ids(edit(a.name, offset=a.offset + 4))
+    late = plan.consumers.get(a.name, (a.last,))
+    assert "LAYOUT-LIFETIME-COVERS-USES" in _ids(edit(a.name, last=max(late) - 1)) or max(late) == a.first
+    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _ids(edit(b.name, first=b.first + 1))
+
+
+def test_import_and_check_on_the_command_line(tmp_path, capsys):
+    assert main(["import", "executorch", str(ET / "two-conds" / "program.pte"), "--check"]) == 1
+    assert "LAYOUT-NO-OVERLAP" in capsys.readouterr().out
+    out = tmp_path / "mlp.json"
+    assert main(["import", "executorch", str(ET / "mlp" / "program.pte"), "-o", str(out)]) == 0
+    assert main(["check", str(out)]) == 0
+    assert "executorch mlp" in capsys.readouterr().out
+    assert main(["import", "executorch", str(ET / "mlp" / "program.pte"), "--module", "nope"]) == 2
+    assert "no method 'nope'" in capsys.readouterr().err
+    assert methods(str(ET / "mlp" / "program.pte")) == ["forward"]
+
+
+def test_crafted_files_are_refused_with_the_file_named_never_crash_or_hang(tmp_path):
+    good = (ET / "two-conds" / "program.pte").read_bytes()
+    cases = {"empty": b"", "short": good[:6], "identifier": good[:4] + b"XXXX" + good[8:], "half": good[: len(good) // 2]}
+    rng = random.Random(0)
+    for k in range(300):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        cases[f"mutant{k}"] = bytes(data)
+    for name, data in cases.items():
+        path = tmp_path / f"{name}.pte"
+        path.write_bytes(data)
+        try:
+            read_pte(path)
+        except PteError as e:
+            assert str(path) in str(e), name
+    for name in ("empty", "short", "identifier"):
+        with pytest.raises(PteError, match="not a well-formed ExecuTorch program"):
+            read_pte(tmp_path / f"{name}.pte")
+
+
+def test_freshly_exported_programs_read_as_the_kept_ones(tmp_path):
+    pytest.importorskip("executorch")
+    from zcspec.checks.foreign.executorch_programs import write_programs
+    write_programs(tmp_path / "executorch", only=("one-cond", "two-conds"))
+    cases = foreign_cases(tmp_path)
+    assert len(cases) == 2
+    for case in cases:
+        assert problems(case, check(case.imported().plan)) == [], case.name
+
+
+def test_the_program_maker_has_help():
+    run = subprocess.run([sys.executable, "-m", "zcspec.checks.foreign.executorch_programs", "--help"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "--python" in run.stdout
