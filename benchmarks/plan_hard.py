@@ -131,7 +131,7 @@ def main(argv=None) -> int:
         return minimise(files, args.time_limit)
     if args.minimalloc:
         return against_minimalloc(files, args.minimalloc, args.time_limit, args.passes)
-    print(f"| instance | buffers | LB | greedy (best fit) | compact arena | arena / capacity | time s | method |")
+    print("| instance | buffers | LB | greedy (best fit) | compact arena | arena / capacity | time s | method |")
     print("|---|---|---|---|---|---|---|---|")
     fitted = 0
     for path in files:

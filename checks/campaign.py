@@ -115,9 +115,8 @@ def check_observations(case: str, observations, tally: Tally) -> tuple[list, lis
     return reports, [n for n in notes if n.failed]
 
 
-# The proofs the campaign runs on its cases: all of them, as verify's zoo gets. Measured on verify's
-# campaign (1000 scenarios, seed 0): 8.5 s without proofs, 12.6 s with (230 layout proofs, about
-# 1 s; 148 refresh proofs, about 3 s). docs/checker.md has the figures.
+# The proofs the campaign runs on its cases: all of them, as verify's zoo gets. What they cost the
+# campaign: the verify-parts block of docs/checker.md (benchmarks/verify_time.py --parts).
 CAMPAIGN_PROOFS = CLAIMS
 
 

@@ -222,8 +222,8 @@ def all_graphs(max_nodes: int, *, ops: tuple[str, ...] = DEFAULT_OPS, max_inputs
 
 def count_graphs(max_nodes: int, *, ops: tuple[str, ...] = DEFAULT_OPS, max_inputs: int = 2,
                  max_extra_outputs: int = 1, dedupe: bool = True) -> int:
-    """How many graphs ``all_graphs`` gives with these arguments (enumerated, not built: about a
-    tenth of the time; progress lines use it for the time left)."""
+    """How many graphs ``all_graphs`` gives with these arguments (enumerated, not built: a small
+    part of the time, benchmarks/exhaustive_size.py; progress lines use it for the time left)."""
     _check_args(max_nodes, ops, max_inputs, max_extra_outputs, (0, 1))
     return sum(1 for _ in _enumerate(max_nodes, tuple(ops), max_inputs, max_extra_outputs, dedupe))
 

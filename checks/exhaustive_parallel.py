@@ -2,7 +2,7 @@
 
 The enumeration is deterministic, so it is sharded by graph: shard ``i`` of
 ``n`` checks the graphs ``exhaustive_k`` with ``k % n == i`` (every shard walks
-the whole enumeration, about a tenth of the cost of checking it, and builds
+the whole enumeration, a small part of the cost of checking it, and builds
 and checks only its own graphs). ``merge_runs`` adds the tallies and orders the
 failures by graph, so the union of the shards is the single-process run: same
 graph count, same tally, same failures in the same order.

@@ -40,7 +40,7 @@ def test_a_block_is_rewritten_with_the_command_and_its_output_and_nothing_else_c
     assert "old figure" not in text and "a second copy" not in text and text.count("\n| 1 | 2 |\n") == 2
     assert text.startswith("# Title\nProse that stays.\n<!-- figures: echo -->\n`python -c")
     assert "<!-- /figures -->\nMore prose.\n" in text
-    assert regenerate.check(tmp_path, (fig,)) == [f"figure 'echo': -c does not exist"]
+    assert regenerate.check(tmp_path, (fig,)) == ["figure 'echo': -c does not exist"]
 
 
 @pytest.mark.parametrize("text, message", [
