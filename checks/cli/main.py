@@ -31,6 +31,7 @@ COMMANDS = (
     ("conformance", "conformance", "run ONNX's backend node tests for the claimed ops through both runtimes; a per-op table"),
     ("import", "import_cmd", "read another compiler's memory plan (an ExecuTorch .pte, an XLA dump) into the plan observation JSON"),
     ("check", "check_plan", "judge plan files of any planner: claims, the arena against the lower bound and compact"),
+    ("campaign", "campaign_cmd", "draw programs for another compiler (xla), check its plans, compare with eager"),
 )
 
 

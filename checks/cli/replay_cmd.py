@@ -1,8 +1,11 @@
 """``zcspec replay FILE [...]``: re-run counterexamples; exit 1 while any still fails."""
 from __future__ import annotations
 
+import json
+
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign.finding import ForeignFinding, is_finding, replay_finding
 from zcspec.checks.replay import corpus_files, export_pytest, replay
 
 
@@ -17,6 +20,13 @@ def run(args) -> int:
         raise UsageError("--export-pytest takes exactly one counterexample FILE")
     failing = 0
     for path in files:
+        if is_finding(_peek(path)):     # a foreign compiler's finding (checks/foreign/finding.py)
+            if args.export_pytest:
+                raise UsageError(f"{path}: --export-pytest takes a zcspec counterexample, not a foreign finding")
+            result = replay_finding(ForeignFinding.load(path))
+            print(f"{path}: {result.summary()}")
+            failing += result.still_fails
+            continue
         cx = Counterexample.load(path)  # a malformed file is a CounterexampleError: bad input, exit code 2
         result = replay(cx)
         print(f"{path}: {result.summary()}")
@@ -27,3 +37,12 @@ def run(args) -> int:
     if not files:
         print("no counterexamples to replay")
     return 1 if failing else 0
+
+
+def _peek(path: str):
+    """The file's JSON, or None when it is not JSON (Counterexample.load then names what is wrong)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,52 @@
+"""``zcspec campaign xla``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
+
+Each program is compiled, its plan read from the compiler's own artefact and checked with every
+claim that applies, and its result compared with eager execution (checks/foreign/xla_campaign.py).
+The first confirmed bug (a claim broken and the result wrong) or miss (the result wrong, every claim
+holding) is shrunk and written to ``--out`` as a file ``zcspec replay`` re-checks without the
+compiler; exit 1 then. Hazards (a claim broken, the result right) are counted and the first is
+written too. Needs the compiler's extra (``pip install -e '.[xla]'``).
+"""
+from __future__ import annotations
+
+import importlib.util
+
+from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign import xla_campaign
+
+PLANNERS = ("xla",)
+
+
+def configure(parser) -> None:
+    parser.add_argument("planner", choices=PLANNERS, help="the compiler whose plans to check")
+    parser.add_argument("--examples", type=int, default=300, metavar="N", help="programs to draw at most (default 300)")
+    parser.add_argument("--seed", type=int, default=0, help="Hypothesis's seed (default 0)")
+    parser.add_argument("--budget", type=float, default=600.0, metavar="S",
+                        help="stop drawing after S seconds (default 600; shrinking a finding may take longer)")
+    parser.add_argument("--max-steps", type=int, default=5, metavar="K", help="steps per program at most (default 5)")
+    parser.add_argument("--out", default="findings", metavar="DIR", help="where findings are written (default findings/)")
+
+
+def run(args) -> int:
+    if args.examples < 1 or args.budget <= 0 or args.max_steps < 1:
+        raise UsageError("--examples and --max-steps must be at least 1, --budget positive")
+    if importlib.util.find_spec("jax") is None:
+        raise UsageError("the xla campaign needs jax: pip install -e '.[xla]'")
+    print(f"xla campaign: up to {args.examples} programs of at most {args.max_steps} steps, seed {args.seed}, "
+          f"budget {args.budget:.0f} s")
+    result = xla_campaign.campaign(examples=args.examples, seed=args.seed, budget=args.budget,
+                                   max_steps=args.max_steps, progress=print)
+    print(f"{result.programs} programs in {result.seconds:.1f} s: {result.clean} clean, {result.hazards} hazard(s)"
+          f"{', 1 finding' if result.finding else ''}")
+    if result.first_hazard is not None:
+        print(f"  first hazard ({', '.join(result.first_hazard.claims)}): "
+              f"{xla_campaign.write_finding(result.first_hazard, args.out)}")
+    if result.finding is None:
+        return 0
+    f = result.finding
+    print(f"  {f.kind}: {', '.join(f.claims) or 'no claim broken'}; result differs from eager by {f.max_abs_diff:.3g}")
+    for v in f.violations[:3]:
+        print(f"    {v}")
+    print("  shrunk program:\n" + "\n".join("    " + line for line in f.program.source().splitlines()))
+    print(f"  wrote {xla_campaign.write_finding(f, args.out)}")
+    return 1

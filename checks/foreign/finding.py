@@ -1,0 +1,94 @@
+"""A finding of a campaign on another compiler, as a file that replays without that compiler.
+
+The file holds the program (its data and its source), what was found (the claims its plan breaks,
+or an output that differs from eager execution while every claim holds: a bug the spec missed),
+the versions that made it, and the artefact itself (for XLA the four text files of the module),
+so ``zcspec replay FILE`` re-reads the plan and re-checks it with no jax installed.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from zcspec.checks.errors import CounterexampleError
+from zcspec.checks.foreign import xla_dump
+from zcspec.spec.check import check
+
+FORMAT = "zcspec foreign finding 1"
+
+
+@attrs.frozen
+class ForeignFinding:
+    planner: str
+    kind: str                        # confirmed, hazard or miss (checks/foreign/xla_campaign.py)
+    program: dict
+    source: str
+    claims: tuple[str, ...]          # the claims the plan breaks ((): a miss, see max_abs_diff)
+    violations: tuple[str, ...]
+    max_abs_diff: float | None       # the compiled result against eager execution (None: not run)
+    artefact: dict                   # file suffix -> text
+    versions: dict = attrs.field(factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, **attrs.asdict(self)}, indent=1, sort_keys=True)
+
+    def save(self, path: str) -> None:
+        Path(path).write_text(self.to_json() + "\n")
+
+    @classmethod
+    def load(cls, path: str) -> "ForeignFinding":
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as e:
+            raise CounterexampleError(f"{path}: cannot be read as JSON: {e}") from e
+        if not is_finding(data):
+            raise CounterexampleError(f"{path}: not a foreign finding (format {data.get('format')!r})")
+        try:
+            return cls(planner=str(data["planner"]), kind=str(data["kind"]), program=dict(data["program"]),
+                       source=str(data["source"]),
+                       claims=tuple(data["claims"]), violations=tuple(data["violations"]),
+                       max_abs_diff=data.get("max_abs_diff"), artefact=dict(data["artefact"]),
+                       versions=dict(data.get("versions") or {}))
+        except (KeyError, TypeError, ValueError) as e:
+            raise CounterexampleError(f"{path}: a foreign finding needs planner, program, source, claims, "
+                                      f"violations and artefact ({e})") from e
+
+
+def is_finding(data) -> bool:
+    return isinstance(data, dict) and data.get("format") == FORMAT
+
+
+@attrs.frozen
+class FindingReplay:
+    finding: ForeignFinding
+    still_fails: bool
+    violations: tuple[str, ...]
+
+    def summary(self) -> str:
+        f = self.finding
+        what = (f"{f.kind}: {', '.join(f.claims)} on a {f.planner} program of {len(f.program.get('steps', ()))} "
+                f"steps (its result differed from eager by {f.max_abs_diff:.3g})" if f.claims else f"a {f.planner} program whose result differed from eager by {f.max_abs_diff:.3g} "
+                "with every claim holding (a miss: replay re-checks the plan only)")
+        state = ("still fails:\n" + "\n".join(f"  {v}" for v in self.violations)) if self.still_fails else \
+            "passes now (the claims hold on the kept artefact)"
+        return f"{what}: {state}"
+
+
+def replay_finding(f: ForeignFinding) -> FindingReplay:
+    """Re-read the kept artefact and check it: still failing while any of the finding's claims (or, for
+    a miss, any claim) is broken."""
+    if f.planner != "xla":
+        raise CounterexampleError(f"a foreign finding of planner {f.planner!r}: only xla findings replay yet")
+    with tempfile.TemporaryDirectory() as tmp:
+        for suffix, text in f.artefact.items():
+            if suffix not in xla_dump.SUFFIXES:
+                raise CounterexampleError(f"the finding's artefact has a file {suffix!r}; expected {xla_dump.SUFFIXES}")
+            (Path(tmp) / f"jit_f.cpu_after_optimizations{suffix}").write_text(text)
+        plan = xla_dump.read_module(xla_dump.find_modules(tmp)[0])
+    report = check(plan)
+    wanted = set(f.claims)
+    hits = tuple(str(v) for v in report.violations if not wanted or v.invariant_id in wanted)
+    return FindingReplay(f, bool(hits), hits)

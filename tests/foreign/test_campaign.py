@@ -1,0 +1,62 @@
+"""The XLA campaign's programs and findings; the campaign itself runs only with the xla extra (jax)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from zcspec.checks.cli.main import main
+from zcspec.checks.foreign.finding import ForeignFinding, replay_finding
+from zcspec.checks.foreign.jax_programs import JaxProgram, jax_programs
+
+FINDING = Path(__file__).parent / "findings" / "xla-49176-shift-rows.json"
+
+
+@settings(max_examples=60, deadline=None)
+@given(jax_programs())
+def test_every_drawn_program_renders_to_python_and_round_trips(program):
+    compile(program.source(), "<jax program>", "exec")
+    assert JaxProgram.from_data(json.loads(json.dumps(program.to_data()))) == program
+
+
+def test_the_kept_campaign_finding_replays_without_jax():
+    finding = ForeignFinding.load(str(FINDING))
+    assert finding.kind == "confirmed" and finding.claims == ("LAYOUT-IN-PLACE-READS",)
+    assert finding.max_abs_diff > 0.1      # the compiled result was wrong: the oracle agrees
+    result = replay_finding(finding)
+    assert result.still_fails and "in place" in result.violations[0]
+    assert main(["replay", str(FINDING)]) == 1
+
+
+def test_a_finding_whose_artefact_is_fixed_passes(tmp_path):
+    data = json.loads(FINDING.read_text())
+    hlo_suffix = ".txt"
+    # Make the fusion's slice read the rows it writes (element by element): the claim then holds.
+    data["artefact"][hlo_suffix] = data["artefact"][hlo_suffix].replace("slice={[0:2]", "slice={[1:3]")
+    path = tmp_path / "fixed.json"
+    path.write_text(json.dumps(data))
+    assert not replay_finding(ForeignFinding.load(str(path))).still_fails
+    assert main(["replay", str(path)]) == 0
+
+
+def test_malformed_findings_are_bad_input(tmp_path, capsys):
+    data = json.loads(FINDING.read_text())
+    del data["artefact"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 2
+    assert "bad.json" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_campaign_finds_xla_49176_from_a_clean_start(tmp_path):
+    pytest.importorskip("jax")
+    from zcspec.checks.foreign.xla_campaign import campaign, write_finding
+    result = campaign(examples=300, seed=0, budget=300)
+    assert result.finding is not None and result.finding.kind == "confirmed"
+    assert result.finding.claims == ("LAYOUT-IN-PLACE-READS",)
+    assert len(result.finding.program.steps) == 1           # shrunk to the one copy of rows
+    path = write_finding(result.finding, str(tmp_path))
+    assert replay_finding(ForeignFinding.load(path)).still_fails
