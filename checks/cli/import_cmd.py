@@ -1,5 +1,8 @@
 """``zcspec import PLANNER SOURCE``: read another compiler's memory plan into the plan observation.
 
+``iree DUMP.txt``: the transient plan of every function ``iree-compile`` packed, from the stream IR
+printed before and after its layout pass (checks/foreign/iree_mlir.py); it needs no IREE.
+
 ``executorch FILE.pte``: the plan of one method (``--module``, default the first) of an ExecuTorch
 program (checks/foreign/pte.py); it needs neither torch nor ExecuTorch.
 
@@ -18,16 +21,17 @@ import os
 
 from zcspec.checks.cli.check_plan import add_report_arguments, print_reports
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import plan_file, pte, xla_dump
+from zcspec.checks.foreign import iree_mlir, plan_file, pte, xla_dump
 from zcspec.checks.foreign.plan_file import ImportedPlan
 
-PLANNERS = ("executorch", "xla")
+PLANNERS = ("executorch", "iree", "xla")
 
 
 def configure(parser) -> None:
     parser.add_argument("planner", choices=PLANNERS, help="the compiler whose artefact SOURCE is")
     parser.add_argument("source", metavar="SOURCE",
-                        help="executorch: a .pte file; xla: the dump folder (or one *-buffer-assignment.txt)")
+                        help="executorch: a .pte file; iree: iree-compile's stderr with the stream IR printed before "
+                             "and after iree-stream-layout-slices; xla: the dump folder (or one *-buffer-assignment.txt)")
     parser.add_argument("--module", metavar="TEXT",
                         help="xla: only the modules whose name contains TEXT; executorch: the method (default: the first)")
     parser.add_argument("-o", "--output", metavar="FILE|DIR",
@@ -44,6 +48,16 @@ def imported(args) -> list[ImportedPlan]:
     alignment = args.alignment if args.alignment is not None else default
     if alignment < 1:
         raise UsageError(f"--alignment={alignment} must be at least 1")
+    if args.planner == "iree":
+        plans = iree_mlir.read_iree_dump(args.source, alignment=args.alignment or 1)
+        chosen = [(f, p) for f, p in plans if args.module is None or args.module in f]
+        if not chosen:
+            raise UsageError(f"no packed function whose name contains {args.module!r}; functions: "
+                             f"{[f for f, _ in plans]}", file=args.source)
+        meta = os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json")
+        name = _kept_name(meta)
+        return [ImportedPlan("iree", args.source, f"{name}:{f}" if name and len(chosen) > 1 else (name or f), p)
+                for f, p in chosen]
     if args.planner == "executorch":
         method, plan = pte.read_pte(args.source, method=args.module, alignment=alignment)
         meta = os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json")

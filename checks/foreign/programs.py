@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from zcspec.checks.foreign import xla_dump
+from zcspec.checks.foreign.iree_mlir import read_iree_dump
 from zcspec.checks.foreign.pte import read_pte
 from zcspec.checks.foreign.plan_file import ImportedPlan
 from zcspec.spec.check import Report
@@ -40,6 +41,9 @@ class ForeignCase:
         if self.planner == "executorch":
             _, plan = read_pte(self.folder / "program.pte")
             return ImportedPlan("executorch", str(self.folder / "program.pte"), self.name, plan)
+        if self.planner == "iree":
+            (function, plan), *_ = read_iree_dump(self.folder / "layout.txt")
+            return ImportedPlan("iree", str(self.folder / "layout.txt"), self.name, plan)
         raise ValueError(f"no reader for planner {self.planner!r}")
 
 

@@ -115,10 +115,10 @@ def test_without_the_config_the_graph_is_named_not_drawn(bugged):
 
 
 def test_verify_times_each_phase_it_runs(bugged):
-    assert [p for p, _ in bugged.timings] == ["zoo cases and device probes"]
+    assert [p for p, _ in bugged.timings] == ["zoo cases and device probes", "other compilers' plans"]
     assert 0 < bugged.timings[0][1] <= bugged.seconds
     report = verify_report(bugged, all_invariants(), config=CONFIG)
-    assert [p for p, _ in report.timings] == ["zoo cases and device probes", "total"]
+    assert [p for p, _ in report.timings] == ["zoo cases and device probes", "other compilers' plans", "total"]
     assert "zoo cases and device probes" in _section(render_html(report), "timings")
 
 
