@@ -104,7 +104,7 @@ def format_report(found: list) -> str:
     lines = [f"zcspec: {len(found)} violation(s) of the spec"]
     for where, v in found:
         inv = get(v.invariant_id)
-        lines += [f"", f"{v.invariant_id} ({inv.title}) in {where}", f"  culprit: {v.culprit}",
+        lines += ["", f"{v.invariant_id} ({inv.title}) in {where}", f"  culprit: {v.culprit}",
                   f"  {v.message}"]
         if v.values:
             lines.append(f"  values: {v.values}")

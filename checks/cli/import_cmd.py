@@ -3,6 +3,9 @@
 ``iree DUMP.txt``: the transient plan of every function ``iree-compile`` packed, from the stream IR
 printed before and after its layout pass (checks/foreign/iree_mlir.py); it needs no IREE.
 
+``litert FILE.tflite``: the op list from the file and the arena offsets from LiteRT's builtin
+interpreter (the litert extra), or from a saved record (``--arena``; checks/foreign/tflite.py).
+
 ``executorch FILE.pte``: the plan of one method (``--module``, default the first) of an ExecuTorch
 program (checks/foreign/pte.py); it needs neither torch nor ExecuTorch.
 
@@ -21,16 +24,16 @@ import os
 
 from zcspec.checks.cli.check_plan import add_report_arguments, print_reports
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import iree_mlir, plan_file, pte, xla_dump
+from zcspec.checks.foreign import iree_mlir, plan_file, pte, tflite, xla_dump
 from zcspec.checks.foreign.plan_file import ImportedPlan
 
-PLANNERS = ("executorch", "iree", "xla")
+PLANNERS = ("executorch", "iree", "litert", "xla")
 
 
 def configure(parser) -> None:
     parser.add_argument("planner", choices=PLANNERS, help="the compiler whose artefact SOURCE is")
     parser.add_argument("source", metavar="SOURCE",
-                        help="executorch: a .pte file; iree: iree-compile's stderr with the stream IR printed before "
+                        help="executorch: a .pte file; litert: a .tflite file; iree: iree-compile's stderr with the stream IR printed before "
                              "and after iree-stream-layout-slices; xla: the dump folder (or one *-buffer-assignment.txt)")
     parser.add_argument("--module", metavar="TEXT",
                         help="xla: only the modules whose name contains TEXT; executorch: the method (default: the first)")
@@ -39,6 +42,9 @@ def configure(parser) -> None:
     parser.add_argument("--alignment", type=int, default=None, metavar="N",
                         help=f"the offset alignment each arena declares (default: xla {xla_dump.CPU_ALIGNMENT}, XLA's CPU "
                              f"backend; executorch {pte.ALIGNMENT}, its memory planning pass)")
+    parser.add_argument("--arena", metavar="FILE.json",
+                        help="litert: the arena record to use (default: run LiteRT's interpreter, the litert extra)")
+    parser.add_argument("--save-arena", metavar="FILE.json", help="litert: also write the arena record read")
     parser.add_argument("--check", action="store_true", help="judge each plan as `zcspec check` does")
     add_report_arguments(parser)
 
@@ -48,6 +54,21 @@ def imported(args) -> list[ImportedPlan]:
     alignment = args.alignment if args.alignment is not None else default
     if alignment < 1:
         raise UsageError(f"--alignment={alignment} must be at least 1")
+    if args.planner == "litert":
+        if args.arena:
+            offsets = tflite.load_record(args.arena)
+        else:
+            record = tflite.record_arena(args.source)
+            if args.save_arena:
+                try:
+                    with open(args.save_arena, "w", encoding="utf-8") as f:
+                        json.dump(record, f, indent=1)
+                except OSError as e:
+                    raise UsageError(f"cannot be written: {e.strerror or e}", file=args.save_arena) from e
+            offsets = {int(k): v for k, v in record["offsets"].items()}
+        meta = os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json")
+        plan = tflite.read_tflite(args.source, offsets, alignment=args.alignment or tflite.ALIGNMENT)
+        return [ImportedPlan("litert", args.source, _kept_name(meta) or os.path.basename(args.source), plan)]
     if args.planner == "iree":
         plans = iree_mlir.read_iree_dump(args.source, alignment=args.alignment or 1)
         chosen = [(f, p) for f, p in plans if args.module is None or args.module in f]

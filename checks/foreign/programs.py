@@ -15,6 +15,7 @@ import attrs
 from zcspec.checks.foreign import xla_dump
 from zcspec.checks.foreign.iree_mlir import read_iree_dump
 from zcspec.checks.foreign.pte import read_pte
+from zcspec.checks.foreign.tflite import load_record, read_tflite
 from zcspec.checks.foreign.plan_file import ImportedPlan
 from zcspec.spec.check import Report
 
@@ -41,6 +42,10 @@ class ForeignCase:
         if self.planner == "executorch":
             _, plan = read_pte(self.folder / "program.pte")
             return ImportedPlan("executorch", str(self.folder / "program.pte"), self.name, plan)
+        if self.planner == "litert":
+            model = self.folder / "model.tflite"
+            return ImportedPlan("litert", str(model), self.name,
+                                read_tflite(model, load_record(str(self.folder / "arena.json"))))
         if self.planner == "iree":
             (function, plan), *_ = read_iree_dump(self.folder / "layout.txt")
             return ImportedPlan("iree", str(self.folder / "layout.txt"), self.name, plan)

@@ -17,7 +17,6 @@ another buffer rounded up to its alignment, so offsets in units of that gcd lose
 """
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from typing import Mapping, Sequence

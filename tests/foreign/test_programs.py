@@ -20,7 +20,7 @@ def test_the_known_bugs_are_kept_one_per_compiler_so_far():
     bugs = {(c.planner, c.issue, c.expect) for c in CASES if c.expect != "clean"}
     assert bugs == {("xla", "openxla/xla#49176", "LAYOUT-IN-PLACE-READS"),
                     ("executorch", "pytorch/executorch#21490", "LAYOUT-NO-OVERLAP")}
-    assert {c.planner for c in CASES} == {"xla", "executorch", "iree"}
+    assert {c.planner for c in CASES} == {"xla", "executorch", "iree", "litert"}
 
 
 def test_a_known_bug_that_is_no_longer_found_is_a_problem():

@@ -1,0 +1,91 @@
+"""LiteRT's arena read from the kept models (checks/foreign/programs/litert): the op list from the
+file, the offsets from the arena record LiteRT's interpreter gave when they were made."""
+from __future__ import annotations
+
+import random
+
+import attrs
+import pytest
+
+from zcspec.checks.cli.main import main
+from zcspec.checks.foreign.programs import PROGRAMS
+from zcspec.checks.foreign.tflite import TfliteError, load_record, read_tflite
+from zcspec.spec.check import check
+
+LT = PROGRAMS / "litert"
+
+
+def _plan(name):
+    return read_tflite(LT / name / "model.tflite", load_record(str(LT / name / "arena.json")))
+
+
+def _ids(plan) -> set[str]:
+    return set(check(plan).violated())
+
+
+def test_in_place_element_wise_outputs_are_aliases_and_the_plan_is_clean():
+    plan = _plan("residual-ladder")
+    aliases = {t.name: t.alias_of for t in plan.tensors if t.alias_of}
+    assert aliases == {"t3:x3": "t2:x2", "t6:x6": "t5:x5"}
+    assert all(r.to == r.lo for s in plan.in_place for r in s.reads)     # element by element
+    assert check(plan).ok
+    # Without the in-place reading, LiteRT's by-design sharing looks like an overlap.
+    plain = attrs.evolve(plan, tensors=tuple(attrs.evolve(t, alias_of=None) for t in plan.tensors), in_place=())
+    assert "LAYOUT-NO-OVERLAP" in _ids(plain)
+
+
+def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
+    plan = _plan("chain-concat")
+    assert check(plan).ok
+    ts = sorted((t for t in plan.tensors if t.alias_of is None), key=lambda t: t.first)
+    a, b = next((a, b) for a in ts for b in ts if a is not b and a.offset != b.offset and a.first <= b.first <= a.last)
+
+    def edit(name, **changes):
+        return attrs.evolve(plan, tensors=tuple(attrs.evolve(t, **changes) if t.name == name else t
+                                                for t in plan.tensors))
+    assert "LAYOUT-NO-OVERLAP" in _ids(edit(b.name, offset=a.offset))
+    assert "LAYOUT-ARENA-ALIGN" in _ids(edit(a.name, offset=a.offset + 4))
+    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _ids(edit(b.name, first=b.first + 1))
+
+
+def test_import_with_a_saved_record_and_with_the_interpreter(tmp_path, capsys):
+    model, record = LT / "two-outputs" / "model.tflite", LT / "two-outputs" / "arena.json"
+    assert main(["import", "litert", str(model), "--arena", str(record), "--check"]) == 0
+    assert "litert two-outputs" in capsys.readouterr().out
+    pytest.importorskip("ai_edge_litert")
+    saved = tmp_path / "arena.json"
+    assert main(["import", "litert", str(model), "--save-arena", str(saved), "-o", str(tmp_path / "p.json")]) == 0
+    assert load_record(str(saved)) == load_record(str(record))     # the interpreter places them the same way
+
+
+def test_records_and_models_that_do_not_fit_are_refused(tmp_path, capsys):
+    model = LT / "chain-concat" / "model.tflite"
+    bad = tmp_path / "arena.json"
+    bad.write_text('{"format": "zcspec litert arena 1", "offsets": {"99": 0}}')
+    assert main(["import", "litert", str(model), "--arena", str(bad)]) == 2
+    assert "not arena tensors" in capsys.readouterr().err
+    bad.write_text("[]")
+    with pytest.raises(TfliteError, match="not an arena record"):
+        load_record(str(bad))
+    good = model.read_bytes()
+    offsets = load_record(str(LT / "chain-concat" / "arena.json"))
+    rng = random.Random(1)
+    for k in range(200):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 6)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        path = tmp_path / f"m{k}.tflite"
+        path.write_bytes(bytes(data))
+        try:
+            read_tflite(path, offsets)
+        except TfliteError as e:
+            assert str(path) in str(e)
+
+
+def test_freshly_built_models_read_as_the_kept_ones(tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    from zcspec.checks.foreign.litert_programs import write_programs
+    write_programs(tmp_path, only=("residual-ladder",))
+    plan = read_tflite(tmp_path / "residual-ladder" / "model.tflite",
+                       load_record(str(tmp_path / "residual-ladder" / "arena.json")))
+    assert check(plan).ok and plan == _plan("residual-ladder")
