@@ -261,19 +261,19 @@ def _foreign_cases(result: VerifyResult, cases) -> None:
     is an error of the run naming the program; a reader's crash too."""
     for case in cases:
         try:
-            imported = case.imported()
+            plans = case.imported()
         except Exception as e:  # the reader failed on a file it was made for
             result.errors.append((f"foreign {case.label}", f"{type(e).__name__}: {e}"))
             continue
-        report = check(imported.plan)
-        wrong = foreign_problems(case, report)
+        reports = [check(p.plan) for p in plans]
+        wrong = foreign_problems(case, reports)
         # A known bug found is what the case is for: tallied as exercised, not as a claim violated.
-        expected = tuple(v for v in report.violations if v.invariant_id != case.expect)
-        result.tally.add([attrs.evolve(report, violations=expected)], [f"foreign:{case.label}"])
+        result.tally.add([attrs.evolve(r, violations=tuple(v for v in r.violations if v.invariant_id != case.expect))
+                          for r in reports], [f"foreign:{case.label}:{p.program}" for p in plans])
         result.foreign.append((case.label, case.expect, wrong))
         if case.expect == "clean":
-            result.findings.extend(Finding(f"foreign {case.label}", v, violation_rows(imported.plan, v))
-                                   for v in report.violations)
+            result.findings.extend(Finding(f"foreign {p.title}", v, violation_rows(p.plan, v))
+                                   for p, r in zip(plans, reports) for v in r.violations)
         else:
             result.errors.extend((f"foreign {case.label}", w) for w in wrong)
 

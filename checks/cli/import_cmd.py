@@ -6,8 +6,9 @@ printed before and after its layout pass (checks/foreign/iree_mlir.py); it needs
 ``litert FILE.tflite``: the op list from the file and the arena offsets from LiteRT's builtin
 interpreter (the litert extra), or from a saved record (``--arena``; checks/foreign/tflite.py).
 
-``executorch FILE.pte``: the plan of one method (``--module``, default the first) of an ExecuTorch
-program (checks/foreign/pte.py); it needs neither torch nor ExecuTorch.
+``executorch FILE.pte``: the plans of one method (``--module``, default the first) of an ExecuTorch
+program, one per execution path through its conditionals (checks/foreign/pte.py); it needs neither
+torch nor ExecuTorch.
 
 ``xla DUMP``: a folder written with ``XLA_FLAGS='--xla_dump_to=DUMP --xla_dump_hlo_as_text'`` (or one
 of its ``*-buffer-assignment.txt`` files); every module in it, or those ``--module`` names. The
@@ -80,10 +81,11 @@ def imported(args) -> list[ImportedPlan]:
         return [ImportedPlan("iree", args.source, f"{name}:{f}" if name and len(chosen) > 1 else (name or f), p)
                 for f, p in chosen]
     if args.planner == "executorch":
-        method, plan = pte.read_pte(args.source, method=args.module, alignment=alignment)
+        method, paths = pte.read_pte(args.source, method=args.module, alignment=alignment)
         meta = os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json")
         name = _kept_name(meta) or f"{os.path.basename(args.source)}:{method}"
-        return [ImportedPlan("executorch", args.source, name, plan)]
+        return [ImportedPlan("executorch", args.source, f"{name} [{label}]" if label else name, plan)
+                for label, plan in paths]
     modules = xla_dump.find_modules(args.source, args.module)
     return [ImportedPlan("xla", args.source, _program(m), xla_dump.read_module(m, alignment=alignment))
             for m in modules]

@@ -2,11 +2,13 @@
 
 The file holds the program (its data and its source), what was found (the claims its plan breaks,
 or an output that differs from eager execution while every claim holds: a bug the spec missed),
-the versions that made it, and the artefact itself (for XLA the four text files of the module),
-so ``zcspec replay FILE`` re-reads the plan and re-checks it with no jax installed.
+the versions that made it, and the artefact itself (for XLA the four text files of the module, for
+ExecuTorch the ``.pte`` file in base64), so ``zcspec replay FILE`` re-reads the plan and re-checks
+it with neither compiler installed.
 """
 from __future__ import annotations
 
+import base64
 import json
 import tempfile
 from pathlib import Path
@@ -15,6 +17,7 @@ import attrs
 
 from zcspec.checks.errors import CounterexampleError
 from zcspec.checks.foreign import xla_dump
+from zcspec.checks.foreign.pte import read_pte
 from zcspec.spec.check import check
 
 FORMAT = "zcspec foreign finding 1"
@@ -77,18 +80,29 @@ class FindingReplay:
         return f"{what}: {state}"
 
 
-def replay_finding(f: ForeignFinding) -> FindingReplay:
-    """Re-read the kept artefact and check it: still failing while any of the finding's claims (or, for
-    a miss, any claim) is broken."""
-    if f.planner != "xla":
-        raise CounterexampleError(f"a foreign finding of planner {f.planner!r}: only xla findings replay yet")
-    with tempfile.TemporaryDirectory() as tmp:
+def _plans(f: ForeignFinding, tmp: Path) -> list:
+    """The plans of the finding's kept artefact (one per execution path), written out under ``tmp``
+    and read back."""
+    if f.planner == "xla":
         for suffix, text in f.artefact.items():
             if suffix not in xla_dump.SUFFIXES:
                 raise CounterexampleError(f"the finding's artefact has a file {suffix!r}; expected {xla_dump.SUFFIXES}")
-            (Path(tmp) / f"jit_f.cpu_after_optimizations{suffix}").write_text(text)
-        plan = xla_dump.read_module(xla_dump.find_modules(tmp)[0])
-    report = check(plan)
+            (tmp / f"jit_f.cpu_after_optimizations{suffix}").write_text(text)
+        return [xla_dump.read_module(xla_dump.find_modules(tmp)[0])]
+    if f.planner == "executorch":
+        try:
+            (tmp / "program.pte").write_bytes(base64.b64decode(f.artefact["program.pte"], validate=True))
+        except (KeyError, TypeError, ValueError) as e:
+            raise CounterexampleError(f"an executorch finding keeps its program as base64 'program.pte' ({e})") from e
+        return [plan for _, plan in read_pte(tmp / "program.pte")[1]]
+    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, xla")
+
+
+def replay_finding(f: ForeignFinding) -> FindingReplay:
+    """Re-read the kept artefact and check it: still failing while any of the finding's claims (or, for
+    a miss, any claim) is broken."""
+    with tempfile.TemporaryDirectory() as tmp:
+        plans = _plans(f, Path(tmp))
     wanted = set(f.claims)
-    hits = tuple(str(v) for v in report.violations if not wanted or v.invariant_id in wanted)
+    hits = tuple(str(v) for plan in plans for v in check(plan).violations if not wanted or v.invariant_id in wanted)
     return FindingReplay(f, bool(hits), hits)

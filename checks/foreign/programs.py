@@ -35,20 +35,22 @@ class ForeignCase:
     def label(self) -> str:
         return f"{self.planner}:{self.name}"
 
-    def imported(self) -> ImportedPlan:
+    def imported(self) -> list[ImportedPlan]:
+        """The program's plans: one, or one per execution path (ExecuTorch's conditionals)."""
         if self.planner == "xla":
             module = xla_dump.find_modules(self.folder)[0]
-            return ImportedPlan("xla", str(self.folder), self.name, xla_dump.read_module(module))
+            return [ImportedPlan("xla", str(self.folder), self.name, xla_dump.read_module(module))]
         if self.planner == "executorch":
-            _, plan = read_pte(self.folder / "program.pte")
-            return ImportedPlan("executorch", str(self.folder / "program.pte"), self.name, plan)
+            _, paths = read_pte(self.folder / "program.pte")
+            return [ImportedPlan("executorch", str(self.folder / "program.pte"),
+                                 f"{self.name} [{label}]" if label else self.name, plan) for label, plan in paths]
         if self.planner == "litert":
             model = self.folder / "model.tflite"
-            return ImportedPlan("litert", str(model), self.name,
-                                read_tflite(model, load_record(str(self.folder / "arena.json"))))
+            return [ImportedPlan("litert", str(model), self.name,
+                                 read_tflite(model, load_record(str(self.folder / "arena.json"))))]
         if self.planner == "iree":
             (function, plan), *_ = read_iree_dump(self.folder / "layout.txt")
-            return ImportedPlan("iree", str(self.folder / "layout.txt"), self.name, plan)
+            return [ImportedPlan("iree", str(self.folder / "layout.txt"), self.name, plan)]
         raise ValueError(f"no reader for planner {self.planner!r}")
 
 
@@ -62,12 +64,13 @@ def foreign_cases(root: Path = PROGRAMS) -> list[ForeignCase]:
     return out
 
 
-def problems(case: ForeignCase, report: Report) -> list[str]:
-    """What is wrong with a case's report: a clean program's violation, a known bug not found (or
-    found by another claim)."""
-    violated = set(report.violated())
+def problems(case: ForeignCase, reports: Report | list[Report]) -> list[str]:
+    """What is wrong with a case's reports (one per plan of the program): a clean program's violation,
+    a known bug not found on any path (or found by another claim)."""
+    reports = [reports] if isinstance(reports, Report) else list(reports)
+    violated = {i for r in reports for i in r.violated()}
     if case.expect == "clean":
-        return [f"{v.invariant_id}: {v.culprit}: {v.message}" for v in report.violations]
+        return [f"{v.invariant_id}: {v.culprit}: {v.message}" for r in reports for v in r.violations]
     out = []
     if case.expect not in violated:
         out.append(f"the known bug {case.issue or case.expect} is no longer found: {case.expect} holds")

@@ -20,9 +20,10 @@ default):
 - ``JumpFalseCall``: a jump on a boolean value to a later instruction whose preceding instruction
   is an unconditional jump (a ``JumpFalseCall`` on a constant false) is a ``torch.cond``: the
   instructions between are its true branch, those from the destination to the end of the
-  unconditional jump its false branch. The two branches are an exclusive group (tensors touched in
-  only one of them never run with those of the other); after the conditional a moved value is
-  either branch's alias, both kept.
+  unconditional jump its false branch. Each **execution path** (a choice at every conditional
+  that runs) is a plan of its own, built from the instructions that path runs: a tensor read in
+  both branches of a later conditional lives, on each path, only to the read that path makes.
+  Checking one linear plan with both branches in it would report overlaps no execution has.
 
 Not read: delegate calls' internal memory (their arguments are read as a kernel's), constants
 (they live in the file's segments, not in planned memory), loops (a jump backwards is refused:
@@ -31,6 +32,7 @@ does not keep.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 
@@ -38,11 +40,12 @@ import attrs
 
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
-from zcspec.spec.observables.plan import Arena, ExclusiveGroup, PlacedTensor, PlanObservation
+from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation
 
 ALIGNMENT = 16   # executorch/exir/tensor.py ALIGNMENT, MemoryPlanningPass's default
 MAX_FILE_BYTES = 1 << 30
 MAX_INSTRUCTIONS = 1 << 20
+MAX_CONDITIONALS = 10   # 2^10 paths at most
 
 # ScalarType (scalar_type.fbs) -> bytes per element; sub-byte packed types are counted a byte each.
 ELEMENT_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 12: 1, 13: 1, 14: 4, 15: 2, 16: 1, 17: 1,
@@ -64,8 +67,10 @@ class _Value:
     node: Node | None
 
 
-def read_pte(path: str | os.PathLike, *, method: str | None = None, alignment: int = ALIGNMENT) -> tuple[str, PlanObservation]:
-    """(method name, plan) of ``path``'s method ``method`` (default: the first)."""
+def read_pte(path: str | os.PathLike, *, method: str | None = None,
+             alignment: int = ALIGNMENT) -> tuple[str, list[tuple[str, PlanObservation]]]:
+    """(method name, [(path, plan)]) of ``path``'s method ``method`` (default: the first): one plan per
+    execution path through its conditionals (module doc); a method without one has the single path ""."""
     path = str(path)
     try:
         size = os.path.getsize(path)
@@ -90,7 +95,7 @@ def methods(path: str) -> list[str]:
         raise PteError(f"is not a well-formed ExecuTorch program: {e}", file=path) from None
 
 
-def _read(buf: bytes, method: str | None, alignment: int, path: str) -> tuple[str, PlanObservation]:
+def _read(buf: bytes, method: str | None, alignment: int, path: str) -> tuple[str, list[tuple[str, PlanObservation]]]:
     program = Node.root(buf, b"ET12")
     plans = program.tables(1)
     if not plans:
@@ -99,7 +104,8 @@ def _read(buf: bytes, method: str | None, alignment: int, path: str) -> tuple[st
     if method is not None and method not in names:
         raise PteError(f"has no method {method!r}; methods: {names}", file=path)
     plan = plans[names.index(method) if method is not None else 0]
-    return plan.string(0), _Method(plan, alignment, path).observe()
+    reader = _Method(plan, alignment, path)
+    return plan.string(0), [(label, reader.observe(choice)) for label, choice in reader.paths()]
 
 
 class _Method:
@@ -176,13 +182,37 @@ class _Method:
             out.append((i, dest, before.scalar(1, N.Int32Flags)))
         return out
 
-    def observe(self) -> PlanObservation:
-        n = len(self.instructions)
+    def paths(self) -> list[tuple[str, dict[int, bool]]]:
+        """Every distinct execution path: a choice per conditional, told apart by the instructions run."""
         branches = self._branches()
-        switch = {d: k for k, (_, d, _) in enumerate(branches)}
-        merge: dict[int, list[int]] = {}
-        for k, (i, _, e) in enumerate(branches):
-            merge.setdefault(e, []).append(k)
+        if len(branches) > MAX_CONDITIONALS:
+            raise self._error(f"has {len(branches)} conditionals; at most {MAX_CONDITIONALS} are read (2^n paths)")
+        out, seen = [], set()
+        for bits in itertools.product((True, False), repeat=len(branches)):
+            choice = dict(enumerate(bits))
+            run = self._executed(branches, choice)
+            key = frozenset(run)
+            if key in seen:
+                continue        # a choice of a conditional nested in a branch not taken
+            seen.add(key)
+            label = ", ".join(f"cond at {branches[k][0]}: {'true' if b else 'false'}" for k, b in choice.items()
+                              if branches[k][0] in key)
+            out.append((label, choice))
+        return out
+
+    def _executed(self, branches, choice: dict[int, bool]) -> list[int]:
+        skipped: set[int] = set()
+        for k, (i, d, e) in enumerate(branches):
+            if i in skipped:
+                continue        # nested in a branch not taken
+            skipped |= set(range(d, e)) if choice[k] else set(range(i + 1, d))
+        return [s for s in range(len(self.instructions)) if s not in skipped]
+
+    def observe(self, choice: dict[int, bool] | None = None) -> PlanObservation:
+        """The plan of the path ``choice`` takes (default: every conditional true). Its steps are the
+        instructions the path runs, in order; each step's name starts with the instruction's index."""
+        branches = self._branches()
+        executed = self._executed(branches, choice or {k: True for k in range(len(branches))})
         holders: dict[int, set[str]] = {}
         placed: dict[str, dict] = {}
         for i in range(len(self.values)):
@@ -193,38 +223,24 @@ class _Method:
                 holders[i] = {f"v{i}"}
         reads: dict[str, set[int]] = {}
         writes: dict[str, set[int]] = {}
-        saved: dict[int, tuple[dict, dict]] = {}
-
-        def merged(holders, ending):
-            for k in sorted(ending, key=lambda k: -branches[k][0]):   # inner conditionals first
-                _, true_end = saved.pop(k)
-                holders = {v: true_end.get(v, set()) | holders.get(v, set()) for v in set(true_end) | set(holders)}
-            return holders
-
-        for step, (kind, node) in enumerate(self.instructions):
-            holders = merged(holders, merge.get(step, ()))
-            if step in switch:
-                start, _ = saved[switch[step]]
-                saved[switch[step]] = (start, {v: set(h) for v, h in holders.items()})
-                holders = {v: set(h) for v, h in start.items()}
-            for k, (i, _, _) in enumerate(branches):
-                if i == step:
-                    saved[k] = ({v: set(h) for v, h in holders.items()}, {})
+        # The plan's steps are the instructions this path runs, in order; order names each by its index.
+        for step, at in enumerate(executed):
+            kind, node = self.instructions[at]
             if kind == KERNEL_CALL or kind == DELEGATE_CALL:
                 args = node.scalars(1, N.Int32Flags)
                 outs = _returned(args) if kind == KERNEL_CALL else 0
                 for pos, a in enumerate(args):
-                    for t in self._tensors_of(a, f"instruction {step}"):
+                    for t in self._tensors_of(a, f"instruction {at}"):
                         for name in holders.get(t, ()):
                             placed[name]["steps"].add(step)
                             (writes if pos >= len(args) - 2 * outs else reads).setdefault(name, set()).add(step)
             elif kind == MOVE_CALL:
                 src, dst = node.scalar(0, N.Int32Flags), node.scalar(1, N.Int32Flags)
-                self._value(src, f"instruction {step}")
-                self._value(dst, f"instruction {step}")
+                self._value(src, f"instruction {at}")
+                self._value(dst, f"instruction {at}")
                 new = set()
                 for name in holders.get(src, ()):
-                    alias = f"v{dst}@{step}" if len(holders[src]) == 1 else f"v{dst}@{step}:{name}"
+                    alias = f"v{dst}@{at}"
                     root = placed[name]
                     placed[alias] = dict(name=alias, region=root["region"], offset=root["offset"], size=root["size"],
                                          steps={step}, alias_of=name)
@@ -232,13 +248,15 @@ class _Method:
                     new.add(alias)
                 holders[dst] = new
             elif kind == JUMP_FALSE_CALL:
-                for t in self._tensors_of(node.scalar(0, N.Int32Flags), f"instruction {step}"):
+                for t in self._tensors_of(node.scalar(0, N.Int32Flags), f"instruction {at}"):
                     for name in holders.get(t, ()):     # the jump reads its condition
                         placed[name]["steps"].add(step)
                         reads.setdefault(name, set()).add(step)
             elif kind == FREE_CALL:
-                self._value(node.scalar(0, N.Int32Flags), f"instruction {step}")
-        holders = merged(holders, [k for e, ks in merge.items() if e >= n for k in ks])
+                self._value(node.scalar(0, N.Int32Flags), f"instruction {at}")
+        end = len(executed) - 1
+        if end < 0:
+            placed = {}         # a method with no instruction: nothing runs, nothing is planned for a step
         inputs = sorted(f"v{i}" for i in self.inputs if f"v{i}" in placed)
         outputs = sorted({name for i in self.outputs if 0 <= i < len(self.values) for name in holders.get(i, ())})
         tensors = []
@@ -247,30 +265,19 @@ class _Method:
             if name in inputs:
                 steps.add(0)
             if not steps:
-                continue        # planned but never touched (a value only ever moved into)
-            last = n - 1 if name in outputs else max(steps)
+                continue        # planned but never touched on this path
+            last = max(end, max(steps)) if name in outputs else max(steps)
             tensors.append(PlacedTensor(name=name, region=t["region"], offset=t["offset"], size=t["size"],
-                                        aligned_size=t["size"], first=min(steps), last=max(last, max(steps)),
+                                        aligned_size=t["size"], first=min(steps), last=last,
                                         block=None, zero_copy=False, alias_of=t["alias_of"]))
         kept = {t.name for t in tensors}
         arenas = {f"mem {m}": Arena("activations", self.alignment) for m in range(1, len(self.sizes))}
-        groups = self._groups(branches, {t.name: placed[t.name]["steps"] for t in tensors})
         return PlanObservation(
-            order=tuple(f"{s}:{self._label(s)}" for s in range(n)), tensors=tuple(tensors),
+            order=tuple(f"{at}:{self._label(at)}" for at in executed), tensors=tuple(tensors),
             regions={f"mem {m}": self.sizes[m] for m in range(1, len(self.sizes))}, arenas=arenas,
             consumers={k: tuple(sorted(v)) for k, v in reads.items() if k in kept},
             writes={k: tuple(sorted(v)) for k, v in writes.items() if k in kept},
-            graph_inputs=tuple(i for i in inputs if i in kept), graph_outputs=tuple(o for o in outputs if o in kept),
-            exclusive_groups=groups)
-
-    def _groups(self, branches, steps: dict[str, set[int]]) -> tuple[ExclusiveGroup, ...]:
-        out = []
-        for i, d, e in branches:
-            true = tuple(sorted(n for n, s in steps.items() if s and all(i < x < d for x in s)))
-            false = tuple(sorted(n for n, s in steps.items() if s and all(d <= x < e for x in s)))
-            if true and false:
-                out.append(ExclusiveGroup(f"cond at instruction {i}", {"true": true, "false": false}))
-        return tuple(out)
+            graph_inputs=tuple(i for i in inputs if i in kept), graph_outputs=tuple(o for o in outputs if o in kept))
 
     def _label(self, step: int) -> str:
         kind, node = self.instructions[step]

@@ -363,6 +363,10 @@ def _check_references(plan: PlanObservation) -> None:
             raise ObservationConsistencyError(f"{label} is in region {region!r}, which is not a {what}; "
                                               f"known: {sorted(known)}", culprit=culprit)
     n = len(plan.order)
+    for t in plan.tensors:
+        if not 0 <= t.first <= t.last < max(n, 1):
+            raise ObservationConsistencyError(f"tensor {t.name!r} lives during steps {t.first}..{t.last}, outside the "
+                                              f"{n} steps of order (or the lifetime is inverted)", culprit=t.name)
     accessed = list(plan.writes.items()) + list(plan.consumers.items()) + [(s.tensor, (s.step,)) for s in plan.in_place]
     for name, steps in accessed:
         bad = [s for s in steps if not 0 <= s < n]

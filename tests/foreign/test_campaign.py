@@ -12,6 +12,7 @@ from zcspec.checks.foreign.finding import ForeignFinding, replay_finding
 from zcspec.checks.foreign.jax_programs import JaxProgram, jax_programs
 
 FINDING = Path(__file__).parent / "findings" / "xla-49176-shift-rows.json"
+ET_FINDING = Path(__file__).parent / "findings" / "executorch-21490-two-conds.json"
 
 
 @settings(max_examples=60, deadline=None)
@@ -59,4 +60,29 @@ def test_the_campaign_finds_xla_49176_from_a_clean_start(tmp_path):
     assert result.finding.claims == ("LAYOUT-IN-PLACE-READS",)
     assert len(result.finding.program.steps) == 1           # shrunk to the one copy of rows
     path = write_finding(result.finding, str(tmp_path))
+    assert replay_finding(ForeignFinding.load(path)).still_fails
+
+
+def test_the_kept_executorch_finding_replays_without_torch():
+    finding = ForeignFinding.load(str(ET_FINDING))
+    assert (finding.planner, finding.kind, finding.claims) == ("executorch", "confirmed", ("LAYOUT-NO-OVERLAP",))
+    assert len(finding.program["steps"]) == 3 and finding.max_abs_diff > 0.1
+    result = replay_finding(finding)
+    assert result.still_fails
+    assert main(["replay", str(ET_FINDING)]) == 1
+
+
+@pytest.mark.slow
+def test_the_executorch_campaign_finds_the_two_cond_bug_from_a_clean_start(tmp_path):
+    import os
+    python = os.environ.get("ZCSPEC_EXECUTORCH_PYTHON")
+    if not python:
+        pytest.skip("set ZCSPEC_EXECUTORCH_PYTHON to a Python that has torch and ExecuTorch")
+    from zcspec.checks.foreign.executorch_campaign import campaign, write_finding
+    result = campaign(python, examples=300, seed=0, budget=600)
+    assert result.finding is not None and result.finding.kind == "confirmed"
+    assert result.finding.claims == ("LAYOUT-NO-OVERLAP",)
+    forms = [s.form for s in result.finding.program.steps]
+    assert forms.count("cond") == 2 and "keep" in forms
+    path = write_finding(result.finding, str(tmp_path), result.versions)
     assert replay_finding(ForeignFinding.load(path)).still_fails

@@ -16,38 +16,48 @@ from zcspec.spec.check import check
 ET = PROGRAMS / "executorch"
 
 
-def _plan(name):
+def _paths(name):
     return read_pte(ET / name / "program.pte")[1]
+
+
+def _plan(name):
+    (label, plan), = _paths(name)
+    assert label == ""
+    return plan
 
 
 def _ids(plan) -> set[str]:
     return set(check(plan).violated())
 
 
-def test_the_two_cond_bug_is_found_from_the_file_alone():
-    plan = _plan("two-conds")
-    report = check(plan)
-    assert set(report.violated()) == {"LAYOUT-NO-OVERLAP"}
-    # Each finding pairs a result of the first cond (moved out by MoveCall, alive until the final add)
-    # with a tensor of the second cond's branches, in the same bytes.
-    first = {n for g in plan.exclusive_groups[:1] for names in g.branches.values() for n in names}
-    second = {n for g in plan.exclusive_groups[1:] for names in g.branches.values() for n in names}
-    for v in report.violations:
-        a, b = v.values["tensors"]
-        assert (a in first and b in second) or (b in first and a in second)
+def test_the_two_cond_bug_is_found_from_the_file_alone_on_every_path():
+    paths = _paths("two-conds")
+    assert [label for label, _ in paths] == [f"cond at 2: {a}, cond at 12: {b}"
+                                             for a in ("true", "false") for b in ("true", "false")]
+    for label, plan in paths:
+        report = check(plan)
+        assert set(report.violated()) == {"LAYOUT-NO-OVERLAP"}, label
+        # Each finding pairs the first cond's result (moved out by MoveCall, alive until the final add)
+        # with a tensor the second cond's branch writes, in the same bytes.
+        for v in report.violations:
+            moved = [t for t in plan.tensors if t.name.startswith("v7@")]
+            assert moved and any(plan.root(m.name) in v.values["tensors"] for m in moved), label
 
 
-def test_moved_values_are_aliases_of_both_branches_and_the_branches_are_exclusive():
-    plan = _plan("one-cond")
-    (group,) = plan.exclusive_groups
-    moved = [t for t in plan.tensors if "@" in t.name]
-    roots = [t.alias_of for t in moved]
-    assert len(moved) == 2 and sum(r in group.branches["true"] for r in roots) == 1 \
-        and sum(r in group.branches["false"] for r in roots) == 1
-    assert check(plan).ok
-    # Checked as one linear program (no exclusive branches), the two branches' results collide:
-    # the false positive a linear check gives.
-    assert "LAYOUT-NO-OVERLAP" in _ids(attrs.evolve(plan, exclusive_groups=()))
+def test_each_path_is_a_plan_of_its_own_and_one_linear_plan_would_be_wrong():
+    (t, f) = _paths("one-cond")
+    assert t[0] == "cond at 2: true" and f[0] == "cond at 2: false"
+    # On each path the moved result is an alias of that path's branch result, alive after the cond
+    # until the kernel that reads it.
+    for _, plan in (t, f):
+        (moved,) = [x for x in plan.tensors if "@" in x.name]
+        assert moved.alias_of is not None and moved.last > moved.first
+        assert moved.last == max(s for name, steps in plan.consumers.items() if name == moved.name for s in steps)
+        assert check(plan).ok
+    # Both branches in one linear plan: their results share bytes while the first's moved value lives.
+    both = {x.name: x for plan in (t[1], f[1]) for x in plan.tensors}
+    merged = attrs.evolve(t[1], tensors=tuple(both.values()), consumers={}, writes={}, graph_outputs=())
+    assert "LAYOUT-NO-OVERLAP" in _ids(merged)
 
 
 def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
@@ -107,7 +117,7 @@ def test_freshly_exported_programs_read_as_the_kept_ones(tmp_path):
     cases = foreign_cases(tmp_path)
     assert len(cases) == 2
     for case in cases:
-        assert problems(case, check(case.imported().plan)) == [], case.name
+        assert problems(case, [check(p.plan) for p in case.imported()]) == [], case.name
 
 
 def test_the_program_maker_has_help():

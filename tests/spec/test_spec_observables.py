@@ -67,6 +67,8 @@ def test_the_design_contract_parses_as_is():
     (lambda d: d.update(arenas={r: {"kind": "scratch", "alignment": 0} for r in d["regions"]}), "arenas",
      "alignment=0"),
     (lambda d: d.update(writes={"x": [99]}), "", "outside the"),
+    (lambda d: d["tensors"][0].update(last=99), "", "lives during steps"),
+    (lambda d: d["tensors"][0].update(first=1, last=0), "", "inverted"),
     (lambda d: d.update(exclusive_groups=[{"name": "c", "branches": {"t": ["nope"]}}]), "", "'nope'"),
     (lambda d: d["tensors"][0].update(zero_copy=1), "tensors[0].zero_copy", "expected bool"),
     (lambda d: d["tensors"][0].update(first=True), "tensors[0].first", "expected int"),

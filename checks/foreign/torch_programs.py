@@ -1,0 +1,91 @@
+"""Small torch programs drawn by Hypothesis, as data that renders to source: what the ExecuTorch campaign runs.
+
+A program is a start shape and a list of steps over one running tensor ``h`` (float32, 2-D); the
+module returns ``h`` and the tensors some steps keep. Forms: an element-wise op; an affine map; a
+concatenation with a transformed copy, folded back to the shape; a ``torch.cond`` on the tensor's
+sign with two element-wise branches; keeping the current tensor itself as an extra output (it
+stays alive to the end: a ``cond``'s result kept so lives through what follows); a transpose view applied twice; a reduction kept as an extra output. It renders to the
+source of a module ``M`` and its example inputs, the form checks/foreign/executorch_programs.py keeps.
+The inputs' sums are far from zero, so that a ``cond`` on the sign does not hang on how a runtime
+rounds a sum (an input summing to 0.0 in one reduction order and to -1e-7 in another takes
+different branches in eager PyTorch and in ExecuTorch: a difference, but no bug).
+"""
+from __future__ import annotations
+
+import attrs
+from hypothesis import strategies as st
+
+UNARY = ("torch.sin", "torch.cos", "torch.relu", "torch.tanh", "torch.sigmoid")
+
+
+@attrs.frozen
+class Step:
+    form: str
+    args: tuple = ()
+
+
+@attrs.frozen
+class TorchProgram:
+    rows: int
+    cols: int
+    steps: tuple[Step, ...]
+
+    def source(self) -> str:
+        body = ["        h = x", "        kept = []"]
+        for s in self.steps:
+            body += ["        " + line for line in _render(s, self.rows, self.cols)]
+        body.append("        return (h, *kept)")
+        r, c = self.rows, self.cols
+        return "\n".join(["import torch", "", "class M(torch.nn.Module):", "    def forward(self, x):", *body, "",
+                          f"args = [(torch.linspace(-1, 0.7, {r * c}).reshape({r}, {c}),), "
+                          f"(torch.linspace(0.3, 2.1, {r * c}).reshape({r}, {c}),), "
+                          f"(-torch.linspace(0.2, 1.9, {r * c}).reshape({r}, {c}),)]"]) + "\n"
+
+    def to_data(self) -> dict:
+        return {"rows": self.rows, "cols": self.cols, "steps": [[s.form, list(s.args)] for s in self.steps]}
+
+    @classmethod
+    def from_data(cls, d: dict) -> "TorchProgram":
+        return cls(int(d["rows"]), int(d["cols"]), tuple(Step(str(f), tuple(a)) for f, a in d["steps"]))
+
+
+def _render(s: Step, rows: int, cols: int) -> list[str]:
+    a = s.args
+    if s.form == "unary":
+        return [f"h = {a[0]}(h)"]
+    if s.form == "affine":
+        return [f"h = h * {a[0]} + {a[1]}"]
+    if s.form == "concat":
+        return [f"h = torch.cat([h, {a[0]}(h)], dim=0)", f"h = h[:{rows}] * 0.5 + h[{rows}:] * 0.5"]
+    if s.form == "cond":
+        return [f"h = torch.cond(h.sum() > 0, lambda v: {a[0]}(v) * 2.0, lambda v: {a[1]}(v) + 1.0, [h])"]
+    if s.form == "keep":
+        return ["kept.append(h)"]
+    if s.form == "transpose":
+        return ["h = (h.t() * 1.5).t()"]
+    if s.form == "reduce":
+        return [f"kept.append(h.sum(dim={a[0]}))"]
+    raise ValueError(f"unknown step form {s.form!r}")
+
+
+@st.composite
+def _step(draw) -> Step:
+    form = draw(st.sampled_from(("unary", "affine", "concat", "cond", "keep", "transpose", "reduce")))
+    unary = st.sampled_from(UNARY)
+    if form == "unary":
+        return Step(form, (draw(unary),))
+    if form == "affine":
+        return Step(form, (draw(st.sampled_from((0.5, 2.0, -1.0))), draw(st.sampled_from((0.0, 1.0, -0.25)))))
+    if form == "concat":
+        return Step(form, (draw(unary),))
+    if form == "cond":
+        return Step(form, (draw(unary), draw(unary)))
+    if form == "reduce":
+        return Step(form, (draw(st.integers(0, 1)),))
+    return Step(form)
+
+
+@st.composite
+def torch_programs(draw, max_steps: int = 6) -> TorchProgram:
+    rows, cols = draw(st.integers(1, 6)), draw(st.integers(1, 6))
+    return TorchProgram(rows, cols, tuple(draw(st.lists(_step(), min_size=1, max_size=max_steps))))
