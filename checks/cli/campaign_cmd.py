@@ -1,12 +1,12 @@
-"""``zcspec campaign xla|executorch``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
+"""``zcspec campaign xla|executorch|litert``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
 
 Each program is compiled, its plan read from the compiler's own artefact and checked with every
 claim that applies, and its result compared with eager execution (checks/foreign/xla_campaign.py).
 The first confirmed bug (a claim broken and the result wrong) or miss (the result wrong, every claim
 holding) is shrunk and written to ``--out`` as a file ``zcspec replay`` re-checks without the
 compiler; exit 1 then. Hazards (a claim broken, the result right) are counted and the first is
-written too. Needs the compiler's extra: ``xla`` (jax, in this environment), or for ExecuTorch a
-Python that has torch and ExecuTorch (``--python``, default this one; checks/foreign/executorch_campaign.py).
+written too. Needs the compiler's extra: ``xla`` (jax) or ``litert`` (LiteRT) in this environment, or for
+ExecuTorch a Python that has torch and ExecuTorch (``--python``, default this one).
 """
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import importlib.util
 import sys
 
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import executorch_campaign, xla_campaign
+from zcspec.checks.foreign import executorch_campaign, litert_campaign, xla_campaign
+from zcspec.checks.foreign.campaign_core import write_finding
 
-PLANNERS = ("executorch", "xla")
+PLANNERS = ("executorch", "litert", "xla")
 
 
 def configure(parser) -> None:
@@ -34,47 +35,32 @@ def configure(parser) -> None:
 def run(args) -> int:
     if args.examples < 1 or args.budget <= 0 or args.max_steps < 1:
         raise UsageError("--examples and --max-steps must be at least 1, --budget positive")
+    where = f", exporting with {args.python}" if args.planner == "executorch" else ""
+    print(f"{args.planner} campaign: up to {args.examples} programs of at most {args.max_steps} steps, seed {args.seed}, "
+          f"budget {args.budget:.0f} s{where}")
+    options = dict(examples=args.examples, seed=args.seed, budget=args.budget, max_steps=args.max_steps, progress=print)
     if args.planner == "executorch":
-        return _executorch(args)
-    if importlib.util.find_spec("jax") is None:
-        raise UsageError("the xla campaign needs jax: pip install -e '.[xla]'")
-    print(f"xla campaign: up to {args.examples} programs of at most {args.max_steps} steps, seed {args.seed}, "
-          f"budget {args.budget:.0f} s")
-    result = xla_campaign.campaign(examples=args.examples, seed=args.seed, budget=args.budget,
-                                   max_steps=args.max_steps, progress=print)
-    print(f"{result.programs} programs in {result.seconds:.1f} s: {result.clean} clean, {result.hazards} hazard(s)"
-          f"{', 1 finding' if result.finding else ''}")
-    if result.first_hazard is not None:
-        print(f"  first hazard ({', '.join(result.first_hazard.claims)}): "
-              f"{xla_campaign.write_finding(result.first_hazard, args.out)}")
-    if result.finding is None:
-        return 0
-    f = result.finding
-    print(f"  {f.kind}: {', '.join(f.claims) or 'no claim broken'}; result differs from eager by {f.max_abs_diff:.3g}")
-    for v in f.violations[:3]:
-        print(f"    {v}")
-    print("  shrunk program:\n" + "\n".join("    " + line for line in f.program.source().splitlines()))
-    print(f"  wrote {xla_campaign.write_finding(f, args.out)}")
-    return 1
-
-
-def _executorch(args) -> int:
-    print(f"executorch campaign: up to {args.examples} programs of at most {args.max_steps} steps, seed {args.seed}, "
-          f"budget {args.budget:.0f} s, exporting with {args.python}")
-    result = executorch_campaign.campaign(args.python, examples=args.examples, seed=args.seed, budget=args.budget,
-                                          max_steps=args.max_steps, progress=print)
+        result = executorch_campaign.campaign(args.python, **options)
+    elif args.planner == "litert":
+        if importlib.util.find_spec("ai_edge_litert") is None:
+            raise UsageError("the litert campaign needs LiteRT: pip install -e '.[litert]'")
+        result = litert_campaign.campaign(**options)
+    else:
+        if importlib.util.find_spec("jax") is None:
+            raise UsageError("the xla campaign needs jax: pip install -e '.[xla]'")
+        result = xla_campaign.campaign(**options)
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(result.versions.items()))
     print(f"{result.programs} programs in {result.seconds:.1f} s: {result.clean} clean, {result.hazards} hazard(s), "
-          f"{result.refused} not exported{', 1 finding' if result.finding else ''} (torch {result.versions.get('torch')}, "
-          f"executorch {result.versions.get('executorch')})")
+          f"{result.refused} refused by the compiler{', 1 finding' if result.finding else ''} ({versions})")
     if result.first_hazard is not None:
         print(f"  first hazard ({', '.join(result.first_hazard.claims)}): "
-              f"{executorch_campaign.write_finding(result.first_hazard, args.out, result.versions)}")
+              f"{write_finding(args.planner, result.first_hazard, args.out, result.versions)}")
     if result.finding is None:
         return 0
     f = result.finding
-    print(f"  {f.kind}: {', '.join(f.claims) or 'no claim broken'}; result differs from eager by {f.max_abs_diff:.3g}")
+    print(f"  {f.kind}: {', '.join(f.claims) or 'no claim broken'}; result differs from the oracle by {f.max_abs_diff:.3g}")
     for v in f.violations[:3]:
         print(f"    {v}")
     print("  shrunk program:\n" + "\n".join("    " + line for line in f.program.source().splitlines()))
-    print(f"  wrote {executorch_campaign.write_finding(f, args.out, result.versions)}")
+    print(f"  wrote {write_finding(args.planner, f, args.out, result.versions)}")
     return 1

@@ -5,8 +5,8 @@ pipeline (``torch.export``, ``to_edge``, ``to_executorch``) by a worker process 
 that has torch and ExecuTorch (``--python``; ExecuTorch pins its own torch, so a separate
 environment is the usual case). The worker also runs the program with ExecuTorch's runtime on
 three inputs against eager PyTorch, the oracle, and sends back the ``.pte`` bytes; this process
-reads the plan from them (checks/foreign/pte.py) and checks it. Kinds of program, the stopping
-rule, shrinking and the finding file are those of the XLA campaign (checks/foreign/xla_campaign.py).
+reads the plans from them, one per execution path (checks/foreign/pte.py), and checks them. Kinds of
+program, the loop, shrinking and the finding file are checks/foreign/campaign_core.py's.
 """
 from __future__ import annotations
 
@@ -14,14 +14,11 @@ import base64
 import json
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-import attrs
-from hypothesis import HealthCheck, given, seed as hseed, settings
-
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign.finding import ForeignFinding
+from zcspec.checks.foreign.campaign_core import CampaignResult, Outcome, run_campaign
+from zcspec.checks.foreign.campaign_core import write_finding as _write
 from zcspec.checks.foreign.pte import read_pte
 from zcspec.checks.foreign.torch_programs import TorchProgram, torch_programs
 from zcspec.spec.check import check
@@ -87,25 +84,6 @@ class Worker:
             self.proc.wait(timeout=30)
 
 
-@attrs.frozen
-class Outcome:
-    program: TorchProgram
-    claims: tuple[str, ...]
-    violations: tuple[str, ...]
-    max_abs_diff: float
-    artefact: dict
-
-    @property
-    def matches(self) -> bool:
-        return self.max_abs_diff <= TOLERANCE
-
-    @property
-    def kind(self) -> str:
-        if self.claims:
-            return "hazard" if self.matches else "confirmed"
-        return "clean" if self.matches else "miss"
-
-
 def run_program(worker: Worker, program: TorchProgram) -> Outcome | None:
     """Export, run, read and check one program; None when ExecuTorch could not export it."""
     reply = worker.run(program.source())
@@ -119,70 +97,21 @@ def run_program(worker: Worker, program: TorchProgram) -> Outcome | None:
     reports = [(label, check(plan)) for label, plan in paths]
     claims = tuple(sorted({i for _, r in reports for i in r.violated()}))
     violations = tuple(f"[{label}] {v}" if label else str(v) for label, r in reports for v in r.violations)
-    return Outcome(program, claims, violations, float(reply["max_abs_diff"]), {"program.pte": reply["pte"]})
-
-
-class _Found(Exception):
-    def __init__(self, outcome: Outcome):
-        self.outcome = outcome
-        super().__init__(outcome.kind)
-
-
-@attrs.define
-class CampaignResult:
-    programs: int = 0
-    refused: int = 0
-    seconds: float = 0.0
-    finding: Outcome | None = None
-    clean: int = 0
-    hazards: int = 0
-    first_hazard: Outcome | None = None
-    versions: dict = attrs.Factory(dict)
+    diff = float(reply["max_abs_diff"])
+    return Outcome(program, claims, violations, diff, diff <= TOLERANCE, {"program.pte": reply["pte"]})
 
 
 def campaign(python: str, *, examples: int = 100, seed: int = 0, budget: float = 600.0, max_steps: int = 6,
              progress=lambda s: None) -> CampaignResult:
-    result = CampaignResult()
     worker = Worker(python)
-    result.versions = worker.versions
-    start = time.monotonic()
-
-    @settings(max_examples=examples, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @hseed(seed)
-    @given(torch_programs(max_steps=max_steps))
-    def probe(program):
-        if time.monotonic() - start > budget and result.finding is None:
-            return
-        outcome = run_program(worker, program)
-        result.programs += 1
-        if result.programs % 10 == 0:
-            progress(f"  {result.programs} programs, {time.monotonic() - start:.0f} s, {result.hazards} hazard(s)")
-        if outcome is None:
-            result.refused += 1
-        elif outcome.kind in ("confirmed", "miss"):
-            result.finding = outcome
-            raise _Found(outcome)
-        elif outcome.kind == "hazard":
-            result.hazards += 1
-            result.first_hazard = result.first_hazard or outcome
-        else:
-            result.clean += 1
-
     try:
-        probe()
-    except _Found as found:
-        result.finding = found.outcome
+        result = run_campaign(torch_programs(max_steps=max_steps), lambda p: run_program(worker, p),
+                              examples=examples, seed=seed, budget=budget, progress=progress)
     finally:
         worker.close()
-    result.seconds = time.monotonic() - start
+    result.versions = worker.versions
     return result
 
 
 def write_finding(outcome: Outcome, folder: str, versions: dict) -> str:
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    claims = "-".join(c.lower() for c in outcome.claims)
-    path = str(Path(folder) / f"executorch-{outcome.kind}{'-' + claims if claims else ''}-"
-                              f"{len(outcome.program.steps)}-steps.json")
-    ForeignFinding("executorch", outcome.kind, outcome.program.to_data(), outcome.program.source(), outcome.claims,
-                   outcome.violations, outcome.max_abs_diff, outcome.artefact, dict(versions)).save(path)
-    return path
+    return _write("executorch", outcome, folder, versions)

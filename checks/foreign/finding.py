@@ -18,6 +18,7 @@ import attrs
 from zcspec.checks.errors import CounterexampleError
 from zcspec.checks.foreign import xla_dump
 from zcspec.checks.foreign.pte import read_pte
+from zcspec.checks.foreign.tflite import load_record, read_tflite
 from zcspec.spec.check import check
 
 FORMAT = "zcspec foreign finding 1"
@@ -95,7 +96,14 @@ def _plans(f: ForeignFinding, tmp: Path) -> list:
         except (KeyError, TypeError, ValueError) as e:
             raise CounterexampleError(f"an executorch finding keeps its program as base64 'program.pte' ({e})") from e
         return [plan for _, plan in read_pte(tmp / "program.pte")[1]]
-    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, xla")
+    if f.planner == "litert":
+        try:
+            (tmp / "model.tflite").write_bytes(base64.b64decode(f.artefact["model.tflite"], validate=True))
+            (tmp / "arena.json").write_text(f.artefact["arena.json"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CounterexampleError(f"a litert finding keeps 'model.tflite' (base64) and 'arena.json' ({e})") from e
+        return [read_tflite(tmp / "model.tflite", load_record(str(tmp / "arena.json")))]
+    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, litert, xla")
 
 
 def replay_finding(f: ForeignFinding) -> FindingReplay:

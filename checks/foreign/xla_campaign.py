@@ -11,35 +11,16 @@ smallest program; it is written as a file that ``zcspec replay`` re-checks witho
 from __future__ import annotations
 
 import tempfile
-import time
-from pathlib import Path
 
-import attrs
 import numpy as np
-from hypothesis import HealthCheck, given, seed as hseed, settings
 
 from zcspec.checks.foreign import xla_dump
-from zcspec.checks.foreign.finding import ForeignFinding
+from zcspec.checks.foreign.campaign_core import CampaignResult, Outcome, run_campaign
+from zcspec.checks.foreign.campaign_core import write_finding as _write
 from zcspec.checks.foreign.jax_programs import JaxProgram, jax_programs
 from zcspec.spec.check import check
 
 RTOL, ATOL = 1e-3, 1e-4
-
-
-@attrs.frozen
-class Outcome:
-    program: JaxProgram
-    claims: tuple[str, ...]
-    violations: tuple[str, ...]
-    max_abs_diff: float
-    matches: bool
-    artefact: dict
-
-    @property
-    def kind(self) -> str:
-        if self.claims:
-            return "hazard" if self.matches else "confirmed"
-        return "clean" if self.matches else "miss"
 
 
 def run_program(program: JaxProgram) -> Outcome:
@@ -59,8 +40,9 @@ def run_program(program: JaxProgram) -> Outcome:
         artefact = {s: p.read_text() for s, p in zip(xla_dump.SUFFIXES, module.files)}
         plan = xla_dump.read_module(module)
     report = check(plan)
-    diff = max((float(np.nanmax(np.abs(g.astype(np.float64) - w.astype(np.float64)), initial=0.0))
-                for g, w in zip(got, want) if g.shape == w.shape), default=0.0)
+    with np.errstate(invalid="ignore"):
+        diff = max((float(np.nanmax(np.abs(g.astype(np.float64) - w.astype(np.float64)), initial=0.0))
+                    for g, w in zip(got, want) if g.shape == w.shape), default=0.0)
     matches = len(got) == len(want) and all(g.shape == w.shape and np.allclose(g, w, rtol=RTOL, atol=ATOL,
                                                                                  equal_nan=True)
                                             for g, w in zip(got, want))
@@ -68,68 +50,21 @@ def run_program(program: JaxProgram) -> Outcome:
                    artefact)
 
 
-class _Found(Exception):
-    def __init__(self, outcome: Outcome):
-        self.outcome = outcome
-        super().__init__(f"claims {outcome.claims}, matches eager: {outcome.matches}")
-
-
-@attrs.define
-class CampaignResult:
-    programs: int = 0
-    seconds: float = 0.0
-    finding: Outcome | None = None     # the first confirmed bug or miss, shrunk
-    clean: int = 0
-    hazards: int = 0
-    first_hazard: Outcome | None = None
-
-
 def campaign(*, examples: int = 100, seed: int = 0, budget: float = 600.0, max_steps: int = 5,
              progress=lambda s: None) -> CampaignResult:
     """Draw up to ``examples`` programs (stop drawing after ``budget`` seconds); the first finding shrunk."""
-    result = CampaignResult()
-    start = time.monotonic()
-
-    @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
-              suppress_health_check=list(HealthCheck))
-    @hseed(seed)
-    @given(jax_programs(max_steps=max_steps))
-    def probe(program):
-        if time.monotonic() - start > budget and result.finding is None:
-            return
-        outcome = run_program(program)
-        result.programs += 1
-        if result.programs % 10 == 0:
-            progress(f"  {result.programs} programs, {time.monotonic() - start:.0f} s, {result.hazards} hazard(s)")
-        if outcome.kind in ("confirmed", "miss"):
-            result.finding = outcome
-            raise _Found(outcome)
-        if outcome.kind == "hazard":
-            result.hazards += 1
-            result.first_hazard = result.first_hazard or outcome
-        else:
-            result.clean += 1
-
-    try:
-        probe()
-    except _Found as found:     # Hypothesis re-raises the shrunk program's
-        result.finding = found.outcome
-    result.seconds = time.monotonic() - start
-    return result
-
-
-def as_finding(outcome: Outcome) -> ForeignFinding:
     import jax
     import jaxlib
 
-    return ForeignFinding("xla", outcome.kind, outcome.program.to_data(), outcome.program.source(), outcome.claims,
-                          outcome.violations, outcome.max_abs_diff, outcome.artefact,
-                          {"jax": jax.__version__, "jaxlib": jaxlib.__version__})
+    result = run_campaign(jax_programs(max_steps=max_steps), run_program, examples=examples, seed=seed,
+                          budget=budget, progress=progress)
+    result.versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__}
+    return result
 
 
-def write_finding(outcome: Outcome, folder: str) -> str:
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    claims = "-".join(c.lower() for c in outcome.claims)
-    path = str(Path(folder) / f"xla-{outcome.kind}{'-' + claims if claims else ''}-{len(outcome.program.steps)}-steps.json")
-    as_finding(outcome).save(path)
-    return path
+def write_finding(outcome: Outcome, folder: str, versions: dict | None = None) -> str:
+    if versions is None:
+        import jax
+        import jaxlib
+        versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__}
+    return _write("xla", outcome, folder, versions)

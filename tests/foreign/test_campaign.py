@@ -86,3 +86,28 @@ def test_the_executorch_campaign_finds_the_two_cond_bug_from_a_clean_start(tmp_p
     assert forms.count("cond") == 2 and "keep" in forms
     path = write_finding(result.finding, str(tmp_path), result.versions)
     assert replay_finding(ForeignFinding.load(path)).still_fails
+
+
+def test_the_kinds_of_program_follow_the_claims_and_the_oracle():
+    from zcspec.checks.foreign.campaign_core import Outcome
+    program = JaxProgram(2, 2, ())
+    kinds = {(claims, matches): Outcome(program, claims, (), 0.0, matches, {}).kind
+             for claims in ((), ("LAYOUT-NO-OVERLAP",)) for matches in (True, False)}
+    assert kinds == {((), True): "clean", ((), False): "miss", (("LAYOUT-NO-OVERLAP",), True): "hazard",
+                     (("LAYOUT-NO-OVERLAP",), False): "confirmed"}
+
+
+def test_the_litert_campaign_runs_and_a_finding_of_it_replays(tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    from zcspec.checks.foreign.campaign_core import write_finding
+    from zcspec.checks.foreign.litert_campaign import campaign, run_program
+    result = campaign(examples=40, seed=0, budget=60)
+    assert result.programs == 40 and result.clean + result.hazards + (result.finding is not None) >= 39
+    # Any outcome writes a file that replays from the kept model and arena record alone.
+    from hypothesis import find
+    from zcspec.checks.foreign.litert_campaign import litert_programs
+    program = find(litert_programs(), lambda p: len(p.steps) >= 3)
+    outcome = run_program(program)
+    path = write_finding("litert", outcome, str(tmp_path), result.versions)
+    replayed = replay_finding(ForeignFinding.load(path))
+    assert replayed.still_fails == bool(outcome.claims)
