@@ -27,6 +27,7 @@ import os
 import re
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign.artefact_file import read_text
 from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation
 
 MAX_FILE_BYTES = 512 << 20
@@ -60,13 +61,7 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
 def read_iree_dump(path: str | os.PathLike, *, alignment: int = 1) -> list[tuple[str, PlanObservation]]:
     """(function name, plan) of every function of ``path`` that packs transient memory."""
     path = str(path)
-    try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            raise IreeDumpError(f"is larger than the {MAX_FILE_BYTES} bytes this reader accepts", file=path)
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise IreeDumpError(f"cannot be read: {e.strerror or e}", file=path) from e
+    text = read_text(path, MAX_FILE_BYTES, IreeDumpError)
     sections = _sections(text)
     # The pass runs on functions in parallel, so the dumps interleave: the k-th dump of a function
     # before the pass pairs with its k-th dump after it.

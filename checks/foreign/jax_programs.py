@@ -17,20 +17,13 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
+from zcspec.checks.foreign.step_programs import Step, StepProgram
+
 UNARY = ("jnp.sin", "jnp.tanh", "jnp.exp", "jax.nn.relu", "jnp.cos")
 
 
 @attrs.frozen
-class Step:
-    form: str
-    args: tuple = ()
-
-
-@attrs.frozen
-class JaxProgram:
-    rows: int
-    cols: int
-    steps: tuple[Step, ...]
+class JaxProgram(StepProgram):
 
     def source(self) -> str:
         lines = ["import numpy as np, jax, jax.numpy as jnp", "from jax import lax", "", "def f(x):", "    h = x",
@@ -41,13 +34,6 @@ class JaxProgram:
                   f"args = (jnp.asarray((np.arange({self.rows * self.cols}, dtype=np.float32).reshape({self.rows}, "
                   f"{self.cols}) - {self.rows * self.cols / 2}) / {self.rows * self.cols}),)"]
         return "\n".join(lines) + "\n"
-
-    def to_data(self) -> dict:
-        return {"rows": self.rows, "cols": self.cols, "steps": [[s.form, list(s.args)] for s in self.steps]}
-
-    @classmethod
-    def from_data(cls, d: dict) -> "JaxProgram":
-        return cls(int(d["rows"]), int(d["cols"]), tuple(Step(str(f), tuple(a)) for f, a in d["steps"]))
 
 
 def _render(s: Step, rows: int, cols: int) -> list[str]:

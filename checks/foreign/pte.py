@@ -39,6 +39,7 @@ import os
 import attrs
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign.artefact_file import read_bytes
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
 from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation
 
@@ -72,14 +73,7 @@ def read_pte(path: str | os.PathLike, *, method: str | None = None,
     """(method name, [(path, plan)]) of ``path``'s method ``method`` (default: the first): one plan per
     execution path through its conditionals (module doc); a method without one has the single path ""."""
     path = str(path)
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise PteError(f"is {size} bytes, more than the {MAX_FILE_BYTES} this reader accepts", file=path)
-        with open(path, "rb") as f:
-            buf = f.read()
-    except OSError as e:
-        raise PteError(f"cannot be read: {e.strerror or e}", file=path) from e
+    buf = read_bytes(path, MAX_FILE_BYTES, PteError)
     try:
         return _read(buf, method, alignment, path)
     except FlatbufferError as e:

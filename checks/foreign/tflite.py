@@ -32,6 +32,7 @@ import os
 import attrs
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign.artefact_file import read_bytes
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
 from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation
 
@@ -53,14 +54,7 @@ class TfliteError(UsageError):
 
 
 def _bytes(path: str) -> bytes:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise TfliteError(f"is {size} bytes, more than the {MAX_FILE_BYTES} this reader accepts", file=path)
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise TfliteError(f"cannot be read: {e.strerror or e}", file=path) from e
+    return read_bytes(path, MAX_FILE_BYTES, TfliteError)
 
 
 def record_arena(path: str) -> dict:

@@ -15,20 +15,13 @@ from __future__ import annotations
 import attrs
 from hypothesis import strategies as st
 
+from zcspec.checks.foreign.step_programs import Step, StepProgram
+
 UNARY = ("torch.sin", "torch.cos", "torch.relu", "torch.tanh", "torch.sigmoid")
 
 
 @attrs.frozen
-class Step:
-    form: str
-    args: tuple = ()
-
-
-@attrs.frozen
-class TorchProgram:
-    rows: int
-    cols: int
-    steps: tuple[Step, ...]
+class TorchProgram(StepProgram):
 
     def source(self) -> str:
         body = ["        h = x", "        kept = []"]
@@ -40,13 +33,6 @@ class TorchProgram:
                           f"args = [(torch.linspace(-1, 0.7, {r * c}).reshape({r}, {c}),), "
                           f"(torch.linspace(0.3, 2.1, {r * c}).reshape({r}, {c}),), "
                           f"(-torch.linspace(0.2, 1.9, {r * c}).reshape({r}, {c}),)]"]) + "\n"
-
-    def to_data(self) -> dict:
-        return {"rows": self.rows, "cols": self.cols, "steps": [[s.form, list(s.args)] for s in self.steps]}
-
-    @classmethod
-    def from_data(cls, d: dict) -> "TorchProgram":
-        return cls(int(d["rows"]), int(d["cols"]), tuple(Step(str(f), tuple(a)) for f, a in d["steps"]))
 
 
 def _render(s: Step, rows: int, cols: int) -> list[str]:

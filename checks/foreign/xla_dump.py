@@ -40,6 +40,7 @@ from pathlib import Path
 import attrs
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign.artefact_file import read_text
 from zcspec.checks.foreign import xla_hlo
 from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation
 
@@ -106,13 +107,7 @@ def _module_name(filename: str) -> str | None:
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise XlaDumpError(f"is {size} bytes, more than the {MAX_FILE_BYTES} this reader accepts", file=str(path))
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as e:
-        raise XlaDumpError(f"cannot be read: {e.strerror or e}", file=str(path)) from e
+    return read_text(path, MAX_FILE_BYTES, XlaDumpError).splitlines()
 
 
 @attrs.frozen

@@ -1,13 +1,13 @@
 """IREE's transient plan read from the kept stream dumps (checks/foreign/programs/iree), checked by the spec."""
 from __future__ import annotations
 
-import attrs
 import pytest
 
 from zcspec.checks.cli.main import main
 from zcspec.checks.foreign.iree_mlir import IreeDumpError, read_iree_dump
 from zcspec.checks.foreign.programs import PROGRAMS
 from zcspec.spec.check import check
+from tests.helpers.foreign_faults import assert_seeded_faults_caught
 from zcspec.spec.invariants.layout import arena_peak
 
 IREE = PROGRAMS / "iree"
@@ -41,17 +41,7 @@ def test_a_concurrent_block_is_one_step():
 
 
 def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
-    plan = _plan("resnet50", alignment=64)
-    assert check(plan).ok
-    ts = sorted(plan.tensors, key=lambda t: t.first)
-    a, b = next((a, b) for a in ts for b in ts if a is not b and a.offset != b.offset and a.first <= b.first <= a.last)
-
-    def edit(name, **changes):
-        return attrs.evolve(plan, tensors=tuple(attrs.evolve(t, **changes) if t.name == name else t
-                                                for t in plan.tensors))
-    assert "LAYOUT-NO-OVERLAP" in _ids(edit(b.name, offset=a.offset))
-    assert "LAYOUT-ARENA-ALIGN" in _ids(edit(a.name, offset=a.offset + 16))
-    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _ids(edit(b.name, first=b.first + 1))
+    assert_seeded_faults_caught(_plan("resnet50", alignment=64), misalign=16)
 
 
 def test_bad_dumps_are_refused_naming_the_file(tmp_path, capsys):

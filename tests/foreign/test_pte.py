@@ -12,6 +12,7 @@ from zcspec.checks.cli.main import main
 from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases, problems
 from zcspec.checks.foreign.pte import PteError, methods, read_pte
 from zcspec.spec.check import check
+from tests.helpers.foreign_faults import assert_seeded_faults_caught
 
 ET = PROGRAMS / "executorch"
 
@@ -61,20 +62,7 @@ def test_each_path_is_a_plan_of_its_own_and_one_linear_plan_would_be_wrong():
 
 
 def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
-    plan = _plan("mlp")
-    assert check(plan).ok
-    owners = sorted((t for t in plan.tensors if t.alias_of is None), key=lambda t: t.first)
-    a, b = next((a, b) for a in owners for b in owners
-                if a is not b and a.offset != b.offset and a.first <= b.first <= a.last and b.size and a.size)
-
-    def edit(name, **changes):
-        return attrs.evolve(plan, tensors=tuple(attrs.evolve(t, **changes) if t.name == name else t
-                                                for t in plan.tensors))
-    assert "LAYOUT-NO-OVERLAP" in _ids(edit(b.name, offset=a.offset))
-    assert "LAYOUT-ARENA-ALIGN" in _ids(edit(a.name, offset=a.offset + 4))
-    late = plan.consumers.get(a.name, (a.last,))
-    assert "LAYOUT-LIFETIME-COVERS-USES" in _ids(edit(a.name, last=max(late) - 1)) or max(late) == a.first
-    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _ids(edit(b.name, first=b.first + 1))
+    assert_seeded_faults_caught(_plan("mlp"))
 
 
 def test_import_and_check_on_the_command_line(tmp_path, capsys):

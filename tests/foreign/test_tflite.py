@@ -11,6 +11,7 @@ from zcspec.checks.cli.main import main
 from zcspec.checks.foreign.programs import PROGRAMS
 from zcspec.checks.foreign.tflite import TfliteError, load_record, read_tflite
 from zcspec.spec.check import check
+from tests.helpers.foreign_faults import assert_seeded_faults_caught
 
 LT = PROGRAMS / "litert"
 
@@ -35,17 +36,7 @@ def test_in_place_element_wise_outputs_are_aliases_and_the_plan_is_clean():
 
 
 def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
-    plan = _plan("chain-concat")
-    assert check(plan).ok
-    ts = sorted((t for t in plan.tensors if t.alias_of is None), key=lambda t: t.first)
-    a, b = next((a, b) for a in ts for b in ts if a is not b and a.offset != b.offset and a.first <= b.first <= a.last)
-
-    def edit(name, **changes):
-        return attrs.evolve(plan, tensors=tuple(attrs.evolve(t, **changes) if t.name == name else t
-                                                for t in plan.tensors))
-    assert "LAYOUT-NO-OVERLAP" in _ids(edit(b.name, offset=a.offset))
-    assert "LAYOUT-ARENA-ALIGN" in _ids(edit(a.name, offset=a.offset + 4))
-    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _ids(edit(b.name, first=b.first + 1))
+    assert_seeded_faults_caught(_plan("chain-concat"))
 
 
 def test_import_with_a_saved_record_and_with_the_interpreter(tmp_path, capsys):

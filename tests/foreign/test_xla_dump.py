@@ -13,6 +13,7 @@ from zcspec.checks.foreign import plan_file
 from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases, problems
 from zcspec.checks.foreign.xla_dump import XlaDumpError, find_modules, read_module
 from zcspec.spec.check import check
+from tests.helpers.foreign_faults import assert_seeded_faults_caught
 
 XLA = PROGRAMS / "xla"
 CASES = [c for c in foreign_cases() if c.planner == "xla"]
@@ -63,17 +64,7 @@ def _with(plan, name, **changes):
 
 
 def test_faults_seeded_into_a_real_plan_are_caught_each_by_its_claim():
-    plan = _plan("mlp-train-step")
-    assert check(plan).ok
-    temps = sorted(_temps(plan), key=lambda t: t.first)
-    a, b = next((a, b) for a in temps for b in temps
-                if a is not b and a.offset != b.offset and a.first <= b.first <= a.last)
-    assert "LAYOUT-NO-OVERLAP" in _violated(_with(plan, b.name, offset=a.offset))          # moved buffer
-    read = plan.consumers[a.name]
-    assert "LAYOUT-LIFETIME-COVERS-USES" in _violated(_with(plan, a.name, last=min(read) - 1 if min(read) > a.first
-                                                             else a.first))               # shortened lifetime
-    assert "LAYOUT-ARENA-ALIGN" in _violated(_with(plan, a.name, offset=a.offset + 4))    # misaligned offset
-    assert "LAYOUT-LIFETIME-COVERS-WRITES" in _violated(_with(plan, a.name, first=a.first + 1))  # starts after its write
+    assert_seeded_faults_caught(_plan("mlp-train-step"))
 
 
 def test_the_plan_file_round_trips(tmp_path):
