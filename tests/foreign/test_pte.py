@@ -99,9 +99,14 @@ def test_crafted_files_are_refused_with_the_file_named_never_crash_or_hang(tmp_p
 
 
 def test_freshly_exported_programs_read_as_the_kept_ones(tmp_path):
-    pytest.importorskip("executorch")
+    """With a Python that has torch and ExecuTorch ($ZCSPEC_EXECUTORCH_PYTHON, or this one)."""
+    import importlib.util
+    import os
+    python = os.environ.get("ZCSPEC_EXECUTORCH_PYTHON")
+    if not python and importlib.util.find_spec("executorch") is None:
+        pytest.skip("needs ExecuTorch: install the executorch extra or set ZCSPEC_EXECUTORCH_PYTHON")
     from zcspec.checks.foreign.executorch_programs import write_programs
-    write_programs(tmp_path / "executorch", only=("one-cond", "two-conds"))
+    write_programs(tmp_path / "executorch", only=("one-cond", "two-conds"), python=python or sys.executable)
     cases = foreign_cases(tmp_path)
     assert len(cases) == 2
     for case in cases:
