@@ -1,11 +1,11 @@
-"""``zcspec campaign xla|executorch|litert``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
+"""``zcspec campaign xla|executorch|iree|litert``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
 
 Each program is compiled, its plan read from the compiler's own artefact and checked with every
 claim that applies, and its result compared with eager execution (checks/foreign/xla_campaign.py).
 The first confirmed bug (a claim broken and the result wrong) or miss (the result wrong, every claim
 holding) is shrunk and written to ``--out`` as a file ``zcspec replay`` re-checks without the
 compiler; exit 1 then. Hazards (a claim broken, the result right) are counted and the first is
-written too. Needs the compiler's extra: ``xla`` (jax) or ``litert`` (LiteRT) in this environment, or for
+written too. Needs the compiler's extra: ``xla`` (jax), ``iree`` or ``litert`` in this environment, or for
 ExecuTorch a Python that has torch and ExecuTorch (``--python``, default this one).
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ import importlib.util
 import sys
 
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import executorch_campaign, litert_campaign, xla_campaign
+from zcspec.checks.foreign import executorch_campaign, iree_campaign, litert_campaign, xla_campaign
 from zcspec.checks.foreign.campaign_core import write_finding
 
-PLANNERS = ("executorch", "litert", "xla")
+PLANNERS = ("executorch", "iree", "litert", "xla")
 
 
 def configure(parser) -> None:
@@ -41,6 +41,10 @@ def run(args) -> int:
     options = dict(examples=args.examples, seed=args.seed, budget=args.budget, max_steps=args.max_steps, progress=print)
     if args.planner == "executorch":
         result = executorch_campaign.campaign(args.python, **options)
+    elif args.planner == "iree":
+        if importlib.util.find_spec("iree.runtime") is None or importlib.util.find_spec("iree.compiler") is None:
+            raise UsageError("the iree campaign needs IREE's compiler and runtime: pip install -e '.[iree]'")
+        result = iree_campaign.campaign(**options)
     elif args.planner == "litert":
         if importlib.util.find_spec("ai_edge_litert") is None:
             raise UsageError("the litert campaign needs LiteRT: pip install -e '.[litert]'")

@@ -17,6 +17,7 @@ import attrs
 
 from zcspec.checks.errors import CounterexampleError
 from zcspec.checks.foreign import xla_dump
+from zcspec.checks.foreign.iree_mlir import IreeDumpError, read_iree_dump
 from zcspec.checks.foreign.pte import read_pte
 from zcspec.checks.foreign.tflite import load_record, read_tflite
 from zcspec.spec.check import check
@@ -103,7 +104,17 @@ def _plans(f: ForeignFinding, tmp: Path) -> list:
         except (KeyError, TypeError, ValueError) as e:
             raise CounterexampleError(f"a litert finding keeps 'model.tflite' (base64) and 'arena.json' ({e})") from e
         return [read_tflite(tmp / "model.tflite", load_record(str(tmp / "arena.json")))]
-    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, litert, xla")
+    if f.planner == "iree":
+        if "layout.txt" not in f.artefact:
+            raise CounterexampleError("an iree finding keeps the compiler's dump as 'layout.txt'")
+        (tmp / "layout.txt").write_text(f.artefact["layout.txt"])
+        try:
+            return [plan for _, plan in read_iree_dump(tmp / "layout.txt")]
+        except IreeDumpError as e:
+            if "has no function that packs" in str(e):
+                return []
+            raise
+    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, iree, litert, xla")
 
 
 def replay_finding(f: ForeignFinding) -> FindingReplay:

@@ -80,7 +80,7 @@ def read_iree_dump(path: str | os.PathLike, *, alignment: int = 1) -> list[tuple
     out = []
     for b, a in pairs:
         if any(_PACK.match(line) for line in b) and any(_ALLOCA.match(line) for line in b):
-            out.append(_Function(b, a, path).plan(alignment))   # packs of constants (initializers) are not read
+            out.extend(_Function(b, a, path).plans(alignment))   # packs of constants (initializers) are not read
     if not out:
         raise IreeDumpError("has no function that packs transient memory (a stream.resource.pack sizing a "
                             "transient alloca)", file=path)
@@ -95,35 +95,50 @@ class _Function:
     def _error(self, why: str) -> IreeDumpError:
         return IreeDumpError(f"function @{self.name}: {why}", file=self.path)
 
-    def _slices(self) -> tuple[str, list[int]]:
+    def _packs(self) -> list[tuple[str, list[int]]]:
+        """(result name, slice sizes) of every pack, in order."""
         consts = _constants(self.before)
-        packs = [i for i, line in enumerate(self.before) if _PACK.match(line)]
-        if len(packs) != 1:
-            raise self._error(f"{len(packs)} stream.resource.pack ops; one is read")
-        i = packs[0]
-        result = _PACK.match(self.before[i]).group(1)
-        sizes = []
-        for line in self.before[i + 1:]:
-            m = _SLICE.match(line)
+        out = []
+        for i, line in enumerate(self.before):
+            m = _PACK.match(line)
             if m is None:
-                break
-            if m.group(3) not in consts:
-                raise self._error(f"slice [{m.group(1)}, {m.group(2)}] has size {m.group(3)}, not a constant")
-            sizes.append(consts[m.group(3)])
-        if not sizes:
-            raise self._error("the pack lists no slice")
-        return result, sizes
+                continue
+            sizes = []
+            for slice_line in self.before[i + 1:]:
+                sm = _SLICE.match(slice_line)
+                if sm is None:
+                    break
+                if sm.group(3) not in consts:
+                    raise self._error(f"slice [{sm.group(1)}, {sm.group(2)}] has size {sm.group(3)}, not a constant")
+                sizes.append(consts[sm.group(3)])
+            out.append((m.group(1), sizes))
+        return out
 
-    def plan(self, alignment: int) -> tuple[str, PlanObservation]:
-        result, sizes = self._slices()
-        total = f"{result}#0"
-        transient = next((m.group(1) for line in self.before if (m := _ALLOCA.match(line)) and m.group(2) == total), None)
-        if transient is None:
-            raise self._error(f"no transient alloca of the pack's size {total}")
-        steps_before = _steps(self.before, transient)
-        steps_after = _steps(self.after, None)
-        if len(steps_before) != len(steps_after) or any(len(x) != len(y) for x, y in zip(steps_before, steps_after)):
+    def plans(self, alignment: int) -> list[tuple[str, PlanObservation]]:
+        """One plan per pack that sizes a transient alloca (packs of constants are not read)."""
+        transients = [(m.group(1), m.group(2)) for line in self.before if (m := _ALLOCA.match(line))]
+        sized = {size: (j, resource) for j, (resource, size) in enumerate(transients)}
+        chosen = [(result, sizes) for result, sizes in self._packs() if f"{result}#0" in sized and sizes]
+        out = []
+        for k, (result, sizes) in enumerate(chosen):
+            j, resource = sized[f"{result}#0"]
+            name = self.name if len(chosen) == 1 else f"{self.name}#{k}"
+            out.append((name, self._plan(result, sizes, j, resource, alignment)))
+        return out
+
+    def _plan(self, result: str, sizes: list[int], j: int, resource: str, alignment: int) -> PlanObservation:
+        region = _execute_of(self.before, resource)
+        if region is None:
+            raise self._error(f"no stream.cmd.execute uses the transient resource {resource}")
+        index, arg = region
+        steps_before = _steps(self.before, index, arg)
+        steps_after = _steps(self.after, index, None)
+        if len(steps_before) != len(steps_after):
             raise self._error("the execute region's commands differ before and after the layout pass")
+        steps_after = [[x for x, y in zip(after, _steps(self.before, index, None)[s]) if y[0] == arg]
+                       for s, after in enumerate(steps_after)]
+        if any(len(x) != len(y) for x, y in zip(steps_before, steps_after)):
+            raise self._error("the execute region's accesses differ before and after the layout pass")
         derived = _derived(self.before, result)
         consts_after = _constants(self.after)
         offsets: dict[int, int] = {}
@@ -134,7 +149,7 @@ class _Function:
             for (_, expr, mode), (_, expr_after, _) in zip(accesses, later):
                 slot = derived.get(expr)
                 if slot is None:
-                    continue            # not the packed resource
+                    continue            # an access at an offset the pack does not give (a whole-resource one)
                 k, delta = slot
                 if not 1 <= k <= len(sizes):
                     raise self._error(f"an access names pack result #{k}; the pack has {len(sizes)} slices")
@@ -150,14 +165,16 @@ class _Function:
                     reads.setdefault(k, set()).add(step)
                 if mode in ("wo", "rw"):
                     writes.setdefault(k, set()).add(step)
-        total_value = _evaluate(_alloca_size(self.after), consts_after, self.after) or 0
+        sizes_after = _transient_sizes(self.after)
+        total_value = _evaluate(sizes_after[j], consts_after, self.after) if j < len(sizes_after) else None
         tensors = tuple(PlacedTensor(name=f"slice {k}", region="transient", offset=offsets[k], size=sizes[k - 1],
                                      aligned_size=sizes[k - 1], first=min(touched[k]), last=max(touched[k]),
                                      block=None, zero_copy=False) for k in sorted(touched))
-        n = len(steps_before)
-        return self.name, PlanObservation(
-            order=tuple(f"{s}:{_label(steps_before[s])}" for s in range(n)), tensors=tensors,
-            regions={"transient": max(total_value, max((t.end for t in tensors), default=0))},
+        n = max(len(steps_before), 1)
+        return PlanObservation(
+            order=tuple(f"{s}:{_label(steps_before[s]) if s < len(steps_before) else 'empty'}" for s in range(n)),
+            tensors=tensors,
+            regions={"transient": max(total_value or 0, max((t.end for t in tensors), default=0))},
             arenas={"transient": Arena("activations", alignment)},
             consumers={f"slice {k}": tuple(sorted(v)) for k, v in reads.items()},
             writes={f"slice {k}": tuple(sorted(v)) for k, v in writes.items()})
@@ -199,24 +216,33 @@ def _evaluate(expr: str | None, consts: dict[str, int], lines) -> int | None:
     return None
 
 
-def _alloca_size(lines) -> str | None:
+def _transient_sizes(lines) -> list[str]:
+    """The size expressions of the transient allocas, in order."""
+    return [m.group(2) for line in lines if (m := _ALLOCA.match(line))]
+
+
+def _execute_of(lines, resource: str) -> tuple[int, str] | None:
+    """(ordinal among the function's execute ops, argument name) of the execute region that takes ``resource``."""
+    k = -1
     for line in lines:
-        m = re.match(r"^\s*%[\w.$-]+, %[\w.$-]+ = stream\.resource\.alloca .*!stream\.resource<transient>\{(%[\w.#$-]+)\}",
-                     line)
-        if m:
-            return m.group(1)
+        if "stream.cmd.execute" in line:
+            k += 1
+            m = re.search(re.escape(resource) + r" as (%[\w.$-]+):", line)
+            if m:
+                return k, m.group(1)
     return None
 
 
-def _steps(lines, transient: str | None) -> list[list[tuple[str, str, str]]]:
-    """The execute region's steps, each a list of (resource argument, offset expression, mode): a
-    top-level command, or a ``stream.cmd.concurrent`` block with all its commands."""
-    start = next((i for i, line in enumerate(lines) if "stream.cmd.execute" in line), None)
-    if start is None:
+def _steps(lines, index: int, arg: str | None) -> list[list[tuple[str, str, str]]]:
+    """The steps of the function's ``index``-th execute region, each a list of (resource argument, offset
+    expression, mode) (only those on ``arg`` when given): a top-level command, or a
+    ``stream.cmd.concurrent`` block with all its commands."""
+    starts = [i for i, line in enumerate(lines) if "stream.cmd.execute" in line]
+    if index >= len(starts):
         return []
     steps: list[list] = []
     depth = 0
-    for line in lines[start + 1:]:
+    for line in lines[starts[index] + 1:]:
         stripped = line.strip()
         if depth == 0 and stripped.startswith("}"):
             break
@@ -227,8 +253,8 @@ def _steps(lines, transient: str | None) -> list[list[tuple[str, str, str]]]:
             accesses.append((m.group(1), m.group(2), "wo"))
         if m := _COPY.search(line):
             accesses += [(m.group(1), m.group(2), "ro"), (m.group(3), m.group(4), "wo")]
-        if accesses and steps:
-            steps[-1].extend(accesses)
+        if steps:
+            steps[-1].extend(a for a in accesses if arg is None or a[0] == arg)
         depth += line.count("{") - line.count("}")
     return steps
 

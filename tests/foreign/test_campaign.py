@@ -111,3 +111,19 @@ def test_the_litert_campaign_runs_and_a_finding_of_it_replays(tmp_path):
     path = write_finding("litert", outcome, str(tmp_path), result.versions)
     replayed = replay_finding(ForeignFinding.load(path))
     assert replayed.still_fails == bool(outcome.claims)
+
+
+def test_the_iree_campaign_runs_and_its_outcome_replays(tmp_path):
+    pytest.importorskip("iree.runtime")
+    pytest.importorskip("iree.compiler")
+    from zcspec.checks.foreign.campaign_core import write_finding
+    from zcspec.checks.foreign.iree_campaign import OnnxProgram, campaign, run_program
+    from zcspec.checks.foreign.step_programs import Step
+    program = OnnxProgram(4, 8, (Step("matmul", (2.0,)), Step("softmax"), Step("concat", ("Tanh",)),
+                                 Step("reduce", (0,)), Step("matmul", (0.5,))))
+    outcome = run_program(program)
+    assert outcome.kind == "clean" and outcome.artefact["layout.txt"]
+    path = write_finding("iree", outcome, str(tmp_path), {})
+    assert not replay_finding(ForeignFinding.load(path)).still_fails
+    result = campaign(examples=3, seed=0, budget=60)
+    assert result.programs == 3
