@@ -70,3 +70,26 @@ def test_freshly_compiled_programs_read_as_the_kept_ones(tmp_path):
     write_programs(tmp_path / "iree", only=("squeezenet",))
     (_, plan), = read_iree_dump(tmp_path / "iree" / "squeezenet" / "layout.txt")
     assert check(plan).ok and plan.regions == _plan("squeezenet").regions
+
+
+def test_mangled_dumps_are_refused_naming_the_file_never_crash(tmp_path):
+    import random
+    lines = (IREE / "squeezenet" / "layout.txt").read_text().splitlines()
+    rng = random.Random(3)
+    for k in range(60):
+        mangled = list(lines)
+        for _ in range(rng.randint(1, 5)):
+            i = rng.randrange(len(mangled))
+            choice = rng.random()
+            if choice < 0.4:
+                del mangled[i]
+            elif choice < 0.7:
+                mangled[i] = mangled[i].replace("%c", "%d", 1)
+            else:
+                mangled[i] = mangled[i][: rng.randrange(len(mangled[i]) + 1)]
+        path = tmp_path / f"m{k}.txt"
+        path.write_text("\n".join(mangled))
+        try:
+            read_iree_dump(path)
+        except IreeDumpError as e:
+            assert str(path) in str(e)
