@@ -74,6 +74,16 @@ PROGRAMS = (
                 return a + b
         args = [(torch.randn(6, 6),), (torch.ones(6, 6),), (-torch.ones(6, 6),)]
     """),
+    Program("map-rows", "a map over the rows (a loop: ExecuTorch jumps back to the body's start) between kernels", """
+        import torch
+        from functorch.experimental import control_flow
+        class M(torch.nn.Module):
+            def forward(self, x):
+                h = torch.relu(x * 2)
+                h = control_flow.map(lambda row: torch.tanh(row) * 2.0 + 1.0, h)
+                return h + x, h.sum(dim=0)
+        args = [(torch.randn(5, 4),), (torch.ones(5, 4),)]
+    """),
     Program("two-conds", "two sequential torch.cond calls, the first's result live through the second: "
             "the class of pytorch/executorch#21490", """
         import torch

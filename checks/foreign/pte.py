@@ -25,10 +25,14 @@ default):
   both branches of a later conditional lives, on each path, only to the read that path makes.
   Checking one linear plan with both branches in it would report overlaps no execution has.
 
+- a loop (``torch.ops.higher_order.map``; ExecuTorch emits a jump back to the start of the body):
+  one iteration stands for all. A tensor the body writes before reading and that only the body
+  uses lives as in one iteration; any other tensor the body touches (the loop's inputs and
+  outputs, values carried across iterations) lives through the whole body.
+
 Not read: delegate calls' internal memory (their arguments are read as a kernel's), constants
-(they live in the file's segments, not in planned memory), loops (a jump backwards is refused:
-lifetimes across iterations are not transcribed), and the planner's own lifetimes, which the file
-does not keep.
+(they live in the file's segments, not in planned memory), and the planner's own lifetimes, which
+the file does not keep.
 """
 from __future__ import annotations
 
@@ -166,7 +170,7 @@ class _Method:
             if not 0 <= dest <= len(self.instructions):
                 raise self._error(f"instruction {i} jumps to {dest}, outside the {len(self.instructions)} instructions")
             if dest <= i:
-                raise self._error(f"instruction {i} jumps back to {dest}: loops are not transcribed yet")
+                continue       # a loop's back edge (see _loops)
             if self._constant_false(cond):
                 continue       # an unconditional jump: the end of a true branch
             kind_before, before = self.instructions[dest - 1]
@@ -193,6 +197,11 @@ class _Method:
                               if branches[k][0] in key)
             out.append((label, choice))
         return out
+
+    def _loops(self) -> list[tuple[int, int]]:
+        """(first, last) instruction of each loop body: a jump back from ``last`` to ``first``."""
+        return [(node.scalar(1, N.Int32Flags), i) for i, (kind, node) in enumerate(self.instructions)
+                if kind == JUMP_FALSE_CALL and node.scalar(1, N.Int32Flags) <= i]
 
     def _executed(self, branches, choice: dict[int, bool]) -> list[int]:
         skipped: set[int] = set()
@@ -253,6 +262,8 @@ class _Method:
             placed = {}         # a method with no instruction: nothing runs, nothing is planned for a step
         inputs = sorted(f"v{i}" for i in self.inputs if f"v{i}" in placed)
         outputs = sorted({name for i in self.outputs if 0 <= i < len(self.values) for name in holders.get(i, ())})
+        position = {at: k for k, at in enumerate(executed)}
+        loops = [(position[a], position[b]) for a, b in self._loops() if a in position and b in position]
         tensors = []
         for name, t in placed.items():
             steps = set(t["steps"])
@@ -260,6 +271,7 @@ class _Method:
                 steps.add(0)
             if not steps:
                 continue        # planned but never touched on this path
+            steps |= _carried(steps, reads.get(name, set()), writes.get(name, set()), loops)
             last = max(end, max(steps)) if name in outputs else max(steps)
             tensors.append(PlacedTensor(name=name, region=t["region"], offset=t["offset"], size=t["size"],
                                         aligned_size=t["size"], first=min(steps), last=last,
@@ -279,6 +291,23 @@ class _Method:
             op = node.scalar(0, N.Int32Flags)
             return self.operators[op] if 0 <= op < len(self.operators) else f"operator {op}"
         return {DELEGATE_CALL: "delegate", MOVE_CALL: "move", JUMP_FALSE_CALL: "jump", FREE_CALL: "free"}.get(kind, "?")
+
+
+def _carried(steps: set[int], reads: set[int], writes: set[int], loops) -> set[int]:
+    """The steps of a loop body a tensor lives through beyond its own accesses: all of them, when it
+    is touched outside the body too or read in the body before (or as) it is written there (its
+    value crosses iterations); none when the body writes it first and only the body uses it (each
+    iteration makes it anew)."""
+    extra: set[int] = set()
+    for first, last in loops:
+        inside = {s for s in steps if first <= s <= last}
+        if not inside:
+            continue
+        read_in, write_in = {s for s in reads if first <= s <= last}, {s for s in writes if first <= s <= last}
+        crosses = inside != steps or not write_in or (read_in and min(read_in) <= min(write_in))
+        if crosses:
+            extra |= set(range(first, last + 1))
+    return extra
 
 
 def _returned(args: list[int]) -> int:

@@ -4,7 +4,8 @@ A program is a start shape and a list of steps over one running tensor ``h`` (fl
 module returns ``h`` and the tensors some steps keep. Forms: an element-wise op; an affine map; a
 concatenation with a transformed copy, folded back to the shape; a ``torch.cond`` on the tensor's
 sign with two element-wise branches; keeping the current tensor itself as an extra output (it
-stays alive to the end: a ``cond``'s result kept so lives through what follows); a transpose view applied twice; a reduction kept as an extra output. It renders to the
+stays alive to the end: a ``cond``'s result kept so lives through what follows); a ``map`` over the rows (a loop
+in ExecuTorch's program); a transpose view applied twice; a reduction kept as an extra output. It renders to the
 source of a module ``M`` and its example inputs, the form checks/foreign/executorch_programs.py keeps.
 The inputs' sums are far from zero, so that a ``cond`` on the sign does not hang on how a runtime
 rounds a sum (an input summing to 0.0 in one reduction order and to -1e-7 in another takes
@@ -29,7 +30,8 @@ class TorchProgram(StepProgram):
             body += ["        " + line for line in _render(s, self.rows, self.cols)]
         body.append("        return (h, *kept)")
         r, c = self.rows, self.cols
-        return "\n".join(["import torch", "", "class M(torch.nn.Module):", "    def forward(self, x):", *body, "",
+        return "\n".join(["import torch", "from functorch.experimental import control_flow", "",
+                          "class M(torch.nn.Module):", "    def forward(self, x):", *body, "",
                           f"args = [(torch.linspace(-1, 0.7, {r * c}).reshape({r}, {c}),), "
                           f"(torch.linspace(0.3, 2.1, {r * c}).reshape({r}, {c}),), "
                           f"(-torch.linspace(0.2, 1.9, {r * c}).reshape({r}, {c}),)]"]) + "\n"
@@ -51,18 +53,20 @@ def _render(s: Step, rows: int, cols: int) -> list[str]:
         return ["h = (h.t() * 1.5).t()"]
     if s.form == "reduce":
         return [f"kept.append(h.sum(dim={a[0]}))"]
+    if s.form == "map":
+        return [f"h = control_flow.map(lambda row: {a[0]}(row) * 2.0 + 1.0, h)"]
     raise ValueError(f"unknown step form {s.form!r}")
 
 
 @st.composite
 def _step(draw) -> Step:
-    form = draw(st.sampled_from(("unary", "affine", "concat", "cond", "keep", "transpose", "reduce")))
+    form = draw(st.sampled_from(("unary", "affine", "concat", "cond", "keep", "transpose", "reduce", "map")))
     unary = st.sampled_from(UNARY)
     if form == "unary":
         return Step(form, (draw(unary),))
     if form == "affine":
         return Step(form, (draw(st.sampled_from((0.5, 2.0, -1.0))), draw(st.sampled_from((0.0, 1.0, -0.25)))))
-    if form == "concat":
+    if form in ("concat", "map"):
         return Step(form, (draw(unary),))
     if form == "cond":
         return Step(form, (draw(unary), draw(unary)))

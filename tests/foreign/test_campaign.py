@@ -13,6 +13,7 @@ from zcspec.checks.foreign.jax_programs import JaxProgram, jax_programs
 
 FINDING = Path(__file__).parent / "findings" / "xla-49176-shift-rows.json"
 ET_FINDING = Path(__file__).parent / "findings" / "executorch-21490-two-conds.json"
+ET_MAP_FINDING = Path(__file__).parent / "findings" / "executorch-cond-then-map.json"
 
 
 @settings(max_examples=60, deadline=None)
@@ -70,6 +71,14 @@ def test_the_kept_executorch_finding_replays_without_torch():
     result = replay_finding(finding)
     assert result.still_fails
     assert main(["replay", str(ET_FINDING)]) == 1
+
+
+def test_a_cond_then_a_map_is_the_same_bug_class_and_replays():
+    # Found by the campaign with seed 1: the map's loop body reuses the bytes of the cond's moved
+    # result while the map still reads it in later iterations; ExecuTorch's result was wrong.
+    finding = ForeignFinding.load(str(ET_MAP_FINDING))
+    assert finding.kind == "confirmed" and [s[0] for s in finding.program["steps"]] == ["cond", "map"]
+    assert replay_finding(finding).still_fails
 
 
 @pytest.mark.slow

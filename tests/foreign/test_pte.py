@@ -117,3 +117,31 @@ def test_the_program_maker_has_help():
     run = subprocess.run([sys.executable, "-m", "zcspec.checks.foreign.executorch_programs", "--help"],
                          capture_output=True, text=True)
     assert run.returncode == 0 and "--python" in run.stdout
+
+
+def test_a_map_loop_keeps_carried_tensors_through_the_body_and_body_temporaries_per_iteration():
+    plan = _plan("map-rows")
+    assert check(plan).ok
+    loop = [k for k, name in enumerate(plan.order) if name.split(":", 1)[1] == "jump"]
+    assert loop, "the map is a loop: a jump back to the body's start"
+    offsets = {t.offset for t in plan.tensors}
+    spans = sorted(t.last - t.first for t in plan.tensors)
+    # Some tensors live one or two steps (made anew in each iteration), others across the whole body.
+    assert spans[0] <= 2 and spans[-1] >= 5 and len(offsets) < len(plan.tensors)
+
+
+def test_the_loop_rule_finds_the_cond_then_map_overlaps_and_keeps_map_rows_clean(monkeypatch):
+    import zcspec.checks.foreign.pte as pte_module
+    from zcspec.checks.foreign.finding import ForeignFinding, replay_finding
+    from pathlib import Path
+    finding = ForeignFinding.load(str(Path(__file__).parent / "findings" / "executorch-cond-then-map.json"))
+    carried = replay_finding(finding)
+    assert carried.still_fails
+    # Without carrying the map's input through the body, only the overlaps at the step that reads
+    # it remain; those through the later iterations' steps are missed ...
+    monkeypatch.setattr(pte_module, "_carried", lambda *a: set())
+    assert len(replay_finding(finding).violations) < len(carried.violations)
+    # ... and carrying every tensor the body touches makes the clean map-rows look broken.
+    monkeypatch.setattr(pte_module, "_carried", lambda steps, r, w, loops: {
+        s for f, last in loops if any(f <= x <= last for x in steps) for s in range(f, last + 1)})
+    assert "LAYOUT-NO-OVERLAP" in _ids(_plan("map-rows"))
