@@ -37,7 +37,6 @@ _ADDI = re.compile(r"^\s*(%[\w.$-]+) = arith\.addi (%[\w.#$-]+), (%[\w.#$-]+) : 
 _PACK = re.compile(r"^\s*(%[\w.$-]+):(\d+) = stream\.resource\.pack\b")
 _SLICE = re.compile(r"^\s*\[(\d+), (\d+)\] = (%[\w.$-]+),?\s*$")
 _ALLOCA = re.compile(r"^\s*(%[\w.$-]+), %[\w.$-]+ = stream\.resource\.alloca .*!stream\.resource<transient>\{(%[\w.#$-]+)\}")
-_EXECUTE_ARG = re.compile(r"(%[\w.$-]+) as (%[\w.$-]+):")
 _BINDING = re.compile(r"\b(ro|wo|rw) (%[\w.$-]+)\[(%[\w.#$-]+) for (%[\w.#$-]+)\]")
 _FILL = re.compile(r"stream\.cmd\.fill [^,]+, (%[\w.$-]+)\[(%[\w.#$-]+) for (%[\w.#$-]+)\]")
 _COPY = re.compile(r"stream\.cmd\.copy (%[\w.$-]+)\[(%[\w.#$-]+)\], (%[\w.$-]+)\[(%[\w.#$-]+)\], (%[\w.#$-]+)")
