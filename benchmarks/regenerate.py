@@ -89,6 +89,7 @@ FIGURES = (
     Figure("foreign-plans", ("benchmarks/foreign_plans.py",), 1),
     Figure("exhaustive-size", ("benchmarks/exhaustive_size.py",), 5),
     Figure("exhaustive-workers", ("benchmarks/exhaustive_workers.py",), 60),
+    Figure("exhaustive-faults", ("benchmarks/exhaustive_faults.py",), 3),
     Figure("mutation-score", ("benchmarks/mutation_score.py", "--sample", "30", "--seed", "0", "--jobs", "2",
                               "--verify-args=--fail-fast"), 150),
     Figure("production-models", ("benchmarks/production_models.py",), 3),
