@@ -13,7 +13,7 @@ import attrs
 from zcspec.impl.compiler.memory.packing import Buffer, pack
 from zcspec.spec.check import Report, check
 from zcspec.spec.invariants._util import families
-from zcspec.spec.invariants.layout import activation_arenas, arena_peak
+from zcspec.spec.invariants.layout_bound import activation_arenas, arena_peak
 from zcspec.spec.observables.plan import PlanObservation
 
 # The packer's budget per arena: None keeps its fixed, deterministic budgets (the same plan gives the

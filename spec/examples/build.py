@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from zcspec.spec.invariants._util import align_up
-from zcspec.spec.invariants.layout import recompute_lower_bound
+from zcspec.spec.invariants.layout_bound import recompute_lower_bound
 from zcspec.spec.observables import (
     ArgSlot, Block, CallResult, Event, ExecutionObservation, Header, IoTensor, LoadObservation, LoadOptionsObservation,
     LoadOutcome, ModelFileObservation, NodeInfo, OutputResult, PlanObservation, Range, RegionBinding, SlotValue,

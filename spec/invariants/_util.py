@@ -11,6 +11,9 @@ from typing import Iterator
 
 from zcspec.spec.observables.plan import ContinuousGroup, Family, PlanObservation
 
+# Where GE's memory assignment lives in mirror-cann/ge: the prefix of the plan claims' GE sources.
+GE_MEM = "compiler/graph/build/memory/"
+
 
 def align_up(n: int, granularity: int) -> int:
     """``n`` rounded up to a multiple of ``granularity`` (0 stays 0, as GE's AlignMemOffset; ge-facts.md 1.2)."""

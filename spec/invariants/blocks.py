@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from zcspec.spec.capabilities import TABLE, capabilities, granularities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import align_up, byte_overlaps, continuous_inputs, families
+from zcspec.spec.invariants._util import GE_MEM, align_up, byte_overlaps, continuous_inputs, families
 from zcspec.spec.observables.plan import PlanObservation
 
-GE_MEM = "compiler/graph/build/memory/"
 
 
 def _roots(plan: PlanObservation, names) -> list[str]:

@@ -2,16 +2,20 @@
 
 Each claim below is an :class:`Invariant`; its predicate recomputes what it
 needs from the plan's placements (first/last, offsets, alias chains) and
-never trusts the planner's own bookkeeping.
+never trusts the planner's own bookkeeping. The claims about lifetimes (reads, writes, in-place
+steps) live in layout_lifetimes.py and the lower bound in layout_bound.py; ``INVARIANTS`` below
+lists the whole concern in document order.
 """
 from __future__ import annotations
 
 from zcspec.spec.capabilities import GE_DEFAULT, TABLE, granularities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import align_up, continuous_inputs, families, space_time_overlaps, time_overlapping_pairs
+from zcspec.spec.invariants._util import (GE_MEM, align_up, continuous_inputs, families, space_time_overlaps,
+                                          time_overlapping_pairs)
+from zcspec.spec.invariants.layout_bound import LOWER_BOUND
+from zcspec.spec.invariants.layout_lifetimes import IN_PLACE_READS, LIFETIME_COVERS_USES, LIFETIME_COVERS_WRITES
 from zcspec.spec.observables.plan import PlanObservation
 
-GE_MEM = "compiler/graph/build/memory/"
 
 
 # -- LAYOUT-NO-OVERLAP ------------------------------------------------------------------------
@@ -327,78 +331,6 @@ ALIAS_SHARES_ROOT = Invariant(
 )
 
 
-# -- LAYOUT-LIFETIME-COVERS-USES --------------------------------------------------------------
-
-def _lifetime_covers_uses(plan: PlanObservation):
-    end = len(plan.order) - 1
-    for name, steps in sorted(plan.consumers.items()):
-        t = plan.tensor[name]
-        late = [s for s in steps if not t.first <= s <= t.last]
-        if late:
-            yield violation(f"tensor {name!r}", f"is read at step(s) {late} outside its lifetime "
-                            f"{t.first}..{t.last}", steps=late)
-    hull = {f.root: f for f in families(plan)}
-    for name in plan.graph_outputs:
-        f = hull[plan.root(name)]
-        if f.last < end:
-            yield violation(f"tensor {name!r}", f"is a graph output but its memory ({f.root!r} and its aliases) is "
-                            f"only kept until step {f.last}, not to the last step {end}", last_step=end)
-
-
-LIFETIME_COVERS_USES = Invariant(
-    id="LAYOUT-LIFETIME-COVERS-USES",
-    title="A tensor's lifetime covers every read of it",
-    statement="Every step that reads a tensor (consumers) lies within [first, last], and the memory of every "
-              "graph output (its root and the root's aliases together) lives to the last step.",
-    rationale="Non-overlap is only as good as the lifetimes it is checked against: a lifetime that ends before "
-              "the last read lets the planner hand the memory to another tensor too early. The spec recomputes "
-              "this from the consumer steps, as tinygrad's planner test recomputes lifetimes independently. A "
-              "graph output that is a view or an in-place result keeps its root's memory alive through the "
-              "family's lifetime (the hull of its members'), so the root's own lifetime need not be widened.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs)",
-    applies_to="plan", concern="layout", predicate=_lifetime_covers_uses,
-    precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_outputs),
-)
-
-
-# -- LAYOUT-LIFETIME-COVERS-WRITES ------------------------------------------------------------
-
-def _write_steps(plan: PlanObservation) -> dict[str, set[int]]:
-    """The steps that write each tensor: the plan's ``writes`` and the step of its producer node."""
-    at = {n: i for i, n in enumerate(plan.order)}
-    out = {name: set(steps) for name, steps in plan.writes.items()}
-    for name, node in plan.producers.items():
-        out.setdefault(name, set()).add(at[node])
-    return out
-
-
-def _lifetime_covers_writes(plan: PlanObservation):
-    for name, steps in sorted((n, sorted(s)) for n, s in _write_steps(plan).items()):
-        t = plan.tensor[name]
-        early = [s for s in steps if not t.first <= s <= t.last]
-        if early:
-            yield violation(f"tensor {name!r}", f"is written at step(s) {early} outside its lifetime "
-                            f"{t.first}..{t.last}", steps=early)
-
-
-LIFETIME_COVERS_WRITES = Invariant(
-    id="LAYOUT-LIFETIME-COVERS-WRITES",
-    title="A tensor's lifetime covers every write of it",
-    statement="Every step that writes a tensor (writes: its producer, an in-place update; and the step of "
-              "its producer node, producers) lies within [first, last].",
-    rationale="A planner that starts a lifetime at the first read instead of the write (or forgets an op that "
-              "writes its output early, or a scratch tensor written before its consumer runs) lets another "
-              "tensor alive at the write step share the bytes, and the write clobbers it. Reads alone do not "
-              "show this: the clobbered tensor is read correctly planned, just with wrong data. The spec takes "
-              "the write steps from the program's own op list, never from the planner's lifetimes (the bug "
-              "class of ONNX Runtime's pull request 21019 and TFLite Micro's issue 712).",
-    ge_source=GE_MEM + "block_mem_assigner.cc (ApplyMemory at the producing node: a life starts at its "
-              "node's topological index)",
-    applies_to="plan", concern="layout", predicate=_lifetime_covers_writes,
-    precondition=lambda plan: bool(plan.writes) or bool(plan.producers),
-)
-
-
 # -- LAYOUT-ARENA-ALIGN -----------------------------------------------------------------------
 
 def _aligned_arenas(plan: PlanObservation) -> dict[str, int]:
@@ -428,146 +360,6 @@ ARENA_ALIGN = Invariant(
     precondition=lambda plan: any(t.region in _aligned_arenas(plan) and t.alias_of is None for t in plan.tensors),
 )
 
-
-# -- LAYOUT-IN-PLACE-READS -------------------------------------------------------------------
-
-def _in_place_reads(plan: PlanObservation):
-    for s in plan.in_place:
-        root = plan.root(s.tensor)
-        for r in s.reads:
-            if r.to == r.lo:
-                continue
-            for w in s.writes:
-                lo, hi = max(r.lo, w.lo), min(r.hi, w.hi)
-                if lo < hi:
-                    yield violation(
-                        f"tensor {s.tensor!r}",
-                        f"is computed at step {s.step} in place over {root!r}, and that step reads bytes [{r.lo}, "
-                        f"{r.hi}) into [{r.to}, {r.to + r.hi - r.lo}) while it writes [{w.lo}, {w.hi}): bytes "
-                        f"[{lo}, {hi}) are read at another position than they are written, so the result depends "
-                        "on the order the kernel visits them in", step=s.step, root=root, read=[r.lo, r.hi],
-                        to=r.to, written=[w.lo, w.hi])
-                    break
-
-
-IN_PLACE_READS = Invariant(
-    id="LAYOUT-IN-PLACE-READS",
-    title="A step computing in place reads its root only where it writes it",
-    statement="When a step computes a tensor in the bytes of its root (in_place), every range of the root it "
-              "reads either lies outside every range the step writes or is read element by element (its bytes "
-              "go to the same offsets, to = lo).",
-    rationale="Sharing an operand's buffer with the output is safe only if no element is overwritten before "
-              "every read of it: an elementwise update reads each element exactly where it writes it, but a "
-              "shifted copy (out[i + 1] = in[i]) reads bytes the same loop has already written unless it "
-              "happens to run backwards. The plan, not the kernel, must rule that out; non-overlap cannot, "
-              "since root and result are one family by design. This is the class of openxla/xla#49176, where "
-              "an in-place dynamic-update-slice fusion reads a shifted slice of its own operand.",
-    ge_source=GE_MEM + "block_mem_assigner.cc (ref and in-place outputs reuse their input's block only for ops "
-              "that declare it, REF_VAR_SRC_VAR_NAME and the op's reuse-input attribute): GE's form of the rule",
-    applies_to="plan", concern="layout", predicate=_in_place_reads,
-    precondition=lambda plan: any(r.to != r.lo for s in plan.in_place for r in s.reads),
-)
-
-
-# -- LAYOUT-LOWER-BOUND -----------------------------------------------------------------------
-
-def _live_peak(plan: PlanObservation, fams) -> list[int]:
-    live = [0] * (len(plan.order) + 1)
-    for f in fams:
-        size = plan.tensor[f.root].aligned_size
-        live[f.first] += size
-        live[f.last + 1] -= size
-    total, out = 0, []
-    for d in live[:-1]:
-        total += d
-        out.append(total)
-    return out
-
-
-def _choices(plan: PlanObservation, root: str) -> list[tuple[str, str]]:
-    """The (group, branch) choices a root runs under: dynamic batches count as one group."""
-    out = [("batch labels", plan.batch_labels[root])] if plan.batch_labels.get(root) else []
-    for g in plan.exclusive_groups:
-        out += [(g.name, label) for label, names in g.branches.items() if root in names]
-    return out
-
-
-def arena_peak(plan: PlanObservation, region: str) -> int:
-    """Max over steps of the summed aligned sizes of the memory live in ``region`` (aliases counted once),
-    in the heaviest execution: at each step each choice (dynamic batches, an exclusive group) adds only
-    its heaviest branch, as the branches of a choice never run together. A root under several choices
-    at once counts in none (it is live only where all of them agree, which this bound does not follow),
-    so the result stays a lower bound."""
-    base, by_branch = [], {}
-    for f in families(plan):
-        if f.region != region:
-            continue
-        choices = _choices(plan, f.root)
-        if not choices:
-            base.append(f)
-        elif len(choices) == 1:
-            by_branch.setdefault(choices[0], []).append(f)
-    steps = _live_peak(plan, base)
-    groups: dict[str, list[list[int]]] = {}
-    for (group, _), fs in by_branch.items():
-        groups.setdefault(group, []).append(_live_peak(plan, fs))
-    for peaks in groups.values():
-        steps = [s + max(p[i] for p in peaks) for i, s in enumerate(steps)]
-    return max(steps, default=0)
-
-
-def activation_arenas(plan: PlanObservation) -> list[str]:
-    """The reused arenas, in name order: GE's feature map, or every declared arena of kind activations."""
-    return sorted(r for r in {t.region for t in plan.tensors} | set(plan.regions)
-                  if getattr(plan.arena(r), "kind", "") == "activations")
-
-
-def recompute_lower_bound(plan: PlanObservation) -> int:
-    """The sum over the activation arenas of their peaks (:func:`arena_peak`)."""
-    return sum(arena_peak(plan, r) for r in activation_arenas(plan))
-
-
-def _lower_bound(plan: PlanObservation):
-    arenas = activation_arenas(plan)
-    peaks = {r: arena_peak(plan, r) for r in arenas}
-    for r in arenas:
-        size = plan.regions.get(r, 0)
-        if size < peaks[r]:
-            yield violation(f"region {r!r}", f"is {size} bytes, below the {peaks[r]} bytes live in it at its peak: "
-                            "some live tensors must overlap", size=size, peak=peaks[r])
-    if plan.lower_bound is None:
-        return
-    lb, total = sum(peaks.values()), sum(plan.regions.get(r, 0) for r in arenas)
-    if plan.lower_bound < lb:
-        yield violation("lower_bound", f"the plan reports lower_bound={plan.lower_bound}, but the live "
-                        f"{' + '.join(repr(r) for r in arenas)} bytes already peak at {lb}",
-                        reported=plan.lower_bound, recomputed=lb)
-    elif total < plan.lower_bound:
-        where = f"region {arenas[0]!r}" if len(arenas) == 1 else " + ".join(f"region {r!r}" for r in arenas)
-        yield violation(where, f"{'is' if len(arenas) == 1 else 'are'} {total} bytes, below the reported lower "
-                        f"bound {plan.lower_bound}: if the bound holds, some live tensors must overlap",
-                        reported=plan.lower_bound, size=total)
-
-
-LOWER_BOUND = Invariant(
-    id="LAYOUT-LOWER-BOUND",
-    title="The reported lower bound is a real bound, and the reused memory is no smaller",
-    statement="Each activation arena (GE: the feature map) is at least its peak, the maximum over steps of "
-              "the summed aligned sizes of its memory live at that step (aliases counted once; of the branches "
-              "of a dynamic batch or an exclusive group only the heaviest); and where the plan reports a "
-              "lower_bound: the sum of those peaks <= lower_bound <= the sum of those arenas' sizes.",
-    rationale="The lower bound is how a plan's quality is judged (arena / LB); a planner that under-reports it "
-              "flatters itself, and an arena below its live bytes is proof of an overlap. For interval "
-              "lifetimes the plain bound equals the heaviest clique, so one sorted sweep computes it. A planner "
-              "may report a tighter (higher) bound that accounts for its rules, e.g. a continuous group placed "
-              "whole over its joint lifetime; the claim allows that and only requires it to stay a bound the "
-              "plan itself meets.",
-    ge_source="the max-live lower bound of dynamic storage allocation (docs/packing.md); " + GE_MEM + "hybrid_mem_assigner.cc (planner score); "
-              "dynamic_batch_mem_assigner.cc (batches overlap)",
-    applies_to="plan", concern="layout", predicate=_lower_bound,
-    precondition=lambda plan: bool(activation_arenas(plan)) and any(t.region in activation_arenas(plan)
-                                                                    for t in plan.tensors),
-)
 
 
 INVARIANTS = (NO_OVERLAP, ALIGN, TENSOR_SIZE, REGION_COVER, IO_ATTRIBUTES, INPUTS_SORTED, ALIAS_SHARES_ROOT,

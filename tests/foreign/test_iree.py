@@ -8,7 +8,7 @@ from zcspec.checks.foreign.iree_mlir import IreeDumpError, read_iree_dump
 from zcspec.checks.foreign.programs import PROGRAMS
 from zcspec.spec.check import check
 from tests.helpers.foreign_faults import assert_seeded_faults_caught
-from zcspec.spec.invariants.layout import arena_peak
+from zcspec.spec.invariants.layout_bound import arena_peak
 
 IREE = PROGRAMS / "iree"
 

@@ -11,7 +11,7 @@ import pytest
 
 from zcspec.spec.check import check
 from zcspec.spec.examples.build import plan
-from zcspec.spec.invariants.layout import arena_peak, recompute_lower_bound
+from zcspec.spec.invariants.layout_bound import arena_peak, recompute_lower_bound
 from zcspec.spec.observables import Arena, ExclusiveGroup, PlanObservation, from_data, to_data
 from zcspec.spec.registry import all_invariants, get
 
