@@ -14,14 +14,15 @@ Remaking them needs the ``executorch`` extra (torch and executorch; a separate e
 from __future__ import annotations
 
 import argparse
+import base64
 import json
-import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
 import attrs
+
+from zcspec.checks.foreign.executorch_campaign import TOLERANCE, Worker
 
 PROGRAMS_DIR = Path(__file__).resolve().parent / "programs" / "executorch"
 
@@ -97,39 +98,20 @@ PROGRAMS = (
     """, expect="LAYOUT-NO-OVERLAP", issue="pytorch/executorch#21490"),
 )
 
-_RUNNER = """
-import json, sys
-import torch
-from torch.export import export
-from executorch.exir import to_edge
-from executorch.runtime import Runtime
-torch.manual_seed(0)
-{source}
-m = M().eval()
-prog = to_edge(export(m, args[0])).to_executorch()
-open(sys.argv[1], "wb").write(prog.buffer)
-method = Runtime.get().load_program(prog.buffer).load_method("forward")
-worst = 0.0
-for a in args:
-    got = method.execute(list(a))
-    want = m(*a)
-    want = want if isinstance(want, (tuple, list)) else (want,)
-    worst = max([worst] + [float((g - w).abs().max()) for g, w in zip(got, want)])
-from importlib.metadata import version
-print(json.dumps({{"torch": torch.__version__, "executorch": version("executorch"),
-                  "max_abs_diff_vs_eager": worst, "matches_eager": worst <= 1e-4}}))
-"""
-
-
 def export_program(program: Program, folder: Path, python: str = sys.executable) -> dict:
+    """Export ``program`` with the campaign's worker (checks/foreign/executorch_campaign.py), keep its
+    ``program.pte``, and return the versions and how far ExecuTorch's runtime is from eager PyTorch."""
     folder.mkdir(parents=True, exist_ok=True)
-    code = _RUNNER.format(source=textwrap.dedent(program.source))
-    with tempfile.TemporaryDirectory():
-        run = subprocess.run([python, "-c", code, str(folder / "program.pte")], capture_output=True, text=True,
-                             timeout=900)
-    if run.returncode:
-        raise RuntimeError(f"program {program.name!r} failed:\n{run.stderr[-3000:]}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    worker = Worker(python)
+    try:
+        reply = worker.run(textwrap.dedent(program.source))
+    finally:
+        worker.close()
+    if "error" in reply:
+        raise RuntimeError(f"program {program.name!r} failed: {reply['error']}")
+    (folder / "program.pte").write_bytes(base64.b64decode(reply["pte"]))
+    diff = float(reply["max_abs_diff"])
+    return {**worker.versions, "max_abs_diff_vs_eager": diff, "matches_eager": diff <= TOLERANCE}
 
 
 def write_programs(out: Path = PROGRAMS_DIR, only=(), python: str = sys.executable) -> list[str]:
