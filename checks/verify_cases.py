@@ -90,11 +90,13 @@ def zoo_cases(config):
                             {"runs": [{**run, "model_edits": ["hccl_zero_copy_off"]}]}))
 
 
-# Models also compiled for the SoCs that cannot refresh every task kind: which I/O need a MemcpyAddrAsync
-# (PASS-MEMCPY-ADDR-ASYNC) depends on the SoC, and on the default SoC every task is refreshable, so a pass
+# Models also compiled for the SoCs that cannot refresh every task kind: which I/O need a conflict copy
+# (PASS-LAYOUT-CONFLICT) depends on the SoC, and on the default SoC every task is refreshable, so a pass
 # that asked whether *any* task kind of a node is refreshable (not all: ReduceSum's memset on ascend310p)
-# passed verify whenever the random campaign drew no such graph.
-OTHER_SOC_MODELS = ("builtin:atomic_output",)
+# passed verify whenever the random campaign drew no such graph. The collectives (HCCL, not refreshed on
+# legacy) and the constants (a weight as a model output: PASS-MEMCPY-ADDR-ASYNC) put both pass claims to
+# the test on every verify, not only when the campaign draws such graphs.
+OTHER_SOC_MODELS = ("builtin:atomic_output", "builtin:collectives", "builtin:fused_collective", "builtin:constants")
 OTHER_SOCS = ("ascend310p", "legacy")
 
 

@@ -53,6 +53,31 @@ def _collectives() -> Graph:
     return b.build()
 
 
+def _fused_collective() -> Graph:
+    """A fused HcomAllReduce (continuous_output: its outputs in one block, never zero copy), both outputs model
+    outputs and one read again: the compiler puts a copy before each NetOutput input."""
+    b = GraphBuilder("fused_collective")
+    x, y = b.input("x", (4, 32)), b.input("y", (4, 32))
+    o0, o1 = b.op("HcomAllReduce", [b.op("Relu", [x]), b.op("Neg", [y])], name="fused_allreduce",
+                  outputs=[((4, 32), "float32"), ((4, 32), "float32")], reduction="sum", continuous_output=True)
+    b.output(b.op("Abs", [o0]), o0, o1)
+    return b.build()
+
+
+def _fused_broadcast() -> Graph:
+    """A fused HcomBroadcast of three tensors of uneven sizes on its own stream, its outputs read on stream 0
+    and not model outputs: one block of 512-aligned pieces, live until the last reader."""
+    b = GraphBuilder("fused_broadcast")
+    x = b.input("x", (3, 40))
+    parts = [b.op("Relu", [x]), b.op("Slice", [x], shape=(1, 40), starts=(1,), ends=(2,), axes=(0,)),
+             b.op("Neg", [x])]
+    shapes = [((3, 40), "float32"), ((1, 40), "float32"), ((3, 40), "float32")]
+    o0, o1, o2 = b.op("HcomBroadcast", parts, name="fused_broadcast", outputs=shapes, continuous_output=True,
+                      stream=1)
+    b.output(b.op("Add", [o0, o2]), b.op("Abs", [o1]))
+    return b.build()
+
+
 def _phony_concat() -> Graph:
     b = GraphBuilder("phony_concat")
     x = b.input("x", (2, 24))
@@ -178,6 +203,8 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "atomic_clean": _atomic,
     "atomic_output": _atomic_output,
     "collectives": _collectives,
+    "fused_collective": _fused_collective,
+    "fused_broadcast": _fused_broadcast,
     "phony_concat": _phony_concat,
     "split_views": _split_views,
     "inplace_passthrough": _inplace_and_passthrough,

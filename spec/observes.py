@@ -57,7 +57,12 @@ OBSERVES: dict[str, Observed] = {
     "MEM-ATOMIC-NOREUSE": Observed("atomic outputs (op attributes in the graph) and every tensor's bytes", PLAN),
     "MEM-FIXED-NOREUSE": Observed("weights, fixed-address op types and the weight/fixed regions", PLAN),
     "MEM-CONT-INPUT": Observed("the placements of each continuous-input node's inputs, in input order", PLAN),
+    "MEM-CONT-OUTPUT": Observed("the placements of each continuous-output node's outputs, in output order (the "
+                                "node attribute in the graph)", PLAN),
     "MEM-WS-OWNER": Observed("workspace lifetimes against the step of the node that declares them", PLAN),
+    "PASS-LAYOUT-CONFLICT": Observed("the copies (Identity tasks, MemcpyAddrAsync tasks) on the edges between graph "
+                                     "I/O and tasks (task kinds, loop flags, slot roles) against the spec's "
+                                     "capability table", MODEL_FILE + " and the graph after the passes"),
     "PASS-MEMCPY-ADDR-ASYNC": Observed("MemcpyAddrAsync tasks and the edges they sit on (producers, task kinds, "
                                        "loop flags, I/O edges) against the spec's capability table",
                                        MODEL_FILE + " and the graph after the passes"),

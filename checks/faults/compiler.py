@@ -16,12 +16,22 @@ from zcspec.checks.faults.strategies import execution_scenarios, model_file_scen
 from zcspec.checks.faults.variant import Variant, swap
 
 
-def _memcpy_addr_async_skipped():
-    """The pipeline loses its MemcpyAddrAsync step (ge-facts.md 5.3): tasks that cannot be refreshed
-    stay bound to model I/O."""
+def _skipped(step_name: str):
     def make(pipeline):
-        return tuple(step for step in pipeline if step[0] != "memcpy_addr_async")
+        return tuple(step for step in pipeline if step[0] != step_name)
     return swap("zcspec.impl.compiler.passes", "PIPELINE", make)
+
+
+def _memcpy_addr_async_skipped():
+    """The pipeline loses its MemcpyAddrAsync step (ge-facts.md 5.3): a weight feeding the graph output
+    is bound to the user's output buffer."""
+    return _skipped("memcpy_addr_async")
+
+
+def _layout_conflict_skipped():
+    """The pipeline loses its memory-layout conflict step (ge-facts.md 5.4): tasks that cannot be
+    refreshed stay bound to model I/O."""
+    return _skipped("mem_layout_conflict")
 
 
 def _view_offset_dropped():
@@ -38,9 +48,13 @@ def _view_offset_dropped():
 
 VARIANTS = (
     Variant("memcpy-addr-async-skipped", "compiler",
-            "the MemcpyAddrAsync pass is forgotten: where the SoC cannot refresh a task, it stays bound to "
-            "model I/O (ge-facts.md 5.3)",
+            "the MemcpyAddrAsync pass is forgotten: a weight feeding the graph output has no copy before the "
+            "NetOutput (ge-facts.md 5.3)",
             _memcpy_addr_async_skipped, model_file_scenarios, ("PASS-MEMCPY-ADDR-ASYNC",)),
+    Variant("layout-conflict-skipped", "compiler",
+            "the memory-layout conflict pass is forgotten: where the SoC cannot refresh a task, it stays "
+            "bound to model I/O (ge-facts.md 5.4)",
+            _layout_conflict_skipped, model_file_scenarios, ("PASS-LAYOUT-CONFLICT",)),
     Variant("view-offset-dropped", "compiler",
             "a wrong relative offset: a view's offset inside its root taken as 0, so slots and the I/O "
             "relative offsets point at the root's start (ge-facts.md 5.2)",

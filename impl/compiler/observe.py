@@ -19,7 +19,7 @@ from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, FileEdit, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
-    Block, ContinuousGroup, PlacedTensor, PlanAttributes, PlanObservation,
+    Block, ContinuousGroup, ContinuousOutputs, PlacedTensor, PlanAttributes, PlanObservation,
 )
 
 
@@ -39,6 +39,13 @@ def _continuous_groups(graph: Graph, planned: set[str]) -> tuple[ContinuousGroup
         if kind and n.inputs and all(t in planned for t in n.inputs):
             groups.append(ContinuousGroup(n.name, tuple(n.inputs), padding=(kind == "padding")))
     return tuple(groups)
+
+
+def _continuous_outputs(graph: Graph, planned: set[str]) -> tuple[ContinuousOutputs, ...]:
+    """Nodes carrying GE's ``continuous_output`` attribute, with their outputs in order (the spec
+    applies GE's two-or-more-outputs rule itself)."""
+    return tuple(ContinuousOutputs(n.name, tuple(n.outputs)) for n in graph.nodes
+                 if n.attr("continuous_output", False) is True and n.outputs and all(t in planned for t in n.outputs))
 
 
 def _workspaces(graph: Graph, planned: set[str]) -> dict[str, str]:
@@ -89,6 +96,7 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
         consumers=_consumers(graph, tuple(plan.order), planned),
         atomic=atomic,
         continuous_groups=_continuous_groups(graph, planned),
+        continuous_outputs=_continuous_outputs(graph, planned),
         workspaces=ws,
         fixed=tuple(t for t in graph.weight if t in planned),
         batch_labels={t.name: t.batch for t in plan.tensors if t.batch},
@@ -137,9 +145,9 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
         srcs = tuple(dict.fromkeys(producer.get(t, t) for t in n.inputs))
         view = (n.name not in with_task and bool(n.inputs) and bool(n.outputs) and n.outputs[0] in root
                 and root.get(n.outputs[0]) == root.get(n.inputs[0], n.inputs[0]))
-        # A copy made for a continuous-input group is GE's HCCL-memcpy-pass MemcpyAsync (in
-        # address-pointer mode, so refreshable), not one of MemcpyAddrAsyncPass's nodes.
-        kind = "MemcpyAsync" if n.attr("_inserted_by") == "continuous_copies" else n.op_type
+        # A copy the memory-layout conflict optimizer made is GE's Identity (a copy task reading its
+        # addresses through pointers, so refreshable), not one of MemcpyAddrAsyncPass's nodes.
+        kind = "Identity" if n.attr("_inserted_by") == "mem_layout_conflict" else n.op_type
         out.append(NodeInfo(n.name, kind, srcs, view=view, stream=n.stream))
     return tuple(out)
 

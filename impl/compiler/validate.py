@@ -33,6 +33,7 @@ def validate(graph: Graph) -> Graph:
     _weights_consistent(graph)
     _merges_valid(graph)
     _reuse_inputs_valid(graph)
+    _continuous_outputs_valid(graph)
     execution_order(graph)  # raises CycleError
     return graph
 
@@ -141,6 +142,14 @@ def _reuse_inputs_valid(graph: Graph) -> None:
             raise GraphError(f"node {n.name!r} has _inplace_ability={flat!r}: it must be (output, input) index "
                              f"pairs, flattened into one tuple of ints (a pair naming no output or input is "
                              f"ignored, as GE ignores it)", node=n.name)
+
+
+def _continuous_outputs_valid(graph: Graph) -> None:
+    """``continuous_output`` (GE's ATTR_NAME_CONTINUOUS_OUTPUT) is a bool."""
+    for n in graph.nodes:
+        flag = n.attr("continuous_output", False)
+        if not isinstance(flag, bool):
+            raise GraphError(f"node {n.name!r} has continuous_output={flag!r}: it must be True or False", node=n.name)
 
 
 def _merges_valid(graph: Graph) -> None:

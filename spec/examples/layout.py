@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from zcspec.spec.examples.build import Example, plan
-from zcspec.spec.observables import Arena, ByteCopy, ByteRange, ContinuousGroup, InPlaceStep, PlanAttributes
+from zcspec.spec.observables import (
+    Arena, ByteCopy, ByteRange, ContinuousGroup, ContinuousOutputs, InPlaceStep, PlanAttributes,
+)
 
 FM, ZC, W = "feature_map", "zero_copy", "weight"
 
@@ -97,6 +99,12 @@ EXAMPLES = (
             plan([("p", FM, 0, 100, 0, 1), ("q", FM, 1024, 100, 0, 1)],
                  continuous_groups=(ContinuousGroup("concat", ("p", "q")),)),
             culprit="'q'", why="q starts at 1024, not right after p (0 + 512)"),
+    Example("MEM-CONT-OUTPUT",
+            plan([("o0", FM, 0, 100, 1, 2), ("o1", FM, 512, 100, 1, 2)], blocks=(("o0", "o1"),),
+                 continuous_outputs=(ContinuousOutputs("allreduce", ("o0", "o1")),)),
+            plan([("o0", FM, 512, 100, 1, 2), ("o1", FM, 0, 100, 1, 2)], blocks=(("o0", "o1"),),
+                 continuous_outputs=(ContinuousOutputs("allreduce", ("o0", "o1")),)),
+            culprit="'o1'", why="output 1 of the fused collective sits before output 0, not right after it (512 + 512)"),
     Example("MEM-WS-OWNER",
             plan([("a", FM, 0, 512, 0, 2), ("ws", FM, 512, 512, 1, 1)], workspaces={"ws": "n1"}),
             plan([("a", FM, 0, 512, 0, 2), ("ws", FM, 512, 512, 1, 2)], workspaces={"ws": "n1"}),

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.spec.observables.model_file import FileEdit
-from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, soc, task
+from zcspec.spec.observables.model_file import FileEdit, SocProfile
+from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, node_task, soc, task
 
 _GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
              node("relu", "Relu", "x"), node("out", "NetOutput", "relu", "c_MemcpyAddrAsync_0"))
@@ -15,6 +15,18 @@ EXAMPLES = (
             model_file(nodes=_GRAPH_OK, soc=soc(True)),
             model_file(nodes=_GRAPH_BAD, soc=soc(True)),
             culprit="'c' -> 'out'", why="a constant feeds the graph output directly on a SoC that supports zero-copy memcpy"),
+    Example("PASS-LAYOUT-CONFLICT",
+            model_file(nodes=(node("x", "Data"), node("identity_0_k_MemLayoutConflict_0", "Identity", "x"),
+                              node("k", "Relu", "identity_0_k_MemLayoutConflict_0"), node("r", "Relu", "k"),
+                              node("out", "NetOutput", "r")),
+                       tasks=(node_task(0, "k", in_loop=True), node_task(1, "r")), soc=SocProfile("legacy"),
+                       regions={"feature_map": 1024}),
+            model_file(nodes=(node("x", "Data"), node("k", "Relu", "x"), node("r", "Relu", "k"),
+                              node("out", "NetOutput", "r")),
+                       tasks=(node_task(0, "k", in_loop=True), node_task(1, "r")), soc=SocProfile("legacy"),
+                       regions={"feature_map": 1024}),
+            culprit="'x' -> 'k'", why="the graph input feeds a kernel inside a loop, which legacy cannot refresh, "
+                                      "with no copy in between"),
     Example("MF-WELL-FORMED",
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(False)),
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(True)),

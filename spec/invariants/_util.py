@@ -9,7 +9,7 @@ import bisect
 import heapq
 from typing import Iterator
 
-from zcspec.spec.observables.plan import ContinuousGroup, Family, PlanObservation
+from zcspec.spec.observables.plan import ContinuousGroup, ContinuousOutputs, Family, PlanObservation
 
 # Where GE's memory assignment lives in mirror-cann/ge: the prefix of the plan claims' GE sources.
 GE_MEM = "compiler/graph/build/memory/"
@@ -27,6 +27,12 @@ def continuous_inputs(plan: PlanObservation) -> tuple[ContinuousGroup, ...]:
     ``MemReuseUtils::IsNoPaddingContinuousInput`` ask for more than one input anchor). The observation
     lists every node carrying the attribute; this is the spec's one home for the input-count rule."""
     return tuple(g for g in plan.continuous_groups if len(g.tensors) > 1)
+
+
+def continuous_outputs(plan: PlanObservation) -> tuple[ContinuousOutputs, ...]:
+    """The nodes GE gives continuous outputs: the attribute and two or more outputs
+    (``MemLayoutConflictUtil::IsContinuousOutput``); with one output the node is planned as an ordinary op."""
+    return tuple(g for g in plan.continuous_outputs if len(g.tensors) > 1)
 
 
 def families(plan: PlanObservation) -> list[Family]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from zcspec.spec.capabilities import TABLE, capabilities, granularities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import GE_MEM, align_up, byte_overlaps, continuous_inputs, families
+from zcspec.spec.invariants._util import (
+    GE_MEM, align_up, byte_overlaps, continuous_inputs, continuous_outputs, families,
+)
 from zcspec.spec.observables.plan import PlanObservation
 
 
@@ -96,7 +98,7 @@ def expected_zero_copy(plan: PlanObservation) -> dict[str, str | None]:
     and the spec's capability table, never from the planner's flags."""
     caps = capabilities(plan.soc)
     fixed = _fixed_names(plan)
-    grouped = {plan.root(n) for g in continuous_inputs(plan) for n in g.tensors}
+    grouped = {plan.root(n) for g in (*continuous_inputs(plan), *continuous_outputs(plan)) for n in g.tensors}
     slots: dict[str, int] = {}
     for n in plan.netoutput_inputs:
         slots[plan.root(n)] = slots.get(plan.root(n), 0) + 1
@@ -140,7 +142,8 @@ def _zc_io(plan: PlanObservation):
             yield violation(f"tensor {root!r}", f"is a graph {why} GE places zero copy, but the plan puts it in "
                             f"{t.region!r} with zero_copy={t.zero_copy}", expected=why)
         elif not why and t.zero_copy:
-            yield violation(f"tensor {root!r}", "is placed zero copy, but it feeds a continuous input, touches an "
+            yield violation(f"tensor {root!r}", "is placed zero copy, but it feeds a continuous input or is a "
+                            "continuous output, touches an "
                             "op without zero-copy support on this SoC, feeds several NetOutput slots or is a "
                             "piece of a larger tensor", expected=None)
 
@@ -151,7 +154,8 @@ ZC_IO = Invariant(
     statement="A graph input (the output of a root Data node) is zero copy unless its memory feeds a continuous "
               "input or a node touching it has no zero-copy support on the plan's SoC (the spec's capability "
               "table); a tensor feeding the NetOutput is zero copy exactly when its memory feeds exactly one "
-              "NetOutput slot, no node touching it lacks zero-copy support, it feeds no continuous input, and "
+              "NetOutput slot, no node touching it lacks zero-copy support, it feeds no continuous input, is "
+              "no continuous output, and "
               "the output starts its memory and is as large as every write into it. Everything else is not zero "
               "copy.",
     rationale="The spec recomputes which I/O is zero copy from the graph, instead of believing the plan's flag: "
@@ -159,7 +163,7 @@ ZC_IO = Invariant(
               "satisfies every claim that starts from the flag, while the runtime then copies where GE binds "
               "the user's buffer, or an intermediate tensor shares bytes with the user's data.",
     ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::IsZeroCopyBlock, GetOutputFlowToNetoutputNum, "
-              "IsNodeSupportZeroCopy)",
+              "IsNodeSupportZeroCopy, ApplyContinuousMemory)",
     applies_to="plan", concern="blocks", predicate=_zc_io,
     precondition=lambda plan: _zc_io_facts(plan) and bool(expected_zero_copy(plan)),
     ge_only=True,
@@ -169,9 +173,10 @@ ZC_IO = Invariant(
 # -- MEM-ATOMIC-NOREUSE -----------------------------------------------------------------------
 
 def _group_mates(plan: PlanObservation, root: str) -> set[str]:
-    """Roots sharing a continuous-input group with ``root``: they share its block by design."""
+    """Roots sharing a continuous-input group or a node's continuous outputs with ``root``: they share
+    its block by design."""
     mates: set[str] = set()
-    for g in continuous_inputs(plan):
+    for g in (*continuous_inputs(plan), *continuous_outputs(plan)):
         roots = {plan.root(n) for n in g.tensors}
         if root in roots:
             mates |= roots
@@ -288,6 +293,42 @@ CONT_INPUT = Invariant(
 )
 
 
+# -- MEM-CONT-OUTPUT --------------------------------------------------------------------------
+
+def _continuous_out(plan: PlanObservation):
+    for g in continuous_outputs(plan):
+        ts = [plan.tensor[n] for n in g.tensors]
+        for i, (a, b) in enumerate(zip(ts, ts[1:])):
+            want = a.offset + align_up(a.size, granularities(plan)[0].get(a.region, 1))
+            if b.region != a.region or b.offset != want:
+                yield violation(f"tensor {b.name!r}", f"output {i + 1} of continuous-output node {g.node!r} is at "
+                                f"{b.region}+{b.offset}, expected {a.region}+{want}, right after output {i} "
+                                f"{a.name!r}", node=g.node, expected=want)
+        for t in ts:
+            if t.zero_copy:
+                yield violation(f"tensor {t.name!r}", f"is a continuous output of {g.node!r} and so must not be "
+                                "zero-copy", node=g.node)
+
+
+CONT_OUTPUT = Invariant(
+    id="MEM-CONT-OUTPUT",
+    title="Continuous outputs are contiguous in output order",
+    statement="The outputs of a node with continuous outputs (GE's continuous_output attribute and two or more "
+              "outputs: fused HCCL) sit back to back in output order, in one region: each starts where the "
+              "previous one ends, its size rounded up to the block granularity. None of them is zero-copy.",
+    rationale="A fused collective writes all its outputs from one base address. A zero-copy output would be "
+              "re-pointed at a user buffer that is not next to the others, so GE plans one block for all of "
+              "them and never makes one zero copy; a graph output of such a node gets a copy before the "
+              "NetOutput (the conflict optimizer's Identity).",
+    ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::ApplyContinuousMemory); graph_mem_assigner.cc "
+              "(AssignContinuousOutputMemory); compiler/graph/optimize/mem_layout_conflict_optimize/"
+              "mem_layout_conflict_util.cc (MemLayoutConflictUtil::IsContinuousOutput)",
+    applies_to="plan", concern="blocks", predicate=_continuous_out,
+    precondition=lambda plan: any(continuous_outputs(plan)),
+    ge_only=True,
+)
+
+
 # -- MEM-WS-OWNER -----------------------------------------------------------------------------
 
 def _ws_owner(plan: PlanObservation):
@@ -311,4 +352,4 @@ WS_OWNER = Invariant(
 )
 
 
-INVARIANTS = (ZC_NOMERGE, ZC_NOREUSE, ZC_IO, ATOMIC_NOREUSE, FIXED_NOREUSE, CONT_INPUT, WS_OWNER)
+INVARIANTS = (ZC_NOMERGE, ZC_NOREUSE, ZC_IO, ATOMIC_NOREUSE, FIXED_NOREUSE, CONT_INPUT, CONT_OUTPUT, WS_OWNER)

@@ -1,10 +1,12 @@
 """Passes: graph rewrites that exist for zero copy (applies to model files).
 
-The spec recomputes where GE's MemcpyAddrAsyncPass must insert a node from the
-compiled graph (looking through the inserted nodes), the model file's tasks
-(their kind, node, loop flag and slot roles) and the build facts; whether a
-task can have its arguments refreshed is read from the spec's own SoC
-capability table (spec/capabilities.py), never from the compiler.
+The spec recomputes where GE's MemcpyAddrAsyncPass must insert a MemcpyAddrAsync,
+and where GE's MemLayoutConflictOptimizer must insert an Identity between user
+memory and a task that cannot refresh its addresses, from the compiled graph
+(looking through the inserted copies), the model file's tasks (their kind, node,
+loop flag and slot roles) and the build facts; whether a task can have its
+arguments refreshed is read from the spec's own SoC capability table
+(spec/capabilities.py), never from the compiler.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.observables.model_file import ModelFileObservation, NodeInfo, Task
 
 MEMCPY = "MemcpyAddrAsync"
+IDENTITY = "Identity"   # a conflict copy has a task; a plain Identity is a view
 DATA_TYPES = {"Data", "AippData", "RefData"}
 CONST_TYPES = {"Const", "Constant"}
 HCCL_PREFIX = "Hcom"
@@ -28,19 +31,24 @@ def _source(node: dict, name: str) -> NodeInfo:
     return n
 
 
+def _copy(n: NodeInfo) -> bool:
+    """A node the passes inserted: a MemcpyAddrAsync, or an Identity with a task (not a view)."""
+    return n.type == MEMCPY or (n.type == IDENTITY and not n.view)
+
+
 def _logical_edges(mf: ModelFileObservation):
-    """(src, dst, through) for every edge of the graph before the pass, looking through views:
-    an edge through a MemcpyAddrAsync node counts as src -> dst with ``through`` naming that node."""
+    """(src, dst, through) for every edge of the graph before the passes, looking through views:
+    an edge through inserted copies counts as src -> dst with ``through`` the copies, nearest dst first."""
     node = {n.name: n for n in mf.nodes}
     for dst in mf.nodes:
-        if dst.type == MEMCPY or dst.view:
+        if _copy(dst) or dst.view:
             continue
         for src_name in dict.fromkeys(dst.inputs):
-            src = _source(node, src_name)
-            if src.type == MEMCPY:
-                yield _source(node, src.inputs[0]) if src.inputs else src, dst, src.name
-            else:
-                yield src, dst, None
+            src, through = _source(node, src_name), []
+            while _copy(src) and src.inputs and src.name not in through:
+                through.append(src)
+                src = _source(node, src.inputs[0])
+            yield src, dst, tuple(through)
 
 
 def _tasks_of(mf: ModelFileObservation) -> dict[str, list[Task]]:
@@ -90,9 +98,11 @@ def _writers(mf: ModelFileObservation, tasks: dict, name: str) -> list[Task]:
     return out
 
 
-def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> str | None:
-    """Why GE's MemcpyAddrAsyncPass must put a MemcpyAddrAsync on src -> dst, or None (ge-facts.md 5.3.2, 5.3.4).
-    ``tasks``: node name -> its tasks (computed from ``mf`` when not given)."""
+def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> tuple[str, str] | None:
+    """(why, the copy's type) when GE must put a copy on src -> dst, else None: a MemcpyAddrAsync from
+    MemcpyAddrAsyncPass (ge-facts.md 5.3.2, 5.3.4) or an Identity from MemLayoutConflictOptimizer
+    between user memory and a task that cannot refresh its addresses (5.4.2, 5.4.3). ``tasks``: node
+    name -> its tasks (computed from ``mf`` when not given)."""
     if mf.soc is None or mf.soc.name not in TABLE or mf.build.unknown_shape:
         return None   # a SoC the capability table does not know: the claim is not exercised
     caps = capabilities(mf.soc.name)
@@ -100,63 +110,98 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None)
         return None
     tasks = _tasks_of(mf) if tasks is None else tasks
     if src.type in DATA_TYPES and dst.type == "StreamMerge":
-        return "a graph input feeds a StreamMerge"
+        return "a graph input feeds a StreamMerge", MEMCPY
     if dst.type == "NetOutput" and src.type in CONST_TYPES:
-        return "a constant feeds the graph output"
+        return "a constant feeds the graph output", MEMCPY
     if dst.type == "NetOutput" and src.type in DATA_TYPES and (mf.build.offline or mf.build.single_op):
-        return "a graph input feeds the graph output in an offline or single-op build"
+        return "a graph input feeds the graph output in an offline or single-op build", MEMCPY
     if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and stuck(caps, tasks.get(dst.name, []), "in")
             and not mf.build.feature_base_refreshable):
-        return "a RefData feeds an HCCL op that cannot refresh its addresses"
+        return "a RefData feeds an HCCL op that cannot refresh its addresses", MEMCPY
     if mf.build.feature_base_refreshable:  # every address is refreshed through the feature base (6.8.4)
         return None
     if src.type in DATA_TYPES and (t := stuck(caps, tasks.get(dst.name, []), "in")):
-        return f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh"
+        return (f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot "
+                "refresh", IDENTITY)
     if dst.type == "NetOutput" and (t := stuck(caps, _writers(mf, tasks, src.name), "out")):
-        return f"a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh writes a graph output"
+        return (f"a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot refresh writes a graph "
+                "output", IDENTITY)
     return None
 
 
 def _memcpy_addr_async(mf: ModelFileObservation):
     tasks = _tasks_of(mf)
     for src, dst, through in _logical_edges(mf):
-        why = required(mf, src, dst, tasks)
-        if why and through is None:
-            yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a MemcpyAddrAsync ({why}) and has none",
-                            reason=why)
-        elif through and not why:
-            yield violation(f"node {through!r}", f"is a MemcpyAddrAsync on {src.name!r} -> {dst.name!r}, where "
-                            f"none is required (soc={getattr(mf.soc, 'name', None)!r})")
+        need = required(mf, src, dst, tasks)
+        memcpy = [n for n in through if n.type == MEMCPY]
+        if need and need[1] == MEMCPY and not memcpy:
+            yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a MemcpyAddrAsync ({need[0]}) and has none",
+                            reason=need[0])
+        elif memcpy and not (need and need[1] == MEMCPY):
+            yield violation(f"node {memcpy[0].name!r}", f"is a MemcpyAddrAsync on {src.name!r} -> {dst.name!r}, "
+                            f"where none is required (soc={getattr(mf.soc, 'name', None)!r})")
+
+
+def _layout_conflict(mf: ModelFileObservation):
+    tasks = _tasks_of(mf)
+    for src, dst, through in _logical_edges(mf):
+        need = required(mf, src, dst, tasks)
+        if need and need[1] == IDENTITY and not through:
+            yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a copy ({need[0]}) and has none",
+                            reason=need[0])
 
 
 MEMCPY_ADDR_ASYNC = Invariant(
     id="PASS-MEMCPY-ADDR-ASYNC",
     title="MemcpyAddrAsync is present exactly where the SoC profile requires it",
     statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static, a MemcpyAddrAsync node sits on "
-              "exactly these edges (seen through views): graph input -> StreamMerge; Const -> NetOutput; graph "
-              "input -> NetOutput in offline or single-op builds; RefData -> an HCCL op that cannot refresh its "
-              "addresses, unless the feature map is refreshable; graph input -> a task whose input arguments "
-              "the SoC cannot refresh; a task whose output arguments the SoC cannot refresh -> NetOutput "
-              "(a task kind the profile cannot refresh, or a task inside a loop subgraph; an output written in "
-              "place over its input counts that input's writers too, e.g. an atomic producer's memset). Otherwise there is none.",
+              "exactly these edges (seen through views and other copies): graph input -> StreamMerge; Const -> "
+              "NetOutput; graph input -> NetOutput in offline or single-op builds; RefData -> an HCCL op that "
+              "cannot refresh its addresses, unless the feature map is refreshable. Otherwise there is none "
+              "(user memory bound to other unrefreshable tasks gets the conflict optimizer's Identity, "
+              "PASS-LAYOUT-CONFLICT).",
     rationale="A MemcpyAddrAsync keeps its source and destination in its device arguments, so the runtime can "
-              "re-point them at user buffers each execution; it is needed where an I/O buffer would otherwise "
-              "be bound to a task that cannot be refreshed, or where an input and an output would alias. An "
-              "extra one costs a device copy per execution; a missing one breaks zero copy on that edge. (GE's "
-              "own design note omits the StreamMerge, Const, offline and HCCL rules.)",
+              "re-point them at user buffers each execution; GE's pass puts one where a weight must land in the "
+              "user's output buffer, where queue-based or single-op execution needs a real copy from input to "
+              "output, and as a stop-gap before unrefreshable HCCL ops reading a RefData. An extra one costs a "
+              "device copy per execution; a missing one breaks zero copy on that edge. (GE's own design note "
+              "omits the StreamMerge, Const, offline and HCCL rules.)",
     ge_source="compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc (MemcpyAddrAsyncPass::Run, "
               "AddMemcpyAddrAsyncNode, NeedInsertMemAddrAsyncNodeAfterData); "
-              "runtime/v1/graph/load/model_manager/task_info/rts/memcpy_addr_async_task_info.cc; "
-              "task_args_refresh_type_classifier.cc (TaskArgsRefreshTypeClassifier::ClassifyMultiTasks)",
+              "runtime/v1/graph/load/model_manager/task_info/rts/memcpy_addr_async_task_info.cc",
     applies_to="model_file", concern="passes", predicate=_memcpy_addr_async,
-    precondition=lambda mf: _exercised(mf),
+    precondition=lambda mf: _exercised(mf, MEMCPY),
 )
 
 
-def _exercised(mf: ModelFileObservation) -> bool:
+def _exercised(mf: ModelFileObservation, kind: str) -> bool:
     if mf.soc is None or mf.soc.name not in TABLE:
         return False
     tasks = _tasks_of(mf)
-    return any(required(mf, s, d, tasks) or t for s, d, t in _logical_edges(mf))
+    return any((need := required(mf, s, d, tasks)) and need[1] == kind or any(n.type == kind for n in t)
+               for s, d, t in _logical_edges(mf))
 
-INVARIANTS = (MEMCPY_ADDR_ASYNC,)
+
+LAYOUT_CONFLICT = Invariant(
+    id="PASS-LAYOUT-CONFLICT",
+    title="User memory never meets a task that cannot refresh its addresses",
+    statement="When the SoC supports zero-copy memcpy (the spec's capability table), the graph is static and the "
+              "feature map is not refreshable, a copy (the conflict optimizer's Identity, or a MemcpyAddrAsync) "
+              "sits on every edge (seen through views) from a graph input into a task whose input arguments the "
+              "SoC cannot refresh, and from a task whose output arguments it cannot refresh into the NetOutput (a "
+              "task kind the profile cannot refresh, or a task inside a loop subgraph; an output written in place "
+              "over its input counts that input's writers too, e.g. an atomic producer's memset).",
+    rationale="The runtime re-points a task at the caller's buffers on every execution only through its "
+              "argument table; a task that cannot be refreshed would keep the first call's buffers. The Identity "
+              "takes the user's buffer instead, so the input stays zero copy at the cost of one device copy.",
+    ge_source="compiler/graph/optimize/mem_layout_conflict_optimize/ (MemLayoutConflictOptimizer::Run, "
+              "checker/checker.cc RegAllAbsoluteConflict: user input x unrefreshable input; "
+              "checker/funcs/user_out_and_unrefresh_out_checker.cc, user_out_and_unrefresh_in_checker.cc; "
+              "mem_layout_conflict_util.cc IsAddressRefreshable, "
+              "CreateIdentityOpDesc); task_args_refresh_type_classifier.cc (TaskArgsRefreshTypeClassifier::"
+              "ClassifyMultiTasks)",
+    applies_to="model_file", concern="passes", predicate=_layout_conflict,
+    precondition=lambda mf: _exercised(mf, IDENTITY),
+)
+
+INVARIANTS = (MEMCPY_ADDR_ASYNC, LAYOUT_CONFLICT)

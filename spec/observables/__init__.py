@@ -15,7 +15,7 @@ from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
-    Alignment, Arena, Block, ByteCopy, ByteRange, ContinuousGroup, ExclusiveGroup, InPlaceStep, PlanAttributes,
+    Alignment, Arena, Block, ByteCopy, ByteRange, ContinuousGroup, ContinuousOutputs, ExclusiveGroup, InPlaceStep, PlanAttributes,
     PlanObservation, PlacedTensor,
 )
 from zcspec.spec.observables.trace import Event, Range
@@ -30,7 +30,7 @@ OBSERVATION_KINDS = {
 
 __all__ = [
     "DeviceEvent", "DeviceObservation",
-    "Alignment", "Arena", "ArgSlot", "Block", "BuildFacts", "ByteCopy", "ByteRange", "InPlaceStep", "CallResult", "ContinuousGroup", "ExclusiveGroup", "Event", "ExecutionObservation",
+    "Alignment", "Arena", "ArgSlot", "Block", "BuildFacts", "ByteCopy", "ByteRange", "InPlaceStep", "CallResult", "ContinuousGroup", "ContinuousOutputs", "ExclusiveGroup", "Event", "ExecutionObservation",
     "Header", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
     "NodeInfo", "OBSERVATION_KINDS", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding",
     "SlotValue", "SocProfile", "Task", "PlacedTensor", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads",

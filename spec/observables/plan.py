@@ -17,6 +17,9 @@ Optional keys (documented for exporters in docs/spec-guide.md):
 - ``atomic``: tensors written by atomic (memset-cleaned) outputs (ge-facts.md 3.3).
 - ``continuous_groups``: ``{"consumer", "tensors", "padding"}``: the ordered
   inputs of a continuous-input node (ge-facts.md 2.5.6, 3.5.2).
+- ``continuous_outputs``: ``{"node", "tensors"}``: the ordered outputs of a node
+  GE gives continuous outputs (``continuous_output`` with two or more outputs,
+  fused HCCL; ge-facts.md 2.11).
 - ``workspaces``: workspace tensor name -> the node (in ``order``) that owns it.
 - ``fixed``: tensors with fixed addresses (constants, variables).
 - ``batch_labels``: tensor name -> dynamic-batch branch label; tensors of
@@ -126,6 +129,15 @@ class PlanAttributes:
 
 
 @attrs.frozen
+class ContinuousOutputs:
+    """The outputs of ``node`` that sit back to back in output order, each advancing the next by its
+    size rounded to the block granularity (GE's ``ApplyContinuousMemory``)."""
+
+    node: str
+    tensors: tuple[str, ...]
+
+
+@attrs.frozen
 class ContinuousGroup:
     """The inputs of ``consumer`` that must be contiguous in input order.
 
@@ -223,6 +235,7 @@ class PlanObservation:
     consumers: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     atomic: tuple[str, ...] = ()
     continuous_groups: tuple[ContinuousGroup, ...] = ()
+    continuous_outputs: tuple[ContinuousOutputs, ...] = ()
     workspaces: dict[str, str] = attrs.field(factory=dict)
     fixed: tuple[str, ...] = ()
     batch_labels: dict[str, str] = attrs.field(factory=dict)
@@ -344,6 +357,7 @@ def _check_references(plan: PlanObservation) -> None:
                 f"tensor {t.name!r} has alias_of={t.alias_of!r}, which is not a planned tensor", culprit=t.name)
     listed = [n for n in plan.graph_inputs + plan.graph_outputs + plan.atomic + plan.fixed]
     listed += [n for g in plan.continuous_groups for n in g.tensors] + list(plan.workspaces) + list(plan.consumers)
+    listed += [n for g in plan.continuous_outputs for n in g.tensors]
     listed += list(plan.batch_labels) + list(plan.netoutput_inputs) + list(plan.producers) + list(plan.writes)
     listed += [n for g in plan.exclusive_groups for names in g.branches.values() for n in names]
     listed += [s.tensor for s in plan.in_place]

@@ -80,16 +80,13 @@ def io_graph():
 
 
 def copies(graph):
-    """(what the copy reads, what it writes) for every inserted MemcpyAddrAsync, by role; "cont": a copy
-    the continuous-copies pass made for a continuous input (GE's HcclContinuousMemcpyPass Identity)."""
+    """(what the copy reads, what it writes) for every inserted copy (MemcpyAddrAsyncPass's or the conflict
+    optimizer's), by role: "out" before the NetOutput, else "in"."""
     found = set()
     for n in graph.nodes:
         if n.op_type == "MemcpyAddrAsync":
             readers = graph.consumers.get(n.outputs[0], ())
-            if n.attr("_inserted_by") == "continuous_copies":
-                found.add(("cont", n.inputs[0]))
-            else:
-                found.add(("out", n.outputs[0]) if "NetOutput" in readers else ("in", n.inputs[0]))
+            found.add(("out", n.outputs[0]) if "NetOutput" in readers else ("in", n.inputs[0]))
     return found
 
 
@@ -104,7 +101,9 @@ def copies(graph):
         ("ascend910b", True, {("out", "const"), ("out", "io_copy")}),
         ("ascend310p", False, {("out", "const"), ("out", "reduce:0")}),
         ("legacy", False, {("out", "const"), ("in", "h"), ("out", "allreduce:0"), ("in", "l"), ("out", "loop_relu:0")}),
-        ("nozc", False, set()),
+        # Without zero copy nothing is unrefreshable with respect to user memory, but a weight still cannot be a
+        # graph output's memory (the conflict optimizer's user output x immutable output, on every SoC).
+        ("nozc", False, {("out", "const")}),
     ],
 )
 def test_memcpy_addr_async_exactly_where_the_soc_requires(soc, offline, expected):
@@ -132,15 +131,17 @@ def test_no_zero_copy_soc_leaves_graph_untouched():
     assert memcpy_addr_async(g, CompileOptions(soc="nozc")) is g
 
 
-def test_inserted_copy_serves_every_stuck_reader_once():
+def test_each_stuck_reader_gets_its_own_copy():
+    """User input x unrefreshable input is an absolute conflict: the Identity goes before that input
+    (checker.cc RegAllAbsoluteConflict), one per reader, named after the reader (CreateIdentityOpDesc)."""
     b = GraphBuilder("two")
     x = b.input("x", (2,))
     r1 = b.op("Relu", [x], name="ar1", _in_loop=True)
     r2 = b.op("Neg", [x], name="ar2", _in_loop=True)
     b.output(b.op("Add", [r1, r2]))
     out = run_passes(b.build(), CompileOptions(soc="legacy"))
-    mc = [n for n in out.nodes if n.op_type == "MemcpyAddrAsync"]
-    assert len(mc) == 1 and set(out.consumers[mc[0].outputs[0]]) == {"ar1", "ar2"}
+    mc = {n.name: out.consumers[n.outputs[0]] for n in out.nodes if n.op_type == "MemcpyAddrAsync"}
+    assert mc == {"identity_0_ar1_MemLayoutConflict_0": ("ar1",), "identity_0_ar2_MemLayoutConflict_1": ("ar2",)}
 
 
 def test_pipeline_switches():
@@ -154,15 +155,17 @@ def test_pipeline_switches():
 
 @pytest.mark.parametrize("soc", ["ascend310p", "legacy"])
 def test_the_spec_flags_each_missing_copy_when_the_pass_is_off(soc):
-    """PASS-MEMCPY-ADDR-ASYNC recomputes where copies are required; without the pass each is missing."""
+    """PASS-MEMCPY-ADDR-ASYNC and PASS-LAYOUT-CONFLICT recompute where copies are required; without the
+    pass that makes them each is missing."""
     from zcspec.impl.compiler.compile import compile_stages
     from zcspec.impl.compiler.model_file.encode import encode
     from zcspec.impl.compiler.observe import observe_model_file
     from zcspec.spec.check import check
 
-    for disabled, expect_ok in ((frozenset(), True), (frozenset({"memcpy_addr_async"}), False)):
+    for disabled, broken in ((frozenset(), set()), (frozenset({"memcpy_addr_async"}), {"PASS-MEMCPY-ADDR-ASYNC"}),
+                             (frozenset({"mem_layout_conflict"}), {"PASS-LAYOUT-CONFLICT"})):
         opts = CompileOptions(soc=soc, disabled_passes=disabled)
         st = compile_stages(io_graph(), opts)
         report = check(observe_model_file(encode(st.model), st.graph, opts))
-        assert report.ok is expect_ok, [str(v) for v in report.violations]
-        assert "PASS-MEMCPY-ADDR-ASYNC" in report.exercised
+        assert {v.invariant_id for v in report.violations} == broken, [str(v) for v in report.violations]
+        assert {"PASS-MEMCPY-ADDR-ASYNC", "PASS-LAYOUT-CONFLICT"} <= set(report.exercised)

@@ -10,10 +10,13 @@ import pytest
 
 from zcspec.checks.scenario import Scenario, observe
 from zcspec.impl.compiler.builder import GraphBuilder
-from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.compile import build_model, compile_stages
 from zcspec.impl.compiler.errors import GraphError
 from zcspec.impl.compiler.memory.plan import plan_memory
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.observe import observe_model_file
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.passes import run_passes
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.v2.errors import InputBufferError, OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor
@@ -23,20 +26,6 @@ from zcspec.spec.check import check
 from tests.helpers.runtime_v2 import out_buffer, relu_neg, stage
 
 N = 256  # (1, N) float32: 1024 bytes
-
-
-def test_collective_outputs_are_planned_one_by_one_and_can_be_zero_copy():
-    # GE (block_mem_assigner.cc ApplyContinuousMemory): a node with continuous_output and two or more
-    # outputs gets one block for all of them, never zero copy. zcspec has no continuous outputs: each
-    # output of the collective is its own zero-copy block.
-    b = GraphBuilder("co")
-    x, y = b.input("x", (1, N)), b.input("y", (1, N))
-    outs = b.op("HcomAllReduce", [b.op("Relu", [x], name="rx"), b.op("Relu", [y], name="ry")], name="ar",
-                outputs=[((1, N), "float32")] * 2)
-    b.output(*outs)
-    p = plan_memory(b.build())
-    a0, a1 = p.tensor("ar:0"), p.tensor("ar:1")
-    assert a0.zero_copy and a1.zero_copy and a0.block != a1.block
 
 
 def test_an_in_place_output_shares_the_input_it_names():
@@ -140,3 +129,42 @@ def test_a_data_read_through_a_view_by_an_op_without_refresh_is_not_zero_copy():
     g = b.build()
     assert plan_memory(g).tensor("x").zero_copy
     assert not plan_memory(g, PlanOptions(no_zero_copy_ops={"Relu"})).tensor("x").zero_copy
+
+
+def _data_into_a_collective_and_the_output():
+    b = GraphBuilder("data_to_collective_and_output")
+    x, y = b.input("x", (1, N)), b.input("y", (1, N))
+    outs = b.op("HcomAllReduce", [x, y], name="ar", outputs=[((1, N), "float32")] * 2)
+    b.output(*outs, y)
+    return b.build()
+
+
+def test_a_data_read_by_a_collective_and_the_netoutput_gets_one_copy_for_each():
+    # GE (mem_layout_conflict_optimizer.cc SolveConflict): user input x continuous input puts an Identity right
+    # after the Data for all its consumers, and user output x continuous input a second one before the NetOutput
+    # input, so y -> Identity -> Identity -> NetOutput. zcspec's NetOutput copy reads y itself: one copy fewer on
+    # the output's way, the same memory facts (y zero copy, the collective's block holds copies only).
+    opts = CompileOptions()
+    st = compile_stages(_data_into_a_collective_and_the_output(), opts)
+    g = st.graph
+    readers = {c: g.node[c].op_type for c in g.consumers["y"]}
+    assert readers == {"identity_1_ar_MemLayoutConflict_2": "MemcpyAddrAsync",
+                       "identity_2_NetOutput_MemLayoutConflict_0": "MemcpyAddrAsync"}
+    assert g.outputs[2] == "identity_2_NetOutput_MemLayoutConflict_0:0"
+    assert st.plan.tensor("y").zero_copy and st.plan.tensor(g.outputs[2]).zero_copy
+    kinds = {n.name: n.type for n in observe_model_file(encode(st.model), g, opts).nodes}
+    assert kinds["identity_1_ar_MemLayoutConflict_2"] == "Identity"   # GE's node type, as the model file says
+
+
+def test_a_kernel_in_a_loop_reading_a_data_gets_a_conflict_copy_on_legacy():
+    # GE (mem_layout_conflict_util.cc IsAddressRefreshable): only HCCL ops without address refresh (and
+    # StreamSwitch, LabelSwitchByIndex, unregistered custom engines) are unrefreshable anchors. zcspec's SoC
+    # profiles say per task kind what can be refreshed (legacy: no HCCL task, no task inside a loop), and the
+    # conflict pass copies wherever such a task would hold user memory.
+    b = GraphBuilder("loop_kernel")
+    x = b.input("x", (1, N))
+    b.output(b.op("Relu", [x], name="loop_relu", _in_loop=True))
+    legacy = run_passes(b.build(), CompileOptions(soc="legacy"))
+    assert legacy.node["loop_relu"].inputs == ("identity_0_loop_relu_MemLayoutConflict_1:0",)
+    assert legacy.node["identity_0_NetOutput_MemLayoutConflict_0"].inputs == ("identity_0_NetOutput_MemLayoutConflict_0:src",)
+    assert run_passes(b.build(), CompileOptions()).node["loop_relu"].inputs == ("x",)

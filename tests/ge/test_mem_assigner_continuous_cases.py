@@ -215,7 +215,7 @@ def _multi_ref_graph(ge_graph, diff_stream):
 @pytest.mark.xfail(strict=True, raises=PlanError, reason=(
     "GE: HBM 17408 with a, b, f, i in one block: with separate clean one output may feed two continuous "
     "inputs (its block is ordinary, IsSeparateCleanContinuousInputNode); zcspec raises PlanError, a:0 would "
-    "sit in two continuous-input blocks (units._groups; the compiler's continuous_copies pass would copy it)"))
+    "sit in two continuous-input blocks (units._groups; the compiler's mem_layout_conflict pass would copy it)"))
 def test_graph_continuous_input_memory_reuse_multi_ref(ge_graph, reuses):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_input_memory_reuse_multi_ref):
     GE expects a, b, f, i to share one block (CheckReuse) and HBM 17408."""
@@ -269,3 +269,25 @@ def test_NoPaddingConcatWithReshapeRefInput(ge_graph):
     g.ctrl("concatd", "reshape").edge("reshape", 0, "identity", 0).edge("identity", 0, "netoutput0", 1)
     plan = g.plan()
     assert plan.tensor("relu1:0").offset == plan.tensor("relu0:0").offset + size
+
+
+@pytest.mark.xfail(strict=True, raises=PlanError, reason=(
+    "GE: SUCCESS, hcom1's continuous outputs 1 and 2 and b laid out as hcom2's continuous inputs in one block "
+    "(BlockMemAssigner::AssignOutputMemoryWithReuse -> ContinuousMemMng); zcspec's planner raises PlanError, "
+    "hcom1:1 would sit in two continuous blocks (units._output_groups; the compiler's mem_layout_conflict pass "
+    "copies it, continuous_output_and_continuous_input.cc)"))
+def test_ContinuousOutIn_SUCCESS_OutAsHeader(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_OutAsHeader):
+    BuildContinuousOutInWithOutAsHeader (test_memory_shared_graph.cc): hcom1 (continuous output, 3 outputs of
+    1x1x48x448 float) -> a, hcom2 (continuous input: hcom1:1, hcom1:2, b) -> c (a, hcom2) -> d -> netoutput;
+    GE expects AssignMemory to succeed."""
+    g = ge_graph("continuous_out_in_out_as_header")
+    g.node("hcom1", op="HcomAllReduce", outs=(48 * 448 * 4,) * 3, continuous_output=True)
+    for name in "abcd":
+        g.node(name, op="Add" if name in "c" else "Relu", outs=(448 * 448 * 4,))
+    g.node("hcom2", op="HcomAllReduce", outs=(448 * 448 * 4,))
+    g.node("netoutput", op="NetOutput", outs=())
+    for edge in [("hcom1", 0, "a", 0), ("hcom1", 1, "hcom2", 0), ("hcom1", 2, "hcom2", 1), ("b", 0, "hcom2", 2),
+                 ("hcom2", 0, "c", 1), ("a", 0, "c", 0), ("c", 0, "d", 0), ("d", 0, "netoutput", 0)]:
+        g.edge(*edge)
+    g.plan()

@@ -164,7 +164,7 @@ def _continuous(graph, placed, o) -> list[str]:
 
 
 def plan_or_reject(graph, options):
-    """Plan ``graph``, which must already have gone through ``insert_continuous_copies``."""
+    """Plan ``graph``, which must already have gone through ``mem_layout_conflict``."""
     try:
         return plan_memory(graph, options)
     except PlanError as e:  # pragma: no cover - the pass makes every drawn graph plannable

@@ -110,7 +110,7 @@ def _loosen(memory_cls, slack: int = 64):
 
 
 def _refreshable_any_for_all():
-    """MemcpyAddrAsync's refresh test asks whether *any* task kind of a node can be refreshed."""
+    """The conflict optimizer's refresh test asks whether *any* task kind of a node can be refreshed."""
     def make(refreshable):
         def wrong(node, soc, *, side="output"):
             from zcspec.impl.compiler import ops
@@ -118,7 +118,7 @@ def _refreshable_any_for_all():
             in_loop = bool(node.attr("_in_loop", False))
             return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds) if kinds else True
         return wrong
-    return swap("zcspec.impl.compiler.passes.memcpy_addr_async", "refreshable", make)
+    return swap("zcspec.impl.compiler.passes.mem_layout_conflict", "refreshable", make)
 
 
 def _every_output_copy_only():
@@ -178,7 +178,7 @@ BUGS = {
     "disable-zero-copy-ignored": ("an ignored DisableZeroCopy for I/O sharing an address", _disable_zero_copy_ignored),
     "azc-fallback": ("a fallback under always_zero_copy", _fallback_under_always_zero_copy),
     "device-bounds-loosened": ("a loosened device bounds check", _device_bounds_loosened),
-    "refreshable-any-for-all": ("`any` for `all` in the MemcpyAddrAsync refresh test", _refreshable_any_for_all),
+    "refreshable-any-for-all": ("`any` for `all` in the conflict optimizer's refresh test", _refreshable_any_for_all),
     "every-output-copy-only": ("every output made copy-only", _every_output_copy_only),
     "v2-pool-kept-at-unload": ("the v2 pool never freed at unload", _v2_pool_kept_at_unload),
     "cross-stream-group-start": ("a continuous group with a piece from another stream begun at its first step",

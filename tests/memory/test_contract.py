@@ -10,7 +10,7 @@ from zcspec.checks.cli.main import main
 from zcspec.checks.strategies.planning_graphs import planning_graphs
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.graph_json import to_json
-from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.passes.mem_layout_conflict import mem_layout_conflict
 from zcspec.impl.compiler.errors import ArtefactFormatError, OptionError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import MemoryPlan, plan_memory
@@ -45,7 +45,7 @@ def test_contract_has_the_contract_keys_in_order():
 
 @given(planning_graphs(max_nodes=8))
 def test_round_trip(graph):
-    graph = insert_continuous_copies(graph)
+    graph = mem_layout_conflict(graph)
     for strategy in ("ge", "compact"):
         plan = plan_or_reject(graph, PlanOptions(strategy=strategy))
         d = json.loads(json.dumps(plan.to_json()))

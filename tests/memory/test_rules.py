@@ -338,8 +338,12 @@ def test_only_the_binary_planner_runs_level_two():
     assert [blk.id for blk in binary] != sorted(blk.id for blk in binary)
 
 
-def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
-    from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+def test_mem_layout_conflict_pass_makes_conflicting_graphs_plannable():
+    """u twice into one PhonyConcat and into an HcomAllReduce with a weight: every continuous input after the
+    first reached by u's memory reads a copy (continuous_input_and_continuous_input.cc), the weight a copy
+    (immutable x continuous input), and the graph output pc:0, in u's symbol with the collective's input,
+    a copy before the NetOutput (user output x continuous input)."""
+    from zcspec.impl.compiler.passes.mem_layout_conflict import mem_layout_conflict
     from tests.helpers.plan_check import check_plan
 
     b = _b()
@@ -350,13 +354,15 @@ def test_continuous_copies_pass_makes_conflicting_graphs_plannable():
     ar = b.op("HcomAllReduce", [u, w], name="ar", outputs=[((1, N), "float32")] * 2)
     b.output(pc, *ar)
     g = b.build()
-    fixed = insert_continuous_copies(g)
+    fixed = mem_layout_conflict(g)
     assert {n.name for n in fixed.nodes} - {n.name for n in g.nodes} == {
-        "pc_MemcpyAddrAsync_1", "ar_MemcpyAddrAsync_0", "ar_MemcpyAddrAsync_1"}
-    assert fixed.node["pc"].inputs == ("u:0", "pc_MemcpyAddrAsync_1:0")
+        "identity_1_pc_MemLayoutConflict_1", "identity_0_ar_MemLayoutConflict_2", "identity_1_ar_MemLayoutConflict_3",
+        "identity_0_NetOutput_MemLayoutConflict_0"}
+    assert fixed.node["pc"].inputs == ("u:0", "identity_1_pc_MemLayoutConflict_1:0")
+    assert fixed.outputs == g.outputs, "the outputs keep their names"
     for strategy in ("ge", "compact"):
         assert check_plan(fixed, plan_memory(fixed, PlanOptions(strategy=strategy))) == []
-    assert insert_continuous_copies(fixed) is fixed
+    assert mem_layout_conflict(fixed) is fixed
 
 
 def test_zero_copy_outputs_follow_the_level_two_order_largest_first():

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from zcspec.checks.strategies.planning_graphs import planning_graphs
 from zcspec.checks.zoo import LIGHT
 from zcspec.checks.models import load_graph
-from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.passes.mem_layout_conflict import mem_layout_conflict
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import plan_memory
 from tests.helpers.plan_check import check_plan, plan_or_reject
@@ -61,7 +61,7 @@ def test_light_models_are_safe_and_compact_is_no_worse(zoo_graphs, name):
 @given(planning_graphs())
 @settings(max_examples=60)
 def test_random_graphs_are_safe_with_both_strategies(graph):
-    graph = insert_continuous_copies(graph)
+    graph = mem_layout_conflict(graph)
     for options in (PlanOptions(strategy="ge"), PlanOptions(strategy="compact"), PlanOptions(reuse=False)):
         plan = plan_or_reject(graph, options)
         assert check_plan(graph, plan) == [], options
@@ -70,7 +70,7 @@ def test_random_graphs_are_safe_with_both_strategies(graph):
 
 @given(planning_graphs(extras=False, max_nodes=16))
 def test_compact_never_worse_than_ge_on_random_graphs(graph):
-    graph = insert_continuous_copies(graph)
+    graph = mem_layout_conflict(graph)
     ge = plan_or_reject(graph, PlanOptions(strategy="ge"))
     compact = plan_or_reject(graph, PlanOptions(strategy="compact"))
     assert compact.arena <= ge.arena

@@ -23,7 +23,7 @@ from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.passes.mem_layout_conflict import mem_layout_conflict
 from zcspec.spec.check import check
 
 EXEC_NO_BATCH = None          # every invariant
@@ -55,7 +55,7 @@ def _pipeline_holds(graph, strategy: str) -> None:
 
 @given(planning_graphs(max_nodes=8))
 def test_a_plan_that_passes_the_spec_compiles_loads_and_runs(graph):
-    graph = insert_continuous_copies(graph)
+    graph = mem_layout_conflict(graph)
     note(f"batch labels: {sorted({n.attr('_batch_label', '') for n in graph.nodes} - {''})}")
     for strategy in ("ge", "compact"):
         _pipeline_holds(graph, strategy)
@@ -131,12 +131,15 @@ def _split_split_allreduce():
 
 def test_a_view_piece_feeding_a_continuous_input_is_copied_and_the_data_stays_zero_copy():
     """Input 0 of the collective was the Data's whole memory (the Split piece at offset 0 joined the group with
-    its root), so input 1 sat at +1024 instead of +512 and the Data lost zero copy. GE copies it: the piece is a
-    NoPadding continuous output in the continuous input's symbol, and the symbol holds a user input."""
+    its root), so input 1 sat at +1024 instead of +512 and the Data lost zero copy. GE copies it twice: the piece
+    is a NoPadding continuous output in the continuous input's symbol (a copy before the collective's input), and
+    the symbol holds a user input (a copy right after the Data, which all its readers read)."""
     for strategy in ("ge", "compact"):
         stages = compile_stages(_split_split_allreduce(), CompileOptions(strategy=strategy))
-        assert stages.graph.node["allreduce"].inputs[0] == "allreduce_MemcpyAddrAsync_0:0"
-        assert stages.graph.node["allreduce_MemcpyAddrAsync_0"].inputs == ("split_3:0",)
+        assert stages.graph.node["allreduce"].inputs[0] == "identity_0_allreduce_MemLayoutConflict_0:0"
+        assert stages.graph.node["identity_0_allreduce_MemLayoutConflict_0"].inputs == ("split_3:0",)
+        assert stages.graph.node["split_3"].inputs == ("identity_0_split_3_MemLayoutConflict_1:0",)
+        assert stages.graph.consumers["in1"] == ("identity_0_split_3_MemLayoutConflict_1",)
         assert stages.plan.tensor("in1").zero_copy
         _pipeline_holds(_split_split_allreduce(), strategy)
 
@@ -151,11 +154,26 @@ def _concat_of_a_slice_and_its_input(start: int):
 
 def test_a_concat_of_a_slice_of_a_graph_input_and_the_input_copies_both():
     """PhonyConcat(Slice(in0), in0), in0 a graph input: GE never lets the user's buffer be a piece of a
-    continuous block (MemLayoutConflictOptimizer: user input x NoPadding continuous input), so both pieces
-    are copies, and in0 keeps zero copy."""
+    continuous block (MemLayoutConflictOptimizer: user input x NoPadding continuous input: a copy after the
+    Data), the slice's piece is a NoPadding continuous output in the concat's input symbol and the two
+    inputs share one symbol (copies before both concat inputs), and in0 keeps zero copy."""
     for start in (0, 2):
         for strategy in ("ge", "compact"):
             stages = compile_stages(_concat_of_a_slice_and_its_input(start), CompileOptions(strategy=strategy))
-            assert stages.graph.node["concat"].inputs == ("concat_MemcpyAddrAsync_0:0", "concat_MemcpyAddrAsync_1:0")
+            assert stages.graph.node["concat"].inputs == ("identity_0_concat_MemLayoutConflict_0:0",
+                                                          "identity_1_concat_MemLayoutConflict_1:0")
+            assert stages.graph.node["slice"].inputs == ("identity_0_slice_MemLayoutConflict_2:0",)
             assert stages.plan.tensor("in0").zero_copy
             _pipeline_holds(_concat_of_a_slice_and_its_input(start), strategy)
+
+
+def test_a_fused_collective_with_continuous_outputs_compiles_loads_and_runs():
+    """HcomAllReduce with continuous_output=True: one block for both outputs, copies before the NetOutput; the
+    model runs through both runtimes with the oracle's results and the spec's claims on the plan."""
+    b = GraphBuilder("fused_collective")
+    x, y = b.input("x", (2, 8)), b.input("y", (2, 8))
+    o0, o1 = b.op("HcomAllReduce", [b.op("Relu", [x], name="rx"), b.op("Neg", [y], name="ny")], name="ar",
+                  outputs=[((2, 8), "float32")] * 2, continuous_output=True)
+    b.output(b.op("Abs", [o0], name="a0"), o0, o1)
+    for strategy in ("ge", "compact"):
+        _pipeline_holds(b.build(), strategy)

@@ -1,6 +1,6 @@
-"""PASS-MEMCPY-ADDR-ASYNC counts the writers of an in-place output's memory.
+"""PASS-LAYOUT-CONFLICT counts the writers of an in-place output's memory.
 
-Plain explore found the spec flagging a MemcpyAddrAsync the pass rightly inserts on ascend310p:
+Plain explore found the spec flagging a copy the compiler rightly inserts on ascend310p:
 Relu works in place over an atomic ReduceSum's output, which feeds the NetOutput. The memory
 is written by the ReduceSum's memset, which ascend310p cannot refresh, so the copy is needed;
 the spec now reads that from the tasks' slots (an input slot on the bytes of an output slot).
@@ -30,12 +30,12 @@ def _report(soc: str):
 
 def test_the_copy_after_an_in_place_output_over_a_memset_is_required():
     report = _report("ascend310p")
-    assert "PASS-MEMCPY-ADDR-ASYNC" in report.exercised
+    assert "PASS-LAYOUT-CONFLICT" in report.exercised
     assert not report.violations
 
 
 def test_and_missing_it_is_a_violation():
     from zcspec.checks.faults.registry import active
-    with active("memcpy-addr-async-skipped"):
+    with active("layout-conflict-skipped"):
         report = _report("ascend310p")
-    assert any(v.invariant_id == "PASS-MEMCPY-ADDR-ASYNC" for v in report.violations)
+    assert any(v.invariant_id == "PASS-LAYOUT-CONFLICT" for v in report.violations)

@@ -82,8 +82,8 @@ def test_any_for_all_in_the_memcpy_addr_async_refresh_test_is_caught():
         with bug():
             st = compile_stages(_chain(), CompileOptions(soc="ascend310p"))
             report = check(observe_model_file(encode(st.model), st.graph))
-        assert "PASS-MEMCPY-ADDR-ASYNC" in report.exercised
-        return [v for v in report.violations if v.invariant_id == "PASS-MEMCPY-ADDR-ASYNC"]
+        assert "PASS-LAYOUT-CONFLICT" in report.exercised
+        return [v for v in report.violations if v.invariant_id == "PASS-LAYOUT-CONFLICT"]
     assert violations(NO_BUG) == []
     (v,) = violations(_refreshable_any_for_all)
     assert "memset" in v.message and "reducesum" in v.culprit

@@ -10,10 +10,11 @@ from zcspec.spec.observables import BuildFacts, SocProfile, ZeroCopyEntry
 from zcspec.spec.registry import get
 
 PASS = "PASS-MEMCPY-ADDR-ASYNC"
+CONFLICT = "PASS-LAYOUT-CONFLICT"
 
 
-def _pass_violations(nodes, tasks=(), **kw):
-    return get(PASS).violations(model_file(nodes=tuple(nodes), tasks=tuple(tasks), **kw))
+def _pass_violations(nodes, tasks=(), claim=PASS, **kw):
+    return get(claim).violations(model_file(nodes=tuple(nodes), tasks=tuple(tasks), **kw))
 
 
 def test_memcpy_addr_async_not_required_when_the_soc_cannot_do_it():
@@ -28,28 +29,36 @@ _HCCL = [node_task(0, "ar", "hccl")]      # legacy cannot refresh HCCL tasks
 _HCCL_OK = [node_task(0, "ar", "hccl")]
 
 
-@pytest.mark.parametrize("nodes, tasks, soc_name, build, needed", [
-    ([node("x", "Data"), node("sm", "StreamMerge", "x")], [], "legacy", BuildFacts(), True),
-    ([node("x", "Data"), node("out", "NetOutput", "x")], [], "legacy", BuildFacts(), False),
-    ([node("x", "Data"), node("out", "NetOutput", "x")], [], "legacy", BuildFacts(offline=True), True),
-    ([node("x", "Data"), node("out", "NetOutput", "x")], [], "legacy", BuildFacts(single_op=True), True),
-    ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL, "legacy", BuildFacts(), True),
-    ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL, "legacy", BuildFacts(feature_base_refreshable=True), False),
-    ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL_OK, "ascend910b", BuildFacts(), False),
-    ([node("c", "Const"), node("out", "NetOutput", "c")], [], "legacy", BuildFacts(unknown_shape=True), False),
+@pytest.mark.parametrize("nodes, tasks, soc_name, build, claim, needed", [
+    ([node("x", "Data"), node("sm", "StreamMerge", "x")], [], "legacy", BuildFacts(), PASS, True),
+    ([node("x", "Data"), node("out", "NetOutput", "x")], [], "legacy", BuildFacts(), PASS, False),
+    ([node("x", "Data"), node("out", "NetOutput", "x")], [], "legacy", BuildFacts(offline=True), PASS, True),
+    ([node("x", "Data"), node("out", "NetOutput", "x")], [], "legacy", BuildFacts(single_op=True), PASS, True),
+    ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL, "legacy", BuildFacts(), PASS, True),
+    ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL, "legacy", BuildFacts(feature_base_refreshable=True),
+     PASS, False),
+    ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL_OK, "ascend910b", BuildFacts(), PASS, False),
+    ([node("c", "Const"), node("out", "NetOutput", "c")], [], "legacy", BuildFacts(unknown_shape=True), PASS, False),
     # The spec's table, not the compiler, says what a SoC refreshes: memset is stuck on ascend310p only.
     ([node("k", "ReduceSum"), node("out", "NetOutput", "k")], [node_task(0, "k", "memset", roles=("out",))],
-     "ascend310p", BuildFacts(), True),
+     "ascend310p", BuildFacts(), CONFLICT, True),
     ([node("k", "ReduceSum"), node("out", "NetOutput", "k")], [node_task(0, "k", "memset", roles=("out",))],
-     "ascend910b", BuildFacts(), False),
+     "ascend310p", BuildFacts(), PASS, False),     # the conflict optimizer's Identity, not MemcpyAddrAsyncPass's
+    ([node("k", "ReduceSum"), node("out", "NetOutput", "k")], [node_task(0, "k", "memset", roles=("out",))],
+     "ascend910b", BuildFacts(), CONFLICT, False),
     ([node("x", "Data"), node("k", "ReduceSum", "x")], [node_task(0, "k", "memset", roles=("out",))],
-     "ascend310p", BuildFacts(), False),    # a memset touches outputs only, so the input is not stuck
-    ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "legacy", BuildFacts(), True),
-    ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "ascend910b", BuildFacts(), False),
+     "ascend310p", BuildFacts(), CONFLICT, False),    # a memset touches outputs only, so the input is not stuck
+    ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "legacy", BuildFacts(), CONFLICT,
+     True),
+    ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "legacy",
+     BuildFacts(feature_base_refreshable=True), CONFLICT, False),
+    ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "ascend910b", BuildFacts(),
+     CONFLICT, False),
 ])
-def test_memcpy_addr_async_rules(nodes, tasks, soc_name, build, needed):
-    """PASS-MEMCPY-ADDR-ASYNC: each insertion rule of ge-facts.md 5.3.4, and the conditions that switch it off."""
-    found = _pass_violations(nodes, tasks, soc=SocProfile(soc_name), build=build)
+def test_memcpy_addr_async_rules(nodes, tasks, soc_name, build, claim, needed):
+    """PASS-MEMCPY-ADDR-ASYNC: each insertion rule of GE's MemcpyAddrAsyncPass and the conditions that switch
+    it off; PASS-LAYOUT-CONFLICT: user memory and a task the SoC cannot refresh."""
+    found = _pass_violations(nodes, tasks, claim=claim, soc=SocProfile(soc_name), build=build)
     assert bool(found) == needed
 
 
@@ -84,9 +93,15 @@ def test_memcpy_addr_async_soc_refresh_rules_look_through_views():
     base = [node("x", "Data"), view]
     loop = (node_task(0, "red", in_loop=True),)
     missing = model_file(nodes=(*base, red, node("out", "NetOutput", "red")), tasks=loop, soc=soc(True))
-    assert {v.culprit for v in get(PASS).violations(missing)} == {"edge 'x' -> 'red'", "edge 'red' -> 'out'"}
+    assert {v.culprit for v in get(CONFLICT).violations(missing)} == {"edge 'x' -> 'red'", "edge 'red' -> 'out'"}
     memset = (node_task(0, "red", roles=("in", "out")), node_task(1, "red", "memset", roles=("out",)))
-    copy = node("red_MemcpyAddrAsync_0", "MemcpyAddrAsync", "red")
-    fixed = model_file(nodes=(*base, red, copy, node("out", "NetOutput", "red_MemcpyAddrAsync_0")),
+    copy = NodeInfo("identity_0_NetOutput_MemLayoutConflict_0", "Identity", ("red",))
+    fixed = model_file(nodes=(*base, red, copy, node("out", "NetOutput", copy.name)),
                        tasks=memset, soc=SocProfile("ascend310p"))
-    assert get(PASS).violations(fixed) == ()
+    assert get(CONFLICT).violations(fixed) == () and get(PASS).violations(fixed) == ()
+    # A MemcpyAddrAsync there decouples the output too, but MemcpyAddrAsyncPass has no rule for that edge.
+    memcpy = node("red_MemcpyAddrAsync_0", "MemcpyAddrAsync", "red")
+    other = model_file(nodes=(*base, red, memcpy, node("out", "NetOutput", memcpy.name)), tasks=memset,
+                       soc=SocProfile("ascend310p"))
+    assert get(CONFLICT).violations(other) == ()
+    assert [v.culprit for v in get(PASS).violations(other)] == ["node 'red_MemcpyAddrAsync_0'"]

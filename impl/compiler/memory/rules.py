@@ -63,6 +63,13 @@ def continuous_input(node) -> str | None:
     return info.continuous_input
 
 
+def continuous_output(node) -> bool:
+    """GE's ``ATTR_NAME_CONTINUOUS_OUTPUT`` (node attribute ``continuous_output``, fused HCCL) on a node
+    with two or more outputs (``MemLayoutConflictUtil::IsContinuousOutput``, which the planner's
+    ``IsContinuousOutput`` calls): its outputs sit back to back in one block, each 512-aligned (2.11)."""
+    return bool(node.attr("continuous_output", False)) and len(node.outputs) > 1
+
+
 def atomic(node) -> bool:
     """Outputs accumulated into, cleaned before the node runs (2.5.4, 3.3)."""
     info = ops.info(node.op_type)

@@ -6,7 +6,9 @@ place as a whole:
 - ``tensor``: a root tensor and its symbol (views, in-place outputs);
 - ``group``: the roots feeding one continuous-input node, laid out back to
   back in input order (padding: each 512-aligned, ge-facts.md 2.5.6; no
-  padding: raw sizes, one block sized for all, 2.5.7, 3.5.2);
+  padding: raw sizes, one block sized for all, 2.5.7, 3.5.2), or the outputs
+  of one continuous-output node (fused HCCL), back to back in output order,
+  each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``);
 - ``workspace``: a node's scratch memory, live for its step only (2.2.5).
 
 Each unit carries its planning lifetime, already widened where a GE rule says
@@ -188,6 +190,28 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
     return groups
 
 
+def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Continuous-output node -> its output roots (GE's ``ApplyContinuousMemory``, ge-facts.md 2.11.2). A node
+    whose outputs reuse its inputs is skipped (its outputs are its inputs): in zcspec's IR that is a view,
+    whose outputs all alias input 0 (GE's INTERNAL_ERROR for only some cannot arise: in-place ops have one
+    output). An output also in a continuous-input group is a PlanError."""
+    in_group = {r: name for name, roots in taken.items() for r in roots}
+    groups: dict[str, list[str]] = {}
+    for name in lt.order:
+        node = graph.node[name]
+        if not rules.continuous_output(node):
+            continue
+        if any(lt.root[t] != t for t in node.outputs):
+            continue
+        for t in node.outputs:
+            if t in in_group:
+                raise PlanError(f"output {t!r} of continuous-output node {name!r} also feeds the continuous inputs "
+                                f"of {in_group[t]!r}: it would sit in two continuous blocks; copy it first",
+                                node=name, tensor=t, rule="continuous output, ge-facts.md 2.11.2")
+        groups[name] = list(node.outputs)
+    return groups
+
+
 def _common_label(nodes) -> str:
     """A symbol belongs to a batch branch only if every node writing it runs in that branch."""
     labels = {rules.batch_label(n) for n in nodes}
@@ -247,6 +271,24 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         owner=None if padding or not node.outputs else node.outputs[0])
 
 
+def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
+    """One block for all outputs of a continuous-output node, at output 0: output i at the sum of the
+    512-aligned sizes before it; live from the node to the last use of any output (2.11.2, 2.11.4)."""
+    graph, lt = facts.graph, facts.lt
+    node = graph.node[name]
+    offsets, cursor = [], 0
+    for r in roots:
+        offsets.append((r, cursor))
+        cursor += align(symbol_size(graph, lt, r, options), options.block_align)
+    reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node)
+    cross = any(facts.cross_stream(r) for r in roots)
+    first, last = _interval(facts, lt.step[name], max(lt.span[r][1] for r in roots), reusable, cross)
+    return Unit(
+        id=f"{name}#out", kind="group", roots=tuple(offsets), size=cursor, first=first, last=last,
+        stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
+        same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[name])
+
+
 def _workspace_units(graph: Graph, lt: Lifetimes, options) -> list[Unit]:
     out = []
     for ws in lt.workspaces:
@@ -268,9 +310,11 @@ def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     """Every unit of ``graph``, in GE's block creation order (by step: outputs, then workspaces)."""
     facts = _Facts(graph, lt, options)
     groups = _groups(graph, lt)
-    grouped = {r for roots in groups.values() for r in roots}
+    out_groups = _output_groups(graph, lt, groups)
+    grouped = {r for roots in (*groups.values(), *out_groups.values()) for r in roots}
     units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
     units += [_group_unit(facts, name, roots, options) for name, roots in groups.items()]
+    units += [_output_group_unit(facts, name, roots, options) for name, roots in out_groups.items()]
     units += _workspace_units(graph, lt, options)
     phase = {"tensor": 0, "group": 0, "workspace": 1}
     units.sort(key=lambda u: (u.alloc_step, phase[u.kind]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from zcspec.impl.compiler.errors import OptionError
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.compiler.passes.continuous_copies import insert_continuous_copies
+from zcspec.impl.compiler.passes.mem_layout_conflict import mem_layout_conflict
 from zcspec.impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
 from zcspec.impl.compiler.passes.outer_axis_views import outer_axis_views
 from zcspec.impl.compiler.validate import validate
@@ -17,12 +17,13 @@ PIPELINE = (
     # Outer-axis Split/Slice cut contiguous ranges: make them views so no copy runs
     # and model inputs can be split among tasks at relative offsets (ge-facts.md 5.2).
     ("outer_axis_views", outer_axis_views),
-    # A continuous-input group cannot hold a tensor another group (or a weight's fixed
-    # address) already pins: it reads a copy instead (ge-facts.md 2.5.6-2.5.8).
-    ("continuous_copies", insert_continuous_copies),
-    # Where the SoC cannot refresh a task bound to model I/O, a refreshable copy
-    # takes the refresh instead (ge-facts.md 5.3). Runs before memory planning, as in GE.
+    # GE's MemcpyAddrAsyncPass (OptimizeStage2): a refreshable copy from a constant to the
+    # graph output, and from a graph input to it in offline builds (ge-facts.md 5.3).
     ("memcpy_addr_async", memcpy_addr_async),
+    # GE's MemLayoutConflictOptimizer (MemConflictProc, before memory assignment): a copy where
+    # user memory meets a continuous block or an unrefreshable task, where a weight or a tensor
+    # another block holds would sit in a continuous block (ge-facts.md 5.4).
+    ("mem_layout_conflict", mem_layout_conflict),
 )
 
 

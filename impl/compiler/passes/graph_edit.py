@@ -1,17 +1,9 @@
-"""Small pure helpers passes share: the tensors whose memory is a graph input, inserting a node on an edge."""
+"""Small pure helpers passes share: a fresh node name, inserting a node on an edge."""
 from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler.aliases import aliases
-from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
-
-
-def model_input_tensors(graph: Graph) -> set[str]:
-    """Tensors whose memory is a graph input (the Data outputs and views of them), by the alias analysis."""
-    inputs = set(graph.inputs)
-    root = aliases(graph).root
-    return {t for t in graph.desc if root.get(t, t) in inputs}
+from zcspec.impl.compiler.ir import Graph, Node
 
 
 def fresh_name(graph: Graph, stem: str) -> str:
