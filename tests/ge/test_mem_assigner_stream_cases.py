@@ -14,9 +14,10 @@ import pytest
 
 from tests.helpers.ge_mem_assigner import some_op
 
-CROSS_STREAM = ("zcspec keeps a symbol read or written on another stream alive to the last step and merges "
-                "blocks within one stream only (units._interval, ge_blocks.level_two); GE ends it at the stream "
-                "dependency edge back (BlockMemAssigner::GetDiffStreamMaxLifeTime) and shares across streams in "
+CROSS_STREAM = ("zcspec ends a tensor read on another stream at the stream dependency edge back, as GE's "
+                "BlockMemAssigner::GetDiffStreamMaxLifeTime does (units._Facts.stream_last), but merges blocks "
+                "within one stream only (ge_blocks.level_two) and keeps a continuous group fed or read across "
+                "streams to the last step (units._group_unit, _output_group_unit); GE shares across streams in "
                 "level 2 (CanBlockLifeReuse/GetDependLifeBegin)")
 
 
@@ -36,11 +37,11 @@ def _multi_stream_graph(ge_graph, streams):
     return g
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="GE: HBM 19456 (the lower bound); zcspec: 21504. "
-                   + CROSS_STREAM)
 def test_graph_multi_stream_memory_reuse(ge_graph):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_multi_stream_memory_reuse):
-    MakeMultiDiffStreamGraph, a:1 -> b:0, c:2 -> d:1 -> e:1 (4 outputs) -> f:1; GE expects HBM 19456."""
+    MakeMultiDiffStreamGraph, a:1 -> b:0, c:2 -> d:1 -> e:1 (4 outputs) -> f:1; GE expects HBM 19456 (the
+    lower bound): a:0, read by b on stream 0 and c on stream 2, is free on stream 1 from d on, the first
+    node of stream 1 known to run after both (GetDiffStreamMaxLifeTime); held to the end, 21504."""
     assert _multi_stream_graph(ge_graph, (1, 0, 2, 1)).plan().attributes.memory_size == 19456
 
 

@@ -177,3 +177,37 @@ def test_a_fused_collective_with_continuous_outputs_compiles_loads_and_runs():
     b.output(b.op("Abs", [o0], name="a0"), o0, o1)
     for strategy in ("ge", "compact"):
         _pipeline_holds(b.build(), strategy)
+
+
+def test_a_tensor_read_on_another_stream_is_reused_after_the_edge_back_and_runs_race_free():
+    """GE's GetDiffStreamMaxLifeTime: a:0 (stream 1) is read by b on stream 0 and c on stream 2; d on stream 1
+    waits for both, so from d on stream 1 may reuse a:0's memory (GE's graph_multi_stream_memory_reuse). The
+    model runs through both runtimes with EXEC-NO-RACE judging every cross-stream access from the trace."""
+    b = GraphBuilder("edge_back")
+    x = b.input("x", (4, 64))
+    a = b.op("Relu", [x], name="a", stream=1)
+    bb = b.op("Neg", [a], name="b", stream=0)
+    c = b.op("Abs", [a], name="c", stream=2)
+    d = b.op("Add", [bb, c], name="d", stream=1)
+    e = b.op("Relu", [d], name="e", stream=1)
+    b.output(b.op("Neg", [e], name="f", stream=1))
+    for strategy in ("ge", "compact"):
+        p = _stages(b.build(), strategy).plan
+        if strategy == "ge":
+            assert p.tensor("e:0").block == p.tensor("a:0").block, "a:0 is free on stream 1 from d on"
+        _pipeline_holds(b.build(), strategy)
+
+
+def test_a_tensor_read_on_another_stream_is_not_reused_before_the_edge_back():
+    """a:0 (stream 1) is read by b on stream 0; m and n on stream 1 may run while b still reads, and only d
+    waits for b. Ending a:0's life at b's step let m take its memory: EXEC-NO-RACE and the oracle caught it."""
+    b = GraphBuilder("before_edge_back")
+    x = b.input("x", (4, 64))
+    a = b.op("Relu", [x], name="a", stream=1)
+    bb = b.op("Neg", [a], name="b", stream=0)
+    n = b.op("Neg", [b.op("Abs", [x], name="m", stream=1)], name="n", stream=1)
+    b.output(b.op("Add", [bb, n], name="d", stream=1))
+    for strategy in ("ge", "compact"):
+        p = _stages(b.build(), strategy).plan
+        assert p.tensor("a:0").block not in {p.tensor("m:0").block, p.tensor("n:0").block}
+        _pipeline_holds(b.build(), strategy)

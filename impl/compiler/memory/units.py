@@ -15,7 +15,8 @@ Each unit carries its planning lifetime, already widened where a GE rule says
 its memory is never shared: graph I/O symbols that are not zero-copy and
 producers in GE's no-reuse sets (2.3.3), ``_no_reuse`` nodes (2.5.2),
 atomic outputs (whole graph, 3.3.2), symbols read on another stream than
-their producer's (2.2.6, taken conservatively: to the end), and everything
+their producer's (until the first node of the producer's stream known to run
+after that reader, 2.9.4; continuous groups conservatively to the end), and everything
 when reuse is off (2.5.1). Widened at the start too: a piece written on another
 stream than the unit's may run as soon as that stream's events allow, so the
 unit begins at the latest step of its own stream known to run before that
@@ -146,6 +147,41 @@ class _Facts:
         stream = self.producers(r)[0].stream
         return any(n.stream != stream for n in self.readers(r))
 
+    def _clock_of(self):
+        if self._clock is None:
+            self._clock = stream_order.known_before(self.graph, self.lt.order)
+        return self._clock
+
+    def stream_last(self, r: str, stream: int, last: int) -> int:
+        """The last step of ``stream`` at which the memory of ``r`` may still be in use: GE's
+        ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.9.4). A reader on another
+        stream holds it until the first node of ``stream`` known to run after that reader (the stream
+        dependency edge back); with no such node it is held to the end. Readers without a task (views,
+        the NetOutput) touch no memory themselves."""
+        end, clock, step = self.lt.steps - 1, None, self.lt.step
+        for n in self.readers(r):
+            if n.stream == stream or not ops.task_kinds(n):
+                continue
+            if clock is None:
+                clock = self._clock_of()
+                on_stream = self._stream_nodes(stream)
+            back = next((step[m] for m in on_stream if step[m] > step[n.name]
+                         and clock[m].get(n.stream, -1) >= step[n.name]), None)
+            if back is None:
+                return end
+            last = max(last, back)
+        return last
+
+    def _stream_nodes(self, stream: int) -> list[str]:
+        """The nodes with a task on ``stream``, in execution order."""
+        if not hasattr(self, "_on_stream"):
+            self._on_stream: dict[int, list[str]] = {}
+            for name in self.lt.order:
+                node = self.graph.node[name]
+                if ops.task_kinds(node):
+                    self._on_stream.setdefault(node.stream, []).append(name)
+        return self._on_stream.get(stream, [])
+
     def first_write(self, roots, stream: int, first: int) -> int:
         """The step of ``stream`` from which the memory of ``roots`` may already be written.
 
@@ -157,9 +193,7 @@ class _Facts:
         for r in roots:
             for p in self.producers(r):
                 if p.stream != stream and ops.task_kinds(p):
-                    if self._clock is None:
-                        self._clock = stream_order.known_before(self.graph, self.lt.order)
-                    first = min(first, self._clock[p.name].get(stream, 0))
+                    first = min(first, self._clock_of()[p.name].get(stream, 0))
         return first
 
 
@@ -232,8 +266,8 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     is_atomic = zc is None and any(rules.atomic(n) for n in facts.producers(r))
     reusable = facts.reusable(r) and not is_atomic
     r_first, r_last = lt.span[r]
-    first, last = _interval(facts, facts.first_write((r,), producer.stream, r_first), r_last, reusable,
-                            facts.cross_stream(r))
+    first, last = _interval(facts, facts.first_write((r,), producer.stream, r_first),
+                            facts.stream_last(r, producer.stream, r_last), reusable, False)
     consumed = any(graph.consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
