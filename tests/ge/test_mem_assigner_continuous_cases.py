@@ -291,3 +291,115 @@ def test_ContinuousOutIn_SUCCESS_OutAsHeader(ge_graph):
                  ("hcom2", 0, "c", 1), ("a", 0, "c", 0), ("c", 0, "d", 0), ("d", 0, "netoutput", 0)]:
         g.edge(*edge)
     g.plan()
+
+
+HCOM_PIECE, TENSOR = 48 * 448 * 4, 448 * 448 * 4   # {1, 1, 48, 448} and {1, 1, 448, 448} float
+CONTINUOUS_MEM_MNG = ("GE: SUCCESS, a continuous output feeding a continuous input shares one block with the other "
+                      "inputs (BlockMemAssigner::AssignOutputMemoryWithReuse -> ContinuousMemMng); zcspec's planner "
+                      "raises PlanError, the output would sit in two continuous blocks (units._output_groups; the "
+                      "compiler's mem_layout_conflict pass copies it)")
+
+
+def _assign(g, name):
+    """GE's Assign with ATTR_NAME_REFERENCE ("ref" in, "ref" out): its output is its input 0's memory."""
+    g.node(name, op="Relu", outs=(TENSOR,), _reuse_input=True)
+
+
+@pytest.mark.xfail(strict=True, raises=PlanError, reason=CONTINUOUS_MEM_MNG)
+def test_ContinuousOutIn_SUCCESS_InAsHeaderAndTail(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_InAsHeaderAndTail):
+    BuildContinuousOutInWithInAsHeaderAndTail: c -> d -> b; a (stream 1), hcom1:0, hcom1:1 (continuous output),
+    b -> hcom2 (continuous input) -> netoutput, in the mocked order c, d, b, hcom1, a; GE expects SUCCESS."""
+    g = ge_graph("continuous_out_in_in_as_header_and_tail")
+    g.node("hcom1", op="HcomAllReduce", outs=(HCOM_PIECE,) * 2, continuous_output=True)
+    for name in "cdab":
+        g.node(name, op="Relu", outs=(TENSOR,), stream=1 if name == "a" else 0)
+    g.node("hcom2", op="HcomAllReduce", outs=(TENSOR,))
+    g.node("netoutput", op="NetOutput", outs=())
+    for edge in [("c", 0, "d", 0), ("d", 0, "b", 0), ("a", 0, "hcom2", 0), ("hcom1", 0, "hcom2", 1),
+                 ("hcom1", 1, "hcom2", 2), ("b", 0, "hcom2", 3), ("hcom2", 0, "netoutput", 0)]:
+        g.edge(*edge)
+    g.plan(order=("c", "d", "b", "hcom1", "a", "hcom2", "netoutput"))
+
+
+@pytest.mark.xfail(strict=True, raises=PlanError, reason=CONTINUOUS_MEM_MNG)
+def test_ContinuousOutIn_SUCCESS_TwoContinuousInNode(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_TwoContinuousInNode):
+    BuildContinuousOutInWithTwoContinuousInNode: hcom1 (continuous output, 6 outputs) -> a (stream 1), hcom2
+    (outputs 1, 2), hcom3 (outputs 3, 4), b -> c -> d -> netoutput; GE expects SUCCESS. GE's a, hcom2 and hcom3
+    have no outputs; zcspec's ops need one, so each has an unconsumed output."""
+    g = ge_graph("continuous_out_in_two_continuous_in")
+    g.node("hcom1", op="HcomAllReduce", outs=(HCOM_PIECE,) * 6, continuous_output=True)
+    g.node("a", op="Relu", outs=(TENSOR,), stream=1)
+    for name in ("b", "c", "d"):
+        g.node(name, op="Relu", outs=(TENSOR,))
+    for name in ("hcom2", "hcom3"):
+        g.node(name, op="HcomAllReduce", outs=(TENSOR,))
+    g.node("netoutput", op="NetOutput", outs=())
+    for edge in [("hcom1", 0, "a", 0), ("hcom1", 1, "hcom2", 0), ("hcom1", 2, "hcom2", 1), ("hcom1", 3, "hcom3", 0),
+                 ("hcom1", 4, "hcom3", 1), ("hcom1", 5, "b", 0), ("b", 0, "c", 0), ("c", 0, "d", 0),
+                 ("d", 0, "netoutput", 0)]:
+        g.edge(*edge)
+    g.plan(order=("hcom1", "a", "hcom2", "hcom3", "b", "c", "d", "netoutput"))
+
+
+def _dsl_continuous(ge_graph, name, chains, continuous_out, continuous_in):
+    """A graph of test_memory_shared_graph.cc's DSL builders: Relu, Assign (a ref) and HcomAllReduce nodes of
+    {1, 1, 448, 448} float; ``continuous_out`` nodes get MemConflictShareGraph::SetContinuousOutput. A node
+    without outputs in GE gets one unconsumed output (zcspec's ops need one)."""
+    g = ge_graph(name, dsl=True)
+    names = dict.fromkeys(n for chain in chains for n in chain)
+    outs = {n: sum(1 for chain in chains for a in chain[:-1] if a == n) for n in names}
+    for n in names:
+        if n.startswith("asign") or n == "assign":
+            _assign(g, n)
+        elif n == "netoutput":
+            g.node(n, op="NetOutput", outs=())
+        elif n.startswith("hcom"):
+            g.node(n, op="HcomAllReduce", outs=(TENSOR,) * max(outs[n], 1), continuous_output=n in continuous_out)
+        else:
+            g.node(n, op="Relu", outs=(TENSOR,))
+    for chain in chains:
+        g.chain(*chain)
+    assert all(n.startswith("hcom") for n in continuous_in)   # HcomAllReduce has continuous inputs by type
+    return g
+
+
+def test_ContinuousOutIn_SUCCESS_OneInput(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_OneInput):
+    BuildContinuousOutInWithOneInput: hcom1 (continuous output, 3 outputs) -> asign1 -> a -> netoutput,
+    -> asign2 -> hcom2 (one input: no continuous input), -> asign3 -> c; GE expects SUCCESS."""
+    chains = [("hcom1", "asign1", "a", "netoutput"), ("hcom1", "asign2", "hcom2"), ("hcom1", "asign3", "c")]
+    p = _dsl_continuous(ge_graph, "continuous_out_in_one_input", chains, {"hcom1"}, {"hcom2"}).plan()
+    assert len({p.tensor(f"hcom1:{k}").block for k in range(3)}) == 1
+
+
+def test_ContinuousOutIn_SUCCESS_OneOutput(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_OneOutput):
+    BuildContinuousOutInWithOneOutput: a, hcom1 (one output: no continuous output), b, each through an Assign,
+    into hcom2 (continuous input) -> netoutput; GE expects SUCCESS."""
+    chains = [("a", "asign1", "hcom2", "netoutput"), ("hcom1", "asign2", "hcom2"), ("b", "asign3", "hcom2")]
+    _dsl_continuous(ge_graph, "continuous_out_in_one_output", chains, {"hcom1"}, {"hcom2"}).plan()
+
+
+@pytest.mark.xfail(strict=True, raises=PlanError, reason=CONTINUOUS_MEM_MNG)
+def test_ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode):
+    BuildContinuousOutInWithTwoContinuousOutNodeAndRefNode: a, hcom1 (2 continuous outputs), b, hcom2 (2
+    continuous outputs), c, each through an Assign, into hcom3 (7 continuous inputs) -> netoutput; GE expects
+    SUCCESS."""
+    chains = [("a", "asign1", "hcom3", "netoutput"), ("hcom1", "asign2", "hcom3"), ("hcom1", "asign3", "hcom3"),
+              ("b", "asign4", "hcom3"), ("hcom2", "asign5", "hcom3"), ("hcom2", "asign6", "hcom3"),
+              ("c", "asign7", "hcom3")]
+    _dsl_continuous(ge_graph, "continuous_out_in_two_out_ref", chains, {"hcom1", "hcom2"}, {"hcom3"}).plan()
+
+
+@pytest.mark.xfail(strict=True, raises=PlanError, reason=CONTINUOUS_MEM_MNG)
+def test_ContinuousOutIn_SUCCESS_ThreeNode(ge_graph):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_ThreeNode):
+    BuildContinuousOutInWithThreeNode: hcom1, hcom2, hcom3 (2 continuous outputs each) and a feed hcom4 (a,
+    hcom1), hcom5 (hcom1, Assign of hcom2), hcom6 (hcom2, hcom3); hcom3 -> b -> netoutput; GE expects SUCCESS."""
+    chains = [("a", "hcom4"), ("hcom1", "hcom4"), ("hcom1", "hcom5"), ("hcom2", "assign", "hcom5"), ("hcom2", "hcom6"),
+              ("hcom3", "hcom6"), ("hcom3", "b", "netoutput")]
+    _dsl_continuous(ge_graph, "continuous_out_in_three", chains, {"hcom1", "hcom2", "hcom3"},
+                    {"hcom4", "hcom5", "hcom6"}).plan()
