@@ -73,3 +73,14 @@ def test_sync_copies_a_body_into_its_empty_copies_and_refuses_two_different_ones
     (tmp_path / "b.md").write_text("<!-- figures: x -->\nrun 2\n<!-- /figures -->\n")
     with pytest.raises(regenerate.DocError, match="block 'x' differs"):
         regenerate.sync(tmp_path)
+
+
+def test_a_figure_whose_script_exits_1_below_its_target_is_written_only_if_allowed():
+    """mutation_score.py exits 1 when verify's score misses the target: the figure is still its output."""
+    below = "import sys; print('score 83.3% < 90%'); sys.exit(1)"
+    body, _ = regenerate.produce(regenerate.Figure("t", ("-c", below), 0.1, printed=(0, 1)))
+    assert body.endswith("score 83.3% < 90%")
+    with pytest.raises(RuntimeError, match="exited 1"):
+        regenerate.produce(regenerate.Figure("t", ("-c", below), 0.1))
+    with pytest.raises(RuntimeError, match="exited 1"):   # exit 1 with nothing printed is a failure
+        regenerate.produce(regenerate.Figure("t", ("-c", "import sys; sys.exit(1)"), 0.1, printed=(0, 1)))
