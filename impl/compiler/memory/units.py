@@ -211,12 +211,13 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
             if r in graph.weight or rules.zero_memory(graph.node[graph.producer[r]]):
                 raise PlanError(f"node {name!r} needs its inputs in one continuous block, but input {t!r} is a "
                                 "weight or variable at a fixed address; copy it first (MemcpyAsync)",
-                                node=name, tensor=t, rule="continuous input, ge-facts.md 2.5.6")
+                                node=name, tensor=t,
+                                rule="continuous input, block_mem_assigner.cc AssignContinuousBlocks")
             if r in owner or r in roots:
                 other = owner.get(r, name)
                 raise PlanError(f"tensor {r!r} (via input {t!r}) would have to sit in two continuous-input "
                                 f"blocks (nodes {other!r} and {name!r})", node=name, tensor=t,
-                                rule="continuous input, ge-facts.md 2.5.6-2.5.8")
+                                rule="continuous input, block_mem_assigner.cc AssignContinuousBlocks")
             roots.append(r)
         for r in roots:
             owner[r] = name
@@ -241,7 +242,8 @@ def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> 
             if t in in_group:
                 raise PlanError(f"output {t!r} of continuous-output node {name!r} also feeds the continuous inputs "
                                 f"of {in_group[t]!r}: it would sit in two continuous blocks; copy it first",
-                                node=name, tensor=t, rule="continuous output, ge-facts.md 2.11.2")
+                                node=name, tensor=t,
+                                rule="continuous output, block_mem_assigner.cc ApplyContinuousMemory")
         groups[name] = list(node.outputs)
     return groups
 
