@@ -25,6 +25,7 @@ fixed offsets in their own regions (2.5.3).
 """
 from __future__ import annotations
 
+import bisect
 from typing import Mapping
 
 import attrs
@@ -102,6 +103,7 @@ class _Facts:
         self._producers: dict[str, list] = {}
         self._readers: dict[str, list] = {}
         self._clock = None
+        self._on_stream: dict[int, list[str]] | None = None
 
     def producers(self, r: str):
         if r not in self._producers:
@@ -157,25 +159,23 @@ class _Facts:
         ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.9.4). A reader on another
         stream holds it until the first node of ``stream`` known to run after that reader (the stream
         dependency edge back); with no such node it is held to the end. Readers without a task (views,
-        the NetOutput) touch no memory themselves."""
-        end, clock, step = self.lt.steps - 1, None, self.lt.step
+        the NetOutput) touch no memory themselves. Along a stream each node knows at least what the one
+        before it knows, so the first node knowing the reader is found by bisection."""
+        end, step = self.lt.steps - 1, self.lt.step
         for n in self.readers(r):
             if n.stream == stream or not ops.task_kinds(n):
                 continue
-            if clock is None:
-                clock = self._clock_of()
-                on_stream = self._stream_nodes(stream)
-            back = next((step[m] for m in on_stream if step[m] > step[n.name]
-                         and clock[m].get(n.stream, -1) >= step[n.name]), None)
-            if back is None:
+            clock, on_stream = self._clock_of(), self._stream_nodes(stream)
+            i = bisect.bisect_left(on_stream, step[n.name], key=lambda m: clock[m].get(n.stream, -1))
+            if i == len(on_stream):
                 return end
-            last = max(last, back)
+            last = max(last, step[on_stream[i]])
         return last
 
     def _stream_nodes(self, stream: int) -> list[str]:
         """The nodes with a task on ``stream``, in execution order."""
-        if not hasattr(self, "_on_stream"):
-            self._on_stream: dict[int, list[str]] = {}
+        if self._on_stream is None:
+            self._on_stream = {}
             for name in self.lt.order:
                 node = self.graph.node[name]
                 if ops.task_kinds(node):
