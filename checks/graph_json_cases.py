@@ -31,8 +31,9 @@ from zcspec.impl.compiler import graph_json   # the writer under test (the reade
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
 
 
-def _node(name, op, ins, outs, **attrs_):
-    return {"name": name, "op_type": op, "inputs": list(ins), "outputs": list(outs), "attrs": attrs_, "stream": 0}
+def _node(name, op, ins, outs, ctrl=(), **attrs_):
+    return {"name": name, "op_type": op, "inputs": list(ins), "outputs": list(outs), "attrs": attrs_, "stream": 0,
+            "control_inputs": list(ctrl)}
 
 
 def _tensor(name, shape=(2, 3), dtype="float32"):
@@ -48,22 +49,23 @@ def base() -> dict:
     nodes = [_node("x", "Data", [], ["x"], index=0), _node("scale", "Mul", ["x", "w"], ["a"]),
              _node("relu", "Relu", ["a"], ["y"]), _node("NetOutput", "NetOutput", ["y"], [])]
     weights = [{"name": "w", "splat": False, "data": _b64(np.arange(6, dtype=np.float32) - 2.5)}]
-    return {"format": "zcspec-graph", "version": 1, "name": "base", "nodes": nodes,
+    return {"format": "zcspec-graph", "version": 2, "name": "base", "nodes": nodes,
             "tensors": [_tensor("x"), _tensor("w"), _tensor("a"), _tensor("y")], "weights": weights}
 
 
 def importing() -> dict:
-    """Every value form: a tagged -inf float, a tagged tuple, a dense and a splat weight, a float attribute."""
+    """Every value form: a tagged -inf float, a tagged tuple, a dense and a splat weight, a float attribute,
+    a control edge."""
     nodes = [_node("x", "Data", [], ["x"], index=0), _node("scale", "Mul", ["x", "w"], ["a"]),
              _node("shift", "Add", ["a", "half"], ["b"]),
              _node("clip", "Clip", ["b"], ["c"], min={"float": "-inf"}, max=4.0),
-             _node("swap", "Transpose", ["c"], ["y"], perm={"tuple": [1, 0]}),
+             _node("swap", "Transpose", ["c"], ["y"], ["shift"], perm={"tuple": [1, 0]}),
              _node("NetOutput", "NetOutput", ["y"], [])]
     weights = [{"name": "half", "splat": True, "data": _b64(np.array([0.5], np.float32))},
                {"name": "w", "splat": False, "data": _b64(np.arange(6, dtype=np.float32) - 2.5)}]
     tensors = [_tensor("x"), _tensor("w"), _tensor("half"), _tensor("a"), _tensor("b"), _tensor("c"),
                _tensor("y", (3, 2))]
-    return {"format": "zcspec-graph", "version": 1, "name": "tagged", "nodes": nodes, "tensors": tensors,
+    return {"format": "zcspec-graph", "version": 2, "name": "tagged", "nodes": nodes, "tensors": tensors,
             "weights": weights}
 
 
@@ -75,8 +77,14 @@ def _merge(labels=("b1", "b2"), merge_label=None, a2_shape=(2, 3)) -> dict:
     nodes = [_node("x", "Data", [], ["x"], index=0), _node("r1", "Relu", ["x"], ["a1"], _batch_label="b1"),
              _node("r2", "Neg", ["x"], ["a2"], _batch_label="b2"), _node("m", "Merge", ["a1", "a2"], ["y"], **merge_attrs),
              _node("NetOutput", "NetOutput", ["y"], [])]
-    return {"format": "zcspec-graph", "version": 1, "name": "merge", "nodes": nodes,
+    return {"format": "zcspec-graph", "version": 2, "name": "merge", "nodes": nodes,
             "tensors": [_tensor("x"), _tensor("a1"), _tensor("a2", a2_shape), _tensor("y")], "weights": []}
+
+
+def _version_1(doc) -> None:
+    doc["version"] = 1
+    for n in doc["nodes"]:
+        del n["control_inputs"]
 
 
 def _changed(change, doc=None) -> str:
@@ -115,7 +123,8 @@ def _written_by_to_json():
     graph = Graph(doc["name"],
                   [Node(n["name"], n["op_type"], n["inputs"], n["outputs"],
                         {"min": float("-inf"), "max": 4.0} if n["op_type"] == "Clip" else
-                        {"perm": (1, 0)} if n["op_type"] == "Transpose" else n["attrs"]) for n in doc["nodes"]],
+                        {"perm": (1, 0)} if n["op_type"] == "Transpose" else n["attrs"], n["stream"],
+                        n["control_inputs"]) for n in doc["nodes"]],
                   [TensorDesc(t["name"], t["shape"], t["dtype"], t["format"]) for t in doc["tensors"]],
                   [Weight(w["name"], base64.b64decode(w["data"]), w["splat"]) for w in doc["weights"]])
     why = "the graph to_json writes (tagged -inf, a tuple, a splat weight) reads back and runs"
@@ -144,8 +153,13 @@ def graph_json_cases():
           why="a text that is not JSON"),
         C("graph_json_wrong_format", json.dumps({**base(), "format": "onnx"}), "GraphFormatError",
           ('"format": \'zcspec-graph\'',), why="a document of another format"),
-        C("graph_json_wrong_version", json.dumps({**base(), "version": 2}), "GraphFormatError",
-          ("version 2",), why="a version this reader does not know"),
+        C("graph_json_wrong_version", json.dumps({**base(), "version": 3}), "GraphFormatError",
+          ("version 3",), why="a version this reader does not know"),
+        C("graph_json_version_1", _changed(_version_1), why="a version-1 file (no control_inputs) still imports"),
+        C("graph_json_control_inputs_missing", _changed(_drop(node(1, "control_inputs"))), "GraphFormatError",
+          ("KeyError", "'control_inputs'"), why="a version-2 node without its control inputs"),
+        C("graph_json_control_inputs_not_names", _changed(_set(node(2, "control_inputs"), "scale")), "GraphFormatError",
+          ("'relu'", "control_inputs"), why="control inputs that are not a list of names"),
         C("graph_json_node_without_op_type", _changed(_drop(node(1, "op_type"))), "GraphFormatError",
           ("KeyError", "'op_type'"), why="a node without a required key"),
         C("graph_json_weights_missing", _changed(_drop(("weights",))), "GraphFormatError", ("KeyError", "'weights'"),
@@ -181,6 +195,12 @@ def graph_json_cases():
           ("'base'", "exactly one NetOutput node, has 0"), why="a graph without its NetOutput"),
         C("graph_json_data_index_gap", _changed(_set(node(0, "attrs"), {"index": 1})), "GraphError",
           ("Data node indexes must be 0..0", "[1]"), why="Data indexes that are not 0..n-1"),
+        C("graph_json_control_input_unknown", _changed(_set(node(2, "control_inputs"), ["ghost"])), "GraphError",
+          ("'relu'", "'ghost'", "not a node"), why="a control edge from a node the graph lacks"),
+        C("graph_json_control_input_twice", _changed(_set(node(2, "control_inputs"), ["x", "x"])), "GraphError",
+          ("'relu'", "'x' twice"), why="one control edge listed twice"),
+        C("graph_json_control_cycle", _changed(_set(node(1, "control_inputs"), ["relu"])), "CycleError",
+          ("scale", "relu"), why="a control edge closing a cycle with a data edge"),
         C("graph_json_dangling_edge", _changed(_set(node(2, "inputs"), ["ghost"])), "MissingTensorError",
           ("'relu'", "'ghost'"), why="a node reading a tensor nothing writes"),
         C("graph_json_tensor_without_desc", _changed(lambda d: d["tensors"].pop(2)), "GraphError",

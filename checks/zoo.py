@@ -170,6 +170,19 @@ def cross_stream_group() -> Graph:
     return b.build()
 
 
+def control_edge_back() -> Graph:
+    """a:0 (stream 1) is read by b on stream 0; m on stream 1 follows b by a control edge only, which GE
+    synchronises as a data edge (StreamAllocator::InsertSyncEvents): from m on, stream 1 may reuse a:0's
+    memory (GetDiffStreamMaxLifeTime), and the runtimes must put their event on that control edge."""
+    b = GraphBuilder("control_edge_back")
+    x = b.input("x", (4, 64))
+    a = b.op("Relu", [x], name="a", stream=1)
+    bb = b.op("Neg", [a], name="b", stream=0)
+    n = b.op("Neg", [b.op("Abs", [x], name="m", stream=1, control_inputs=("b",))], name="n", stream=1)
+    b.output(b.op("Add", [bb, n], name="d", stream=1))
+    return b.build()
+
+
 def dynamic_batch_graph(labels: tuple[str, ...] = ("b1", "b2"), shape: tuple[int, ...] = (4, 64)) -> Graph:
     """x -> per branch label three ops (each branch computes something different) -> Merge -> Add(., x).
 
@@ -213,6 +226,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "workspace_streams": _workspace_streams,
     "sized_inputs": _sized_inputs,
     "cross_stream_group": cross_stream_group,
+    "control_edge_back": control_edge_back,
     "constants": _constants,
     "dynamic_batch": dynamic_batch_graph,
 }

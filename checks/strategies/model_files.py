@@ -30,7 +30,7 @@ import json
 from hypothesis import strategies as st
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.impl.compiler.model_file.encode import HEADER, pack
+from zcspec.impl.compiler.model_file.encode import HEADER, VERSION, pack
 from zcspec.spec.invariants.model_file import is_free
 
 OPS = ("truncate", "flip", "bad_magic", "bad_version", "bad_digest", "extend", "bad_offset", "bad_region", "field")
@@ -113,7 +113,7 @@ def _mutate(data: bytes, op: str, at: int) -> bytes:
     if op == "bad_magic":
         return b"ONNXMDL\0" + data[8:]
     if op == "bad_version":
-        return data[:8] + (3 + 1 + at % 7).to_bytes(4, "little") + data[12:]
+        return data[:8] + (VERSION + 1 + at % 7).to_bytes(4, "little") + data[12:]
     if op == "bad_digest":
         i = _DIGEST_AT + at % 32
         return data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]

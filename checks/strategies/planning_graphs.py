@@ -1,8 +1,8 @@
 """Random graphs for planners: the checker's executable graphs, decorated with planning attributes.
 
 ``planning_graphs()`` draws a graph from ``zcspec.checks.strategies.graphs`` and then,
-per node, optionally a workspace list, ``_no_reuse``, another stream and a
-dynamic-batch label, so every planning rule is exercised together.
+per node, optionally a workspace list, ``_no_reuse``, another stream, a control edge
+from an earlier node and a dynamic-batch label, so every planning rule is exercised together.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from zcspec.checks.strategies.graphs import graphs
 from zcspec.impl.compiler.ir import Graph
+from zcspec.impl.compiler.topology import execution_order
 
 _WORKSPACES = st.lists(st.sampled_from([0, 100, 512, 1000, 4096]), max_size=2).map(tuple)
 
@@ -19,10 +20,13 @@ _WORKSPACES = st.lists(st.sampled_from([0, 100, 512, 1000, 4096]), max_size=2).m
 def decorate(draw, graph: Graph, extras: bool = True, *, labels: bool = True, other_stream: int = 6,
              streams: int = 2) -> Graph:
     """``graph`` with some nodes given a workspace list, ``_no_reuse``, a stream other than 0 (one
-    node in ``other_stream``, on stream 1 to ``streams - 1``) and, when ``labels``, a dynamic-batch
-    label (a label without its Merge makes the graph plannable but not executable: executions draw
-    none)."""
+    node in ``other_stream``, on stream 1 to ``streams - 1``), a control edge from a node that runs
+    before it (one in four: on several streams it orders them as a data edge does) and, when
+    ``labels``, a dynamic-batch label (a label without its Merge makes the graph plannable but not
+    executable: executions draw none)."""
     nodes = []
+    step = {name: i for i, name in enumerate(execution_order(graph))}
+    ops_before = sorted((n for n in graph.nodes if n.op_type not in ("Data", "NetOutput")), key=lambda n: step[n.name])
     for n in graph.nodes:
         if n.op_type in ("Data", "NetOutput") or not extras or not draw(st.booleans()):
             nodes.append(n)
@@ -37,6 +41,9 @@ def decorate(draw, graph: Graph, extras: bool = True, *, labels: bool = True, ot
         n = n.with_attrs(**changes)
         if draw(st.integers(0, other_stream - 1)) == 0:
             n = attrs.evolve(n, stream=draw(st.integers(1, streams - 1)))
+        earlier = [m.name for m in ops_before if step[m.name] < step[n.name]]
+        if earlier and draw(st.integers(0, 3)) == 0:
+            n = attrs.evolve(n, control_inputs=(draw(st.sampled_from(earlier)),))
         nodes.append(n)
     return attrs.evolve(graph, nodes=nodes)
 

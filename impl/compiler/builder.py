@@ -61,9 +61,11 @@ class GraphBuilder:
         dtype: str | None = None,
         outputs: Sequence[tuple[Shape, str]] | None = None,
         stream: int = 0,
+        control_inputs: Sequence[str] = (),
         **attrs: Any,
     ) -> str | tuple[str, ...]:
-        """Add a node; returns its output tensor name, or a tuple when ``outputs`` lists several."""
+        """Add a node; returns its output tensor name, or a tuple when ``outputs`` lists several.
+        ``control_inputs``: names of nodes it must run after without reading their outputs."""
         inputs = tuple(inputs)
         name = name or self._fresh(op_type)
         first = self._tensors[inputs[0]] if inputs else None
@@ -76,7 +78,7 @@ class GraphBuilder:
         names = tuple(f"{name}:{i}" for i in range(len(specs)))
         for t, (s, d) in zip(names, specs):
             self._tensors[t] = TensorDesc(t, s, d)
-        self._nodes.append(Node(name, op_type, inputs, names, attrs, stream))
+        self._nodes.append(Node(name, op_type, inputs, names, attrs, stream, tuple(control_inputs)))
         return names if outputs is not None else names[0]
 
     def output(self, *tensors: str, name: str = "NetOutput") -> None:

@@ -15,7 +15,10 @@ from zcspec.impl.compiler.errors import GraphFormatError
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
 
 FORMAT = "zcspec-graph"
-VERSION = 1
+# 2: every node carries "control_inputs" (the nodes it must run after, GE's control edges); a version-1
+#    file has none, and is read as such.
+VERSION = 2
+READS = (1, 2)
 
 
 def encode_value(v: Any) -> Any:
@@ -52,6 +55,7 @@ def to_dict(graph: Graph) -> dict:
                 "outputs": list(n.outputs),
                 "attrs": {k: encode_value(v) for k, v in n.attrs},
                 "stream": n.stream,
+                "control_inputs": list(n.control_inputs),
             }
             for n in graph.nodes
         ],
@@ -68,13 +72,16 @@ def to_dict(graph: Graph) -> dict:
 def from_dict(doc: dict) -> Graph:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise GraphFormatError(f"not a zcspec graph: expected \"format\": {FORMAT!r}")
-    if doc.get("version") != VERSION:
-        raise GraphFormatError(f"graph format version {doc.get('version')!r} is not supported (this zcspec reads {VERSION})")
+    version = doc.get("version")
+    if version not in READS:
+        raise GraphFormatError(f"graph format version {version!r} is not supported (this zcspec reads "
+                               f"{', '.join(map(str, READS))})")
     try:
         nodes = [
             Node(
                 name=n["name"], op_type=n["op_type"], inputs=n["inputs"], outputs=n["outputs"],
                 attrs={k: decode_value(v) for k, v in n["attrs"].items()}, stream=n["stream"],
+                control_inputs=_names(n["control_inputs"], n["name"]) if version >= 2 else (),
             )
             for n in doc["nodes"]
         ]
@@ -86,6 +93,12 @@ def from_dict(doc: dict) -> Graph:
         if isinstance(e, GraphFormatError):
             raise
         raise GraphFormatError(f"malformed graph JSON: {type(e).__name__}: {e}") from e
+
+
+def _names(value, node) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise GraphFormatError(f"node {node!r}: \"control_inputs\" must be a list of node names, got {value!r}")
+    return tuple(value)
 
 
 def to_json(graph: Graph, *, indent: int | None = None) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 
 import attrs
 import numpy as np
+from attrs import field as _field  # the class Node has a field named attrs
 
 from zcspec.impl.compiler.errors import AttributeError_
 from zcspec.impl.platform import dtypes, storage
@@ -60,7 +61,12 @@ class TensorDesc:
 
 @attrs.frozen
 class Node:
-    """One operation. ``inputs``/``outputs`` are tensor names; ``stream`` is its logical stream."""
+    """One operation. ``inputs``/``outputs`` are tensor names; ``stream`` is its logical stream.
+
+    ``control_inputs`` names the nodes that must have run before this one although it reads none
+    of their outputs (GE's control edges, ``InControlAnchor``): they order the execution, and
+    between streams they are synchronised as a data edge is (``StreamAllocator::InsertSyncEvents``
+    puts an event on every control edge whose ends sit on two streams)."""
 
     name: str
     op_type: str
@@ -68,6 +74,7 @@ class Node:
     outputs: tuple[str, ...] = attrs.field(converter=tuple, default=())
     attrs: tuple = attrs.field(default=())
     stream: int = 0
+    control_inputs: tuple[str, ...] = _field(converter=tuple, default=())
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "attrs", freeze_attrs(self.name, self.attrs))
@@ -148,6 +155,14 @@ class Graph:
             for t in dict.fromkeys(n.inputs):
                 out.setdefault(t, []).append(n.name)
         return {t: tuple(v) for t, v in out.items()}
+
+    @functools.cached_property
+    def predecessors(self) -> Mapping[str, tuple[str, ...]]:
+        """Node name -> the nodes it must run after: the producers of its inputs (weights have none),
+        then its control inputs, each once."""
+        producer = self.producer
+        return {n.name: tuple(dict.fromkeys([producer[t] for t in n.inputs if t in producer] + list(n.control_inputs)))
+                for n in self.nodes}
 
     @property
     def data_nodes(self) -> tuple[Node, ...]:

@@ -10,20 +10,17 @@ from zcspec.impl.compiler.ir import Graph
 
 
 def dependency_graph(graph: Graph) -> nx.DiGraph:
-    """Nodes by name, an edge producer -> consumer for every tensor read (weights add no edges)."""
+    """Nodes by name, an edge producer -> consumer for every tensor read (weights add no edges) and
+    for every control edge."""
     dg = nx.DiGraph()
     dg.add_nodes_from((n.name, {"index": i}) for i, n in enumerate(graph.nodes))
-    producer = graph.producer
-    for n in graph.nodes:
-        for t in n.inputs:
-            src = producer.get(t)
-            if src is not None:
-                dg.add_edge(src, n.name)
+    for name, preds in graph.predecessors.items():
+        dg.add_edges_from((p, name) for p in preds)
     return dg
 
 
 def execution_order(graph: Graph) -> tuple[str, ...]:
-    """Stable topological order: among ready nodes, the one inserted first runs first.
+    """Stable topological order over data and control edges: among ready nodes, the one inserted first runs first.
 
     Data nodes only depend on nothing, so with GraphBuilder and the ONNX front end
     (which insert them first) they take the first steps; NetOutput takes the last.
@@ -34,12 +31,12 @@ def execution_order(graph: Graph) -> tuple[str, ...]:
     planner needs it for 100k-node graphs, where building the networkx graph
     first costs seconds.
     """
-    producer = graph.producer
     index = {n.name: i for i, n in enumerate(graph.nodes)}
     succ: list[list[int]] = [[] for _ in graph.nodes]
     indegree = [0] * len(graph.nodes)
+    preds = graph.predecessors
     for i, n in enumerate(graph.nodes):
-        for src in {producer[t] for t in n.inputs if t in producer}:
+        for src in preds[n.name]:
             succ[index[src]].append(i)
             indegree[i] += 1
     ready = [i for i, d in enumerate(indegree) if d == 0]

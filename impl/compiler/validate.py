@@ -34,6 +34,7 @@ def validate(graph: Graph) -> Graph:
     _merges_valid(graph)
     _reuse_inputs_valid(graph)
     _continuous_outputs_valid(graph)
+    _control_inputs_valid(graph)
     execution_order(graph)  # raises CycleError
     return graph
 
@@ -78,6 +79,19 @@ def _io_nodes(graph: Graph) -> None:
     indexes = [n.attr("index") for n in graph.data_nodes]
     if sorted(i for i in indexes if isinstance(i, int)) != list(range(len(indexes))):
         raise GraphError(f"Data node indexes must be 0..{len(indexes) - 1}, got {indexes!r}")
+
+
+def _control_inputs_valid(graph: Graph) -> None:
+    """Each control input names another node of the graph, once."""
+    for n in graph.nodes:
+        for src in n.control_inputs:
+            if src not in graph.node:
+                raise GraphError(f"node {n.name!r} has a control input from {src!r}, which is not a node of the graph",
+                                 node=n.name)
+            if src == n.name:
+                raise GraphError(f"node {n.name!r} has a control input from itself", node=n.name)
+        if (dup := _first_duplicate(n.control_inputs)) is not None:
+            raise GraphError(f"node {n.name!r} lists control input {dup!r} twice", node=n.name)
 
 
 def _tensors_resolved(graph: Graph) -> None:

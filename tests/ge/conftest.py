@@ -22,8 +22,8 @@ workspace sizes) and turns it into what zcspec plans:
 - the execution order is GE's default DFS topological sort
   (``ComputeGraphImpl::DFSTopologicalSorting`` with ``SortNodes``,
   ``graph_metadef/graph/normal_graph/compute_graph.cc``), computed from the edges in
-  the order the GE test added them. Control edges only shape that order: zcspec's IR
-  has no control edges, so they create no stream dependency here.
+  the order the GE test added them. Control edges become the nodes' ``control_inputs``:
+  they shape that order and, between streams, order the streams as a data edge does.
 """
 from __future__ import annotations
 
@@ -161,7 +161,8 @@ class GeGraph:
                 inputs, need_dummy = [_DUMMY], True
             for t, size in zip(outputs, spec["outs"]):
                 descs[t] = TensorDesc(t, (size,), "uint8")
-            nodes.append(Node(name, spec["op"], inputs, outputs, node_attrs, spec["stream"]))
+            ctrl = tuple(dict.fromkeys(src for src, dst in self._ctrl if dst == name))
+            nodes.append(Node(name, spec["op"], inputs, outputs, node_attrs, spec["stream"], ctrl))
         if not any(n.op_type == "NetOutput" for n in nodes):
             nodes.append(Node("ge_netoutput", "NetOutput", (_DUMMY,), ()))
             need_dummy = True

@@ -180,6 +180,41 @@ def test_DiffStreamNoPaddingContinuousInputNotReuse(ge_graph, disjoint):
     assert disjoint(g.plan(), "A:1", "B:0")
 
 
+def test_DiffStreamNoPaddingContinuousInputHasEdgeCanReuse(ge_graph, reuses):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, DiffStreamNoPaddingContinuousInputHasEdgeCanReuse):
+    MakeDiffStreamSameOutGraphWithNoPaddingContinousInput3, E (two outputs, E:1 unread) -> A (two outputs) -> B:0,
+    and C:1, both into D:0 (NoPadding continuous input); a control edge A -> C. C's stream now knows stream 0 up
+    to A, so the group's life begins at A and E:1, free before A, shares B's memory (CheckReuse)."""
+    g = ge_graph("diff_stream_nopadding3")
+    g.node("E", op="Split", outs=(2048, 2048))
+    g.node("A", op="Split", outs=(2048, 2048))
+    g.node("B", outs=(2048,))
+    g.node("C", outs=(2048,), stream=1)
+    g.node("D", op="PhonyConcat", outs=(4096,))
+    g.edge("E", 0, "A", 0).edge("A", 0, "B", 0).edge("B", 0, "D", 0).edge("C", 0, "D", 1).ctrl("A", "C")
+    assert reuses(g.plan(), "E:1", "B:0")
+
+
+def test_DiffStreamNoPaddingContinuousInput_CanNotReuse_HasEdgeButLifeTimeTooBig(ge_graph, reuses):
+    """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
+    DiffStreamNoPaddingContinuousInput_CanNotReuse_HasEdgeButLifeTimeTooBig):
+    MakeDiffStreamSameOutGraphWithNoPaddingContinousInput4, G (3072, two outputs, G:1 unread) -> A -> C:0 and
+    B:1 (two outputs) -> D:1, C and D into E:0 (NoPadding continuous input) -> F:1; a control edge A -> B. D's
+    stream knows stream 0 up to A (through B), so the group's life begins at A and G:1 shares C's memory
+    (CheckReuse, despite the test's name)."""
+    g = ge_graph("diff_stream_nopadding4")
+    g.node("G", op="Split", outs=(3072, 3072))
+    g.node("A", outs=(2048,))
+    g.node("B", op="Split", outs=(2048, 2048), stream=1)
+    g.node("C", outs=(2048,))
+    g.node("D", outs=(2048,), stream=1)
+    g.node("E", op="PhonyConcat", outs=(4096,))
+    g.node("F", outs=(1024,), stream=1)
+    g.edge("G", 0, "A", 0).edge("A", 0, "C", 0).edge("B", 0, "D", 0).edge("C", 0, "E", 0).edge("D", 0, "E", 1)
+    g.edge("E", 0, "F", 0).ctrl("A", "B")
+    assert reuses(g.plan(), "G:1", "C:0")
+
+
 def _same_out_graph(ge_graph, d_stream=2, d_before_f=False):
     """MakeDiffStreamSameOutGraphWithNoPaddingContinousInput: a:1 -> b:0, c:1; c, b -> d (NoPadding,
     output refs input 0); c -> e:1 -> f:1; optionally d ..ctrl..> f."""

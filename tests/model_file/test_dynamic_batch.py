@@ -19,7 +19,7 @@ def test_every_task_carries_its_branch_and_the_file_keeps_it():
     m = build_model(dynamic_batch_graph())
     assert {t.node: t.batch for t in m.tasks.tasks} == {
         "b1_0": "b1", "b1_1": "b1", "b1_2": "b1", "b2_0": "b2", "b2_1": "b2", "b2_2": "b2", "merge": "", "out": ""}
-    assert VERSION == 3
+    assert VERSION >= 3  # since version 3 every task carries its branch
     assert load_model(encode(m)) == m
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, note, reject
 
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.planning_graphs import planning_graphs
-from zcspec.checks.zoo import load as zoo_graph
+from zcspec.checks.zoo import control_edge_back, load as zoo_graph
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.memory.errors import PlanError
@@ -211,3 +211,23 @@ def test_a_tensor_read_on_another_stream_is_not_reused_before_the_edge_back():
         p = _stages(b.build(), strategy).plan
         assert p.tensor("a:0").block not in {p.tensor("m:0").block, p.tensor("n:0").block}
         _pipeline_holds(b.build(), strategy)
+
+
+def test_a_control_edge_back_frees_a_tensor_read_on_another_stream_and_runs_race_free():
+    """builtin:control_edge_back: m (stream 1) follows b (stream 0) by a control edge, so from m on stream 1
+    may reuse a:0's memory; both runtimes put their event on that edge."""
+    p = _stages(control_edge_back(), "ge").plan
+    assert p.tensor("n:0").block == p.tensor("a:0").block, "a:0 is free on stream 1 from m on"
+    for strategy in ("ge", "compact"):
+        _pipeline_holds(control_edge_back(), strategy)
+
+
+def test_without_the_control_edges_event_the_reuse_races(monkeypatch):
+    """Break on purpose: tasks that forget their control edges (no ``after``) let n overwrite a:0 while b
+    may still read it on stream 0; the device trace shows it (EXEC-NO-RACE)."""
+    from zcspec.impl.compiler.tasks import taskgen
+    monkeypatch.setattr(taskgen, "_control_after", lambda *args: ())
+    scenario = Scenario("execution", control_edge_back(), CompileOptions(strategy="ge"),
+                        {"runtime": "differential", "zero_copy": True, "inputs": "normal", "seed": 0})
+    failed = {i for r in evaluate(scenario, ("EXEC-NO-RACE",)) for i in r.violated()}
+    assert failed == {"EXEC-NO-RACE"}

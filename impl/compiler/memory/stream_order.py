@@ -1,11 +1,11 @@
 """Which steps of each stream are known to have run before a node: the order streams guarantee.
 
 Tasks of one stream run in launch order (the execution order). Across streams the only
-order is the event GE puts on every data edge between nodes on different streams
+order is the event GE puts on every data or control edge between nodes on different streams
 (``StreamAllocator::InsertSyncEvents`` → ``InsertOneEventInTwoNodes``: a send after the
 producer, a receive before the consumer). So node ``u`` has run before node ``v`` starts
-in every schedule exactly when a path of data edges and same-stream successions leads
-from ``u`` to ``v``. Along a stream a node's step says nothing about when it runs
+in every schedule exactly when a path of data and control edges and same-stream successions
+leads from ``u`` to ``v``. Along a stream a node's step says nothing about when it runs
 relative to another stream: a node on stream 1 with a late step may run while stream 0
 is still at its first steps.
 
@@ -30,13 +30,13 @@ from zcspec.impl.compiler.ir import Graph
 def known_before(graph: Graph, order: tuple[str, ...]) -> dict[str, Mapping[int, int]]:
     """Node -> {stream: latest step of that stream that has run before the node, itself included}."""
     step = {name: i for i, name in enumerate(order)}
-    producer = graph.producer
+    predecessors = graph.predecessors
     clock: dict[str, dict[int, int]] = {}
     last_on: dict[int, str] = {}   # stream -> its latest node with a task so far
     for name in order:
         node = graph.node[name]
         runs = bool(ops.task_kinds(node))
-        preds = {producer[t] for t in node.inputs if t in producer}
+        preds = set(predecessors[name])
         if runs and node.stream in last_on:
             preds.add(last_on[node.stream])
         mine: dict[int, int] = {}

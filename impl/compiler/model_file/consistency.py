@@ -272,6 +272,8 @@ def check_consistency(plan: MemoryPlan, options: CompileOptions, tasks, weights)
         if k and steps[task.node] < steps.get(tasks.tasks[k - 1].node, 0):
             _fail(f"tasks[{task.index}].node", f"{task.node!r} comes before task {k - 1}'s node in the plan's "
                                                f"order, but tasks follow that order (taskgen.generate_tasks)")
+        if list(task.after) != sorted(set(task.after)) or any(not 0 <= a < k for a in task.after):
+            _fail(f"tasks[{task.index}].after", f"{list(task.after)} must name earlier tasks, ascending, each once")
         if task.kind == "memset":  # cleans exactly the outputs of its node's kernel, the next task
             nxt = tasks.tasks[k + 1] if k + 1 < len(tasks.tasks) else None
             if nxt is None or nxt.node != task.node or task.slots != tuple(s for s in nxt.slots if s.role == "out"):

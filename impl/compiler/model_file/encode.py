@@ -2,7 +2,7 @@
 
     offset  size  field
     0       8     magic b"ZCSPECM\\0"
-    8       4     format version (little-endian u32), currently 3
+    8       4     format version (little-endian u32), currently 4
     12      4     header length (u32), 64
     16      8     metadata length M (u64)
     24      8     weight blob length W (u64)
@@ -23,7 +23,9 @@ MAGIC = b"ZCSPECM\0"
 # 2: typed options and plan (tensor batch labels), no separate soc/regions fields.
 # 3: every task carries ``batch``, its dynamic-batch branch, so a runtime launches only the chosen branch;
 #    a version-2 reader would run every branch, and their memory overlaps.
-VERSION = 3
+# 4: every task carries ``after``, the tasks its node's control edges order it after; a version-3
+#    reader would put no event on a control edge between streams.
+VERSION = 4
 HEADER = struct.Struct("<8sIIQQ32s")
 
 

@@ -25,7 +25,8 @@ _PY = {int: _INT, str: _STR, bool: _BOOL, list: _LIST, dict: _DICT}
 
 SLOT = {"role": _STR, "tensor": _STR, "region": _STR, "offset": _INT, "shape": _LIST, "dtype": _STR, "nbytes": _INT}
 TASK = {"index": _INT, "node": _STR, "kind": _STR, "op_type": _STR, "stream": _INT, "slots": _LIST,
-        "attrs": _LIST, "in_loop": _BOOL, "zero_copy_in": _LIST, "zero_copy_out": _LIST, "batch": _STR}
+        "attrs": _LIST, "in_loop": _BOOL, "zero_copy_in": _LIST, "zero_copy_out": _LIST, "batch": _STR,
+        "after": _LIST}
 IO = {"role": _STR, "index": _INT, "tensor": _STR, "region": _STR, "offset": _INT, "size": _INT, "nbytes": _INT,
       "shape": _LIST, "dtype": _STR, "zero_copy": _BOOL}
 REF = {"task": _INT, "slot": _INT, "role": _STR, "index": _INT, "relative_offset": _INT}
@@ -109,7 +110,7 @@ def _task(d, where: str) -> TaskDef:
     return TaskDef(d["index"], d["node"], d["kind"], d["op_type"], d["stream"], slots,
                    _attrs(d["attrs"], f"{where}.attrs"), d["in_loop"],
                    bools(d["zero_copy_in"], f"{where}.zero_copy_in"), bools(d["zero_copy_out"], f"{where}.zero_copy_out"),
-                   d["batch"])
+                   d["batch"], ints(d["after"], f"{where}.after"))
 
 
 def _io(d, where: str) -> IoDesc:

@@ -9,6 +9,11 @@
   is zero copy (6.8.1-6.8.3);
 - view, Data, NetOutput and Variable nodes: no task.
 
+A task lists the tasks its node's control edges make it follow (``TaskDef.after``): the last
+task of each control predecessor, or, for a predecessor without a task (a Data, a view), of
+the nodes that one follows in turn, so a runtime can put GE's event on a control edge between
+streams (``StreamAllocator::InsertSyncEvents``).
+
 Every task records its node's dynamic-batch branch (``TaskDef.batch``, the node's
 ``_batch_label``; "" outside any branch), so a runtime can launch one branch only.
 
@@ -53,7 +58,19 @@ def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
 
 
 
-def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str) -> list[TaskDef]:
+def _control_after(graph: Graph, node, last_task: dict[str, int], memo: dict[str, frozenset]) -> tuple[int, ...]:
+    """The tasks ``node``'s control edges order it after (see the module docstring)."""
+    def tasks_behind(name: str) -> frozenset:
+        if name in last_task:
+            return frozenset((last_task[name],))
+        if name not in memo:
+            memo[name] = frozenset().union(*(tasks_behind(p) for p in graph.predecessors[name]))
+        return memo[name]
+
+    return tuple(sorted(frozenset().union(*(tasks_behind(p) for p in node.control_inputs))))
+
+
+def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str, after: tuple[int, ...]) -> list[TaskDef]:
     ins = [_slot(graph, tensors, "in", t) for t in node.inputs]
     outs = [_slot(graph, tensors, "out", t) for t in node.outputs]
     in_loop = bool(node.attr("_in_loop", False))
@@ -62,16 +79,16 @@ def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str) ->
         index = start + len(tasks)
         if kind == "memset":
             tasks.append(TaskDef(index, node.name, kind, "AtomicAddrClean", node.stream, outs, (("value", 0),), in_loop,
-                                 batch=batch))
+                                 batch=batch, after=after))
         elif kind == "hccl":
             supported = node.op_type not in soc.hccl_no_zero_copy and soc.zero_copy
             zc_in = tuple(supported and tensors[s.tensor].zero_copy for s in ins)
             zc_out = tuple(supported and tensors[s.tensor].zero_copy for s in outs)
             tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop,
-                                 zc_in, zc_out, batch))
+                                 zc_in, zc_out, batch, after))
         else:
             tasks.append(TaskDef(index, node.name, kind, node.op_type, node.stream, ins + outs, node.attrs, in_loop,
-                                 batch=batch))
+                                 batch=batch, after=after))
     return tasks
 
 
@@ -79,9 +96,16 @@ def generate_tasks(graph: Graph, plan: MemoryPlan, soc) -> TaskList:
     """Tasks in the plan's execution order, with the I/O table and the zero-copy table."""
     tensors = {t.name: t for t in plan.tensors}
     tasks: list[TaskDef] = []
+    last_task: dict[str, int] = {}
+    memo: dict[str, frozenset] = {}
     for name in plan.order:
+        node = graph.node[name]
+        after = _control_after(graph, node, last_task, memo) if node.control_inputs else ()
         # the branch these tasks run in, as the plan records it; "" for every execution
-        tasks.extend(_tasks_of(graph, graph.node[name], tensors, soc, len(tasks), plan.branches.get(name, "")))
+        mine = _tasks_of(graph, node, tensors, soc, len(tasks), plan.branches.get(name, ""), after)
+        if mine:
+            last_task[name] = mine[-1].index
+        tasks.extend(mine)
     inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs])
     outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs])
     zero_copy_io = {(d.role, d.index) for d in inputs + outputs if d.zero_copy}

@@ -35,7 +35,11 @@ class TaskDef:
     zero-copy flags (ge-facts.md 6.8.1), empty for other kinds. ``batch`` is the dynamic-batch
     branch the task belongs to (its node's ``_batch_label``, ge-facts.md 4), "" for a task that
     runs in every execution: a runtime launches only the chosen branch's tasks and the unlabelled
-    ones (runtime/branches.py)."""
+    ones (runtime/branches.py). ``after`` lists the earlier tasks (by index) this one must follow
+    through its node's control edges: the last task of each control predecessor, found through
+    nodes without tasks; a runtime orders one on another stream with an event, as GE's
+    ``StreamAllocator::InsertSyncEvents`` does for control edges (data edges need no list: a
+    runtime sees them as reads of bytes another stream wrote)."""
 
     index: int
     node: str
@@ -48,6 +52,7 @@ class TaskDef:
     zero_copy_in: tuple[bool, ...] = field(converter=tuple, default=())
     zero_copy_out: tuple[bool, ...] = field(converter=tuple, default=())
     batch: str = ""
+    after: tuple[int, ...] = field(converter=tuple, default=())
 
 
 @attrs.frozen

@@ -127,8 +127,9 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
 
 
 def cross_stream_waits(model) -> list[tuple[int, ...]]:
-    """For each task, the other logical streams whose earlier tasks wrote memory it reads: an event
-    recorded there and waited for here orders them (GE's stream-assignment events).
+    """For each task, the other logical streams whose earlier tasks wrote memory it reads, or ran a
+    task its control edges order it after (``TaskDef.after``): an event recorded there and waited for
+    here orders them (GE's stream-assignment events).
 
     Reads and writes are matched by the bytes they touch (region, offset, size), not by tensor name:
     a view or an in-place output is another name for its root's memory, and a piece of a continuous
@@ -136,8 +137,9 @@ def cross_stream_waits(model) -> list[tuple[int, ...]]:
     """
     writes: dict[str, list[tuple[int, int, int]]] = {}   # region -> [(start, end, stream)] of earlier writes
     out = []
-    for t in model.tasks.tasks:
-        others = set()
+    tasks = model.tasks.tasks
+    for t in tasks:
+        others = {tasks[a].stream for a in t.after}
         for s in t.slots:
             if s.role == "in":
                 start, end = s.offset, s.offset + s.nbytes

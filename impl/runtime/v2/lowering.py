@@ -143,8 +143,10 @@ class _Builder:
         return self.add(node).name
 
     def waits(self, task, stream: int) -> tuple[int, ...]:
-        """Other streams that touched this task's memory before it (inputs are staged on stream 0)."""
-        other: set[int] = set()
+        """Other streams that touched this task's memory before it (inputs are staged on stream 0), or ran
+        a task its control edges order it after."""
+        tasks = self.model.tasks.tasks
+        other = {0 if self.options.enable_single_stream else tasks[a].stream for a in task.after} - {stream}
         for s in task.slots:
             g = self.groups[self.root_of[s.tensor]]
             seen = self.touched.setdefault(g.root, {0} if g.kind == "input" or g.inputs_inside else set())
