@@ -9,6 +9,8 @@ pair naming no input is ignored); a merged symbol shows as the output's ``alias_
 """
 from __future__ import annotations
 
+import pytest
+
 
 SIZE = 1 * 1 * 224 * 224 * 4  # the graph DSL's default tensor
 
@@ -113,3 +115,36 @@ def test_ProcessInplace_two_nodes_Success(ge_graph):
     g.link("data1", "add1").link("data2", "add1", 0, 1)
     g.link("data1", "add2", 0, 0).link("add1", "add2", 0, 1).link("add2", "NetOutput")
     assert g.plan().tensor("add2:0").alias_of == "add1:0"
+
+
+def _switch_chain(ge_graph, ref: str):
+    """MemConflictShareGraph::BuildUserInAndNotSupportRefreshOutByRefGraph2: data -> swt1 -> swt2 -> a ->
+    netoutput, swt2 with the in-place ability (0, 0) and ``ref`` with a mandatory ref (SetOutReuseInput).
+    GE's swt nodes are StreamSwitch; zcspec has no such op, and the facts asserted are about the in-place
+    decisions only, so they are Relu here."""
+    g = ge_graph("switch_chain", dsl=True)
+    g.node("data", op="Data", outs=(SIZE,))
+    for name in ("swt1", "swt2"):
+        extra = {"_inplace_ability": (0, 0)} if name == "swt2" else {}
+        if name == ref:
+            extra["_reuse_input"] = True
+        g.node(name, op="Relu", outs=(SIZE,), **extra)
+    g.node("a", op="Relu", outs=(SIZE,)).node("netoutput", op="NetOutput", outs=())
+    g.chain("data", "swt1", "swt2", "a", "netoutput")
+    return g
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "GE: swt1's mandatory ref puts its output on the Data (graph_utils.cc IsRefFromInput), so swt2's optional "
+    "in-place on it would write the user's input and ProcessInplace refuses it; zcspec gives swt1 its own "
+    "memory (row P9), so swt2 is in place on it"))
+def test_ProcessInplace_two_nodes_not_inplace(ge_graph):
+    """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_not_inplace):
+    swt1 refs the Data; swt2's in-place ability (0, 0) on swt1's output is refused (no ReuseInput)."""
+    assert _switch_chain(ge_graph, ref="swt1").plan().tensor("swt2:0").alias_of is None
+
+
+def test_ProcessInplace_two_nodes_not_break_reuse(ge_graph):
+    """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_not_break_reuse):
+    swt2 has a mandatory ref on swt1's output as well as the in-place ability; the ref survives ProcessInplace."""
+    assert _switch_chain(ge_graph, ref="swt2").plan().tensor("swt2:0").alias_of == "swt1:0"

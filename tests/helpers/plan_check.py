@@ -101,7 +101,7 @@ def _memory_classes(graph, placed, life, step, errors) -> _Classes:
         if info.continuous_input == "nopadding":
             for t in n.inputs:
                 cls.union(n.outputs[0], t)
-        for out_i, in_i in ops.ref_outputs(n) + ops.inplace_pairs(n):
+        for out_i, in_i in dict.fromkeys(ops.ref_outputs(n) + ops.inplace_pairs(n)):  # a ref may also be a pair
             out, src = n.outputs[out_i], n.inputs[in_i]
             if _plan_root(placed, out) != _plan_root(placed, src) or placed[out].offset != placed[src].offset:
                 continue  # the plan gives the output its own memory (maybe another piece of one concat)
