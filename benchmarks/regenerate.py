@@ -31,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -195,22 +196,48 @@ def _commit() -> str:
     return (run.stdout.strip() or "unknown") + (" with uncommitted changes" if dirty else "")
 
 
+class _LoadPeak:
+    """The highest 1-minute load average seen every few seconds while the block runs: a figure timed
+    beside other work says so even when the machine was idle at its start and its end."""
+
+    def __init__(self, every: float = 5.0):
+        self.value, self._every, self._stop = 0.0, every, threading.Event()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            self.value = max(self.value, os.getloadavg()[0])
+            self._stop.wait(self._every)
+
+    def __enter__(self) -> "_LoadPeak":
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.value = max(self.value, os.getloadavg()[0])
+
+
 def produce(figure: Figure, environ=os.environ) -> tuple[str, float]:
     """Run the figure's command; the block body (provenance line, blank line, output) and seconds."""
     outside = environ.get(figure.needs, "") if figure.needs else ""
     argv = [a.replace("{" + figure.needs + "}", outside) if figure.needs else a for a in figure.command]
+    # The commit and the start are read before the run: a long run outlives commits made meanwhile.
+    commit, begun = _commit(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     load = os.getloadavg()[0]
     started = time.monotonic()
-    run = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
-                         env={**environ, **dict(figure.env)})
+    with _LoadPeak() as peak:
+        run = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+                             env={**environ, **dict(figure.env)})
     seconds = time.monotonic() - started
     if run.returncode not in figure.printed or not run.stdout.strip():
         raise RuntimeError(f"{' '.join(argv)} exited {run.returncode}: {(run.stderr or run.stdout)[-400:]}")
     shown = " ".join(a if not outside or a != outside else f"${figure.needs}" for a in argv)
     shown = " ".join(f"{k}={v}" for k, v in figure.env) + (" " if figure.env else "") + f"python {shown}"
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    head = (f"`{shown}` printed this at {_commit()}, {stamp}, in {seconds:.0f} s "
-            f"({os.cpu_count()} cores; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after):")
+    stamp = f"{begun}-{time.strftime('%H:%M', time.gmtime())} UTC"
+    head = (f"`{shown}` printed this at {commit}, {stamp}, in {seconds:.0f} s ({os.cpu_count()} cores; load "
+            f"average {load:.1f} before, {max(peak.value, load):.1f} at most during, {os.getloadavg()[0]:.1f} after):")
     return f"{head}\n\n{run.stdout.rstrip()}", seconds
 
 

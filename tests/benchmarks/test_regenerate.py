@@ -84,3 +84,16 @@ def test_a_figure_whose_script_exits_1_below_its_target_is_written_only_if_allow
         regenerate.produce(regenerate.Figure("t", ("-c", below), 0.1))
     with pytest.raises(RuntimeError, match="exited 1"):   # exit 1 with nothing printed is a failure
         regenerate.produce(regenerate.Figure("t", ("-c", "import sys; sys.exit(1)"), 0.1, printed=(0, 1)))
+
+
+def test_the_stamp_names_the_commit_at_the_start_and_the_peak_load_during_the_run(monkeypatch):
+    """A mutation-score run of 100 minutes was stamped with the commit made while it ran, and with the
+    load of an idle start and end although the machine was loaded throughout."""
+    commits = iter(["abc1234", "def5678"])
+    monkeypatch.setattr(regenerate, "_commit", lambda: next(commits))
+    loads = iter([(1.0, 0, 0), (9.0, 0, 0)])
+    monkeypatch.setattr(regenerate.os, "getloadavg", lambda: next(loads, (2.0, 0, 0)))
+    body, _ = regenerate.produce(regenerate.Figure("t", ("-c", "print(1)"), 0.1))
+    head = body.splitlines()[0]
+    assert "printed this at abc1234," in head
+    assert "load average 1.0 before, 9.0 at most during, 2.0 after" in head
