@@ -145,6 +145,7 @@ def _expected_copy(obs: ExecutionObservation, t, b) -> tuple[int, int]:
 
 def _copy_only_once(obs: ExecutionObservation, only=None):
     copies_all = _call_copies(obs)
+    zero_copy_buffers = [b for n in sorted(eligible(obs.load)) if (b := obs.buffer(n)) is not None and b.address]
     for t, b in _copy_only_io(obs, only):
         src, dst = _expected_copy(obs, t, b)
         # Recognised by the addresses moved, not by the runtime's label for the copy.
@@ -153,8 +154,13 @@ def _copy_only_once(obs: ExecutionObservation, only=None):
             yield violation(f"buffer {t.name!r}", f"must be copied (the spec says: {reasons(obs.load)[t.name][0]}) "
                             f"exactly once {_hex(src)} -> {_hex(dst)} per execution; saw {len(seen)} such cop(ies)",
                             copies=len(seen))
-        refreshed = [e for e in obs.events if e.kind == "arg_write" and e.value is not None and b.contains(e.value)]
-        refreshed += [s for s in obs.slots if b.contains(s.value)]
+        # A caller may pass one buffer for several inputs: a pointer that also lies in a zero-copy input's
+        # buffer is that input's refresh, not one into this copy-only input (inputs are only read).
+        def unexplained(value) -> bool:
+            return b.contains(value) and not any(o.contains(value) for o in zero_copy_buffers)
+
+        refreshed = [e for e in obs.events if e.kind == "arg_write" and e.value is not None and unexplained(e.value)]
+        refreshed += [s for s in obs.slots if unexplained(s.value)]
         if refreshed:
             r = refreshed[0]
             yield violation(f"buffer {t.name!r}", f"is copy-only but task {r.task} slot "
@@ -169,7 +175,8 @@ COPY_ONLY_ONCE = Invariant(
               "non-zero-copy block under reuseZeroCopyMemory, a task the SoC cannot refresh, an HCCL buffer "
               "without zero-copy support) is copied from its user buffer to the model's address exactly once, "
               "every such output from the model's address to its user buffer exactly once, no other copy "
-              "touches that user buffer, and no argument slot ever points into it.",
+              "touches that user buffer, and no argument slot ever points into it (but for bytes it shares "
+              "with a zero-copy input's buffer, when the caller passes one buffer for both).",
     rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
               "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "
               "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "
