@@ -122,3 +122,17 @@ def test_the_loader_refuses_a_bad_after_list(after, why):
     next(t for t in meta["tasks"]["tasks"] if t["node"] == "m")["after"] = after
     with pytest.raises(ModelFormatError, match=r"tasks\[\d\]\.after"):
         load_model(pack(meta, blob))
+
+
+def test_a_control_edge_behind_a_long_chain_of_views_needs_no_recursion():
+    """A crafted graph: 3000 views in a row, the last one a control predecessor (no recursion limit hit)."""
+    g = GraphBuilder("view_chain")
+    x = g.input("x", (4, 4))
+    t = g.op("Relu", [x], name="a", stream=1)
+    for i in range(3000):
+        t = g.op("Identity", [t], name=f"v{i}", stream=1)
+    c = g.op("Abs", [x], name="c", control_inputs=("v2999",))
+    g.output(t, c)
+    m = build_model(g.build())
+    index = {t.node: t.index for t in m.tasks.tasks}
+    assert next(t.after for t in m.tasks.tasks if t.node == "c") == (index["a"],)

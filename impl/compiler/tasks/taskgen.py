@@ -58,16 +58,10 @@ def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
 
 
 
-def _control_after(graph: Graph, node, last_task: dict[str, int], memo: dict[str, frozenset]) -> tuple[int, ...]:
-    """The tasks ``node``'s control edges order it after (see the module docstring)."""
-    def tasks_behind(name: str) -> frozenset:
-        if name in last_task:
-            return frozenset((last_task[name],))
-        if name not in memo:
-            memo[name] = frozenset().union(*(tasks_behind(p) for p in graph.predecessors[name]))
-        return memo[name]
-
-    return tuple(sorted(frozenset().union(*(tasks_behind(p) for p in node.control_inputs))))
+def _tasks_behind(name: str, last_task: dict[str, int], behind: dict[str, frozenset]) -> frozenset:
+    """The tasks node ``name`` stands for as a control predecessor: its own last task, or for a node
+    without tasks what its predecessors stand for (``behind``, filled in execution order)."""
+    return frozenset((last_task[name],)) if name in last_task else behind[name]
 
 
 def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str, after: tuple[int, ...]) -> list[TaskDef]:
@@ -97,14 +91,19 @@ def generate_tasks(graph: Graph, plan: MemoryPlan, soc) -> TaskList:
     tensors = {t.name: t for t in plan.tensors}
     tasks: list[TaskDef] = []
     last_task: dict[str, int] = {}
-    memo: dict[str, frozenset] = {}
+    behind: dict[str, frozenset] = {}   # a task-less node -> the tasks it stands for (only with control edges)
+    controlled = any(n.control_inputs for n in graph.nodes)
     for name in plan.order:
         node = graph.node[name]
-        after = _control_after(graph, node, last_task, memo) if node.control_inputs else ()
+        after = tuple(sorted(frozenset().union(*(_tasks_behind(p, last_task, behind)
+                                                 for p in node.control_inputs))))
         # the branch these tasks run in, as the plan records it; "" for every execution
         mine = _tasks_of(graph, node, tensors, soc, len(tasks), plan.branches.get(name, ""), after)
         if mine:
             last_task[name] = mine[-1].index
+        elif controlled:
+            behind[name] = frozenset().union(*(_tasks_behind(p, last_task, behind)
+                                               for p in graph.predecessors[name]))
         tasks.extend(mine)
     inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs])
     outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs])
