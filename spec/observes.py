@@ -31,6 +31,9 @@ PROBE_KERNELS = ("the probe's record of each compute step (what the device API r
 
 OBSERVES: dict[str, Observed] = {
     "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),
+    "LAYOUT-STREAM-ORDER": Observed("tensor offsets, sizes, regions and alias_of; the stream of each node that "
+                                    "runs a task, data edges (producers, consumers), control edges, graph I/O",
+                                    PLAN),
     "LAYOUT-ALIGN": Observed("block and tensor offsets and sizes; the granularities come from the spec's "
                              "capability table for the plan's SoC", PLAN),
     "LAYOUT-TENSOR-SIZE": Observed("each tensor's size against its raw bytes (shape and dtype in the graph), "

@@ -73,7 +73,8 @@ def _nbytes(graph: Graph, name: str, ws: dict[str, str]) -> int | None:
 def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> PlanObservation:
     """The spec's PlanObservation of ``plan``, made from ``graph``: a transcription of the plan's fields
     plus graph facts (who writes and reads each tensor, op types, which outputs are atomic, which
-    inputs must be contiguous, declared workspaces, raw tensor bytes). ``soc`` names the SoC the plan
+    inputs must be contiguous, declared workspaces, raw tensor bytes, the stream of each node that runs a
+    task and the control edges). ``soc`` names the SoC the plan
     was made for; the spec derives the granularities from it. Nothing here is the planner's verdict
     about itself: not its options, not its alignment."""
     planned = {t.name for t in plan.tensors}
@@ -104,6 +105,8 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
         netoutput_inputs=tuple(t for t in graph.outputs if t in planned),
         node_types={n.name: n.op_type for n in graph.nodes if n.name in steps},
         producers={t: p for t, p in graph.producer.items() if t in planned and p in steps},
+        streams={n.name: n.stream for n in graph.nodes if n.name in steps and ops.task_kinds(n)},
+        control={n.name: tuple(n.control_inputs) for n in graph.nodes if n.name in steps and n.control_inputs},
     )
 
 

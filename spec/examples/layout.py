@@ -17,6 +17,13 @@ EXAMPLES = (
             plan(_REUSE, blocks=[("a", "c")]),
             plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 2), ("c", FM, 0, 512, 1, 3)], blocks=[("a", "c")]),
             culprit="'c'", why="c reuses a's bytes at step 1, while a is still alive"),
+    Example("LAYOUT-STREAM-ORDER",
+            plan([("a", FM, 0, 512, 0, 1), ("b", FM, 0, 512, 2, 2)], blocks=[("a", "b")],
+                 producers={"a": "n0", "b": "n2"}, consumers={"a": (1,)}, streams={"n0": 0, "n1": 1, "n2": 1}),
+            plan([("a", FM, 0, 512, 0, 1), ("b", FM, 0, 512, 2, 2)], blocks=[("a", "b")],
+                 producers={"a": "n0", "b": "n2"}, consumers={"a": (1,)}, streams={"n0": 0, "n1": 1, "n2": 0}),
+            culprit="'b'", why="n2 writes b on stream 0 into a's bytes while n1 may still be reading a on stream 1: "
+                               "no edge orders n1 before n2, though their steps do not meet"),
     Example("LAYOUT-ALIGN",
             plan([("a", FM, 0, 100, 0, 0), ("b", FM, 512, 600, 1, 1)]),
             plan([("a", FM, 0, 100, 0, 0), ("b", FM, 256, 600, 1, 1)]),

@@ -55,6 +55,9 @@ The general form (any planner, docs/foreign-planners.md): a plan that declares
 - ``in_place``: ``{"step", "tensor", "writes": [{"lo", "hi"}], "reads": [{"lo", "hi", "to"}]}``: a
   step that computes ``tensor`` in place over its root's bytes, the byte ranges it writes and the
   ranges of the root it reads, each with where its bytes go (``to`` = ``lo``: element by element).
+- ``streams``: node (of ``order``) -> the stream it runs its task on; nodes without a task are left
+  out. With two or more streams LAYOUT-STREAM-ORDER judges sharing by the order the streams guarantee.
+- ``control``: node -> the nodes it waits for beyond its data inputs (control edges).
 - ``lower_bound``, ``naive`` and ``blocks`` may be left out by planners that
   have no such numbers; ``blocks`` then defaults to none.
 """
@@ -248,6 +251,8 @@ class PlanObservation:
     writes: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     exclusive_groups: tuple[ExclusiveGroup, ...] = ()
     in_place: tuple[InPlaceStep, ...] = ()
+    streams: dict[str, int] = attrs.field(factory=dict)
+    control: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         _check_references(self)
@@ -394,6 +399,13 @@ def _check_references(plan: PlanObservation) -> None:
     for t, node in plan.producers.items():
         if node not in steps:
             raise ObservationConsistencyError(f"tensor {t!r} names producer {node!r}, which is not in order", culprit=t)
+    for node in plan.streams:
+        if node not in steps:
+            raise ObservationConsistencyError(f"streams names node {node!r}, which is not in order", culprit=node)
+    for node, waits in plan.control.items():
+        for w in (node, *waits):
+            if w not in steps:
+                raise ObservationConsistencyError(f"control names node {w!r}, which is not in order", culprit=w)
 
 
 def plan_from_contract(data: dict) -> PlanObservation:
