@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.checks.faults.strategies import plan_scenarios
+from zcspec.checks.faults.strategies import plan_scenarios, stream_plan_scenarios
 from zcspec.checks.faults.variant import Variant, swap
 
 _OFFSETS = "zcspec.impl.compiler.memory.offsets"
@@ -98,6 +98,14 @@ def _atomic_reused():
     return swap("zcspec.impl.compiler.memory.rules", "atomic", lambda atomic: (lambda node: False))
 
 
+def _streams_by_steps():
+    """Level 2 merges blocks of two streams when their spans of steps do not meet, as on one stream:
+    the steps are one schedule of many, so a task of the other stream may still use the memory
+    (GE's CanBlockLifeReuse asks for a stream dependency edge, GetDependLifeBegin)."""
+    return swap("zcspec.impl.compiler.memory.ge_blocks", "_follows",
+                lambda follows: (lambda a, b: a.end < b.begin))
+
+
 VARIANTS = (
     Variant("zc-align-32", "planner",
             "zero-copy blocks rounded to 32 bytes instead of 512 (the misreading of ge-facts.md 1.6/12)",
@@ -121,4 +129,7 @@ VARIANTS = (
     Variant("atomic-block-reused", "planner",
             "an atomic-clean output's block reused by other tensors (the memset would wipe them)",
             _atomic_reused, plan_scenarios, ("MEM-ATOMIC-NOREUSE",)),
+    Variant("streams-shared-by-steps", "planner",
+            "blocks of two streams merged when their steps do not meet, with no event between them",
+            _streams_by_steps, stream_plan_scenarios, ("LAYOUT-STREAM-ORDER",)),
 )

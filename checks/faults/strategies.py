@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from zcspec.checks.scenario import Scenario
 from zcspec.checks.strategies.graphs import FAMILIES, graphs
+from zcspec.checks.strategies.planning_graphs import decorate
 from zcspec.checks.strategies.scenarios import compile_options
 
 MAX_NODES = 6
@@ -34,6 +35,13 @@ def bounded_graphs(max_nodes: int, families: tuple[str, ...] | None = None):
 def plan_scenarios(max_nodes: int = MAX_NODES, families: tuple[str, ...] = PLAN_FAMILIES):
     return st.builds(Scenario, st.just("plan"), bounded_graphs(max_nodes, families), compile_options(),
                      st.just({}))
+
+
+def stream_plan_scenarios(max_nodes: int = MAX_NODES):
+    """Plan scenarios whose nodes sit on three streams (one node in two off stream 0), with workspaces
+    and control edges: where blocks of two streams meet."""
+    shapes = bounded_graphs(max_nodes).flatmap(lambda g: decorate(g, labels=False, other_stream=2, streams=3))
+    return st.builds(Scenario, st.just("plan"), shapes, compile_options(), st.just({}))
 
 
 def model_file_scenarios(max_nodes: int = MAX_NODES):

@@ -127,7 +127,29 @@ def _mergeable(block: Block) -> bool:
 
 
 def _disjoint(a: Block, b: Block) -> bool:
-    return b.end < a.begin or b.begin > a.end
+    """``CanBlockLifeReuse`` either way round (2.7.3): on one stream the spans of steps do not meet; on
+    two, one block's last use is known to be over where the other begins (:func:`_follows`)."""
+    if a.stream == b.stream:
+        return b.end < a.begin or b.begin > a.end
+    return _follows(a, b) or _follows(b, a)
+
+
+def _follows(a: Block, b: Block) -> bool:
+    """Whether ``b`` (on another stream) may reuse ``a``'s memory, as GE's ``CanBlockLifeReuse`` judges it
+    (block_mem_assigner.cc, default memory mode): the latest step of ``a``'s stream known to have run
+    before ``b`` begins (``GetDependLifeBegin``) is at or after the node of ``a``'s last unit and after
+    ``a``'s life end (``GetLifeEnd``): the last read on ``b``'s stream when ``a``'s last unit is read on
+    that one other stream only, else ``a``'s end on its own stream, which already reaches the first node
+    there known to run after every read on another stream (``GetDiffStreamMaxLifeTime``). In the first
+    case the step must also be at or after every use of ``a`` on its own stream (that use has then run
+    before ``b``): GE counts the consumers' streams with its own (``out_stream_count_``), a unit's
+    ``uses`` keep them apart."""
+    last = a.units[-1]
+    depend = dict(b.units[0].known).get(a.stream, -1)
+    uses = dict(last.uses)
+    own = uses.pop(a.stream, last.alloc_step)
+    end = uses[b.stream] if len(uses) == 1 and b.stream in uses else a.end
+    return depend >= max(last.alloc_step, own) and depend > end
 
 
 def _try_adopt(parent: Block, child: Block, options, depth: int = 0) -> bool:
@@ -178,7 +200,7 @@ def level_two(blocks: list[Block], options) -> list[Block]:
                 break
             child = blocks[j]
             if (_mergeable(child) and not child.continuous and not child.children
-                    and child.stream == parent.stream and child.batch == parent.batch
+                    and child.batch == parent.batch
                     and _try_adopt(parent, child, options)):
                 cap = _capacity(parent, options)
             j += 1

@@ -15,15 +15,19 @@ same knowledge as stream in-edges with their transitive closure (``in_stream_edg
 ``AddInStreamEdge`` in compiler/graph/build/memory/block_mem_assigner.cc, ge-facts.md
 2.9.3) and reads it in ``GetDiffStreamMinLifeTime``.
 
-Nodes without a task (Data, NetOutput, views, PhonyConcat, variables) take no place on a
+Nodes without a task (NetOutput, views, PhonyConcat, variables) take no place on a
 stream: they pass what their inputs know to their consumers, never to the next node of
-the stream they are labelled with.
+the stream they are labelled with. A Data node passes nothing on, even what a control edge
+into it knows: GE builds no stream edge out of a GE-local node (``GetDiffStreamEdgeLife``
+returns for ``kEngineNameGeLocal``: "Data is not an executing node"), so a control edge
+through a Data orders nothing for the planner.
 """
 from __future__ import annotations
 
 from typing import Mapping
 
 from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.ir import Graph
 
 
@@ -36,7 +40,7 @@ def known_before(graph: Graph, order: tuple[str, ...]) -> dict[str, Mapping[int,
     for name in order:
         node = graph.node[name]
         runs = bool(ops.task_kinds(node))
-        preds = set(predecessors[name])
+        preds = set() if rules.is_data(node) else set(predecessors[name])
         if runs and node.stream in last_on:
             preds.add(last_on[node.stream])
         mine: dict[int, int] = {}

@@ -16,7 +16,7 @@ its memory is never shared: graph I/O symbols that are not zero-copy and
 producers in GE's no-reuse sets (2.3.3), ``_no_reuse`` nodes (2.5.2),
 atomic outputs (whole graph, 3.3.2), symbols read on another stream than
 their producer's (until the first node of the producer's stream known to run
-after that reader, 2.9.4; continuous groups conservatively to the end), and everything
+after that reader, 2.9.4; continuous groups written or read there to the end), and everything
 when reuse is off (2.5.1). Widened at the start too: a piece written on another
 stream than the unit's may run as soon as that stream's events allow, so the
 unit begins at the latest step of its own stream known to run before that
@@ -48,6 +48,11 @@ class Unit:
     member (zero-copy inputs are sorted by it, 3.2.3). ``seq``: creation order.
     ``owner``: for a no-padding group, the concat's output, which spans the whole
     unit; the pieces are reported as its aliases.
+
+    On a graph with several streams (else both are empty), what orders the unit against units of
+    other streams in level 2 (``ge_blocks._follows``): ``uses``, (stream, last step) of the tasks that
+    write or read its memory, and ``known``, (stream, step) known to have run before every task that
+    writes it (stream_order.py).
     """
 
     id: str
@@ -68,6 +73,8 @@ class Unit:
     alloc_step: int = 0
     seq: int = 0
     owner: str | None = None
+    uses: tuple[tuple[int, int], ...] = ()
+    known: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -104,6 +111,7 @@ class _Facts:
         self._readers: dict[str, list] = {}
         self._clock = None
         self._on_stream: dict[int, list[str]] | None = None
+        self._streams: int | None = None
 
     def producers(self, r: str):
         if r not in self._producers:
@@ -145,10 +153,6 @@ class _Facts:
         return (self.options.reuse and not self.io(r)
                 and all(rules.reusable_producer(n.op_type) and not rules.no_reuse(n) for n in prods))
 
-    def cross_stream(self, r: str) -> bool:
-        stream = self.producers(r)[0].stream
-        return any(n.stream != stream for n in self.readers(r))
-
     def _clock_of(self):
         if self._clock is None:
             self._clock = stream_order.known_before(self.graph, self.lt.order)
@@ -171,6 +175,27 @@ class _Facts:
                 return end
             last = max(last, step[on_stream[i]])
         return last
+
+    def order_facts(self, roots) -> tuple[tuple, tuple]:
+        """``Unit.uses`` and ``Unit.known`` of the memory of ``roots`` (empty on one stream)."""
+        if not self.multi_stream:
+            return (), ()
+        clock, step = self._clock_of(), self.lt.step
+        writers = [p for r in roots for p in self.producers(r) if ops.task_kinds(p)]
+        tasks = writers + [n for r in roots for n in self.readers(r) if ops.task_kinds(n)]
+        return _last_per_stream(tasks, step), _known_before_all(writers, clock, step)
+
+    def task_facts(self, node) -> tuple[tuple, tuple]:
+        """``Unit.uses`` and ``Unit.known`` of a workspace of ``node``."""
+        if not self.multi_stream or not ops.task_kinds(node):
+            return (), ()
+        return _last_per_stream([node], self.lt.step), _known_before_all([node], self._clock_of(), self.lt.step)
+
+    @property
+    def multi_stream(self) -> bool:
+        if self._streams is None:
+            self._streams = len({n.stream for n in self.graph.nodes if ops.task_kinds(n)})
+        return self._streams > 1
 
     def _stream_nodes(self, stream: int) -> list[str]:
         """The nodes with a task on ``stream``, in execution order."""
@@ -195,6 +220,24 @@ class _Facts:
                 if p.stream != stream and ops.task_kinds(p):
                     first = min(first, self._clock_of()[p.name].get(stream, 0))
         return first
+
+
+def _last_per_stream(tasks, step) -> tuple[tuple[int, int], ...]:
+    out: dict[int, int] = {}
+    for n in tasks:
+        out[n.stream] = max(out.get(n.stream, -1), step[n.name])
+    return tuple(sorted(out.items()))
+
+
+def _known_before_all(writers, clock, step) -> tuple[tuple[int, int], ...]:
+    """Per stream, the latest step known to have run before every one of ``writers`` (a stream some
+    writer knows nothing of is left out)."""
+    out: dict[int, int] | None = None
+    for w in writers:
+        mine = {s: k for s, k in clock[w.name].items() if s != w.stream}
+        mine[w.stream] = step[w.name] - 1
+        out = mine if out is None else {s: min(k, mine[s]) for s, k in out.items() if s in mine}
+    return tuple(sorted((s, k) for s, k in (out or {}).items() if k >= 0))
 
 
 def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
@@ -254,11 +297,9 @@ def _common_label(nodes) -> str:
     return labels.pop() if len(labels) == 1 else ""
 
 
-def _interval(facts: _Facts, r_first: int, r_last: int, shared: bool, cross: bool) -> tuple[int, int]:
-    end = facts.lt.steps - 1
-    if not shared:
-        return 0, end
-    return r_first, end if cross else r_last
+def _interval(facts: _Facts, r_first: int, r_last: int, shared: bool) -> tuple[int, int]:
+    """The planning lifetime: the whole graph for memory that is never shared."""
+    return (r_first, r_last) if shared else (0, facts.lt.steps - 1)
 
 
 def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
@@ -269,13 +310,13 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     reusable = facts.reusable(r) and not is_atomic
     r_first, r_last = lt.span[r]
     first, last = _interval(facts, facts.first_write((r,), producer.stream, r_first),
-                            facts.stream_last(r, producer.stream, r_last), reusable, False)
+                            facts.stream_last(r, producer.stream, r_last), reusable)
     consumed = any(graph.consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
         stream=producer.stream, batch=_common_label(facts.producers(r)), zero_copy=zc, reusable=reusable,
         atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
-        unconsumed=not consumed, alloc_step=lt.step[producer.name])
+        unconsumed=not consumed, alloc_step=lt.step[producer.name], **_order(facts, (r,)))
 
 
 def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
@@ -293,10 +334,12 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     # An atomic output keeps its bytes for the whole graph (3.3.2), also inside a continuous group.
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
-    cross = any(facts.cross_stream(r) for r in roots) or any(facts.producers(r)[0].stream != node.stream for r in roots)
     first = facts.first_write(roots, node.stream, min(lt.span[r][0] for r in roots))
+    # A group written or read on another stream than the node's is held to the end (GE's numbers for
+    # graph_continuous_output_memory_reuse need it; ending it where stream_last would plans 34816 B).
+    cross = any(n.stream != node.stream for r in roots for n in facts.producers(r) + facts.readers(r))
     last = max(lt.span[r][1] for r in roots)
-    first, last = _interval(facts, first, last, reusable, cross)
+    first, last = _interval(facts, first, lt.steps - 1 if cross else last, reusable)
     label = _common_label([node] + [p for r in roots for p in facts.producers(r)])
     return Unit(
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
@@ -304,7 +347,7 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots),
-        owner=None if padding or not node.outputs else node.outputs[0])
+        owner=None if padding or not node.outputs else node.outputs[0], **_order(facts, roots))
 
 
 def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
@@ -317,15 +360,23 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
         offsets.append((r, cursor))
         cursor += align(symbol_size(graph, lt, r, options), options.block_align)
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node)
-    cross = any(facts.cross_stream(r) for r in roots)
-    first, last = _interval(facts, lt.step[name], max(lt.span[r][1] for r in roots), reusable, cross)
+    cross = any(n.stream != node.stream for r in roots for n in facts.readers(r))
+    last = lt.steps - 1 if cross else max(lt.span[r][1] for r in roots)
+    first, last = _interval(facts, lt.step[name], last, reusable)
     return Unit(
         id=f"{name}#out", kind="group", roots=tuple(offsets), size=cursor, first=first, last=last,
         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
-        same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[name])
+        same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[name],
+        **_order(facts, roots))
 
 
-def _workspace_units(graph: Graph, lt: Lifetimes, options) -> list[Unit]:
+def _order(facts: _Facts, roots) -> dict:
+    uses, known = facts.order_facts(roots)
+    return {"uses": uses, "known": known}
+
+
+def _workspace_units(facts: _Facts, options) -> list[Unit]:
+    graph, lt = facts.graph, facts.lt
     out = []
     for ws in lt.workspaces:
         node = graph.node[ws.node]
@@ -333,7 +384,7 @@ def _workspace_units(graph: Graph, lt: Lifetimes, options) -> list[Unit]:
         first, last = (ws.step, ws.step) if reusable else (0, lt.steps - 1)
         out.append(Unit(id=ws.name, kind="workspace", roots=((ws.name, 0),), size=ws.nbytes, first=first, last=last,
                         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable,
-                        alloc_step=ws.step))
+                        alloc_step=ws.step, **dict(zip(("uses", "known"), facts.task_facts(node)))))
     return out
 
 
@@ -351,7 +402,7 @@ def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
     units += [_group_unit(facts, name, roots, options) for name, roots in groups.items()]
     units += [_output_group_unit(facts, name, roots, options) for name, roots in out_groups.items()]
-    units += _workspace_units(graph, lt, options)
+    units += _workspace_units(facts, options)
     phase = {"tensor": 0, "group": 0, "workspace": 1}
     units.sort(key=lambda u: (u.alloc_step, phase[u.kind]))
     for i, u in enumerate(units):
