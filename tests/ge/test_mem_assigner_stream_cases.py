@@ -248,7 +248,11 @@ def test_DiffStreamSameOut_NoPaddingContinousInput_Reuse(ge_graph):
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "GE: f:0 inside c:0's memory (c, b -> d:1 NoPadding, d -> e -> f, all but b on stream 1); zcspec puts f "
-    "apart: the NoPadding group holds b, written on stream 0, so " + CROSS_STREAM))
+    "apart: the NoPadding group holds b, written on stream 0, so " + CROSS_STREAM + ". Ending the group at e "
+    "(GE's CalNodeAsContinuousInputMaxLife on c's stream) is not enough: a:0, read by b on stream 0, is free on "
+    "stream 1 only from e, the first node there with a task knowing b (units._Facts.stream_last), so f takes "
+    "a:0's block in the first stage; GE's stream edge b -> d reaches d itself (GetDiffStreamEdgeLife), which "
+    "frees a:0 before e"))
 def test_graph_diff_stream_memory_reuse(ge_graph, reuses):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_diff_stream_memory_reuse):
     MakeDiffStreamGraph; GE expects c:0 and f:0 to share memory (CheckReuse)."""

@@ -87,3 +87,23 @@ def test_a_plan_naming_an_unknown_node_in_streams_or_control_is_refused():
         plan(rows, streams={"ghost": 1})
     with pytest.raises(ObservationConsistencyError, match="'ghost'"):
         plan(rows, control={"n1": ("ghost",)})
+
+
+def test_the_reported_lower_bound_holds_when_another_stream_takes_memory_held_for_the_streams():
+    """P:0 is read by R on stream 1 and Y on stream 0; no node of stream 0 is known to run after R, so P:0's
+    block is held on stream 0 to the end, but B on stream 1 (after R, and after Y through a data edge) may
+    take it (GE's GetLifeEnd: the read on B's stream). The bound counts P:0 until its last reader, not to
+    the end. Broken on purpose once: with ``bounds.unit_intervals`` counting every unit to its ``last``,
+    the plan reported a bound of 9728 B for a 5632 B feature map and LAYOUT-LOWER-BOUND failed."""
+    from zcspec.spec.invariants.layout import LOWER_BOUND
+    g = GeGraph("held_for_the_streams")
+    g.node("P", outs=(4096,), stream=0).node("R", outs=(512,), stream=1).node("Y", outs=(512,), stream=0)
+    g.node("B", outs=(4096,), stream=1).node("Z", outs=(512,), stream=1)
+    g.edge("P", 0, "R", 0).edge("P", 0, "Y", 0).edge("Y", 0, "B", 0).edge("B", 0, "Z", 0).edge("R", 0, "Z", 1)
+    graph = g.build()
+    plan = plan_memory(graph, GE_SIZES, order=("P", "R", "Y", "B", "Z", "ge_netoutput"))
+    assert plan.tensor("B:0").offset == plan.tensor("P:0").offset
+    assert plan.lower_bound <= plan.regions["feature_map"]
+    obs = observe_plan(graph, plan)
+    assert list(LOWER_BOUND.predicate(obs)) == [] and list(STREAM_ORDER.predicate(obs)) == []
+    assert list(NO_OVERLAP.predicate(obs)) == []

@@ -4,8 +4,10 @@
 - ``lower_bound``: no plan that keeps the rules can use less feature-map memory:
   the max over steps of the block-rounded sizes live at that step, where the
   dynamic-batch branches count only the heaviest one (branches are exclusive
-  at run time). It ignores that our strategies keep streams apart, so on
-  multi-stream graphs it may be out of reach. A unit is counted once however
+  at run time). It ignores the streams: a unit counts until the last step its
+  tensors reach, though on several streams it may be held longer (until the
+  other streams are known to be done with it), so there it may be out of
+  reach. A unit is counted once however
   many aliases it has, and a
   continuous group is one unit over its joint lifetime, since it must be
   placed whole. Without batches or continuous inputs this is the contract's
@@ -63,8 +65,12 @@ def lower_bound(intervals: Iterable[Interval], steps: int) -> int:
 
 
 def unit_intervals(units, options) -> list[Interval]:
-    """The planner's view: each feature-map unit (a root, its aliases, a whole continuous group) once."""
-    return [Interval(u.first, u.last, block_size(u.size, options), u.batch) for u in units if u.zero_copy is None]
+    """The planner's view: each feature-map unit (a root, its aliases, a whole continuous group) once, live
+    from its first step to the last its tensors reach (``Unit.reach``) when it may be shared: past that a
+    unit is only held for the order of the streams, and a block of another stream may take its memory
+    there (``ge_blocks._follows``); on one stream the two are equal."""
+    return [Interval(u.first, u.reach if u.reusable and 0 <= u.reach <= u.last else u.last,
+                     block_size(u.size, options), u.batch) for u in units if u.zero_copy is None]
 
 
 def plan_intervals(tensors) -> list[Interval]:

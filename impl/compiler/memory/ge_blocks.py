@@ -143,13 +143,15 @@ def _follows(a: Block, b: Block) -> bool:
     there known to run after every read on another stream (``GetDiffStreamMaxLifeTime``). In the first
     case the step must also be at or after every use of ``a`` on its own stream (that use has then run
     before ``b``): GE counts the consumers' streams with its own (``out_stream_count_``), a unit's
-    ``uses`` keep them apart."""
+    ``uses`` keep them apart. And, unlike GE, every step of ``a``'s tensors' own lifetimes (a reader
+    without a task too) comes before ``b`` begins: the plan's lifetimes of two tensors sharing bytes
+    never meet, so LAYOUT-NO-OVERLAP and the lower bound over steps hold for such plans too."""
     last = a.units[-1]
     depend = dict(b.units[0].known).get(a.stream, -1)
     uses = dict(last.uses)
     own = uses.pop(a.stream, last.alloc_step)
     end = uses[b.stream] if len(uses) == 1 and b.stream in uses else a.end
-    return depend >= max(last.alloc_step, own) and depend > end
+    return depend >= max(last.alloc_step, own) and depend > end and last.reach < b.begin
 
 
 def _try_adopt(parent: Block, child: Block, options, depth: int = 0) -> bool:

@@ -52,7 +52,8 @@ class Unit:
     On a graph with several streams (else both are empty), what orders the unit against units of
     other streams in level 2 (``ge_blocks._follows``): ``uses``, (stream, last step) of the tasks that
     write or read its memory, and ``known``, (stream, step) known to have run before every task that
-    writes it (stream_order.py).
+    writes it (stream_order.py). ``reach``: the last step any member tensor's own lifetime reaches
+    (its last reader's, with or without a task), before the stream rules widen ``last``.
     """
 
     id: str
@@ -75,6 +76,7 @@ class Unit:
     owner: str | None = None
     uses: tuple[tuple[int, int], ...] = ()
     known: tuple[tuple[int, int], ...] = ()
+    reach: int = -1
 
 
 @attrs.frozen
@@ -316,7 +318,7 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
         stream=producer.stream, batch=_common_label(facts.producers(r)), zero_copy=zc, reusable=reusable,
         atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
-        unconsumed=not consumed, alloc_step=lt.step[producer.name], **_order(facts, (r,)))
+        unconsumed=not consumed, alloc_step=lt.step[producer.name], reach=r_last, **_order(facts, (r,)))
 
 
 def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
@@ -347,7 +349,8 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots),
-        owner=None if padding or not node.outputs else node.outputs[0], **_order(facts, roots))
+        owner=None if padding or not node.outputs else node.outputs[0], reach=max(lt.span[r][1] for r in roots),
+        **_order(facts, roots))
 
 
 def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
@@ -367,7 +370,7 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
         id=f"{name}#out", kind="group", roots=tuple(offsets), size=cursor, first=first, last=last,
         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[name],
-        **_order(facts, roots))
+        reach=max(lt.span[r][1] for r in roots), **_order(facts, roots))
 
 
 def _order(facts: _Facts, roots) -> dict:
@@ -384,7 +387,7 @@ def _workspace_units(facts: _Facts, options) -> list[Unit]:
         first, last = (ws.step, ws.step) if reusable else (0, lt.steps - 1)
         out.append(Unit(id=ws.name, kind="workspace", roots=((ws.name, 0),), size=ws.nbytes, first=first, last=last,
                         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable,
-                        alloc_step=ws.step, **dict(zip(("uses", "known"), facts.task_facts(node)))))
+                        alloc_step=ws.step, reach=ws.step, **dict(zip(("uses", "known"), facts.task_facts(node)))))
     return out
 
 
