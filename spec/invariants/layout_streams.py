@@ -11,8 +11,10 @@ memory that share bytes that one is done with before the other is first touched,
 """
 from __future__ import annotations
 
+import bisect
+
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import GE_MEM, byte_overlaps, families
+from zcspec.spec.invariants._util import GE_MEM, families
 from zcspec.spec.observables.plan import Family, PlanObservation
 
 START, END = "the start of the model (a graph input)", "the end of the model (a graph output)"
@@ -115,20 +117,99 @@ def _stream_order(plan: PlanObservation):
         yield violation(f"node {node!r}", f"waits for node {p!r} (a data or control edge), which comes later in "
                         "order: no schedule runs the steps in that order", node=node, waits_for=p)
     tasks = _task_steps(plan)
-    fams = [f for f in families(plan)]
-    uses = {f.root: _Uses(plan, f, clock, tasks) for f in fams}
-    for a, b in byte_overlaps(fams, fams):
-        if a.region != b.region or plan.exclusive(a.root, b.root):
-            continue
-        ua, ub = uses[a.root], uses[b.root]
-        if ua.before(ub) or ub.before(ua):
-            continue
-        lo, hi = max(a.offset, b.offset), min(a.end, b.end)
-        yield violation(
-            f"tensor {a.root!r} and tensor {b.root!r}",
-            f"share bytes [{lo}, {hi}) of region {a.region!r}, but neither is done with before the other is "
-            f"touched in every schedule of the streams: {_describe(plan, ua)}; {_describe(plan, ub)}",
-            region=a.region, tensors=[a.root, b.root], bytes=[lo, hi])
+    by_region: dict[str, list[_Uses]] = {}
+    for f in families(plan):
+        if f.end > f.offset:
+            u = _Uses(plan, f, clock, tasks)
+            if u.steps or u.start or u.end:  # memory no task touches conflicts with nothing
+                by_region.setdefault(f.region, []).append(u)
+    for region, uses in sorted(by_region.items()):
+        for a, b in _unordered_pairs(plan, uses):
+            fa, fb = a.family, b.family
+            lo, hi = max(fa.offset, fb.offset), min(fa.end, fb.end)
+            yield violation(
+                f"tensor {fa.root!r} and tensor {fb.root!r}",
+                f"share bytes [{lo}, {hi}) of region {region!r}, but neither is done with before the other is "
+                f"touched in every schedule of the streams: {_describe(plan, a)}; {_describe(plan, b)}",
+                region=region, tensors=[fa.root, fb.root], bytes=[lo, hi])
+
+
+def _unordered_pairs(plan: PlanObservation, uses: list[_Uses]):
+    """The pairs of one region that share bytes and are not ordered, by a sweep in order of first use.
+
+    Happens-before is transitive, so a piece of memory need only be compared with the latest holders of
+    the bytes it takes (a holder it does not replace is one of an exclusive branch); a valid plan is then
+    checked in near-linear time, however many tensors reuse one block. Bytes are kept as segments
+    [lo, hi) with their holders. After an unordered pair the later piece takes over the bytes, so a
+    second violation behind a first may go unreported (the first is)."""
+    def first(u: _Uses) -> float:
+        # live from the start; else from its first task; memory only held to the end, with no task
+        # touching it, can follow anything and goes last
+        return -1 if u.start else u.steps[0] if u.steps else float("inf")
+    bounds: list[int] = []           # segment starts, sorted
+    segs: dict[int, tuple] = {}      # segment start -> (end, holders)
+    reported: set[tuple[str, str]] = set()
+    for b in sorted(uses, key=lambda u: (first(u), u.family.root)):
+        lo, hi = b.family.offset, b.family.end
+        _split(bounds, segs, lo)
+        _split(bounds, segs, hi)
+        i = bisect.bisect_left(bounds, lo)
+        while i < len(bounds) and bounds[i] < hi:
+            end, held = segs[bounds[i]]
+            kept = []
+            for a in held:
+                if plan.exclusive(a.family.root, b.family.root):
+                    kept.append(a)
+                elif not a.before(b) and (a.family.root, b.family.root) not in reported:
+                    reported.add((a.family.root, b.family.root))
+                    yield a, b
+            segs[bounds[i]] = (end, kept + [b])
+            i += 1
+        _fill(bounds, segs, lo, hi, b)
+        _coalesce(bounds, segs, lo, hi)
+
+
+def _split(bounds: list[int], segs: dict, at: int) -> None:
+    """Make ``at`` a segment boundary if it falls inside a segment."""
+    i = bisect.bisect_right(bounds, at) - 1
+    if i < 0 or bounds[i] == at:
+        return
+    end, held = segs[bounds[i]]
+    if at < end:
+        segs[bounds[i]] = (at, held)
+        segs[at] = (end, list(held))
+        bounds.insert(i + 1, at)
+
+
+def _fill(bounds: list[int], segs: dict, lo: int, hi: int, b: _Uses) -> None:
+    """Give the bytes of [lo, hi) that no segment covers to ``b`` alone."""
+    gaps, cursor = [], lo
+    i = bisect.bisect_left(bounds, lo)
+    while i < len(bounds) and bounds[i] < hi:
+        if bounds[i] > cursor:
+            gaps.append((cursor, bounds[i]))
+        cursor = segs[bounds[i]][0]
+        i += 1
+    if cursor < hi:
+        gaps.append((cursor, hi))
+    for g0, g1 in gaps:
+        bisect.insort(bounds, g0)
+        segs[g0] = (g1, [b])
+
+
+def _coalesce(bounds: list[int], segs: dict, lo: int, hi: int) -> None:
+    """Merge neighbouring segments of [lo, hi) that have the same holders (the piece just placed alone,
+    typically), so the segments stay as few as the distinct holder sets."""
+    i = bisect.bisect_left(bounds, lo)
+    while i + 1 < len(bounds) and bounds[i + 1] < hi:
+        end, held = segs[bounds[i]]
+        nxt_end, nxt_held = segs[bounds[i + 1]]
+        if end == bounds[i + 1] and [id(x) for x in held] == [id(x) for x in nxt_held]:
+            segs[bounds[i]] = (nxt_end, held)
+            del segs[bounds[i + 1]]
+            bounds.pop(i + 1)
+        else:
+            i += 1
 
 
 def _describe(plan: PlanObservation, u: _Uses) -> str:
