@@ -69,7 +69,7 @@ def unit_intervals(units, options) -> list[Interval]:
     from its first step to the last its tensors reach (``Unit.reach``) when it may be shared: past that a
     unit is only held for the order of the streams, and a block of another stream may take its memory
     there (``ge_blocks._follows``); on one stream the two are equal."""
-    return [Interval(u.first, u.reach if u.reusable and 0 <= u.reach <= u.last else u.last,
+    return [Interval(u.first, min(u.reach, u.last) if u.reusable else u.last,
                      block_size(u.size, options), u.batch) for u in units if u.zero_copy is None]
 
 

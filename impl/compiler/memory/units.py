@@ -178,20 +178,15 @@ class _Facts:
             last = max(last, step[on_stream[i]])
         return last
 
-    def order_facts(self, roots) -> tuple[tuple, tuple]:
-        """``Unit.uses`` and ``Unit.known`` of the memory of ``roots`` (empty on one stream)."""
+    def order_facts(self, writers, readers=()) -> dict:
+        """``Unit.uses`` and ``Unit.known`` (as keyword arguments) of memory written by the nodes
+        ``writers`` and read by ``readers``; both empty on one stream. Nodes without a task touch nothing."""
         if not self.multi_stream:
-            return (), ()
+            return {}
         clock, step = self._clock_of(), self.lt.step
-        writers = [p for r in roots for p in self.producers(r) if ops.task_kinds(p)]
-        tasks = writers + [n for r in roots for n in self.readers(r) if ops.task_kinds(n)]
-        return _last_per_stream(tasks, step), _known_before_all(writers, clock, step)
-
-    def task_facts(self, node) -> tuple[tuple, tuple]:
-        """``Unit.uses`` and ``Unit.known`` of a workspace of ``node``."""
-        if not self.multi_stream or not ops.task_kinds(node):
-            return (), ()
-        return _last_per_stream([node], self.lt.step), _known_before_all([node], self._clock_of(), self.lt.step)
+        writers = [n for n in writers if ops.task_kinds(n)]
+        tasks = writers + [n for n in readers if ops.task_kinds(n)]
+        return {"uses": _last_per_stream(tasks, step), "known": _known_before_all(writers, clock, step)}
 
     @property
     def multi_stream(self) -> bool:
@@ -374,8 +369,9 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
 
 
 def _order(facts: _Facts, roots) -> dict:
-    uses, known = facts.order_facts(roots)
-    return {"uses": uses, "known": known}
+    """``Unit.uses`` and ``Unit.known`` of the memory of ``roots``: their symbols' writers and readers."""
+    return facts.order_facts([p for r in roots for p in facts.producers(r)],
+                             [n for r in roots for n in facts.readers(r)])
 
 
 def _workspace_units(facts: _Facts, options) -> list[Unit]:
@@ -387,7 +383,7 @@ def _workspace_units(facts: _Facts, options) -> list[Unit]:
         first, last = (ws.step, ws.step) if reusable else (0, lt.steps - 1)
         out.append(Unit(id=ws.name, kind="workspace", roots=((ws.name, 0),), size=ws.nbytes, first=first, last=last,
                         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable,
-                        alloc_step=ws.step, reach=ws.step, **dict(zip(("uses", "known"), facts.task_facts(node)))))
+                        alloc_step=ws.step, reach=ws.step, **facts.order_facts([node])))
     return out
 
 
