@@ -106,6 +106,19 @@ def _streams_by_steps():
                 lambda follows: (lambda a, b: a.end < b.begin))
 
 
+def _interval_touching():
+    """Level 2's interval reuse reads lifetimes as half-open when it asks whether a member crosses the
+    parent's (CrossLifeTime counts a shared step): a member written at the step where a parent member is
+    last read stays in the parent's memory."""
+    def make(crosses):
+        def wrong(block, unit):
+            if unit.last > unit.first:
+                return crosses(block, attrs.evolve(unit, first=unit.first + 1))
+            return crosses(block, unit)
+        return wrong
+    return swap("zcspec.impl.compiler.memory.ge_blocks", "_crosses", make)
+
+
 VARIANTS = (
     Variant("zc-align-32", "planner",
             "zero-copy blocks rounded to 32 bytes instead of 512 (the misreading of ge-facts.md 1.6/12)",
@@ -129,6 +142,10 @@ VARIANTS = (
     Variant("atomic-block-reused", "planner",
             "an atomic-clean output's block reused by other tensors (the memset would wipe them)",
             _atomic_reused, plan_scenarios, ("MEM-ATOMIC-NOREUSE",)),
+    Variant("interval-touching-kept", "planner",
+            "level 2's interval reuse keeps a member whose lifetime only touches a parent member's "
+            "(written at the step the parent's member is last read)",
+            _interval_touching, plan_scenarios, ("LAYOUT-NO-OVERLAP",)),
     Variant("streams-shared-by-steps", "planner",
             "blocks of two streams merged when their steps do not meet, with no event between them",
             _streams_by_steps, stream_plan_scenarios, ("LAYOUT-STREAM-ORDER",)),

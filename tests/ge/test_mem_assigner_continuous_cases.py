@@ -17,12 +17,6 @@ from zcspec.impl.compiler.memory.errors import PlanError
 
 from tests.helpers.ge_mem_assigner import some_op
 
-# GE puts a suspended output's block with the node's workspaces (stream_workspace_blocks_), freed at the
-# start of the next AssignOutputMemoryWithReuse, before that node's outputs are placed.
-SUSPENDED = ("zcspec frees an unconsumed output only after the next node's outputs are placed (ge_blocks."
-             "first_stage); GE frees it with the workspaces before them (BlockMemAssigner::"
-             "CheckAndReleaseSuspendedBlock)")
-
 
 def _continuous_reuse_graph(ge_graph):
     """MakeContinuousReuseGraph: A -> D -> {E, F, G}; B and C unconnected. D's continuous attrs sit on a
@@ -34,20 +28,13 @@ def _continuous_reuse_graph(ge_graph):
     return g
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "GE: HBM 3584 (the lower bound); zcspec: 4608. " + SUSPENDED + " (with GE's timing zcspec gives 4096); "
-    "the last 512 B presumably from GE's level-2 interval reuse (MemoryBlock::AddLifeReuseBlock with cloned "
-    "partial blocks), which zcspec does not do"))
 def test_block_memory_assign_continuous_memory(ge_graph):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, block_memory_assign_continuous_memory):
-    MakeContinuousReuseGraph through MemoryAssigner::AssignMemory; GE expects HBM offset 3584."""
+    MakeContinuousReuseGraph through MemoryAssigner::AssignMemory; GE expects HBM offset 3584, the lower
+    bound, which takes level 2's interval reuse (CanIntervalLifeReuse): 4608 without it."""
     assert _continuous_reuse_graph(ge_graph).plan().attributes.memory_size == 3584
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "GE: planner offset 3584; zcspec feature map: 4608 (same graph as block_memory_assign_continuous_memory: "
-    "D's NoPadding attrs are ignored on a one-input op). " + SUSPENDED + "; the rest presumably GE's level-2 "
-    "interval reuse"))
 def test_block_memory_assign_nopading_continuous_memory(ge_graph):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, block_memory_assign_nopading_continuous_memory):
     MakeContinuousReuseGraph(nopading) through HybridMemAssigner::Assign; GE expects 3584 (HBM)."""

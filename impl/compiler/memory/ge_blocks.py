@@ -15,24 +15,27 @@ then shrinks blocks to their real contents). offsets.py keeps the smaller.
    on, unit reusable, not zero-copy, continuous or atomic. Otherwise a new
    block is appended to the block list (2.4.4).
 2. level 2 (2.7, reuse on, binary planner only: 2.7.6): blocks sorted by aligned size descending, ties
-   fewer members then earlier begin (2.7.1); each top-level block adopts later
-   blocks whose span lies wholly before or after its own, offered to its
-   children first, while they fit (+512 slack, 2.7.3). Both must be reusable,
-   of one stream and batch label; zero-copy and atomic blocks never merge
-   (2.5.10); a continuous block may only be the parent (2.7.5).
+   fewer members then earlier begin (2.7.1); each top-level block is offered every later block, which
+   it passes to its children first and otherwise takes while it fits (+512 slack, 2.7.3). A block may
+   go where its span lies wholly before or after the other's (across streams: after a stream edge,
+   ``_follows``), or, on one stream, by interval reuse: its members that cross none of the other's
+   stay, the crossing ones leave for a clone block inserted after it (``_interval``), even when it is
+   not taken in the end. Both must be reusable and of one batch label; zero-copy and atomic blocks
+   never merge (2.5.10); a continuous block may only be the parent (2.7.5).
 3. continuous blocks move to the end of the list (2.5.6, 2.8.1).
 
 Atomic units get no block here: offsets.py places them after the feature map
 (2.5.4, 3.3). Children hold no offset yet: offsets.py lays them out.
 
-Scale: the level-2 candidate scan skips blocks already adopted (a next-alive
-pointer array) and starts at the first block small enough to fit, so it
-stays near-linear per parent when sizes repeat; the decisions are GE's.
+Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; a
+member is tested against a parent by a binary search over the parent's sorted lifetimes
+(``_crosses``), which keeps benchmarks/plan_scale.py near linear.
 """
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_right
 from collections import defaultdict, deque
+from itertools import accumulate
 
 from zcspec.impl.compiler.memory.sizes import block_size
 
@@ -43,7 +46,8 @@ class Block:
     """A block under construction (internal; the plan exports frozen copies)."""
 
     __slots__ = ("id", "units", "request", "real", "stream", "batch", "reusable", "zero_copy", "continuous",
-                 "same_offset", "begin", "end", "children", "batch_children", "parent", "child_offset", "virtual")
+                 "same_offset", "begin", "end", "children", "batch_children", "parent", "child_offset", "virtual",
+                 "sorted_align", "timeline")
 
     def __init__(self, bid: int, unit, options, *, virtual: bool = False):
         self.id = bid
@@ -63,9 +67,25 @@ class Block:
         self.parent: Block | None = None
         self.child_offset = 0
         self.virtual = virtual
+        self.sorted_align: int | None = None
+        self.timeline: tuple[list[int], list[int]] | None = None  # see _crosses
 
     def align_size(self, options) -> int:
+        # GE's MemoryBlock::AlignSize is computed once: a block split by interval reuse keeps the size it
+        # was sorted by, while Resize lays it out by the members it kept (``real``).
+        if self.sorted_align is not None:
+            return self.sorted_align
         return block_size(self.real, options)
+
+    def keep_only(self, units, options) -> None:
+        """Keep ``units`` (a part of the members, in order): the span and real size follow them."""
+        if self.sorted_align is None:
+            self.sorted_align = self.align_size(options)
+        self.units = list(units)
+        self.timeline = None
+        self.real = max(u.size for u in self.units)
+        self.begin = self.units[0].first
+        self.end = max(u.last for u in self.units)
 
     def __repr__(self) -> str:
         return f"Block({self.id}, {[u.id for u in self.units]}, real={self.real})"
@@ -154,12 +174,56 @@ def _follows(a: Block, b: Block) -> bool:
     return depend >= max(last.alloc_step, own) and depend > end and last.reach < b.begin
 
 
-def _try_adopt(parent: Block, child: Block, options, depth: int = 0) -> bool:
+def _remote(unit) -> bool:
+    """A unit used on another stream than its own (GE: ``diff_stream_life_time_`` is not empty)."""
+    return any(stream != unit.stream for stream, _ in unit.uses)
+
+
+def _crosses(block: Block, unit) -> bool:
+    """GE's ``CrossLifeTime`` of ``unit`` against any member of ``block``: two inclusive lifetimes share a
+    step. The members' firsts, sorted, and the running maximum of their lasts make it a binary search (a
+    block is asked about every member of every later block)."""
+    if block.timeline is None:
+        spans = sorted((u.first, u.last) for u in block.units)
+        block.timeline = [f for f, _ in spans], list(accumulate((last for _, last in spans), max))
+    firsts, reach = block.timeline
+    k = bisect_right(firsts, unit.last)
+    return k > 0 and reach[k - 1] >= unit.first
+
+
+def _interval(parent: Block, child: Block, options, clones: list, new_id) -> bool:
+    """``CanIntervalLifeReuse`` (2.7.3): on one stream, the child's members whose lifetimes cross none of
+    the parent's may live in the parent's memory; the crossing ones leave the child for a clone block
+    (appended to ``clones``), which level 2 offers to later parents. The child stays split even when it
+    is not adopted in the end, as in GE. Whether any member may stay is returned."""
+    if (parent.stream != child.stream or not parent.units or not child.units or parent.continuous
+            or child.continuous or _remote(parent.units[-1]) or _remote(child.units[-1])):
+        return False
+    lo, hi = parent.units[0].first, parent.units[-1].last
+    keep, moved = [], []
+    for u in child.units:
+        near = not (u.last < lo or u.first > hi)
+        (moved if near and _crosses(parent, u) else keep).append(u)
+    if not keep:
+        return False
+    if moved:
+        clone = Block(new_id(), moved[0], options)
+        clone.batch, clone.reusable = child.batch, child.reusable
+        clone.keep_only(moved, options)
+        clone.sorted_align = None
+        child.keep_only(keep, options)
+        clones.append(clone)
+    return True
+
+
+def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, depth: int = 0) -> bool:
     """``parent.AddLifeReuseBlock(child)`` (2.7.3): into a child of the parent first, else at its end."""
-    if depth > MAX_DEPTH or not _disjoint(parent, child):
+    if depth > MAX_DEPTH:
+        return False
+    if not _disjoint(parent, child) and not _interval(parent, child, options, clones, new_id):
         return False
     for c in parent.children:
-        if _try_adopt(c, child, options, depth + 1):
+        if _try_adopt(c, child, options, clones, new_id, depth + 1):
             return True
     size, room = child.align_size(options), parent.align_size(options)
     slack = 0 if size == options.block_align else options.block_align
@@ -171,41 +235,37 @@ def _try_adopt(parent: Block, child: Block, options, depth: int = 0) -> bool:
     return True
 
 
-def _capacity(block: Block, options) -> int:
-    """The largest child any block of this subtree could still take (sizes only)."""
-    room = block.align_size(options) + options.block_align - block.child_offset
-    return max([room] + [_capacity(c, options) for c in block.children])
-
-
 def level_two(blocks: list[Block], options) -> list[Block]:
-    """ReuseBlocksByLifeTime (2.7): returns the sorted block list with children adopted."""
-    blocks = sorted(blocks, key=lambda b: _sort_key(b, options))
-    neg_sizes = [-b.align_size(options) for b in blocks]
-    nxt = list(range(1, len(blocks) + 1))  # next candidate not yet adopted (path-compressed)
+    """ReuseBlocksByLifeTime (2.7): returns the sorted block list with children adopted.
 
-    def alive(j: int) -> int:
-        root = j
-        while root < len(blocks) and blocks[root].parent is not None:
-            root = nxt[root]
-        while j < root and j < len(blocks):
-            nxt[j], j = root, nxt[j]
-        return root
-
-    for i, parent in enumerate(blocks):
+    Every later block is offered to every top-level block, whether or not it fits: an offer may split
+    it (interval reuse) before the size check refuses it. Clones go right after the block they came
+    from; the rest of the list is sorted again when a clone is smaller than the block after them."""
+    key = lambda b: _sort_key(b, options)  # noqa: E731
+    blocks = sorted(blocks, key=key)
+    ids = iter(range(max((b.id for b in blocks), default=-1) + 1, 10**9))
+    new_id = ids.__next__
+    i = 0
+    while i < len(blocks):
+        parent = blocks[i]
+        i += 1
         if parent.parent is not None or not _mergeable(parent):
             continue
-        cap, j = _capacity(parent, options), i + 1
-        while True:
-            # Blocks larger than any room left cannot be adopted: start at the first that may fit.
-            j = alive(max(j, bisect.bisect_left(neg_sizes, -cap)))
-            if j >= len(blocks):
-                break
+        j = i
+        while j < len(blocks):
             child = blocks[j]
-            if (_mergeable(child) and not child.continuous and not child.children
-                    and child.batch == parent.batch
-                    and _try_adopt(parent, child, options)):
-                cap = _capacity(parent, options)
             j += 1
+            if not (child.parent is None and _mergeable(child) and not child.continuous and not child.children
+                    and child.batch == parent.batch):
+                continue
+            clones: list[Block] = []
+            _try_adopt(parent, child, options, clones, new_id)
+            if clones:
+                blocks[j:j] = clones
+                nxt = j + len(clones)
+                smallest = min(c.align_size(options) for c in clones + [parent])
+                if nxt < len(blocks) and smallest < blocks[nxt].align_size(options):
+                    blocks[j:] = sorted(blocks[j:], key=key)
     return blocks
 
 
