@@ -110,13 +110,12 @@ def _interval_touching():
     """Level 2's interval reuse reads lifetimes as half-open when it asks whether a member crosses the
     parent's (CrossLifeTime counts a shared step): a member written at the step where a parent member is
     last read stays in the parent's memory."""
-    def make(crosses):
-        def wrong(block, unit):
-            if unit.last > unit.first:
-                return crosses(block, attrs.evolve(unit, first=unit.first + 1))
-            return crosses(block, unit)
+    def make(crossing):
+        def wrong(parent, units, window):
+            shifted = [attrs.evolve(u, first=u.first + 1) if u.last > u.first else u for u in units]
+            return crossing(parent, shifted, window)
         return wrong
-    return swap("zcspec.impl.compiler.memory.ge_blocks", "_crosses", make)
+    return swap("zcspec.impl.compiler.memory.ge_blocks", "_crossing", make)
 
 
 VARIANTS = (

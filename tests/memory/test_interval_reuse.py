@@ -64,7 +64,7 @@ def test_without_interval_reuse_the_spans_keep_the_blocks_apart(monkeypatch):
 def test_keeping_the_crossing_members_is_caught_by_no_overlap(monkeypatch):
     """Broken on purpose: no member counts as crossing, so q and r stay in the 512 B block that joins p's
     memory while p is alive; the spec's LAYOUT-NO-OVERLAP names them."""
-    monkeypatch.setattr(ge_blocks, "_crosses", lambda block, unit: False)
+    monkeypatch.setattr(ge_blocks, "_crossing", lambda parent, units, window: [])
     graph, plan = _plan()
     found = list(NO_OVERLAP.predicate(observe_plan(graph, plan)))
     assert found and any("N2:0" in v.culprit for v in found), found

@@ -29,11 +29,11 @@ Atomic units get no block here: offsets.py places them after the feature map
 
 Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; a
 member is tested against a parent by a binary search over the parent's sorted lifetimes
-(``_crosses``), which keeps benchmarks/plan_scale.py near linear.
+(``_crossing``), which keeps benchmarks/plan_scale.py near linear.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from itertools import accumulate
 
@@ -68,19 +68,19 @@ class Block:
         self.child_offset = 0
         self.virtual = virtual
         self.sorted_align: int | None = None
-        self.timeline: tuple[list[int], list[int]] | None = None  # see _crosses
+        self.timeline: tuple[list[int], list[int], bool] | None = None  # see _timeline
 
     def align_size(self, options) -> int:
-        # GE's MemoryBlock::AlignSize is computed once: a block split by interval reuse keeps the size it
-        # was sorted by, while Resize lays it out by the members it kept (``real``).
-        if self.sorted_align is not None:
-            return self.sorted_align
-        return block_size(self.real, options)
+        # GE's MemoryBlock::AlignSize is computed once, when level 2 first sorts (the first stage never
+        # asks): a block split by interval reuse keeps the size it was sorted by, while Resize lays it out
+        # by the members it kept (``real``).
+        if self.sorted_align is None:
+            self.sorted_align = block_size(self.real, options)
+        return self.sorted_align
 
     def keep_only(self, units, options) -> None:
         """Keep ``units`` (a part of the members, in order): the span and real size follow them."""
-        if self.sorted_align is None:
-            self.sorted_align = self.align_size(options)
+        self.align_size(options)
         self.units = list(units)
         self.timeline = None
         self.real = max(u.size for u in self.units)
@@ -146,14 +146,6 @@ def _mergeable(block: Block) -> bool:
     return block.reusable and block.zero_copy is None and not block.virtual
 
 
-def _disjoint(a: Block, b: Block) -> bool:
-    """``CanBlockLifeReuse`` either way round (2.7.3): on one stream the spans of steps do not meet; on
-    two, one block's last use is known to be over where the other begins (:func:`_follows`)."""
-    if a.stream == b.stream:
-        return b.end < a.begin or b.begin > a.end
-    return _follows(a, b) or _follows(b, a)
-
-
 def _follows(a: Block, b: Block) -> bool:
     """Whether ``b`` (on another stream) may reuse ``a``'s memory, as GE's ``CanBlockLifeReuse`` judges it
     (block_mem_assigner.cc, default memory mode): the latest step of ``a``'s stream known to have run
@@ -179,51 +171,87 @@ def _remote(unit) -> bool:
     return any(stream != unit.stream for stream, _ in unit.uses)
 
 
-def _crosses(block: Block, unit) -> bool:
-    """GE's ``CrossLifeTime`` of ``unit`` against any member of ``block``: two inclusive lifetimes share a
-    step. The members' firsts, sorted, and the running maximum of their lasts make it a binary search (a
-    block is asked about every member of every later block)."""
+def _timeline(block: Block) -> tuple[list[int], list[int], bool]:
+    """The members' firsts in ascending order, the running maximum of their lasts in that order, and
+    whether that order is the members' own (a first-stage block takes members as they are allocated, so
+    it is; a split keeps the order). Cached until the members change."""
     if block.timeline is None:
-        spans = sorted((u.first, u.last) for u in block.units)
-        block.timeline = [f for f, _ in spans], list(accumulate((last for _, last in spans), max))
-    firsts, reach = block.timeline
-    k = bisect_right(firsts, unit.last)
-    return k > 0 and reach[k - 1] >= unit.first
+        firsts = [u.first for u in block.units]
+        ordered = all(a <= b for a, b in zip(firsts, firsts[1:]))
+        spans = [(u.first, u.last) for u in block.units] if ordered else sorted((u.first, u.last) for u in block.units)
+        block.timeline = [f for f, _ in spans], list(accumulate((last for _, last in spans), max)), ordered
+    return block.timeline
+
+
+def _crossing(parent: Block, units, window) -> list[int]:
+    """GE's ``CrossLifeTimeNode``: the indexes, among ``window``, of the ``units`` (a later block's
+    members) whose lifetimes share a step with a member of ``parent`` (``CrossLifeTime``: inclusive). A
+    member outside the span from the parent's first member's begin to its last member's end crosses
+    nothing (GE's quick check); inside it, a binary search over the parent's timeline answers."""
+    lo, hi = parent.units[0].first, parent.units[-1].last
+    firsts, reach, _ = _timeline(parent)
+    out = []
+    for i in window:
+        u = units[i]
+        if u.last >= lo and u.first <= hi:
+            k = bisect_right(firsts, u.last)
+            if k and reach[k - 1] >= u.first:
+                out.append(i)
+    return out
 
 
 def _interval(parent: Block, child: Block, options, clones: list, new_id) -> bool:
     """``CanIntervalLifeReuse`` (2.7.3): on one stream, the child's members whose lifetimes cross none of
     the parent's may live in the parent's memory; the crossing ones leave the child for a clone block
     (appended to ``clones``), which level 2 offers to later parents. The child stays split even when it
-    is not adopted in the end, as in GE. Whether any member may stay is returned."""
+    is not adopted in the end, as in GE. Whether any member may stay is returned.
+
+    GE first asks whether a member is near the parent at all (between the parent's first member's begin
+    and its last member's end, ``CrossLifeTimeNode``); on the child's timeline the near members lie in
+    one window, found by two binary searches, so only they are tested (``_crossing``)."""
     if (parent.stream != child.stream or not parent.units or not child.units or parent.continuous
-            or child.continuous or _remote(parent.units[-1]) or _remote(child.units[-1])):
+            or child.continuous or (parent.units[-1].uses and _remote(parent.units[-1]))
+            or (child.units[-1].uses and _remote(child.units[-1]))):
         return False
     lo, hi = parent.units[0].first, parent.units[-1].last
-    keep, moved = [], []
-    for u in child.units:
-        near = not (u.last < lo or u.first > hi)
-        (moved if near and _crosses(parent, u) else keep).append(u)
-    if not keep:
+    units = child.units
+    firsts, reach, ordered = _timeline(child)
+    window = range(bisect_left(reach, lo), bisect_right(firsts, hi)) if ordered else range(len(units))
+    crossing = _crossing(parent, units, window)
+    if len(crossing) == len(units):
         return False
-    if moved:
+    if crossing:
+        gone = set(crossing)
+        moved = [units[i] for i in crossing]
         clone = Block(new_id(), moved[0], options)
         clone.batch, clone.reusable = child.batch, child.reusable
         clone.keep_only(moved, options)
         clone.sorted_align = None
-        child.keep_only(keep, options)
+        child.keep_only([u for i, u in enumerate(units) if i not in gone], options)
         clones.append(clone)
     return True
 
 
+def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bool:
+    """Whether ``child`` may go into ``parent``'s memory, as far as lifetimes go: ``CanBlockLifeReuse``
+    either way round (2.7.3): on one stream the spans of steps do not meet; on two, one block's last use
+    is known to be over where the other begins (:func:`_follows`). Otherwise interval reuse may keep part
+    of ``child`` (:func:`_interval`, which may split it)."""
+    if parent.stream == child.stream:
+        if child.end < parent.begin or child.begin > parent.end:
+            return True
+    elif _follows(parent, child) or _follows(child, parent):
+        return True
+    return _interval(parent, child, options, clones, new_id)
+
+
 def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, depth: int = 0) -> bool:
-    """``parent.AddLifeReuseBlock(child)`` (2.7.3): into a child of the parent first, else at its end."""
+    """``parent.AddLifeReuseBlock(child)`` (2.7.3), once :func:`_may_share` holds: into a child of the
+    parent first, else at its end."""
     if depth > MAX_DEPTH:
         return False
-    if not _disjoint(parent, child) and not _interval(parent, child, options, clones, new_id):
-        return False
     for c in parent.children:
-        if _try_adopt(c, child, options, clones, new_id, depth + 1):
+        if _may_share(c, child, options, clones, new_id) and _try_adopt(c, child, options, clones, new_id, depth + 1):
             return True
     size, room = child.align_size(options), parent.align_size(options)
     slack = 0 if size == options.block_align else options.block_align
@@ -259,7 +287,8 @@ def level_two(blocks: list[Block], options) -> list[Block]:
                     and child.batch == parent.batch):
                 continue
             clones: list[Block] = []
-            _try_adopt(parent, child, options, clones, new_id)
+            if _may_share(parent, child, options, clones, new_id):
+                _try_adopt(parent, child, options, clones, new_id)
             if clones:
                 blocks[j:j] = clones
                 nxt = j + len(clones)
