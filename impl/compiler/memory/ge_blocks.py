@@ -27,9 +27,9 @@ then shrinks blocks to their real contents). offsets.py keeps the smaller.
 Atomic units get no block here: offsets.py places them after the feature map
 (2.5.4, 3.3). Children hold no offset yet: offsets.py lays them out.
 
-Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; a
-member is tested against a parent by a binary search over the parent's sorted lifetimes
-(``_crossing``), which keeps benchmarks/plan_scale.py near linear.
+Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; only
+the candidate's members near the parent are tested, each by a binary search over the parent's sorted
+lifetimes (``_crossing``). benchmarks/plan_scale.py measures the cost.
 """
 from __future__ import annotations
 
