@@ -250,7 +250,8 @@ def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, depth
     parent first, else at its end."""
     if depth > MAX_DEPTH:
         return False
-    for c in parent.children:
+    # GE refuses a child deeper than kMaxDepthNum before judging lifetimes, so no split happens there
+    for c in parent.children if depth < MAX_DEPTH else ():
         if _may_share(c, child, options, clones, new_id) and _try_adopt(c, child, options, clones, new_id, depth + 1):
             return True
     size, room = child.align_size(options), parent.align_size(options)
