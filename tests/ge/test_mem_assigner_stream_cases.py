@@ -71,7 +71,14 @@ def test_graph_multi_stream_dependence_memory_reuse(ge_graph):
                  ("F", 0, "G", 0), ("A", 1, "G", 1), ("G", 0, "H", 0), ("B", 1, "H", 1), ("H", 0, "I", 0),
                  ("I", 0, "J", 0)]:
         g.edge(*edge)
-    assert g.plan().attributes.memory_size == 17408
+    plan = g.plan()
+    assert plan.attributes.memory_size == 17408
+    # the layout the docstring explains (GE's test asserts only the total): I:0 and G:0 at B:0's head, g's
+    # and h's workspaces split off their block and stacked after G:0, 512 B past I:0's 4608
+    head = plan.tensor("B:0").offset
+    assert plan.tensor("I:0").offset == plan.tensor("G:0").offset == head
+    assert plan.tensor("G#ws0").offset == plan.tensor("H#ws0").offset == head + 4096
+    assert plan.tensor("G#ws0").block != plan.tensor("F#ws0").block
 
 
 def _diff_stream_ref_graph(ge_graph, g_stream):
