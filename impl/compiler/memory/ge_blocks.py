@@ -78,9 +78,9 @@ class Block:
             self.sorted_align = block_size(self.real, options)
         return self.sorted_align
 
-    def keep_only(self, units, options) -> None:
-        """Keep ``units`` (a part of the members, in order): the span and real size follow them."""
-        self.align_size(options)
+    def keep_only(self, units) -> None:
+        """Keep ``units`` (a part of the members, in order): the span and real size follow them, the
+        aligned size does not (level 2 has sorted by it already; a fresh clone computes its own)."""
         self.units = list(units)
         self.timeline = None
         self.real = max(u.size for u in self.units)
@@ -224,10 +224,8 @@ def _interval(parent: Block, child: Block, options, clones: list, new_id) -> boo
         gone = set(crossing)
         moved = [units[i] for i in crossing]
         clone = Block(new_id(), moved[0], options)
-        clone.batch, clone.reusable = child.batch, child.reusable
-        clone.keep_only(moved, options)
-        clone.sorted_align = None
-        child.keep_only([u for i, u in enumerate(units) if i not in gone], options)
+        clone.keep_only(moved)
+        child.keep_only([u for i, u in enumerate(units) if i not in gone])
         clones.append(clone)
     return True
 
