@@ -31,10 +31,11 @@ def test_every_package_folder_is_installed_under_zcspec():
     listed = set(_pyproject()["tool"]["setuptools"]["packages"])
     folders = {"zcspec." + str(p.parent.relative_to(ROOT)).replace(os.sep, ".")
                for top in SOURCES for p in (ROOT / top).rglob("__init__.py")}
+    folders.add("zcspec")   # api/: the top-level package
     assert folders - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
     assert listed - folders == set(), "listed in pyproject.toml but not a package folder"
     dirs = _pyproject()["tool"]["setuptools"]["package-dir"]
-    assert dirs == {f"zcspec.{top}": top for top in SOURCES}
+    assert dirs == {"zcspec": "api", **{f"zcspec.{top}": top for top in SOURCES}}
 
 
 def test_every_source_folder_is_a_package():
@@ -81,3 +82,17 @@ def test_the_install_imports_as_zcspec(tmp_path):
     run = _python("import zcspec, zcspec.spec, zcspec.impl.compiler.compile, zcspec.checks.cli.main; print('ok')",
                   tmp_path)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
+
+
+def test_the_version_has_one_home(tmp_path):
+    """``zcspec.__version__`` is what the installed metadata says (pyproject reads it from api/__init__.py)."""
+    run = _python("import zcspec, importlib.metadata as m; print(zcspec.__version__ == m.version('zcspec'))", tmp_path)
+    assert run.stdout.strip() == "True", run.stdout + run.stderr
+
+
+def test_importing_the_spec_loads_no_checker(tmp_path):
+    """``zcspec`` resolves its entry points lazily: the spec alone stays light and independent of impl/."""
+    code = ("import sys, zcspec.spec.check; "
+            "print(sorted(m for m in sys.modules if m.startswith(('zcspec.checks', 'zcspec.impl'))))")
+    run = _python(code, tmp_path)
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr
