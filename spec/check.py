@@ -20,10 +20,15 @@ from zcspec.spec.registry import all_invariants
 
 @attrs.frozen
 class Report:
+    """``applied``: the claims that say something about the observation; ``exercised``: those it put
+    to the test; ``not_judged``: claim id -> why the observation could not (it lacks the facts the
+    claim reads: a plan without ``consumers``); ``violations``: every broken claim."""
+
     kind: str
     applied: tuple[str, ...]
     exercised: tuple[str, ...]
     violations: tuple[Violation, ...]
+    not_judged: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -40,7 +45,8 @@ class Report:
     def __str__(self) -> str:
         head = (f"{self.kind}: {len(self.applied)} invariants applied, {len(self.exercised)} exercised, "
                 f"{len(self.violations)} violation(s)")
-        return "\n".join([head] + [f"  {v}" for v in self.violations])
+        return "\n".join([head] + [f"  {v}" for v in self.violations]
+                         + [f"  not judged: {claim}: {why}" for claim, why in self.not_judged.items()])
 
 
 def kind_of(observation: Any) -> str:
@@ -60,7 +66,7 @@ def check(observation: Any, *, invariants: Iterable[Invariant] | None = None) ->
     """
     kind = kind_of(observation)
     chosen = tuple(all_invariants() if invariants is None else invariants)
-    applied, exercised, violations = [], [], []
+    applied, exercised, violations, not_judged = [], [], [], {}
     for inv in chosen:
         target = _target(inv, kind, observation)
         if target is None:
@@ -68,8 +74,10 @@ def check(observation: Any, *, invariants: Iterable[Invariant] | None = None) ->
         applied.append(inv.id)
         if inv.exercised(target):
             exercised.append(inv.id)
+        if why := inv.not_judged(target):
+            not_judged[inv.id] = why
         violations.extend(inv.violations(target))
-    return Report(kind, tuple(applied), tuple(exercised), tuple(violations))
+    return Report(kind, tuple(applied), tuple(exercised), tuple(violations), not_judged)
 
 
 def _target(inv: Invariant, kind: str, observation: Any) -> Any:

@@ -31,11 +31,13 @@ class ObservationFormatError(SpecError):
 
 class ObservationConsistencyError(SpecError):
     """An observation is well-typed but refers to something it does not contain
-    (a tensor naming an unknown block, a slot naming an unknown task, ...)."""
+    (a tensor naming an unknown block, a slot naming an unknown task, ...) or holds a value no
+    artefact can have (a negative size, a lifetime outside the steps). ``path`` locates the culprit
+    in the JSON document when known (``tensors[3].size``)."""
 
-    def __init__(self, message: str, *, culprit: str = ""):
-        self.culprit = culprit
-        super().__init__(message)
+    def __init__(self, message: str, *, culprit: str = "", path: str = ""):
+        self.culprit, self.path = culprit, path
+        super().__init__(f"{path}: {message}" if path else message)
 
 
 class UnknownInvariantError(SpecError):

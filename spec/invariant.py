@@ -61,6 +61,16 @@ class Invariant:
     # groups): it applies only to plans in GE's terms (PlanObservation.ge_shaped), not to a plan in
     # another planner's arenas.
     ge_only: bool = False
+    # Optional facts of the observation (field names) the claim judges: when it gives none of them,
+    # the claim is "not judged" (the plan gives no consumers, say), never counted as exercised.
+    needs: tuple[str, ...] = ()
+
+    def not_judged(self, observation: Any) -> str | None:
+        """Why ``observation`` cannot put this claim to the test (it lacks every fact in ``needs``), or None."""
+        if not self.needs or any(getattr(observation, fact, None) for fact in self.needs):
+            return None
+        return f"the {type(observation).__name__.removesuffix('Observation').lower()} gives no " + \
+            " or ".join(self.needs)
 
     def applies(self, observation: Any) -> bool:
         """Whether this claim says anything about ``observation`` (a GE-only claim: only about GE's plans)."""
@@ -74,6 +84,6 @@ class Invariant:
 
     def exercised(self, observation: Any) -> bool:
         """Whether ``observation`` puts this claim to the test (True when there is no precondition)."""
-        if not self.applies(observation):
+        if not self.applies(observation) or self.not_judged(observation):
             return False
         return True if self.precondition is None else bool(self.precondition(observation))

@@ -17,7 +17,7 @@ from html import escape
 from zcspec.spec.errors import SpecError
 from zcspec.spec.invariants._util import families, space_time_overlaps
 from zcspec.spec.observables import PlanObservation
-from zcspec.spec.observables.plan import plan_from_contract
+from zcspec.spec.observables.plan_contract import plan_from_contract
 
 DEFAULT_REGIONS = ("feature_map", "zero_copy")
 COLOURS = {

@@ -13,7 +13,7 @@ from zcspec.spec.check import check
 from zcspec.spec.document import HTML, MARKDOWN, PICTURES, render_all, root_dir
 from zcspec.spec.errors import ObservationFormatError, SpecError
 from zcspec.spec.observables import OBSERVATION_KINDS, from_data
-from zcspec.spec.observables.plan import plan_from_contract
+from zcspec.spec.observables.plan_contract import plan_from_contract
 
 
 def configure(parser) -> None:

@@ -1,9 +1,10 @@
-"""The plan observation as a file: what ``zcspec import`` writes and ``zcspec check`` reads.
+"""The plan file: what ``zcspec import`` writes and ``zcspec check``, ``zcspec replay`` and
+``zcspec.check_plan`` read.
 
-The file is the plan observation's JSON (spec/observables/plan.py, the general form) with three
-keys of the importer's own: ``planner`` (``xla``, ...), ``source`` (the artefact read) and ``program``
-(the module or method inside it). The reader ignores keys it does not know at the top level, as
-for every plan contract, and parses the rest strictly.
+The file is the ``zcspec-plan`` format (spec/observables/plan_contract.py, docs/plan-format.md):
+the plan observation's JSON with the provenance keys ``planner`` (``xla``, ...), ``source`` (the
+artefact read) and ``program`` (the module or method inside it). Reading is strict: a key the
+format does not have is bad input naming its path.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import attrs
 
 from zcspec.checks.errors import UsageError
 from zcspec.spec.errors import SpecError
-from zcspec.spec.observables import to_data
-from zcspec.spec.observables.plan import PlanObservation, plan_from_contract
+from zcspec.spec.observables.plan import PlanObservation
+from zcspec.spec.observables.plan_contract import Provenance, plan_to_contract, read_contract
 
 MAX_PLAN_BYTES = 512 << 20
 
@@ -31,13 +32,14 @@ class ImportedPlan:
 
     @property
     def title(self) -> str:
-        return f"{self.planner} {self.program}"
+        return " ".join(p for p in (self.planner, self.program) if p)
 
 
 def to_json(imported: ImportedPlan) -> str:
-    data = {"planner": imported.planner, "source": imported.source, "program": imported.program,
-            **to_data(imported.plan)}
-    return json.dumps(data, indent=1, sort_keys=True)
+    """The file's text: the format's JSON, provenance first (keys in the format's order)."""
+    provenance = Provenance(planner=imported.planner or None, source=imported.source or None,
+                            program=imported.program or None)
+    return json.dumps(plan_to_contract(imported.plan, provenance), indent=1)
 
 
 def write(imported: ImportedPlan, path: str) -> None:
@@ -49,8 +51,8 @@ def write(imported: ImportedPlan, path: str) -> None:
 
 
 def read(path: str) -> ImportedPlan:
-    """An imported plan (or any plan contract: then planner and program are empty) from ``path``;
-    UsageError or the spec's ObservationFormatError naming the file otherwise."""
+    """The plan in the file at ``path`` with its provenance (a plan without ``program`` is titled by
+    the file's name); UsageError or the spec's ObservationFormatError naming the file otherwise."""
     try:
         size = os.path.getsize(path)
         if size > MAX_PLAN_BYTES:
@@ -64,9 +66,8 @@ def read(path: str) -> ImportedPlan:
     if not isinstance(data, dict):
         raise UsageError(f"holds a JSON {type(data).__name__}, not a plan object", file=path)
     try:
-        plan = plan_from_contract(data)
+        plan, provenance = read_contract(data)
     except SpecError as e:
         raise (e.in_file(path) if hasattr(e, "in_file") else UsageError(str(e), file=path)) from None
-    extra = {k: data.get(k, "") for k in ("planner", "source", "program")}
-    return ImportedPlan(str(extra["planner"]), str(extra["source"]), str(extra["program"] or os.path.basename(path)),
-                        plan)
+    return ImportedPlan(provenance.planner or "", provenance.source or "",
+                        provenance.program or os.path.basename(path), plan)

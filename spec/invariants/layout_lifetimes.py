@@ -43,6 +43,7 @@ LIFETIME_COVERS_USES = Invariant(
     ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs)",
     applies_to="plan", concern="layout", predicate=_lifetime_covers_uses,
     precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_outputs),
+    needs=("consumers",),
 )
 
 
@@ -80,6 +81,7 @@ LIFETIME_COVERS_WRITES = Invariant(
               "node's topological index)",
     applies_to="plan", concern="layout", predicate=_lifetime_covers_writes,
     precondition=lambda plan: bool(plan.writes) or bool(plan.producers),
+    needs=("writes", "producers"),
 )
 
 

@@ -18,6 +18,7 @@ from zcspec.spec.observables.plan import (
     Alignment, Arena, Block, ByteCopy, ByteRange, ContinuousGroup, ContinuousOutputs, ExclusiveGroup, InPlaceStep, PlanAttributes,
     PlanObservation, PlacedTensor,
 )
+from zcspec.spec.observables.plan_contract import plan_from_contract, plan_to_contract
 from zcspec.spec.observables.trace import Event, Range
 
 OBSERVATION_KINDS = {
@@ -34,5 +35,5 @@ __all__ = [
     "Header", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
     "NodeInfo", "OBSERVATION_KINDS", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding",
     "SlotValue", "SocProfile", "Task", "PlacedTensor", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads",
-    "to_data",
+    "to_data", "plan_from_contract", "plan_to_contract",
 ]

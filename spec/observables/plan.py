@@ -71,6 +71,7 @@ import attrs
 
 from zcspec.spec.errors import ObservationConsistencyError, ObservationFormatError
 from zcspec.spec.observables.codec import from_data
+from zcspec.spec.observables.plan_values import check_steps, check_values
 
 Region = str
 BlockId = int | str
@@ -352,6 +353,21 @@ def _unique(kind: str, names) -> set:
     return seen
 
 
+def _named_tensors(plan: PlanObservation):
+    """(JSON key, tensor name) for every tensor name the plan's facts mention."""
+    for key in ("graph_inputs", "graph_outputs", "atomic", "fixed", "netoutput_inputs"):
+        yield from ((key, n) for n in getattr(plan, key))
+    for key in ("workspaces", "consumers", "batch_labels", "producers", "writes"):
+        yield from ((f"{key}.{n}", n) for n in getattr(plan, key))
+    for i, g in enumerate(plan.continuous_groups):
+        yield from ((f"continuous_groups[{i}].tensors", n) for n in g.tensors)
+    for i, g in enumerate(plan.continuous_outputs):
+        yield from ((f"continuous_outputs[{i}].tensors", n) for n in g.tensors)
+    for i, g in enumerate(plan.exclusive_groups):
+        yield from ((f"exclusive_groups[{i}].branches.{label}", n) for label, ns in g.branches.items() for n in ns)
+    yield from ((f"in_place[{i}].tensor", st.tensor) for i, st in enumerate(plan.in_place))
+
+
 def _check_references(plan: PlanObservation) -> None:
     """Names the plan refers to must exist; a dangling name is malformed input, not a layout fact."""
     names = _unique("tensor", (t.name for t in plan.tensors))
@@ -360,15 +376,10 @@ def _check_references(plan: PlanObservation) -> None:
         if t.alias_of is not None and t.alias_of not in names:
             raise ObservationConsistencyError(
                 f"tensor {t.name!r} has alias_of={t.alias_of!r}, which is not a planned tensor", culprit=t.name)
-    listed = [n for n in plan.graph_inputs + plan.graph_outputs + plan.atomic + plan.fixed]
-    listed += [n for g in plan.continuous_groups for n in g.tensors] + list(plan.workspaces) + list(plan.consumers)
-    listed += [n for g in plan.continuous_outputs for n in g.tensors]
-    listed += list(plan.batch_labels) + list(plan.netoutput_inputs) + list(plan.producers) + list(plan.writes)
-    listed += [n for g in plan.exclusive_groups for names in g.branches.values() for n in names]
-    listed += [s.tensor for s in plan.in_place]
-    for n in listed:
+    for key, n in _named_tensors(plan):
         if n not in names:
-            raise ObservationConsistencyError(f"the plan's facts name tensor {n!r}, which is not planned", culprit=n)
+            raise ObservationConsistencyError(f"names tensor {n!r}, which is not planned (not in tensors)",
+                                              culprit=n, path=key)
     _unique("exclusive group", (g.name for g in plan.exclusive_groups))
     known = plan.arenas or GE_ARENAS
     what = "declared arena (arenas)" if plan.arenas else "GE region (or declare arenas)"
@@ -381,17 +392,8 @@ def _check_references(plan: PlanObservation) -> None:
         if region not in known:
             raise ObservationConsistencyError(f"{label} is in region {region!r}, which is not a {what}; "
                                               f"known: {sorted(known)}", culprit=culprit)
-    n = len(plan.order)
-    for t in plan.tensors:
-        if not 0 <= t.first <= t.last < max(n, 1):
-            raise ObservationConsistencyError(f"tensor {t.name!r} lives during steps {t.first}..{t.last}, outside the "
-                                              f"{n} steps of order (or the lifetime is inverted)", culprit=t.name)
-    accessed = list(plan.writes.items()) + list(plan.consumers.items()) + [(s.tensor, (s.step,)) for s in plan.in_place]
-    for name, steps in accessed:
-        bad = [s for s in steps if not 0 <= s < n]
-        if bad:
-            raise ObservationConsistencyError(f"tensor {name!r} is accessed at step(s) {bad}, outside the "
-                                              f"{n} steps of order", culprit=name)
+    check_steps(plan)
+    check_values(plan)
     steps = set(plan.order)
     for ws, owner in plan.workspaces.items():
         if owner not in steps:
@@ -406,44 +408,3 @@ def _check_references(plan: PlanObservation) -> None:
         for w in (node, *waits):
             if w not in steps:
                 raise ObservationConsistencyError(f"control names node {w!r}, which is not in order", culprit=w)
-
-
-def plan_from_contract(data: dict) -> PlanObservation:
-    """A PlanObservation from what ``zcspec plan --json`` (or another tool) prints.
-
-    The contract's keys and the optional keys above are parsed strictly; other
-    keys, at the top level and in each tensor and block, are tools' own
-    additions (``strategy``, ``options``, a block's ``parent``, ...) and are ignored. ``attributes`` may also come in the planner's form
-    ``{memory_size, zero_copy_memory_size, inputs: [{tensor, is_zero_copy_block, ...}], outputs: [...]}``;
-    its ``inputs``/``outputs`` then also give ``graph_inputs``/``graph_outputs``
-    unless those are present.
-    """
-    if not isinstance(data, dict):
-        raise ObservationFormatError(f"expected a plan object, got {type(data).__name__}")
-    picked = _known(PlanObservation, data)
-    for key, cls in (("tensors", PlacedTensor), ("blocks", Block)):
-        if isinstance(picked.get(key), list):
-            picked[key] = [_known(cls, x) if isinstance(x, dict) else x for x in picked[key]]
-    a = picked.get("attributes")
-    if isinstance(a, dict) and ("inputs" in a or "outputs" in a):
-        picked["attributes"] = _planner_attributes(a)
-        for key, side in (("graph_inputs", "inputs"), ("graph_outputs", "outputs")):
-            if key not in picked and isinstance(a.get(side), list):
-                picked[key] = [x.get("tensor") for x in a[side] if isinstance(x, dict)]
-    return from_data(PlanObservation, picked)
-
-
-def _known(cls, data: dict) -> dict:
-    names = {f.name for f in attrs.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
-
-
-def _planner_attributes(a: dict) -> dict:
-    try:
-        flags = {x["tensor"]: x["is_zero_copy_block"] for x in a.get("inputs", [])}
-        basic = {x["tensor"]: x["basic_offset"] for x in a.get("inputs", []) + a.get("outputs", []) if "basic_offset" in x}
-    except (TypeError, KeyError) as e:
-        raise ObservationFormatError(f"each of attributes.inputs needs 'tensor' and 'is_zero_copy_block' ({e})",
-                                     path="attributes.inputs") from e
-    return {"memory_size": a.get("memory_size"), "zero_copy_memory_size": a.get("zero_copy_memory_size"),
-            "is_zero_copy_block": flags, "basic_offsets": basic}

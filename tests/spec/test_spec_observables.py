@@ -95,18 +95,24 @@ def test_every_kind_is_listed():
     assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution", "device"}
 
 
-def test_plan_from_contract_ignores_tools_extra_keys_and_reads_the_planners_attributes():
-    from zcspec.spec.observables.plan import plan_from_contract
+def test_plan_from_contract_reads_zcspec_plans_keys_and_the_planners_attributes():
+    from zcspec.spec.observables.plan_contract import plan_from_contract
 
     data = json.loads(json.dumps(CONTRACT))
     data.update(strategy="ge", options={"reuse": True})
     data["blocks"][0]["parent"] = None
     data["attributes"] = {"memory_size": 3072, "zero_copy_memory_size": 2048,
-                          "inputs": [{"tensor": "x", "is_zero_copy_block": True, "index": 0}],
-                          "outputs": [{"tensor": "y", "is_zero_copy_block": True, "index": 0}]}
+                          "inputs": [{"tensor": "x", "is_zero_copy_block": True, "index": 0, "node": "x",
+                                      "region": "zero_copy", "basic_offset": 1024, "relative_offsets": [0]}],
+                          "outputs": [{"tensor": "y", "is_zero_copy_block": True, "index": 0, "node": "out",
+                                       "region": "zero_copy", "basic_offset": 2048, "relative_offsets": [0]}]}
     plan = plan_from_contract(data)
     assert plan.attributes.is_zero_copy_block == {"x": True}
     assert plan.graph_inputs == ("x",) and plan.graph_outputs == ("y",)
     data["tensors"][0]["offset"] = "0"  # the contract's own keys stay strict
     with pytest.raises(ObservationFormatError, match=r"tensors\[0\]\.offset"):
+        plan_from_contract(data)
+    data["tensors"][0]["offset"] = 0
+    data["attributes"]["inputs"][0]["basic_ofset"] = 0  # and so do the planner's attributes
+    with pytest.raises(ObservationFormatError, match=r"attributes\.inputs\[0\].*basic_ofset"):
         plan_from_contract(data)
