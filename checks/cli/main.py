@@ -31,6 +31,7 @@ COMMANDS = (
     ("conformance", "conformance", "run ONNX's backend node tests for the claimed ops through both runtimes; a per-op table"),
     ("import", "import_cmd", "read another compiler's memory plan (an ExecuTorch .pte, an XLA dump) into the plan observation JSON"),
     ("check", "check_plan", "judge plan files of any planner: claims, the arena against the lower bound and compact"),
+    ("schema", "schema_cmd", "print the JSON Schema of the plan file format that zcspec check reads (docs/plan-format.md)"),
     ("campaign", "campaign_cmd", "draw programs for another compiler (xla), check its plans, compare with eager"),
 )
 
@@ -54,7 +55,20 @@ def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentPa
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run one command and return its exit code. While it runs, ``sys.stdout`` drops its output once
+    the reader has gone, so the code survives a pipe: ``zcspec check bad.json | head -1`` exits 1."""
+    stdout = sys.stdout
+    sys.stdout = _ReaderMayLeave(stdout)
+    try:
+        return _dispatch(sys.argv[1:] if argv is None else list(argv))
+    finally:
+        # Flush through the wrapper: Python's own flush at exit would find the pipe closed and print
+        # "Exception ignored ... BrokenPipeError"; after this one, anything left goes to devnull.
+        sys.stdout.flush()
+        sys.stdout = stdout
+
+
+def _dispatch(argv: list[str]) -> int:
     parser = build_parser(tuple(argv[:1]))
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
@@ -62,15 +76,43 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args._run(args) or 0)
-    except BrokenPipeError:
-        # The reader went away (``zcspec plan ... | head``): stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     except Exception as e:
         if not _bad_input(e):
             raise
         print(f"zcspec {args.command}: error: {e}", file=sys.stderr)
         return 2
+
+
+class _ReaderMayLeave:
+    """A text stream that stops writing when its reader goes away (``zcspec plan ... | head``): the
+    first BrokenPipeError points the stream's file descriptor at devnull, and every later write
+    lands there. The command then runs to its end and returns its real exit code: a pipe must not
+    turn a violation into 0, as catching the error and returning early did."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str):
+        # Everything else (encoding, isatty, fileno, ...) is the wrapped stream's.
+        return getattr(self._stream, name)
 
 
 def _bad_input(e: Exception) -> bool:
