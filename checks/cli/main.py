@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from zcspec import __version__
 from zcspec.impl.platform.errors import BadInput
 
 # (subcommand, module under checks.cli, one-line help). A module exposes
@@ -44,6 +45,7 @@ def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentPa
         prog="zcspec",
         description="Specify, implement and check GE-style zero-copy I/O and static memory planning.",
     )
+    parser.add_argument("--version", action="version", version=f"zcspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
