@@ -22,7 +22,7 @@ _LAZY = {
     "check_plan": "zcspec.checks.plan_api",
     "assert_plan_ok": "zcspec.checks.plan_api",
     "read_plan": "zcspec.checks.plan_api",
-    "PlanCheck": "zcspec.checks.plan_api",
+    "PlanReport": "zcspec.checks.plan_api",
     "PlanViolation": "zcspec.checks.plan_api",
 }
 

@@ -1,28 +1,58 @@
-"""``zcspec replay FILE [...]``: re-run counterexamples; exit 1 while any still fails."""
+"""``zcspec replay FILE [...]``: re-run counterexamples and re-check kept plans; exit 1 while any still fails.
+
+A FILE is one of: a zcspec counterexample (checks/counterexample.py), a foreign compiler's finding
+(checks/foreign/finding.py), or a plan file of any planner (docs/plan-format.md: re-judged by every
+claim, checks/plan_regression.py). ``--export-pytest`` writes a standalone regression test for any
+of the first and the last.
+"""
 from __future__ import annotations
 
 import json
 
+from zcspec import __version__
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.errors import UsageError
+from zcspec.checks.foreign import plan_file
 from zcspec.checks.foreign.finding import ForeignFinding, is_finding, replay_finding
+from zcspec.checks.plan_api import check_plan
+from zcspec.checks.plan_regression import export_plan_pytest, is_plan_file
 from zcspec.checks.replay import corpus_files, export_pytest, replay
 
 
 def configure(parser) -> None:
-    parser.add_argument("files", nargs="*", metavar="FILE", help="counterexample .json files (default: the built-in corpus)")
-    parser.add_argument("--export-pytest", metavar="OUT.py", help="write the (single) counterexample as a pytest file")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="counterexample, finding or plan .json files (default: the built-in corpus)")
+    parser.add_argument("--export-pytest", metavar="OUT.py",
+                        help="write the (single) counterexample or plan as a standalone pytest file")
+
+
+def _replay_plan(path: str, export: str | None) -> bool:
+    kept = plan_file.read(path)   # a malformed plan is bad input naming the JSON path: exit 2
+    report = check_plan(kept.plan, title=kept.title, compact=False)
+    state = "passes now (every claim holds)" if report.ok else "still fails"
+    print(f"{path}: plan {kept.title!r}: {state}")
+    if not report.ok:
+        print("\n".join("  " + line for line in report.lines()))
+    if export:
+        export_plan_pytest(kept, export, __version__)
+        print(f"wrote {export}")
+    return not report.ok
 
 
 def run(args) -> int:
     files = args.files or corpus_files()
     if args.export_pytest and len(files) != 1:
-        raise UsageError("--export-pytest takes exactly one counterexample FILE")
+        raise UsageError("--export-pytest takes exactly one FILE")
     failing = 0
     for path in files:
-        if is_finding(_peek(path)):     # a foreign compiler's finding (checks/foreign/finding.py)
+        data = _peek(path)
+        if is_plan_file(data):
+            failing += _replay_plan(path, args.export_pytest)
+            continue
+        if is_finding(data):     # a foreign compiler's finding (checks/foreign/finding.py)
             if args.export_pytest:
-                raise UsageError(f"{path}: --export-pytest takes a zcspec counterexample, not a foreign finding")
+                raise UsageError(f"{path}: --export-pytest takes a zcspec counterexample or a plan, "
+                                 "not a foreign finding")
             result = replay_finding(ForeignFinding.load(path))
             print(f"{path}: {result.summary()}")
             failing += result.still_fails

@@ -30,6 +30,11 @@ class ArenaRow:
     compact_optimal: bool
     buffers: int
 
+    @property
+    def ratio(self) -> float | None:
+        """The arena over its lower bound (None when the bound is 0)."""
+        return self.size / self.lower_bound if self.lower_bound else None
+
 
 @attrs.frozen
 class PlanReport:
@@ -39,16 +44,63 @@ class PlanReport:
     plan: PlanObservation = attrs.field(repr=False)
     report: Report
     arenas: tuple[ArenaRow, ...]
+    max_ratio: float | None = None   # the quality gate: an arena above it fails the report
+
+    @property
+    def over_ratio(self) -> tuple[ArenaRow, ...]:
+        """The activation arenas above ``max_ratio`` x their lower bound."""
+        if self.max_ratio is None:
+            return ()
+        return tuple(a for a in self.arenas if a.ratio is not None and a.ratio > self.max_ratio)
 
     @property
     def ok(self) -> bool:
-        return self.report.ok
+        return self.report.ok and not self.over_ratio
+
+    @property
+    def violations(self):
+        return self.report.violations
+
+    @property
+    def applied(self) -> tuple[str, ...]:
+        return self.report.applied
+
+    @property
+    def exercised(self) -> tuple[str, ...]:
+        return self.report.exercised
+
+    @property
+    def not_judged(self) -> dict[str, str]:
+        return self.report.not_judged
+
+    def claim_state(self, claim: str) -> str:
+        """``violated``, ``not judged``, ``held`` (exercised) or ``not exercised`` (nothing to test)."""
+        if claim in self.report.violated():
+            return "violated"
+        if claim in self.report.not_judged:
+            return "not judged"
+        return "held" if claim in self.report.exercised else "not exercised"
+
+    def to_dict(self) -> dict:
+        """The report as JSON data (``zcspec check --json``, one object per plan)."""
+        r = self.report
+        return {"plan": self.title, "ok": self.ok,
+                "claims": {c: self.claim_state(c) for c in r.applied},
+                "not_judged": dict(r.not_judged),
+                "violations": [{"claim": v.invariant_id, "culprit": v.culprit, "message": v.message,
+                                "values": {k: str(x) for k, x in v.values.items()}} for v in r.violations],
+                "arenas": [{**attrs.asdict(a), "ratio": a.ratio} for a in self.arenas],
+                "max_ratio": self.max_ratio, "over_ratio": [a.name for a in self.over_ratio]}
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
 
     def lines(self) -> list[str]:
         p, r = self.plan, self.report
         out = [f"{self.title}: {len(p.tensors)} tensors in {len(p.regions)} arena(s), {len(p.order)} steps",
                f"  claims: {len(r.applied)} applied, {len(r.exercised)} exercised, {len(r.violations)} violation(s)"]
         out += [f"  {v}" for v in r.violations]
+        out += [f"  not judged: {claim}: {why}" for claim, why in r.not_judged.items()]
         if self.arenas:
             out.append(f"  {'arena':<24} {'size':>12} {'lower bound':>12} {'ratio':>7} {'compact':>12}")
         for a in self.arenas:
@@ -59,18 +111,22 @@ class PlanReport:
             out.append("  (* the compact arena is proved optimal for these buffers)")
         if p.exclusive_groups or p.batch_labels:
             out.append("  (compact packs every branch as live together: it does not know exclusive branches)")
+        out += [f"  QUALITY: arena {a.name!r} is {a.size:,} bytes, {a.ratio:.3f}x its lower bound {a.lower_bound:,}, "
+                f"above --max-ratio {self.max_ratio}" for a in self.over_ratio]
         return out
 
 
 def plan_report(plan: PlanObservation, *, title: str = "plan", compact: bool = True,
-                compact_seconds: float | None = COMPACT_SECONDS) -> PlanReport:
-    """Check ``plan`` and measure each activation arena (see the module doc); ``compact=False`` skips
-    the packer (the rows then have no compact arena)."""
-    report = check(plan)
+                compact_seconds: float | None = COMPACT_SECONDS, invariants=None,
+                max_ratio: float | None = None) -> PlanReport:
+    """Check ``plan`` (by ``invariants``, default every claim) and measure each activation arena (see the
+    module doc); ``compact=False`` skips the packer (the rows then have no compact arena); ``max_ratio``
+    fails the report for an arena above it times its lower bound."""
+    report = check(plan, invariants=invariants)
     rows = []
     for name in activation_arenas(plan):
         rows.append(_arena_row(plan, name, compact_seconds if compact else -1))
-    return PlanReport(title, plan, report, tuple(rows))
+    return PlanReport(title, plan, report, tuple(rows), max_ratio)
 
 
 def _arena_row(plan: PlanObservation, name: str, seconds: float | None) -> ArenaRow:
