@@ -35,9 +35,15 @@ class ObservationConsistencyError(SpecError):
     artefact can have (a negative size, a lifetime outside the steps). ``path`` locates the culprit
     in the JSON document when known (``tensors[3].size``)."""
 
-    def __init__(self, message: str, *, culprit: str = "", path: str = ""):
-        self.culprit, self.path = culprit, path
-        super().__init__(f"{path}: {message}" if path else message)
+    def __init__(self, message: str, *, culprit: str = "", path: str = "", file: str = ""):
+        self.message, self.culprit, self.path, self.file = message, culprit, path, file
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}{path}: {message}" if path else f"{where}{message}")
+
+    def in_file(self, file: str) -> "ObservationConsistencyError":
+        """The same error, naming the file it came from (unless it already names one)."""
+        return self if self.file else ObservationConsistencyError(self.message, culprit=self.culprit, path=self.path,
+                                                                  file=file)
 
 
 class UnknownInvariantError(SpecError):

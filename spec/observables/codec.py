@@ -14,6 +14,7 @@ culprit, e.g. ``tensors[3].offset: expected int, got '512'``.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import types
@@ -22,7 +23,7 @@ from typing import Any, Literal, Union
 
 import attrs
 
-from zcspec.spec.errors import ObservationFormatError
+from zcspec.spec.errors import ObservationFormatError, SpecError
 
 _MISSING = attrs.NOTHING
 
@@ -71,8 +72,8 @@ def loads(cls: type, text: str, *, file: str = "") -> Any:
         raise ObservationFormatError(f"not JSON: {e}", file=file) from e
     try:
         return _READERS[cls](data) if cls in _READERS else from_data(cls, data)
-    except ObservationFormatError as e:
-        raise e.in_file(file) if file else e
+    except SpecError as e:
+        raise e.in_file(file) if file and hasattr(e, "in_file") else e
 
 
 def _kind(value: Any) -> str:
@@ -146,8 +147,10 @@ def _convert_object(cls: type, data: Any, path: str) -> Any:
     fields = {f.name: f for f in attrs.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
+        hints = [f"{k!r} -> {m[0]!r}" for k in unknown if (m := difflib.get_close_matches(k, fields, n=1))]
+        meant = f" (did you mean {', '.join(hints)}?)" if hints else ""
         raise ObservationFormatError(
-            f"unknown key(s) {unknown} for {cls.__name__}; known: {sorted(fields)}", path=path)
+            f"unknown key(s) {unknown} for {cls.__name__}{meant}; known: {sorted(fields)}", path=path or "<root>")
     kwargs = {}
     for name, field in fields.items():
         sub = f"{path}.{name}" if path else name
@@ -158,5 +161,7 @@ def _convert_object(cls: type, data: Any, path: str) -> Any:
         kwargs[name] = _convert(hints[name], data[name], sub)
     try:
         return cls(**kwargs)
+    except SpecError:
+        raise   # a consistency check of the observation: it names its own JSON path
     except (ValueError, TypeError) as e:
         raise ObservationFormatError(str(e), path=path or "<root>") from e

@@ -6,7 +6,7 @@ import json
 import pytest
 from hypothesis import given
 
-from zcspec.spec.errors import ObservationFormatError
+from zcspec.spec.errors import ObservationFormatError, SpecError
 from zcspec.spec.observables import (
     OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
     dumps, from_data, loads, to_data,
@@ -67,7 +67,9 @@ def test_the_design_contract_parses_as_is():
     (lambda d: d.update(arenas={r: {"kind": "scratch", "alignment": 0} for r in d["regions"]}), "arenas",
      "alignment=0"),
     (lambda d: d.update(writes={"x": [99]}), "", "outside the"),
-    (lambda d: d["tensors"][0].update(last=99), "", "lives during steps"),
+    (lambda d: d["tensors"][0].update(last=99), "tensors[0]", "lives during steps"),
+    (lambda d: d["tensors"][0].update(size=-1), "tensors[0].size", "negative"),
+    (lambda d: d.update(consumers={"ghost": [0]}), "consumers.ghost", "'ghost'"),
     (lambda d: d["tensors"][0].update(first=1, last=0), "", "inverted"),
     (lambda d: d.update(exclusive_groups=[{"name": "c", "branches": {"t": ["nope"]}}]), "", "'nope'"),
     (lambda d: d["tensors"][0].update(zero_copy=1), "tensors[0].zero_copy", "expected bool"),
@@ -79,7 +81,7 @@ def test_the_design_contract_parses_as_is():
 def test_malformed_plans_are_rejected_naming_the_culprit(edit, path, words):
     data = json.loads(json.dumps(CONTRACT))
     edit(data)
-    with pytest.raises(ObservationFormatError) as e:
+    with pytest.raises(SpecError) as e:
         from_data(PlanObservation, data)
     assert path in str(e.value) and words in str(e.value)
 
