@@ -10,6 +10,7 @@ planner's claims, but what each step reads and writes comes from the problem, so
 computes a wrong lifetime breaks a claim (LAYOUT-NO-OVERLAP, LAYOUT-LIFETIME-COVERS-USES or -WRITES)
 instead of certifying itself::
 
+    @settings(deadline=None)  # the first check imports the checker, slower than Hypothesis's 200 ms
     @given(planning_problems())
     def test_my_planner(problem):
         offsets, lifetimes = my_planner(problem.to_dict())
