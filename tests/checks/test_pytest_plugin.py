@@ -135,3 +135,54 @@ def test_the_guide_example_runs(suite):
     guide = pathlib.Path(__file__).parents[2] / "docs" / "checker.md"
     example = re.search(r"```python\n(.*?)```", guide.read_text(), re.S).group(1)
     suite(example).assert_outcomes(passed=2)
+
+
+def test_a_failing_plan_observation_is_saved_as_a_plan_file_that_replays(suite, tmp_path):
+    from zcspec.checks.cli.main import main
+
+    folder = tmp_path / "kept"
+    result = suite(BAD, "--zcspec-save", str(folder))
+    result.assert_outcomes(failed=2)
+    kept = sorted(folder.glob("*.json"))
+    assert kept and "saved for zcspec replay" in result.stdout.str()
+    assert main(["replay", str(kept[0])]) == 1      # still violates: replay says so
+
+
+def test_the_plugin_loads_nothing_heavy_until_a_test_uses_it(pytester, monkeypatch):
+    """The plugin is loaded into every pytest run of the environment: a suite that never uses it must
+    not pay for onnx or the compiler (a subprocess: this process has them loaded already)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_light="""
+import sys
+
+def test_nothing_heavy_is_loaded():
+    heavy = [m for m in ("onnx", "numba", "z3", "zcspec.impl.compiler.compile", "zcspec.checks.zoo")
+             if m in sys.modules]
+    assert heavy == []
+""")
+    result = pytester.runpytest_subprocess("-p", "zcspec.checks.pytest_plugin")
+    result.assert_outcomes(passed=1)
+
+
+def test_inside_given_the_supported_way_is_assert_plan_ok(pytester, monkeypatch):
+    """The docs' way to check inside ``@given``: ``zcspec.assert_plan_ok``, no function-scoped fixture, so
+    Hypothesis's health check stays quiet and a failing example shrinks. Imported by name at the top, it
+    loads the checker with the test module, not in the first example (Hypothesis's deadline is on)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_given="""
+from hypothesis import given, settings, strategies as st
+from zcspec import assert_plan_ok
+
+def plan(size):
+    t = lambda name, first, last: {"name": name, "region": "a", "offset": 0, "size": size, "aligned_size": size,
+                                   "first": first, "last": last, "block": None, "zero_copy": False, "alias_of": None}
+    return {"order": ["p", "q"], "arenas": {"a": {"kind": "activations", "alignment": 1}}, "regions": {"a": size},
+            "tensors": [t("x", 0, 0), t("y", 1, 1)], "consumers": {}, "writes": {"x": [0], "y": [1]}}
+
+@settings(max_examples=20, database=None)
+@given(st.integers(1, 4096))
+def test_disjoint_lives_may_share(size):
+    assert_plan_ok(plan(size))
+""")
+    result = pytester.runpytest_subprocess("-p", "zcspec.checks.pytest_plugin")
+    result.assert_outcomes(passed=1)
