@@ -128,6 +128,12 @@ def _strip(extra: type, item: Any, path: str) -> Any:
 
 
 def _observed_attributes(a: PlannerAttributes, body: dict) -> dict:
+    for side, ios in (("inputs", a.inputs), ("outputs", a.outputs)):
+        for i, x in enumerate(ios):
+            bad = [v for v in (x.index, *x.relative_offsets) if v < 0]
+            if bad:
+                raise ObservationFormatError(f"{bad[0]} is negative: indices and offsets are at least 0",
+                                             path=f"attributes.{side}[{i}]")
     out: dict[str, Any] = {"attributes": {
         "memory_size": a.memory_size, "zero_copy_memory_size": a.zero_copy_memory_size,
         "is_zero_copy_block": {x.tensor: x.is_zero_copy_block for x in a.inputs},

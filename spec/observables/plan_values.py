@@ -25,6 +25,14 @@ def _bytes(value: int | None, path: str, culprit: str) -> None:
                                           culprit=culprit, path=path)
 
 
+def _granule(value: int, path: str, culprit: str) -> None:
+    """An alignment: a positive multiple (1 means none)."""
+    if value < 1:
+        raise ObservationConsistencyError(f"{value} is not an alignment: give a multiple of at least 1 (1: none)",
+                                          culprit=culprit, path=path)
+    _bytes(value, path, culprit)
+
+
 def check_values(plan) -> None:
     """ObservationConsistencyError, naming the JSON path, for the first value ``plan`` cannot hold."""
     for i, t in enumerate(plan.tensors):
@@ -47,6 +55,11 @@ def check_values(plan) -> None:
     for i, g in enumerate(plan.continuous_groups):
         for j, piece in enumerate(g.pieces):
             _bytes(piece, f"continuous_groups[{i}].pieces[{j}]", g.consumer)
+    for region, granule in plan.alignment.block.items():
+        _granule(granule, f"alignment.block.{region}", region)
+    _granule(plan.alignment.tensor, "alignment.tensor", "tensor")
+    for name, arena in plan.arenas.items():
+        _granule(arena.alignment, f"arenas.{name}.alignment", name)
     for node, stream in plan.streams.items():
         if stream < 0:
             raise ObservationConsistencyError(f"stream {stream} is negative", culprit=node, path=f"streams.{node}")
@@ -70,6 +83,12 @@ def _check_in_place(plan) -> None:
 def check_steps(plan) -> None:
     """Lifetimes and accesses must lie in ``order``'s steps; the error names the JSON path."""
     n = len(plan.order)
+    seen: dict[str, int] = {}
+    for i, node in enumerate(plan.order):
+        if node in seen:
+            raise ObservationConsistencyError(f"node {node!r} is step {seen[node]} and step {i}: each step of "
+                                              "order must name a node of its own", culprit=node, path=f"order[{i}]")
+        seen[node] = i
     for i, t in enumerate(plan.tensors):
         if not 0 <= t.first <= t.last < max(n, 1):
             raise ObservationConsistencyError(

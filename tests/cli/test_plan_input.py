@@ -80,6 +80,10 @@ MALFORMED = [
     ("unknown arena", _set(("tensors", 1, "region"), "weights"), "weights"),
     ("unknown arena kind", _set(("arenas", "act", "kind"), "activation"), "arenas.act.kind"),
     ("a newer version", _set(("version",), 2), "version"),
+    ("zero arena alignment", _set(("arenas", "act", "alignment"), 0), "alignment"),
+    ("zero tensor granularity", _set(("alignment",), {"tensor": 0}), "alignment.tensor"),
+    ("negative block granularity", _set(("alignment",), {"block": {"act": -512}}), "alignment.block.act"),
+    ("a step named twice", _set(("order", 2), "load"), "order[2]"),
     ("another format", _set(("format",), "zcspec-counterexample"), "format"),
 ]
 
