@@ -23,6 +23,12 @@ def _lifetime_covers_uses(plan: PlanObservation):
             yield violation(f"tensor {name!r}", f"is read at step(s) {late} outside its lifetime "
                             f"{t.first}..{t.last}", steps=late)
     hull = {f.root: f for f in families(plan)}
+    for name in plan.graph_inputs:
+        f = hull[plan.root(name)]
+        if f.first > 0:
+            yield violation(f"tensor {name!r}", f"is a graph input but its memory ({f.root!r} and its aliases) is "
+                            f"only kept from step {f.first}: the caller's data is there before step 0, so a tensor "
+                            f"written before step {f.first} may overwrite it", first_step=f.first)
     for name in plan.graph_outputs:
         f = hull[plan.root(name)]
         if f.last < end:
@@ -33,16 +39,19 @@ def _lifetime_covers_uses(plan: PlanObservation):
 LIFETIME_COVERS_USES = Invariant(
     id="LAYOUT-LIFETIME-COVERS-USES",
     title="A tensor's lifetime covers every read of it",
-    statement="Every step that reads a tensor (consumers) lies within [first, last], and the memory of every "
-              "graph output (its root and the root's aliases together) lives to the last step.",
+    statement="Every step that reads a tensor (consumers) lies within [first, last], the memory of every "
+              "graph input (its root and the root's aliases together) lives from the first step, and that of "
+              "every graph output to the last step.",
     rationale="Non-overlap is only as good as the lifetimes it is checked against: a lifetime that ends before "
               "the last read lets the planner hand the memory to another tensor too early. The spec recomputes "
               "this from the consumer steps, as tinygrad's planner test recomputes lifetimes independently. A "
               "graph output that is a view or an in-place result keeps its root's memory alive through the "
-              "family's lifetime (the hull of its members'), so the root's own lifetime need not be widened.",
+              "family's lifetime (the hull of its members'), so the root's own lifetime need not be widened. "
+              "A graph input's bytes hold the caller's data before the first step runs: a planner that starts "
+              "its life at its first read lets an earlier step's output overwrite it.",
     ge_source=GE_MEM + "block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph outputs)",
     applies_to="plan", concern="layout", predicate=_lifetime_covers_uses,
-    precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_outputs),
+    precondition=lambda plan: bool(plan.consumers) or bool(plan.graph_inputs) or bool(plan.graph_outputs),
     needs=("consumers",),
 )
 

@@ -143,3 +143,19 @@ def test_facts_the_plan_lacks_are_reported_not_judged_never_exercised():
     assert "not judged: LAYOUT-LIFETIME-COVERS-USES: the plan gives no consumers" in str(report)
     full = zcspec.check_plan(CLEAN, compact=False)
     assert full.not_judged == {} and "LAYOUT-LIFETIME-COVERS-USES" in full.exercised
+
+
+def test_a_graph_input_whose_life_starts_at_its_first_read_is_caught():
+    """The caller's data is in a graph input's bytes before step 0: a planner that starts its life at the first
+    read gives those bytes to an earlier step's output, and no overlap check alone sees it."""
+    def tensor(name, first, last):
+        return {"name": name, "region": "act", "offset": 0, "size": 64, "aligned_size": 64, "first": first,
+                "last": last, "block": None, "zero_copy": False, "alias_of": None}
+    plan = {"order": ["scratch", "use_input"], "arenas": {"act": {"kind": "activations", "alignment": 1}},
+            "regions": {"act": 64}, "tensors": [tensor("tmp", 0, 0), tensor("x", 1, 1)],
+            "graph_inputs": ["x"], "consumers": {"tmp": [0], "x": [1]}, "writes": {"tmp": [0]}}
+    report = zcspec.check_plan(plan, compact=False)
+    assert [v.invariant_id for v in report.violations] == ["LAYOUT-LIFETIME-COVERS-USES"]
+    assert "graph input" in report.violations[0].message and "from step 1" in report.violations[0].message
+    plan["tensors"][1]["first"] = 0     # the right life: now the two overlap, and that is what is reported
+    assert [v.invariant_id for v in zcspec.check_plan(plan, compact=False).violations][0] == "LAYOUT-NO-OVERLAP"
