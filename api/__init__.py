@@ -6,6 +6,9 @@ The package's public entry points for a planner of your own (docs/your-planner.m
   claim that applies and returns a report;
 - :func:`assert_plan_ok` does the same and raises :class:`PlanViolation` (an AssertionError whose
   message is the report) when a claim is broken;
+- :func:`planning_problems`, a Hypothesis strategy drawing planning problems in a plain form any
+  planner reads, and :class:`PlanningProblem`, whose ``plan_json`` turns your planner's answer into
+  a plan to check ("draw with zcspec, plan with yours, check with zcspec");
 - ``__version__``, the installed version.
 
 Nothing is imported until it is used: ``import zcspec.spec`` (or the pytest plugin) must not pay for
@@ -24,6 +27,8 @@ _LAZY = {
     "read_plan": "zcspec.checks.plan_api",
     "PlanReport": "zcspec.checks.plan_api",
     "PlanViolation": "zcspec.checks.plan_api",
+    "planning_problems": "zcspec.checks.strategies.planning_problems",
+    "PlanningProblem": "zcspec.checks.strategies.planning_problems",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -83,11 +83,20 @@ def assert_plan_ok(plan, *, claims: Iterable[str] | None = None, soc: str | None
 
 
 def save_plan(plan: PlanObservation, folder: str, title: str = "plan") -> str:
-    """Write ``plan`` into ``folder`` as a plan file named by its title and content; returns the path."""
+    """Write ``plan`` into ``folder`` as a plan file; returns the path.
+
+    Inside a pytest test the file is named by the test and overwritten by each later failure of the
+    same test: Hypothesis runs the shrunk example last, so the file ends up holding the smallest
+    failing plan, not one file per shrinking step. Elsewhere it is named by title and content."""
     text = plan_file.to_json(plan_file.ImportedPlan("", "", title, plan))
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", title).strip("-")[:60] or "plan"
-    path = os.path.join(folder, f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}.json")
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    name = _slug(test) if test else f"{_slug(title)}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    path = os.path.join(folder, f"{name}.json")
     os.makedirs(folder, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text + "\n")
     return path
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.")[-80:] or "plan"
