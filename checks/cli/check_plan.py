@@ -11,6 +11,7 @@ claim and plan for CI systems (checks/junit_report.py).
 """
 from __future__ import annotations
 
+import argparse
 import json
 
 from zcspec.checks.errors import UsageError
@@ -23,7 +24,7 @@ from zcspec.spec.picture import render_plan
 def _claims(text: str) -> tuple[str, ...]:
     claims = tuple(c.strip() for c in text.split(",") if c.strip())
     if not claims:
-        raise UsageError(f"--claims {text!r}: give claim ids separated by commas, e.g. LAYOUT-NO-OVERLAP")
+        raise argparse.ArgumentTypeError(f"{text!r}: give claim ids separated by commas, e.g. LAYOUT-NO-OVERLAP")
     return claims
 
 
@@ -33,7 +34,7 @@ def _ratio(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not value >= 1:
-        raise UsageError(f"--max-ratio {text!r}: give a number of at least 1 (an arena over its lower bound)")
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of at least 1 (an arena over its lower bound)")
     return value
 
 
