@@ -61,7 +61,7 @@ def plan_svg(contract: dict | PlanObservation, *, title: str | None = None,
     memory first."""
     plan = contract if isinstance(contract, PlanObservation) else plan_from_contract(contract)
     if regions is None:
-        regions = DEFAULT_REGIONS if plan.ge_shaped else _drawn_arenas(plan)
+        regions = drawn_regions(plan)
     frame = _Frame(plan, regions, width, height)
     parts = [_header(frame, title or f"memory plan: {len(plan.tensors)} tensors, {len(plan.order)} steps")]
     parts += _region_bands(frame)
@@ -77,6 +77,28 @@ def plan_svg(contract: dict | PlanObservation, *, title: str | None = None,
 _KIND_ORDER = ("activations", "scratch", "user_io", "state")
 _KIND_COLOURS = {"activations": "feature_map", "scratch": "feature_map", "user_io": "zero_copy", "state": "fixed",
                  "constants": "weight"}
+
+
+def plans_svg(plans: list[tuple[PlanObservation, str]], *, width: int = 1000, height: int = 600) -> str:
+    """The pictures of several plans of one program (``(plan, title)`` pairs) stacked top to bottom at
+    one address scale: each plot is as tall as its drawn bytes, the largest ``height`` pixels, so a
+    plan that needs more memory is visibly taller (``zcspec diff``)."""
+    totals = [max(sum(p.regions.get(r, 0) for r in drawn_regions(p)), 1) for p, _ in plans]
+    margins = _Frame.TOP + _Frame.BOTTOM
+    heights = [margins + max(round((height - margins) * t / max(totals)), 40) for t in totals]
+    parts, y = [], 0
+    for (plan, title), h in zip(plans, heights):
+        inner = plan_svg(plan, title=title, width=width, height=h)
+        parts.append(inner.replace("<svg ", f'<svg x="0" y="{y}" ', 1))
+        y += h
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" viewBox="0 0 {width} {y}">\n'
+            f'<rect width="100%" height="100%" fill="white"/>')
+    return "\n".join([head, *parts, "</svg>\n"])
+
+
+def drawn_regions(plan: PlanObservation) -> tuple[str, ...]:
+    """The regions a picture of ``plan`` draws by default (see :func:`plan_svg`)."""
+    return DEFAULT_REGIONS if plan.ge_shaped else _drawn_arenas(plan)
 
 
 def _drawn_arenas(plan: PlanObservation) -> tuple[str, ...]:

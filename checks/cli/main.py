@@ -31,6 +31,7 @@ COMMANDS = (
     ("faults", "faults", "the fault catalogue: list deliberately wrong variants of impl, hunt them, replay their counterexamples"),
     ("conformance", "conformance", "run ONNX's backend node tests for the claimed ops through both runtimes; a per-op table"),
     ("import", "import_cmd", "read another compiler's memory plan (an ExecuTorch .pte, an XLA dump) into the plan observation JSON"),
+    ("diff", "diff_cmd", "compare two plans of one program: arenas, tensors that gained or lost memory, aliases, claims"),
     ("check", "check_plan", "judge plan files of any planner: claims, the arena against the lower bound and compact"),
     ("schema", "schema_cmd", "print the JSON Schema of the plan file format that zcspec check reads (docs/plan-format.md)"),
     ("campaign", "campaign_cmd", "draw programs for another compiler (xla), check its plans, compare with eager"),
