@@ -51,6 +51,9 @@ OBSERVES: dict[str, Observed] = {
     "LAYOUT-IN-PLACE-READS": Observed("the byte ranges an in-place step reads of its root, where they go, and "
                                       "the ranges it writes (from the program's op, e.g. an XLA fusion's slices)",
                                       PLAN),
+    "LAYOUT-ARENA-ALLOCATED": Observed("the steps of one execution path that allocate each arena "
+                                       "(arena_allocations), against the first step of each tensor family in it",
+                                       PLAN),
     "LAYOUT-LOWER-BOUND": Observed("the lower bound recomputed from live aligned sizes per step and arena, "
                                    "exclusive branches counted by their heaviest", PLAN),
     "MEM-ZC-NOMERGE": Observed("zero-copy blocks and the tensors they hold", PLAN),

@@ -67,6 +67,13 @@ EXAMPLES = (
             plan([("a", "temp", 0, 100, 0, 1), ("b", "temp", 128, 64, 1, 2)], arenas={"temp": Arena("activations", 64)}),
             plan([("a", "temp", 0, 100, 0, 1), ("b", "temp", 100, 64, 1, 2)], arenas={"temp": Arena("activations", 64)}),
             culprit="'b'", why="b starts at 100 in an arena aligned to 64"),
+    Example("LAYOUT-ARENA-ALLOCATED",
+            plan([("a", "s0", 0, 64, 1, 2), ("b", "s1", 0, 64, 3, 4)], steps=5,
+                 arenas={"s0": Arena("activations"), "s1": Arena("activations")}, arena_allocations={"s0": (0,), "s1": (2,)}),
+            plan([("a", "s0", 0, 64, 1, 2), ("b", "s1", 0, 64, 3, 4)], steps=5,
+                 arenas={"s0": Arena("activations"), "s1": Arena("activations")}, arena_allocations={"s0": (0,), "s1": ()}),
+            culprit="'b'", why="b is placed in storage s1, which this execution path never allocates (its "
+                               "allocation is on the other branch of a conditional)"),
     Example("LAYOUT-IN-PLACE-READS",
             plan([("buf", "out", 0, 16, 0, 1), ("res", "out", 0, 16, 1, 2, "buf")], arenas={"out": Arena("user_io")},
                  in_place=(InPlaceStep(1, "res", (ByteRange(8, 16),), (ByteCopy(0, 8, 8),)),)),

@@ -58,6 +58,9 @@ The general form (any planner, docs/foreign-planners.md): a plan that declares
 - ``streams``: node (of ``order``) -> the stream it runs its task on; nodes without a task are left
   out. With two or more streams LAYOUT-STREAM-ORDER judges sharing by the order the streams guarantee.
 - ``control``: node -> the nodes it waits for beyond its data inputs (control edges).
+- ``arena_allocations``: arena -> the steps that allocate it on the execution path the plan
+  describes (TVM Relax's ``R.memory.alloc_storage``); an arena not listed exists before the first
+  step, and one listed with no step is never allocated on that path.
 - ``lower_bound``, ``naive`` and ``blocks`` may be left out by planners that
   have no such numbers; ``blocks`` then defaults to none.
 """
@@ -254,6 +257,7 @@ class PlanObservation:
     in_place: tuple[InPlaceStep, ...] = ()
     streams: dict[str, int] = attrs.field(factory=dict)
     control: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    arena_allocations: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         _check_references(self)
@@ -392,6 +396,11 @@ def _check_references(plan: PlanObservation) -> None:
         if region not in known:
             raise ObservationConsistencyError(f"{label} is in region {region!r}, which is not a {what}; "
                                               f"known: {sorted(known)}", culprit=culprit)
+    for region in plan.arena_allocations:
+        if region not in known:
+            raise ObservationConsistencyError(f"arena_allocations names {region!r}, which is not a {what}; "
+                                              f"known: {sorted(known)}", culprit=region,
+                                              path=f"arena_allocations.{region}")
     check_steps(plan)
     check_values(plan)
     steps = set(plan.order)

@@ -102,3 +102,8 @@ def check_steps(plan) -> None:
         if bad:
             raise ObservationConsistencyError(f"tensor {name!r} is accessed at step(s) {bad}, outside the "
                                               f"{n} steps of order", culprit=name, path=path)
+    for name, steps in plan.arena_allocations.items():
+        bad = [s for s in steps if not 0 <= s < n]
+        if bad:
+            raise ObservationConsistencyError(f"arena {name!r} is allocated at step(s) {bad}, outside the {n} steps "
+                                              "of order", culprit=name, path=f"arena_allocations.{name}")

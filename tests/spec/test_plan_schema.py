@@ -157,7 +157,7 @@ def test_the_documented_examples_validate_read_and_break_no_claim():
         assert _errors(data) == []
         report = check(plan_from_contract(data))
         assert report.violations == ()
-        assert (len(report.applied), len(report.exercised), report.not_judged) == (12, exercised, {})
+        assert (len(report.applied), len(report.exercised), report.not_judged) == (13, exercised, {})
 
 
 def test_the_documents_tables_name_every_key_of_the_schema():
@@ -231,6 +231,7 @@ MALFORMED = {
     "attributes mixing both forms": _set("attributes", {"memory_size": 0, "zero_copy_memory_size": 0,
                                                         "is_zero_copy_block": {}, "inputs": [], "outputs": []}),
     "negative stream": _set("streams", {"relu": -1}),
+    "negative arena allocation step": _set("arena_allocations", {"scratch": [-1]}),
 }
 
 
