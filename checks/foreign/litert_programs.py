@@ -1,10 +1,12 @@
 """The LiteRT models zcspec keeps (checks/foreign/programs/litert/), built with LiteRT's schema API.
 
-Each model is a small list of builtin operators over float32 tensors, written with the object API
-LiteRT ships (``ai_edge_litert.schema_py_generated``; no TensorFlow), with a NumPy reference of what
-it computes. ``write_programs`` builds each ``model.tflite``, records where LiteRT's builtin
-interpreter puts its tensors (``arena.json``, checks/foreign/tflite.py ``record_arena``), runs it
-against the reference and writes ``program.json``. Needs the ``litert`` extra; reading the kept
+Each model is a small list of builtin operators over float32 tensors (constant weights filled with
+an even ramp), written with the object API LiteRT ships (``ai_edge_litert.schema_py_generated``; no
+TensorFlow), with a NumPy reference of what it computes. ``write_programs`` builds each
+``model.tflite``, records where LiteRT's builtin interpreter puts its tensors (``arena.json``,
+checks/foreign/tflite.py ``record_arena``), runs it against the reference, with the arena planner's
+sharing and with ``experimental_preserve_all_tensors`` (no buffer reused: a difference that goes
+away there is the planner's), and writes ``program.json``. Needs the ``litert`` extra; reading the kept
 files needs nothing:
 
     python -m zcspec.checks.foreign.litert_programs [--only NAME ...]
@@ -32,6 +34,9 @@ class Model:
     ops: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]   # (op, inputs, outputs)
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    weights: tuple[int, ...] = ()           # constant tensors (an even ramp from -1 to 1)
+    expect: str = "clean"                   # or the claim a known bug of LiteRT's breaks
+    issue: str = ""
 
 
 MODELS = (
@@ -48,6 +53,19 @@ MODELS = (
           ((3, 5), (3, 5), (3, 5), (3, 5), (6, 5), (6, 5)),
           (("ADD", (0, 0), (1,)), ("MUL", (0, 1), (2,)), ("ADD", (2, 2), (3,)), ("CONCATENATION", (3, 2), (4,)),
            ("MUL", (4, 4), (5,))), (0,), (1, 5)),
+    # The planner lets an in-place ADD take the buffer of a view of the FULLY_CONNECTED output while
+    # another view of it is still to be read: the second read sees the sum (google-ai-edge/LiteRT#8928).
+    Model("fc-view-read-twice", "FULLY_CONNECTED, its output flattened and read through two reshapes: an "
+          "element-wise ADD on the first (computed in place) and a MUL on the second after it",
+          ((2, 8), (8, 8), (2, 8), (16,), (2, 8), (2, 8), (2, 8), (2, 8)),
+          (("FULLY_CONNECTED", (0, 1, -1), (2,)), ("RESHAPE", (2,), (3,)), ("RESHAPE", (3,), (4,)),
+           ("ADD", (4, 0), (5,)), ("RESHAPE", (3,), (6,)), ("MUL", (6, 5), (7,))), (0,), (7,), weights=(1,),
+          expect="LAYOUT-NO-OVERLAP", issue="google-ai-edge/LiteRT#8928"),
+    Model("fc-view-add-in-place", "FULLY_CONNECTED, its output reshaped twice and added to the input in "
+          "place: the views and the in-place ADD of fc-view-read-twice without the second read",
+          ((2, 8), (8, 8), (2, 8), (16,), (2, 8), (2, 8), (2, 8)),
+          (("FULLY_CONNECTED", (0, 1, -1), (2,)), ("RESHAPE", (2,), (3,)), ("RESHAPE", (3,), (4,)),
+           ("ADD", (4, 0), (5,)), ("MUL", (5, 0), (6,))), (0,), (6,), weights=(1,)),
 )
 
 _NUMPY = {"ADD": np.add, "MUL": np.multiply, "SUB": np.subtract, "MAXIMUM": np.maximum, "TANH": np.tanh,
@@ -56,11 +74,24 @@ _NUMPY = {"ADD": np.add, "MUL": np.multiply, "SUB": np.subtract, "MAXIMUM": np.m
 _OPTIONS = {"ADD": "AddOptions", "MUL": "MulOptions", "SUB": "SubOptions", "MAXIMUM": "MaximumMinimumOptions"}
 
 
+def weight(model: Model, i: int) -> np.ndarray:
+    shape = model.shapes[i]
+    return np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
 def reference(model: Model, x: np.ndarray) -> list[np.ndarray]:
-    values = {model.inputs[0]: x}
+    values = {model.inputs[0]: x, **{i: weight(model, i) for i in model.weights}}
     for op, ins, outs in model.ops:
-        args = [values[i] for i in ins]
-        values[outs[0]] = np.concatenate(args, axis=0) if op == "CONCATENATION" else _NUMPY[op](*args)
+        args = [values[i] for i in ins if i >= 0]
+        shape = model.shapes[outs[0]]
+        if op == "CONCATENATION":
+            values[outs[0]] = np.concatenate(args, axis=0)
+        elif op == "RESHAPE":
+            values[outs[0]] = args[0].reshape(shape)
+        elif op == "FULLY_CONNECTED":     # y = x W^T over the rows of x, as LiteRT's kernel computes it
+            values[outs[0]] = (args[0].reshape(-1, args[1].shape[1]) @ args[1].T).reshape(shape)
+        else:
+            values[outs[0]] = _NUMPY[op](*args)
     return [values[o] for o in model.outputs]
 
 
@@ -76,6 +107,11 @@ def build(model: Model) -> bytes:
     for i, shape in enumerate(model.shapes):
         t = S.TensorT()
         t.shape, t.type, t.name, t.buffer = list(shape), S.TensorType.FLOAT32, f"x{i}", 0
+        if i in model.weights:
+            data = S.BufferT()
+            data.data = list(weight(model, i).tobytes())
+            m.buffers.append(data)
+            t.buffer = len(m.buffers) - 1
         sg.tensors.append(t)
     sg.inputs, sg.outputs = list(model.inputs), list(model.outputs)
     codes: list[int] = []
@@ -90,6 +126,13 @@ def build(model: Model) -> bytes:
             options = S.ConcatenationOptionsT()
             options.axis = 0
             o.builtinOptionsType, o.builtinOptions = S.BuiltinOptions.ConcatenationOptions, options
+        elif op == "RESHAPE":
+            options = S.ReshapeOptionsT()
+            options.newShape = list(model.shapes[outs[0]])
+            o.builtinOptionsType, o.builtinOptions = S.BuiltinOptions.ReshapeOptions, options
+        elif op == "FULLY_CONNECTED":
+            o.builtinOptionsType = S.BuiltinOptions.FullyConnectedOptions
+            o.builtinOptions = S.FullyConnectedOptionsT()
         elif op in _OPTIONS:
             o.builtinOptionsType = getattr(S.BuiltinOptions, _OPTIONS[op])
             o.builtinOptions = getattr(S, f"{_OPTIONS[op]}T")()
@@ -105,11 +148,13 @@ def build(model: Model) -> bytes:
     return bytes(fb.Output())
 
 
-def run(path: Path, model: Model) -> float:
-    """The largest difference between LiteRT's builtin interpreter and the NumPy reference."""
+def run(path: Path, model: Model, *, preserve_all_tensors: bool = False) -> float:
+    """The largest difference between LiteRT's builtin interpreter and the NumPy reference (with
+    ``preserve_all_tensors``, the interpreter reuses no buffer)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    it = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    it = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                     experimental_preserve_all_tensors=preserve_all_tensors)
     it.allocate_tensors()
     x = np.linspace(-1, 1, int(np.prod(model.shapes[model.inputs[0]])), dtype=np.float32).reshape(
         model.shapes[model.inputs[0]])
@@ -130,10 +175,13 @@ def write_programs(out: Path = PROGRAMS_DIR, only=()) -> list[str]:
         (folder / "model.tflite").write_bytes(build(model))
         (folder / "arena.json").write_text(json.dumps(record_arena(str(folder / "model.tflite")), indent=1) + "\n")
         diff = run(folder / "model.tflite", model)
-        meta = {"program": model.name, "what": model.what, "expect": "clean", "issue": "",
-                "litert": version("ai-edge-litert"), "max_abs_diff_vs_numpy": diff, "matches_reference": diff <= 1e-5}
+        kept = run(folder / "model.tflite", model, preserve_all_tensors=True)
+        meta = {"program": model.name, "what": model.what, "expect": model.expect, "issue": model.issue,
+                "litert": version("ai-edge-litert"), "max_abs_diff_vs_numpy": diff, "matches_reference": diff <= 1e-5,
+                "max_abs_diff_vs_numpy_preserve_all_tensors": kept}
         (folder / "program.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-        lines.append(f"{model.name}: LiteRT {meta['litert']}, max |diff| to NumPy {diff:.3g}")
+        lines.append(f"{model.name}: LiteRT {meta['litert']}, max |diff| to NumPy {diff:.3g} "
+                     f"({kept:.3g} with preserve_all_tensors)")
     return lines
 
 

@@ -16,10 +16,20 @@ has two sources:
   reads one saved with ``--arena FILE``.
 
 The arena is of kind ``activations``, aligned to 64 bytes (LiteRT's ``kDefaultTensorAlignment``).
-An element-wise operator whose output sits in the bytes of an input of the same size that dies at
-that operator computed it in place (LiteRT's arena planner shares such buffers by design): the
-output is an alias of the input, and the step an in-place step that reads each element where it
-writes it. Any other sharing stays two tensors, for LAYOUT-NO-OVERLAP to judge.
+LiteRT's arena planner shares two kinds of buffer by design (``IdentifyInPlaceTensors``), and the
+reader takes them as the arena shows them:
+
+- a view (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST: the data is not changed) whose output sits at its
+  first input's offset with the same size: the output is an alias of the input, however long the
+  input lives on;
+- an element-wise operator whose output sits in the bytes of an input of the same size, when no
+  tensor of that memory (the input, its root, the root's other views) is used after the operator:
+  the output is an alias of the input, and the step an in-place step that reads each element where
+  it writes it. If a view of that memory is still read later, the operator overwrites it: the two
+  stay separate tensors (LiteRT's planner counts the readers of the input and of its root, not of
+  the root's other views: google-ai-edge/LiteRT#8928).
+
+Any other sharing stays two tensors, for LAYOUT-NO-OVERLAP to judge.
 Not visible: node temporaries (a kernel's scratch tensors, e.g. MEAN's, are added at prepare time
 and are not in the file), and the arena's own base.
 """
@@ -42,6 +52,9 @@ ALIGNMENT = 64
 ELEMENTWISE = {0: "ADD", 14: "LOGISTIC", 18: "MUL", 19: "RELU", 21: "RELU6", 28: "TANH", 41: "SUB", 42: "DIV",
                47: "EXP", 55: "MAXIMUM", 57: "MINIMUM", 59: "NEG", 75: "SQRT", 76: "RSQRT", 78: "POW", 92: "SQUARE",
                98: "LEAKY_RELU", 99: "SQUARED_DIFFERENCE", 101: "ABS", 117: "HARD_SWISH", 150: "GELU"}
+# Operators that only reinterpret their first input (kTfLiteInplaceOpDataUnmodified): LiteRT's planner
+# gives their output the input's buffer whatever else reads the input.
+VIEWS = {22: "RESHAPE", 43: "SQUEEZE", 70: "EXPAND_DIMS", 159: "BITCAST"}
 MAX_FILE_BYTES = 1 << 30
 RECORD_FORMAT = "zcspec litert arena 1"
 # TensorType (schema.fbs) -> bytes per element; STRING, RESOURCE and VARIANT have none.
@@ -172,7 +185,7 @@ def read_tflite(path: str | os.PathLike, offsets: dict[int, int], *, alignment: 
                                     first=min(s), last=max(s), block=None, zero_copy=False))
     kept = {t.name for t in tensors}
     name = {i: _name(model, i) for i in offsets}
-    tensors, in_place = _in_place(model, tensors, name, steps)
+    tensors, in_place = _in_place(model, tensors, name)
     return PlanObservation(
         order=tuple(f"{k}:op{model.codes[c]}" for k, (c, _, _) in enumerate(model.operators)), tensors=tuple(tensors),
         regions={"arena": max((t.end for t in tensors), default=0)}, arenas={"arena": Arena("activations", alignment)},
@@ -182,27 +195,42 @@ def read_tflite(path: str | os.PathLike, offsets: dict[int, int], *, alignment: 
         graph_outputs=tuple(name[i] for i in model.outputs if name.get(i) in kept), in_place=in_place)
 
 
-def _in_place(model: _Model, tensors: list, name: dict, steps: dict):
-    """Outputs of element-wise operators computed in the bytes of a dying input (module doc)."""
+def _in_place(model: _Model, tensors: list, name: dict):
+    """Views and element-wise outputs in the bytes of their input, by design (module doc)."""
     by_name = {t.name: t for t in tensors}
+    index = {v: i for i, v in name.items()}
+    family: dict[str, set[int]] = {}        # root name -> tensor indices sharing its memory
     in_place = []
+
+    def share(k: int, out, src) -> None:
+        root = src.alias_of or src.name
+        by_name[out.name] = attrs.evolve(out, alias_of=root)
+        family.setdefault(root, {index[root]}).add(index[out.name])
+
     for k, (code, ins, outs) in enumerate(model.operators):
-        if model.codes[code] not in ELEMENTWISE:
+        op = model.codes[code]
+        if op not in VIEWS and op not in ELEMENTWISE:
             continue
         for o in outs:
             out = by_name.get(name.get(o, ""))
             if out is None:
                 continue
-            for i in ins:
+            for pos, i in enumerate(ins):
                 src = by_name.get(name.get(i, ""))
-                if src is None or src is out or max(steps.get(i, {-1})) != k:
+                if src is None or src is out or (src.offset, src.size) != (out.offset, out.size):
                     continue
-                if (src.offset, src.size) == (out.offset, out.size):
-                    root = src.alias_of or src.name
-                    by_name[out.name] = attrs.evolve(out, alias_of=root)
-                    in_place.append(InPlaceStep(k, out.name, (ByteRange(out.offset, out.end),),
-                                                (ByteCopy(out.offset, out.end, out.offset),)))
-                    break
+                if op in VIEWS:
+                    if pos == 0:
+                        share(k, out, src)
+                        break
+                    continue
+                members = family.get(src.alias_of or src.name, {i})
+                if max(by_name[name[m]].last for m in members) != k:
+                    continue        # the memory is read after k: an overwrite, not an in-place step
+                share(k, out, src)
+                in_place.append(InPlaceStep(k, out.name, (ByteRange(out.offset, out.end),),
+                                            (ByteCopy(out.offset, out.end, out.offset),)))
+                break
     return [by_name[t.name] for t in tensors], tuple(in_place)
 
 

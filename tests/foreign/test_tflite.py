@@ -2,6 +2,7 @@
 file, the offsets from the arena record LiteRT's interpreter gave when they were made."""
 from __future__ import annotations
 
+import json
 import random
 
 import attrs
@@ -76,7 +77,35 @@ def test_records_and_models_that_do_not_fit_are_refused(tmp_path, capsys):
 def test_freshly_built_models_read_as_the_kept_ones(tmp_path):
     pytest.importorskip("ai_edge_litert")
     from zcspec.checks.foreign.litert_programs import write_programs
-    write_programs(tmp_path, only=("residual-ladder",))
-    plan = read_tflite(tmp_path / "residual-ladder" / "model.tflite",
-                       load_record(str(tmp_path / "residual-ladder" / "arena.json")))
-    assert check(plan).ok and plan == _plan("residual-ladder")
+    write_programs(tmp_path, only=("residual-ladder", "fc-view-read-twice"))
+    for name in ("residual-ladder", "fc-view-read-twice"):
+        plan = read_tflite(tmp_path / name / "model.tflite", load_record(str(tmp_path / name / "arena.json")))
+        assert plan == _plan(name), name
+        meta = json.loads((tmp_path / name / "program.json").read_text())
+        assert meta["matches_reference"] == (name == "residual-ladder"), meta
+
+
+def test_views_of_the_fc_output_are_aliases_and_its_in_place_add_is_by_design():
+    plan = _plan("fc-view-add-in-place")
+    aliases = {t.name: t.alias_of for t in plan.tensors if t.alias_of}
+    # Both RESHAPEs and the ADD computed over the second one live in the FULLY_CONNECTED output's bytes.
+    assert aliases == {"t3:x3": "t2:x2", "t4:x4": "t2:x2", "t5:x5": "t2:x2"}
+    assert [s.step for s in plan.in_place] == [3]
+    assert check(plan).ok
+    # Read as separate tensors, the views LiteRT shares by design look like overlaps.
+    plain = attrs.evolve(plan, tensors=tuple(attrs.evolve(t, alias_of=None) for t in plan.tensors), in_place=())
+    assert "LAYOUT-NO-OVERLAP" in _ids(plain)
+
+
+def test_litert_8928_an_in_place_add_over_a_view_still_read_later_is_an_overlap():
+    plan = _plan("fc-view-read-twice")
+    report = check(plan)
+    assert set(report.violated()) == {"LAYOUT-NO-OVERLAP"}
+    (v,) = report.violations
+    # The ADD's output takes the FULLY_CONNECTED output's bytes while the second view of them (t6,
+    # read by the MUL at step 5) is still to be read: not an in-place step, an overwrite.
+    assert set(v.values["tensors"]) == {"t2:x2", "t5:x5"}
+    assert plan.in_place == () and plan.tensor["t6:x6"].alias_of == "t2:x2"
+    meta = json.loads((LT / "fc-view-read-twice" / "program.json").read_text())
+    assert not meta["matches_reference"] and meta["max_abs_diff_vs_numpy_preserve_all_tensors"] <= 1e-5
+
