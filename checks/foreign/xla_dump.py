@@ -13,6 +13,11 @@ its optimisations, three files this reader transcribes:
   instruction that defines it;
 - the module itself (``*.txt``, the HLO text): each instruction's opcode.
 
+Older releases (jaxlib 0.4.36 to 0.7.2; 0.10.2 writes the files above) print the values and the
+live ranges as sections of the buffer-assignment file (``Used values:``, ``HloLiveRange (max N):``),
+read the same way; jaxlib 0.4.36 prints the HLO text without ``%`` before names
+(checks/foreign/xla_hlo.py reads both spellings).
+
 The plan: one arena per allocation (``allocation N``), with a kind from its attributes (a parameter
 or a live-out allocation holds the caller's buffers, ``user_io``; a constant ``constants``; a temp
 ``activations``); a tensor per value with its bytes and live range; reads at the steps of its uses
@@ -20,7 +25,9 @@ or a live-out allocation holds the caller's buffers, ``user_io``; a constant ``c
 parameters); a write at the step of its defining instruction. XLA shares an operand's buffer with an output it
 computes in place (a loop fusion, a dynamic-update-slice, a donated parameter): the output is then
 recorded as an alias of the operand when the two share bytes and the output's instruction reads the
-operand; any other sharing stays two tensors, for LAYOUT-NO-OVERLAP to judge. Thread-local values
+operand; any other sharing stays two tensors, for LAYOUT-NO-OVERLAP to judge. The graph's inputs are
+the ENTRY computation's parameters (not a loop's parameter that XLA puts in a dead input's
+allocation), its outputs the values live out of a live-out allocation. Thread-local values
 (the scalars of a reduction's computation, kept on a thread's stack) are in no schedule and are left
 out. XLA's CPU backend aligns every buffer to 64 bytes (``cpu_function_runtime::MinAlign``), so
 each arena declares that alignment; ``alignment=`` overrides it.
@@ -54,6 +61,8 @@ _STEP = re.compile(r"^\s+(\d+):(\S+)\s*$")
 _RANGE = re.compile(r"^\s+(\S+?)(\{[\d,]*\}):(\d+)-(\d+)\s*$")
 _VALUE_HEAD = re.compile(r"^<(\d+) (\S+?)(\{[\d,]*\})?(?: \(phi\))? @\d+>\s*$")
 _USE = re.compile(r"^  (\S+), operand \d+(?: \{[\d,]*\})?\s*$")
+_VALUES_HEAD = re.compile(r"^Used values:\s*$", re.M)
+_LIVE_RANGE_HEAD = re.compile(r"^HloLiveRange \(max (\d+)\):", re.M)
 
 
 class XlaDumpError(UsageError):
@@ -88,16 +97,31 @@ def find_modules(path: str | os.PathLike, module: str | None = None) -> list[Xla
         names = [n for n in names if module in n]
     out = []
     for n in names:
-        files = tuple(folder / f"{n}{s}" for s in SUFFIXES)
-        missing = [f.name for f in files if not f.is_file()]
-        if missing:
-            raise XlaDumpError(f"module {n!r} lacks {missing}: dump with --xla_dump_hlo_as_text", file=str(folder))
-        out.append(XlaModule(n, files))
+        out.append(XlaModule(n, _files(folder, n)))
     if not out:
         what = f"no module whose name contains {module!r}" if module else "no module"
         raise XlaDumpError(f"{what} with a buffer assignment (files *{SUFFIXES[0]}); dump with "
                            "XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text'", file=str(p))
     return out
+
+
+def _files(folder: Path, name: str) -> tuple[Path, Path, Path, Path]:
+    """The four files of module ``name``. Older releases print the values and the live ranges into
+    the buffer-assignment file, after its allocations: a missing values or live-range file is then
+    that file, when it holds the section."""
+    files = [folder / f"{name}{s}" for s in SUFFIXES]
+    combined = None
+    for k, head in ((1, _LIVE_RANGE_HEAD), (2, _VALUES_HEAD)):
+        if files[k].is_file() or not files[0].is_file():
+            continue
+        if combined is None:
+            combined = read_text(files[0], MAX_FILE_BYTES, XlaDumpError)
+        if head.search(combined):
+            files[k] = files[0]
+    missing = [f.name for f in files if not f.is_file()]
+    if missing:
+        raise XlaDumpError(f"module {name!r} lacks {missing}: dump with --xla_dump_hlo_as_text", file=str(folder))
+    return tuple(files)
 
 
 def _module_name(filename: str) -> str | None:
@@ -118,11 +142,22 @@ class _Value:
     size: int
 
 
+def _section(path: Path, head: re.Pattern | None, stop: re.Pattern | None) -> tuple[list[str], int]:
+    """The lines of ``path`` from the first that ``head`` matches (the first line when None) up to the
+    first after it that ``stop`` matches, and the number of the first line: the sections of a
+    buffer-assignment file that holds them all (see :func:`_files`)."""
+    lines = _lines(path)
+    start = 0 if head is None else next((i for i, line in enumerate(lines) if head.match(line)), len(lines))
+    end = next((i for i in range(start + 1, len(lines)) if stop is not None and stop.match(lines[i])), len(lines))
+    return lines[start:end], start + 1
+
+
 def _allocations(path: Path) -> tuple[dict[int, tuple[int, str]], list[_Value]]:
     allocations: dict[int, tuple[int, str]] = {}
     values: list[_Value] = []
     current = None
-    for i, line in enumerate(_lines(path), 1):
+    lines, first = _section(path, None, re.compile(rf"{_VALUES_HEAD.pattern}|{_LIVE_RANGE_HEAD.pattern}"))
+    for i, line in enumerate(lines, first):
         if m := _ALLOCATION.match(line):
             current = int(m.group(1))
             allocations[current] = (int(m.group(2)), m.group(3))
@@ -137,16 +172,19 @@ def _allocations(path: Path) -> tuple[dict[int, tuple[int, str]], list[_Value]]:
     return allocations, values
 
 
-def _live_ranges(path: Path) -> tuple[list[str], dict[str, tuple[int, int]], int]:
-    lines = _lines(path)
-    head = re.match(r"^HloLiveRange \(max (\d+)\):", lines[0] if lines else "")
+def _live_ranges(path: Path, combined: bool) -> tuple[list[str], dict[str, tuple[int, int]], int]:
+    """The schedule and the live ranges: the whole live-range file, or the section of a combined
+    buffer-assignment file that starts at its ``HloLiveRange`` line."""
+    lines, first = _section(path, _LIVE_RANGE_HEAD if combined else None, None)
+    head = _LIVE_RANGE_HEAD.match(lines[0] if lines else "")
     if head is None:
-        raise XlaDumpError("line 1: expected 'HloLiveRange (max N):'", file=str(path))
+        where = f"line {first}" if lines else "no line"
+        raise XlaDumpError(f"{where}: expected 'HloLiveRange (max N):'", file=str(path))
     end = int(head.group(1))
     order: list[str] = []
     ranges: dict[str, tuple[int, int]] = {}
     section = ""
-    for i, line in enumerate(lines[1:], 2):
+    for i, line in enumerate(lines[1:], first + 1):
         stripped = line.strip()
         if stripped in ("InstructionSequence:", "BufferLiveRange:"):
             section = stripped
@@ -172,7 +210,8 @@ def _uses(path: Path) -> dict[str, tuple[str, list[str]]]:
     """Value key -> (defining instruction, the instructions that use it)."""
     out: dict[str, tuple[str, list[str]]] = {}
     key, section = None, ""
-    for line in _lines(path):
+    lines, _ = _section(path, None, _LIVE_RANGE_HEAD)
+    for line in lines:
         if m := _VALUE_HEAD.match(line):
             key, section = m.group(2) + (m.group(3) or "{}"), ""
             out[key] = (m.group(2), [])
@@ -201,9 +240,11 @@ def read_module(module: XlaModule, *, alignment: int = CPU_ALIGNMENT) -> PlanObs
     """The plan of one module (see the module doc)."""
     assignment, live, uses_file, hlo = module.files
     allocations, values = _allocations(assignment)
-    order, ranges, end = _live_ranges(live)
+    order, ranges, end = _live_ranges(live, combined=live == assignment)
     uses = _uses(uses_file)
-    comps = xla_hlo.computations("\n".join(_lines(hlo)))
+    hlo_text = "\n".join(_lines(hlo))
+    comps = xla_hlo.computations(hlo_text)
+    entry_parameters = xla_hlo.entry_parameters(hlo_text)
     instructions = {name: ins for comp in comps.values() for name, ins in comp.items()}
     inst_opcode = {name: ins.opcode for name, ins in instructions.items()}
     step = {name: i for i, name in enumerate(order)}
@@ -230,8 +271,8 @@ def read_module(module: XlaModule, *, alignment: int = CPU_ALIGNMENT) -> PlanObs
             writes[name] = (step[defined_by],)
         if stop >= end and "maybe-live-out" in allocations[v.allocation][1]:
             outputs.append(name)
-        if inst_opcode.get(defined_by) == "parameter" and re.search(r"\bparameter \d+", allocations[v.allocation][1]):
-            inputs.append(name)    # an entry parameter: the caller's buffer
+        if defined_by in entry_parameters:
+            inputs.append(name)    # the caller's buffer; a loop's or call's parameter is not
     computed = _mark_shared(placed, uses, inst_opcode, step)
     in_place = _in_place_steps(placed, computed, uses, comps, instructions, step)
     tensors = tuple(PlacedTensor(**t) for t in placed)

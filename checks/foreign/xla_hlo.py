@@ -24,8 +24,12 @@ import attrs
 _ELEMENT_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
                   "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
 _ARRAY = re.compile(r"^([a-z]+[0-9]*)\[([0-9,]*)\](?:\{([0-9,]*)\})?$")
-_COMPUTATION = re.compile(r"^(?:ENTRY )?%(\S+) \(.*\) -> .* \{\s*$")
-_INSTRUCTION = re.compile(r"^\s*(ROOT )?%(\S+) = (.*)$")
+# Two spellings: ``%name (p: f32[4]) -> f32[4] {`` with ``%`` before every name (jaxlib 0.7.1 and
+# 0.10.2 print it), and ``name {`` ... ``} // name`` with bare operand names (jaxlib 0.4.36).
+_COMPUTATION = re.compile(r"^(?:ENTRY )?%?([\w.\-]+)(?: \(.*\) -> .*)? \{\s*$")
+_INSTRUCTION = re.compile(r"^\s+(ROOT )?%?([\w.\-]+) = (.*)$")
+_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+NO_OPERANDS = frozenset({"parameter", "constant", "iota"})   # their parentheses hold a number or a literal
 MAX_RUNS = 4096   # a window or slice of more contiguous runs than this is not transcribed
 
 
@@ -67,7 +71,10 @@ def _parse_instruction(line: str) -> Instruction | None:
         if depth == 0:
             break
     inside, attributes = rest[op.end(): i], rest[i + 1:]
-    operands = tuple(re.findall(r"%([^\s,()]+)", inside))
+    if "%" in inside or op.group(1) in NO_OPERANDS:
+        operands = tuple(re.findall(r"%([^\s,()]+)", inside))
+    else:   # the short form: bare operand names, without their shapes
+        operands = tuple(part.strip() for part in inside.split(",") if _NAME.fullmatch(part.strip()))
     return Instruction(m.group(2), shape, op.group(1), operands, inside, attributes, bool(m.group(1)))
 
 
@@ -78,11 +85,20 @@ def computations(text: str) -> dict[str, dict[str, Instruction]]:
     for line in text.splitlines():
         if m := _COMPUTATION.match(line):
             current = out.setdefault(m.group(1), {})
-        elif line.strip() == "}":
+        elif line.startswith("}"):
             current = None
         elif current is not None and (ins := _parse_instruction(line)) is not None:
             current[ins.name] = ins
     return out
+
+
+def entry_parameters(text: str) -> frozenset[str]:
+    """The names of the ENTRY computation's parameters: the module's inputs, the caller's buffers
+    (a called computation's parameters are not)."""
+    entry = next((m.group(1) for line in text.splitlines()
+                  if line.startswith("ENTRY ") and (m := _COMPUTATION.match(line))), None)
+    comp = computations(text).get(entry, {}) if entry else {}
+    return frozenset(name for name, ins in comp.items() if ins.opcode == "parameter")
 
 
 def _array(shape: str) -> tuple[int, tuple[int, ...]] | None:
@@ -166,7 +182,7 @@ def in_place_access(text_or_comps, fusion: str, operand: int):
     caller = next((c[fusion] for c in comps.values() if fusion in c), None)
     if caller is None or caller.opcode != "fusion":
         return None
-    called = re.search(r"calls=%(\S+?)[,\s]", caller.attributes + " ")
+    called = re.search(r"calls=%?(\S+?)[,\s]", caller.attributes + " ")
     comp = comps.get(called.group(1)) if called else None
     if not comp:
         return None

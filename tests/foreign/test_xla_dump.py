@@ -1,6 +1,7 @@
 """XLA's buffer assignment read from the kept dumps (checks/foreign/programs/xla), checked by the spec."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -140,3 +141,52 @@ def test_the_program_maker_runs_as_a_script_only_with_jax():
     run = subprocess.run([sys.executable, "-m", "zcspec.checks.foreign.xla_programs", "--help"],
                          capture_output=True, text=True)
     assert run.returncode == 0 and "--only" in run.stdout
+
+
+# -- the dumps of older jaxlib releases ------------------------------------------------------------
+
+def _combined(tmp_path, name):
+    """The kept split dump ``name`` as jaxlib 0.7 and older print it: the values and the live ranges
+    as sections of the buffer-assignment file."""
+    files = {f.name.removeprefix("jit_f.cpu_after_optimizations"): f.read_text() for f in (XLA / name).glob("*.txt")}
+    combined = "\n".join([files["-buffer-assignment.txt"], files["-buffer-assignment-values.txt"],
+                          files["-live-range.txt"]])
+    (tmp_path / "jit_f.cpu_after_optimizations-buffer-assignment.txt").write_text(combined)
+    (tmp_path / "jit_f.cpu_after_optimizations.txt").write_text(files[".txt"])
+    return tmp_path / "jit_f.cpu_after_optimizations-buffer-assignment.txt"
+
+
+@pytest.mark.parametrize("name", ["scan-carry", "shift-rows-in-place", "two-conds"])
+def test_a_dump_with_every_section_in_the_buffer_assignment_file_reads_as_the_split_one(tmp_path, name):
+    _combined(tmp_path, name)
+    (module,) = find_modules(tmp_path)
+    assert module.files[0] == module.files[1] == module.files[2]
+    assert read_module(module) == _plan(name)
+
+
+def test_a_combined_dump_is_refused_naming_the_line_of_the_combined_file(tmp_path, capsys):
+    path = _combined(tmp_path, "two-conds")
+    lines = path.read_text().splitlines()
+    at = lines.index("  InstructionSequence:") + 2
+    lines[at] = "    7:garbled step"
+    path.write_text("\n".join(lines))
+    with pytest.raises(XlaDumpError, match=rf"{path.name}: line {at + 1}: expected step 1 of the instruction sequence"):
+        read_module(find_modules(tmp_path)[0])
+    head = next(i for i, line in enumerate(lines) if line.startswith("HloLiveRange"))
+    path.write_text("\n".join(lines[:head]))
+    assert main(["import", "xla", str(tmp_path)]) == 2
+    assert "lacks ['jit_f.cpu_after_optimizations-live-range.txt']" in capsys.readouterr().err
+
+
+def test_the_short_hlo_text_of_jaxlib_0_4_reads_as_the_text_with_percent_signs(tmp_path):
+    """jaxlib 0.4 prints ``name {`` ... ``} // name`` and bare operand names; the in-place fusion of
+    openxla/xla#49176 must read the same from either spelling."""
+    for f in (XLA / "shift-rows-in-place").glob("*.txt"):
+        text = f.read_text()
+        if f.name.endswith("optimizations.txt"):
+            text = re.sub(r"^(ENTRY )?%(\S+) \(.*\) -> .* \{$", r"\1\2 {", text, flags=re.M).replace("%", "")
+            assert "%" not in text and "ENTRY main" in text
+        (tmp_path / f.name).write_text(text)
+    short = read_module(find_modules(tmp_path)[0])
+    assert short == _plan("shift-rows-in-place") and short.in_place and short.graph_inputs
+
