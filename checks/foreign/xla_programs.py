@@ -35,6 +35,7 @@ class Program:
     source: str          # a jax program: defines ``f``, ``args`` and optional ``donate``
     expect: str = "clean"            # or the id of the claim the plan breaks
     issue: str = ""                  # the known bug, for a program that is not clean
+    xla_flags: str = ""              # XLA flags beyond the dump's, e.g. a workaround a bug's issue names
 
 
 PROGRAMS = (
@@ -153,7 +154,8 @@ def dump(program: Program, folder: Path, python: str = sys.executable) -> dict:
     named ``jit_f``) into ``folder``. Returns what the run printed (versions, whether the compiled
     result matched eager execution)."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp} --xla_dump_hlo_as_text", JAX_PLATFORMS="cpu")
+        flags = f"--xla_dump_to={tmp} --xla_dump_hlo_as_text {program.xla_flags}".strip()
+        env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
         code = _RUNNER.format(source=textwrap.dedent(program.source))
         run = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, timeout=600)
         if run.returncode:
@@ -167,8 +169,18 @@ def dump(program: Program, folder: Path, python: str = sys.executable) -> dict:
         for old in folder.glob("*.txt"):
             old.unlink()
         for suffix in SUFFIXES:   # a stable name: the module number depends on what else jax compiled
-            shutil.copy(Path(tmp) / f"{stems[0]}{suffix}", folder / f"jit_f.cpu_after_optimizations{suffix}")
+            # jaxlib 0.4.36 to 0.7.2 print the values and live ranges into the buffer-assignment file.
+            if (Path(tmp) / f"{stems[0]}{suffix}").is_file():
+                shutil.copy(Path(tmp) / f"{stems[0]}{suffix}", folder / f"jit_f.cpu_after_optimizations{suffix}")
     return facts
+
+
+def program_json(program: Program, facts: dict) -> str:
+    """The ``program.json`` of a dump: what the program is and must show, and what made it."""
+    meta = {"program": program.name, "what": program.what, "expect": program.expect, "issue": program.issue, **facts}
+    if program.xla_flags:
+        meta["xla_flags"] = program.xla_flags
+    return json.dumps(meta, indent=1, sort_keys=True) + "\n"
 
 
 def write_dumps(out: Path = PROGRAMS_DIR, only=(), python: str = sys.executable) -> list[str]:
@@ -177,8 +189,7 @@ def write_dumps(out: Path = PROGRAMS_DIR, only=(), python: str = sys.executable)
         if only and p.name not in only:
             continue
         facts = dump(p, out / p.name, python)
-        meta = {"program": p.name, "what": p.what, "expect": p.expect, "issue": p.issue, **facts}
-        (out / p.name / "program.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        (out / p.name / "program.json").write_text(program_json(p, facts))
         lines.append(f"{p.name}: jax {facts['jax']}, compiled result {'matches' if facts['matches_eager'] else 'DIFFERS FROM'} eager")
     return lines
 

@@ -190,3 +190,13 @@ def test_the_short_hlo_text_of_jaxlib_0_4_reads_as_the_text_with_percent_signs(t
     short = read_module(find_modules(tmp_path)[0])
     assert short == _plan("shift-rows-in-place") and short.in_place and short.graph_inputs
 
+
+
+def test_only_the_entry_computations_parameters_are_graph_inputs():
+    """jaxlib 0.7.2 keeps a loop counter in the donated parameter's allocation once the parameter is
+    dead; the loop body's parameter is not the caller's buffer (read as one, it broke
+    LAYOUT-LIFETIME-COVERS-USES: 'a graph input kept only from step 5')."""
+    plan = _plan("donated-loop-reads-intermediate-jax0.7.2")
+    assert plan.graph_inputs == ("x_initial.1",)
+    assert {t.name for t in plan.tensors if t.region == "allocation 0"} >= {"arg_tuple.5{0}", "copy.9"}
+    assert check(plan).ok
