@@ -41,7 +41,7 @@ for line in sys.stdin:
         namespace = {}
         exec(request["source"], namespace)
         m, args = namespace["M"]().eval(), namespace["args"]
-        prog = to_edge(export(m, args[0])).to_executorch()
+        prog = to_edge(export(m, args[0])).to_executorch(namespace.get("config"))   # a source may set a backend config
         method = runtime.load_program(prog.buffer).load_method("forward")
         worst = 0.0
         for a in args:

@@ -17,6 +17,13 @@ default):
   step 0, an output to the end);
 - ``MoveCall(from, to)`` moves a pointer, not data: from then on value ``to`` is an alias of
   ``from``'s memory (a tensor ``v{to}@{step}``, alive until ``to``'s last use);
+- an element-wise kernel (``ELEMENTWISE``) whose out tensor is planned at the offset and size of a
+  tensor it reads, when no tensor of that memory (the read tensor, its root, their aliases) is used
+  after the kernel, computed its result in place: ExecuTorch's planner shares such a pair by design
+  (a pass sets ``_share_alloc_with_arg_idx``; ``storage_base``, formerly ``inplace_base``). The out
+  tensor is an alias of the read one and the step an in-place step that reads each element where it
+  writes it. Memory still used after the kernel is overwritten, not shared: the two stay separate
+  tensors, for LAYOUT-NO-OVERLAP to judge;
 - ``JumpFalseCall``: a jump on a boolean value to a later instruction whose preceding instruction
   is an unconditional jump (a ``JumpFalseCall`` on a constant false) is a ``torch.cond``: the
   instructions between are its true branch, those from the destination to the end of the
@@ -45,7 +52,7 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.artefact_file import read_bytes
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
-from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation
+from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation
 
 ALIGNMENT = 16   # executorch/exir/tensor.py ALIGNMENT, MemoryPlanningPass's default
 MAX_FILE_BYTES = 1 << 30
@@ -55,6 +62,13 @@ MAX_CONDITIONALS = 10   # 2^10 paths at most
 # ScalarType (scalar_type.fbs) -> bytes per element; sub-byte packed types are counted a byte each.
 ELEMENT_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 12: 1, 13: 1, 14: 4, 15: 2, 16: 1, 17: 1,
                  22: 2, 23: 1, 24: 1, 25: 1, 26: 1, 27: 2, 28: 4, 29: 8}
+# aten operators (the name before the overload) that compute each output element from the elements
+# at the same position: an out tensor in the bytes of one of their inputs is computed in place.
+ELEMENTWISE = frozenset({
+    "aten::abs", "aten::add", "aten::clamp", "aten::cos", "aten::div", "aten::exp", "aten::gelu",
+    "aten::hardtanh", "aten::leaky_relu", "aten::log", "aten::maximum", "aten::minimum", "aten::mul",
+    "aten::neg", "aten::pow", "aten::reciprocal", "aten::relu", "aten::rsqrt", "aten::sigmoid", "aten::silu",
+    "aten::sin", "aten::sqrt", "aten::sub", "aten::tanh", "aten::where"})
 # KernelTypes union (program.fbs)
 BOOL, TENSOR, TENSOR_LIST, OPTIONAL_TENSOR_LIST = 3, 5, 10, 11
 # InstructionArguments union
@@ -226,17 +240,23 @@ class _Method:
                 holders[i] = {f"v{i}"}
         reads: dict[str, set[int]] = {}
         writes: dict[str, set[int]] = {}
+        kernels: list[tuple[int, list[str], list[str]]] = []     # element-wise steps: (step, reads, writes)
         # The plan's steps are the instructions this path runs, in order; order names each by its index.
         for step, at in enumerate(executed):
             kind, node = self.instructions[at]
             if kind == KERNEL_CALL or kind == DELEGATE_CALL:
                 args = node.scalars(1, N.Int32Flags)
                 outs = _returned(args) if kind == KERNEL_CALL else 0
+                touched: tuple[list[str], list[str]] = ([], [])
                 for pos, a in enumerate(args):
                     for t in self._tensors_of(a, f"instruction {at}"):
                         for name in holders.get(t, ()):
                             placed[name]["steps"].add(step)
-                            (writes if pos >= len(args) - 2 * outs else reads).setdefault(name, set()).add(step)
+                            out = pos >= len(args) - 2 * outs
+                            (writes if out else reads).setdefault(name, set()).add(step)
+                            touched[out].append(name)
+                if kind == KERNEL_CALL and self._label(at).split(".")[0] in ELEMENTWISE:
+                    kernels.append((step, *touched))
             elif kind == MOVE_CALL:
                 src, dst = node.scalar(0, N.Int32Flags), node.scalar(1, N.Int32Flags)
                 self._value(src, f"instruction {at}")
@@ -276,10 +296,11 @@ class _Method:
             tensors.append(PlacedTensor(name=name, region=t["region"], offset=t["offset"], size=t["size"],
                                         aligned_size=t["size"], first=min(steps), last=last,
                                         block=None, zero_copy=False, alias_of=t["alias_of"]))
+        tensors, in_place = _in_place(tensors, kernels)
         kept = {t.name for t in tensors}
         arenas = {f"mem {m}": Arena("activations", self.alignment) for m in range(1, len(self.sizes))}
         return PlanObservation(
-            order=tuple(f"{at}:{self._label(at)}" for at in executed), tensors=tuple(tensors),
+            order=tuple(f"{at}:{self._label(at)}" for at in executed), tensors=tuple(tensors), in_place=in_place,
             regions={f"mem {m}": self.sizes[m] for m in range(1, len(self.sizes))}, arenas=arenas,
             consumers={k: tuple(sorted(v)) for k, v in reads.items() if k in kept},
             writes={k: tuple(sorted(v)) for k, v in writes.items() if k in kept},
@@ -291,6 +312,34 @@ class _Method:
             op = node.scalar(0, N.Int32Flags)
             return self.operators[op] if 0 <= op < len(self.operators) else f"operator {op}"
         return {DELEGATE_CALL: "delegate", MOVE_CALL: "move", JUMP_FALSE_CALL: "jump", FREE_CALL: "free"}.get(kind, "?")
+
+
+def _in_place(tensors: list[PlacedTensor], kernels) -> tuple[list[PlacedTensor], tuple[InPlaceStep, ...]]:
+    """Out tensors of element-wise kernels computed in the bytes of a read tensor whose memory is not
+    used after the kernel (module doc): aliases of that memory, and in-place steps."""
+    by_name = {t.name: t for t in tensors}
+
+    def root(name: str) -> str:
+        while by_name[name].alias_of is not None:
+            name = by_name[name].alias_of
+        return name
+
+    in_place = []
+    for step, read, written in kernels:
+        for w in (by_name.get(n) for n in written):
+            if w is None or w.alias_of is not None:
+                continue
+            for r in (by_name.get(n) for n in read):
+                if r is None or r is w or (r.region, r.offset, r.size) != (w.region, w.offset, w.size):
+                    continue
+                base = root(r.name)
+                if max(t.last for t in by_name.values() if root(t.name) == base) != step:
+                    continue        # the memory is used after this step: an overwrite, not an in-place step
+                by_name[w.name] = attrs.evolve(w, alias_of=r.name)
+                in_place.append(InPlaceStep(step, w.name, (ByteRange(w.offset, w.end),),
+                                            (ByteCopy(w.offset, w.end, w.offset),)))
+                break
+    return [by_name[t.name] for t in tensors], tuple(in_place)
 
 
 def _carried(steps: set[int], reads: set[int], writes: set[int], loops) -> set[int]:

@@ -1,6 +1,7 @@
 """ExecuTorch's plan read from the kept .pte files (checks/foreign/programs/executorch), checked by the spec."""
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import pytest
 
 from zcspec.checks.cli.main import main
 from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases, problems
-from zcspec.checks.foreign.pte import PteError, methods, read_pte
+from zcspec.checks.foreign.pte import PteError, _in_place, methods, read_pte
 from zcspec.spec.check import check
+from zcspec.spec.observables.plan import PlacedTensor
 from tests.helpers.foreign_faults import assert_seeded_faults_caught
 
 ET = PROGRAMS / "executorch"
@@ -106,9 +108,10 @@ def test_freshly_exported_programs_read_as_the_kept_ones(tmp_path):
     if not python and importlib.util.find_spec("executorch") is None:
         pytest.skip("needs ExecuTorch: install the executorch extra or set ZCSPEC_EXECUTORCH_PYTHON")
     from zcspec.checks.foreign.executorch_programs import write_programs
-    write_programs(tmp_path / "executorch", only=("one-cond", "two-conds"), python=python or sys.executable)
+    write_programs(tmp_path / "executorch", only=("one-cond", "two-conds", "shared-alloc-lifetime",
+                                                  "shared-alloc-lifetime-fixed"), python=python or sys.executable)
     cases = foreign_cases(tmp_path)
-    assert len(cases) == 2
+    assert len(cases) == 3          # one of the shared-alloc pair: the one this release makes
     for case in cases:
         assert problems(case, [check(p.plan) for p in case.imported()]) == [], case.name
 
@@ -145,3 +148,50 @@ def test_the_loop_rule_finds_the_cond_then_map_overlaps_and_keeps_map_rows_clean
     monkeypatch.setattr(pte_module, "_carried", lambda steps, r, w, loops: {
         s for f, last in loops if any(f <= x <= last for x in steps) for s in range(f, last + 1)})
     assert "LAYOUT-NO-OVERLAP" in _ids(_plan("map-rows"))
+
+
+def _meta(name) -> dict:
+    return json.loads((ET / name / "program.json").read_text())
+
+
+def test_pytorch_executorch_21840_a_tensor_takes_the_bytes_of_a_shared_allocation_still_live():
+    plan = _plan("shared-alloc-lifetime")
+    report = check(plan)
+    assert set(report.violated()) == {"LAYOUT-NO-OVERLAP"}
+    (v,) = report.violations
+    # maximum's result v3 is planned in the bytes of x * 2 (v2), which die there: an in-place step by
+    # design. sin's result v4 is planned there too while maximum's result is still read (b * c at step 3).
+    assert plan.tensor["v3"].alias_of == "v2" and [s.step for s in plan.in_place] == [1]
+    assert set(v.values["tensors"]) == {"v2", "v4"}
+    assert plan.order[2] == "2:aten::sin.out"
+    meta = _meta("shared-alloc-lifetime")
+    assert meta["executorch"].startswith("1.4.") and not meta["matches_eager"]
+
+
+def test_the_release_with_the_fix_plans_the_same_program_clean():
+    plan = _plan("shared-alloc-lifetime-fixed")
+    assert check(plan).ok
+    assert plan.tensor["v3"].alias_of == "v2" and [s.step for s in plan.in_place] == [1]
+    # Read as two tensors, the pair the planner shares by design looks like an overlap.
+    plain = attrs.evolve(plan, tensors=tuple(attrs.evolve(t, alias_of=None) for t in plan.tensors), in_place=())
+    assert "LAYOUT-NO-OVERLAP" in _ids(plain)
+    meta = _meta("shared-alloc-lifetime-fixed")
+    assert meta["executorch"] == "1.5.1" and meta["matches_eager"]
+
+
+def _placed(name, offset, first, last, alias_of=None):
+    return PlacedTensor(name=name, region="mem 1", offset=offset, size=16, aligned_size=16, first=first, last=last,
+                        block=None, zero_copy=False, alias_of=alias_of)
+
+
+def test_an_element_wise_result_shares_its_input_only_when_no_tensor_of_that_memory_is_used_later():
+    dying = [_placed("a", 0, 0, 1), _placed("b", 0, 1, 2)]
+    tensors, steps = _in_place(dying, [(1, ["a"], ["b"])])
+    assert [t.alias_of for t in tensors] == [None, "a"] and [s.step for s in steps] == [1]
+    # The input dies at the kernel but an alias of its memory (a moved value) is read at step 3.
+    moved = dying + [_placed("a@0", 0, 0, 3, alias_of="a")]
+    tensors, steps = _in_place(moved, [(1, ["a"], ["b"])])
+    assert all(t.alias_of is None for t in tensors[:2]) and steps == ()
+    # Another offset or size is no sharing at all.
+    tensors, steps = _in_place([_placed("a", 0, 0, 1), _placed("b", 16, 1, 2)], [(1, ["a"], ["b"])])
+    assert steps == ()
