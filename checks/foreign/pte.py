@@ -52,7 +52,7 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.artefact_file import read_bytes
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
-from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation
+from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation, alias_root
 
 ALIGNMENT = 16   # executorch/exir/tensor.py ALIGNMENT, MemoryPlanningPass's default
 MAX_FILE_BYTES = 1 << 30
@@ -320,9 +320,7 @@ def _in_place(tensors: list[PlacedTensor], kernels) -> tuple[list[PlacedTensor],
     by_name = {t.name: t for t in tensors}
 
     def root(name: str) -> str:
-        while by_name[name].alias_of is not None:
-            name = by_name[name].alias_of
-        return name
+        return alias_root(by_name, name)
 
     in_place = []
     for step, read, written in kernels:

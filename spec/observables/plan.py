@@ -306,13 +306,19 @@ class PlanObservation:
 
     def root(self, name: str) -> str:
         """The tensor that owns ``name``'s memory: follow ``alias_of`` to its end."""
-        seen = [name]
-        while self.tensor[seen[-1]].alias_of is not None:
-            seen.append(self.tensor[seen[-1]].alias_of)
-            if seen[-1] in seen[:-1]:
-                raise ObservationConsistencyError(
-                    f"alias chain {' -> '.join(seen)} is a cycle", culprit=name)
-        return seen[-1]
+        return alias_root(self.tensor, name)
+
+
+def alias_root(by_name: typing.Mapping[str, PlacedTensor], name: str) -> str:
+    """The tensor that owns ``name``'s memory among the tensors ``by_name``: follow ``alias_of`` to its
+    end (ObservationConsistencyError on a cycle). The one walk of an alias chain for observations, also
+    for readers that build tensors before they build the plan."""
+    seen = [name]
+    while by_name[seen[-1]].alias_of is not None:
+        seen.append(by_name[seen[-1]].alias_of)
+        if seen[-1] in seen[:-1]:
+            raise ObservationConsistencyError(f"alias chain {' -> '.join(seen)} is a cycle", culprit=name)
+    return seen[-1]
 
 
 @attrs.frozen

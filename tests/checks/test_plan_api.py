@@ -12,7 +12,7 @@ import pytest
 import zcspec
 from zcspec.checks.cli.main import main
 from zcspec.spec.errors import SpecError
-from tests.cli.test_plan_input import CLEAN
+from tests.helpers.user_plans import CLEAN
 
 
 def _buggy() -> dict:
