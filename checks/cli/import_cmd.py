@@ -10,6 +10,10 @@ interpreter (the litert extra), or from a saved record (``--arena``; checks/fore
 program, one per execution path through its conditionals (checks/foreign/pte.py); it needs neither
 torch nor ExecuTorch.
 
+``tvm FILE``: the Relax functions of a module TVM printed as TVMScript after its memory planning pass
+(``relax.transform.StaticPlanBlockMemory``), one plan per function and execution path through its
+``if``s (``--module``: one function; checks/foreign/tvm_relax.py); it needs no TVM.
+
 ``xla DUMP``: a folder written with ``XLA_FLAGS='--xla_dump_to=DUMP --xla_dump_hlo_as_text'`` (or one
 of its ``*-buffer-assignment.txt`` files); every module in it, or those ``--module`` names. The
 reader needs neither jax nor XLA (docs/foreign-planners.md says what it reads).
@@ -25,19 +29,21 @@ import os
 
 from zcspec.checks.cli.check_plan import add_report_arguments, print_reports
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import iree_mlir, plan_file, pte, tflite, xla_dump
+from zcspec.checks.foreign import iree_mlir, plan_file, pte, tflite, tvm_relax, xla_dump
 from zcspec.checks.foreign.plan_file import ImportedPlan
 
-PLANNERS = ("executorch", "iree", "litert", "xla")
+PLANNERS = ("executorch", "iree", "litert", "tvm", "xla")
 
 
 def configure(parser) -> None:
     parser.add_argument("planner", choices=PLANNERS, help="the compiler whose artefact SOURCE is")
     parser.add_argument("source", metavar="SOURCE",
                         help="executorch: a .pte file; litert: a .tflite file; iree: iree-compile's stderr with the stream IR printed before "
-                             "and after iree-stream-layout-slices; xla: the dump folder (or one *-buffer-assignment.txt)")
+                             "and after iree-stream-layout-slices; tvm: a Relax module printed after StaticPlanBlockMemory; "
+                             "xla: the dump folder (or one *-buffer-assignment.txt)")
     parser.add_argument("--module", metavar="TEXT",
-                        help="xla: only the modules whose name contains TEXT; executorch: the method (default: the first)")
+                        help="xla: only the modules whose name contains TEXT; executorch: the method (default: the first); "
+                             "tvm: the Relax function (default: every one)")
     parser.add_argument("-o", "--output", metavar="FILE|DIR",
                         help="write the plan JSON here (a folder, one file per module, when there are several)")
     parser.add_argument("--alignment", type=int, default=None, metavar="N",
@@ -80,6 +86,10 @@ def imported(args) -> list[ImportedPlan]:
         name = _kept_name(meta)
         return [ImportedPlan("iree", args.source, f"{name}:{f}" if name and len(chosen) > 1 else (name or f), p)
                 for f, p in chosen]
+    if args.planner == "tvm":
+        plans = tvm_relax.read_relax(args.source, function=args.module, alignment=args.alignment or 1)
+        name = _kept_name(os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json"))
+        return [ImportedPlan("tvm", args.source, title, p.plan) for title, p in zip(tvm_relax.titles(plans, name), plans)]
     if args.planner == "executorch":
         method, paths = pte.read_pte(args.source, method=args.module, alignment=alignment)
         meta = os.path.join(os.path.dirname(os.path.abspath(args.source)), "program.json")
