@@ -12,6 +12,7 @@ import pytest
 from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases
 from zcspec.checks.foreign.xla_dump import find_modules, read_module
 from zcspec.checks.foreign.xla_regressions import REGRESSIONS, main, write_dumps
+from zcspec.checks.plan_diff import diff_plans
 from zcspec.spec.check import check
 from zcspec.spec.invariants.layout_bound import activation_arenas, arena_peak
 from zcspec.spec.observables.plan import PlanObservation
@@ -31,13 +32,6 @@ class Donation:
     output_root: str          # the root of the output's family: the input when computed in place over it
 
 
-def _root(plan: PlanObservation, name: str) -> str:
-    by_name = {t.name: t for t in plan.tensors}
-    while by_name[name].alias_of is not None:
-        name = by_name[name].alias_of
-    return name
-
-
 def donation(plan: PlanObservation) -> Donation:
     (x,) = [t for t in plan.tensors if t.name in plan.graph_inputs and t.size == max(
         u.size for u in plan.tensors if u.name in plan.graph_inputs)]
@@ -49,7 +43,7 @@ def donation(plan: PlanObservation) -> Donation:
         temps=sum(t.region in arenas for t in owners),
         full_size=tuple(sorted(t.name for t in owners if t.size >= x.size and t.name != x.name)),
         in_input_bytes=out.region == x.region and out.offset < x.offset + x.size and x.offset < out.offset + out.size,
-        output_root=_root(plan, out.name))
+        output_root=plan.root(out.name))
 
 
 def _plan(folder: str) -> PlanObservation:
@@ -131,3 +125,18 @@ def test_a_fresh_dump_is_named_by_the_release_that_made_it(tmp_path):
     meta = json.loads((folder / "program.json").read_text())
     assert meta["xla_flags"] == "--xla_cpu_copy_insertion_use_region_analysis=true"
     assert donation(read_module(find_modules(folder)[0])).arena == 0
+
+
+@pytest.mark.parametrize("old, new, regression", [
+    ("donated-loop-reads-intermediate-jax0.7.1", "donated-loop-reads-intermediate-jax0.7.2", True),
+    ("donated-loop-reads-intermediate-jax0.7.2", "donated-loop-reads-intermediate-jax0.7.1", False),
+    ("donated-read-then-update-region-analysis-jax0.10.2", "donated-read-then-update-jax0.10.2", True),
+    ("donated-read-then-update-jax0.4.36", "donated-read-then-update-jax0.10.2", False),
+])
+def test_zcspec_diff_finds_each_regression_from_the_plans_alone(old, new, regression):
+    """The regression is the diff's: no claim changes its verdict, reused memory grows."""
+    diff = diff_plans(_plan(old), _plan(new))
+    assert diff.ok is not regression
+    assert [c for c in diff.claims if "violated" in c[1:]] == []
+    if regression:
+        assert diff.regressions[0].startswith("reused memory grew")
