@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
+import sys
 import textwrap
 
 import attrs
@@ -271,7 +271,7 @@ def _tvm_python() -> str | None:
         import tvm  # noqa: F401
     except ImportError:
         return None
-    return shutil.which("python") or None
+    return sys.executable
 
 
 def test_freshly_made_programs_read_as_the_kept_ones(tmp_path):
