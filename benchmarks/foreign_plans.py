@@ -1,4 +1,9 @@
-"""Other compilers' plans, checked: the table of docs/foreign-planners.md.
+"""Other compilers' plans, checked: the tables of docs/foreign-planners.md.
+
+First one row per planner: the compiler versions the kept programs were made with, the programs
+checked, the known bugs flagged (a kept program whose ``expect`` names the claim the bug breaks,
+found by that claim alone), new findings (such a program with no public issue yet), and false
+positives (a program kept as clean that breaks a claim). Then one row per plan:
 
 For every program kept under checks/foreign/programs/PLANNER/NAME (or the folder ``--programs``
 names, e.g. freshly made ones), reads the plan from the saved artefact, checks it with every claim
@@ -14,10 +19,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import json
+from collections import defaultdict
 from pathlib import Path
 
 from zcspec.checks.foreign.plan_report import plan_report
+from zcspec.checks.foreign import xla_dump
 from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases, problems
+from zcspec.checks.foreign.xla_regressions import PAIRS
+from zcspec.checks.plan_diff import diff_plans
 
 
 def rows(root: Path):
@@ -33,10 +43,47 @@ def rows(root: Path):
             yield f"{case.planner}:{p.program}", case, p.plan, r, wrong, (t1 - t0) / len(plans), (t2 - t1) / len(plans)
 
 
+# The key of program.json that names the compiler's version, per planner.
+VERSION_KEY = {"executorch": "executorch", "iree": "iree_compile", "litert": "litert", "tvm": "tvm", "xla": "jaxlib"}
+
+
+def planner_rows(root: Path) -> list[str]:
+    """The per-planner table (module doc), one markdown row per planner."""
+    versions, programs, bugs, new, false_positives = (defaultdict(set), defaultdict(int), defaultdict(list),
+                                                      defaultdict(list), defaultdict(list))
+    for case in foreign_cases(root):
+        meta = json.loads((case.folder / "program.json").read_text())
+        version = str(meta.get(VERSION_KEY.get(case.planner, ""), "?"))
+        versions[case.planner].add(version.split("version ")[-1].split(" ")[0])   # iree-compile's banner
+        programs[case.planner] += 1
+        wrong = problems(case, [plan_report(p.plan, compact=False).report for p in case.imported()])
+        if case.expect == "clean":
+            false_positives[case.planner] += [case.name] if wrong else []
+        elif not wrong:
+            (bugs if case.issue else new)[case.planner].append(f"{case.issue or case.name} ({case.expect})")
+    for good, bad, issue in PAIRS:    # plan-quality regressions: found by zcspec diff, no claim breaks
+        if not all((root / "xla" / f).is_dir() for f in (good, bad)):
+            continue
+        plans = [xla_dump.read_module(xla_dump.find_modules(root / "xla" / f)[0]) for f in (good, bad)]
+        if not diff_plans(*plans).ok:
+            bugs["xla"].append(f"{issue} (zcspec diff)")
+    rows = []
+    for planner in sorted(programs):
+        rows.append(f"| {planner} | {', '.join(sorted(versions[planner]))} | {programs[planner]} | "
+                    f"{len(bugs[planner])}{': ' + '; '.join(bugs[planner]) if bugs[planner] else ''} | "
+                    f"{len(new[planner])}{': ' + '; '.join(new[planner]) if new[planner] else ''} | "
+                    f"{len(false_positives[planner])}{': ' + ', '.join(false_positives[planner]) if false_positives[planner] else ''} |")
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=Path, default=PROGRAMS, help=f"the programs' folder (default {PROGRAMS})")
     args = parser.parse_args(argv)
+    print("| planner | versions | programs | known bugs flagged | new findings | false positives |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(planner_rows(args.programs)))
+    print()
     print("| program | tensors | steps | expected | claims violated | as expected | arena / lower bound "
           "| compact / lower bound | read s | check s |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -68,6 +68,16 @@ REGRESSIONS = (
 )
 
 
+# The known regressions as kept folders: (the good plan, the plan that regressed, the issue). No claim
+# breaks on either side; ``zcspec diff GOOD BAD`` finds each (tests/foreign/test_xla_regressions.py,
+# benchmarks/foreign_plans.py).
+PAIRS = (
+    ("donated-loop-reads-intermediate-jax0.7.1", "donated-loop-reads-intermediate-jax0.7.2", "openxla/xla#45912"),
+    ("donated-read-then-update-region-analysis-jax0.10.2", "donated-read-then-update-jax0.10.2",
+     "openxla/xla#20440"),
+)
+
+
 def by_name(name: str) -> Program:
     for p in REGRESSIONS:
         if p.name == name:

@@ -11,7 +11,7 @@ import pytest
 
 from zcspec.checks.foreign.programs import PROGRAMS, foreign_cases
 from zcspec.checks.foreign.xla_dump import find_modules, read_module
-from zcspec.checks.foreign.xla_regressions import REGRESSIONS, main, write_dumps
+from zcspec.checks.foreign.xla_regressions import PAIRS, REGRESSIONS, main, write_dumps
 from zcspec.checks.plan_diff import diff_plans
 from zcspec.spec.check import check
 from zcspec.spec.invariants.layout_bound import activation_arenas, arena_peak
@@ -128,10 +128,9 @@ def test_a_fresh_dump_is_named_by_the_release_that_made_it(tmp_path):
 
 
 @pytest.mark.parametrize("old, new, regression", [
-    ("donated-loop-reads-intermediate-jax0.7.1", "donated-loop-reads-intermediate-jax0.7.2", True),
-    ("donated-loop-reads-intermediate-jax0.7.2", "donated-loop-reads-intermediate-jax0.7.1", False),
-    ("donated-read-then-update-region-analysis-jax0.10.2", "donated-read-then-update-jax0.10.2", True),
-    ("donated-read-then-update-jax0.4.36", "donated-read-then-update-jax0.10.2", False),
+    *((good, bad, True) for good, bad, _ in PAIRS),
+    *((bad, good, False) for good, bad, _ in PAIRS),
+    ("donated-read-then-update-jax0.4.36", "donated-read-then-update-jax0.10.2", False),   # the bug in both
 ])
 def test_zcspec_diff_finds_each_regression_from_the_plans_alone(old, new, regression):
     """The regression is the diff's: no claim changes its verdict, reused memory grows."""
