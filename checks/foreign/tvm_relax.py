@@ -46,7 +46,7 @@ from zcspec.checks.foreign.artefact_file import read_text
 from zcspec.checks.foreign.tvm_script import (MAX_BYTES, Function, Stmt, TvmRelaxError, call_parts, constant,
                                               functions, names_in, nbytes, shape, tuple_items)
 from zcspec.spec.errors import SpecError
-from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation
+from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation, alias_root
 
 MAX_FILE_BYTES = 16 << 20
 MAX_CONDITIONALS = 10   # on one path: 2**10 plans at most
@@ -302,9 +302,7 @@ class _Path:
         return out
 
     def _root(self, name: str) -> str:
-        while self.tensors[name].alias_of is not None:
-            name = self.tensors[name].alias_of
-        return name
+        return alias_root(self.tensors, name)
 
     def _touch(self, expr: str, step: int) -> None:
         """Every tensor ``expr`` names is used at ``step``: written if its family is unwritten, else read."""

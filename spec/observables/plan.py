@@ -310,8 +310,8 @@ class PlanObservation:
 
 
 def alias_root(by_name: typing.Mapping[str, PlacedTensor], name: str) -> str:
-    """The tensor that owns ``name``'s memory among the tensors ``by_name``: follow ``alias_of`` to its
-    end (ObservationConsistencyError on a cycle). The one walk of an alias chain for observations, also
+    """The tensor that owns ``name``'s memory among the tensors ``by_name`` (anything with an ``alias_of``):
+    follow ``alias_of`` to its end (ObservationConsistencyError on a cycle). The one walk of an alias chain for observations, also
     for readers that build tensors before they build the plan."""
     seen = [name]
     while by_name[seen[-1]].alias_of is not None:
