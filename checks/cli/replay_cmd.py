@@ -2,19 +2,23 @@
 (a counterexample kept as a documented hazard, ``expect: violation``, fails when it stops failing).
 
 A FILE is one of: a zcspec counterexample (checks/counterexample.py), a foreign compiler's finding
-(checks/foreign/finding.py), or a plan file of any planner (docs/plan-format.md: re-judged by every
-claim, checks/plan_regression.py). ``--export-pytest`` writes a standalone regression test for any
-of the first and the last.
+(checks/foreign/finding.py), a kept program's ``program.json`` (checks/foreign/programs/PLANNER/NAME/:
+its artefact read again and judged against what it must show, a known bug found by its claim, a
+clean program clean), or a plan file of any planner (docs/plan-format.md: re-judged by every claim,
+checks/plan_regression.py). ``--export-pytest`` writes a standalone regression test for a
+counterexample or a plan.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from zcspec import __version__
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign import plan_file
 from zcspec.checks.foreign.finding import ForeignFinding, is_finding, replay_finding
+from zcspec.checks.foreign.programs import foreign_case, is_kept_program, problems
 from zcspec.checks.plan_api import check_plan
 from zcspec.checks.plan_regression import export_plan_pytest, is_plan_file
 from zcspec.checks.replay import corpus_files, export_pytest, replay
@@ -40,6 +44,19 @@ def _replay_plan(path: str, export: str | None) -> bool:
     return not report.ok
 
 
+def _replay_kept(path: str) -> bool:
+    """Re-read a kept program's artefact and judge it against its ``expect``; True when it is not as kept."""
+    case = foreign_case(Path(path))
+    reports = [check_plan(p.plan, title=p.title, compact=False) for p in case.imported()]
+    wrong = problems(case, [r.report for r in reports])
+    shows = "clean" if case.expect == "clean" else f"{case.expect} ({case.issue or 'no issue yet'})"
+    print(f"{path}: kept program {case.label}, must show {shows}: " + ("as kept" if not wrong else "NOT AS KEPT"))
+    for report in reports:
+        print("\n".join("  " + line for line in report.lines()))
+    print("".join(f"  {w}\n" for w in wrong), end="")
+    return bool(wrong)
+
+
 def run(args) -> int:
     files = args.files or corpus_files()
     if args.export_pytest and len(files) != 1:
@@ -49,6 +66,11 @@ def run(args) -> int:
         data = _peek(path)
         if is_plan_file(data):
             failing += _replay_plan(path, args.export_pytest)
+            continue
+        if is_kept_program(data):
+            if args.export_pytest:
+                raise UsageError(f"{path}: --export-pytest takes a zcspec counterexample or a plan, not a kept program")
+            failing += _replay_kept(path)
             continue
         if is_finding(data):     # a foreign compiler's finding (checks/foreign/finding.py)
             if args.export_pytest:

@@ -63,13 +63,20 @@ class ForeignCase:
 
 def foreign_cases(root: Path = PROGRAMS) -> list[ForeignCase]:
     """Every kept program, by planner and name."""
-    out = []
-    for meta in sorted(root.glob("*/*/program.json")):
-        data = json.loads(meta.read_text())
-        out.append(ForeignCase(meta.parent.parent.name, meta.parent.name, data.get("what", ""),
-                               data.get("expect", "clean"), data.get("issue", ""), meta.parent,
-                               tuple(data.get("also", ()))))
-    return out
+    return [foreign_case(meta) for meta in sorted(root.glob("*/*/program.json"))]
+
+
+def foreign_case(meta: Path) -> ForeignCase:
+    """The kept program whose ``program.json`` is ``meta`` (in ``PLANNER/NAME/``)."""
+    data = json.loads(meta.read_text())
+    return ForeignCase(meta.parent.parent.name, meta.parent.name, data.get("what", ""),
+                       data.get("expect", "clean"), data.get("issue", ""), meta.parent,
+                       tuple(data.get("also", ())))
+
+
+def is_kept_program(data) -> bool:
+    """Whether parsed JSON is a kept program's ``program.json``: it says what checking it must show."""
+    return isinstance(data, dict) and isinstance(data.get("expect"), str) and "what" in data
 
 
 def problems(case: ForeignCase, reports: Report | list[Report]) -> list[str]:

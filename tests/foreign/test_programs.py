@@ -1,6 +1,9 @@
 """Every kept program of another compiler (checks/foreign/programs) reads and shows what it should."""
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 from zcspec.checks.foreign.programs import foreign_cases, problems
@@ -33,3 +36,17 @@ def test_a_known_bug_that_is_no_longer_found_is_a_problem():
     clean = next(c for c in CASES if c.planner == case.planner and c.expect == "clean")
     wrong = problems(case, [check(p.plan) for p in clean.imported()])
     assert wrong and "no longer found" in wrong[0]
+
+
+def test_zcspec_replay_judges_each_kept_program_without_its_compiler(tmp_path, capsys):
+    from zcspec.checks.cli.main import main
+
+    files = [str(c.folder / "program.json") for c in CASES]
+    assert main(["replay", *files]) == 0
+    assert capsys.readouterr().out.count(": as kept") == len(files)
+    case = next(c for c in CASES if c.planner == "tvm" and c.expect == "clean")
+    shutil.copytree(case.folder, tmp_path / "tvm" / case.name)
+    meta = tmp_path / "tvm" / case.name / "program.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "expect": "LAYOUT-NO-OVERLAP"}))
+    assert main(["replay", str(meta)]) == 1      # a bug kept as found that is not found: not as kept
+    assert "NOT AS KEPT" in capsys.readouterr().out
