@@ -3,8 +3,8 @@
 The file holds the program (its data and its source), what was found (the claims its plan breaks,
 or an output that differs from eager execution while every claim holds: a bug the spec missed),
 the versions that made it, and the artefact itself (for XLA the four text files of the module, for
-ExecuTorch the ``.pte`` file in base64), so ``zcspec replay FILE`` re-reads the plan and re-checks
-it with neither compiler installed.
+ExecuTorch the ``.pte`` file in base64, for TVM the module printed after its planning pass), so
+``zcspec replay FILE`` re-reads the plan and re-checks it with neither compiler installed.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from zcspec.checks.foreign import xla_dump
 from zcspec.checks.foreign.iree_mlir import IreeDumpError, read_iree_dump
 from zcspec.checks.foreign.pte import read_pte
 from zcspec.checks.foreign.tflite import load_record, read_tflite
+from zcspec.checks.foreign.tvm_relax import TvmRelaxError, read_relax
 from zcspec.spec.check import check
 
 FORMAT = "zcspec foreign finding 1"
@@ -114,7 +115,18 @@ def _plans(f: ForeignFinding, tmp: Path) -> list:
             if "has no function that packs" in str(e):
                 return []
             raise
-    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, iree, litert, xla")
+    if f.planner == "tvm":
+        if "relax.txt" not in f.artefact:
+            raise CounterexampleError("a tvm finding keeps the module printed after StaticPlanBlockMemory as "
+                                      "'relax.txt'")
+        (tmp / "relax.txt").write_text(f.artefact["relax.txt"])
+        try:
+            return [p.plan for p in read_relax(tmp / "relax.txt")]
+        except TvmRelaxError as e:
+            if "has no Relax function that allocates memory" in str(e):
+                return []
+            raise
+    raise CounterexampleError(f"a foreign finding of planner {f.planner!r}; known: executorch, iree, litert, tvm, xla")
 
 
 def replay_finding(f: ForeignFinding) -> FindingReplay:
