@@ -1,4 +1,4 @@
-"""``zcspec campaign xla|executorch|iree|litert``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
+"""``zcspec campaign xla|executorch|iree|litert|tvm``: Hypothesis draws programs, the compiler plans them, the spec checks the plans.
 
 Each program is compiled, its plan read from the compiler's own artefact and checked with every
 claim that applies, and its result compared with eager execution (checks/foreign/xla_campaign.py).
@@ -6,7 +6,8 @@ The first confirmed bug (a claim broken and the result wrong) or miss (the resul
 holding) is shrunk and written to ``--out`` as a file ``zcspec replay`` re-checks without the
 compiler; exit 1 then. Hazards (a claim broken, the result right) are counted and the first is
 written too. Needs the compiler's extra: ``xla`` (jax), ``iree`` or ``litert`` in this environment, or for
-ExecuTorch a Python that has torch and ExecuTorch (``--python``, default this one).
+ExecuTorch a Python that has torch and ExecuTorch, for TVM one that has apache-tvm (``--python``,
+default this one).
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import importlib.util
 import sys
 
 from zcspec.checks.errors import UsageError
-from zcspec.checks.foreign import executorch_campaign, iree_campaign, litert_campaign, xla_campaign
+from zcspec.checks.foreign import executorch_campaign, iree_campaign, litert_campaign, tvm_campaign, xla_campaign
 from zcspec.checks.foreign.campaign_core import write_finding
 
-PLANNERS = ("executorch", "iree", "litert", "xla")
+PLANNERS = ("executorch", "iree", "litert", "tvm", "xla")
+WORKER_PLANNERS = {"executorch": executorch_campaign, "tvm": tvm_campaign}   # compile in a worker of --python
 
 
 def configure(parser) -> None:
@@ -29,18 +31,19 @@ def configure(parser) -> None:
     parser.add_argument("--max-steps", type=int, default=5, metavar="K", help="steps per program at most (default 5)")
     parser.add_argument("--out", default="findings", metavar="DIR", help="where findings are written (default findings/)")
     parser.add_argument("--python", default=sys.executable, metavar="PATH",
-                        help="executorch: the Python that has torch and ExecuTorch (default: this one)")
+                        help="executorch: the Python that has torch and ExecuTorch; tvm: the Python that has TVM "
+                             "(default: this one)")
 
 
 def run(args) -> int:
     if args.examples < 1 or args.budget <= 0 or args.max_steps < 1:
         raise UsageError("--examples and --max-steps must be at least 1, --budget positive")
-    where = f", exporting with {args.python}" if args.planner == "executorch" else ""
+    where = f", compiling with {args.python}" if args.planner in WORKER_PLANNERS else ""
     print(f"{args.planner} campaign: up to {args.examples} programs of at most {args.max_steps} steps, seed {args.seed}, "
           f"budget {args.budget:.0f} s{where}")
     options = dict(examples=args.examples, seed=args.seed, budget=args.budget, max_steps=args.max_steps, progress=print)
-    if args.planner == "executorch":
-        result = executorch_campaign.campaign(args.python, **options)
+    if args.planner in WORKER_PLANNERS:
+        result = WORKER_PLANNERS[args.planner].campaign(args.python, **options)
     elif args.planner == "iree":
         if importlib.util.find_spec("iree.runtime") is None or importlib.util.find_spec("iree.compiler") is None:
             raise UsageError("the iree campaign needs IREE's compiler and runtime: pip install -e '.[iree]'")
