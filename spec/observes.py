@@ -54,6 +54,9 @@ OBSERVES: dict[str, Observed] = {
     "LAYOUT-ARENA-ALLOCATED": Observed("the steps of one execution path that allocate each arena "
                                        "(arena_allocations), against the first step of each tensor family in it",
                                        PLAN),
+    "LAYOUT-READS-SEE-WRITES": Observed("the steps that write each tensor (writes, producers) and read it (consumers), "
+                                        "alias_of chains, the bytes in-place steps write, the arena kinds and graph "
+                                        "inputs", PLAN),
     "LAYOUT-LOWER-BOUND": Observed("the lower bound recomputed from live aligned sizes per step and arena, "
                                    "exclusive branches counted by their heaviest", PLAN),
     "MEM-ZC-NOMERGE": Observed("zero-copy blocks and the tensors they hold", PLAN),

@@ -10,12 +10,13 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import (blocks, device_kernels, device_memory, execution, layout, layout_paths, model_file,
-                                    passes, runtime_v1, runtime_v2)
+from zcspec.spec.invariants import (blocks, device_kernels, device_memory, execution, layout, layout_dataflow,
+                                    layout_paths, model_file, passes, runtime_v1, runtime_v2)
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
     ("layout", layout, "Where tensors sit in the model's memory."),
+    ("layout_dataflow", layout_dataflow, "What a read of reused memory sees: the bytes written for the tensor it reads."),
     ("layout_paths", layout_paths, "Where tensors sit along one execution path: their memory exists on it first."),
     ("blocks", blocks, "Which tensors may share a planner block."),
     ("passes", passes, "Graph passes that exist for zero copy."),

@@ -81,6 +81,17 @@ EXAMPLES = (
                  in_place=(InPlaceStep(1, "res", (ByteRange(4, 16),), (ByteCopy(0, 12, 4),)),)),
             culprit="'res'", why="copying rows 0-1 over rows 2-3 in place is safe, but shifting rows 0-2 down by "
                                  "one row reads bytes [4, 12) at another position than it writes them"),
+    Example("LAYOUT-READS-SEE-WRITES",
+            plan([("y0", "act", 0, 64, 0, 0), ("y1", "act", 0, 64, 1, 2, "y0"), ("y2", "act", 0, 64, 3, 4, "y1")],
+                 arenas={"act": Arena("activations")}, writes={"y0": (0,), "y1": (1,), "y2": (3,)},
+                 consumers={"y1": (2,), "y2": (4,)},
+                 in_place=(InPlaceStep(1, "y1", (ByteRange(0, 64),)), InPlaceStep(3, "y2", (ByteRange(0, 64),)))),
+            plan([("y0", "act", 0, 64, 0, 0), ("y1", "act", 0, 64, 1, 4, "y0"), ("y2", "act", 0, 64, 3, 4, "y0")],
+                 arenas={"act": Arena("activations")}, writes={"y0": (0,), "y1": (1,), "y2": (3,)},
+                 consumers={"y1": (4,), "y2": (4,)},
+                 in_place=(InPlaceStep(1, "y1", (ByteRange(0, 64),)), InPlaceStep(3, "y2", (ByteRange(0, 64),)))),
+            culprit="'y1'", why="two loops both update y0 in place: the second one's write at step 3 overwrites y1, "
+                                "the first one's result, which is read at step 4"),
     Example("LAYOUT-LOWER-BOUND",
             plan(_REUSE, blocks=[("a", "c")]),
             plan(_REUSE, blocks=[("a", "c")], lower_bound=512),
