@@ -1,6 +1,8 @@
 """IREE's transient plan read from the kept stream dumps (checks/foreign/programs/iree), checked by the spec."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from zcspec.checks.cli.main import main
@@ -93,3 +95,104 @@ def test_mangled_dumps_are_refused_naming_the_file_never_crash(tmp_path):
             read_iree_dump(path)
         except IreeDumpError as e:
             assert str(path) in str(e)
+
+
+# -- a function's own slices, handed from execute region to execute region ------------------------
+
+def _plans(name):
+    return read_iree_dump(IREE / name / "layout.txt")
+
+
+_HOST = """// -----// IR Dump {when} LayoutSlicesPass: iree-stream-layout-slices //----- //
+util.func public @f(%arg0: !hal.buffer_view) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+{pack}
+  %result, %result_timepoint = stream.resource.alloca uninitialized : !stream.resource<transient>{{{size}}} => !stream.timepoint
+  %1 = stream.resource.subview %result[{first}] : !stream.resource<transient>{{{size}}} -> !stream.resource<transient>{{%c16}}
+  %2 = stream.resource.subview %result[{second}] : !stream.resource<transient>{{{size}}} -> !stream.resource<transient>{{%c16}}
+  %3 = stream.cmd.execute await(%result_timepoint) => with(%1 as %arg1: !stream.resource<transient>{{%c16}}, %2 as %arg2: !stream.resource<transient>{{%c16}}) {{
+    stream.cmd.fill %c0_i8, %arg1[%c0 for %c16] : i8 -> !stream.resource<transient>{{%c16}}
+    stream.cmd.fill %c0_i8, %arg2[%c0 for %c16] : i8 -> !stream.resource<transient>{{%c16}}
+  }} => !stream.timepoint
+  %4:2 = stream.timepoint.await %3 => %1, %2 : !stream.resource<transient>{{%c16}}, !stream.resource<transient>{{%c16}}
+{loops}
+  util.return
+}}
+"""
+_LOOP = """  %{r} = scf.for %arg5 = %c0 to %c4 step %c1 iter_args(%arg6 = %4#0) -> (!stream.resource<transient>) {{
+    %6 = stream.cmd.execute with(%arg6 as %arg7: !stream.resource<transient>{{%c16}}, %4#1 as %arg8: !stream.resource<transient>{{%c16}}) {{
+      stream.cmd.dispatch @ex::@step {{
+        ro %arg8[%c0 for %c16] : !stream.resource<transient>{{%c16}},
+        rw %arg7[%c0 for %c16] : !stream.resource<transient>{{%c16}}
+      }}
+    }} => !stream.timepoint
+    %7 = stream.timepoint.await %6 => %arg6 : !stream.resource<transient>{{%c16}}
+    scf.yield %7 : !stream.resource<transient>
+  }}
+"""
+_READ = """  %9 = stream.cmd.execute with({values}) {{
+    stream.cmd.dispatch @ex::@last {{
+{reads}
+    }}
+  }} => !stream.timepoint
+"""
+
+
+def _host_dump(tmp_path, loops=("5",), extra=""):
+    """A function that fills two slices, runs a loop per name in ``loops`` carrying slice 1 in place, then
+    reads every loop's result; ``extra`` is put after the loops."""
+    names = [f"%{r}" for r in loops]
+    values = ", ".join(f"{n} as %arg{20 + i}: !stream.resource<transient>{{%c16}}" for i, n in enumerate(names))
+    reads = ",\n".join(f"      ro %arg{20 + i}[%c0 for %c16] : !stream.resource<transient>{{%c16}}" for i in range(len(names)))
+    body = "".join(_LOOP.format(r=r) for r in loops) + _READ.format(values=values, reads=reads) + extra
+    pack = "  %0:3 = stream.resource.pack slices({\n    [0, 0] = %c16,\n    [0, 0] = %c16\n  }) : index"
+    consts = "  %c64 = arith.constant 64 : index\n  %c128 = arith.constant 128 : index"
+    text = (_HOST.format(when="Before", pack=pack, size="%0#0", first="%0#1", second="%0#2", loops=body)
+            + _HOST.format(when="After", pack=consts, size="%c128", first="%c0", second="%c64", loops=body))
+    path = tmp_path / "host.txt"
+    path.write_text(text)
+    return path
+
+
+def test_a_loop_carrying_a_slice_in_place_makes_its_result_an_in_place_tensor_over_it(tmp_path):
+    (name, plan), = read_iree_dump(_host_dump(tmp_path))
+    assert name == "f" and check(plan).ok
+    assert {t.name: (t.offset, t.alias_of) for t in plan.tensors} == {"slice 1": (0, None), "slice 2": (64, None),
+                                                                      "%5": (0, "slice 1")}
+    # steps: the two fills, the loop body's dispatch (one trip stands for all), the last read
+    assert [(s.step, s.tensor, s.writes[0].lo, s.writes[0].hi) for s in plan.in_place] == [(2, "%5", 0, 16)]
+    assert plan.consumers == {"slice 2": (2,), "%5": (2, 3)} and plan.regions == {"transient": 128}
+
+
+def test_two_loops_carrying_one_slice_in_place_are_found(tmp_path):
+    (_, plan), = read_iree_dump(_host_dump(tmp_path, loops=("5", "8")))
+    report = check(plan)
+    assert report.violated() == ("LAYOUT-READS-SEE-WRITES",)
+    assert [v.culprit for v in report.violations] == ["tensor '%5'"]
+
+
+@pytest.mark.parametrize("extra, op", [
+    ("  util.call @g(%4#1) : (!stream.resource<transient>) -> ()\n", "util.call"),
+    ("  %10 = scf.if %cond -> (!stream.resource<transient>) {\n    scf.yield %4#1 : !stream.resource<transient>\n"
+     "  } else {\n    scf.yield %4#1 : !stream.resource<transient>\n  }\n", "scf.if"),
+    ("  %11 = stream.cmd.execute with(%4#1 as %arg30: !stream.resource<transient>{%c16}) {\n"
+     "    stream.cmd.collective<all_gather : f32>[%c4] channel(%ch) {\n      %arg30[%c0 for %c16]\n    }\n"
+     "  } => !stream.timepoint\n", "stream.cmd.collective"),
+])
+def test_a_slice_taken_by_an_op_this_reader_does_not_follow_is_refused_naming_the_line(tmp_path, extra, op):
+    path = _host_dump(tmp_path, extra=extra)
+    with pytest.raises(IreeDumpError, match=rf"line \d+: function @f: .*{re.escape(op)}") as e:
+        read_iree_dump(path)
+    assert str(path) in str(e.value)
+
+
+def test_a_subview_without_a_constant_offset_after_the_pass_is_refused(tmp_path):
+    path = _host_dump(tmp_path)
+    text = path.read_text()
+    after = text.index("IR Dump After")
+    path.write_text(text[:after] + text[after:].replace("%result[%c64]", "%result[%n]"))
+    with pytest.raises(IreeDumpError, match="slice 2's subview has no constant offset"):
+        read_iree_dump(path)
