@@ -39,7 +39,8 @@ class ForeignCase:
         return f"{self.planner}:{self.name}"
 
     def imported(self) -> list[ImportedPlan]:
-        """The program's plans: one, or one per execution path (ExecuTorch's conditionals)."""
+        """The program's plans: one, or one per execution path (ExecuTorch's conditionals), or one per
+        packed function (IREE)."""
         if self.planner == "xla":
             module = xla_dump.find_modules(self.folder)[0]
             return [ImportedPlan("xla", str(self.folder), self.name, xla_dump.read_module(module))]
@@ -52,8 +53,10 @@ class ForeignCase:
             return [ImportedPlan("litert", str(model), self.name,
                                  read_tflite(model, load_record(str(self.folder / "arena.json"))))]
         if self.planner == "iree":
-            (function, plan), *_ = read_iree_dump(self.folder / "layout.txt")
-            return [ImportedPlan("iree", str(self.folder / "layout.txt"), self.name, plan)]
+            plans = read_iree_dump(self.folder / "layout.txt")
+            return [ImportedPlan("iree", str(self.folder / "layout.txt"),
+                                 f"{self.name} [@{function}]" if len(plans) > 1 else self.name, plan)
+                    for function, plan in plans]
         if self.planner == "tvm":
             plans = tvm_relax.read_relax(self.folder / "relax.txt")
             return [ImportedPlan("tvm", str(self.folder / "relax.txt"), title, p.plan)

@@ -97,10 +97,60 @@ def test_mangled_dumps_are_refused_naming_the_file_never_crash(tmp_path):
             assert str(path) in str(e)
 
 
-# -- a function's own slices, handed from execute region to execute region ------------------------
+# -- the bugs kept: IREE 3.0's headers, execute regions in loop bodies, a function's own slices ----
 
 def _plans(name):
     return read_iree_dump(IREE / name / "layout.txt")
+
+
+def test_iree_3_0s_headers_name_the_pass_in_parentheses():
+    text = (IREE / "emplace-unused-tied-result" / "layout.txt").read_text()
+    assert "IR Dump Before LayoutSlicesPass (iree-stream-layout-slices)" in text
+    assert [name for name, _ in _plans("emplace-unused-tied-result")] == ["g$async"]
+
+
+def test_an_unused_tied_result_given_its_own_slice_leaves_the_concatenation_unwritten():
+    """iree-org/iree#19355 (IREE 3.0.0): the dispatch writes both results into slice 1, the slice
+    ScheduleAllocation gave the unused one; the concatenation, slice 2, is read and never written."""
+    (_, plan), = _plans("emplace-unused-tied-result")
+    assert plan.writes["slice 2"] == () and plan.consumers["slice 2"] == (1,)
+    assert plan.writes["slice 1"] == (0,) and plan.consumers["slice 1"] == (0,)     # bound rw: tied results
+    report = check(plan)
+    assert report.violated() == ("LAYOUT-READS-SEE-WRITES",)
+    assert report.violations[0].culprit == "tensor 'slice 2'"
+    (_, fixed), = _plans("emplace-unused-tied-result-fixed")      # 3.1.0: the dispatch writes the concatenation
+    assert check(fixed).ok and "LAYOUT-READS-SEE-WRITES" in check(fixed).exercised
+    assert [t.name for t in fixed.tensors] == ["slice 1", "slice 2"] and fixed.writes["slice 1"] == (0,)
+
+
+def test_two_loops_given_one_resource_both_update_it_in_place():
+    """iree-org/iree#21053 (IREE 3.5.0): each direction's scf.for carries the same slice in place, so the
+    second loop overwrites the first one's result before the final copy reads it."""
+    plans = dict(_plans("bidirectional-lstm"))
+    host = plans["lstm$async#0"]
+    assert {t.name: t.alias_of for t in host.tensors} == {"slice 1": None, "slice 2": None, "%7#0": "slice 2",
+                                                          "%8#0": "slice 2"}
+    (first,) = [s.step for s in host.in_place if s.tensor == "%7#0"]
+    (second,) = [s.step for s in host.in_place if s.tensor == "%8#0"]
+    assert first < second < host.consumers["%7#0"][0] == host.consumers["%8#0"][0]
+    report = check(host)
+    assert report.violated() == ("LAYOUT-READS-SEE-WRITES",)
+    (v,) = report.violations
+    assert v.culprit == "tensor '%7#0'" and v.values["by"] == "%8#0" and v.values["at"] == second
+    assert all(check(p).ok for name, p in plans.items() if name != "lstm$async#0")
+
+
+def test_the_same_lstm_made_by_3_13_copies_per_trip_and_is_clean():
+    plans = _plans("bidirectional-lstm-3.13")
+    assert len(plans) == 4 and all(check(p).ok for _, p in plans)
+    host = dict(plans)["lstm$async#0"]
+    assert [t.name for t in host.tensors] == ["slice 1", "slice 2"] and host.in_place == ()
+
+
+def test_each_loop_bodys_execute_reads_its_own_pack():
+    # both bodies print %result_24 and reuse names such as %15: each plan is its own body's pack
+    plans = dict(_plans("bidirectional-lstm"))
+    assert [len(plans[f"lstm$async#{k}"].tensors) for k in (1, 2)] == [15, 16]
 
 
 _HOST = """// -----// IR Dump {when} LayoutSlicesPass: iree-stream-layout-slices //----- //
@@ -196,3 +246,52 @@ def test_a_subview_without_a_constant_offset_after_the_pass_is_refused(tmp_path)
     path.write_text(text[:after] + text[after:].replace("%result[%c64]", "%result[%n]"))
     with pytest.raises(IreeDumpError, match="slice 2's subview has no constant offset"):
         read_iree_dump(path)
+
+
+@pytest.mark.parametrize("name", ["bidirectional-lstm", "emplace-unused-tied-result"])
+def test_mangled_dumps_of_the_kept_bugs_are_refused_naming_the_file_never_crash(tmp_path, name):
+    import random
+    lines = (IREE / name / "layout.txt").read_text().splitlines()
+    rng = random.Random(11)
+    for k in range(40):
+        mangled = list(lines)
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(mangled))
+            choice = rng.random()
+            if choice < 0.3:
+                del mangled[i]
+            elif choice < 0.5:
+                mangled[i] = mangled[i].replace("#1", "#9", 1)
+            elif choice < 0.7:
+                mangled.insert(i, mangled[rng.randrange(len(mangled))])
+            else:
+                mangled[i] = mangled[i][: rng.randrange(len(mangled[i]) + 1)]
+        path = tmp_path / f"m{k}.txt"
+        path.write_text("\n".join(mangled))
+        try:
+            read_iree_dump(path)
+        except IreeDumpError as e:
+            assert str(path) in str(e)
+
+
+@pytest.mark.slow
+def test_the_kept_bugs_remade_by_the_releases_given_show_the_same(tmp_path):
+    """$ZCSPEC_IREE_PYTHONS: the Pythons of environments holding IREE releases (iree-base-compiler[onnx],
+    iree-base-runtime, onnxruntime), separated by os.pathsep; each remakes the programs of its release."""
+    import json
+    import os
+    from zcspec.checks.foreign.iree_programs import REPRODUCERS, write_programs
+    pythons = [p for p in os.environ.get("ZCSPEC_IREE_PYTHONS", "").split(os.pathsep) if p]
+    if not pythons:
+        pytest.skip("set ZCSPEC_IREE_PYTHONS to the Pythons of environments with IREE 3.0, 3.1, 3.5 or 3.13")
+    for python in pythons:
+        write_programs(tmp_path, only=[r.name for r in REPRODUCERS], python=python)
+    made = [r.name for r in REPRODUCERS if (tmp_path / r.name / "program.json").exists()]
+    assert made
+    for name in made:
+        fresh, kept = (json.loads((root / name / "program.json").read_text()) for root in (tmp_path, IREE))
+        assert (fresh["iree"], fresh["matches_reference"], fresh["expect"]) == \
+            (kept["iree"], kept["matches_reference"], kept["expect"])
+        violated = [sorted({i for _, p in read_iree_dump(root / name / "layout.txt") for i in check(p).violated()})
+                    for root in (tmp_path, IREE)]
+        assert violated[0] == violated[1] == ([] if kept["expect"] == "clean" else [kept["expect"]])
