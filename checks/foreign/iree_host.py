@@ -124,7 +124,10 @@ class _Walk:
         off, length = scope.value(access.offset), scope.value(access.length)
         if off is None or length is None:
             return lo, lo + size
-        return lo + off, lo + min(off + length, size)
+        if not 0 <= off <= off + length <= size:
+            raise self.fn.error(f"a command writes bytes [{off}, {off + length}) of {name!r}, a slice of {size} bytes",
+                                access.line)
+        return lo + off, lo + off + length
 
     def _loop(self, op: Op, scope: Scope, env) -> None:
         pairs = _ITER_ARG.findall(op.text.split("iter_args(", 1)[-1].split(") ->", 1)[0]) if "iter_args(" in op.text else []
@@ -150,6 +153,10 @@ class _Walk:
         self._region(body, inside, scope)
         if len(self.order) > first:
             self.loops.append((first, len(self.order) - 1))
+        for (arg, _), result, out in zip(pairs, op.results, yields):
+            if out in inside and result not in results:
+                raise self.fn.error(f"the loop hands {out} ({inside[out]!r}) out as {result} without having been "
+                                    "given it in place", body[-1].line)
         env.update(results)
 
     # -- the plan ---------------------------------------------------------------------------------

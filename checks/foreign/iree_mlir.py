@@ -33,6 +33,7 @@ import os
 import re
 
 from zcspec.checks.foreign.artefact_file import read_text
+from zcspec.checks.foreign.iree_host import host_plan
 from zcspec.checks.foreign.iree_stream_ir import IreeDumpError, Op, Scope, captures, parse_function, scoped, steps
 from zcspec.spec.observables.plan import Arena, PlacedTensor, PlanObservation
 
@@ -135,7 +136,6 @@ class Function:
 
     def plans(self, alignment: int) -> list[tuple[str, PlanObservation]]:
         """One plan per pack that sizes a transient alloca (packs of constants are not read)."""
-        from zcspec.checks.foreign.iree_host import host_plan   # iree_host builds on this module
         out = []
         for pack, scope, sizes in self.packs():
             result = _PACK.match(pack.text).group(1)

@@ -248,6 +248,17 @@ def test_a_subview_without_a_constant_offset_after_the_pass_is_refused(tmp_path)
         read_iree_dump(path)
 
 
+@pytest.mark.parametrize("edit, words", [
+    (("scf.yield %7 :", "scf.yield %4#1 :"), "hands %4#1 .* out as %5 without having been given it in place"),
+    (("rw %arg7[%c0 for %c16]", "rw %arg7[%c4 for %c16]"), r"writes bytes \[4, 20\) of '%5', a slice of 16 bytes"),
+])
+def test_a_loop_that_hands_out_a_slice_it_was_not_given_or_writes_past_one_is_refused(tmp_path, edit, words):
+    path = _host_dump(tmp_path)
+    path.write_text(path.read_text().replace(*edit))
+    with pytest.raises(IreeDumpError, match=words):
+        read_iree_dump(path)
+
+
 @pytest.mark.parametrize("name", ["bidirectional-lstm", "emplace-unused-tied-result"])
 def test_mangled_dumps_of_the_kept_bugs_are_refused_naming_the_file_never_crash(tmp_path, name):
     import random
