@@ -135,8 +135,11 @@ class Worker:
         """The worker's reply, or None when it died or hung on the request (``died`` says how)."""
         if self.proc is None and self._start() is None:
             raise RuntimeError(f"the TVM worker ({self.python}) did not start again: {self.died}")
-        self.proc.stdin.write(json.dumps(data) + "\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(json.dumps(data) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass                  # it died since its last reply: _read sees the end of its output and says how
         return self._read(seconds)
 
     def compile(self, source: str) -> dict | None:
@@ -175,7 +178,8 @@ def _runs(worker: Worker, program: RelaxProgram, source: str) -> dict[str, dict]
         if worker.source != source:
             again = worker.compile(source)
             if again is None or "text" not in again:
-                runs[label] = {"failed": f"could not compile again: {worker.died if again is None else again['error']}"}
+                why = worker.died if again is None else again["error"]
+                runs[label] = {"failed": f"could not compile again: {why}"}
                 continue
         reply = worker.request({"x": x.ravel().tolist(), "shape": list(x.shape), "conds": list(conds)}, RUN_SECONDS)
         if reply is None or "error" in reply:

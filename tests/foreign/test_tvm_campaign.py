@@ -93,6 +93,46 @@ def test_a_python_without_tvm_is_a_usage_error():
         Worker(sys.executable)
 
 
+_FAKE_TVM = """#!{python}
+# Stands for a Python with TVM: 'compiles' to the kept module of apache/tvm#20191 and runs it as 0.27 does
+# (c0=True right, c0=False a segfault); with HANG set, the c0=False run never returns.
+import json, os, signal, sys, time
+print(json.dumps({{"ready": True, "tvm": "fake"}}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    if "source" in request:
+        print(json.dumps({{"text": {text!r}}}), flush=True)
+    elif request["conds"] == [True]:
+        print(json.dumps({{"outputs": [[request["shape"], request["x"]]]}}), flush=True)
+    elif {hang}:
+        time.sleep(60)
+    else:
+        os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_a_run_that_crashes_or_hangs_is_a_wrong_result_and_the_worker_starts_again(tmp_path, monkeypatch, hang):
+    from zcspec.checks.foreign import tvm_campaign
+    monkeypatch.setattr(tvm_campaign, "RUN_SECONDS", 1.0)
+    fake = tmp_path / "python"
+    text = ForeignFinding.load(str(BRANCHES)).artefact["relax.txt"]
+    fake.write_text(_FAKE_TVM.format(python=sys.executable, text=text, hang=hang))
+    fake.chmod(0o755)
+    worker = tvm_campaign.Worker(str(fake))
+    try:
+        program = RelaxProgram.from_data(ForeignFinding.load(str(BRANCHES)).program)
+        outcome = tvm_campaign.run_program(worker, program)
+        again = tvm_campaign.run_program(worker, program)       # a fresh worker after the crash
+    finally:
+        worker.close()
+    runs = json.loads(outcome.artefact["runs.json"])
+    assert runs["c0=True"] == {"matches": True, "max_abs_diff": 0.0}
+    assert runs["c0=False"] == {"failed": "timed out after 1 s" if hang else "crashed: SIGSEGV"}
+    assert (outcome.kind, outcome.claims, outcome.max_abs_diff) == ("confirmed", ("LAYOUT-ARENA-ALLOCATED",), math.inf)
+    assert again.artefact == outcome.artefact
+
+
 # -- the kept findings, replayed without TVM -------------------------------------------------------
 
 def test_the_match_cast_finding_of_tvm_0_26_replays_without_tvm():
