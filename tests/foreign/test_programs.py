@@ -27,7 +27,9 @@ def test_the_known_bugs_kept_are_these():
                     ("executorch", "pytorch/executorch#21840", "LAYOUT-NO-OVERLAP"),
                     ("litert", "google-ai-edge/LiteRT#8928", "LAYOUT-NO-OVERLAP"),
                     ("tvm", "apache/tvm#20190", "LAYOUT-NO-OVERLAP"),
-                    ("tvm", "apache/tvm#20191", "LAYOUT-ARENA-ALLOCATED")}
+                    ("tvm", "apache/tvm#20191", "LAYOUT-ARENA-ALLOCATED"),
+                    ("iree", "iree-org/iree#19355", "LAYOUT-READS-SEE-WRITES"),
+                    ("iree", "iree-org/iree#21053", "LAYOUT-READS-SEE-WRITES")}
     assert {c.planner for c in CASES} == {"xla", "executorch", "iree", "litert", "tvm"}
 
 
