@@ -34,7 +34,7 @@ COMMANDS = (
     ("diff", "diff_cmd", "compare two plans of one program: arenas, tensors that gained or lost memory, aliases, claims"),
     ("check", "check_plan", "judge plan files of any planner: claims, the arena against the lower bound and compact"),
     ("schema", "schema_cmd", "print the JSON Schema of the plan file format that zcspec check reads (docs/plan-format.md)"),
-    ("campaign", "campaign_cmd", "draw programs for another compiler (xla), check its plans, compare with eager"),
+    ("campaign", "campaign_cmd", "draw programs for another compiler (xla, executorch, litert, iree, tvm), check its plans, compare with eager"),
 )
 
 

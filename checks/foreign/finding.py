@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import tempfile
 from pathlib import Path
 
@@ -34,12 +35,18 @@ class ForeignFinding:
     source: str
     claims: tuple[str, ...]          # the claims the plan breaks ((): a miss, see max_abs_diff)
     violations: tuple[str, ...]
-    max_abs_diff: float | None       # the compiled result against eager execution (None: not run)
+    max_abs_diff: float | None       # the compiled result against eager execution (None: not run, or no
+                                     # result: the compiled program crashed or hung; runs.json says which)
     artefact: dict                   # file suffix -> text
     versions: dict = attrs.field(factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, **attrs.asdict(self)}, indent=1, sort_keys=True)
+        """Strict JSON (no NaN or Infinity, which jq and other readers refuse): a difference that is not a
+        finite number, a crash's, is written as null."""
+        data = attrs.asdict(self)
+        if data["max_abs_diff"] is not None and not math.isfinite(data["max_abs_diff"]):
+            data["max_abs_diff"] = None
+        return json.dumps({"format": FORMAT, **data}, indent=1, sort_keys=True, allow_nan=False)
 
     def save(self, path: str) -> None:
         Path(path).write_text(self.to_json() + "\n")
@@ -75,8 +82,10 @@ class FindingReplay:
 
     def summary(self) -> str:
         f = self.finding
+        diff = "no result (it crashed or hung)" if f.max_abs_diff is None else \
+            f"a result that differed from eager by {f.max_abs_diff:.3g}"
         what = (f"{f.kind}: {', '.join(f.claims)} on a {f.planner} program of {len(f.program.get('steps', ()))} "
-                f"steps (its result differed from eager by {f.max_abs_diff:.3g})" if f.claims else f"a {f.planner} program whose result differed from eager by {f.max_abs_diff:.3g} "
+                f"steps (it gave {diff})" if f.claims else f"a {f.planner} program that gave {diff} "
                 "with every claim holding (a miss: replay re-checks the plan only)")
         state = ("still fails:\n" + "\n".join(f"  {v}" for v in self.violations)) if self.still_fails else \
             "passes now (the claims hold on the kept artefact)"
