@@ -42,7 +42,8 @@ AFTER_GE = re.compile(rf"\bGE\s+{_SEC_RANGE}(?![\w.])")
 THREE_LEVEL = re.compile(rf"(?<![\w.=<>~^/+-]){_SEC3}(?![\w.])")
 # ...unless it is a version: "onnx 1.23.2", "Python 3.11.4", "version 2.1.0"
 VERSION_BEFORE = re.compile(
-    r"(?:onnx\w*|python|numpy|z3(?:-solver)?|pytest|hypothesis|protobuf|cann|opset|versions?|release|v)"
+    r"(?:onnx\w*|python|numpy|z3(?:-solver)?|pytest|hypothesis|protobuf|cann|opset|versions?|release|v"
+    r"|executorch|litert|iree|(?:apache-)?tvm|jax(?:lib)?|torch)"
     r"\s*[=:]?\s*$",
     re.IGNORECASE,
 )
