@@ -20,6 +20,7 @@ import argparse
 import sys
 import time
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -47,6 +48,11 @@ def rows(root: Path):
 VERSION_KEY = {"executorch": "executorch", "iree": "iree_compile", "litert": "litert", "tvm": "tvm", "xla": "jaxlib"}
 
 
+def _release(version: str) -> tuple:
+    """A version's numbers, for sorting 0.4.36 before 0.10.2 and 3.5.0rc... before 3.13.0rc..."""
+    return tuple(int(n) for n in re.findall(r"\d+", version.split("rc")[0]))
+
+
 def planner_rows(root: Path) -> list[str]:
     """The per-planner table (module doc), one markdown row per planner."""
     versions, programs, bugs, new, false_positives = (defaultdict(set), defaultdict(int), defaultdict(list),
@@ -69,7 +75,7 @@ def planner_rows(root: Path) -> list[str]:
             bugs["xla"].append(f"{issue} (zcspec diff)")
     rows = []
     for planner in sorted(programs):
-        rows.append(f"| {planner} | {', '.join(sorted(versions[planner]))} | {programs[planner]} | "
+        rows.append(f"| {planner} | {', '.join(sorted(versions[planner], key=_release))} | {programs[planner]} | "
                     f"{len(bugs[planner])}{': ' + '; '.join(bugs[planner]) if bugs[planner] else ''} | "
                     f"{len(new[planner])}{': ' + '; '.join(new[planner]) if new[planner] else ''} | "
                     f"{len(false_positives[planner])}{': ' + ', '.join(false_positives[planner]) if false_positives[planner] else ''} |")
