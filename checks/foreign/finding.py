@@ -84,7 +84,7 @@ class FindingReplay:
         f = self.finding
         diff = "no result (it crashed or hung)" if f.max_abs_diff is None else \
             f"a result that differed from eager by {f.max_abs_diff:.3g}"
-        what = (f"{f.kind}: {', '.join(f.claims)} on a {f.planner} program of {len(f.program.get('steps', ()))} "
+        what = (f"{f.kind}: {', '.join(f.claims)} on a {f.planner} program of {len(f.program.get('steps', f.program.get('ops', ())))} "
                 f"steps (it gave {diff})" if f.claims else f"a {f.planner} program that gave {diff} "
                 "with every claim holding (a miss: replay re-checks the plan only)")
         state = ("still fails:\n" + "\n".join(f"  {v}" for v in self.violations)) if self.still_fails else \
