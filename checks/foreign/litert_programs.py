@@ -1,7 +1,7 @@
 """The LiteRT models zcspec keeps (checks/foreign/programs/litert/), built with LiteRT's schema API.
 
 Each model is a small list of builtin operators over float32 tensors (constant weights filled with
-an even ramp), written with the object API LiteRT ships (``ai_edge_litert.schema_py_generated``; no
+an even ramp; EXPAND_DIMS's axis is an int32 constant 0), written with the object API LiteRT ships (``ai_edge_litert.schema_py_generated``; no
 TensorFlow), with a NumPy reference of what it computes. ``write_programs`` builds each
 ``model.tflite``, records where LiteRT's builtin interpreter puts its tensors (``arena.json``,
 checks/foreign/tflite.py ``record_arena``), runs it against the reference, with the arena planner's
@@ -35,6 +35,7 @@ class Model:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     weights: tuple[int, ...] = ()           # constant tensors (an even ramp from -1 to 1)
+    axes: tuple[int, ...] = ()              # int32 constants holding 0 (EXPAND_DIMS's axis)
     expect: str = "clean"                   # or the claim a known bug of LiteRT's breaks
     issue: str = ""
 
@@ -71,7 +72,10 @@ MODELS = (
 _NUMPY = {"ADD": np.add, "MUL": np.multiply, "SUB": np.subtract, "MAXIMUM": np.maximum, "TANH": np.tanh,
           "LOGISTIC": lambda x: 1 / (1 + np.exp(-x)), "RELU": lambda x: np.maximum(x, 0)}
 # The options table each builtin operator takes in the schema (none: no options).
-_OPTIONS = {"ADD": "AddOptions", "MUL": "MulOptions", "SUB": "SubOptions", "MAXIMUM": "MaximumMinimumOptions"}
+_OPTIONS = {"ADD": "AddOptions", "MUL": "MulOptions", "SUB": "SubOptions", "MAXIMUM": "MaximumMinimumOptions",
+            "FULLY_CONNECTED": "FullyConnectedOptions", "EXPAND_DIMS": "ExpandDimsOptions"}
+# Operators that only reinterpret their first input's data in another shape.
+VIEWS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
 
 
 def weight(model: Model, i: int) -> np.ndarray:
@@ -82,11 +86,11 @@ def weight(model: Model, i: int) -> np.ndarray:
 def reference(model: Model, x: np.ndarray) -> list[np.ndarray]:
     values = {model.inputs[0]: x, **{i: weight(model, i) for i in model.weights}}
     for op, ins, outs in model.ops:
-        args = [values[i] for i in ins if i >= 0]
+        args = [values[i] for i in ins if i >= 0 and i not in model.axes]
         shape = model.shapes[outs[0]]
         if op == "CONCATENATION":
             values[outs[0]] = np.concatenate(args, axis=0)
-        elif op == "RESHAPE":
+        elif op in VIEWS:
             values[outs[0]] = args[0].reshape(shape)
         elif op == "FULLY_CONNECTED":     # y = x W^T over the rows of x, as LiteRT's kernel computes it
             values[outs[0]] = (args[0].reshape(-1, args[1].shape[1]) @ args[1].T).reshape(shape)
@@ -107,11 +111,12 @@ def build(model: Model) -> bytes:
     for i, shape in enumerate(model.shapes):
         t = S.TensorT()
         t.shape, t.type, t.name, t.buffer = list(shape), S.TensorType.FLOAT32, f"x{i}", 0
-        if i in model.weights:
+        if i in model.weights or i in model.axes:
             data = S.BufferT()
-            data.data = list(weight(model, i).tobytes())
+            data.data = list(weight(model, i).tobytes() if i in model.weights else np.int32(0).tobytes())
             m.buffers.append(data)
             t.buffer = len(m.buffers) - 1
+            t.type = S.TensorType.FLOAT32 if i in model.weights else S.TensorType.INT32
         sg.tensors.append(t)
     sg.inputs, sg.outputs = list(model.inputs), list(model.outputs)
     codes: list[int] = []
@@ -130,9 +135,10 @@ def build(model: Model) -> bytes:
             options = S.ReshapeOptionsT()
             options.newShape = list(model.shapes[outs[0]])
             o.builtinOptionsType, o.builtinOptions = S.BuiltinOptions.ReshapeOptions, options
-        elif op == "FULLY_CONNECTED":
-            o.builtinOptionsType = S.BuiltinOptions.FullyConnectedOptions
-            o.builtinOptions = S.FullyConnectedOptionsT()
+        elif op == "SQUEEZE":        # the views drawn squeeze their leading dimension of 1
+            options = S.SqueezeOptionsT()
+            options.squeezeDims = [0]
+            o.builtinOptionsType, o.builtinOptions = S.BuiltinOptions.SqueezeOptions, options
         elif op in _OPTIONS:
             o.builtinOptionsType = getattr(S.BuiltinOptions, _OPTIONS[op])
             o.builtinOptions = getattr(S, f"{_OPTIONS[op]}T")()
@@ -148,9 +154,9 @@ def build(model: Model) -> bytes:
     return bytes(fb.Output())
 
 
-def run(path: Path, model: Model, *, preserve_all_tensors: bool = False) -> float:
-    """The largest difference between LiteRT's builtin interpreter and the NumPy reference (with
-    ``preserve_all_tensors``, the interpreter reuses no buffer)."""
+def interpret(path: Path, model: Model, *, preserve_all_tensors: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(LiteRT's builtin interpreter's output, the NumPy reference's) for each output of ``model`` on an
+    even ramp input (with ``preserve_all_tensors``, the interpreter reuses no buffer)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     it = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
@@ -160,7 +166,13 @@ def run(path: Path, model: Model, *, preserve_all_tensors: bool = False) -> floa
         model.shapes[model.inputs[0]])
     it.set_tensor(model.inputs[0], x)
     it.invoke()
-    return max(float(np.abs(it.get_tensor(o) - r).max()) for o, r in zip(model.outputs, reference(model, x)))
+    return [(it.get_tensor(o), r) for o, r in zip(model.outputs, reference(model, x))]
+
+
+def run(path: Path, model: Model, *, preserve_all_tensors: bool = False) -> float:
+    """The largest difference between LiteRT's builtin interpreter and the NumPy reference."""
+    return max(float(np.abs(got - want).max()) for got, want in
+               interpret(path, model, preserve_all_tensors=preserve_all_tensors))
 
 
 def write_programs(out: Path = PROGRAMS_DIR, only=()) -> list[str]:
