@@ -19,7 +19,8 @@ default):
   ``from``'s memory (a tensor ``v{to}@{step}``, alive until ``to``'s last use);
 - an element-wise kernel (``ELEMENTWISE``) whose out tensor is planned at the offset and size of a
   tensor it reads, when no tensor of that memory (the read tensor, its root, their aliases) is used
-  after the kernel, computed its result in place: ExecuTorch's planner shares such a pair by design
+  after the kernel or is a method output (the caller reads it after the last step), computed its
+  result in place: ExecuTorch's planner shares such a pair by design
   (a pass sets ``_share_alloc_with_arg_idx``; ``storage_base``, formerly ``inplace_base``). The out
   tensor is an alias of the read one and the step an in-place step that reads each element where it
   writes it. Memory still used after the kernel is overwritten, not shared: the two stay separate
@@ -296,7 +297,7 @@ class _Method:
             tensors.append(PlacedTensor(name=name, region=t["region"], offset=t["offset"], size=t["size"],
                                         aligned_size=t["size"], first=min(steps), last=last,
                                         block=None, zero_copy=False, alias_of=t["alias_of"]))
-        tensors, in_place = _in_place(tensors, kernels)
+        tensors, in_place = _in_place(tensors, kernels, set(outputs))
         kept = {t.name for t in tensors}
         arenas = {f"mem {m}": Arena("activations", self.alignment) for m in range(1, len(self.sizes))}
         return PlanObservation(
@@ -314,9 +315,11 @@ class _Method:
         return {DELEGATE_CALL: "delegate", MOVE_CALL: "move", JUMP_FALSE_CALL: "jump", FREE_CALL: "free"}.get(kind, "?")
 
 
-def _in_place(tensors: list[PlacedTensor], kernels) -> tuple[list[PlacedTensor], tuple[InPlaceStep, ...]]:
+def _in_place(tensors: list[PlacedTensor], kernels,
+              outputs: frozenset[str] | set[str] = frozenset()) -> tuple[list[PlacedTensor], tuple[InPlaceStep, ...]]:
     """Out tensors of element-wise kernels computed in the bytes of a read tensor whose memory is not
-    used after the kernel (module doc): aliases of that memory, and in-place steps."""
+    used after the kernel (module doc): aliases of that memory, and in-place steps. A method output
+    is used after every step: the caller reads it."""
     by_name = {t.name: t for t in tensors}
 
     def root(name: str) -> str:
@@ -331,7 +334,8 @@ def _in_place(tensors: list[PlacedTensor], kernels) -> tuple[list[PlacedTensor],
                 if r is None or r is w or (r.region, r.offset, r.size) != (w.region, w.offset, w.size):
                     continue
                 base = root(r.name)
-                if max(t.last for t in by_name.values() if root(t.name) == base) != step:
+                family = [t for t in by_name.values() if root(t.name) == base]
+                if max(t.last for t in family) != step or any(t.name in outputs for t in family):
                     continue        # the memory is used after this step: an overwrite, not an in-place step
                 by_name[w.name] = attrs.evolve(w, alias_of=r.name)
                 in_place.append(InPlaceStep(step, w.name, (ByteRange(w.offset, w.end),),

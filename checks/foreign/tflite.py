@@ -23,7 +23,8 @@ reader takes them as the arena shows them:
   first input's offset with the same size: the output is an alias of the input, however long the
   input lives on;
 - an element-wise operator whose output sits in the bytes of an input of the same size, when no
-  tensor of that memory (the input, its root, the root's other views) is used after the operator:
+  tensor of that memory (the input, its root, the root's other views) is used after the operator
+  or is a model output (the caller reads it after the last operator):
   the output is an alias of the input, and the step an in-place step that reads each element where
   it writes it. If a view of that memory is still read later, the operator overwrites it: the two
   stay separate tensors (LiteRT's planner counts the readers of the input and of its root, not of
@@ -225,8 +226,8 @@ def _in_place(model: _Model, tensors: list, name: dict):
                         break
                     continue
                 members = family.get(src.alias_of or src.name, {i})
-                if max(by_name[name[m]].last for m in members) != k:
-                    continue        # the memory is read after k: an overwrite, not an in-place step
+                if max(by_name[name[m]].last for m in members) != k or members & set(model.outputs):
+                    continue        # the memory is read after k (an output: by the caller): an overwrite
                 share(k, out, src)
                 in_place.append(InPlaceStep(k, out.name, (ByteRange(out.offset, out.end),),
                                             (ByteCopy(out.offset, out.end, out.offset),)))

@@ -195,3 +195,13 @@ def test_an_element_wise_result_shares_its_input_only_when_no_tensor_of_that_mem
     # Another offset or size is no sharing at all.
     tensors, steps = _in_place([_placed("a", 0, 0, 1), _placed("b", 16, 1, 2)], [(1, ["a"], ["b"])])
     assert steps == ()
+
+
+def test_an_element_wise_result_in_the_bytes_of_a_method_output_overwrites_it():
+    # maximum's result m is returned and sin(m) is planned in m's bytes at the last step: the caller
+    # reads m after it, so sin's result is not in place but a tensor sharing m's bytes (what
+    # ExecuTorch 1.4.1 planned for a drawn program, pytorch/executorch#21840).
+    tensors = [_placed("m", 0, 0, 1), _placed("s", 0, 1, 1)]
+    _, steps = _in_place(tensors, [(1, ["m"], ["s"])], {"m", "s"})
+    assert steps == ()
+    assert [s.step for s in _in_place(tensors, [(1, ["m"], ["s"])], {"s"})[1]] == [1]

@@ -109,3 +109,21 @@ def test_litert_8928_an_in_place_add_over_a_view_still_read_later_is_an_overlap(
     meta = json.loads((LT / "fc-view-read-twice" / "program.json").read_text())
     assert not meta["matches_reference"] and meta["max_abs_diff_vs_numpy_preserve_all_tensors"] <= 1e-5
 
+
+
+def test_an_element_wise_output_in_the_bytes_of_a_model_output_overwrites_it():
+    # The last operator, an ADD, reads model output t1 and writes t2 in its bytes: the caller reads t1
+    # after the last operator, so t2 is not computed in place but a tensor sharing t1's bytes.
+    from types import SimpleNamespace
+    from zcspec.checks.foreign.tflite import _in_place
+    from zcspec.spec.observables.plan import PlacedTensor
+
+    def placed(i, first, last):
+        return PlacedTensor(name=f"t{i}", region="arena", offset=0 if i else 64, size=16, aligned_size=16,
+                            first=first, last=last, block=None, zero_copy=False)
+
+    tensors, name = [placed(0, 0, 1), placed(1, 0, 1), placed(2, 1, 1)], {i: f"t{i}" for i in range(3)}
+    for outputs, in_place in (((1, 2), ()), ((2,), (1,))):
+        model = SimpleNamespace(operators=[(0, (0, 0), (1,)), (0, (1, 0), (2,))], codes=[0], outputs=outputs)
+        _, steps = _in_place(model, tensors, name)
+        assert tuple(s.step for s in steps) == in_place, outputs
