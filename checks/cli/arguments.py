@@ -1,5 +1,21 @@
-"""Arguments several subcommands share: MODEL and ``--shape`` (loaded by ``zcspec.checks.models``)."""
+"""Arguments several subcommands share: MODEL and ``--shape`` (loaded by ``zcspec.checks.models``), and
+numbers with a floor (``--max-ratio``, ``--threshold``)."""
 from __future__ import annotations
+
+import argparse
+
+
+def number_at_least(floor: float, example: str):
+    """An argparse ``type``: a number >= ``floor``; anything else is argparse's usage error (exit 2)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not value >= floor:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a number of at least {floor:g}, e.g. {example}")
+        return value
+    return parse
 
 
 def add_model_arguments(parser, *, nargs=None) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from zcspec.checks.cli.arguments import number_at_least
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign import plan_file
 from zcspec.checks.junit_report import write_junit
@@ -28,22 +29,12 @@ def _claims(text: str) -> tuple[str, ...]:
     return claims
 
 
-def _ratio(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value >= 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number of at least 1 (an arena over its lower bound)")
-    return value
-
-
 def add_report_arguments(parser) -> None:
     parser.add_argument("--picture", metavar="FILE.svg", help="draw the layout: steps across, addresses up")
     parser.add_argument("--json", action="store_true", help="print each report as one JSON object per line")
     parser.add_argument("--no-compact", action="store_true",
                         help="skip packing each arena with the compact strategy (faster on large plans)")
-    parser.add_argument("--max-ratio", metavar="R", type=_ratio,
+    parser.add_argument("--max-ratio", metavar="R", type=number_at_least(1, "1.25 (an arena over its lower bound)"),
                         help="fail (exit 1) when an activation arena exceeds R x its lower bound, e.g. 1.25")
     parser.add_argument("--junit", metavar="FILE.xml",
                         help="also write a JUnit XML report: one test case per claim and plan (and per arena "

@@ -5,29 +5,19 @@ Exit 0 when the new plan is no regression, 1 when its reused memory grew by more
 """
 from __future__ import annotations
 
-import argparse
 import json
 
+from zcspec.checks.cli.arguments import number_at_least
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign import plan_file
 from zcspec.checks.plan_diff import diff_plans
 from zcspec.spec.picture import plans_svg
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a fraction of at least 0, e.g. 0.05 for 5%")
-    return value
-
-
 def configure(parser) -> None:
     parser.add_argument("old", metavar="OLD.json", help="the plan before (docs/plan-format.md)")
     parser.add_argument("new", metavar="NEW.json", help="the plan after: the same program, another version or flag")
-    parser.add_argument("--threshold", type=_fraction, default=0.0, metavar="F",
+    parser.add_argument("--threshold", type=number_at_least(0, "0.05 for 5%"), default=0.0, metavar="F",
                         help="the fraction reused memory may grow by before it is a regression (default 0: any growth)")
     parser.add_argument("--json", action="store_true", help="print the diff as one JSON object")
     parser.add_argument("--picture", metavar="FILE.svg",

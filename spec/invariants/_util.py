@@ -129,3 +129,13 @@ def byte_overlaps(items: list[Family], targets: list[Family]) -> Iterator[tuple[
             if fs[k].root != t.root and fs[k].end > t.offset and pair not in seen:
                 seen.add(pair)  # two targets overlapping each other are one finding, not two
                 yield t, fs[k]
+
+
+def write_steps(plan: PlanObservation) -> dict[str, set[int]]:
+    """The steps that write each tensor the plan says anything about: its ``writes`` and the step of its
+    producer node (``producers``). A tensor listed in ``writes`` with no steps maps to an empty set."""
+    at = {n: i for i, n in enumerate(plan.order)}
+    out = {name: set(steps) for name, steps in plan.writes.items()}
+    for name, node in plan.producers.items():
+        out.setdefault(name, set()).add(at[node])
+    return out

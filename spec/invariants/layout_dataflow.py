@@ -9,22 +9,13 @@ write between two in-place results of one root, which share their memory by desi
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import GE_MEM
+from zcspec.spec.invariants._util import GE_MEM, write_steps
 from zcspec.spec.observables.plan import PlanObservation
 
 # Arena kinds whose bytes hold nothing the program can rely on until a step writes them: memory a
 # planner hands from tensor to tensor. The caller's buffers, constants and variables hold data before
 # the first step.
 REUSED = ("activations", "scratch")
-
-
-def _write_steps(plan: PlanObservation) -> dict[str, set[int]]:
-    """The steps that write each tensor the plan says anything about (``writes``, the producer's step)."""
-    at = {n: i for i, n in enumerate(plan.order)}
-    out = {name: set(steps) for name, steps in plan.writes.items()}
-    for name, node in plan.producers.items():
-        out.setdefault(name, set()).add(at[node])
-    return out
 
 
 def _line(plan: PlanObservation, name: str) -> list[str]:
@@ -61,7 +52,7 @@ def _clobbers(plan: PlanObservation, name: str, line: list[str]) -> list[tuple[i
 
 
 def _reads_see_writes(plan: PlanObservation):
-    written = _write_steps(plan)
+    written = write_steps(plan)
     filled = set(plan.graph_inputs) | set(plan.fixed)
     for name, line, reads in _judged(plan, written):
         own = sorted({w for m in line for w in written.get(m, ())})
@@ -84,7 +75,7 @@ def _reads_see_writes(plan: PlanObservation):
 
 
 def _exercised(plan: PlanObservation) -> bool:
-    return any(True for _ in _judged(plan, _write_steps(plan)))
+    return any(True for _ in _judged(plan, write_steps(plan)))
 
 
 READS_SEE_WRITES = Invariant(

@@ -4,7 +4,7 @@ spec/invariants/layout.py)."""
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._util import GE_MEM, families
+from zcspec.spec.invariants._util import GE_MEM, families, write_steps
 from zcspec.spec.observables.plan import PlanObservation
 
 
@@ -58,17 +58,8 @@ LIFETIME_COVERS_USES = Invariant(
 
 # -- LAYOUT-LIFETIME-COVERS-WRITES ------------------------------------------------------------
 
-def _write_steps(plan: PlanObservation) -> dict[str, set[int]]:
-    """The steps that write each tensor: the plan's ``writes`` and the step of its producer node."""
-    at = {n: i for i, n in enumerate(plan.order)}
-    out = {name: set(steps) for name, steps in plan.writes.items()}
-    for name, node in plan.producers.items():
-        out.setdefault(name, set()).add(at[node])
-    return out
-
-
 def _lifetime_covers_writes(plan: PlanObservation):
-    for name, steps in sorted((n, sorted(s)) for n, s in _write_steps(plan).items()):
+    for name, steps in sorted((n, sorted(s)) for n, s in write_steps(plan).items()):
         t = plan.tensor[name]
         if early := _outside(t, steps):
             yield violation(f"tensor {name!r}", f"is written at step(s) {early} outside its lifetime "
