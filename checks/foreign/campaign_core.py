@@ -11,14 +11,16 @@ compiler's own artefact, checks them and compares its result with the oracle. Ea
 - **clean**.
 
 :func:`run_campaign` stops at the first confirmed bug or miss, which Hypothesis shrinks to a smallest
-program; hazards are counted and the first kept. :func:`write_finding` writes an outcome as a file
-``zcspec replay`` re-checks without the compiler (checks/foreign/finding.py).
+program; hazards are counted and the first kept. Given ``bug_class``, shrinking keeps to the first
+finding's class: Hypothesis would otherwise slip to a smaller program that fails for another reason.
+:func:`write_finding` writes an outcome as a file ``zcspec replay`` re-checks without the compiler
+(checks/foreign/finding.py).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import attrs
 from hypothesis import HealthCheck, given, seed as hseed, settings
@@ -58,12 +60,17 @@ class CampaignResult:
     hazards: int = 0
     first_hazard: Outcome | None = None
     versions: dict = attrs.Factory(dict)
+    bug_class: Hashable = None        # the finding's, when the campaign tells bugs apart
+    found_at: int = 0                 # programs run when the finding was first drawn (before shrinking)
+    found_seconds: float = 0.0
+    other_bugs: int = 0               # failures of another class met while shrinking, not shrunk toward
 
 
 def run_campaign(programs, run_one: Callable[[Any], Outcome | None], *, examples: int, seed: int, budget: float,
-                 progress=lambda s: None) -> CampaignResult:
+                 progress=lambda s: None, bug_class: Callable[[Outcome], Hashable] | None = None) -> CampaignResult:
     """Draw up to ``examples`` programs from the strategy ``programs`` (stop drawing after ``budget``
-    seconds) and run each with ``run_one``; see the module doc."""
+    seconds) and run each with ``run_one``; see the module doc. ``bug_class`` names the class of a
+    confirmed bug or miss: a smaller program of another class does not replace the finding."""
     result = CampaignResult()
     start = time.monotonic()
 
@@ -80,7 +87,13 @@ def run_campaign(programs, run_one: Callable[[Any], Outcome | None], *, examples
         if outcome is None:
             result.refused += 1
         elif outcome.kind in ("confirmed", "miss"):
-            result.finding = outcome
+            kind = bug_class(outcome) if bug_class is not None else None
+            if result.finding is not None and kind != result.bug_class:
+                result.other_bugs += 1
+                return
+            if result.finding is None:
+                result.found_at, result.found_seconds = result.programs, time.monotonic() - start
+            result.finding, result.bug_class = outcome, kind
             raise _Found(outcome)
         elif outcome.kind == "hazard":
             result.hazards += 1
