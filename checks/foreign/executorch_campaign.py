@@ -5,8 +5,10 @@ pipeline (``torch.export``, ``to_edge``, ``to_executorch``) by a worker process 
 that has torch and ExecuTorch (``--python``; ExecuTorch pins its own torch, so a separate
 environment is the usual case). The worker also runs the program with ExecuTorch's runtime on
 three inputs against eager PyTorch, the oracle, and sends back the ``.pte`` bytes; this process
-reads the plans from them, one per execution path (checks/foreign/pte.py), and checks them. Kinds of
-program, the loop, shrinking and the finding file are checks/foreign/campaign_core.py's.
+reads the plans from them, one per execution path (checks/foreign/pte.py), and checks them. A
+program may set a backend config (``reinplace_extra_ops``, checks/foreign/torch_programs.py), so a
+bug may need it: shrinking keeps a finding on the same side (:func:`bug_class`). Kinds of program,
+the loop, shrinking and the finding file are checks/foreign/campaign_core.py's.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
+
+import attrs
 
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.campaign_core import CampaignResult, Outcome, run_campaign
@@ -102,12 +106,25 @@ def run_program(worker: Worker, program: TorchProgram) -> Outcome | None:
     return Outcome(program, claims, violations, diff, diff <= TOLERANCE, {"program.pte": reply["pte"]})
 
 
+def bug_class(worker: Worker, outcome: Outcome) -> str:
+    """``"backend config"`` when the bug goes away with the program planned without its drawn
+    ``reinplace_extra_ops`` (the class of pytorch/executorch#21840), else ``"program"`` (as
+    pytorch/executorch#21490's: two higher-order ops). One more export for a program with a config."""
+    if not outcome.program.reinplace:
+        return "program"
+    plain = run_program(worker, attrs.evolve(outcome.program, reinplace=()))
+    return "backend config" if plain is not None and plain.kind not in ("confirmed", "miss") else "program"
+
+
 def campaign(python: str, *, examples: int = 100, seed: int = 0, budget: float = 600.0, max_steps: int = 6,
              progress=lambda s: None) -> CampaignResult:
+    """Draw up to ``examples`` programs (stop drawing after ``budget`` seconds) and export each with
+    ``python``'s ExecuTorch; the first confirmed bug or miss, shrunk within its :func:`bug_class`."""
     worker = Worker(python)
     try:
         result = run_campaign(torch_programs(max_steps=max_steps), lambda p: run_program(worker, p),
-                              examples=examples, seed=seed, budget=budget, progress=progress)
+                              examples=examples, seed=seed, budget=budget, progress=progress,
+                              bug_class=lambda o: bug_class(worker, o))
     finally:
         worker.close()
     result.versions = worker.versions
