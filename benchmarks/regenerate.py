@@ -20,7 +20,8 @@ may appear in several docs (each copy is rewritten). Nothing between the markers
 Figures that need something from outside the project name an environment variable and are skipped
 (and listed) without it: MiniMalloc's CLI (``$ZCSPEC_MINIMALLOC``, or ``--minimalloc PATH``), a
 folder of exported torchvision models (``$ZCSPEC_TORCHVISION_DIR``, written by
-benchmarks/torchvision_export.py). A command that fails leaves its
+benchmarks/torchvision_export.py), the Pythons of other compilers' campaigns
+(``$ZCSPEC_LITERT_PYTHON``, ``$ZCSPEC_EXECUTORCH_PYTHON``, ``$ZCSPEC_EXECUTORCH_FIXED_PYTHON``). A command that fails leaves its
 blocks as they were and the run exits 1 naming it; a doc with an unknown or unclosed block exits 2
 naming the file and line.
 """
@@ -47,8 +48,9 @@ CLOSE = "<!-- /figures -->"
 class Figure:
     """One block: ``command`` (python's arguments; ``{VAR}`` is replaced by the environment variable
     ``VAR`` that ``needs`` names), its estimated minutes on the 2-core machine, what it needs from
-    outside the project, extra environment for the command, and the exit codes that mean the script
-    printed its figure (a script that exits 1 when its figure misses a target still printed it)."""
+    outside the project (one environment variable, or several separated by spaces: all must be set),
+    extra environment for the command, and the exit codes that mean the script printed its figure (a
+    script that exits 1 when its figure misses a target still printed it)."""
 
     name: str
     command: tuple[str, ...]
@@ -56,6 +58,10 @@ class Figure:
     needs: str = ""
     env: tuple[tuple[str, str], ...] = ()
     printed: tuple[int, ...] = (0,)
+
+    @property
+    def needed(self) -> tuple[str, ...]:
+        return tuple(self.needs.split())
 
 
 FIGURES = (
@@ -90,6 +96,11 @@ FIGURES = (
            8, needs="ZCSPEC_MINIMALLOC"),
     Figure("pack-scale", ("benchmarks/pack_scale.py",), 2),
     Figure("foreign-plans", ("benchmarks/foreign_plans.py",), 1),
+    # The campaigns from seed 0 on LiteRT and on ExecuTorch before and after pytorch/executorch#21840's
+    # fix (about 10 minutes); XLA's, IREE's and TVM's too when $ZCSPEC_XLA_PYTHON, $ZCSPEC_IREE_PYTHON and
+    # $ZCSPEC_TVM_PYTHON are set (rows "skipped" otherwise), which makes it a long run.
+    Figure("foreign-campaigns", ("benchmarks/foreign_campaigns.py",), 45,
+           needs="ZCSPEC_LITERT_PYTHON ZCSPEC_EXECUTORCH_PYTHON ZCSPEC_EXECUTORCH_FIXED_PYTHON"),
     Figure("exhaustive-size", ("benchmarks/exhaustive_size.py",), 5),
     Figure("exhaustive-workers", ("benchmarks/exhaustive_workers.py",), 60),
     Figure("exhaustive-faults", ("benchmarks/exhaustive_faults.py",), 3),
@@ -221,8 +232,10 @@ class _LoadPeak:
 
 def produce(figure: Figure, environ=os.environ) -> tuple[str, float]:
     """Run the figure's command; the block body (provenance line, blank line, output) and seconds."""
-    outside = environ.get(figure.needs, "") if figure.needs else ""
-    argv = [a.replace("{" + figure.needs + "}", outside) if figure.needs else a for a in figure.command]
+    outside = {v: environ.get(v, "") for v in figure.needed}
+    argv = list(figure.command)
+    for v, value in outside.items():
+        argv = [a.replace("{" + v + "}", value) for a in argv]
     # The commit and the start are read before the run: a long run outlives commits made meanwhile.
     commit, begun = _commit(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     load = os.getloadavg()[0]
@@ -233,7 +246,7 @@ def produce(figure: Figure, environ=os.environ) -> tuple[str, float]:
     seconds = time.monotonic() - started
     if run.returncode not in figure.printed or not run.stdout.strip():
         raise RuntimeError(f"{' '.join(argv)} exited {run.returncode}: {(run.stderr or run.stdout)[-400:]}")
-    shown = " ".join(a if not outside or a != outside else f"${figure.needs}" for a in argv)
+    shown = " ".join(next((f"${v}" for v, value in outside.items() if value and a == value), a) for a in argv)
     shown = " ".join(f"{k}={v}" for k, v in figure.env) + (" " if figure.env else "") + f"python {shown}"
     stamp = f"{begun}-{time.strftime('%H:%M', time.gmtime())} UTC"
     head = (f"`{shown}` printed this at {commit}, {stamp}, in {seconds:.0f} s ({os.cpu_count()} cores; load "
@@ -285,8 +298,9 @@ def main(argv=None) -> int:
         f for f in FIGURES if (args.all or f.minutes < LONG) and (not args.quick or f.minutes < 10)]
     failed, skipped = [], []
     for k, f in enumerate(chosen, 1):
-        if f.needs and not environ.get(f.needs):
-            skipped.append(f"{f.name} (needs ${f.needs})")
+        missing = [v for v in f.needed if not environ.get(v)]
+        if missing:
+            skipped.append(f"{f.name} (needs {', '.join('$' + v for v in missing)})")
             continue
         print(f"[{k}/{len(chosen)}] {f.name}: {' '.join(f.command)} (about {f.minutes:g} min)", flush=True)
         try:

@@ -97,3 +97,16 @@ def test_the_stamp_names_the_commit_at_the_start_and_the_peak_load_during_the_ru
     head = body.splitlines()[0]
     assert "printed this at abc1234," in head
     assert "load average 1.0 before, 9.0 at most during, 2.0 after" in head
+
+
+def test_a_figure_may_need_several_variables_and_is_skipped_while_one_is_missing(tmp_path, capsys, monkeypatch):
+    fig = regenerate.Figure("t", ("-c", "import sys; print(sys.argv[1:])", "{A_DIR}", "{B_DIR}"), 0.1,
+                            needs="A_DIR B_DIR")
+    body, _ = regenerate.produce(fig, {"A_DIR": "/x", "B_DIR": "/y"})
+    assert body.startswith("`python -c import sys; print(sys.argv[1:]) $A_DIR $B_DIR`") and "['/x', '/y']" in body
+    (tmp_path / "a.md").write_text("<!-- figures: t -->\n<!-- /figures -->\n")
+    monkeypatch.setattr(regenerate, "FIGURES", (fig,))
+    monkeypatch.delenv("A_DIR", raising=False)
+    monkeypatch.setenv("B_DIR", "/y")
+    assert regenerate.main(["t", "--docs", str(tmp_path)]) == 0
+    assert "skipped: t (needs $A_DIR)" in capsys.readouterr().out
