@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -103,8 +104,12 @@ def table_row(planner: Planner, data: dict) -> str:
     kinds = {k: int(bool(f) and f["kind"] == k) for k in ("confirmed", "miss")}
     what = "none"
     if f:
-        what = (f"{', '.join(f['claims']) or 'no claim broken'}, {f['steps']} steps, |diff| {f['max_abs_diff']:.3g}"
+        diff = f["max_abs_diff"]
+        result = ("no result (crashed or hung)" if diff is None or not math.isfinite(diff)
+                  else f"result off by {diff:.3g}")
+        what = (f"{', '.join(f['claims']) or 'no claim broken'}, {f['steps']} step(s), {result}"
                 f"{'; class: ' + data['bug_class'] if data['bug_class'] else ''}: {f['shape']}")
+    what = what.replace("|", "\\|")   # a cell of a markdown table
     return (f"| {planner.row} | {version} | {drawn} | {data['seconds']:.0f} | {kinds['confirmed']} | {kinds['miss']} | "
             f"{data['hazards']} | {what} |")
 
