@@ -48,6 +48,10 @@ def rows(root: Path):
 VERSION_KEY = {"executorch": "executorch", "iree": "iree_compile", "litert": "litert", "tvm": "tvm", "xla": "jaxlib"}
 
 
+# How a planner's releases are named in the table (the package whose version program.json records).
+RELEASE_NAME = {"executorch": "executorch", "iree": "iree", "litert": "litert", "tvm": "tvm", "xla": "jaxlib"}
+
+
 def _release(version: str) -> tuple:
     """A version's numbers, for sorting 0.4.36 before 0.10.2 and 3.5.0rc... before 3.13.0rc..."""
     return tuple(int(n) for n in re.findall(r"\d+", version.split("rc")[0]))
@@ -75,7 +79,8 @@ def planner_rows(root: Path) -> list[str]:
             bugs["xla"].append(f"{issue} (zcspec diff)")
     rows = []
     for planner in sorted(programs):
-        rows.append(f"| {planner} | {', '.join(sorted(versions[planner], key=_release))} | {programs[planner]} | "
+        named = ", ".join(f"{RELEASE_NAME.get(planner, planner)} {v}" for v in sorted(versions[planner], key=_release))
+        rows.append(f"| {planner} | {named} | {programs[planner]} | "
                     f"{len(bugs[planner])}{': ' + '; '.join(bugs[planner]) if bugs[planner] else ''} | "
                     f"{len(new[planner])}{': ' + '; '.join(new[planner]) if new[planner] else ''} | "
                     f"{len(false_positives[planner])}{': ' + ', '.join(false_positives[planner]) if false_positives[planner] else ''} |")
