@@ -100,7 +100,9 @@ def table_row(planner: Planner, data: dict) -> str:
         return f"| {planner.row} | - | - | - | - | - | - | failed: {data['error']} |"
     version = next((f"{k} {data['versions'][k]}" for k in VERSION_KEYS if k in data["versions"]), "?")
     f = data["finding"]
-    drawn = f"{data['programs']:,}" + (f" (finding drawn at {data['found_at']:,}, {data['found_seconds']:.0f} s)" if f else "")
+    drawn = f"{data['programs']:,}"
+    if f:
+        drawn += f" (finding drawn at {data['found_at']:,}, {data['found_seconds']:.0f} s)"
     kinds = {k: int(bool(f) and f["kind"] == k) for k in ("confirmed", "miss")}
     what = "none"
     if f:

@@ -123,7 +123,8 @@ def _view(draw, d: _Draft, a: int) -> None:
     """RESHAPE to a shape of as many elements (flat, its own, or another live tensor's, so the view's
     readers can meet other tensors), SQUEEZE of a leading 1, or EXPAND_DIMS."""
     s, n = d.shapes[a], math.prod(d.shapes[a])
-    targets = sorted({(n,), s} | {d.shapes[i] for i in d.live() if math.prod(d.shapes[i]) == n and len(d.shapes[i]) <= 3})
+    same_size = {d.shapes[i] for i in d.live() if math.prod(d.shapes[i]) == n and len(d.shapes[i]) <= 3}
+    targets = sorted({(n,), s} | same_size)
     kinds = ["RESHAPE"] + (["SQUEEZE"] if len(s) >= 2 and s[0] == 1 else []) + (["EXPAND_DIMS"] if len(s) <= 2 else [])
     op = draw(st.sampled_from(kinds))
     if op == "RESHAPE":

@@ -44,7 +44,8 @@ def test_a_finding_is_shown_in_one_line():
     from zcspec.checks.foreign.step_programs import Step
     from zcspec.checks.foreign.torch_programs import TorchProgram
     fc = next(m for m in MODELS if m.name == "fc-view-read-twice")
-    assert foreign_campaigns.shape(LitertProgram(fc)) == "FULLY_CONNECTED → RESHAPE → RESHAPE → ADD → RESHAPE → MUL"
+    assert foreign_campaigns.shape(LitertProgram(fc)) == \
+        "FULLY_CONNECTED → RESHAPE → RESHAPE → ADD → RESHAPE → MUL"
     program = TorchProgram(1, 1, (Step("binary", ("torch.maximum", 2.0)), Step("keep")), ("maximum.default",))
     assert foreign_campaigns.shape(program) == ("binary(torch.maximum, 2.0) → keep; "
                                                 "reinplace_extra_ops {maximum.default}")
