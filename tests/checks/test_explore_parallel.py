@@ -97,9 +97,12 @@ def test_cli_html_report_of_two_workers(tmp_path, capsys):
         assert main(["explore", "--time", "2", "--workers", "2", "--quiet", "--out", str(tmp_path / "cx"),
                      "--html", str(page)]) == 1
     out = capsys.readouterr().out
-    assert "V1-VALID-CALL-SUCCEEDS" in out and f"report written to {page}" in out
+    # A slot left unrefreshed breaks the valid call and the refresh proof alike; which a 2 s campaign meets
+    # first depends on the machine's load (under a full parallel suite it was the proof).
+    caught = [c for c in ("V1-VALID-CALL-SUCCEEDS", "PROOF-V1-REFRESH") if c in out]
+    assert caught and f"report written to {page}" in out
     html = page.read_text()
-    assert "V1-VALID-CALL-SUCCEEDS" in html and "<svg" in html
+    assert caught[0] in html and "<svg" in html
     # One file per claim and shrunk graph, whichever worker found it first; the database beside them.
     files = sorted((tmp_path / "cx").glob("*.json"))
     keys = [graph_key(Counterexample.load(str(f))) for f in files]
