@@ -34,6 +34,12 @@ def test_a_drawn_config_names_only_top_level_ops_the_program_calls(program):
     assert TorchProgram.from_data(json.loads(json.dumps(program.to_data()))) == program
 
 
+@settings(max_examples=60, deadline=None)
+@given(torch_programs(higher_order=False))
+def test_a_campaign_without_higher_order_ops_draws_no_cond_or_map(program):
+    assert not {s.form for s in program.steps} & set(HIGHER_ORDER)
+
+
 def test_a_program_kept_before_configs_were_drawn_reads_as_one_without():
     old = {"rows": 1, "cols": 1, "steps": [["cond", ["torch.sin", "torch.sin"]], ["map", ["torch.sin"]]]}
     assert TorchProgram.from_data(old).reinplace == ()
