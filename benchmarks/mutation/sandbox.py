@@ -4,8 +4,9 @@
 tree's files) into ``into/tree`` and writes ``into/boot/sitecustomize.py``. With ``env()``,
 ``into/boot`` is on PYTHONPATH; Python imports ``sitecustomize`` at start-up, after the site
 ``.pth`` files, so our finder goes to the front of ``sys.meta_path`` ahead of the editable
-install's finder, which maps ``zcspec.spec``/``impl``/``checks`` to the checkout. Ours maps them,
-as pyproject's ``package-dir`` does, to ``tree/spec``, ``tree/impl`` and ``tree/checks``, so every
+install's finder, which maps ``zcspec`` and ``zcspec.spec``/``impl``/``checks`` to the checkout. Ours
+maps them, as pyproject's ``package-dir`` does, to ``tree/api``, ``tree/spec``, ``tree/impl`` and
+``tree/checks``, so every
 process started with that environment (``zcspec verify``, pytest and its xdist workers, the CLI
 subprocesses of the tests) imports the copy. The folders stay at the copy's root, so code that
 finds docs/ next to its sources (spec/document.py) finds the copy's.
@@ -22,7 +23,12 @@ from pathlib import Path
 import attrs
 
 # The packages pyproject.toml's [tool.setuptools.package-dir] maps, and the folder of each.
-PACKAGE_DIRS = {"zcspec.spec": "spec", "zcspec.impl": "impl", "zcspec.checks": "checks"}
+# ``zcspec`` itself is mapped too, and ``boot/zcspec`` links to the copy's ``api/``: under a
+# non-editable install pytest marks every module of the installed distribution for assertion
+# rewriting, and its rewriting finder, first on sys.meta_path, searches sys.path for ``zcspec``
+# (finding boot's link before site-packages) and then that package's path for ``zcspec.impl``
+# (the copy's ``api/``, which holds no ``impl``), so our finder answers for the subpackages.
+PACKAGE_DIRS = {"zcspec": "api", "zcspec.spec": "spec", "zcspec.impl": "impl", "zcspec.checks": "checks"}
 # Working-tree copies leave out what is not source (and would only slow the copy down).
 IGNORED = (".git", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis", "*.pyc")
 # Variables that would make a run test something else than the copy's own default behaviour:
@@ -83,6 +89,7 @@ class Sandbox:
         boot.mkdir(parents=True)
         mapping = {name: str(tree / folder) for name, folder in PACKAGE_DIRS.items()}
         (boot / "sitecustomize.py").write_text(_FINDER.format(mapping=mapping), encoding="utf-8")
+        (boot / "zcspec").symlink_to(tree / PACKAGE_DIRS["zcspec"], target_is_directory=True)
         return cls(tree=tree, boot=boot)
 
     def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
