@@ -23,15 +23,21 @@ ELEMENTWISE = ("ADD", "MUL", "SUB", "MAXIMUM")
 
 
 def in_place_over_a_view_read_later(program: dict) -> bool:
-    """The class of google-ai-edge/LiteRT#8928: an element-wise operator on a view of a tensor ``v``
-    (not the model's input) while ``v``, or another view of it, is read after the operator."""
+    """The class of google-ai-edge/LiteRT#8928: an element-wise operator on a view while a tensor that
+    view derives from (through views, or element-wise operators LiteRT may compute in place), not
+    the model's input, is read after the operator. LiteRT counts the readers of the operator's input
+    and of the root, not of the tensors between."""
     producer = {outs[0]: (op, ins) for op, ins, outs in program["ops"]}
     for k, (op, ins, _) in enumerate(program["ops"]):
         if op not in ELEMENTWISE or producer.get(ins[0], ("", ()))[0] not in VIEWS:
             continue
-        v = producer[ins[0]][1][0]
-        family = {v} | {out for out, (o, i) in producer.items() if o in VIEWS and i[0] == v and out != ins[0]}
-        if v not in program["inputs"] and any(set(i) & family for _, i, _ in program["ops"][k + 1:]):
+        shared, t = set(), producer[ins[0]][1][0]
+        while t not in program["inputs"]:
+            shared.add(t)
+            if t not in producer or producer[t][0] not in (*VIEWS, *ELEMENTWISE):
+                break
+            t = producer[t][1][0]
+        if any(set(i) & shared for _, i, _ in program["ops"][k + 1:]):
             return True
     return False
 
