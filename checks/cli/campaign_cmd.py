@@ -19,7 +19,7 @@ from zcspec.checks.foreign import executorch_campaign, iree_campaign, litert_cam
 from zcspec.checks.foreign.campaign_core import write_finding
 
 PLANNERS = ("executorch", "iree", "litert", "tvm", "xla")
-WORKER_PLANNERS = {"executorch": executorch_campaign, "tvm": tvm_campaign}   # compile in a worker of --python
+WORKER_PLANNERS = ("executorch", "tvm")   # compile in a worker of --python
 
 
 def configure(parser) -> None:
@@ -30,6 +30,9 @@ def configure(parser) -> None:
                         help="stop drawing after S seconds (default 600; shrinking a finding may take longer)")
     parser.add_argument("--max-steps", type=int, default=5, metavar="K", help="steps per program at most (default 5)")
     parser.add_argument("--out", default="findings", metavar="DIR", help="where findings are written (default findings/)")
+    parser.add_argument("--no-control-flow", action="store_true",
+                        help="executorch: draw no cond or map (looks past pytorch/executorch#21490); tvm: draw no "
+                             "if (looks past apache/tvm#20191); both are open in every release")
     parser.add_argument("--python", default=sys.executable, metavar="PATH",
                         help="executorch: the Python that has torch and ExecuTorch; tvm: the Python that has TVM "
                              "(default: this one)")
@@ -42,8 +45,13 @@ def run(args) -> int:
     print(f"{args.planner} campaign: up to {args.examples} programs of at most {args.max_steps} steps, seed {args.seed}, "
           f"budget {args.budget:.0f} s{where}")
     options = dict(examples=args.examples, seed=args.seed, budget=args.budget, max_steps=args.max_steps, progress=print)
-    if args.planner in WORKER_PLANNERS:
-        result = WORKER_PLANNERS[args.planner].campaign(args.python, **options)
+    if args.no_control_flow and args.planner not in WORKER_PLANNERS:
+        raise UsageError(f"--no-control-flow applies to executorch and tvm, whose campaigns draw control flow; "
+                         f"the {args.planner} campaign draws none")
+    if args.planner == "executorch":
+        result = executorch_campaign.campaign(args.python, higher_order=not args.no_control_flow, **options)
+    elif args.planner == "tvm":
+        result = tvm_campaign.campaign(args.python, **({"max_ifs": 0} if args.no_control_flow else {}), **options)
     elif args.planner == "iree":
         if importlib.util.find_spec("iree.runtime") is None or importlib.util.find_spec("iree.compiler") is None:
             raise UsageError("the iree campaign needs IREE's compiler and runtime: pip install -e '.[iree]'")
