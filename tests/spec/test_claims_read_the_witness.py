@@ -116,3 +116,72 @@ def test_a_task_the_call_did_not_launch_has_no_slot_values():
     except Exception:   # refused: no buffer for x
         pass
     assert observe_execution(lm, lm.last_call).slots == ()
+
+
+# -- EXEC-COUNTERS-TRUE recounts from addresses, not from the device's own labels ---------------
+
+class _Mirrored:
+    """An address space that answers to the other space's name (host for device, device for host)."""
+
+    def __init__(self, space):
+        self._space = space
+
+    def __getattr__(self, name):
+        return getattr(self._space, name)
+
+    @property
+    def space(self):
+        return {"device": "host", "host": "device"}[self._space.space]
+
+
+def _copies_filed_under_the_wrong_direction():
+    """The device files every copy between host and device under the opposite direction (its counters and
+    its trace's label alike: both come from the one wrong ``direction``)."""
+    from zcspec.impl.device.device import Device
+    from tests.helpers.unseeded_bugs import attribute
+    return attribute(Device, "_space", lambda space: lambda self, addr: _Mirrored(space(self, addr)))
+
+
+def _host_run(fault):
+    """mlp with host-placed user buffers: runtime v1 stages them, H2D in and D2H out."""
+    from tests.helpers.runtime_v1 import buffers
+    dev, model = device(), mlp()
+    lm = load(dev, model, LoadOptions())
+    ins, outs = buffers(dev, model, placement="host")
+    with fault():
+        rec = lm.execute(ins, outs)
+    return check(observe_execution(lm, rec)), rec
+
+
+def test_a_copy_counted_under_the_wrong_direction_is_caught():
+    good, rec = _host_run(NO_FAULT)
+    assert good.ok and "EXEC-COUNTERS-TRUE" in good.exercised
+    assert (rec.counters.h2d_calls, rec.counters.d2h_calls) == (1, 2)   # x in, relu:0 and neg:0 out
+    bad, rec = _host_run(_copies_filed_under_the_wrong_direction)
+    assert (rec.counters.h2d_calls, rec.counters.d2h_calls) == (2, 1)   # what the faulty device says
+    assert {v.culprit for v in _ids(bad, "EXEC-COUNTERS-TRUE")} == {"h2d copies", "d2h copies"}
+
+
+@contextlib.contextmanager
+def _kernel_launches_counted_twice():
+    """The device counts each kernel launch twice (the trace still shows one launch)."""
+    from zcspec.impl.device import executor
+    saved = dict(executor.RUNNERS)
+
+    def twice(run):
+        def counted(dev, task, token, sid):
+            run(dev, task, token, sid)
+            dev.tally.kernel_launches += 1
+        return counted
+    executor.RUNNERS.update({k: twice(saved[k]) for k in ("kernel", "memcpy", "memcpy_addr")})
+    try:
+        yield
+    finally:
+        executor.RUNNERS.update(saved)
+
+
+def test_launches_are_recounted_from_the_trace():
+    x = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    assert not _ids(_run_v1(mlp(), NO_FAULT, x), "EXEC-COUNTERS-TRUE")
+    (v,) = _ids(_run_v1(mlp(), _kernel_launches_counted_twice, x), "EXEC-COUNTERS-TRUE")
+    assert v.culprit.startswith("task launches") and v.values == {"counted": 6, "traced": 3}
