@@ -40,7 +40,9 @@ OBSERVES: dict[str, Observed] = {
                                    "padding from the spec's capability table", PLAN),
     "LAYOUT-REGION-COVER": Observed("region sizes, tensor and block placements, block membership", PLAN),
     "LAYOUT-IO-ATTRIBUTES": Observed("the memory_size, zero_copy_memory_size, basic offset and "
-                                     "_is_zero_copy_block attributes against the placements", PLAN),
+                                     "_is_zero_copy_block attributes against the placements and against which "
+                                     "graph I/O GE's rules make zero copy (graph facts, the spec's capability "
+                                     "table)", PLAN),
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),
@@ -103,6 +105,10 @@ OBSERVES: dict[str, Observed] = {
     "V1-VALID-CALL-SUCCEEDS": Observed("the call's result against the user buffers, their sizes and overlaps, and "
                                        "the caller's live allocations and their address space", "the call result, "
                                        "the user buffers, the model file and the device trace"),
+    "CALL-INVALID-REFUSED": Observed("the user buffers against the model's I/O sizes and the caller's live "
+                                     "allocations (their address space); the call's error event (its code and "
+                                     "buffer) and its launches, copies, argument writes and allocations",
+                                     "the user buffers, the model file and the device trace"),
     "V2-AZC-NO-ALLOC": Observed("kernel writes and copies of outputs against runtime and pool allocations", TRACE),
     "V2-AZC-REJECT": Observed("the call's result and writes into an undersized or null output buffer",
                               "the call result and " + TRACE),
