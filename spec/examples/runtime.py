@@ -41,11 +41,11 @@ EXAMPLES = (
             load(reuse_zero_copy_memory=True, zc_backed=True),
             culprit="region 'zero_copy'", why="the I/O region was allocated at load although reuseZeroCopyMemory is on"),
     Example("V1-HCCL-COPY",
-            execution(load(hccl_flags=(True, False)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y_HCCL),
-                      **_Y_HCCL),
-            execution(load(hccl_flags=(True, False))),
-            culprit="'y'", why="the HCCL task writes y through a buffer without zero-copy support, yet y was bound "
-                               "to the user's buffer and never copied"),
+            execution(load(hccl_flags=(True, False), legacy_copy_only_addrs=True),
+                      evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y_HCCL), **_Y_HCCL),
+            execution(load(hccl_flags=(True, False), legacy_copy_only_addrs=True)),
+            culprit="'y'", why="on GE's legacy path, the HCCL task writes y through a buffer without zero-copy "
+                               "support, yet y was bound to the user's buffer and never copied"),
     Example("V1-BUFFER-SIZE",
             execution(bufs=buffers(y_size=100), evs=events(dict(kind="error", io="y", code="E13025")), ok=False,
                       culprit="y", slots=()),

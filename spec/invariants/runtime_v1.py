@@ -7,7 +7,7 @@ runtime's copy-only label.
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons
+from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons, users
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import is_v1
 from zcspec.spec.observables.execution import ExecutionObservation
@@ -18,7 +18,8 @@ V1 = "runtime/v1/graph/load/model_manager/"
 
 def _refreshed_entries(obs: ExecutionObservation):
     """Zero-copy table entries that must hold the user's buffer: zero copy on, I/O not copy-only,
-    bound to a device buffer (host buffers go through the model's region, ge-facts.md 6.5.4c)."""
+    bound to a device buffer (host buffers go through the model's region: davinci_model.cc
+    ConstructZeroCopyIoActiveBaseAddrs)."""
     if not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
         return  # a refused call fails before any refresh; EXEC-FAILED-CALL-NO-CHANGE covers it
     must_copy = copy_only(obs.load)
@@ -83,7 +84,8 @@ def _no_model_io_slot(obs: ExecutionObservation):
         return
     kept = _kept_io(obs)
     # Slots of kept I/O may hold its model address: registered ones, and raw ones such as an HCCL
-    # task's without zero-copy support (ge-facts.md 6.8.2), recognised by the address itself.
+    # task's without zero-copy support on the legacy path (hccl_task_info.cc InitZeroCopyInfos), recognised by
+    # the address itself.
     exempt = {(e.task, e.slot) for e in obs.load.zero_copy_table if e.io in {t.name for t in kept}}
     for s in obs.slots:
         if not region.contains(s.value) or (s.task, s.index) in exempt:
@@ -129,20 +131,21 @@ def _call_copies(obs: ExecutionObservation) -> list:
 
 
 def _expected_copy(obs: ExecutionObservation, t, b) -> tuple[int, int]:
-    """(src, dst) of the one copy a copy-only I/O takes: user -> model for an input, model -> user after; an
-    output held in an earlier I/O's bytes from where that I/O is in the call (6.5.7): its user buffer when
-    it is zero copy on a device buffer, else where the call copied its buffer to (or its model address)."""
-    if t.role == "input":
-        return b.address, t.model_address
+    """(src, dst) of the one copy a copied I/O takes: user -> model for an input, model -> user after. An
+    I/O held in an earlier I/O's allocation is copied into (input) or out of (output) where that I/O is in
+    the call (GE: the allocation's active base): its user buffer when it is zero copy on a device buffer,
+    else where the call copied its buffer to (or its model address)."""
     source = copy_source(obs.load, t)
     if source is None:
-        return t.model_address, b.address
+        return (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
     s, offset = source
     sb = obs.buffer(s.name)
     if sb is not None and sb.address and sb.placement == "device" and s.name in eligible(obs.load):
-        return sb.address + offset, b.address
-    staged = [e.dst for e in _call_copies(obs) if sb is not None and e.src == sb.address and e.dst is not None]
-    return (staged[0] if staged else s.model_address) + offset, b.address
+        where = sb.address + offset
+    else:
+        staged = [e.dst for e in _call_copies(obs) if sb is not None and e.src == sb.address and e.dst is not None]
+        where = (staged[0] if staged else s.model_address) + offset
+    return (b.address, where) if t.role == "input" else (where, b.address)
 
 
 def _copy_only_once(obs: ExecutionObservation, only=None):
@@ -171,20 +174,23 @@ def _copy_only_once(obs: ExecutionObservation, only=None):
 
 COPY_ONLY_ONCE = Invariant(
     id="V1-COPY-ONLY-ONCE",
-    title="Copy-only I/O is copied once per execution and never refreshed",
-    statement="In a successful execution, every input the spec deems copy-only (spec/invariants/_copy_only.py: "
-              "zero copy off, a feature-map I/O, bytes shared with another I/O, no task pointing into it, a "
-              "non-zero-copy block under reuseZeroCopyMemory, a task the SoC cannot refresh, an HCCL buffer "
-              "without zero-copy support) is copied from its user buffer to the model's address exactly once, "
-              "every such output from the model's address to its user buffer exactly once, no other copy "
-              "touches that user buffer, and no argument slot ever points into it (but for bytes it shares "
-              "with a zero-copy input's buffer, when the caller passes one buffer for both).",
-    rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
-              "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "
-              "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "
-              "tasks write the user buffer while the copy overwrites it.",
-    ge_source=V1 + "davinci_model.cc (copy_only_addrs_, CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy, "
-              "DisableZeroCopy)",
+    title="Copied I/O is copied once per execution and never refreshed",
+    statement="In a successful execution, every input the spec deems copied (spec/invariants/_copy_only.py: "
+              "zero copy off, an I/O outside the zero-copy region, an address inside an earlier input's or "
+              "output's allocation, a task the SoC cannot refresh; on GE's legacy path also bytes shared with "
+              "another I/O, no task pointing into it, a non-zero-copy block under reuseZeroCopyMemory, an HCCL "
+              "buffer without zero-copy support) is copied from its user buffer exactly once, every such output "
+              "into its user buffer exactly once (from the model's address, or from where the I/O whose "
+              "allocation holds it is in the call), no other copy touches that user buffer, and no argument "
+              "slot ever points into it (but for bytes it shares with a zero-copy input's buffer, when the "
+              "caller passes one buffer for both).",
+    rationale="GE's execute path copies exactly the I/O whose address it finds inside an allocation built "
+              "before its own (the feature map, or an earlier I/O: a Data feeding NetOutput is copied once, "
+              "from the user's input buffer into the user's output buffer). Copying twice wastes bandwidth; "
+              "refreshing one as well makes tasks write the user buffer while the copy overwrites it.",
+    ge_source=V1 + "davinci_model.cc (GenInputMemAllocations, GenOutputMemAllocations, GetMemAllocationByLogicAddr, "
+              "CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy; legacy: DisableZeroCopy, SetCopyOnlyOutput, "
+              "CopyOutputDataLegacy)",
     applies_to="execution", concern="runtime_v1", predicate=_copy_only_once,
     precondition=lambda obs: next(_copy_only_io(obs), None) is not None,
 )
@@ -229,16 +235,19 @@ def _hccl_only(obs: ExecutionObservation) -> set[str]:
 
 HCCL_COPY = Invariant(
     id="V1-HCCL-COPY",
-    title="HCCL without zero-copy support is copied",
-    statement="In a successful execution, an input or output that an HCCL task reads or writes through a buffer "
-              "whose zero-copy flag is off, and that would otherwise be zero copy, is copied exactly once "
-              "between its user buffer and the model's address, and no argument slot points into its user buffer.",
-    rationale="HCCL tasks without zero-copy support keep raw addresses that the runtime cannot refresh; "
-              "binding the user's buffer would leave the collective reading the model's stale copy. The claim "
-              "is put to the test only where the HCCL flag is the one reason to copy, so a runtime that forgot "
-              "the rule cannot hide behind another one.",
+    title="On GE's legacy path, HCCL without zero-copy support is copied",
+    statement="In a successful execution of a model loaded for GE's legacy path (legacy_copy_only_addrs), an "
+              "input or output that an HCCL task reads or writes through a buffer whose zero-copy flag is off, "
+              "and that would otherwise be zero copy, is copied exactly once between its user buffer and the "
+              "model's address, and no argument slot points into its user buffer.",
+    rationale="On the legacy paths an HCCL task without zero-copy support keeps raw addresses, which "
+              "HcclTaskInfo hands to DisableZeroCopy: binding the user's buffer would leave the collective "
+              "reading the model's stale copy. (GE's execute path reads no copy-only set: there the HCCL "
+              "task's slots are refreshed like any other's, and V1-ZERO-COPY-WHEN-ELIGIBLE judges the I/O.) "
+              "The claim is put to the test only where the HCCL flag is the one reason to copy, so a runtime "
+              "that forgot the rule cannot hide behind another one.",
     ge_source=V1 + "task_info/hccl/hccl_task_info.cc (HcclTaskInfo::InitZeroCopyInfos); davinci_model.cc "
-              "(DavinciModel::DisableZeroCopy)",
+              "(DavinciModel::DisableZeroCopy, copy_only_addrs_, CopyOutputDataLegacy)",
     applies_to="execution", concern="runtime_v1",
     predicate=lambda obs: _copy_only_once(obs, _hccl_only(obs)),
     precondition=lambda obs: next(_copy_only_io(obs, _hccl_only(obs)), None) is not None,
@@ -268,7 +277,7 @@ def _zero_copy_when_eligible(obs: ExecutionObservation):
             yield violation(f"buffer {t.name!r}", f"is eligible for zero copy, yet the call copied "
                             f"{_hex(c.src)} -> {_hex(c.dst)} ({c.size} bytes) through its user buffer "
                             f"({len(staged)} cop(ies))", copies=len(staged))
-        if not any(b.contains(s.value) for s in obs.slots):
+        if next(users(obs.load, t), None) is not None and not any(b.contains(s.value) for s in obs.slots):
             yield violation(f"buffer {t.name!r}", "is eligible for zero copy, yet no task argument was pointed "
                             f"into its user buffer [{_hex(b.address)}, {_hex(b.address + b.size)})")
 
@@ -277,10 +286,11 @@ ZERO_COPY_WHEN_ELIGIBLE = Invariant(
     id="V1-ZERO-COPY-WHEN-ELIGIBLE",
     title="An I/O that can be zero copy is zero copy",
     statement="In a successful v1 execution, every model input or output bound to a device buffer that the spec "
-              "deems eligible for zero copy (none of the copy rules of V1-COPY-ONLY-ONCE applies: zero copy on, "
-              "in the zero-copy region, bytes of its own, pointed at by tasks the SoC can refresh, HCCL buffers "
-              "with zero-copy support, a zero-copy block under reuseZeroCopyMemory) is neither copied nor "
-              "staged (no copy reads or writes its user buffer) and some task argument points into its buffer.",
+              "deems eligible for zero copy (none of the copy rules of V1-COPY-ONLY-ONCE applies) is neither "
+              "copied nor staged (no copy writes its user buffer, and none reads it but the one that copies an "
+              "I/O its allocation holds) and, when some task argument points into its logical address range, "
+              "some task argument points into its buffer. An input no task reads and an output no task writes "
+              "are eligible: GE makes them refreshable allocations no slot uses, and nothing copies them.",
     rationale="Zero copy is the point of the design: a runtime that copies what it could bind wastes a device "
               "copy per I/O per execution and still passes every claim that only asks whether copied I/O is "
               "copied right. The eligible set comes from the model file's tasks and the spec's SoC table, "

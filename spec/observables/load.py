@@ -23,6 +23,7 @@ class LoadOptionsObservation:
     always_zero_copy: bool = False
     ge_compat: bool = False
     trust_shape_on_out_tensor: bool = False
+    legacy_copy_only_addrs: bool = False   # v1 decides copies as GE's legacy paths do (copy_only_addrs_)
 
 
 @attrs.frozen

@@ -51,7 +51,9 @@ def _hccl_without_zero_copy(model) -> set[str]:
 
 def observe_load(lm) -> LoadObservation:
     opts = lm.options
-    options = LoadOptionsObservation("v1", zero_copy=opts.zero_copy, reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory))
+    options = LoadOptionsObservation("v1", zero_copy=opts.zero_copy,
+                                     reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory),
+                                     legacy_copy_only_addrs=opts.legacy_copy_only_addrs)
     sizes = lm.model.regions
     regions = tuple(
         RegionBinding(name, lm.base(name), sizes.get(name, 0),

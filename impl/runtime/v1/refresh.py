@@ -1,4 +1,5 @@
-"""The per-execution address refresh rule (ge-facts.md 6.5.4c-e, 6.5.6, 6.7.5), as a pure function.
+"""The per-execution address refresh rule (``davinci_model.cc`` ``UpdateAllNodeArgs``,
+``model_args_manager.cc`` ``UpdateForExecute``, ``args_io_addrs_updater.cc``), as a pure function.
 
 ``refresh(table, active, bindings, feature_map) -> Refresh`` takes the loaded model's
 :class:`RefreshTable` (the registered slots of each refreshable allocation, fixed at load),
