@@ -198,24 +198,70 @@ COPY_ONLY_ONCE = Invariant(
 
 # -- V1-REUSE-ZC-MEMORY -----------------------------------------------------------------------
 
+ADDR_BYTES = 8   # one argument slot (GE's kAddrSize, ge-facts.md 1.7)
+
+
+def _load_allocations(load: LoadObservation) -> list:
+    """The device allocations the load made for the model, from the load's trace (alloc events)."""
+    return [e for e in load.events if e.kind == "alloc" and e.owner == "model" and e.space != "host"
+            and e.address is not None and e.size]
+
+
+def _inside(allocs, address: int, size: int = 1):
+    return next((a for a in allocs if a.address < address + max(size, 1) and address < a.address + a.size), None)
+
+
 def _reuse_zc_memory(load: LoadObservation):
     if not (load.options.runtime == "v1" and load.options.reuse_zero_copy_memory):
         return
-    region = load.region("zero_copy")
-    if region is not None and region.backed and region.size > 0:
-        yield violation("region 'zero_copy'", f"is backed ({region.size} bytes allocated at load) although "
-                        "reuseZeroCopyMemory is on", size=region.size)
+    region, allocs = load.region("zero_copy"), _load_allocations(load)
+    if region is None or region.size <= 0:
+        return
+    hit = _inside(allocs, region.address, region.size)
+    if hit is not None:
+        yield violation("region 'zero_copy'", f"[{_hex(region.address)}, +{region.size}) lies in {hit.size} bytes "
+                        f"the load allocated at {_hex(hit.address)} ({hit.purpose or 'unnamed'}, alloc #{hit.seq}) "
+                        "although reuseZeroCopyMemory is on", address=hit.address, size=hit.size)
+        return
+    bound = copy_only(load) if judged(load) else {t.name for t in load.io}
+    zc = {t.name: t for t in load.io if t.region == "zero_copy" and t.name not in bound}
+    written = {(e.task, e.slot): e.value for e in load.events if e.kind == "arg_write"}
+    for e in load.zero_copy_table:
+        value = written.get((e.task, e.slot))
+        hit = _inside(allocs, value) if e.io in zc and value is not None else None
+        if hit is not None:
+            yield violation(f"task {e.task} slot {e.slot}", f"was pointed at load to {_hex(value)}, inside {hit.size} "
+                            f"bytes the load allocated ({hit.purpose or 'unnamed'}, alloc #{hit.seq}), for I/O "
+                            f"{e.io!r}, which is bound to the caller's buffer: under reuseZeroCopyMemory the model "
+                            "keeps no memory for it", io=e.io, address=value)
+    # What the load may allocate at all: its weight, feature-map and fixed regions, the argument tables,
+    # and the bytes of the I/O the spec says must be copied; anything more is memory for the I/O region.
+    sizes = {r.name: r.size for r in load.regions}
+    allowed = sum(max(sizes.get(r, 0), 1) for r in ("weight", "feature_map", "fixed")) \
+        + ADDR_BYTES * sum(len(t.slots) for t in load.tasks) \
+        + sum(t.size for t in load.io if t.name in bound and t.region == "zero_copy")
+    total = sum(a.size for a in allocs)
+    if total > allowed:
+        yield violation("region 'zero_copy'", f"the load allocated {total} bytes of device memory, {total - allowed} "
+                        f"more than the model's weight, feature-map and fixed regions, its argument tables and the "
+                        f"bytes of its copied I/O ({allowed}): memory for the I/O region, although "
+                        "reuseZeroCopyMemory is on", allocated=total, allowed=allowed)
 
 
 REUSE_ZC_MEMORY = Invariant(
     id="V1-REUSE-ZC-MEMORY",
     title="reuseZeroCopyMemory disables zero copy for non-zero-copy blocks and leaves the I/O region unbacked",
-    statement="With ge.exec.reuseZeroCopyMemory on, the model's I/O region is not allocated at load. (That every "
-              "input or output whose block is not a zero-copy block is then copied is V1-COPY-ONLY-ONCE's, which "
-              "judges it from the copies the trace shows.)",
+    statement="With ge.exec.reuseZeroCopyMemory on, the load allocates no device memory for the model's I/O "
+              "region, judged from the load's allocation events: none holds the region's address, none holds "
+              "an address the load wrote into a registered slot of an I/O bound to the caller's buffer, and the "
+              "load allocates no more than its weight, feature-map and fixed regions, its argument tables (8 "
+              "bytes a slot) and the bytes of the I/O the spec says must be copied. (That every input or "
+              "output whose block is not a zero-copy block is then copied is V1-COPY-ONLY-ONCE's, which judges "
+              "it from the copies the trace shows.)",
     rationale="The option means: do not back the I/O region, always bind I/O to the user's buffers (GE's design "
               "note misdescribes it as reuse across executions). Data or outputs outside zero-copy blocks have "
-              "no refreshable address of their own, so their data must be copied.",
+              "no refreshable address of their own, so their data must be copied. The runtime's own word on "
+              "whether it backed the region is not taken: the device's allocations are.",
     ge_source=V1 + "davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy, DisableZeroCopyInReuseMemoryMode)",
     applies_to="load", concern="runtime_v1", predicate=_reuse_zc_memory,
     precondition=lambda load: load.options.runtime == "v1" and load.options.reuse_zero_copy_memory
