@@ -4,7 +4,7 @@ from __future__ import annotations
 from zcspec.spec.examples.build import (
     FM, RAW, X_BUF, X_MODEL, Y_BUF, Y_FM_OFFSET, Y_MODEL, Example, buffers, events, execution, launch, load,
 )
-from zcspec.spec.observables.execution import LoweredOutput, OutputTensor
+from zcspec.spec.observables.execution import OutputTensor
 
 _Y_FM = FM + Y_FM_OFFSET
 _Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, _Y_FM)), io_addresses={"x": X_BUF, "y": _Y_FM})
@@ -82,10 +82,8 @@ EXAMPLES = (
             culprit="'y'", why="y's buffer is large enough, yet y was produced elsewhere and copied"),
     Example("V2-TRUST-SHAPE",
             execution(load("v2", always_zero_copy=True, trust_shape_on_out_tensor=True),
-                      lowered_outputs=(LoweredOutput("y", split=True, ensure_from=None),),
                       out_tensors=(OutputTensor("y", given=(100,), after=(100,), computed=(10, 10)),)),
             execution(load("v2", always_zero_copy=True, trust_shape_on_out_tensor=True),
-                      lowered_outputs=(LoweredOutput("y", split=True, ensure_from="split"),),
                       out_tensors=(OutputTensor("y", given=(100,), after=(10, 10), computed=(10, 10)),)),
             culprit="'y'", why="with trusted shapes, y's Ensure repeating SplitTensorForOutputData was kept"),
     Example("V2-NO-OVERRUN",

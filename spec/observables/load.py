@@ -44,8 +44,10 @@ class RegionBinding:
 class IoTensor:
     """One model input or output: the model's own address for it, its padded ``size`` and raw
     ``raw_size`` (ge-facts.md 6.3.2-3), whether its block is a zero-copy block (``_is_zero_copy_block``),
-    whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2), and where
-    the model file places it (``region`` + ``offset``, the logical address task slots are written in)."""
+    whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2), where
+    the model file places it (``region`` + ``offset``, the logical address task slots are written in),
+    and ``tensor``, the model file's name of its tensor (what a launch's ranges name; None: the display
+    ``name`` is that name)."""
 
     name: str
     role: Role
@@ -56,6 +58,7 @@ class IoTensor:
     hccl_no_zero_copy: bool = False
     region: str = "zero_copy"
     offset: int = 0
+    tensor: str | None = None
 
 
 @attrs.frozen

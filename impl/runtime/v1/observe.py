@@ -61,7 +61,7 @@ def observe_load(lm) -> LoadObservation:
         for name in ("feature_map", "zero_copy", "weight", "fixed"))
     unsupported = _hccl_without_zero_copy(lm.model)
     io = tuple(IoTensor(z.name, z.role, lm.model_address(z), z.desc.size, z.desc.nbytes, z.zero_copy_block,
-                        z.desc.tensor in unsupported, z.desc.region, z.desc.offset) for z in lm.io)
+                        z.desc.tensor in unsupported, z.desc.region, z.desc.offset, z.desc.tensor) for z in lm.io)
     names = io_names(lm.model)
     table = tuple(ZeroCopyEntry(e.task, e.slot, names[(e.role, e.index)], e.role, e.relative_offset)
                   for e in lm.model.tasks.zero_copy)
