@@ -9,7 +9,7 @@ lists the whole concern in document order.
 """
 from __future__ import annotations
 
-from zcspec.spec.capabilities import GE_DEFAULT, TABLE, granularities
+from zcspec.spec.capabilities import GE_DEFAULT, TABLE, arena_alignment, granularities
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._util import (GE_MEM, align_up, continuous_inputs, families, space_time_overlaps,
                                           time_overlapping_pairs)
@@ -287,7 +287,8 @@ ALIAS_SHARES_ROOT = Invariant(
 # -- LAYOUT-ARENA-ALIGN -----------------------------------------------------------------------
 
 def _aligned_arenas(plan: PlanObservation) -> dict[str, int]:
-    return {name: a.alignment for name, a in plan.arenas.items() if a.alignment > 1}
+    """Arena -> its alignment (> 1): its planner's documented one or more (spec/capabilities.py PLANNERS)."""
+    return {name: g for name in plan.arenas if (g := arena_alignment(plan, name)) > 1}
 
 
 def _arena_align(plan: PlanObservation):
@@ -303,11 +304,15 @@ ARENA_ALIGN = Invariant(
     id="LAYOUT-ARENA-ALIGN",
     title="Tensors start at their arena's alignment",
     statement="In every declared arena with an alignment A > 1, every tensor that owns its memory (no alias_of) "
-              "and has bytes starts at a multiple of A.",
+              "and has bytes starts at a multiple of A. A is the larger of the arena's declared alignment and, when "
+              "the plan names its planner, the offset alignment that planner documents (the spec's planner table: "
+              "XLA 64, ExecuTorch 16, LiteRT 64, IREE 64; TVM aligns only its storages, not offsets in them).",
     rationale="Other planners align offsets only (XLA's CPU backend to 64 bytes, ExecuTorch's memory planner "
               "to its alignment argument), not sizes; a kernel handed a misaligned pointer faults or silently "
-              "takes a slow path. Views and in-place results start wherever their root puts them. GE's plans "
-              "are judged by LAYOUT-ALIGN instead, which also rounds sizes.",
+              "takes a slow path. Views and in-place results start wherever their root puts them. The alignment "
+              "comes from the planner's own sources, not from the plan: a reader that declares 1 (IREE's and "
+              "TVM's dumps name no alignment) or a plan file written by hand would otherwise exempt itself. GE's "
+              "plans are judged by LAYOUT-ALIGN instead, which also rounds sizes.",
     ge_source=GE_MEM + "mem_reuse_strategy.cc (MemReuseUtils::AlignMemOffset): GE's own form of the rule",
     applies_to="plan", concern="layout", predicate=_arena_align,
     precondition=lambda plan: any(t.region in _aligned_arenas(plan) and t.alias_of is None for t in plan.tensors),
