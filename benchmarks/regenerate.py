@@ -74,6 +74,7 @@ FIGURES = (
     Figure("refresh-cost-every-task", ("benchmarks/refresh_cost.py", "--every", "1"), 2),
     Figure("runtime-v2", ("benchmarks/runtime_v2.py",), 3),
     Figure("runtime-v1-models", ("benchmarks/runtime_v1_models.py",), 1),
+    Figure("v1-io-copies", ("benchmarks/v1_io_copies.py",), 1),
     Figure("z3-proof", ("benchmarks/z3_proof.py",), 2),
     Figure("z3-proof-compare", ("benchmarks/z3_proof.py", "--compare", "--api-baseline"), 6),
     Figure("z3-proof-faults", ("benchmarks/z3_proof.py", "--faults"), 6),
