@@ -242,3 +242,21 @@ def test_an_empty_graph_input_feeding_the_netoutput_offline_gets_a_copy_too():
     g = run_passes(b.build(), CompileOptions(offline=True))
     assert [n.op_type for n in g.nodes if n.op_type == "MemcpyAddrAsync"] == ["MemcpyAddrAsync"]
     assert not hasattr(CompileOptions(), "single_op")
+
+
+def test_a_continuous_block_takes_a_block_that_starts_before_an_atomic_node(ge_graph):
+    # GE (block_mem_assigner.cc ReuseBlocksByLifeTime, GetAtomicAddrCleanId): a continuous parent skips a
+    # child whose first node's id is below the last AtomicAddrClean node's. zcspec's IR has no such node
+    # (an atomic node's memset is its own task); under GE's default clean policy the one AtomicAddrClean
+    # node runs before every other task (atomic_addr_clean_pass.cc LinkToPotentialPrecedenceNode), so the
+    # rule refuses no block that can merge. Here X starts before the atomic ReduceSum and still goes into
+    # the concat's block, as it would without the ReduceSum (test_level2_continuous.py).
+    g = ge_graph("continuous_after_atomic")
+    g.node("X", outs=(2048,)).node("Y", outs=(512,)).node("R", op="ReduceSum", outs=(512,))
+    g.node("A", outs=(1000,)).node("B", outs=(1000,)).node("P", op="PhonyConcat", outs=(2000,))
+    g.node("C", outs=(512,)).node("out", op="NetOutput", outs=())
+    g.edge("X", 0, "Y", 0).edge("Y", 0, "R", 0).edge("R", 0, "A", 0).edge("R", 0, "B", 0)
+    g.edge("A", 0, "P", 0).edge("B", 0, "P", 1).edge("P", 0, "C", 0).edge("C", 0, "out", 0)
+    plan = g.plan()
+    group = next(b for b in plan.blocks if "P:0" in b.tensors)
+    assert next(b for b in plan.blocks if "X:0" in b.tensors).parent == group.id

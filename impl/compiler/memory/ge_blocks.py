@@ -21,7 +21,10 @@ then shrinks blocks to their real contents). offsets.py keeps the smaller.
    ``_follows``), or, on one stream, by interval reuse: its members that cross none of the other's
    stay, the crossing ones leave for a clone block inserted after it (``_interval``), even when it is
    not taken in the end. Both must be reusable and of one batch label; zero-copy and atomic blocks
-   never merge (2.5.10); a continuous block may only be the parent (2.7.5).
+   never merge (2.5.10). A continuous input's block takes GE's own path (``AddContinuousLifeReuseBlock``,
+   :func:`_continuous_pair`): whole lifetimes only, real sizes, no slack, no descent into children, and
+   a later one of equal aligned size may take the earlier block instead; a continuous output's block
+   may only be the parent.
 3. continuous blocks move to the end of the list (2.5.6, 2.8.1).
 
 Atomic units get no block here: offsets.py places them after the feature map
@@ -307,6 +310,37 @@ def _take(parent: Block, child: Block, size: int) -> None:
     parent.child_offset += size
 
 
+def _feeds_continuous_input(block: Block) -> bool:
+    """GE's ``continuous_block_`` (``IsNoAlignSizeReuseBlock``): the block of a continuous input, which
+    ``ApplyOutMemory`` asks for with ``continuous`` set; a continuous output's block is not one."""
+    return block.continuous and block.units[0].kind == "group" and block.units[0].id.endswith("#in")
+
+
+def _continuous_pair(parent: Block, child: Block, options) -> bool:
+    """GE's ``AddContinuousLifeReuseBlock`` (block_mem_assigner.cc), the path ``AddLifeReuseBlock`` takes when
+    either block is a continuous input's: only whole lifetimes count (no interval reuse); never two
+    continuous blocks, nor a continuous one smaller than the other (largest real sizes, GE's no-align
+    sizes); the continuous parent takes the child at its ``child_offset`` if it fits in the parent's real
+    size, with no 512 B slack and not through its children; else a continuous child of the same aligned
+    size takes the parent, if the parent has no children and fits in the child's real size. Returns
+    whether the child took the parent."""
+    if parent.stream == child.stream:
+        whole = child.end < parent.begin or child.begin > parent.end
+    else:
+        whole = _follows(parent, child) or _follows(child, parent)
+    p_cont, c_cont = _feeds_continuous_input(parent), _feeds_continuous_input(child)
+    if (not whole or (p_cont and c_cont) or (p_cont and parent.real < child.real)
+            or (c_cont and parent.real > child.real)):
+        return False
+    size, other = child.align_size(options), parent.align_size(options)
+    if p_cont and parent.child_offset + size <= parent.real:
+        _take(parent, child, size)
+    elif c_cont and other == size and not parent.children and child.child_offset + other <= child.real:
+        _take(child, parent, other)
+        return True
+    return False
+
+
 def level_two(blocks: list[Block], options) -> list[Block]:
     """ReuseBlocksByLifeTime (2.7): returns the sorted block list with children adopted.
 
@@ -327,8 +361,13 @@ def level_two(blocks: list[Block], options) -> list[Block]:
         while j < len(blocks):
             child = blocks[j]
             j += 1
-            if not (child.parent is None and _mergeable(child) and not child.continuous and not child.children
-                    and child.batch == parent.batch):
+            if not (child.parent is None and _mergeable(child) and not child.children and child.batch == parent.batch):
+                continue
+            if _feeds_continuous_input(parent) or _feeds_continuous_input(child):
+                if _continuous_pair(parent, child, options):
+                    break   # the parent went into the child: GE's later offers to it all fail (child_block_)
+                continue
+            if child.continuous:
                 continue
             clones: list[Block] = []
             if _may_share(parent, child, options, clones, new_id):
