@@ -43,6 +43,11 @@ OBSERVES: dict[str, Observed] = {
                                      "_is_zero_copy_block attributes against the placements and against which "
                                      "graph I/O GE's rules make zero copy (graph facts, the spec's capability "
                                      "table)", PLAN),
+    "LAYOUT-REGIONS-PACKED": Observed("the feature-map and zero-copy blocks' offsets and sizes, their tensors' "
+                                      "offsets and sizes, and the region sizes; the zero-copy granularity from the "
+                                      "spec's capability table for the plan's SoC", PLAN),
+    "LAYOUT-SIZE-ATTRIBUTES": Observed("the memory_size and zero_copy_memory_size attributes against the bytes the "
+                                       "feature-map blocks cover and the sum of the zero-copy blocks' sizes", PLAN),
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),

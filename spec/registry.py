@@ -11,13 +11,14 @@ import functools
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
 from zcspec.spec.invariants import (blocks, calls_refused, device_kernels, device_memory, execution, layout,
-                                    layout_dataflow, layout_paths, model_file, passes, runtime_v1, runtime_v2)
+                                    layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1, runtime_v2)
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
     ("layout", layout, "Where tensors sit in the model's memory."),
     ("layout_dataflow", layout_dataflow, "What a read of reused memory sees: the bytes written for the tensor it reads."),
     ("layout_paths", layout_paths, "Where tensors sit along one execution path: their memory exists on it first."),
+    ("layout_tight", layout_tight, "Where GE's rules fix a number: the work memory packed from offset 0, no spare bytes."),
     ("blocks", blocks, "Which tensors may share a planner block."),
     ("passes", passes, "Graph passes that exist for zero copy."),
     ("model_file", model_file, "What a compiled model file must satisfy to load."),

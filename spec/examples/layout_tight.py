@@ -1,0 +1,22 @@
+"""Examples for the tightness claims (spec/invariants/layout_tight.py): rows are (name, region, offset, size, first, last)."""
+from __future__ import annotations
+
+from zcspec.spec.examples.build import Example, plan
+from zcspec.spec.observables import PlanAttributes
+
+FM, ZC = "feature_map", "zero_copy"
+
+_ROWS = [("a", FM, 0, 1024, 0, 1), ("b", FM, 1024, 512, 1, 2), ("y", ZC, 0, 400, 2, 2), ("x", ZC, 512, 600, 0, 1)]
+
+EXAMPLES = (
+    Example("LAYOUT-REGIONS-PACKED",
+            plan(_ROWS),
+            plan(_ROWS, regions={FM: 1536, ZC: 2048}),
+            culprit="region 'zero_copy'", why="the zero-copy blocks (512 for y, 1024 for x) add up to 1536, the "
+                                              "region is one 512-byte unit longer"),
+    Example("LAYOUT-SIZE-ATTRIBUTES",
+            plan(_ROWS, attributes=PlanAttributes(memory_size=3072, zero_copy_memory_size=1536)),
+            plan(_ROWS, attributes=PlanAttributes(memory_size=3584, zero_copy_memory_size=1536)),
+            culprit="attribute memory_size", why="the feature-map blocks end at 1536 and the zero-copy blocks add "
+                                                 "1536: memory_size is 3072, not 3584"),
+)
