@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zcspec.impl.compiler.memory.packing import Buffer, greedy, lower_bound, pack
+from zcspec.impl.compiler.memory.packing import Buffer, fit, greedy, lower_bound, pack
 
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]
 CHAIN = [(16, 0, 1), (8, 1, 2), (64, 2, 3), (32, 3, 4), (8, 4, 5)]
@@ -56,7 +56,7 @@ def test_lower_bound_half_open_ends_before_starts():
 def test_gap_rules_first_fit_lowest_best_fit_smallest():
     # Placed neighbours at [16,24) and [32,36): gaps of 16 at 0 and 8 at 24.
     offs, ends = np.array([16, 32]), np.array([24, 36])
-    assert greedy._place(offs, ends, 8, 1, True) == 0  # first fit: lowest gap
-    assert greedy._place(offs, ends, 8, 1, False) == 24  # best fit: smallest gap
-    assert greedy._place(offs, ends, 17, 1, False) == 36  # no gap holds it: on top
-    assert greedy._place(offs, ends, 8, 16, False) == 0  # aligned to 16, 24 -> 32 leaves no room
+    assert fit.gap_offset(offs, ends, 8, 1, True) == 0  # first fit: lowest gap
+    assert fit.gap_offset(offs, ends, 8, 1, False) == 24  # best fit: smallest gap
+    assert fit.gap_offset(offs, ends, 17, 1, False) == 36  # no gap holds it: on top
+    assert fit.gap_offset(offs, ends, 8, 16, False) == 0  # aligned to 16, 24 -> 32 leaves no room

@@ -3,7 +3,8 @@
 - :mod:`.problem`: :class:`Buffer` (the input) and :class:`Packing` (the result);
 - :mod:`.bound`: :func:`lower_bound`, the max-live bound no packing beats;
 - :mod:`.packer`: :func:`pack`, the stages in order (greedy orders, exact search, hill climb, descent);
-- :mod:`.greedy`, :mod:`.sweep`, :mod:`.search`: the algorithms those stages run;
+- :mod:`.greedy`, :mod:`.fit`, :mod:`.sweep`, :mod:`.search`: the algorithms those stages run (:mod:`.fit` and
+  :mod:`.dfs` compiled by numba);
 - :mod:`.minimalloc_csv`: :func:`read_minimalloc_csv`, MiniMalloc's instance files;
 - :mod:`.errors`: the packer's errors.
 

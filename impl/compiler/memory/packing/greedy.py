@@ -11,6 +11,8 @@ import time
 import attrs
 import numpy as np
 
+from zcspec.impl.compiler.memory.packing.fit import place_in_order
+
 
 @attrs.frozen(eq=False)
 class Instance:
@@ -32,10 +34,6 @@ class Instance:
 
     def arena(self, offsets: np.ndarray) -> int:
         return int((offsets + self.size).max()) if len(self) else 0
-
-
-def _ceil(x, a):
-    return -(-x // a) * a
 
 
 def order_by_size(inst: Instance) -> np.ndarray:
@@ -70,86 +68,9 @@ def best_fit(inst: Instance, order, *, first: bool = False) -> np.ndarray:
     the running top of the ones below and the next one's offset is a
     candidate when it holds the (aligned) buffer; the smallest wins, the
     lowest on ties. Without a fitting gap the buffer goes on top of them.
+    The loop runs compiled (:func:`.fit.place_in_order`).
     """
-    n = len(inst)
-    offsets = np.zeros(n, dtype=np.int64)
-    lo, up = np.empty(n, np.int64), np.empty(n, np.int64)
-    off, end = np.empty(n, np.int64), np.empty(n, np.int64)
-    index = _TimeIndex(inst) if n > INDEX_SIZE else None
-    for k, b in enumerate(order):
-        size, align = int(inst.size[b]), int(inst.align[b])
-        lower, upper = int(inst.lower[b]), int(inst.upper[b])
-        near = index.near(lower, upper) if index else None
-        if near is None:
-            hit = np.flatnonzero((lo[:k] < upper) & (lower < up[:k]))
-        else:
-            hit = near[(lo[near] < upper) & (lower < up[near])]
-        offsets[b] = start = _place(off[hit], end[hit], size, align, first)
-        lo[k], up[k], off[k], end[k] = lower, upper, start, start + size
-        if index:
-            index.add(k, lower, upper)
-    return offsets
-
-
-# Above this many buffers, best_fit finds time-overlapping placed buffers through
-# a bucket index instead of scanning all of them (the scan makes a pass O(n^2)).
-INDEX_SIZE = 4096
-
-
-class _TimeIndex:
-    """Placed buffers by time bucket. A buffer spanning many buckets is kept in
-    a short list scanned by every query; a query spanning many buckets returns
-    None (the caller scans everything)."""
-
-    SPAN = 16  # buckets beyond which a buffer or a query counts as long
-
-    def __init__(self, inst):
-        self.t0 = int(inst.lower.min())
-        count = max(1, len(inst) // 4)
-        self.width = max(1, -(-(int(inst.upper.max()) - self.t0) // count))
-        self.buckets: list[list[int]] = [[] for _ in range(count + 1)]
-        self.long: list[int] = []
-
-    def _span(self, lower: int, upper: int) -> tuple[int, int]:
-        return (lower - self.t0) // self.width, (upper - 1 - self.t0) // self.width
-
-    def add(self, k: int, lower: int, upper: int) -> None:
-        a, b = self._span(lower, upper)
-        if b - a >= self.SPAN:
-            self.long.append(k)
-            return
-        for i in range(a, b + 1):
-            self.buckets[i].append(k)
-
-    def near(self, lower: int, upper: int):
-        """Placed positions that may overlap ``[lower, upper)`` (a superset), or None."""
-        a, b = self._span(lower, upper)
-        if b - a >= self.SPAN:
-            return None
-        found = list(self.long)
-        for i in range(a, b + 1):
-            found += self.buckets[i]
-        # Duplicates (a buffer in several buckets) are harmless to the caller's filter and to
-        # the gap search, and skipping np.unique here halves a 100k-buffer pass.
-        return np.array(found, np.int64)
-
-
-def _place(offs: np.ndarray, ends: np.ndarray, size: int, align: int, first: bool) -> int:
-    if not len(offs):
-        return 0
-    srt = np.argsort(offs, kind="stable")
-    offs, ends = offs[srt], ends[srt]
-    tops = np.maximum.accumulate(ends)
-    starts = np.empty_like(offs)
-    starts[0] = 0
-    starts[1:] = tops[:-1]
-    if align > 1:
-        starts = _ceil(starts, align)
-    gaps = offs - starts
-    fits = np.flatnonzero(gaps >= size)
-    if len(fits):
-        return int(starts[fits[0] if first else fits[np.argmin(gaps[fits])]])
-    return int(_ceil(int(tops[-1]), align))
+    return place_in_order(inst.lower, inst.upper, inst.size, inst.align, np.asarray(order, np.int64), bool(first))
 
 
 def climb(inst: Instance, order, target: int, deadline: float | None,
