@@ -30,6 +30,13 @@ GE_SIZE_TOLERANCE = 64   # kDataMemAlignSizeCompare (davinci_model.cc CheckUserA
 _ACTIONS = ("launch", "copy", "arg_write")
 
 
+def _refreshable(t) -> bool:
+    """Whether GE binds I/O ``t`` by refreshing its address (ConstructZeroCopyIoActiveBaseAddrs walks only those):
+    its block is a zero-copy block in the model file and no HCCL task without zero-copy support touches it. A
+    copy-only I/O in host memory is copied, not refused."""
+    return t is not None and t.zero_copy_block and not t.hccl_no_zero_copy
+
+
 def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
     """Buffer name (or ``"inputs/outputs"`` for the count) -> why runtime v1 must refuse the call."""
     why: dict[str, str] = {}
@@ -45,8 +52,9 @@ def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
         if space is None:
             why[b.name] = (f"[{hex(b.address)}, {hex(b.address + b.size)}) lies inside no one live allocation of "
                            "the caller (the trace's allocs and frees)")
-        elif space == "host" and obs.load.options.reuse_zero_copy_memory:
-            why[b.name] = "host memory under reuseZeroCopyMemory, whose I/O region is unbacked (E13025)"
+        elif space == "host" and obs.load.options.reuse_zero_copy_memory and _refreshable(t):
+            why[b.name] = ("host memory for a zero-copy I/O under reuseZeroCopyMemory, whose I/O region is unbacked "
+                           "(E13025)")
         elif t is not None and b.size < t.raw_size:
             why[b.name] = f"{b.size} bytes, below the I/O's raw {t.raw_size}: the tasks would access past its end"
         elif t is not None and b.size + GE_SIZE_TOLERANCE < t.size:
@@ -137,7 +145,8 @@ INVALID_REFUSED = Invariant(
               "mistake, naming one of the invalid buffers, before it does anything: no kernel launch, no copy, no "
               "argument slot rewritten, no allocation left behind. Runtime v1: the buffers do not match the "
               "model's I/O one to one, or one is null, lies inside no one live allocation of the caller (from "
-              "the trace's allocation events), is host memory under reuseZeroCopyMemory, is below its I/O's raw "
+              "the trace's allocation events), is host memory for an I/O the model file binds zero copy under "
+              "reuseZeroCopyMemory, is below its I/O's raw "
               "size or 64 bytes below its padded size, or an output shares bytes with another buffer; the error is "
               "ACL_ERROR_GE_PARAM_INVALID (145000), or ACL_ERROR_INVALID_PARAM (100000) for a null pointer. "
               "Runtime v2: an input is null or below its raw size, or, under always_zero_copy, an output is null, "

@@ -4,6 +4,7 @@ runtime v1's checks on the caller's buffers weakened (planted), the claim fails,
 verify's campaign phase."""
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from zcspec.checks import zoo
@@ -11,6 +12,8 @@ from zcspec.checks.campaign import run_campaign
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.scenarios import scenarios
 from zcspec.impl.runtime.v1 import bind
+from zcspec.spec.examples.build import RAW, X_BUF, Y_BUF, buffers, events, execution, load
+from zcspec.spec.invariants.calls_refused import invalid_buffers
 
 CLAIM = "CALL-INVALID-REFUSED"
 GRAPH = "builtin:sized_inputs"   # inputs big, small, mid; outputs sigmoid_5:0, add_6:0, add_7:0
@@ -66,3 +69,18 @@ def test_verify_campaign_fails_through_the_claim_when_the_live_check_is_weakened
     result = run_campaign(scenarios(kinds=("execution",)), max_examples=150, seed=0, proofs=(), shrink=False)
     assert result.counterexample is not None
     assert CLAIM in result.tally.violated, dict(result.tally.violated)
+
+
+def test_host_memory_under_reuse_must_be_refused_only_for_io_bound_zero_copy():
+    """GE walks only the refreshable I/O when it refuses host memory with an unbacked I/O region
+    (ConstructZeroCopyIoActiveBaseAddrs); a copy-only I/O in host memory is copied, so refusing it is
+    allowed (V1-VALID-CALL-SUCCEEDS) but not required."""
+    def call(zero_copy_block: bool):
+        ld = load(reuse_zero_copy_memory=True, zc_backed=False)
+        ld = attrs.evolve(ld, io=(ld.io[0], attrs.evolve(ld.io[1], zero_copy_block=zero_copy_block)))
+        evs = events(dict(kind="alloc", address=X_BUF, size=RAW, owner="user", space="device"),
+                     dict(kind="alloc", address=Y_BUF, size=RAW, owner="user", space="host"),
+                     dict(kind="call_begin", call="execute"), dict(kind="call_end", call="execute", ok=True))
+        return execution(ld, bufs=buffers(y_placement="host"), evs=evs)
+    assert set(invalid_buffers(call(True))) == {"y"}
+    assert invalid_buffers(call(False)) == {}
