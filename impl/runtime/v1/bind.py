@@ -79,7 +79,8 @@ def _bind_one(lm, z, b) -> Binding:
                                buffer=z.name)
     elif lm.options.reuse_zero_copy_memory:
         raise ParamInvalid("Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in "
-                           "device memory; this one is host memory (davinci_model.cc ConstructZeroCopyIoActiveBaseAddrs)", buffer=z.name)
+                           "device memory; this one is host memory (davinci_model.cc "
+                           "ConstructZeroCopyIoActiveBaseAddrs)", buffer=z.name)
     if z.copy_only:
         return Binding(z, b, "copy", lm.model_address(z))
     return Binding(z, b, "refresh", b.addr) if b.placement == "device" else Binding(z, b, "stage")

@@ -12,7 +12,8 @@ on every execution is ``active_base[allocation] + offset`` (``args_io_addrs_upda
   region is FEATURE_MAP; any address in the zero-copy region is MODEL_IO.
 - Refresh bits (``task_args_refresh_type_classifier.cc``): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
   REFRESH_BY_FM only when the feature base is refreshable; FIX gets none.
-- Update policy (``model_args_manager.cc`` ``CalcUpdatePolicy``): the first update is INIT_ONE_TIME; later a feature-map base
+- Update policy (``model_args_manager.cc`` ``CalcUpdatePolicy``): the first update is INIT_ONE_TIME;
+  later a feature-map base
   change gives UPDATE_FM_AND_MODEL_IO, an I/O base change with I/O slots
   UPDATE_MODEL_IO, host staging alone UPDATE_HOST_INPUT, else NO_NEED_UPDATE.
 """
@@ -65,7 +66,8 @@ class UpdatePolicy(enum.IntEnum):
 
 
 def allocation_policy(alloc: tuple) -> UpdatePolicy:
-    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2 (``model_args_manager.cc`` ``InitForUpdate``)."""
+    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2
+    (``model_args_manager.cc`` ``InitForUpdate``)."""
     if alloc == FM:
         return UpdatePolicy.UPDATE_FM_AND_MODEL_IO
     if alloc in ABSOLUTE:
@@ -74,7 +76,7 @@ def allocation_policy(alloc: tuple) -> UpdatePolicy:
 
 
 def calc_policy(*, first: bool, changed: set, io_hits: int, host_staged: bool) -> UpdatePolicy:
-    """The update level of one execution from the allocations whose active base changed (6.7.5)."""
+    """The update level of one execution from the allocations whose active base changed (``CalcUpdatePolicy``)."""
     if first:
         return UpdatePolicy.INIT_ONE_TIME
     level = max((allocation_policy(a) for a in changed), default=UpdatePolicy.NO_NEED_UPDATE)

@@ -26,7 +26,7 @@ from zcspec.impl.runtime.v1.errors import InvalidParam
 
 
 def _reuse_value(instance, attribute, value) -> None:
-    # ACL_WORKSPACE_MEM_OPTIMIZE_DEFAULT = 0, ..._INPUTOUTPUT = 1; anything else is refused (6.2.2).
+    # ACL_WORKSPACE_MEM_OPTIMIZE_DEFAULT = 0, ..._INPUTOUTPUT = 1; anything else is refused (``model_config_om2.cpp``).
     if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
         raise InvalidParam(f"reuse_zero_copy_memory={value!r} must be 0 (default) or 1 (ACL_MDL_WORKSPACE_MEM_OPTIMIZE)")
 

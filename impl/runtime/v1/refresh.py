@@ -72,8 +72,8 @@ class SlotUpdate(NamedTuple):
 
 @attrs.frozen
 class Refresh:
-    """One execution's refresh: its update ``policy`` (6.7.5), the allocations whose base
-    ``changed``, the slot writes grouped by task (``per_task``: ``(task, {slot: address})`` in task
+    """One execution's refresh: its update ``policy`` (``model_args_manager.cc`` ``CalcUpdatePolicy``), the
+    allocations whose base ``changed``, the slot writes grouped by task (``per_task``: ``(task, {slot: address})`` in task
     order) and the ``active`` bases once they are applied (allocation -> base)."""
 
     policy: classify.UpdatePolicy

@@ -103,7 +103,8 @@ def cross_check(model, refs) -> None:
     if ours != theirs:
         diff = sorted(set(ours.items()) ^ set(theirs.items()))[:3]
         raise InternalError(f"argument slots resolved into model I/O disagree with the compiler's zero-copy table "
-                            f"(zero_copy_offset.cc SetOutsideAddrsValue against set_input_output_offset_pass.cc); first differences (task, slot) -> offset: {diff}")
+                            f"(zero_copy_offset.cc SetOutsideAddrsValue against set_input_output_offset_pass.cc); "
+                            f"first differences (task, slot) -> offset: {diff}")
 
 
 def _hccl_flag(task, slot: int) -> bool:
