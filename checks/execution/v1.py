@@ -19,6 +19,12 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
   lies outside every live allocation of the caller); ``dangling``: I/O names whose buffer's allocation the
   caller frees before the call (a use after free). Both are invalid bindings the runtime must refuse
   (CALL-INVALID-REFUSED);
+- ``retry``: the caller retries after a refusal: only the first call gets the bad binding the keys
+  above describe (sizes, ``misalign``, ``overhang``, ``dangling``, ``share``), every later call valid
+  buffers: the first call's own, their sizes fixed, when ``overhang`` was the only mistake (the retry
+  binds the very addresses the refused call was given), fresh ones otherwise (needs ``calls`` >= 2).
+  A refused call must leave the loaded model as it was, so the retry's slots, copies and outputs are
+  judged as any first call's;
 - ``share``: pairs ``[a, b]`` of I/O tensor names: ``b`` is bound to ``a``'s buffer (overlapping
   buffers: two inputs may share one, an output may not);
 - ``seed``: inputs are standard normal draws from this seed (default 0); ``inputs``: ``"normal"``
@@ -71,7 +77,7 @@ from zcspec.spec.observables.load import LoadOptionsObservation, RegionBinding
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable", "legacy_copy_only_addrs")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
-                           "misalign", "overhang", "dangling", "share", "seed", "batch", "inputs", "onnx", "api", "move_work"}
+                           "misalign", "overhang", "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -88,6 +94,8 @@ def options_of(runtime: dict) -> LoadOptions:
     if runtime.get("move_work") and not (runtime.get("work_memory") and runtime.get("feature_base_refreshable")):
         raise ScenarioError("runtime v1 scenario: move_work needs work_memory and feature_base_refreshable "
                             "(only a refreshable feature map in the caller's memory can move)", key="move_work")
+    if runtime.get("retry") and int(runtime.get("calls", 1)) < 2:
+        raise ScenarioError("runtime v1 scenario: retry needs calls >= 2 (a refused call, then the retry)", key="retry")
     if runtime.get("move_work") and runtime.get("api", "direct") != "direct":
         raise ScenarioError("runtime v1 scenario: move_work goes through the direct entry only: the ACL facade "
                             "has no call that moves the work memory", key="move_work")
@@ -214,8 +222,33 @@ class _Judge:
                              self.notes)
 
 
+BAD_BINDING = ("input_sizes", "output_sizes", "misalign", "overhang", "dangling", "share")
+
+
+def _binding_of(runtime: dict, k: int) -> dict:
+    """The keys call ``k``'s buffers are made from: with ``retry``, a later call's leave the bad binding out."""
+    if k and runtime.get("retry"):
+        return {key: v for key, v in runtime.items() if key not in BAD_BINDING}
+    return runtime
+
+
+def _fixed(held: _Held, runtime: dict) -> _Held | None:
+    """The caller's fix when its only mistake was an ``overhang``: the same buffers, each stating the size of
+    its allocation, so the retry binds the very addresses the refused call was given (None: another mistake,
+    which the retry fixes with fresh buffers)."""
+    if {k for k in BAD_BINDING if runtime.get(k)} != {"overhang"}:
+        return None
+    over = set(runtime["overhang"])
+
+    def fix(b: UserBuffer) -> UserBuffer:
+        return attrs.evolve(b, size=b.size - OVERHANG) if b.name in over and b.addr else b
+    return _Held([fix(b) for b in held.ins], [fix(b) for b in held.outs], held.raw, held.arrays)
+
+
 def _rebind(runtime: dict, k: int) -> bool:
-    """Whether call ``k`` (from 0) gets fresh buffers."""
+    """Whether call ``k`` (from 0) gets fresh buffers (a retry's second call always does)."""
+    if k == 1 and runtime.get("retry"):
+        return True
     rebind = runtime.get("rebind", True)
     if isinstance(rebind, list):
         return k == 0 or (rebind[k - 1] if k - 1 < len(rebind) else True)
@@ -257,10 +290,12 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     for k in range(max(1, int(runtime.get("calls", 1)))):
         if k and runtime.get("move_work"):
             caller["work_memory"] = _move_work(api, lm, model, caller["work_memory"])
-        if _rebind(runtime, k):
+        if k == 1 and runtime.get("retry") and (fixed := _fixed(held, runtime)) is not None:
+            held = fixed
+        elif _rebind(runtime, k):
             if held is not None:
                 _free(dev, api, held)
-            held = _buffers(dev, api, model, runtime, rng)
+            held = _buffers(dev, api, model, _binding_of(runtime, k), rng)
         outputs = ()
         with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
             api.execute(lm, held.ins, held.outs, runtime.get("batch"))

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
-from zcspec.spec.invariants.runtime_v1 import _placements, _space_of
+from zcspec.spec.invariants.runtime_v1 import ADDRESS_GRAIN, _placements, _space_of
 from zcspec.spec.observables.execution import ExecutionObservation
 
 V1 = "runtime/v1/graph/load/model_manager/"
@@ -89,6 +89,16 @@ def _v2_invalid(obs: ExecutionObservation) -> dict[str, str]:
     return why
 
 
+def _also_refusable(obs: ExecutionObservation) -> set[str]:
+    """Buffers a v1 runtime may refuse though the spec does not require it (V1-VALID-CALL-SUCCEEDS lets it):
+    host memory under reuseZeroCopyMemory for a copy-only I/O, an address off the 8-byte grain."""
+    if not is_v1(obs):
+        return set()
+    live = _placements(obs)
+    return {b.name for b in obs.buffers if b.address and (b.address % ADDRESS_GRAIN or (
+        obs.load.options.reuse_zero_copy_memory and _space_of(live, b) == "host"))}
+
+
 def invalid_buffers(obs: ExecutionObservation) -> dict[str, str]:
     """Why the spec finds this call's buffers invalid, by buffer (empty: no buffer the runtime must refuse)."""
     if not any(e.kind == "call_begin" for e in obs.events):
@@ -110,7 +120,7 @@ def _refused_with_ge_error(obs: ExecutionObservation, why: dict[str, str]) -> It
         yield violation("execute call", f"was refused with code {e.code!r}, not GE's caller error {' or '.join(codes)}"
                         f" (the call's buffers are invalid: {listed}; a refusal after the run began is not a check "
                         f"of the caller's buffers)", code=e.code)
-    elif "inputs/outputs" not in why and e.io not in why:
+    elif "inputs/outputs" not in why and e.io not in why and e.io not in _also_refusable(obs):
         yield violation("execute call", f"was refused naming {e.io!r}, which is valid; the invalid buffers are "
                         f"{listed}", named=e.io)
 

@@ -11,7 +11,8 @@ from zcspec.checks import zoo
 from zcspec.checks.campaign import run_campaign
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.scenarios import scenarios
-from zcspec.impl.runtime.v1 import bind
+from zcspec.impl.runtime.v1 import bind, execute
+from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 from zcspec.spec.examples.build import RAW, X_BUF, Y_BUF, buffers, events, execution, load
 from zcspec.spec.invariants.calls_refused import invalid_buffers
 
@@ -84,3 +85,29 @@ def test_host_memory_under_reuse_must_be_refused_only_for_io_bound_zero_copy():
         return execution(ld, bufs=buffers(y_placement="host"), evs=evs)
     assert set(invalid_buffers(call(True))) == {"y"}
     assert invalid_buffers(call(False)) == {}
+
+
+def test_a_refusal_that_changes_the_loaded_model_is_caught_on_the_retry(monkeypatch):
+    """Planted: runtime v1 refuses the call but first takes its buffers as the slots' current bases (nothing
+    written, so the refused call itself shows no change). The caller's retry, the same buffers with their
+    sizes fixed, then finds nothing to refresh and its tasks use the model's unbacked I/O region."""
+    run = {"runtime": "v1", "calls": 2, "retry": True, "overhang": ["mid"]}
+    assert [str(v) for r in _reports_all(run) for v in r.violations] == []
+    real = execute.bind
+
+    def leaky(lm, inputs, outputs):
+        try:
+            return real(lm, inputs, outputs)
+        except RuntimeV1Error:
+            for z, b in zip(lm.io, list(inputs) + list(outputs)):
+                if b is not None and b.addr and z.key in lm.state.active:
+                    lm.state.active[z.key] = b.addr
+            raise
+    monkeypatch.setattr(execute, "bind", leaky)
+    refused, retry = _reports_all(run)
+    assert refused.violations == ()                      # the refused call wrote nothing
+    assert "EXEC-NO-FAULT" in retry.violated() and "V1-VALID-CALL-SUCCEEDS" in retry.violated()
+
+
+def _reports_all(run: dict):
+    return evaluate(Scenario("execution", zoo.load(GRAPH), runtime={"runs": [run]}))
