@@ -76,8 +76,9 @@ from zcspec.spec.observables.load import LoadOptionsObservation, RegionBinding
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable", "legacy_copy_only_addrs")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
-_KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
-                           "misalign", "overhang", "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work"}
+_KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {
+    "runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement", "misalign", "overhang",
+    "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
