@@ -14,17 +14,14 @@ from typing import Iterator
 
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
-from zcspec.spec.invariants.runtime_v1 import ADDRESS_GRAIN, _placements, _space_of
+from zcspec.spec.invariants.runtime_v1 import ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of
+from zcspec.spec.invariants.runtime_v2 import V2
 from zcspec.spec.observables.execution import ExecutionObservation
-
-V1 = "runtime/v1/graph/load/model_manager/"
-V2 = "runtime/v2/"
 
 # GE's codes for a caller's mistake (inc/external/ge/ge_error_codes.h, acl/acl_base.h): ACL_ERROR_GE_PARAM_INVALID
 # for the I/O buffers NnExecute checks (E13025), ACL_ERROR_INVALID_PARAM for a null pointer at the ACL layer.
 V1_CALLER_CODES = ("145000", "100000")
 V2_CALLER_CODES = ("PARAM_INVALID",)   # ge::PARAM_INVALID (ge_error_codes.h), as build_tensor.cc returns it
-GE_SIZE_TOLERANCE = 64   # kDataMemAlignSizeCompare (davinci_model.cc CheckUserAndModelSize)
 
 # What a refused call must not have done: a kernel ran, bytes were copied, an argument slot was rewritten.
 _ACTIONS = ("launch", "copy", "arg_write")

@@ -18,8 +18,7 @@ from zcspec.spec.invariants._util import GE_MEM
 from zcspec.spec.invariants.blocks import _zc_io_facts, expected_zero_copy
 from zcspec.spec.observables.plan import PlanObservation
 
-V1_MODEL = "runtime/v1/graph/load/model_manager/davinci_model.cc"
-
+V1 = "runtime/v1/graph/load/model_manager/"
 
 def _sizes(plan: PlanObservation, io_start: int) -> Iterator:
     """The work memory the runtime backs holds the feature map; the I/O region holds the zero-copy tensors."""
@@ -112,8 +111,8 @@ IO_ATTRIBUTES = Invariant(
     ge_source=GE_MEM + "block_mem_assigner.cc (IsZeroCopyBlock, MarkZeroCopyBlockAttr); " + GE_MEM +
               "graph_mem_assigner.cc (GraphMemoryAssigner::AssignZeroCopyMemory); compiler/graph/build/"
               "model_builder.cc (BuildModelDefForMem); compiler/graph/passes/memory_conflict/"
-              "set_input_output_offset_pass.cc (SetInputOutputOffsetPass::Run); " + V1_MODEL +
-              " (InitFeatureMapAndP2PMem, GenInputMemAllocations, InitInputZeroCopy)",
+              "set_input_output_offset_pass.cc (SetInputOutputOffsetPass::Run); " + V1 +
+              "davinci_model.cc (InitFeatureMapAndP2PMem, GenInputMemAllocations, InitInputZeroCopy)",
     applies_to="plan", concern="layout", predicate=_io_attributes,
     precondition=lambda plan: plan.attributes is not None and any(t.region in ("feature_map", "zero_copy")
                                                                    for t in plan.tensors),
