@@ -29,6 +29,7 @@ from zcspec.impl.device.kernels import KERNELS
 from zcspec.impl.device.memory import AddressSpace, Allocation
 from zcspec.impl.device.streams import Streams
 from zcspec.impl.device.tasks import SLOT_BYTES
+from zcspec.impl.device.virtual import VIRTUAL_OFFSET, VirtualSpace
 from zcspec.impl.platform.soc import SocProfile, get_soc
 
 DEVICE_BASE = 0x1_0000_0000_0000   # far from 0: an offset used as an address faults
@@ -70,6 +71,7 @@ class Device:
         self.trace = tr.Trace(trace)
         self.streams = Streams()
         self.comms: dict[str, tuple] = {}   # communicator name -> (HcclComm, rank); see hccl.py
+        self.vm = VirtualSpace(DEVICE_BASE + device_id * DEVICE_STRIDE + VIRTUAL_OFFSET, self.trace)
 
     def close(self) -> None:
         """Release the backing memory now (it also goes when the device is garbage collected)."""

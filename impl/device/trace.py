@@ -113,7 +113,35 @@ class Fault:
     message: str
 
 
-EVENT_TYPES = (Alloc, Free, Copy, Memset, ArgWrite, Launch, FaultedLaunch, Sync, Fault)
+@attrs.frozen
+class Mapping:
+    """A virtual-memory change (impl/device/virtual.py): ``what`` is reserve, release, map or unmap;
+    ``physical`` the physical page mapped or unmapped at ``addr`` (None for a reservation)."""
+
+    what: str
+    addr: int
+    size: int
+    physical: int | None
+    tag: str = ""
+
+
+@attrs.frozen
+class AllocatorCall:
+    """A runtime allocator's call entered or left (``phase``: enter, exit), on the host thread ``thread``:
+    ``allocator`` names the allocator object (its device allocations' tags start with that name),
+    ``runtime`` says whose (v1, v2), ``call`` the method; ``size`` and ``addr`` the request and, at the
+    exit, the address it returned (0: none)."""
+
+    allocator: str
+    runtime: str
+    call: str
+    phase: str
+    thread: int
+    size: int = 0
+    addr: int = 0
+
+
+EVENT_TYPES = (Alloc, Free, Copy, Memset, ArgWrite, Launch, FaultedLaunch, Sync, Fault, Mapping, AllocatorCall)
 
 
 class Trace:

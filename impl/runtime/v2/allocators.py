@@ -5,16 +5,20 @@ and takes them back (``free(block)``); ``MemBlock.release`` calls ``free`` when 
 reference drops. ``listener`` (if set) is called as ``listener("alloc"|"free", block)`` so the
 executor can record the runtime's allocations for the spec's observations.
 
-- :class:`CachingAllocator` (ge-facts.md 7.7.1, 7.7.3: GE's CachingMemAllocator over a
-  ScalableAllocator page-span pool). Sizes are rounded up to ``MEM_SIZE_ALIGN`` (512).
+- :class:`CachingAllocator` (GE's CachingMemAllocator over a ScalableAllocator page-span pool:
+  runtime/v2/kernel/memory/caching_mem_allocator.cc, allocator/scalable_allocator.cc, config/default_config.h). Sizes are rounded up to ``MEM_SIZE_ALIGN`` (512).
   Memory comes from the device in *spans* of at least one huge page (2 MiB); a request is
   served best-fit from the free pieces of the spans, splitting the rest off; a freed piece
   merges with free neighbours of its span. Spans stay cached (no device free) until
   ``empty_cache()`` or ``close()``, so steady-state executions make no device malloc.
   Spans above ``NO_CACHE_SPAN`` go back to the device as soon as they are free. One thread
-  only: there is no locking (the emulator is single threaded).
+  at a time: there is no locking, as GE's ScalableAllocator has none
+  (runtime/v2/kernel/memory/allocator/scalable_allocator.h); the executor's lock is what keeps
+  calls from several threads apart. Each call is written to the device trace as an
+  ``AllocatorCall`` enter and exit with the calling thread, under the allocator's unique
+  ``call_name``, so that V2-ALLOCATOR-ONE-THREAD can see a second thread inside it.
 - :class:`ExternalAllocator`: the caller's hook, two callables ``alloc(size) -> address``
-  and ``free(address)``, passed per execution (GE's ``external_allocator``, 7.7.2). Its
+  and ``free(address)``, passed per execution (GE's ``external_allocator`` of ``ModelExecuteArg``, runtime/v2/api/api.cc). Its
   ``free`` may release memory at once, so the executor returns blocks to it only after
   synchronizing (``stream_ordered`` False); ``ExternalAllocator.on_device(device)`` is one that
   mallocs and frees on the device, one block at a time.
@@ -22,14 +26,40 @@ executor can record the runtime's allocations for the spec's observations.
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
+import threading
 from typing import Callable
 
+from zcspec.impl.device import trace as tr
 from zcspec.impl.runtime.v2.errors import AllocatorError
 from zcspec.impl.runtime.v2.tensors import MemBlock
 
 MEM_SIZE_ALIGN = 512              # runtime/v2/kernel/memory/type/mem_size.h
 HUGE_PAGE = 2 << 20               # default_config.h: huge page 2 MiB
-NO_CACHE_SPAN = 16 << 30          # spans above 16 GiB are not cached (7.7.3)
+NO_CACHE_SPAN = 16 << 30          # spans above 16 GiB are not cached (config/default_config.h)
+
+
+_SERIAL = itertools.count(1)
+
+
+def _traced(method):
+    """Write the call's enter and exit (with the calling thread) to the allocator's device trace."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        thread, trace = threading.get_ident(), self.device.trace
+        size = args[0] if args and isinstance(args[0], int) else 0
+        trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, "enter", thread, size))
+        result = None
+        try:
+            result = method(self, *args, **kwargs)
+            return result
+        finally:
+            trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, "exit", thread, size,
+                                          getattr(result, "addr", 0) or 0))
+
+    return wrapper
 
 
 def align_size(size: int) -> int:
@@ -74,6 +104,7 @@ class CachingAllocator:
 
     def __init__(self, device, *, span_size: int = HUGE_PAGE, stream: int = 0, name: str = "caching"):
         self.device, self.span_size, self.stream, self.name = device, span_size, stream, name
+        self.call_name = f"{name}#{next(_SERIAL)}"   # unique: the trace tells allocators apart by it
         self.listener: Callable | None = None
         self._spans: list[_Span] = []        # sorted by address
         self._span_addrs: list[int] = []
@@ -83,6 +114,7 @@ class CachingAllocator:
 
     # -- the allocator interface ---------------------------------------------------
 
+    @_traced
     def malloc(self, size: int, tag: str = "", io: str = "") -> MemBlock:
         """A block of at least ``size`` bytes (rounded up to 512); OutOfMemory from the device propagates."""
         if self._closed:
@@ -102,6 +134,7 @@ class CachingAllocator:
             self.listener("alloc", block)
         return block
 
+    @_traced
     def free(self, block: MemBlock) -> None:
         if self._live.pop(block.addr, None) is not block:
             raise AllocatorError(f"allocator {self.name!r}: block {block!r} is not one of its live blocks")
@@ -114,6 +147,7 @@ class CachingAllocator:
 
     # -- cache management ----------------------------------------------------------
 
+    @_traced
     def empty_cache(self) -> int:
         """Give every wholly free span back to the device; returns the bytes released."""
         idle = [s for s in self._spans if s.used == 0]
@@ -121,6 +155,7 @@ class CachingAllocator:
             self._drop(s)
         return sum(s.size for s in idle)
 
+    @_traced
     def close(self) -> None:
         """Release the cache; spans still holding blocks (outputs the caller owns) go when those are freed."""
         self._closed = True
