@@ -46,6 +46,11 @@ def zoo_cases(config):
             for kind in (k for k in ("model_file", "execution") if k in config.kinds):
                 yield (f"{model} [{kind}, {soc}]",
                        Scenario(kind, graph, CompileOptions(soc=soc), case_runs(kind, graph)))
+    for model in (m for m in SINGLE_OP_MODELS if m in config.models):
+        graph = load(model)
+        for kind in (k for k in ("model_file", "execution") if k in config.kinds):
+            yield (f"{model} [{kind}, single-op build]",
+                   Scenario(kind, graph, CompileOptions(soc=config.soc, single_op=True), case_runs(kind, graph)))
     if "model_file" in config.kinds:   # malformed files: only they put MF-WELL-FORMED to the test
         for model in MUTATED_MODELS:
             graph = load(model)
@@ -98,6 +103,11 @@ def zoo_cases(config):
 # the test on every verify, not only when the campaign draws such graphs.
 OTHER_SOC_MODELS = ("builtin:atomic_output", "builtin:collectives", "builtin:fused_collective", "builtin:constants")
 OTHER_SOCS = ("ascend310p", "legacy")
+
+
+# A single-op build (GE's ATTR_SINGLE_OP_SCENE) copies a Data feeding the NetOutput through a MemcpyAddrAsync, as
+# an offline build does: the zoo compiles neither, so PASS-MEMCPY-ADDR-ASYNC's single-op rule had no real file.
+SINGLE_OP_MODELS = ("builtin:single_op",)
 
 
 MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")

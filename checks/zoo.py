@@ -212,6 +212,15 @@ def _constants() -> Graph:
     return b.build()
 
 
+def _single_op() -> Graph:
+    """A single-op model of an op GE's graph passes remove (an Identity, a Reshape to its own shape): the
+    Data feeds the NetOutput directly. In a single-op build (GE's ATTR_SINGLE_OP_SCENE,
+    ``CompileOptions(single_op=True)``) MemcpyAddrAsyncPass gives the output a copy of its own, as offline."""
+    b = GraphBuilder("single_op")
+    b.output(b.input("x", (2, 3)))
+    return b.build()
+
+
 BUILT_IN: dict[str, Callable[[], Graph]] = {
     "atomic_clean": _atomic,
     "atomic_output": _atomic_output,
@@ -229,6 +238,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "control_edge_back": control_edge_back,
     "constants": _constants,
     "dynamic_batch": dynamic_batch_graph,
+    "single_op": _single_op,
 }
 
 

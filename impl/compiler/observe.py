@@ -162,6 +162,13 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
     return tuple(out)
 
 
+def _build_facts(options) -> BuildFacts:
+    """The build options the file records (its ``options``): an offline (ATC) or single-op build. zcspec
+    compiles no unknown-shape graph (every dimension is fixed, validate.py) and takes no
+    ge.featureBaseRefreshable at build time (a load option of runtime v1), so those facts stay False."""
+    return BuildFacts(offline=bool(options.offline), single_op=bool(options.single_op))
+
+
 def observe_model_file(data: bytes, graph: Graph | None = None, options=None, *, edited=None, built=None):
     """The spec's ModelFileObservation of model bytes: the header as read, whether the loader
     accepted it, and for an accepted file its regions, tasks, zero-copy table, the SoC it names and
@@ -176,12 +183,12 @@ def observe_model_file(data: bytes, graph: Graph | None = None, options=None, *,
     edit = None if edited is None else FileEdit(tuple(edited), None if model is None else model == built)
     if model is None:
         return ModelFileObservation(header=_header(data), load=outcome, edit=edit,
-                                    build=BuildFacts(offline=bool(options.offline)) if options is not None else BuildFacts())
+                                    build=_build_facts(options) if options is not None else BuildFacts())
     io = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
     table = tuple(ZeroCopyEntry(z.task, z.slot, io[(z.role, z.index)], z.role, z.relative_offset)
                   for z in model.tasks.zero_copy)
     return ModelFileObservation(
         header=_header(data), load=outcome, regions=dict(model.regions), tasks=model_tasks(model), zero_copy_table=table,
         nodes=_nodes(graph, model) if graph is not None else (),
-        soc=SocProfile(model.options.soc), build=BuildFacts(offline=bool(model.options.offline)), edit=edit,
+        soc=SocProfile(model.options.soc), build=_build_facts(model.options), edit=edit,
     )

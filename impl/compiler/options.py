@@ -19,6 +19,8 @@ class CompileOptions:
     - ``reuse``: memory reuse on (False = GE's ``ge.exec.disableReuseMemory=1``).
     - ``offline``: an ATC-style offline build; GE then also inserts a
       MemcpyAddrAsync between a Data node and the NetOutput it feeds (ge-facts.md 5.3.4b).
+    - ``single_op``: a single-op build (GE's ``ATTR_SINGLE_OP_SCENE`` on the graph): as offline,
+      a Data feeding the NetOutput gets a MemcpyAddrAsync (``NeedInsertMemAddrAsyncNodeAfterData``).
     - ``disabled_passes``: names of passes to skip (see ``passes.PIPELINE``).
     """
 
@@ -26,6 +28,7 @@ class CompileOptions:
     strategy: str = "ge"
     reuse: bool = True
     offline: bool = False
+    single_op: bool = False
     disabled_passes: frozenset = attrs.field(default=frozenset(), converter=frozenset)
 
     @property

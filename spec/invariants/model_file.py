@@ -73,6 +73,7 @@ SLOT_IN_REGION = Invariant(
 FREE_FIELDS = {
     ("name",): "the model's label; nothing else names it",
     ("options", "offline"): "leaves a trace (a copy) only when a Data feeds the NetOutput directly",
+    ("options", "single_op"): "as offline: leaves a trace (a copy) only when a Data feeds the NetOutput directly",
     ("tasks", "tasks", "*", "attrs"): "a kernel's attributes are its node's own semantics, with no second copy",
     ("tasks", "tasks", "*", "in_loop"): "whether the node sits in a loop is the graph's, not repeated elsewhere",
     ("tasks", "tasks", "*", "stream"): "the stream assignment is the graph's (node.stream); the plan records no "

@@ -9,14 +9,14 @@ execution (ge-facts.md 5.3.3). GE's ``MemcpyAddrAsyncPass::Run``
 1. nowhere when the SoC has no zero-copy capability (the runtime copies all I/O, 5.3.2);
 2. between a weight (Const) and the NetOutput it feeds directly: the output must land in
    the user's buffer and weights are read-only;
-3. between a Data and the NetOutput it feeds directly, only in offline (ATC) builds
+3. between a Data and the NetOutput it feeds directly, only in offline (ATC) and single-op builds
    (``NeedInsertMemAddrAsyncNodeAfterData``; otherwise runtime v1 copies that output after the run).
 
 As GE's ``InsertMemAddrAsyncNodeBeforeNetoutput`` does, only the NetOutput's direct inputs count (a
 weight or Data read through a view is the conflict optimizer's business: user output x immutable
 output, passes/mem_layout_conflict.py). GE skips an empty tensor (``IsEmptyTenor``) and counts
-single-op and heterogeneous builds as offline; zcspec copies an empty tensor too and has neither
-build option (docs/ge-deviations.md).
+heterogeneous builds as offline; zcspec copies an empty tensor too and has no heterogeneous build
+(docs/ge-deviations.md).
 
 Inserted nodes are named ``<source>_MemcpyAddrAsync_<n>`` (5.3.5) and take the
 stream of the node they serve. GE's StreamMerge and RefData-to-HCCL rules (5.3.4a,
@@ -45,7 +45,7 @@ def memcpy_addr_async(graph: Graph, options) -> Graph:
     soc = options.profile
     if not soc.zero_copy:
         return graph
-    for tensor in _outputs_needing_copy(graph, options.offline):
+    for tensor in _outputs_needing_copy(graph, options.offline or options.single_op):
         src_node = graph.producer.get(tensor)
         stream = graph.node[src_node].stream if src_node else 0
         stem = src_node if src_node and graph.node[src_node].op_type != "Data" else tensor
