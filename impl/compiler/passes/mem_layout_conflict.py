@@ -52,7 +52,9 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.impl.compiler import ops
+from zcspec.impl.compiler.anchor_types import (
+    CONTINUOUS_INPUTS, COPY_TYPES, RULES, Anchor, in_types, out_types, spared,
+)
 from zcspec.impl.compiler.ir import Graph, Node
 from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.memory.lifetimes import lifetimes
@@ -62,104 +64,6 @@ from zcspec.impl.platform.soc import get_soc
 
 NAME = "mem_layout_conflict"
 OP = "MemcpyAddrAsync"
-COPY_TYPES = frozenset({"MemcpyAsync", "MemcpyAddrAsync"})
-
-USER_IN, USER_OUT, IMMUTABLE = "user input", "user output", "immutable output"
-UNREFRESH_IN, UNREFRESH_OUT = "unrefreshable input", "unrefreshable output"
-CONT_IN, CONT_OUT = "continuous input", "continuous output"
-NOPAD_IN, NOPAD_OUT = "NoPadding continuous input", "NoPadding continuous output"
-
-# (type a, type b, the type whose anchor gets the copy). Symmetric: (b, a) is the same pair.
-RULES = (
-    (USER_IN, CONT_IN, USER_IN),
-    (USER_IN, NOPAD_IN, USER_IN),
-    (USER_IN, UNREFRESH_IN, UNREFRESH_IN),
-    (USER_OUT, CONT_IN, USER_OUT),
-    (USER_OUT, NOPAD_IN, USER_OUT),
-    (USER_OUT, CONT_OUT, USER_OUT),
-    (USER_OUT, NOPAD_OUT, USER_OUT),
-    (USER_OUT, IMMUTABLE, USER_OUT),
-    (USER_OUT, UNREFRESH_IN, USER_OUT),
-    (USER_OUT, UNREFRESH_OUT, USER_OUT),
-    (IMMUTABLE, CONT_IN, CONT_IN),
-    (IMMUTABLE, NOPAD_IN, NOPAD_IN),
-    (CONT_IN, NOPAD_OUT, CONT_IN),
-    (NOPAD_IN, NOPAD_OUT, NOPAD_IN),
-    (CONT_OUT, CONT_IN, CONT_IN),
-    (CONT_OUT, NOPAD_IN, NOPAD_IN),
-    (CONT_IN, CONT_IN, CONT_IN),
-    (CONT_IN, NOPAD_IN, NOPAD_IN),
-    (NOPAD_IN, NOPAD_IN, NOPAD_IN),
-)
-_PAIRS = {frozenset((a, b)): at for a, b, at in RULES}
-
-
-@attrs.frozen
-class Anchor:
-    """An output (``side="out"``: ``node`` writes ``tensor``) or an input (``side="in"``: input
-    ``index`` of ``node`` reads ``tensor``) of one symbol; ``step`` orders anchors in execution order."""
-
-    side: str
-    node: str
-    index: int
-    tensor: str
-    types: frozenset
-    step: int
-
-
-def refreshable(node, soc, *, side: str = "output") -> bool:
-    """Whether every task of ``node`` that references its ``side`` ("input"/"output") can be refreshed.
-
-    An atomic-clean (memset) task only references outputs; ``_in_loop=True`` marks a task inside a loop."""
-    in_loop = bool(node.attr("_in_loop", False))
-    kinds = [k for k in ops.task_kinds(node) if side == "output" or k != "memset"]
-    return all(soc.can_refresh(kind, in_loop=in_loop) for kind in kinds)
-
-
-def _unrefreshable(node, soc, side: str) -> bool:
-    """A task of ``node`` on ``side`` the SoC cannot refresh. Without zero copy (``SocProfile.zero_copy``
-    false) no user buffer is ever bound to a task, so nothing is unrefreshable with respect to it."""
-    return (soc.zero_copy and bool(ops.task_kinds(node)) and node.op_type not in COPY_TYPES
-            and not refreshable(node, soc, side=side))
-
-
-def _piece_view(node) -> bool:
-    """An outer-axis Split/Slice view: its outputs are pieces of its input (GE's no-task Split)."""
-    return node.attr("_view_offsets") is not None
-
-
-def _out_types(graph: Graph, tensor: str, soc) -> frozenset:
-    if tensor in graph.weight:
-        return frozenset({IMMUTABLE})
-    node = graph.node[graph.producer[tensor]]
-    types = set()
-    if rules.is_data(node):
-        types.add(USER_IN)
-    if rules.zero_memory(node):
-        types.add(IMMUTABLE)
-    if _unrefreshable(node, soc, "output"):
-        types.add(UNREFRESH_OUT)
-    if rules.continuous_output(node):
-        types.add(CONT_OUT)
-    if _piece_view(node):
-        types.add(NOPAD_OUT)
-    return frozenset(types)
-
-
-def _in_types(graph: Graph, node, soc) -> frozenset:
-    if node.name == graph.netoutput.name:
-        return frozenset({USER_OUT})
-    types = set()
-    kind = rules.continuous_input(node)
-    if kind == "padding":
-        types.add(CONT_IN)
-    elif kind == "nopadding":
-        types.add(NOPAD_IN)
-    if _unrefreshable(node, soc, "input"):
-        types.add(UNREFRESH_IN)
-    return frozenset(types)
-
-
 def _anchors(graph: Graph, lt, soc) -> dict[str, list[Anchor]]:
     """Root -> the typed anchors of its symbol (outputs first, then inputs, each in execution order)."""
     step = dict(lt.step)
@@ -170,33 +74,16 @@ def _anchors(graph: Graph, lt, soc) -> dict[str, list[Anchor]]:
             producer = graph.producer.get(m)
             s = step.get(producer, -1) if producer else -1
             anchors.append(Anchor("out", producer or m, 0 if not producer else graph.node[producer].outputs.index(m),
-                                  m, _out_types(graph, m, soc), s))
+                                  m, out_types(graph, m, soc), s))
         for m in members:
             for c in dict.fromkeys(graph.consumers.get(m, ())):
                 node = graph.node[c]
-                types = _in_types(graph, node, soc)
+                types = in_types(graph, node, soc)
                 for i, t in enumerate(node.inputs):
                     if t == m:
                         anchors.append(Anchor("in", c, i, m, types, step.get(c, lt.steps)))
         out[r] = sorted(anchors, key=lambda a: (a.side != "out", a.step, a.index))
     return out
-
-
-def _spared(graph: Graph, a: Anchor, ta: str, b: Anchor, tb: str) -> bool:
-    """The pairs of listed types that GE's checkers let pass."""
-    if USER_OUT in (ta, tb) and {ta, tb} & {CONT_IN, NOPAD_IN}:
-        # user_out_and_continuous_input.cc: the NetOutput reads the continuous node's own output.
-        out, cont = (a, b) if ta == USER_OUT else (b, a)
-        return cont.side == "in" and graph.producer.get(out.tensor) == cont.node
-    if {ta, tb} == {NOPAD_IN, NOPAD_OUT}:
-        # PhonyConcat -> PhonySplit: the view cuts the concat's own output again.
-        view, cont = (a, b) if ta == NOPAD_OUT else (b, a)
-        node = graph.node[cont.node]
-        return bool(node.outputs) and graph.node[view.node].inputs[0] == node.outputs[0]
-    return False
-
-
-_CONTINUOUS_INPUTS = frozenset({CONT_IN, NOPAD_IN})
 
 
 def _conflicts(graph: Graph, soc) -> list[Anchor]:
@@ -215,14 +102,14 @@ def _conflicts(graph: Graph, soc) -> list[Anchor]:
             for t in a.types:
                 by_type.setdefault(t, []).append(a)
         # Continuous inputs reached by one symbol: every one but the first in execution order copies.
-        for a in [a for a in anchors if a.types & _CONTINUOUS_INPUTS][1:]:
+        for a in [a for a in anchors if a.types & CONTINUOUS_INPUTS][1:]:
             choose(a)
         for ta, tb, at in RULES:
-            if {ta, tb} <= _CONTINUOUS_INPUTS or not by_type.get(ta) or not by_type.get(tb):
+            if {ta, tb} <= CONTINUOUS_INPUTS or not by_type.get(ta) or not by_type.get(tb):
                 continue
             other = tb if at == ta else ta
             for target in by_type[at]:
-                if any(b is not target and not _spared(graph, target, at, b, other) for b in by_type[other]):
+                if any(b is not target and not spared(graph, target, at, b, other) for b in by_type[other]):
                     choose(target)
     return sorted(chosen.values(), key=lambda a: (a.step, a.side != "out", a.index))
 
