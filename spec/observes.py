@@ -26,6 +26,8 @@ MODEL_FILE = "the model file's bytes (header, regions, tasks and their argument 
 TRACE = "the device trace of the call (allocations, frees, copies, argument writes, launches, events)"
 LOAD = "the runtime's region bindings at load and the device trace of the load"
 PROBE = "the device trace of a probe program (allocations, frees, each access and the device's verdict)"
+ALLOCATOR_TRACE = ("the device trace of a probe program whose threads call the runtimes' allocators (each "
+                   "call's enter and exit with its thread, allocations, virtual reservations)")
 PROBE_KERNELS = ("the probe's record of each compute step (what the device API raised, the input bytes, the "
                  "output bytes before the launch and after)")
 
@@ -134,9 +136,11 @@ OBSERVES: dict[str, Observed] = {
                             "the outputs read back from the user buffers after the call"),
     "EXEC-V1-EQ-V2": Observed("the digests of each output from both runtimes", "the outputs of both runtimes"),
     "EXEC-NO-FAULT": Observed("device faults", TRACE),
-    "V2-TRUST-SHAPE": Observed("per output, whether the device wrote it straight into the caller's buffer as its "
-                               "own tensor (launch writes, no copy), and the caller's output tensors' shapes "
-                               "before and after the call against the model's", TRACE + "; the caller's tensors"),
+    "V2-TRUST-SHAPE": Observed("per output, whether GE computes it straight into the caller's memory (its tensor's "
+                               "alias root, graph inputs, region, earlier outputs sharing its memory), and the "
+                               "caller's output tensors' shapes before and after the call against the model's "
+                               "(not runtime v2's lowered graph)",
+                               "the model file (I/O table and plan) and the caller's output tensors"),
     "EXEC-COUNTERS-TRUE": Observed("the device's counters of the call (copies per direction and bytes, launches, "
                                    "argument writes) against the spec's recount of its trace: each copy's "
                                    "direction from the address spaces of the allocations and user buffers it "
@@ -174,4 +178,9 @@ OBSERVES: dict[str, Observed] = {
                                      "(shapes, dtypes, bytes) or error for the same node on the same input bytes",
                                      "the probe's record of each oracle step, with onnxruntime's run of a one-node "
                                      "ONNX model made by the checker (checks/onnxruntime_oracle.py)"),
+    "V1-ALLOCATOR-ACCOUNTING": Observed("each call into a v1 session allocator (its enter and exit, the method, the "
+                                        "calling thread) and the allocations, frees, reservations and releases "
+                                        "tagged with the allocator's name, in trace order", ALLOCATOR_TRACE),
+    "V2-ALLOCATOR-ONE-THREAD": Observed("each call into a v2 caching allocator: its enter and exit, the method and "
+                                        "the calling thread, in trace order", ALLOCATOR_TRACE),
 }

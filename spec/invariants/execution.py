@@ -4,7 +4,7 @@ from __future__ import annotations
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._shadow import consumed, refused, replay
 from zcspec.spec.invariants._trace import accesses, all_events, call_events, failed_calls, live_allocations, writes_into
-from zcspec.spec.observables.execution import ExecutionObservation
+from zcspec.spec.observables.execution import ADDR_BYTES, ExecutionObservation
 
 V1_MODEL = "runtime/v1/graph/load/model_manager/davinci_model.cc"
 
@@ -333,7 +333,6 @@ INPLACE_SAME_BYTES = Invariant(
 # -- EXEC-COUNTERS-TRUE -----------------------------------------------------------------------
 
 COPY_DIRECTIONS = ("h2d", "d2h", "d2d", "h2h")
-ADDR_BYTES = 8   # one argument slot: a 64-bit address (GE's kAddrSize, ge-facts.md 1.7)
 
 
 def _spaces(obs: ExecutionObservation) -> list[tuple[int, int, str]]:

@@ -10,7 +10,7 @@ from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons, users
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import is_v1
-from zcspec.spec.observables.execution import ExecutionObservation
+from zcspec.spec.observables.execution import ADDR_BYTES, ExecutionObservation
 from zcspec.spec.observables.load import LoadObservation
 
 V1 = "runtime/v1/graph/load/model_manager/"
@@ -197,9 +197,6 @@ COPY_ONLY_ONCE = Invariant(
 
 
 # -- V1-REUSE-ZC-MEMORY -----------------------------------------------------------------------
-
-ADDR_BYTES = 8   # one argument slot (GE's kAddrSize, ge-facts.md 1.7)
-
 
 def _load_allocations(load: LoadObservation) -> list:
     """The device allocations the load made for the model, from the load's trace (alloc events)."""

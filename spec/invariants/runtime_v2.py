@@ -298,20 +298,24 @@ NO_OVERRUN = Invariant(
 
 # -- V2-TRUST-SHAPE ---------------------------------------------------------------------------
 
-def _straight(obs: ExecutionObservation, name: str) -> bool:
-    """Whether output ``name`` was computed straight into the caller's memory as its own tensor, as
-    SplitTensorForOutputData of its own OutputData slot does (always_zero_copy): no copy wrote the caller's
-    device buffer, and the first write into it is a launch writing the output's tensor there (not the tensor
-    it is a view of, or computed in place on: then its data reaches the Ensure through that view)."""
-    b, t = obs.buffer(name), obs.load.io_tensor(name)
-    if not (obs.load.options.always_zero_copy and b is not None and b.address and b.placement == "device"):
-        return False
-    tensor = (t.tensor if t is not None else None) or name
-    writes = list(writes_into(call_events(obs), b))
-    if not writes or any(e.kind == "copy" for e, _, _ in writes):
-        return False
-    first = writes[0][0]
-    return any(r.tensor == tensor for r in first.writes if r.overlaps(b.address, b.size))
+def _split(obs: ExecutionObservation) -> set[str]:
+    """Outputs GE computes straight into the caller's memory, SplitTensorForOutputData of their own OutputData
+    slot (ModelOutTensorZeroCopy under always_zero_copy), from the model file's plan: the output's tensor has
+    memory of its own (no alias root: not a view or an in-place result of another tensor), is no graph input
+    and no weight, and no earlier output has that memory (the alloc is rewritten for the first output only).
+    (A buffer SplitTensorForOutputData refuses fails the call, which the claim does not judge.)"""
+    if not obs.load.options.always_zero_copy:
+        return set()
+    inputs = {t.tensor or t.name for t in obs.load.io if t.role == "input"}
+    taken, out = set(), set()
+    for t in _outputs(obs):
+        memory = t.alias_root or t.tensor or t.name
+        b = obs.buffer(t.name)
+        if t.alias_root is None and memory not in inputs and t.region not in ("weight", "fixed") \
+                and memory not in taken and b is not None:
+            out.add(t.name)
+        taken.add(memory)
+    return out
 
 
 def _judged_outputs(obs: ExecutionObservation):
@@ -319,22 +323,22 @@ def _judged_outputs(obs: ExecutionObservation):
     (the shape the caller gave is not the model's) and that has bytes to compute."""
     if not (is_v2(obs) and obs.result.ok):
         return
-    raw = {t.name: t.raw_size for t in _outputs(obs)}
+    raw, split = {t.name: t.raw_size for t in _outputs(obs)}, _split(obs)
     for t in obs.out_tensors:
         if t.given != t.computed and raw.get(t.name, 0) > 0:
-            yield t, _straight(obs, t.name)
+            yield t, t.name in split
 
 
 def _trust_shape(obs: ExecutionObservation):
     trusted = obs.load.options.trust_shape_on_out_tensor
     for t, straight in _judged_outputs(obs):
         if trusted and straight and t.after != t.given:
-            yield violation(f"output {t.name!r}", f"was computed straight into the caller's memory with "
+            yield violation(f"output {t.name!r}", f"is computed straight into the caller's memory with "
                             f"trust_shape_on_out_tensor on, yet came back with shape {t.after}, not the {t.given} the "
                             "caller gave: an EnsureTensorAtOutMemory still ran after its SplitTensorForOutputData "
                             "(TrustOutTensor removes it)", given=t.given, after=t.after)
         elif not (trusted and straight) and t.after != t.computed:
-            why = ("its data did not come straight into the caller's memory" if trusted
+            why = ("its data does not come straight into the caller's memory" if trusted
                    else "trust_shape_on_out_tensor is off")
             yield violation(f"output {t.name!r}", f"came back with shape {t.after}, not the model's {t.computed}, "
                             f"but {why}: its EnsureTensorAtOutMemory must deliver it and set the shape",
@@ -344,18 +348,19 @@ def _trust_shape(obs: ExecutionObservation):
 TRUST_SHAPE = Invariant(
     id="V2-TRUST-SHAPE",
     title="trust_shape_on_out_tensor drops exactly the redundant output checks",
-    statement="After a successful runtime-v2 call, an output computed straight into the caller's memory as its "
-              "own tensor (always_zero_copy on, no copy wrote the caller's device buffer and the first write into "
-              "it is a launch writing that output's tensor: SplitTensorForOutputData of its own slot) comes back, with trust_shape_on_out_tensor on, with the shape the "
-              "caller put on its tensor (its EnsureTensorAtOutMemory is removed); every other output comes back "
-              "with the model's output shape (its Ensure ran). Judged from the call's trace and the caller's "
-              "tensors, where the caller's shape and the model's differ.",
+    statement="After a successful runtime-v2 call under always_zero_copy, an output that GE computes straight "
+              "into the caller's memory (SplitTensorForOutputData of its own slot: by the model file's plan, its "
+              "tensor has memory of its own, is no graph input or weight, and no earlier output shares that memory) "
+              "comes back, with trust_shape_on_out_tensor on, with the shape the caller put on its tensor (its "
+              "EnsureTensorAtOutMemory is removed); every other output, and every output with the option off, "
+              "comes back with the model's output shape (its Ensure ran). Judged where the caller's shape and the "
+              "model's differ.",
     rationale="TrustOutTensor trusts the caller's output shapes and skips the output check that only repeats "
               "what SplitTensorForOutputData already checked and shared; an Ensure left in place overwrites the "
               "caller's shape with the computed one (losing what the option promises), and one removed where "
-              "the data did not come from the caller's memory leaves an output undelivered and unshaped. The "
-              "runtime's lowered graph is not read: what the device wrote where, and the shapes the caller got "
-              "back, show what ran.",
+              "the data did not come from the caller's memory leaves an output undelivered and unshaped. Which "
+              "outputs are split the spec derives from the model file; what ran, from the tensors the caller got "
+              "back: the runtime's lowered graph is not read.",
     ge_source=V2 + "lowering/pass/trust_out_tensor.cc (TrustOutTensor); kernel/common_kernel_impl/memory_copy.cc "
               "(EnsureTensorAtOutMemory); inc/graph_metadef/external/exe_graph/lowering/lowering_opt.h",
     applies_to="execution", concern="runtime_v2", predicate=_trust_shape,

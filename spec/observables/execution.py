@@ -24,6 +24,10 @@ class UserBuffer:
         return self.address <= address < self.address + self.size
 
 
+# An argument slot holds one 64-bit address (kAddrSize, runtime/v1/graph/load/model_manager/davinci_model.cc).
+ADDR_BYTES = 8
+
+
 @attrs.frozen
 class SlotValue:
     """The address slot ``index`` of task ``task`` held when the task ran."""

@@ -46,8 +46,9 @@ class IoTensor:
     ``raw_size`` (ge-facts.md 6.3.2-3), whether its block is a zero-copy block (``_is_zero_copy_block``),
     whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2), where
     the model file places it (``region`` + ``offset``, the logical address task slots are written in),
-    and ``tensor``, the model file's name of its tensor (what a launch's ranges name; None: the display
-    ``name`` is that name)."""
+    ``tensor``, the model file's name of its tensor (what a launch's ranges name; None: the display
+    ``name`` is that name), and ``alias_root``, the tensor whose memory it shares by the model file's
+    plan (the end of its ``alias_of`` chain; None: its own memory, or not transcribed)."""
 
     name: str
     role: Role
@@ -59,6 +60,7 @@ class IoTensor:
     region: str = "zero_copy"
     offset: int = 0
     tensor: str | None = None
+    alias_root: str | None = None
 
 
 @attrs.frozen

@@ -234,7 +234,7 @@ def test_an_io_region_allocated_under_reuse_is_seen_in_the_loads_allocations():
     assert v.values["allocated"] - 1536 <= v.values["allowed"] < v.values["allocated"]
 
 
-# -- V2-TRUST-SHAPE from the trace and the caller's tensors, not the lowered graph ---------------
+# -- V2-TRUST-SHAPE from the model file and the caller's tensors, not the lowered graph ----------
 
 def _trust_pass(rewrite):
     """Runtime v2's TrustOutTensor pass replaced by ``rewrite(graph)``."""
@@ -267,6 +267,6 @@ def test_trusted_shapes_are_judged_from_what_the_device_wrote():
     good = _trusted_run(NO_FAULT)
     assert all(r.ok for r in good) and any("V2-TRUST-SHAPE" in r.exercised for r in good)
     kept = [v for r in _trusted_run(_ensure_kept) for v in _ids(r, "V2-TRUST-SHAPE")]
-    assert kept and all("straight into the caller's memory" in v.message for v in kept)
+    assert kept and all("is computed straight into the caller's memory" in v.message for v in kept)
     removed = [v for r in _trusted_run(_every_ensure_removed) for v in _ids(r, "V2-TRUST-SHAPE")]
-    assert removed and all("did not come straight" in v.message for v in removed)
+    assert removed and all("does not come straight" in v.message for v in removed)

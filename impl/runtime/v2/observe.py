@@ -6,7 +6,8 @@ None: the executor's last call) with ``outputs`` (OutputResults) attached: the s
 and meaning as runtime v1's. The spec's v2 invariants (spec/invariants/runtime_v2.py,
 execution.py) then check this runtime from outside.
 
-- I/O names are ``impl.runtime.io_names``'s, tasks are numbered as in the model file.
+- I/O names are ``impl.runtime.io_names``'s, tasks are numbered as in the model file; each I/O's
+  region, offset, tensor and alias root (its ``alias_of`` chain) are the model file's plan's.
 - Device copies, argument writes, launches and faults are the device trace as
   ``impl.device.trace_events`` transcribes it; a copy names the I/O it moves, and a kernel
   that faulted shows as the launch it attempted (the device's ``FaultedLaunch``) followed
@@ -58,11 +59,26 @@ def observe_load(exe) -> LoadObservation:
     regions = tuple(RegionBinding(r, exe.region_base(r), exe.model.regions[r]) for r in ("weight", "fixed")
                     if exe.model.regions.get(r))
     names = io_names(exe.model)
-    io = tuple(IoTensor(names[(d.role, d.index)], d.role, 0, d.size, d.nbytes, d.zero_copy, tensor=d.tensor)
+    roots = _alias_roots(exe.model.plan)
+    io = tuple(IoTensor(names[(d.role, d.index)], d.role, 0, d.size, d.nbytes, d.zero_copy, region=d.region,
+                        offset=d.offset, tensor=d.tensor, alias_root=roots.get(d.tensor))
                for d in exe.model.tasks.inputs + exe.model.tasks.outputs)
     events = _Events(names)
     events.device(exe.device.trace, (exe.load_begin, exe.load_end), _trace_names(exe, "model"))
     return LoadObservation(options, regions, io, (), (), tuple(events.out))
+
+
+def _alias_roots(plan) -> dict[str, str]:
+    """Tensor -> the end of its ``alias_of`` chain in the model file's plan, for every tensor that has one."""
+    alias = {t.name: t.alias_of for t in plan.tensors if t.alias_of}
+    out = {}
+    for name in alias:
+        root, seen = name, {name}
+        while root in alias and alias[root] not in seen:
+            root = alias[root]
+            seen.add(root)
+        out[name] = root
+    return out
 
 
 class _Events:
