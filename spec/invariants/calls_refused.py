@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
 from zcspec.spec.invariants.runtime_v1 import ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of
 from zcspec.spec.invariants.runtime_v2 import V2
@@ -34,6 +35,28 @@ def _refreshable(t) -> bool:
     return t is not None and t.zero_copy_block and not t.hccl_no_zero_copy
 
 
+def _outside(obs: ExecutionObservation, b) -> str | None:
+    """How buffer ``b`` lies outside the caller's memory, when the trace shows it (the load's events and those
+    before the call): it reaches past the end of the live allocation it starts in, or starts in an allocation
+    the caller freed. None when it starts in no allocation the trace shows (memory the caller allocated
+    before the load, which the trace does not cover: the spec cannot tell, so it requires nothing)."""
+    live: dict[int, int] = {}
+    freed: dict[int, int | None] = {}
+    for e in obs.load.events + obs.events[:call_bounds(obs.events)[0]]:
+        if e.kind == "alloc" and e.owner == "user" and e.address is not None and e.size:
+            live[e.address] = e.address + e.size
+            freed.pop(e.address, None)
+        elif e.kind == "free" and e.address is not None:
+            freed[e.address] = live.pop(e.address, None)
+    for start, end in live.items():
+        if start <= b.address < end:
+            return f"reaches past the end of the caller's allocation [{hex(start)}, {hex(end)}) it starts in"
+    for start, end in freed.items():
+        if b.address == start or (end is not None and start <= b.address < end):
+            return f"starts in the caller's allocation at {hex(start)}, which the caller freed before the call"
+    return None
+
+
 def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
     """Buffer name (or ``"inputs/outputs"`` for the count) -> why runtime v1 must refuse the call."""
     why: dict[str, str] = {}
@@ -46,9 +69,8 @@ def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
             why[b.name] = "null address"
             continue
         space = _space_of(live, b)
-        if space is None:
-            why[b.name] = (f"[{hex(b.address)}, {hex(b.address + b.size)}) lies inside no one live allocation of "
-                           "the caller (the trace's allocs and frees)")
+        if space is None and (outside := _outside(obs, b)):
+            why[b.name] = f"[{hex(b.address)}, {hex(b.address + b.size)}) {outside}"
         elif space == "host" and obs.load.options.reuse_zero_copy_memory and _refreshable(t):
             why[b.name] = ("host memory for a zero-copy I/O under reuseZeroCopyMemory, whose I/O region is unbacked "
                            "(E13025)")
@@ -151,10 +173,11 @@ INVALID_REFUSED = Invariant(
     statement="An execute call whose buffers the spec finds invalid fails with GE's error for a caller's "
               "mistake, naming one of the invalid buffers, before it does anything: no kernel launch, no copy, no "
               "argument slot rewritten, no allocation left behind. Runtime v1: the buffers do not match the "
-              "model's I/O one to one, or one is null, lies inside no one live allocation of the caller (from "
-              "the trace's allocation events), is host memory for an I/O the model file binds zero copy under "
-              "reuseZeroCopyMemory, is below its I/O's raw "
-              "size or 64 bytes below its padded size, or an output shares bytes with another buffer; the error is "
+              "model's I/O one to one, or one is null, reaches past the end of the caller's allocation it starts "
+              "in or starts in one the caller freed (the trace's allocation events since the load; memory from "
+              "before the load is not judged), is host memory for an I/O the model file binds zero copy under "
+              "reuseZeroCopyMemory, is below its I/O's raw size or 64 bytes below its padded size, or an output "
+              "shares bytes with another buffer; the error is "
               "ACL_ERROR_GE_PARAM_INVALID (145000), or ACL_ERROR_INVALID_PARAM (100000) for a null pointer. "
               "Runtime v2: an input is null or below its raw size, or, under always_zero_copy, an output is null, "
               "below its raw size or in host memory; the error is PARAM_INVALID.",

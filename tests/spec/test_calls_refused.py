@@ -111,3 +111,18 @@ def test_a_refusal_that_changes_the_loaded_model_is_caught_on_the_retry(monkeypa
 
 def _reports_all(run: dict):
     return evaluate(Scenario("execution", zoo.load(GRAPH), runtime={"runs": [run]}))
+
+
+def test_memory_the_trace_does_not_show_is_not_judged():
+    """Buffers allocated before the load (a reloaded model, a caller's pool) have no alloc event in the
+    call's trace: the spec cannot tell where their allocation ends, so it requires no refusal; a buffer
+    starting in an allocation the trace shows freed, or reaching past one it shows live, it does."""
+    begin, end = dict(kind="call_begin", call="execute"), dict(kind="call_end", call="execute", ok=True)
+    unseen = execution(evs=events(begin, end))
+    assert invalid_buffers(unseen) == {}
+    freed = execution(evs=events(dict(kind="alloc", address=X_BUF, size=RAW, owner="user", space="device"),
+                                 dict(kind="free", address=X_BUF), begin, end))
+    assert "freed" in invalid_buffers(freed)["x"]
+    short = execution(evs=events(dict(kind="alloc", address=X_BUF, size=RAW - 8, owner="user", space="device"),
+                                 begin, end))
+    assert "past the end" in invalid_buffers(short)["x"]
