@@ -46,11 +46,13 @@ class Rate:
     def percent(self) -> float | None:
         return 100.0 * self.k / self.n if self.n else None
 
-    def text(self) -> str:
+    def text(self, noun: str = "") -> str:
+        """``k of n[ noun] = p% (95% interval lo-hi%)``."""
+        counted = f"{self.k} of {self.n}" + (f" {noun}" if noun else "")
         if not self.n:
-            return f"{self.k} of 0 (no score)"
+            return counted + " (no score)"
         lo, hi = wilson(self.k, self.n)
-        return f"{self.k} of {self.n} = {self.percent:.1f}% (95% interval {lo:.1f}-{hi:.1f}%)"
+        return f"{counted} = {self.percent:.1f}% (95% interval {lo:.1f}-{hi:.1f}%)"
 
     def to_json(self) -> dict:
         lo, hi = wilson(self.k, self.n)
@@ -139,11 +141,11 @@ class Score:
         hows = self.hows()
         differ = sum(1 for o in self.missed if o.artefacts)
         return [
-            f"verify kills {self.overall.text()} non-equivalent mutants",
-            f"  silent mutants (no crash, hang or refusal on verify's cases): {len(self.silent)}; "
-            f"the claims (the oracle too) kill {self.silent_claims.text()}",
-            f"  claims alone (any claim violated, whatever else verify saw): {self.claims_alone.text()}",
-            f"  claims other than the oracle, silent mutants outside {KERNELS}: {self.claims_outside_kernels.text()}",
+            f"verify kills {self.overall.text('non-equivalent mutants')}",
+            f"  the claims (the oracle too) kill {self.silent_claims.text('silent mutants')} (silent: no crash, hang "
+            f"or refusal on verify's cases)",
+            f"  the claims alone kill {self.claims_alone.text()} (any claim violated, whatever else verify saw)",
+            f"  claims other than the oracle kill {self.claims_outside_kernels.text(f'silent mutants outside {KERNELS}')}",
             "how verify killed: " + ", ".join(f"{_HOW_NAMES[h]} {hows[h]}" for h in HOWS if hows[h] or h != "unknown"),
             f"verify's misses: {len(self.missed)} (artefacts differ {differ}, identical artefacts but the suite "
             f"kills {len(self.missed) - differ})",

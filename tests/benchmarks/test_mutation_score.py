@@ -297,7 +297,8 @@ def test_the_score_counts_kills_by_how_and_equivalents_only_with_identical_artef
     assert (score.claims_alone.k, score.claims_alone.n) == (4, 7)
     assert (score.claims_outside_kernels.k, score.claims_outside_kernels.n) == (1, 5)
     lines = score.lines()
-    assert lines[0] == "verify kills 5 of 7 = 71.4% (95% interval 35.9-91.8%) non-equivalent mutants"
+    assert lines[0] == "verify kills 5 of 7 non-equivalent mutants = 71.4% (95% interval 35.9-91.8%)"
+    assert lines[1].startswith("  the claims (the oracle too) kill 3 of 6 silent mutants = 50.0% (95% interval")
     assert "how verify killed: timeout 0, crash 1, refusal 0, claims 1, oracle only 2, other checks 0, " \
            "exercise floor 1" in lines
     assert "verify's misses: 2 (artefacts differ 1, identical artefacts but the suite kills 1)" in lines
