@@ -270,3 +270,23 @@ def test_trusted_shapes_are_judged_from_what_the_device_wrote():
     assert kept and all("is computed straight into the caller's memory" in v.message for v in kept)
     removed = [v for r in _trusted_run(_every_ensure_removed) for v in _ids(r, "V2-TRUST-SHAPE")]
     assert removed and all("does not come straight" in v.message for v in removed)
+
+
+def test_an_output_filled_by_its_inputs_copies_is_still_split():
+    """A PhonyConcat output whose pieces are the two graph inputs, moved in by MemcpyAddrAsync tasks: GE splits
+    it (its memory is its own), so with trusted shapes it keeps the caller's shape although only writes named
+    for other tensors reached its buffer (the random campaign's counterexample to a rule that judged by who
+    wrote the buffer first)."""
+    from zcspec.checks.execution.v2 import observe_scenario
+    b = GraphBuilder("random")
+    b.output(b.op("PhonyConcat", [b.input("in0", (1,)), b.input("in1", (1,))], shape=(2,), axis=0))
+    graph = b.build()
+    model = build_model(graph, CompileOptions(soc="ascend910b"))
+    run = {"runtime": "v2", "trust_shape_on_out_tensor": True, "always_zero_copy": True,
+           "always_external_allocator": True, "enable_single_stream": True}
+    (obs,) = observe_scenario(model, run, graph)
+    report = check(obs)
+    assert report.ok and "V2-TRUST-SHAPE" in report.exercised
+    out = obs.buffer("phonyconcat_1:0")
+    names = {r.tensor for e in obs.events for r in e.written() if r.overlaps(out.address, out.size)}
+    assert obs.out_tensors[0].after is None and names and "phonyconcat_1:0" not in names
