@@ -13,7 +13,7 @@ planner's region sizes, and apply to plans in GE's terms only.
 
 The weight region is not judged here: GE places the first weight at ``kWeightsStartOffset`` (512,
 ``compiler/graph/build/model_builder.cc``, the ``ModelBuilder`` constructor and
-``AdjustConstWeightSize``), a start zcspec does not take.
+``AdjustConstWeightSize``), where zcspec starts at 0 (docs/ge-deviations.md, row P21).
 """
 from __future__ import annotations
 

@@ -100,3 +100,17 @@ def test_a_spare_zero_copy_unit_fails_verify_through_the_claims(monkeypatch):
         report = check(obs)
         assert set(report.violated()) == {PACKED, ATTRIBUTES}, str(report)
         assert [v.culprit for v in report.violations if v.invariant_id == PACKED] == ["region 'zero_copy'"]
+
+
+def test_weights_start_at_zero_where_ges_start_at_512():
+    """GE's ModelBuilder starts the weights at kWeightsStartOffset = 512 (model_builder.cc: weight_offset_
+    begins there, AdjustConstWeightSize advances it by each Const's raw bytes, rounded to 512 after each node,
+    AlignWeightOffset adds the padding and rounds once more), so GE's one 64-byte table would sit at 512 of
+    1536 bytes. zcspec starts at 0, each weight a block of its padded size (row P21); no claim judges the
+    weight region, so this pins the deviation."""
+    from zcspec.checks.zoo import load
+    from zcspec.impl.compiler.compile import compile_stages
+    from zcspec.impl.compiler.options import CompileOptions
+    stages = compile_stages(load("builtin:constants"), CompileOptions())
+    (table,) = [t for t in stages.plan.tensors if t.region == "weight"]
+    assert (table.offset, table.size, stages.plan.regions["weight"]) == (0, 96, 512)
