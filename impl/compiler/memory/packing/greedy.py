@@ -12,6 +12,7 @@ import attrs
 import numpy as np
 
 from zcspec.impl.compiler.memory.packing.fit import place_in_order
+from zcspec.impl.compiler.memory.packing.sweep import static_order
 
 
 @attrs.frozen(eq=False)
@@ -51,6 +52,10 @@ def orders(inst: Instance) -> list[tuple[str, np.ndarray]]:
         ("greedy-length", np.lexsort((idx, -inst.size, -length))),
         ("greedy-area", np.lexsort((idx, -inst.size, -(inst.size * length)))),
         ("greedy-start", np.lexsort((idx, -inst.size, inst.lower))),
+        # MiniMalloc's static "TWA" (the most bytes live around it, then longest, then largest area): on
+        # traces of real planners it keeps the long-lived buffers of the fullest steps low (IOPDDL Y_1 at
+        # its max-live bound in one pass, where every order above stays 0.35% or more over it).
+        ("greedy-TWA", static_order(inst, "TWA")),
     ]
 
 

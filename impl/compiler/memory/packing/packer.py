@@ -13,7 +13,8 @@ planning-facts.md) or ``capacity`` when given:
 
 1. greedy by size with best fit (TFLite ``GreedyBySizeAssignment``);
 2. more orders, best fit each, keep the best (XLA
-   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start;
+   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start, and
+   MiniMalloc's static "TWA" order (only this one above MAX_ORDERS_SIZE buffers);
 3. the canonical exact search (MiniMalloc, :mod:`.search`) with the
    target as capacity and a node budget (it reaches the lower bound on
    DenseNet-121's 911 feature maps in under a thousand nodes);
@@ -76,8 +77,10 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
     started = time.monotonic()
     best = _packing(buffers, greedy.best_fit(inst, greedy.order_by_size(inst)), lb, "greedy-size")
     one_pass = time.monotonic() - started
-    # One best-fit pass costs O(n^2) element steps: beyond this size the extra orders are skipped.
-    orders = greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE else []
+    # Beyond MAX_ORDERS_SIZE buffers only MiniMalloc's static order is tried of the extra orders: the
+    # one that helps on large real traces, where each pass costs seconds (long-lived buffers are every
+    # other buffer's time neighbours).
+    orders = [o for o in greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE or o[0] == "greedy-TWA"]
     for method, order in orders:
         if best.arena <= target or _late(deadline):
             break
