@@ -47,6 +47,7 @@ from mutation.score import Score
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "out" / "mutation_score.json"
 SEEDS = 2**31   # a drawn seed is below this
+FIGURE_SAMPLE = 40   # issue 35's figure samples at least this many mutants of all impl/, with verify's defaults
 
 
 def _args(argv):
@@ -123,6 +124,8 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
           + (f" (--module {' '.join(args.module)})" if args.module else ""))
     if args.drawn:
         print(f"the same sample: {_rerun(args)}")
+    if len(chosen) < FIGURE_SAMPLE or args.module or args.verify_args:
+        print(f"(a sample under {FIGURE_SAMPLE}, of some modules or with other verify arguments: not issue 35's figure)")
     if args.list:
         for m in chosen:
             print(f"  {m.label:<48} {m.describe()}")

@@ -353,7 +353,8 @@ def test_the_script_lists_a_seeded_sample_without_running_anything():
     first, again = (subprocess.run(cmd, capture_output=True, text=True, timeout=120) for _ in range(2))
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
-    assert lines[0].startswith("mutation score: 3 mutants sampled (seed 5) from ") and len(lines) == 4
+    assert lines[0].startswith("mutation score: 3 mutants sampled (seed 5) from ") and len(lines) == 5
+    assert lines[1] == "(a sample under 40, of some modules or with other verify arguments: not issue 35's figure)"
     assert again.stdout == first.stdout
     drawn = subprocess.run(cmd[:2] + ["--list", "--sample", "2", "--worktree"], capture_output=True, text=True,
                            timeout=120)
@@ -361,6 +362,8 @@ def test_the_script_lists_a_seeded_sample_without_running_anything():
     assert "drawn" in drawn.stdout.splitlines()[0]
     assert drawn.stdout.splitlines()[1] == f"the same sample: python benchmarks/mutation_score.py --sample 2 " \
                                            f"--worktree --seed {seed}"
+    figure = subprocess.run(cmd[:2] + ["--list", "--worktree"], capture_output=True, text=True, timeout=120)
+    assert "40 mutants sampled" in figure.stdout and "not issue 35's figure" not in figure.stdout
 
 
 def test_module_patterns_restrict_the_sites_and_a_pattern_matching_nothing_is_refused(impl_sites):
@@ -380,6 +383,72 @@ def test_the_script_lists_a_focused_sample_and_refuses_an_unknown_module():
     assert focused.returncode == 0, focused.stderr
     lines = focused.stdout.splitlines()
     assert "in 1 modules of impl/" in lines[0] and "(--module impl/runtime/acl.py)" in lines[0]
-    assert len(lines) == 5 and all(line.split()[0].startswith("impl/runtime/acl.py:") for line in lines[1:])
+    assert len(lines) == 6 and all(line.split()[0].startswith("impl/runtime/acl.py:") for line in lines[2:])
     bad = subprocess.run(cmd + ["--module", "impl/nowhere.py"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "matches none" in bad.stderr
+
+
+# A stand-in for ``zcspec verify --artefacts DIR`` run in a mutant's copy (its cwd): it reads the copy's
+# impl/x.py and writes a case table, DIGESTS and a verdict as verify does, so that the campaign's judging
+# (attribution, comparison, the suite's turn) runs end to end in seconds.
+FAKE_VERIFY = r'''
+import hashlib, json, pathlib, sys
+out = pathlib.Path(sys.argv[sys.argv.index("--artefacts") + 1]); out.mkdir(parents=True)
+source = pathlib.Path("impl/x.py").read_text()
+if "a <= 1" in source:
+    verdict = {"ok": False, "stopped": "", "claims": {"MEM-NO-OVERLAP": 1}, "findings": [], "counterexample": None,
+               "error_kinds": {}, "errors": [], "failed_calls": [], "failed_call_count": 0, "proofs_failed": [],
+               "corpus_regressed": [], "below_floor": [], "never_exercised": []}
+    (out / "verdict.json").write_text(json.dumps(verdict)); print("VIOLATION MEM-NO-OVERLAP in zoo:x"); sys.exit(1)
+built = "the plan" if '"a": 1' in source else "another plan"   # the table's entry b builds nothing
+line = json.dumps({"case": "zoo:x", "built": built})
+(out / "zoo.jsonl").write_text(line + "\n")
+(out / "cases.tsv").write_text("phase\tcase\tobservations\tviolated\tsha256\nzoo\tzoo:x\t1\t\t"
+                               + hashlib.sha256(line.encode()).hexdigest() + "\n")
+(out / "DIGESTS").write_text("".join(f"{hashlib.sha256((out / n).read_bytes()).hexdigest()}  {n}\n"
+                                     for n in ("cases.tsv", "zoo.jsonl")))
+'''
+
+
+SOURCE = 'TABLE = {"a": 1, "b": 2}\n\n\ndef f(a):\n    return a < 1\n'
+
+
+def _fake_campaign(tmp_path, monkeypatch, verify_script: str) -> Sandbox:
+    """A copy of a repository whose impl/ is one module (SOURCE), judged by ``verify_script`` and a suite that passes."""
+    from benchmarks.mutation import campaign
+    repo = tmp_path / "repo"
+    for folder in ("api", "spec", "impl", "checks"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "__init__.py").write_text("")
+    (repo / "impl" / "x.py").write_text(SOURCE)
+    fake = tmp_path / "fake_verify.py"
+    fake.write_text(verify_script)
+    monkeypatch.setattr(campaign, "verify_command", lambda extra, artefacts=None: [
+        sys.executable, str(fake), "--artefacts", str(artefacts)])
+    monkeypatch.setattr(campaign, "suite_command", lambda workers, extra: [sys.executable, "-c", "pass"])
+    return Sandbox.create(repo, tmp_path / "work" / "pristine", commit=None)
+
+
+def test_the_campaign_attributes_kills_and_proves_equivalents_by_their_artefacts(tmp_path, monkeypatch):
+    from benchmarks.mutation import campaign
+    source = SOURCE
+    pristine = _fake_campaign(tmp_path, monkeypatch, FAKE_VERIFY)
+    settings = campaign.Settings(jobs=2)
+    limits = campaign.baseline(pristine, tmp_path / "work", settings, lambda s: None)
+    found = {(m.operator, m.after): m for m in mutator.file_sites(source, "impl/x.py")}
+    chosen = [found[("compare", "(a <= 1)")], found[("table-drop", '({"a": 1})')], found[("table-drop", '({"b": 2})')]]
+    outcomes = campaign.judge(chosen, pristine, tmp_path / "work", settings, limits, lambda s: None)
+    by = {o.mutation.after: o for o in outcomes}
+    killed, equivalent, missed = by["(a <= 1)"], by['({"a": 1})'], by['({"b": 2})']
+    assert (killed.status, killed.kill.how, killed.kill.claims) == ("verify-killed", "claims", ("MEM-NO-OVERLAP",))
+    assert (equivalent.status, equivalent.artefacts, equivalent.suite.verdict) == ("equivalent", "", "survived")
+    assert missed.status == "missed" and missed.suite is None
+    assert missed.artefacts == "cases.tsv, zoo.jsonl differ; first: zoo case 'zoo:x'"
+
+
+def test_a_baseline_whose_two_runs_write_different_artefacts_is_refused(tmp_path, monkeypatch):
+    from benchmarks.mutation import campaign
+    noisy = FAKE_VERIFY.replace('built = "the plan"', 'import random; built = str(random.random()) or "the plan"')
+    pristine = _fake_campaign(tmp_path, monkeypatch, noisy)
+    with pytest.raises(campaign.CampaignError, match="two verify runs of the unmutated copy wrote different artefacts"):
+        campaign.baseline(pristine, tmp_path / "work", campaign.Settings(), lambda s: None)
