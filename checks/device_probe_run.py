@@ -15,6 +15,7 @@ import math
 import attrs
 import numpy as np
 
+from zcspec.checks.allocator_threads import run_allocator_threads
 from zcspec.checks.errors import OracleUnavailable, ScenarioError
 from zcspec.impl.device import (
     SLOT_BYTES, Device, DeviceError, DeviceFault, HcclComm, HcclTask, KernelTask, MemsetTask, Slot,
@@ -321,12 +322,15 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
             run = _run_collective(dev, i, step)
             if run is not None:
                 collectives.append(run)
+        elif op == "allocator_threads":
+            run_allocator_threads(dev, step, f"device probe step {i}")
         elif op == "oracle":
             run = _run_oracle(dev, i, step)
             if run is not None:
                 oracles.append(run)
         else:
-            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective, oracle")
+            raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective, oracle, "
+                          "allocator_threads")
     return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles))
 
 

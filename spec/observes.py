@@ -26,6 +26,8 @@ MODEL_FILE = "the model file's bytes (header, regions, tasks and their argument 
 TRACE = "the device trace of the call (allocations, frees, copies, argument writes, launches, events)"
 LOAD = "the runtime's region bindings at load and the device trace of the load"
 PROBE = "the device trace of a probe program (allocations, frees, each access and the device's verdict)"
+ALLOCATOR_TRACE = ("the device trace of a probe program whose threads call the runtimes' allocators (each "
+                   "call's enter and exit with its thread, allocations, virtual reservations)")
 PROBE_KERNELS = ("the probe's record of each compute step (what the device API raised, the input bytes, the "
                  "output bytes before the launch and after)")
 
@@ -176,4 +178,9 @@ OBSERVES: dict[str, Observed] = {
                                      "(shapes, dtypes, bytes) or error for the same node on the same input bytes",
                                      "the probe's record of each oracle step, with onnxruntime's run of a one-node "
                                      "ONNX model made by the checker (checks/onnxruntime_oracle.py)"),
+    "V1-ALLOCATOR-ACCOUNTING": Observed("each call into a v1 session allocator (its enter and exit, the method, the "
+                                        "calling thread) and the allocations, frees, reservations and releases "
+                                        "tagged with the allocator's name, in trace order", ALLOCATOR_TRACE),
+    "V2-ALLOCATOR-ONE-THREAD": Observed("each call into a v2 caching allocator: its enter and exit, the method and "
+                                        "the calling thread, in trace order", ALLOCATOR_TRACE),
 }

@@ -54,6 +54,12 @@ the spec holds one to the other (DEVICE-KERNEL-ORACLE). The program draws reduct
 not fit, one whose output is one longer than its pads give) and two LSTM or GRU nodes. Without
 onnxruntime, oracle steps are skipped (and DEVICE-KERNEL-ORACLE is not exercised).
 
+Before the allocator steps come three ``allocator_threads`` steps (checks/allocator_threads.py): 2 to 4
+host threads calling one of runtime v1's session allocators (``v1_active``, ``v1_fixed_base``) or runtime
+v2's caching allocator (``v2_caching``, each call behind the caller's lock) at once, every allocator's
+memory given back by the end (V1-ALLOCATOR-ACCOUNTING, V2-ALLOCATOR-ONE-THREAD). They are drawn from their
+own generator, seeded by the program's length so far, so the draws of the steps around them stay as they were.
+
 After them the allocator steps: the probe's device has ``PROBE_CAPACITY`` (4 MiB) of memory, and the
 program fills it with two mallocs of every power of two from 2 MiB down to 512 bytes (some a few bytes
 short, so the next block starts past an alignment gap; the second 2 MiB one never fits), frees three
@@ -74,6 +80,7 @@ import numpy as np
 
 from hypothesis import strategies as st
 
+from zcspec.checks.allocator_threads import ALLOCATORS
 from zcspec.checks.device_probe_run import COLLECTIVES, PROBE_CAPACITY
 from zcspec.impl.compiler.ir import Graph
 
@@ -175,8 +182,19 @@ def program(rng: random.Random, steps: int) -> tuple[dict, ...]:
     out.extend(_collective(rng) for _ in range(rng.randint(1, 2)))
     out.extend(_expand(rng, legal) for legal in rng.sample([True, False], 2))
     out.extend(_oracle_steps(rng))
+    out.extend(_allocator_threads(random.Random(len(out))))   # its own generator: the later draws stay
     out.extend(_allocator(rng, len(sizes)))
     return tuple(out)
+
+
+def _allocator_threads(rng: random.Random) -> list[dict]:
+    """One ``allocator_threads`` step per runtime allocator (checks/allocator_threads.py), 2 to 4 threads."""
+    kib = lambda *ns: [n << 10 for n in ns]  # noqa: E731
+    sizes = {"v1_active": kib(rng.randint(1, 64), rng.randint(1, 256), 4),
+             "v1_fixed_base": kib(rng.choice([512, 2048]), rng.randint(1, 1024)),
+             "v2_caching": kib(rng.randint(1, 64), rng.randint(1, 512))}
+    return [{"op": "allocator_threads", "allocator": kind, "threads": rng.randint(2, 4), "rounds": rng.randint(1, 3),
+             "sizes": sizes[kind]} for kind in ALLOCATORS]
 
 
 def _io(shape, dtype: str = "float32", index: int | None = None) -> dict:

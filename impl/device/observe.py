@@ -24,7 +24,13 @@ device event       probe event
                    other alone: an ``access`` of the task with no ranges, refused = its kind
 ``ArgWrite``       none: the host writing argument tables, which a probe does not aim anywhere
 ``Memset``         none: a memset task's writes are its launch's
+``AllocatorCall``  an ``allocator_events`` ``enter`` or ``exit`` (allocator, runtime, call, thread)
+``Mapping``        reserve / release: an ``allocator_events`` event of the allocator whose name starts
+                   its tag (impl/device/observe_allocators.py); map / unmap: none
 =================  ==========================================================================
+
+An ``Alloc`` or ``Free`` whose tag starts with the name of an allocator that made calls is also
+an ``allocator_events`` ``alloc`` or ``free`` of that allocator.
 
 Any other device event (a copy, a stream sync, host memory) is not part of a probe: it is an
 ObserveError naming the event, not silently dropped.
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 from zcspec.impl.device import trace as tr
 from zcspec.impl.device.errors import DeviceError
+from zcspec.impl.device.observe_allocators import allocator_events
 from zcspec.spec.observables.device import DeviceEvent, DeviceObservation, KernelRun
 from zcspec.spec.observables.trace import Range
 
@@ -85,9 +92,9 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
             out.append(DeviceEvent(seq, "alloc", address=e.addr, size=e.size, read_only=e.read_only))
         elif isinstance(e, tr.Free) and e.space == "device":
             out.append(DeviceEvent(seq, "free", address=e.addr))
-        elif not isinstance(e, (tr.ArgWrite, tr.Memset)):
+        elif not isinstance(e, (tr.ArgWrite, tr.Memset, tr.AllocatorCall, tr.Mapping)):
             raise ProbeTraceError(position, e)
     if pending is not None:
         raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
     return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs),
-                             tuple(collective_runs), soc, tuple(oracle_runs))
+                             tuple(collective_runs), soc, tuple(oracle_runs), allocator_events(trace, mark))

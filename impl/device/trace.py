@@ -127,7 +127,8 @@ class Mapping:
 
 @attrs.frozen
 class AllocatorCall:
-    """A runtime allocator's call entered or left (``phase``: enter, exit), on the host thread ``thread``:
+    """A runtime allocator's call entered or left (``phase``: enter, exit, or raise when it left by an
+    exception), on the host thread ``thread``:
     ``allocator`` names the allocator object (its device allocations' tags start with that name),
     ``runtime`` says whose (v1, v2), ``call`` the method; ``size`` and ``addr`` the request and, at the
     exit, the address it returned (0: none)."""

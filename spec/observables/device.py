@@ -33,7 +33,9 @@ spec's to derive, from the shapes alone (spec/invariants/device_kernels.py). ``c
 (:class:`CollectiveRun`) are its collective steps over several devices: every rank's input and
 output bytes, for the spec to recompute what each rank must hold. ``oracle_runs`` (:class:`OracleRun`) are its oracle steps: a
 kernel of any op with attributes, its input and output bytes, and what onnxruntime computed (or
-raised) for the same node on the same bytes.
+raised) for the same node on the same bytes. ``allocator_events`` (:class:`AllocatorEvent`) are its
+runtime allocators' calls, each with the host thread that made it, and the memory tagged with their
+names, as the device trace shows them (spec/invariants/allocator_threads.py).
 """
 from __future__ import annotations
 
@@ -143,6 +145,26 @@ class OracleRun:
     oracle_error: str = ""
 
 
+AllocatorEventKind = Literal["enter", "exit", "raise", "alloc", "free", "reserve", "release"]
+
+
+@attrs.frozen
+class AllocatorEvent:
+    """One happening of a runtime allocator, in trace order (spec/invariants/allocator_threads.py):
+    ``enter`` of its method ``call`` on host thread ``thread``, and its ``exit`` (returned) or ``raise``; ``alloc``/``free`` of device
+    memory and ``reserve``/``release`` of a virtual range tagged with its name (``address``, ``size``).
+    ``runtime`` (v1, v2) says whose allocator it is, so which threading contract it keeps."""
+
+    seq: int
+    kind: AllocatorEventKind
+    allocator: str
+    runtime: str
+    call: str | None = None
+    thread: int | None = None
+    address: int | None = None
+    size: int | None = None
+
+
 @attrs.frozen
 class DeviceObservation:
     """The events of one probe program run on a fresh device (``name`` identifies the program), and its
@@ -155,6 +177,7 @@ class DeviceObservation:
     collective_runs: tuple[CollectiveRun, ...] = ()
     soc: str | None = None
     oracle_runs: tuple[OracleRun, ...] = ()
+    allocator_events: tuple[AllocatorEvent, ...] = ()
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")

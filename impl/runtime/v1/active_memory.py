@@ -103,10 +103,12 @@ class _Traced:
             thread = threading.get_ident()
             self.device.trace.append(tr.AllocatorCall(self.name, self.runtime, call, "enter", thread, size))
             out = {"addr": 0}
+            phase = "raise"
             try:
                 yield out
+                phase = "exit"
             finally:
-                self.device.trace.append(tr.AllocatorCall(self.name, self.runtime, call, "exit", thread, size,
+                self.device.trace.append(tr.AllocatorCall(self.name, self.runtime, call, phase, thread, size,
                                                           out["addr"] or 0))
 
     def _malloc(self, size: int, purpose: str, align: int | None = None) -> int | None:

@@ -51,12 +51,13 @@ def _traced(method):
         thread, trace = threading.get_ident(), self.device.trace
         size = args[0] if args and isinstance(args[0], int) else 0
         trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, "enter", thread, size))
-        result = None
+        result, phase = None, "raise"
         try:
             result = method(self, *args, **kwargs)
+            phase = "exit"
             return result
         finally:
-            trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, "exit", thread, size,
+            trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, phase, thread, size,
                                           getattr(result, "addr", 0) or 0))
 
     return wrapper

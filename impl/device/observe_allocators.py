@@ -1,0 +1,42 @@
+"""A device trace's runtime-allocator happenings as the spec's ``AllocatorEvent`` s (spec/observables/device.py).
+
+``allocator_events(trace, mark=0)`` transcribes, from position ``mark`` on, every ``AllocatorCall``
+(an ``enter`` or ``exit`` with its allocator, runtime, call and thread), and every device ``Alloc``
+/ ``Free`` and virtual ``Mapping`` reserve / release whose tag starts with the name of an allocator
+that made a call in that span (the runtimes tag an allocator's memory ``"<name> <purpose>"``), as
+an ``alloc``, ``free``, ``reserve`` or ``release`` of it. It decides nothing: who holds what and
+which thread may call is the spec's to derive (spec/invariants/allocator_threads.py).
+"""
+from __future__ import annotations
+
+from zcspec.impl.device import trace as tr
+from zcspec.spec.observables.device import AllocatorEvent
+
+
+def allocator_events(trace: tr.Trace, mark: int = 0) -> tuple[AllocatorEvent, ...]:
+    events = trace.since(mark)
+    runtimes = {e.allocator: e.runtime for e in events if isinstance(e, tr.AllocatorCall)}
+    if not runtimes:
+        return ()
+    names = sorted(runtimes, key=len, reverse=True)   # the longest name a tag starts with wins
+    out: list[AllocatorEvent] = []
+    for e in events:
+        if isinstance(e, tr.AllocatorCall):
+            out.append(AllocatorEvent(len(out), e.phase, e.allocator, e.runtime, e.call, e.thread,
+                                      e.addr or None, e.size))
+            continue
+        kind = _memory_kind(e)
+        owner = kind and next((n for n in names if e.tag.startswith(n + " ")), None)
+        if owner:
+            out.append(AllocatorEvent(len(out), kind, owner, runtimes[owner], address=e.addr, size=e.size))
+    return tuple(out)
+
+
+def _memory_kind(e) -> str | None:
+    if isinstance(e, tr.Alloc) and e.space == "device":
+        return "alloc"
+    if isinstance(e, tr.Free) and e.space == "device":
+        return "free"
+    if isinstance(e, tr.Mapping) and e.what in ("reserve", "release"):
+        return e.what
+    return None

@@ -1,0 +1,52 @@
+"""Examples for the allocator-thread claims: two threads taking and giving back a v1 session allocator's
+memory (the last one frees it, or the first one does while the other still holds it); two threads calling a
+v2 caching allocator one after the other, or the second entering while the first is inside."""
+from __future__ import annotations
+
+from zcspec.spec.examples.build import Example
+from zcspec.spec.observables.device import AllocatorEvent, DeviceObservation
+
+_V1 = "v1 active memory#1"
+_V2 = "model hbm#1"
+_BLOCK = 0x1_0000_0000_0000
+
+
+def _observation(name: str, rows) -> DeviceObservation:
+    events = tuple(AllocatorEvent(i, kind, allocator, runtime, **fields)
+                   for i, (kind, allocator, runtime, fields) in enumerate(rows))
+    return DeviceObservation(name, (), allocator_events=events)
+
+
+def _call(allocator, runtime, call, thread):
+    return [("enter", allocator, runtime, {"call": call, "thread": thread}),
+            ("exit", allocator, runtime, {"call": call, "thread": thread})]
+
+
+def _v1(first_free_releases: bool) -> DeviceObservation:
+    """Threads 1 and 2 each take the allocator (thread 1's call allocates a 4 KiB block), then give it back."""
+    alloc = ("alloc", _V1, "v1", {"address": _BLOCK, "size": 4096})
+    free = ("free", _V1, "v1", {"address": _BLOCK})
+    take1 = _call(_V1, "v1", "malloc_memory", 1)
+    rows = [take1[0], alloc, take1[1], *_call(_V1, "v1", "malloc_memory", 2)]
+    give1, give2 = _call(_V1, "v1", "free_memory", 1), _call(_V1, "v1", "free_memory", 2)
+    if first_free_releases:
+        rows += [give1[0], free, give1[1], *give2]
+    else:
+        rows += [*give1, give2[0], free, give2[1]]
+    return _observation("v1 allocator from two threads", rows)
+
+
+def _v2(overlapping: bool) -> DeviceObservation:
+    one, two = _call(_V2, "v2", "malloc", 1), _call(_V2, "v2", "malloc", 2)
+    rows = [one[0], two[0], one[1], two[1]] if overlapping else [*one, *two]
+    return _observation("v2 allocator from two threads", rows)
+
+
+EXAMPLES = (
+    Example("V1-ALLOCATOR-ACCOUNTING", _v1(False), _v1(True),
+            culprit=f"{_V1} free_memory (event 7, thread 1)",
+            why="thread 1's free released the block while thread 2 still held the allocator (a lost holder count)"),
+    Example("V2-ALLOCATOR-ONE-THREAD", _v2(False), _v2(True),
+            culprit=f"{_V2} malloc (event 1, thread 2)",
+            why="thread 2 entered the allocator while thread 1 was inside its malloc"),
+)
