@@ -125,7 +125,8 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
     if args.drawn:
         print(f"the same sample: {_rerun(args)}")
     if len(chosen) < FIGURE_SAMPLE or args.module or args.verify_args:
-        print(f"(a sample under {FIGURE_SAMPLE}, of some modules or with other verify arguments: not issue 35's figure)")
+        print(f"(a sample under {FIGURE_SAMPLE}, of some modules or with other verify arguments: "
+              "not issue 35's figure)")
     if args.list:
         for m in chosen:
             print(f"  {m.label:<48} {m.describe()}")

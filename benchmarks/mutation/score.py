@@ -145,7 +145,8 @@ class Score:
             f"  the claims (the oracle too) kill {self.silent_claims.text('silent mutants')} (silent: no crash, hang "
             f"or refusal on verify's cases)",
             f"  the claims alone kill {self.claims_alone.text()} (any claim violated, whatever else verify saw)",
-            f"  claims other than the oracle kill {self.claims_outside_kernels.text(f'silent mutants outside {KERNELS}')}",
+            "  claims other than the oracle kill "
+            + self.claims_outside_kernels.text(f"silent mutants outside {KERNELS}"),
             "how verify killed: " + ", ".join(f"{_HOW_NAMES[h]} {hows[h]}" for h in HOWS if hows[h] or h != "unknown"),
             f"verify's misses: {len(self.missed)} (artefacts differ {differ}, identical artefacts but the suite "
             f"kills {len(self.missed) - differ})",

@@ -286,9 +286,9 @@ def test_the_score_counts_kills_by_how_and_equivalents_only_with_identical_artef
     crash = Kill("crash", claims=("V1-SLOT-REFRESH",), crashed=True)
     outcomes = [_outcome(claims), _outcome(oracle), _outcome(oracle, path="impl/device/kernels/x.py"), _outcome(crash),
                 _outcome(Kill("floor", floor=("V1-HCCL-COPY",))),
-                _outcome(None, "zoo.jsonl differ; first: zoo case 'x'", suite_kills=False),   # a miss all the same
-                _outcome(None, "", suite_kills=True),                                          # identical, the suite kills
-                _outcome(None, "", suite_kills=False), _outcome(None, "")]                    # equivalent
+                _outcome(None, "zoo.jsonl differ; first: zoo case 'x'", suite_kills=False),  # a miss all the same
+                _outcome(None, "", suite_kills=True),                                       # identical, suite kills
+                _outcome(None, "", suite_kills=False), _outcome(None, "")]                  # equivalent
     score = Score.of(outcomes)
     assert (len(score.killed), len(score.missed), len(score.equivalent)) == (5, 2, 2)
     assert [o.status for o in outcomes[5:7]] == ["missed", "missed"]
@@ -414,7 +414,8 @@ SOURCE = 'TABLE = {"a": 1, "b": 2}\n\n\ndef f(a):\n    return a < 1\n'
 
 
 def _fake_campaign(tmp_path, monkeypatch, verify_script: str) -> Sandbox:
-    """A copy of a repository whose impl/ is one module (SOURCE), judged by ``verify_script`` and a suite that passes."""
+    """A copy of a repository whose impl/ is one module (SOURCE), judged by ``verify_script`` and a suite
+    that passes."""
     from benchmarks.mutation import campaign
     repo = tmp_path / "repo"
     for folder in ("api", "spec", "impl", "checks"):

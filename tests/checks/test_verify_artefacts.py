@@ -102,7 +102,8 @@ def test_the_verdict_names_claims_and_errors_by_kind(tmp_path):
 
     result = _execution_run(tmp_path / "ok")
     result.findings = [attrs.make_class("F", ["case", "violation"])("zoo:x", V("MEM-NO-OVERLAP"))]
-    result.errors, result.error_kinds = [("zoo:y", "KeyError: 'a'"), ("ACL refusal z", "not refused")], ["crash", "check"]
+    result.errors = [("zoo:y", "KeyError: 'a'"), ("ACL refusal z", "not refused")]
+    result.error_kinds = ["crash", "check"]
     ids = [i.id for i in all_invariants()]
     writer.finish([], verdict(result, ids, ok=False, thin=["V1-HCCL-COPY"]))
     v = json.loads((tmp_path / "v" / VERDICT).read_text())
