@@ -56,7 +56,8 @@ OBSERVES: dict[str, Observed] = {
     "LAYOUT-LIFETIME-COVERS-WRITES": Observed("lifetimes against the steps of the ops that write each tensor",
                                               PLAN),
     "LAYOUT-ARENA-ALIGN": Observed("offsets of the tensors that own memory, against their arena's declared "
-                                   "alignment", PLAN),
+                                   "alignment or, when the plan names its planner, the larger alignment that "
+                                   "planner documents (the spec's planner table)", PLAN),
     "LAYOUT-IN-PLACE-READS": Observed("the byte ranges an in-place step reads of its root, where they go, and "
                                       "the ranges it writes (from the program's op, e.g. an XLA fusion's slices)",
                                       PLAN),
