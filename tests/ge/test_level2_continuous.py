@@ -58,3 +58,19 @@ def test_a_continuous_parent_takes_no_child_larger_than_its_real_size(ge_graph):
     g = _concat_then(ge_graph("continuous_smaller"), ("D", 2100), ("E", 512))
     plan = g.plan()
     assert _block(plan, "D:0").parent is None and _block(plan, "P:0").parent is None
+
+
+def test_a_continuous_output_block_is_an_ordinary_block_in_level_two(ge_graph):
+    """F's two outputs (continuous_output, one 2048 B block) live after X (4096 B) is read. GE asks for a
+    continuous output's block without ``continuous`` (``ApplyContinuousMemory``), so it is no
+    ``continuous_block_``: level 2 offers it to X's block like any other, which takes it, and
+    ``AssignContinuousBlocks`` (continuous inputs only) leaves it in place. zcspec once never let such a
+    block be a child and moved it to the end of the list: 6656 B instead of 4608 B."""
+    g = ge_graph("continuous_output_child")
+    g.node("X", outs=(4096,)).node("Y", outs=(512,)).node("F", op="Split", outs=(1024, 1024), continuous_output=True)
+    g.node("G", outs=(512,)).node("H", outs=(512,)).node("S", outs=(512,)).node("out", op="NetOutput", outs=())
+    g.edge("X", 0, "Y", 0).edge("Y", 0, "F", 0).edge("F", 0, "G", 0).edge("F", 1, "H", 0)
+    g.edge("G", 0, "S", 0).edge("H", 0, "S", 1).edge("S", 0, "out", 0)
+    plan = g.plan()
+    assert _block(plan, "F:0").parent == _block(plan, "X:0").id and _block(plan, "F:1") == _block(plan, "F:0")
+    assert plan.regions["feature_map"] == 4608

@@ -23,9 +23,9 @@ then shrinks blocks to their real contents). offsets.py keeps the smaller.
    not taken in the end. Both must be reusable and of one batch label; zero-copy and atomic blocks
    never merge (2.5.10). A continuous input's block takes GE's own path (``AddContinuousLifeReuseBlock``,
    :func:`_continuous_pair`): whole lifetimes only, real sizes, no slack, no descent into children, and
-   a later one of equal aligned size may take the earlier block instead; a continuous output's block
-   may only be the parent.
-3. continuous blocks move to the end of the list (2.5.6, 2.8.1).
+   a later one of equal aligned size may take the earlier block instead. A continuous output's block is
+   an ordinary block there, as in GE (``ApplyContinuousMemory`` asks for it without ``continuous``).
+3. the continuous inputs' blocks move to the end of the list (2.5.6, 2.8.1).
 
 Atomic units get no block here: offsets.py places them after the feature map
 (2.5.4, 3.3). Children hold no offset yet: offsets.py lays them out.
@@ -367,8 +367,6 @@ def level_two(blocks: list[Block], options) -> list[Block]:
                 if _continuous_pair(parent, child, options):
                     break   # the parent went into the child: GE's later offers to it all fail (child_block_)
                 continue
-            if child.continuous:
-                continue
             clones: list[Block] = []
             if _may_share(parent, child, options, clones, new_id):
                 _try_adopt(parent, child, options, clones, new_id)
@@ -382,8 +380,10 @@ def level_two(blocks: list[Block], options) -> list[Block]:
 
 
 def regroup_continuous(blocks: list[Block]) -> list[Block]:
-    """AssignContinuousBlocks (2.5.6): continuous blocks move to the end, order kept."""
-    return [b for b in blocks if not b.continuous] + [b for b in blocks if b.continuous]
+    """AssignContinuousBlocks (2.5.6): the continuous inputs' blocks move to the end, order kept (GE moves
+    those of ``node_continuous_input_blocks_`` only: a continuous output's block stays where it is)."""
+    return ([b for b in blocks if not _feeds_continuous_input(b)]
+            + [b for b in blocks if _feeds_continuous_input(b)])
 
 
 def assign_blocks(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
