@@ -14,7 +14,10 @@ scenario's JSON dict (checks/scenario.py):
 - ``seed``: the inputs are standard normal draws from this seed (default 0);
 - ``batch``: the dynamic-batch branch the call runs (a model with branches needs one);
 - ``threads``: that many further calls made at once from as many threads on the loaded executor,
-  each with fresh output buffers of the same sizes (the inputs are shared: nothing writes them);
+  each with fresh output buffers of the same sizes (the inputs are shared: nothing writes them); the
+  observations then end with the device trace's allocator calls (a ``DeviceObservation`` of
+  ``allocator_events`` alone: V2-ALLOCATOR-ONE-THREAD, the executor's caching allocator entered by one
+  thread at a time);
 - ``external_alloc_fails_at``: k >= 1. Every call passes the caller's external allocator (device
   memory, one block per request) and the run makes three calls, one after another, on the same
   buffers, as a caller that retries: one with a working allocator, one whose allocator returns 0
@@ -49,6 +52,7 @@ from zcspec.checks.execution import judge
 from zcspec.checks.execution.judge import Note, Observations
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.platform import dtypes
+from zcspec.impl.device.observe_allocators import allocator_events
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
@@ -56,6 +60,7 @@ from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
+from zcspec.spec.observables.device import DeviceObservation
 from zcspec.spec.observables.execution import OutputTensor
 
 FAILS_AT = "external_alloc_fails_at"
@@ -216,6 +221,8 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
         k, values = by_buffers.get(tuple(g.address for g in record.buffers if g.role == "output"), (0, {}))
         name = run.name if k == 0 else f"{run.name} thread {k - 1}"
         observations.append(run.observe(record, values, tensors[k], name))
+    if threads:   # the calls into the executor's caching allocator, with their threads (V2-ALLOCATOR-ONE-THREAD)
+        observations.append(DeviceObservation(f"{run.name} allocator calls", (), allocator_events=allocator_events(dev.trace)))
     return Observations(observations, run.notes)
 
 

@@ -43,7 +43,9 @@ def test_concurrent_calls_on_one_executor_each_get_their_own_result():
 def test_a_threaded_v2_scenario_is_observed_per_call_and_clean():
     graph = load("builtin:workspace_streams")
     obs = observe_scenario(build_model(graph), {"runtime": "v2", "threads": 3}, graph)
-    assert len(obs) == 4 and not obs.notes
-    for o in obs:
+    *calls, allocator_calls = obs   # the last: the caching allocator's calls (V2-ALLOCATOR-ONE-THREAD)
+    assert len(calls) == 4 and not obs.notes
+    assert "V2-ALLOCATOR-ONE-THREAD" in check(allocator_calls).exercised and not check(allocator_calls).violations
+    for o in calls:
         assert not check(o).violations
         assert o.outputs and all(r.oracle_max_abs_diff is not None for r in o.outputs)

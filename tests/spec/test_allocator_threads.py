@@ -110,3 +110,44 @@ def test_a_bad_allocator_threads_step_names_its_field():
         run_allocator_threads(Device(), {"allocator": "v3", "threads": 2, "rounds": 1, "sizes": [1]}, "step 4")
     with pytest.raises(ScenarioError, match="threads=1"):
         run_allocator_threads(Device(), {"allocator": "v2_caching", "threads": 1, "rounds": 1, "sizes": [1]}, "s")
+
+
+def _relu_model():
+    from zcspec.impl.compiler.builder import GraphBuilder
+    from zcspec.impl.compiler.compile import build_model
+    b = GraphBuilder("allocator_threads")
+    x = b.input("x", (8, 16))
+    b.output(b.op("Relu", [b.op("Relu", [x], name="r1")], name="r2"))
+    return build_model(b.build())
+
+
+def test_the_campaign_s_threaded_v2_calls_keep_one_thread_inside():
+    from zcspec.checks.execution.v2 import observe_scenario
+    obs = observe_scenario(_relu_model(), {"runtime": "v2", "threads": 3})[-1]
+    assert V2.exercised(obs) and V2.violations(obs) == ()
+
+
+def test_v2_executor_without_its_lock_lets_a_second_thread_into_its_pool(monkeypatch):
+    from zcspec.checks.execution.v2 import observe_scenario
+    from zcspec.impl.runtime.v2 import executor
+    init, best_fit = executor.StreamExecutor.__init__, CachingAllocator._best_fit
+    other_entered, blocked = threading.Event(), []
+
+    def unlocked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._lock = contextlib.nullcontext()   # the planted race: calls from threads no longer queue
+
+    def slow_best_fit(self, need):   # the first threaded call waits inside the pool for another thread
+        if threading.current_thread() is not threading.main_thread():
+            if not blocked:
+                blocked.append(True)
+                other_entered.wait(timeout=10)
+            else:
+                other_entered.set()
+        return best_fit(self, need)
+
+    monkeypatch.setattr(executor.StreamExecutor, "__init__", unlocked)
+    monkeypatch.setattr(CachingAllocator, "_best_fit", slow_best_fit)
+    obs = observe_scenario(_relu_model(), {"runtime": "v2", "threads": 2})[-1]
+    assert other_entered.is_set()
+    assert any("entered while thread" in v.message for v in V2.violations(obs))
