@@ -20,7 +20,8 @@ may appear in several docs (each copy is rewritten). Nothing between the markers
 Figures that need something from outside the project name an environment variable and are skipped
 (and listed) without it: MiniMalloc's CLI (``$ZCSPEC_MINIMALLOC``, or ``--minimalloc PATH``), a
 folder of exported torchvision models (``$ZCSPEC_TORCHVISION_DIR``, written by
-benchmarks/torchvision_export.py), the Pythons of other compilers' campaigns
+benchmarks/torchvision_export.py), the folder of the real planners' traces (``$ZCSPEC_TRACES_DIR``),
+the Pythons of other compilers' campaigns
 (``$ZCSPEC_LITERT_PYTHON``, ``$ZCSPEC_EXECUTORCH_PYTHON``, ``$ZCSPEC_EXECUTORCH_FIXED_PYTHON``). A command that fails leaves its
 blocks as they were and the run exits 1 naming it; a doc with an unknown or unclosed block exits 2
 naming the file and line.
@@ -96,6 +97,9 @@ FIGURES = (
     Figure("plan-hard-minimalloc", ("benchmarks/plan_hard.py", "--minimalloc", "{ZCSPEC_MINIMALLOC}", "--passes", "3"),
            8, needs="ZCSPEC_MINIMALLOC"),
     Figure("pack-scale", ("benchmarks/pack_scale.py",), 2),
+    # The five published SOMAS and IOPDDL traces (idealloc's repository; --traces names their folder),
+    # with MiniMalloc's CLI beside zcspec on each when $ZCSPEC_MINIMALLOC is set too.
+    Figure("plan-traces", ("benchmarks/plan_traces.py", "--traces", "{ZCSPEC_TRACES_DIR}"), 6, needs="ZCSPEC_TRACES_DIR"),
     Figure("foreign-plans", ("benchmarks/foreign_plans.py",), 1),
     # The campaigns from seed 0 on LiteRT and on ExecuTorch before and after pytorch/executorch#21840's
     # fix (about 10 minutes); XLA's, IREE's and TVM's too when $ZCSPEC_XLA_PYTHON, $ZCSPEC_IREE_PYTHON and
