@@ -48,6 +48,8 @@ ALLOWED = {
     "impl/device/observe.py": {
         "zcspec.impl.device.trace": "the device trace's event types",
         "zcspec.impl.device.errors": "the device's refusal, transcribed as a fault",
+        "zcspec.impl.device.observe_allocators": "the allocator calls and their tagged memory, transcribed "
+                                                 "(it reads the trace's event types alone)",
     },
 }
 

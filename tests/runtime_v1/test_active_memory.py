@@ -154,3 +154,16 @@ def test_a_1g_page_falls_back_to_2m_pages_unless_1g_only():
 def test_page_size_classes_are_ge_s():
     with pytest.raises(ValueError, match="page size classes"):
         PhysicalMemoryAllocator(Device(), page_size=4 * MiB)
+
+
+def test_large_pages_and_incremental_growth():
+    """8 MiB large pages back 20 MiB with 3 pages; an incremental request extends the mapped prefix and
+    returns the address past what was used, without taking a holder (GE's ``incremental``)."""
+    dev = Device(poison=False)
+    ex = ExpandableActiveMemoryAllocator(dev, page_size=8 * MiB)
+    base = ex.malloc_memory("fm", 20 * MiB)
+    assert ex.mapped_pages == 3 and ex.used_count == 1
+    assert ex.malloc_memory("fm", 10 * MiB, incremental=True) == base + 20 * MiB
+    assert ex.mapped_pages == 4 and ex.used_count == 1 and ex.used_memory_size == 30 * MiB
+    ex.free_memory()
+    assert not dev.vm.reserved and not [a for a in dev.allocations()]

@@ -9,10 +9,14 @@ import pytest
 from zcspec.checks.allocator_threads import run_allocator_threads, run_threads
 from zcspec.checks.device_probe_run import run_probe
 from zcspec.checks.errors import ScenarioError
+from zcspec.checks.execution.v2 import observe_scenario
 from zcspec.checks.strategies.device_probes import fixed_programs
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.device.observe import observe_device
 from zcspec.impl.runtime.v1.active_memory import ActiveMemoryAllocator, LogicalMemoryBlock
+from zcspec.impl.runtime.v2 import executor
 from zcspec.impl.runtime.v2.allocators import CachingAllocator
 from zcspec.spec.registry import get
 
@@ -113,8 +117,6 @@ def test_a_bad_allocator_threads_step_names_its_field():
 
 
 def _relu_model():
-    from zcspec.impl.compiler.builder import GraphBuilder
-    from zcspec.impl.compiler.compile import build_model
     b = GraphBuilder("allocator_threads")
     x = b.input("x", (8, 16))
     b.output(b.op("Relu", [b.op("Relu", [x], name="r1")], name="r2"))
@@ -122,14 +124,11 @@ def _relu_model():
 
 
 def test_the_campaign_s_threaded_v2_calls_keep_one_thread_inside():
-    from zcspec.checks.execution.v2 import observe_scenario
     obs = observe_scenario(_relu_model(), {"runtime": "v2", "threads": 3})[-1]
     assert V2.exercised(obs) and V2.violations(obs) == ()
 
 
 def test_v2_executor_without_its_lock_lets_a_second_thread_into_its_pool(monkeypatch):
-    from zcspec.checks.execution.v2 import observe_scenario
-    from zcspec.impl.runtime.v2 import executor
     init, best_fit = executor.StreamExecutor.__init__, CachingAllocator._best_fit
     other_entered, blocked = threading.Event(), []
 

@@ -297,6 +297,15 @@ class PhysicalMemoryAllocatorMgr:
                 pool = cls._pools[key] = PhysicalMemoryAllocator(device, memory_type, page_size)
             return pool
 
+    @classmethod
+    def forget(cls, pool: PhysicalMemoryAllocator) -> None:
+        """Drop ``pool`` once no user is left (GE keeps the emptied object for the process's life; here
+        the manager would keep its device alive)."""
+        with cls._lock:
+            key = (id(pool.device), pool.memory_type, pool.page_size)
+            if cls._pools.get(key) is pool and pool.ref_count == 0:
+                del cls._pools[key]
+
 
 class ExpandableActiveMemoryAllocator(_Traced):
     """GE's ExpandableActiveMemoryAllocator: a reserved virtual range backed page by page (module doc)."""
@@ -366,6 +375,8 @@ class ExpandableActiveMemoryAllocator(_Traced):
                 self.device.vm.release(self.base)
             self.page_table.clear()
             self.pool.finalize()
+            if self.share_pool:
+                PhysicalMemoryAllocatorMgr.forget(self.pool)
             self.base, self.used_memory_size, self.pool = None, 0, None
 
     @property
