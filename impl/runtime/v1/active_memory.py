@@ -34,7 +34,8 @@ V1-ALLOCATOR-ACCOUNTING recomputes from that trace who holds the memory.
 Not modelled (docs/runtime-v1.md): the extend-size-full mode in which ``ActiveMemoryAllocator``
 maps its blocks through the expandable allocator and recycles physical pages between executions
 (``Recycle``, ``MallocPhysicalMemory``, GE's NEW_VA / PHYSICAL_MEM_USING paths and the VA/PA page
-records); runtime v1 does not call these allocators at load (GE does in
+records); a page asking back its own last physical page first (``last_pa_index``); GE's delayed
+unmap. Runtime v1 does not call these allocators at load (GE does in
 ``DavinciModel::MallocFeatureMapMem`` under the extend-size static memory policy).
 """
 from __future__ import annotations
