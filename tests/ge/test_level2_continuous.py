@@ -74,3 +74,18 @@ def test_a_continuous_output_block_is_an_ordinary_block_in_level_two(ge_graph):
     plan = g.plan()
     assert _block(plan, "F:0").parent == _block(plan, "X:0").id and _block(plan, "F:1") == _block(plan, "F:0")
     assert plan.regions["feature_map"] == 4608
+
+
+def test_a_continuous_output_takes_a_released_block_at_the_first_stage(ge_graph):
+    """X (2048 B) is released before F's two outputs (continuous_output, 2048 B together) are written, and
+    S (2048 B) comes after them: GE's ``ApplyContinuousMemory`` asks without ``continuous``, so the walk gives
+    F the block X released, and S the same block once F's outputs are read (``ReuseBlock`` refuses only a
+    ``continuous_block_``): one block for the three."""
+    g = ge_graph("continuous_output_first_stage")
+    g.node("X", outs=(2048,)).node("Y", outs=(512,)).node("F", op="Split", outs=(1024, 1024), continuous_output=True)
+    g.node("G", outs=(512,)).node("H", outs=(512,)).node("S", outs=(2048,)).node("T", outs=(512,))
+    g.node("out", op="NetOutput", outs=())
+    g.edge("X", 0, "Y", 0).edge("Y", 0, "F", 0).edge("F", 0, "G", 0).edge("F", 1, "H", 0)
+    g.edge("G", 0, "S", 0).edge("H", 0, "S", 1).edge("S", 0, "T", 0).edge("T", 0, "out", 0)
+    plan = g.plan()
+    assert _block(plan, "X:0") == _block(plan, "F:0") == _block(plan, "F:1") == _block(plan, "S:0")

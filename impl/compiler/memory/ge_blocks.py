@@ -101,7 +101,11 @@ def _pool_key(unit, options, max_block: bool):
 
 
 def _may_reuse(unit, options) -> bool:
-    return options.reuse and unit.reusable and unit.zero_copy is None and not unit.continuous and not unit.atomic
+    """2.4.3. A continuous input's unit neither takes nor gives a block here (GE's ``ApplyMemory`` with
+    ``continuous``, ``ReuseBlock`` refusing a ``continuous_block_``); a continuous output's takes and
+    gives one as any output (``ApplyContinuousMemory`` asks without ``continuous``)."""
+    return (options.reuse and unit.reusable and unit.zero_copy is None and not unit.atomic
+            and not (unit.continuous and unit.kind == "group" and unit.id.endswith("#in")))
 
 
 def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
