@@ -1,4 +1,5 @@
-"""Planner variants: GE's block and lifetime rules (ge-facts.md 1-3) each broken once.
+"""Planner variants: GE's block and lifetime rules (GE: block_mem_assigner.cc,
+graph_mem_assigner.cc) each broken once.
 
 Each patch wraps or replaces one function of impl/compiler/memory for the
 duration of a ``with`` block. The hunts draw plan scenarios.
@@ -15,7 +16,8 @@ _ALIASES = "zcspec.impl.compiler.aliases"
 
 
 def _zc_align_32():
-    """ge-facts.md 1.6, 12: every block, zero-copy ones too, is 512-aligned; this reads 32."""
+    """GE (graph_mem_assigner.cc `AssignZeroCopyMemory`, block_mem_assigner.cc `MemoryBlock::Resize`): every
+    block, zero-copy ones too, is 512-aligned; this reads 32."""
     def make(place_zero_copy):
         def wrong(ordered_units, options, blocks, unit_offset):
             return place_zero_copy(ordered_units, attrs.evolve(options, block_align=32), blocks, unit_offset)
@@ -24,7 +26,8 @@ def _zc_align_32():
 
 
 def _zc_merged():
-    """ge-facts.md 2.5.10: zero-copy blocks never share; this lets a graph input take the block of a
+    """GE (block_mem_assigner.cc `ReuseBlock`, `AddZeroCopyLifeReuseBlock`): zero-copy blocks never share; this
+    lets a graph input take the block of a
     graph output of at least its size (in-place I/O fusion applied to zero-copy memory)."""
     def make(place_zero_copy):
         def wrong(ordered_units, options, blocks, unit_offset):
@@ -120,7 +123,7 @@ def _interval_touching():
 
 VARIANTS = (
     Variant("zc-align-32", "planner",
-            "zero-copy blocks rounded to 32 bytes instead of 512 (the misreading of ge-facts.md 1.6/12)",
+            "zero-copy blocks rounded to 32 bytes instead of 512 (a common misreading of GE's graph_mem_assigner.h)",
             _zc_align_32, plan_scenarios, ("LAYOUT-ALIGN",)),
     Variant("zc-block-merged", "planner",
             "a zero-copy block merged: a graph input shares a graph output's block (in-place I/O; 2.5.10)",

@@ -15,7 +15,8 @@ def _drop_last_io_slot(table: RefreshTable) -> RefreshTable:
 
 
 def _slot_not_refreshed():
-    """ge-facts.md 6.5.4: after a re-bind every registered slot is rewritten; this misses each I/O's last."""
+    """GE (davinci_model.cc ``UpdateAllNodeArgs``): after a re-bind every registered slot is rewritten; this
+    misses each I/O's last."""
     def make(refresh):
         return lambda table, active, bindings, feature_map: refresh(_drop_last_io_slot(table), active, bindings,
                                                                     feature_map)

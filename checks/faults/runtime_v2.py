@@ -1,5 +1,5 @@
-"""Runtime v2 variants: the always_zero_copy promise (ge-facts.md 7.2-7.5) broken twice, and the
-default mode's zero copy refused."""
+"""Runtime v2 variants: the always_zero_copy promise (GE: model_out_tensor_zero_copy.cc,
+build_tensor.cc ``SplitTensorForOutputData``) broken twice, and the default mode's zero copy refused."""
 from __future__ import annotations
 
 import contextlib

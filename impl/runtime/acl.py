@@ -1,4 +1,5 @@
-"""An ACL-style facade over runtime v1 (ge-facts.md 6.2): model ids, datasets, config handles, rt memory.
+"""An ACL-style facade over runtime v1 (GE: acl_model.cpp ``aclmdlLoadFromMemWithMem``,
+``aclmdlLoadWithConfig``): model ids, datasets, config handles, rt memory.
 
     acl = Acl(device)
     work, weight = acl.mdl_query_size_from_mem(data)               # aclmdlQuerySizeFromMem

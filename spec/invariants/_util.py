@@ -16,7 +16,7 @@ GE_MEM = "compiler/graph/build/memory/"
 
 
 def align_up(n: int, granularity: int) -> int:
-    """``n`` rounded up to a multiple of ``granularity`` (0 stays 0, as GE's AlignMemOffset; ge-facts.md 1.2)."""
+    """``n`` rounded up to a multiple of ``granularity`` (0 stays 0, as GE's mem_reuse_strategy.cc AlignMemOffset)."""
     return -(-n // granularity) * granularity if n > 0 else 0
 
 

@@ -66,7 +66,8 @@ def _touches(task: Task, role: str) -> bool:
 
 def stuck(caps: Capabilities, tasks: list[Task], role: str) -> Task | None:
     """The first of ``tasks`` that references the node's ``role`` side and that the SoC cannot
-    refresh (ge-facts.md 2.6.3, 6.7.4), or None when every such task can be refreshed."""
+    refresh (GE: block_mem_assigner.cc `IsNodeSupportZeroCopy`,
+    task_args_refresh_type_classifier.cc `FixedAddrInferrer`), or None when every such task can be refreshed."""
     return next((t for t in tasks if _touches(t, role) and not caps.can_refresh(t.kind, in_loop=t.in_loop)), None)
 
 
@@ -100,8 +101,9 @@ def _writers(mf: ModelFileObservation, tasks: dict, name: str) -> list[Task]:
 
 def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> tuple[str, str] | None:
     """(why, the copy's type) when GE must put a copy on src -> dst, else None: a MemcpyAddrAsync from
-    MemcpyAddrAsyncPass (ge-facts.md 5.3.2, 5.3.4) or an Identity from MemLayoutConflictOptimizer
-    between user memory and a task that cannot refresh its addresses (5.4.2, 5.4.3). ``tasks``: node
+    MemcpyAddrAsyncPass (memcpy_addr_async_pass.cc) or an Identity from MemLayoutConflictOptimizer
+    between user memory and a task that cannot refresh its addresses (mem_layout_conflict_optimizer.cc,
+    checker/checker.cc). ``tasks``: node
     name -> its tasks (computed from ``mf`` when not given)."""
     if mf.soc is None or mf.soc.name not in TABLE or mf.build.unknown_shape:
         return None   # a SoC the capability table does not know: the claim is not exercised

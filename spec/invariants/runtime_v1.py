@@ -18,7 +18,8 @@ V1 = "runtime/v1/graph/load/model_manager/"
 
 def _refreshed_entries(obs: ExecutionObservation):
     """Zero-copy table entries that must hold the user's buffer: zero copy on, I/O not copy-only,
-    bound to a device buffer (host buffers go through the model's region, ge-facts.md 6.5.4c)."""
+    bound to a device buffer (host buffers go through the model's region, GE: davinci_model.cc
+    `ConstructZeroCopyIoActiveBaseAddrs`)."""
     if not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
         return  # a refused call fails before any refresh; EXEC-FAILED-CALL-NO-CHANGE covers it
     must_copy = copy_only(obs.load)
@@ -81,7 +82,7 @@ def _no_model_io_slot(obs: ExecutionObservation):
         return
     kept = _kept_io(obs)
     # Slots of kept I/O may hold its model address: registered ones, and raw ones such as an HCCL
-    # task's without zero-copy support (ge-facts.md 6.8.2), recognised by the address itself.
+    # task's without zero-copy support (GE: hccl_task_info.cc `HcclTaskInfo::SetAddrs`), recognised by the address itself.
     exempt = {(e.task, e.slot) for e in obs.load.zero_copy_table if e.io in {t.name for t in kept}}
     for s in obs.slots:
         if not region.contains(s.value) or (s.task, s.index) in exempt:
@@ -291,7 +292,7 @@ ZERO_COPY_WHEN_ELIGIBLE = Invariant(
 
 # -- V1-BUFFER-SIZE ---------------------------------------------------------------------------
 
-GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare, ge-facts.md 1.7
+GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare (GE: davinci_model.cc)
 
 
 def _sized_buffers(obs: ExecutionObservation):
@@ -370,7 +371,8 @@ def _refusal_reasons(obs: ExecutionObservation) -> list[str]:
         elif space is None:
             why.append(f"{b.name!r}: inside no live allocation of the caller that the trace shows")
         elif space == "host" and obs.load.options.reuse_zero_copy_memory:
-            why.append(f"{b.name!r}: host memory under reuseZeroCopyMemory (ge-facts 6.5.4c)")
+            why.append(f"{b.name!r}: host memory under reuseZeroCopyMemory (GE: davinci_model.cc "
+                       "ConstructZeroCopyIoActiveBaseAddrs)")
         if t is not None and b.size < t.raw_size:
             why.append(f"{b.name!r}: {b.size} bytes, below the raw {t.raw_size}")
         if b.address % ADDRESS_GRAIN:

@@ -18,7 +18,8 @@ def _azc(obs: ExecutionObservation) -> bool:
 
 
 def _unusable(obs: ExecutionObservation, t) -> str | None:
-    """Why the user's buffer for output ``t`` cannot hold it in always_zero_copy mode (ge-facts.md 7.4.1-2)."""
+    """Why the user's buffer for output ``t`` cannot hold it in always_zero_copy mode (GE: build_tensor.cc
+    `SplitTensorForOutputData`)."""
     b = obs.buffer(t.name)
     if b is None or b.address == 0:
         return "no buffer (null address)"

@@ -94,7 +94,7 @@ def test_an_undersized_input_is_refused_before_it_is_shared():
 
 
 def test_v1_keeps_a_graph_input_that_is_also_a_graph_output_zero_copy_and_copies_the_output_once():
-    # GE (davinci_model.cc GenMemAllocations, CopyOutputForNoZeroCopy; ge-facts 6.5.7): a Data feeding
+    # GE (davinci_model.cc GenMemAllocations, CopyOutputForNoZeroCopy): a Data feeding
     # NetOutput stays zero copy and the output is copied once, from the user's input buffer. zcspec once
     # made both copy-only (two copies through the model's I/O region): row V1, fixed.
     from zcspec.impl.device.trace import Copy

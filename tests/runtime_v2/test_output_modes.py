@@ -89,7 +89,7 @@ def test_ge_compat_overruns_the_buffer_and_the_spec_flags_it(size):
     fault = e.value
     assert fault.kind == "out_of_bounds" and fault.task == "kernel/neg_2"   # the kernel writing the output
     assert "'user neg_2:0'" in fault.nearest and f"of {size} bytes" in fault.nearest   # ... and the user's buffer
-    assert isinstance(fault.__cause__, EnsureOutputError)   # GE's late size error (ge-facts.md 7.5.4)
+    assert isinstance(fault.__cause__, EnsureOutputError)   # GE's late size error (memory_copy.cc EnsureTensorAtOutMemory)
     report = spec_report(exe)
     assert "V2-NO-OVERRUN" in report.violated()
     overrun = next(v for v in report.violations if v.invariant_id == "V2-NO-OVERRUN")

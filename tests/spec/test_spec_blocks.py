@@ -83,7 +83,7 @@ def test_atomic_output_may_share_its_continuous_groups_block():
     assert get("MEM-ATOMIC-NOREUSE").violations(obs) == ()
 
 
-# -- MEM-ZC-IO: GE's zero-copy identification (ge-facts.md 2.6.1-2.6.4), one rule at a time ---------------
+# -- MEM-ZC-IO: GE's zero-copy identification (block_mem_assigner.cc IsZeroCopyBlock), one rule at a time ---------------
 
 def _io_plan(rows, *, outputs, types, consumers=None, soc="ascend910b", **kw):
     """Each root tensor is written by its own node n<i> (of type ``types[tensor]``, Relu by default)."""

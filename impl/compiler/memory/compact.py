@@ -13,7 +13,7 @@ multiple of ``block_align``. Streams never share memory (as in GE's first
 stage and our conservative level 2), so each stream is packed on its own and
 the arenas are stacked; within a stream, unbatched units are packed first and
 each dynamic-batch branch is packed separately into one shared batch region
-after them (branches are exclusive at run time, ge-facts.md 4).
+after them (branches are exclusive at run time; GE: dynamic_batch_mem_assigner.cc).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _pack_units(units, options) -> tuple[dict[str, int], int]:
 
 def _branch(u) -> str:
     """The branch whose region ``u`` may share with other branches: as in GE's DynamicBatchMemAssigner,
-    only reusable or same-offset memory (ge-facts.md 4.1); an atomic output or a no-reuse tensor of a
+    only reusable or same-offset memory (dynamic_batch_mem_assigner.cc); an atomic output or a no-reuse tensor of a
     branch keeps memory of its own (dynamic_batch._eligible is the same rule for the ge strategy)."""
     return u.batch if u.batch and (u.reusable or u.same_offset) else ""
 

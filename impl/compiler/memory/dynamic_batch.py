@@ -1,4 +1,5 @@
-"""DynamicBatchMemAssigner: per-batch branches share one region (ge-facts.md 4).
+"""DynamicBatchMemAssigner: per-batch branches share one region (GE:
+dynamic_batch_mem_assigner.cc ``ResizeDynamicBatchBlocks``).
 
 Only one batch branch runs per execution, so blocks of different batch labels
 may overlap. Input: top-level, non-zero-copy blocks with a batch label that

@@ -1,6 +1,7 @@
 """GE's BlockMemAssigner: units -> blocks, by first-stage reuse and the level-2 merge.
 
-Follows ge-facts.md 2 for GE's two default planners (2.1.2, 2.1.4): the
+Follows GE's two default planners (hybrid_mem_assigner.cc `HybridMemAssigner::Assign`,
+binary_block_mem_assigner.cc, max_block_mem_assigner.cc, block_mem_assigner.cc): the
 binary-block planner (a block asks for its size rounded to 512 and
 first-stage reuse needs an exact match) and the max-block planner (every
 request asks for the largest size, so any free block is taken; ``Resize``
@@ -39,7 +40,7 @@ from itertools import accumulate
 
 from zcspec.impl.compiler.memory.sizes import block_size
 
-MAX_DEPTH = 100  # ge-facts.md 2.11: kMaxDepthNum
+MAX_DEPTH = 100  # kMaxDepthNum (GE: block_mem_assigner.h)
 
 
 class Block:

@@ -1,4 +1,5 @@
-"""Block trees -> sizes and offsets (ge-facts.md 2.8.2-2.8.3).
+"""Block trees -> sizes and offsets (GE: block_mem_assigner.cc ``ResizeMemoryBlocks``,
+``MemoryBlock::SetHeadOffset``).
 
 A block's size is ``max(largest member, children stacked, largest batch's
 children stacked)`` rounded to the block granularity (``MemoryBlock::Resize``).

@@ -6,9 +6,9 @@ the interval packer, never worse than ``ge``) -> tensor placements, blocks,
 region sizes, reference figures and GE's model attributes.
 
 Regions: ``feature_map`` (offset 0 of the model's work memory), ``zero_copy``
-(right after the feature map: GE's memory_size includes it, ge-facts.md
-3.2.6), ``weight`` (weights, in graph order, ``weight_align``-aligned) and
-``fixed`` (variables, at fixed addresses, 2.5.3). Offsets are within the region.
+(right after the feature map: GE's memory_size includes it: model_builder.cc
+``BuildModelDefForMem``), ``weight`` (weights, in graph order, ``weight_align``-aligned) and
+``fixed`` (variables, at fixed addresses: block_mem_assigner.cc ``CheckIsZeroMemNodeType``). Offsets are within the region.
 """
 from __future__ import annotations
 

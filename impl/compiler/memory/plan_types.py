@@ -72,7 +72,7 @@ class IoAttribute:
 
 @attrs.frozen
 class ModelAttributes:
-    """GE's model attributes (ge-facts.md 3.2.6): memory_size includes the zero-copy region."""
+    """GE's model attributes (model_builder.cc ``BuildModelDefForMem``): memory_size includes the zero-copy region."""
 
     memory_size: int
     zero_copy_memory_size: int

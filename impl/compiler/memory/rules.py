@@ -9,7 +9,8 @@ import re
 
 from zcspec.impl.compiler import ops
 
-# ge-facts.md 2.3.3: producers whose output symbols are never pre- or post-reused.
+# GE's block_mem_assigner.cc `InitReuseFlag` (kNoPreReuseTypes, kNoPostReuseTypes): producers whose output
+# symbols are never pre- or post-reused.
 NO_PRE_REUSE_TYPES = frozenset({
     "Data", "AippData", "AnnData", "QueueData", "Proposal", "Const", "Constant", "GetNext",
     "DropOutGenMask", "RefData", "AdpGetNext", "DynamicGetNext",
@@ -18,7 +19,8 @@ NO_POST_REUSE_TYPES = frozenset({
     "Data", "AippData", "QueueData", "Enter", "RefEnter", "NextIteration", "RefNextIteration",
     "RefData", "GetNext", "AdpGetNext", "DynamicGetNext", "DropOutGenMask",
 })
-# ge-facts.md 4.1: collectives whose size does not depend on the batch keep one offset in all batches.
+# GE's block_mem_assigner.cc `SizeIndependentOfBatch`: collectives whose size does not depend on the batch keep
+# one offset in all batches.
 SAME_OFFSET_IN_BATCH = frozenset({"HcomBroadcast", "HcomAllReduce", "HcomAllGather"})
 _VERSIONED = re.compile(r"^(.*)V[1-4]$")  # 2.3.3: "FooV2" matches "Foo"
 

@@ -1,4 +1,5 @@
-"""GE tensor and block sizes (ge-facts.md 1.1-1.3).
+"""GE tensor and block sizes (GE: mem_assigner.h `MEM_ALIGN_SIZE`, op_tensor_utils.cc
+`OpTensorUtils::CalibrateTensorSize`, mem_reuse_strategy.cc `MemReuseUtils::AlignMemOffset`).
 
 - a tensor's size (GE's "real size") is ``align(bytes, size_align) + size_padding``;
 - a block's size is that rounded up to ``block_align``, and 0 stays 0 (1.2);
@@ -24,7 +25,7 @@ def raw_bytes(desc) -> int:
 
 
 def align(x: int, to: int) -> int:
-    """``x`` rounded up to a multiple of ``to``; 0 stays 0 (ge-facts.md 1.2 AlignMemOffset)."""
+    """``x`` rounded up to a multiple of ``to``; 0 stays 0 (GE: mem_reuse_strategy.cc `AlignMemOffset`)."""
     return -(-x // to) * to if x > 0 else 0
 
 
@@ -43,7 +44,8 @@ def alias_sizes(size: int, offset: int, root_offset: int, root_size: int, root_a
     where its root's do. A view at a byte offset (an outer-axis Split piece), padded and rounded like a
     tensor of its own, would otherwise seem to reach past its root. The clipped size still covers the
     piece's raw bytes: a piece of ``b`` bytes at offset ``k`` has ``k + b <= raw(root) <= size(root)``
-    (ge-facts.md 1.3). The aligned size is the size rounded to blocks, cut at the root's reserved end,
+    (GE: op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`). The aligned size is the size rounded to
+    blocks, cut at the root's reserved end,
     so it need not be a block multiple. The planner reports this and the model-file loader requires it.
     """
     size = min(size, root_offset + root_size - offset)

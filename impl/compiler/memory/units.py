@@ -5,8 +5,9 @@ place as a whole:
 
 - ``tensor``: a root tensor and its symbol (views, in-place outputs);
 - ``group``: the roots feeding one continuous-input node, laid out back to
-  back in input order (padding: each 512-aligned, ge-facts.md 2.5.6; no
-  padding: raw sizes, one block sized for all, 2.5.7, 3.5.2), or the outputs
+  back in input order (padding: each 512-aligned, GE's block_mem_assigner.cc
+  `AssignContinuousBlocks`; no padding: raw sizes, one block sized for all,
+  `CalNodeAsContinuousInputMaxLife`, graph_mem_assigner.cc `AssignContinuousInputMemory`), or the outputs
   of one continuous-output node (fused HCCL), back to back in output order,
   each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``);
 - ``workspace``: a node's scratch memory, live for its step only (2.2.5).
@@ -162,7 +163,7 @@ class _Facts:
 
     def stream_last(self, r: str, stream: int, last: int) -> int:
         """The last step of ``stream`` at which the memory of ``r`` may still be in use: GE's
-        ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.9.4). A reader on another
+        ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc). A reader on another
         stream holds it until the first node of ``stream`` known to run after that reader (the stream
         dependency edge back); with no such node it is held to the end. Readers without a task (views,
         the NetOutput) touch no memory themselves. Along a stream each node knows at least what the one
@@ -211,7 +212,7 @@ class _Facts:
         stream may run at any time after the latest node of ``stream`` known to run before it,
         so the memory's life on ``stream`` begins there, or at step 0 if nothing is known: GE's
         ``CalNodeAsContinuousInputMaxLife`` lowers a NoPadding group's ``life_begin_`` by
-        ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.5.7)."""
+        ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc)."""
         for r in roots:
             for p in self.producers(r):
                 if p.stream != stream and ops.task_kinds(p):
@@ -266,7 +267,7 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
 
 
 def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Continuous-output node -> its output roots (GE's ``ApplyContinuousMemory``, ge-facts.md 2.11.2). A node
+    """Continuous-output node -> its output roots (GE's block_mem_assigner.cc ``ApplyContinuousMemory``). A node
     whose outputs reuse its inputs is skipped (its outputs are its inputs): in zcspec's IR that is a view,
     whose outputs all alias input 0 (GE's INTERNAL_ERROR for only some cannot arise: in-place ops have one
     output). An output also in a continuous-input group is a PlanError."""

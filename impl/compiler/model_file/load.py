@@ -106,7 +106,8 @@ def _check_task(task, i: int, regions: dict) -> None:
                 raise ModelFormatError(f"{where}.slots", f"{n} {role} slots; a {task.op_type} has "
                                                          f"{lo}..{'any' if hi is None else hi}")
     if task.kind == "hccl" and len(task.zero_copy_in) + len(task.zero_copy_out) != len(task.slots):
-        raise ModelFormatError(where, "zero-copy flag count differs from its buffer count (ge-facts.md 6.8.1)")
+        raise ModelFormatError(where, "zero-copy flag count differs from its buffer count "
+                                      "(GE: hccl_task_info.cc InitZeroCopyInfos)")
     for j, slot in enumerate(task.slots):
         if slot.role not in ("in", "out"):
             raise ModelFormatError(f"{where}.slots[{j}]", f"role {slot.role!r} is not in/out")

@@ -1,4 +1,5 @@
-"""SetInputOutputOffsetPass: basic and relative offsets of model I/O (ge-facts.md 5.2).
+"""SetInputOutputOffsetPass: basic and relative offsets of model I/O (GE: set_input_output_offset_pass.cc
+``SetInputOutputOffsetPass::Run``).
 
 For every model input and output the *basic* offset is where its memory starts;
 every tensor that lives inside it (the I/O tensor itself, views of it such as an

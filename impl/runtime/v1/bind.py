@@ -31,7 +31,7 @@ from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
 
-GE_SIZE_SLACK = 64   # CheckUserAndModelSize's "aligned 64 bytes" (ge-facts.md 6.6.1)
+GE_SIZE_SLACK = 64   # CheckUserAndModelSize's "aligned 64 bytes" (GE: davinci_model.cc)
 
 
 @attrs.frozen
@@ -79,7 +79,8 @@ def _bind_one(lm, z, b) -> Binding:
                                buffer=z.name)
     elif lm.options.reuse_zero_copy_memory:
         raise ParamInvalid("Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in "
-                           "device memory; this one is host memory (ge-facts.md 6.5.4c)", buffer=z.name)
+                           "device memory; this one is host memory (GE: davinci_model.cc "
+                           "ConstructZeroCopyIoActiveBaseAddrs)", buffer=z.name)
     if z.copy_only:
         return Binding(z, b, "copy", lm.model_address(z))
     return Binding(z, b, "refresh", b.addr) if b.placement == "device" else Binding(z, b, "stage")

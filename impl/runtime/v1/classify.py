@@ -1,4 +1,6 @@
-"""MemoryAppType, TaskArgsRefreshType and the update policy (ge-facts.md 6.5.1, 6.5.6, 6.7).
+"""MemoryAppType, TaskArgsRefreshType and the update policy (GE: davinci_model.cc
+`GenMemAllocations`, memory_app_type_classifier.cc, task_args_refresh_type_classifier.cc,
+model_args_manager.cc `ModelArgsManager::CalcUpdatePolicy`).
 
 Each task argument slot holds a logical address (region + offset). At load it is
 resolved against the logical allocation table, in GE's order (6.5.1): the
@@ -41,7 +43,8 @@ _APP_TYPE = {"weight": MemoryAppType.FIX, "fixed": MemoryAppType.FIX,
 
 
 def memory_app_type(region: str) -> MemoryAppType:
-    """ge-facts.md 6.7.2: any feature-map-typed address outside the FM segment is model I/O."""
+    """GE (memory_app_type_classifier.cc `ClassifyByLogicalAddr`): any feature-map-typed address outside the FM
+    segment is model I/O."""
     return _APP_TYPE[region]
 
 

@@ -4,12 +4,13 @@
   the registered argument slots. False: the model's own I/O region is allocated
   and every input and output is copied in and out of it (no refresh at all).
 - ``reuse_zero_copy_memory`` (0 or 1, ``ge.exec.reuseZeroCopyMemory``, set through
-  ACL_MDL_WORKSPACE_MEM_OPTIMIZE, ge-facts.md 6.2.2): 1 leaves the I/O region
-  unbacked even when it could be (GE: always), rejects host-placed I/O (6.5.4c) and
+  ACL_MDL_WORKSPACE_MEM_OPTIMIZE, GE's model_config_om2.cpp `SetMdlLoadReuseZeroCopy`): 1 leaves
+  the I/O region unbacked even when it could be (GE: always), rejects host-placed I/O
+  (davinci_model.cc `ConstructZeroCopyIoActiveBaseAddrs`) and
   makes I/O outside zero-copy blocks copy-only (6.4.3).
 - ``feature_base_refreshable`` (``ge.featureBaseRefreshable``): the work memory may
   be moved after load (``LoadedModel.update_work_memory``); the feature-map slots
-  are then refreshed too (refresh bit kRefreshByFm, ge-facts.md 6.7.3).
+  are then refreshed too (refresh bit kRefreshByFm, GE: task_args_refresh_type_classifier.h).
 """
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The per-execution address refresh rule (ge-facts.md 6.5.4c-e, 6.5.6, 6.7.5), as a pure function.
+"""The per-execution address refresh rule (GE: davinci_model.cc ``UpdateAllNodeArgs``,
+``ConstructZeroCopyIoActiveBaseAddrs``; args_io_addrs_updater.cc; model_args_manager.cc
+``ModelArgsManager::UpdateForExecute``), as a pure function.
 
 ``refresh(table, active, bindings, feature_map) -> Refresh`` takes the loaded model's
 :class:`RefreshTable` (the registered slots of each refreshable allocation, fixed at load),

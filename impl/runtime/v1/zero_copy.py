@@ -3,7 +3,7 @@
 ``build_io(model, soc, options)`` resolves every task argument slot against the
 logical allocation table (classify.py), registers the slots that point into
 each zero-copy input or output (GE's ``SetZeroCopyAddr`` / ``SetOutsideAddrsValue``,
-ge-facts.md 6.3.4-6.3.5), cross-checks them against the compiler's zero-copy
+zero_copy_offset.cc), cross-checks them against the compiler's zero-copy
 table (a disagreement is an InternalError: the model file and the runtime must
 agree on which slots hold model I/O), and decides which I/O is copy-only.
 
@@ -96,7 +96,8 @@ def _hccl_flag(task, slot: int) -> bool:
 
 
 def _zero_copy_block(model, role: str, index: int) -> bool:
-    """GE's _is_zero_copy_block attribute of model input/output ``index`` (ge-facts.md 2.6.8)."""
+    """GE's _is_zero_copy_block attribute of model input/output ``index`` (GE: block_mem_assigner.cc
+    `MarkZeroCopyBlockAttr`)."""
     table = model.plan.attributes.inputs if role == "input" else model.plan.attributes.outputs
     return table[index].is_zero_copy_block
 
@@ -135,7 +136,8 @@ def _reasons(model, soc, options, d, users, overlaps, sources) -> tuple[list[str
     if not options.zero_copy:
         why.append("zero copy is off for this load")
     if d.region != "zero_copy":
-        why.append(f"it lives in the {d.region} region, inside the feature-map allocation (ge-facts.md 6.5.2-6.5.3)")
+        why.append(f"it lives in the {d.region} region, inside the feature-map allocation "
+                   "(GE: davinci_model.cc GenInputMemAllocations / GenOutputMemAllocations)")
     if (d.role, d.index) in sources:
         src = sources[(d.role, d.index)][0]
         why.append(f"its bytes lie inside {src[0]} {src[1]}'s, from where it is copied after the run "

@@ -5,8 +5,9 @@ and takes them back (``free(block)``); ``MemBlock.release`` calls ``free`` when 
 reference drops. ``listener`` (if set) is called as ``listener("alloc"|"free", block)`` so the
 executor can record the runtime's allocations for the spec's observations.
 
-- :class:`CachingAllocator` (ge-facts.md 7.7.1, 7.7.3: GE's CachingMemAllocator over a
-  ScalableAllocator page-span pool). Sizes are rounded up to ``MEM_SIZE_ALIGN`` (512).
+- :class:`CachingAllocator` (GE's CachingMemAllocator over a ScalableAllocator page-span pool:
+  api.cc ``AllocatorFactory::Create``, caching_mem_allocator.cc, default_config.h). Sizes are rounded up to
+  ``MEM_SIZE_ALIGN`` (512).
   Memory comes from the device in *spans* of at least one huge page (2 MiB); a request is
   served best-fit from the free pieces of the spans, splitting the rest off; a freed piece
   merges with free neighbours of its span. Spans stay cached (no device free) until

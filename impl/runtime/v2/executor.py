@@ -7,7 +7,7 @@
 Load (``StreamExecutor.__init__``): lower the model (lowering.py), run the passes
 (passes/), check every node has a kernel, upload the weights (read-only) and allocate the
 fixed region and one argument-table arena, create the device streams the tasks use and,
-unless ``always_external_allocator``, the caching allocator (ge-facts.md 7.7.1).
+unless ``always_external_allocator``, the caching allocator (GE: api.cc `AllocatorFactory::Create`).
 
 Execute: one call at a time per executor (a lock: the frame, the caching allocator and the
 record of a call are the executor's, so calls from several threads run one after another, as
@@ -209,7 +209,8 @@ class StreamExecutor:
 
         Under ge_compat the tasks already launched still run, as GE's device runs what the host
         launched before a kernel reported an error: a fault they cause (an output buffer shared
-        without a size check and written past its end, ge-facts.md 7.3.2, 7.5.4) is what surfaces.
+        without a size check and written past its end: GE's model_outputs.cc `AllocModelOutTensor`, memory_copy.cc
+        `EnsureTensorAtOutMemory`) is what surfaces.
         Otherwise they are dropped (a stream abort) and nothing the call launched touches memory.
         """
         ours = isinstance(error, RuntimeV2Error)

@@ -1,4 +1,5 @@
-"""Lowering a compiled model into an execution graph (GE's gert lowering, ge-facts.md 7.2.1, 7.9).
+"""Lowering a compiled model into an execution graph (GE's gert lowering: netoutput_converter.cc
+``LoweringNetOutput``, inputs_converter.cc ``LoweringDataNode``).
 
 ``lower(model, options) -> ExeGraph`` emits, in execution order:
 

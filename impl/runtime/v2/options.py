@@ -1,4 +1,5 @@
-"""LoweringOptions: what a caller chooses when it loads a model into runtime v2 (ge-facts.md 7.1).
+"""LoweringOptions: what a caller chooses when it loads a model into runtime v2 (GE: lowering_opt.h
+``LoweringOption``).
 
 GE's four switches, plus zcspec's own:
 

@@ -1,5 +1,6 @@
 """Tensors as runtime v2 sees them: the caller's :class:`Tensor`, the graph's :class:`TensorData`, and
-reference-counted :class:`MemBlock` s (ge-facts.md 7.6).
+reference-counted :class:`MemBlock` s (GE: memory_kernel.cc ``FreeMemory``, tensor_utils.cc
+``TensorUtils::ShareGtdToTd``).
 
 - A :class:`MemBlock` is memory an allocator handed out. ``AllocMemory`` creates it with one
   reference (the graph's); ``FreeMemory`` drops that reference; sharing it into a caller's

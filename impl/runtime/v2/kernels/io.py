@@ -1,4 +1,5 @@
-"""Kernels that bring tensors into the graph: the caller's inputs and outputs, weights, views (ge-facts.md 7.9)."""
+"""Kernels that bring tensors into the graph: the caller's inputs and outputs, weights, views (GE: build_tensor.cc
+``SplitDataTensor``, memory_copy.cc ``MakeSureTensorAtDevice``)."""
 from __future__ import annotations
 
 from zcspec.impl.device import MemcpyTask

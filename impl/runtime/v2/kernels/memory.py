@@ -1,4 +1,5 @@
-"""Allocator selection and reference-counted allocation and release (ge-facts.md 7.6, 7.7.2)."""
+"""Allocator selection and reference-counted allocation and release (GE: memory_kernel.cc ``SelectL1Allocator``,
+``AllocMemory``, ``FreeMemory``)."""
 from __future__ import annotations
 
 from zcspec.impl.runtime.v2.errors import AllocatorError

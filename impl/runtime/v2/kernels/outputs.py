@@ -1,4 +1,5 @@
-"""Output kernels: AllocModelOutTensor, SplitTensorForOutputData, EnsureTensorAtOutMemory (ge-facts.md 7.3-7.5)."""
+"""Output kernels: AllocModelOutTensor, SplitTensorForOutputData, EnsureTensorAtOutMemory (GE: model_outputs.cc,
+build_tensor.cc, memory_copy.cc)."""
 from __future__ import annotations
 
 from zcspec.impl.device import MemcpyTask
