@@ -1,0 +1,187 @@
+"""Code and docs cite GE by its own files and functions, and those exist in GE's source.
+
+- No source file of api/ impl/ spec/ checks/ benchmarks/ tests/ points at the developers' private
+  notes (ge-facts.md, planning-facts.md, DESIGN.md, ../shared): a reader of the code, or of an error
+  message, cannot follow them.
+- Every GE citation in docs/ of the form `file.cc` `Function` (a file name in backticks, then
+  function names in backticks: `block_mem_assigner.cc` `ReuseBlock`, `AddLifeReuseBlock`) names a
+  file of GE's source and names that the file defines, and every "GE's `Class::Method`" names a
+  method GE defines. The file list is tests/data/ge_functions.json, written from a snapshot of GE
+  (github mirror-cann/ge, commit in the file) by benchmarks/ge_functions.py; files of other projects
+  that the docs cite are listed in OTHER_PROJECTS.
+
+Text only: nothing here imports zcspec.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "ge_functions.json"
+
+INTERNAL_NOTES = re.compile(r"ge-facts|planning-facts|DESIGN\.md|\.\./shared", re.IGNORECASE)
+# Files allowed to name the notes: the tests that forbid them.
+NOTE_CHECKERS = {"tests/test_docs_cite_ge.py", "tests/test_code_cites_ge.py"}
+
+# Files of other projects the docs cite, each with its project: not GE's, so not in the list.
+OTHER_PROJECTS = {
+    "arena_planner.cc": "TensorFlow Lite",
+    "main.cc": "MiniMalloc",
+    "solver.cc": "MiniMalloc",
+    "converter.cc": "MiniMalloc",
+}
+
+FILE = r"[\w./{},*-]*\w\.(?:cc|cpp|h)"
+NAME = r"~?[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*"
+# `file.cc` followed by names in backticks, separated by commas, slashes, "and"/"or", possessives.
+CITATION = re.compile(rf"`(?P<file>{FILE})`(?P<names>(?:(?:'s)?\s*(?:,|/|\band\b|\bor\b)?\s*`{NAME}`)+)")
+CITED_NAME = re.compile(rf"`({NAME})`")
+# GE's `Class::Method`: a method named alone.
+QUALIFIED_ALONE = re.compile(rf"\bGE(?:'s)?\s+`((?:\w+::)+~?\w+)`")
+
+
+def _sources() -> list[Path]:
+    found = []
+    for top in ("api", "impl", "spec", "checks", "benchmarks", "tests"):
+        found += [p for p in sorted((ROOT / top).rglob("*.py"))
+                  if p.relative_to(ROOT).as_posix() not in NOTE_CHECKERS]
+    return found
+
+
+def test_code_cites_no_internal_notes():
+    sources = _sources()
+    assert len(sources) > 100, "no sources found"
+    hits = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+            for path in sources
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+            if INTERNAL_NOTES.search(line)]
+    assert not hits, "code cites notes readers do not have; cite GE's file and function:\n" + "\n".join(hits)
+
+
+class GeIndex:
+    """tests/data/ge_functions.json as look-ups: files by base name or path suffix, names per file."""
+
+    def __init__(self, data: dict):
+        self.commit = data["commit"]
+        self.files: dict[str, set[str]] = {}
+        self.types: dict[str, set[str]] = {}
+        for block in (data["files"], data.get("legacy", {}).get("files", {})):
+            for path, entry in block.items():
+                names = set(entry.get("constants", ())) | set(entry.get("types", ()))
+                names |= {t.rsplit("::", 1)[-1] for t in entry.get("types", ())}
+                names |= {case.split(".", 1)[1] for case in entry.get("cases", ())}
+                # a class whose methods the file defines: `zero_copy_offset.cc` `ZeroCopyOffset`
+                names |= {cls.rsplit("::", 1)[-1] for cls in entry.get("functions", {}) if cls}
+                for cls, functions in entry.get("functions", {}).items():
+                    for f in functions:
+                        names |= {f, f"{cls}::{f}" if cls else f}
+                self.files[path] = names
+        self.everywhere = set().union(*self.files.values())
+
+    def paths(self, cited: str) -> list[str]:
+        """The files a cited name means: the same path, or any path ending in /<cited>."""
+        cited = cited.lstrip("./")
+        return [p for p in self.files if p == cited or p.endswith("/" + cited)]
+
+    def defines(self, paths: list[str], name: str) -> bool:
+        return any(name in self.files[p] for p in paths)
+
+
+@pytest.fixture(scope="module")
+def ge() -> GeIndex:
+    return GeIndex(json.loads(DATA.read_text(encoding="utf-8")))
+
+
+def _expand(cited: str) -> list[str]:
+    """`user_out_and_unrefresh_{in,out}_checker.cc` -> both files; a `*` pattern names no one file."""
+    m = re.search(r"\{([^{}]*)\}", cited)
+    if m:
+        return [f for part in m.group(1).split(",") for f in _expand(cited[:m.start()] + part + cited[m.end():])]
+    return [] if "*" in cited else [cited]
+
+
+def citations(text: str) -> list[tuple[int, str, list[str]]]:
+    """(line, file, names) for every `file` `name`... in a markdown text; a file alone has no names."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for m in CITATION.finditer(line):
+            found.append((number, m.group("file"), CITED_NAME.findall(m.group("names"))))
+        for m in re.finditer(rf"`({FILE})`", line):
+            if not any(c.start() == m.start() for c in CITATION.finditer(line)):
+                found.append((number, m.group(1), []))
+    return found
+
+
+def problems(text: str, ge: GeIndex) -> list[str]:
+    """Why each GE citation in ``text`` fails: an unknown file, or a name its file does not define."""
+    out = []
+    for number, cited, names in citations(text):
+        for one in _expand(cited):
+            if Path(one).name in OTHER_PROJECTS:
+                continue
+            paths = ge.paths(one)
+            if not paths:
+                out.append(f"{number}: `{one}` is no file of GE {ge.commit[:9]}'s list")
+                continue
+            for name in names:
+                if not ge.defines(paths, name):
+                    out.append(f"{number}: `{one}` does not define `{name}`")
+    for number, line in enumerate(text.splitlines(), start=1):
+        for name in QUALIFIED_ALONE.findall(line):
+            if name not in ge.everywhere:
+                out.append(f"{number}: GE defines no `{name}`")
+    return out
+
+
+def _docs() -> list[Path]:
+    return sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+
+
+@pytest.mark.parametrize("doc", _docs(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_docs_cite_functions_ge_defines(doc, ge):
+    found = problems(doc.read_text(encoding="utf-8"), ge)
+    assert not found, f"{doc.relative_to(ROOT)}: GE citations that GE's source does not bear out:\n" + "\n".join(found)
+
+
+def test_the_two_ge_docs_cite_ge(ge):
+    """memory-planning.md and runtime-v1.md cite GE by file and function throughout."""
+    for name in ("memory-planning.md", "runtime-v1.md"):
+        cited = [c for c in citations((ROOT / "docs" / name).read_text(encoding="utf-8")) if c[2]]
+        assert len(cited) >= 10, (name, len(cited))
+
+
+def test_the_list_is_a_real_snapshot(ge):
+    """The list names its commit and holds the planner's and runtime v1's files with their functions."""
+    assert re.fullmatch(r"[0-9a-f]{40}", ge.commit)
+    assert ge.defines(ge.paths("block_mem_assigner.cc"), "BlockMemAssigner::ReuseBlocksByLifeTime")
+    assert ge.defines(ge.paths("davinci_model.cc"), "DavinciModel::GenOutputMemAllocations")
+    assert ge.defines(ge.paths("mem_assigner.h"), "MEM_ALIGN_SIZE")
+
+
+@pytest.mark.parametrize("text", [
+    "`block_mem_assigner.cc` `ReuseBlockz`",                      # a misspelt function
+    "`block_mem_assigner.cc` `ReuseBlock`, `GenMemAllocations`",  # a function of another file
+    "`block_mem_assigner.cpp` `ReuseBlock`",                      # no such file
+    "`graph_mem_assigner.cc` `AssignZeroCopyMemory`/`Nope`",
+    "GE's `DavinciModel::NoSuchMethod`",
+    "`user_out_and_unrefresh_{in,outt}_checker.cc`",
+])
+def test_a_wrong_citation_is_caught(text, ge):
+    assert problems(text, ge), text
+
+
+@pytest.mark.parametrize("text", [
+    "`block_mem_assigner.cc` `ReuseBlock`, `AddLifeReuseBlock` and `MemoryBlock::Resize`",
+    "(`davinci_model.cc` `GenInputMemAllocations`/`GenOutputMemAllocations`)",
+    "`mem_assigner.h` `MEM_ALIGN_SIZE`",
+    "`user_out_and_unrefresh_{in,out}_checker.cc`",
+    "GE's `GraphMemoryAssigner::ReAssignAtomicMemory`",
+    "TFLite's `arena_planner.cc` `IdentifyInPlaceTensors`",
+])
+def test_a_right_citation_passes(text, ge):
+    assert not problems(text, ge), problems(text, ge)
+
