@@ -62,7 +62,7 @@ def _lifetime_half_open():
 def _output_reused_early():
     """A graph output's life ends at its last *compute* reader: NetOutput, which has no task, is not
     counted as a reader (nor is the graph's end), so the output's memory is handed to later tensors
-    before the caller reads it (2.2.4: GE gives graph outputs kMaxLifeTime)."""
+    before the caller reads it (InitReuseFlag: GE gives graph outputs kMaxLifeTime)."""
     def make(own_lifetimes):
         def wrong(graph, step):
             own = own_lifetimes(graph, step)
@@ -78,7 +78,7 @@ def _output_reused_early():
 def _touching_merged():
     """The planner's units end one step early (a reusable unit's ``last`` read as exclusive), so a
     tensor written at step k takes the block of one last read at step k: their lifetimes only touch,
-    and they are placed overlapping (2.2.3: memory is released after the last reader ran)."""
+    and they are placed overlapping (ReleaseMemory: memory is released after the last reader ran)."""
     def make(build_units):
         def wrong(graph, lt, options):
             got = build_units(graph, lt, options)
@@ -90,14 +90,15 @@ def _touching_merged():
 
 
 def _block_one_unit_short():
-    """A block asks for its size rounded *down* to 512 (one alignment unit too small, 1.2)."""
+    """A block asks for its size rounded *down* to 512 (one alignment unit too small, AlignMemOffset)."""
     def make(block_size):
         return lambda size, options: max(block_size(size, options) - options.block_align, 0)
     return swap("zcspec.impl.compiler.memory.sizes", "block_size", make)
 
 
 def _atomic_reused():
-    """The atomic-output rule (2.5.4, 3.3) is dropped: a memset-cleaned output joins ordinary reuse."""
+    """The atomic-output rule (IsAtomicOutputMemory, AssignAtomicOutputMemory) is dropped: a memset-cleaned
+    output joins ordinary reuse."""
     return swap("zcspec.impl.compiler.memory.rules", "atomic", lambda atomic: (lambda node: False))
 
 
@@ -126,7 +127,8 @@ VARIANTS = (
             "zero-copy blocks rounded to 32 bytes instead of 512 (a common misreading of GE's graph_mem_assigner.h)",
             _zc_align_32, plan_scenarios, ("LAYOUT-ALIGN",)),
     Variant("zc-block-merged", "planner",
-            "a zero-copy block merged: a graph input shares a graph output's block (in-place I/O; 2.5.10)",
+            "a zero-copy block merged: a graph input shares a graph output's block "
+            "(in-place I/O; AddZeroCopyLifeReuseBlock)",
             _zc_merged, plan_scenarios, ("MEM-ZC-NOMERGE",)),
     Variant("lifetime-half-open", "planner",
             "off-by-one lifetime: the last reader's step excluded (half-open where closed is right)",

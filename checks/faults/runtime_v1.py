@@ -24,12 +24,13 @@ def _slot_not_refreshed():
 
 
 def _size_slack_sign():
-    """CheckUserAndModelSize (6.6.1) allows ``size + 64``; this subtracts the 64 bytes (a sign error)."""
+    """CheckUserAndModelSize allows ``size + 64``; this subtracts the 64 bytes (a sign error)."""
     return swap("zcspec.impl.runtime.v1.bind", "GE_SIZE_SLACK", lambda slack: -slack)
 
 
 def _hccl_disable_zero_copy_forgotten():
-    """HcclTaskInfo's DisableZeroCopy (6.8.1-6.8.3) forgotten: an HCCL task's I/O whose zero-copy
+    """HcclTaskInfo's DisableZeroCopy (HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs) forgotten: an HCCL
+    task's I/O whose zero-copy
     flags are off is still treated as zero copy."""
     return swap("zcspec.impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
 
@@ -47,7 +48,7 @@ VARIANTS = (
             "buffers anyway",
             _hccl_disable_zero_copy_forgotten,
             # The compiler never lets such a collective touch zero-copy I/O (its blocks are not zero
-            # copy, 2.6.3, or a MemcpyAddrAsync sits in between), so the hunt runs crafted models
+            # copy, IsNodeSupportZeroCopy, or a MemcpyAddrAsync sits in between), so the hunt runs crafted models
             # whose HCCL tasks declare no zero-copy support: the runtime's own defence must copy.
             lambda n: execution_scenarios(("v1",), max_nodes=n, socs=("ascend910b",),
                                         families=("unary", "binary", "allreduce"),

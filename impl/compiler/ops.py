@@ -22,7 +22,7 @@ Fields:
   (``mem_inplace.cc`` ``GetSupportInplaceOutput``). ``_inplace_ability=(out, in, ...)``: GE's
   optional in-place pairs, kept only where ``ProcessInplace`` would keep them (aliases.py).
   validate.py checks both attributes.
-- ``zero_copy``: whether the op's tasks support address refresh (2.6.3).
+- ``zero_copy``: whether the op's tasks support address refresh (IsNodeSupportZeroCopy).
 
 ``Merge`` joins the branches of a dynamic-batch graph (GE's Merge after a Case /
 StreamSwitchN; GE: multi_batch_pass.cc `MultiBatchPass::SetCaseLabel`): input i comes from the branch its

@@ -8,7 +8,7 @@ are written, so a fault on one rank leaves every rank unchanged. A device with n
 communicator of the task's name runs it as the only rank.
 
 ``COLLECTIVES`` declares, per collective kind, whether its input and output
-buffers may be zero copy (user memory bound straight into the task, 6.8.1-6.8.3);
+buffers may be zero copy (user memory bound straight into the task, HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs);
 ``zero_copy_support(op_type, soc)`` combines that with the SoC profile.
 """
 from __future__ import annotations

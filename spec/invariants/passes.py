@@ -120,7 +120,7 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None)
     if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and stuck(caps, tasks.get(dst.name, []), "in")
             and not mf.build.feature_base_refreshable):
         return "a RefData feeds an HCCL op that cannot refresh its addresses", MEMCPY
-    if mf.build.feature_base_refreshable:  # every address is refreshed through the feature base (6.8.4)
+    if mf.build.feature_base_refreshable:  # every address is refreshed via the feature base (IsFeatureBaseRefreshable)
         return None
     if src.type in DATA_TYPES and (t := stuck(caps, tasks.get(dst.name, []), "in")):
         return (f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot "

@@ -129,7 +129,8 @@ def _call_copies(obs: ExecutionObservation) -> list:
 
 def _expected_copy(obs: ExecutionObservation, t, b) -> tuple[int, int]:
     """(src, dst) of the one copy a copy-only I/O takes: user -> model for an input, model -> user after; an
-    output held in an earlier I/O's bytes from where that I/O is in the call (6.5.7): its user buffer when
+    output held in an earlier I/O's bytes from where that I/O is in the call (GenOutputMemAllocations): its
+    user buffer when
     it is zero copy on a device buffer, else where the call copied its buffer to (or its model address)."""
     if t.role == "input":
         return b.address, t.model_address
@@ -151,7 +152,7 @@ def _copy_only_once(obs: ExecutionObservation, only=None):
         src, dst = _expected_copy(obs, t, b)
         # Recognised by the addresses moved, not by the runtime's label for the copy.
         seen = [e for e in copies_all if (e.src, e.dst) == (src, dst)]
-        if len(seen) != (src != dst):   # none onto itself (6.5.5)
+        if len(seen) != (src != dst):   # none onto itself (CopyOutputForNoZeroCopy)
             yield violation(f"buffer {t.name!r}", f"must be copied (the spec says: {reasons(obs.load)[t.name][0]}) "
                             f"exactly once {_hex(src)} -> {_hex(dst)} per execution; saw {len(seen)} such cop(ies)",
                             copies=len(seen))

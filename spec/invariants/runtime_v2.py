@@ -160,7 +160,7 @@ AZC_REJECT = Invariant(
 
 def _needs_fallback(obs: ExecutionObservation):
     """Outputs whose buffer cannot hold them directly in the default mode: null, host, or (except
-    under ge_compat, where GE shares an undersized buffer unchecked and fails, 7.3.2) undersized."""
+    under ge_compat, where GE shares an undersized buffer unchecked and fails, AllocModelOutTensor) undersized."""
     if not is_v2(obs) or obs.load.options.always_zero_copy:
         return []
     out = []

@@ -39,7 +39,7 @@ def _lifetime_one_step_early():
 
 
 def _zero_copy_takes_freed_blocks():
-    """First-stage reuse forgets that zero-copy units never take a freed block (GE 2.5.10)."""
+    """First-stage reuse forgets that zero-copy units never take a freed block (GE's AddZeroCopyLifeReuseBlock)."""
     def make(may_reuse):
         # the zero-copy exclusion lost: an I/O unit may reuse like any reusable unit
         return lambda unit, options: (options.reuse and (unit.reusable or unit.zero_copy is not None)
@@ -71,7 +71,7 @@ def _refresh_skips_last_slot_of_each_task():
 @contextlib.contextmanager
 def _disable_zero_copy_ignored():
     """I/O sharing an address (an input that is also an output) is not seen as sharing: neither GE's
-    copy from the earlier I/O (GenOutputMemAllocations, 6.5.7) nor DisableZeroCopy applies."""
+    copy from the earlier I/O (GenOutputMemAllocations) nor DisableZeroCopy applies."""
     with swap("zcspec.impl.runtime.v1.zero_copy", "copy_sources", lambda f: (lambda model: {})), \
             swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model, sources: {})):
         yield

@@ -90,7 +90,7 @@ def test_copy_only_io_data_to_netoutput_and_hccl(opts):
     copy_only = {z.name for z in lm.io if z.copy_only}
     # x feeds the collective through GE's HcclContinuousMemcpyPass copy, so x itself stays zero copy.
     assert {"y:output1", "fl:0"} <= copy_only and ("x" in copy_only) == (not opts.zero_copy)
-    # GE (6.5.7): the Data feeding NetOutput stays zero copy; its outputs are copied from its buffer.
+    # GE (GenOutputMemAllocations): the Data feeding NetOutput stays zero copy; its outputs are copied from its buffer.
     assert ("y:input1" in copy_only) == (not opts.zero_copy)
     assert {z.name: z.copy_from for z in lm.io if z.copy_from} == {"y:output1": (("input", 1), 0),
                                                                    "fl:0": (("input", 1), 0)}

@@ -176,7 +176,7 @@ def test_azc_second_output_bad_rejects_before_touching_the_first():
 
 def test_ge_compat_late_ensure_error_releases_what_the_graph_held():
     """ge_compat, host buffer too small: GE's AllocModelOutTensor allocates (wrong placement) and its
-    Ensure then fails (7.5.4); the failed call must give every block back and write nothing."""
+    Ensure then fails (EnsureTensorAtOutMemory); the failed call must give every block back and write nothing."""
     model, dev, exe, ins = setup(GE)
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io, 300, placement="host")

@@ -64,7 +64,7 @@ def test_v1_copy_rules_each_decide_alone():
     assert "cannot have its arguments refreshed on nozc" in reasons(load(soc="nozc"))["x"][0]
     shared = load(io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
                       IoTensor("y", "output", X_MODEL, PADDED, RAW, offset=0x200)))
-    # GE 6.5.7: the output held in the input's bytes is copied from it; the input stays zero copy.
+    # GE's GenOutputMemAllocations: the output held in the input's bytes is copied from it; the input stays zero copy.
     assert reasons(shared)["x"] == () and "copied once after the run" in reasons(shared)["y"][0]
     partial = load(io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
                        IoTensor("y", "output", X_MODEL, PADDED, RAW, offset=0x220)))

@@ -7,26 +7,27 @@ first-stage reuse needs an exact match) and the max-block planner (every
 request asks for the largest size, so any free block is taken; ``Resize``
 then shrinks blocks to their real contents). offsets.py keeps the smaller.
 
-1. the walk (2.2.1): per step, free the previous step's workspaces (2.2.5),
+1. the walk (AssignMemoryWithReuse): per step, free the previous step's workspaces (ReleaseMemorys),
    give each output unit a block, then the step's workspaces, then release the
-   units whose life ends here (2.2.3; an unconsumed output is released one step
+   units whose life ends here (ReleaseMemory; an unconsumed output is released one step
    later). A request takes the most recently released free block of the same
-   stream, batch label and block size (LIFO, 2.4.1-2.4.2; FIFO with
-   ``mem_release_first_reuse_first``) when the unit may reuse (2.4.3): reuse
+   stream, batch label and block size (LIFO, GetLastReleaseBlock, ReuseBlock; FIFO with
+   ``mem_release_first_reuse_first``) when the unit may reuse (ApplyMemory): reuse
    on, unit reusable, not zero-copy, continuous or atomic. Otherwise a new
-   block is appended to the block list (2.4.4).
-2. level 2 (2.7, reuse on, binary planner only: 2.7.6): blocks sorted by aligned size descending, ties
-   fewer members then earlier begin (2.7.1); each top-level block is offered every later block, which
-   it passes to its children first and otherwise takes while it fits (+512 slack, 2.7.3). A block may
+   block is appended to the block list (ApplyMemory).
+2. level 2 (ReuseBlocksByLifeTime, reuse on, binary planner only: MaxBlockMemAssigner::NeedLevel2Reuse):
+blocks sorted by aligned size descending, ties
+   fewer members then earlier begin (CompareLifeInterval); each top-level block is offered every later block, which
+   it passes to its children first and otherwise takes while it fits (+512 slack, AddLifeReuseBlock). A block may
    go where its span lies wholly before or after the other's (across streams: after a stream edge,
    ``_follows``), or, on one stream, by interval reuse: its members that cross none of the other's
    stay, the crossing ones leave for a clone block inserted after it (``_interval``), even when it is
    not taken in the end. Both must be reusable and of one batch label; zero-copy and atomic blocks
-   never merge (2.5.10); a continuous block may only be the parent (2.7.5).
-3. continuous blocks move to the end of the list (2.5.6, 2.8.1).
+   never merge (AddZeroCopyLifeReuseBlock); a continuous block may only be the parent (AddContinuousLifeReuseBlock).
+3. continuous blocks move to the end of the list (AssignContinuousBlocks, ResizeMemoryBlocks).
 
 Atomic units get no block here: offsets.py places them after the feature map
-(2.5.4, 3.3). Children hold no offset yet: offsets.py lays them out.
+(IsAtomicOutputMemory, AssignAtomicOutputMemory). Children hold no offset yet: offsets.py lays them out.
 
 Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; only
 the candidate's members near the parent are tested, each by a binary search over the parent's sorted
@@ -93,7 +94,7 @@ class Block:
 
 
 def _pool_key(unit, options, max_block: bool):
-    # 2.1.4: the binary planner asks for the 512-rounded size and needs an exact match; the max-block
+    # GetBlockSize: the binary planner asks for the 512-rounded size and needs an exact match; the max-block
     # planner's only range is the largest size, so every request is the same and any free block fits.
     return unit.stream, unit.batch, 0 if max_block else block_size(unit.size, options)
 
@@ -103,7 +104,8 @@ def _may_reuse(unit, options) -> bool:
 
 
 def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
-    """The topological walk (2.2, 2.4): returns the block list in creation order and unit id -> block."""
+    """The topological walk (AssignMemoryWithReuse, ApplyMemory): returns the block list in creation order
+    and unit id -> block."""
     allocs = defaultdict(list)
     releases = defaultdict(list)
     for u in units:
@@ -111,7 +113,7 @@ def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[li
             continue
         allocs[(u.alloc_step, u.kind == "workspace")].append(u)
         if _may_reuse(u, options):
-            # 2.2.3: an output nobody reads is released at the next node; workspaces at the next step's start.
+            # ReleaseMemory: an output nobody reads is released at the next node; workspaces at the next step's start.
             release = u.last + 1 if u.unconsumed or u.kind == "workspace" else u.last
             releases[(release, u.kind != "workspace")].append(u)
     pool: dict = defaultdict(deque)
@@ -139,7 +141,7 @@ def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[li
 
 
 def _sort_key(block: Block, options):
-    # 2.7.1, ascending mode: aligned size descending, then fewer members, then earlier begin.
+    # CompareLifeInterval, ascending mode: aligned size descending, then fewer members, then earlier begin.
     return -block.align_size(options), len(block.units), block.begin
 
 
@@ -202,7 +204,7 @@ def _crossing(parent: Block, units, window) -> list[int]:
 
 
 def _interval(parent: Block, child: Block, options, clones: list, new_id) -> bool:
-    """``CanIntervalLifeReuse`` (2.7.3): on one stream, the child's members whose lifetimes cross none of
+    """``CanIntervalLifeReuse`` (AddLifeReuseBlock): on one stream, the child's members whose lifetimes cross none of
     the parent's may live in the parent's memory; the crossing ones leave the child for a clone block
     (appended to ``clones``), which level 2 offers to later parents. The child stays split even when it
     is not adopted in the end, as in GE. Whether any member may stay is returned.
@@ -233,7 +235,7 @@ def _interval(parent: Block, child: Block, options, clones: list, new_id) -> boo
 
 def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bool:
     """Whether ``child`` may go into ``parent``'s memory, as far as lifetimes go: ``CanBlockLifeReuse``
-    either way round (2.7.3): on one stream the spans of steps do not meet; on two, one block's last use
+    either way round (AddLifeReuseBlock): on one stream the spans of steps do not meet; on two, one block's last use
     is known to be over where the other begins (:func:`_follows`). Otherwise interval reuse may keep part
     of ``child`` (:func:`_interval`, which may split it)."""
     if parent.stream == child.stream:
@@ -245,7 +247,7 @@ def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bo
 
 
 def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, depth: int = 0) -> bool:
-    """``parent.AddLifeReuseBlock(child)`` (2.7.3), once :func:`_may_share` holds: into a child of the
+    """``parent.AddLifeReuseBlock(child)``, once :func:`_may_share` holds: into a child of the
     parent first, else at its end."""
     if depth > MAX_DEPTH:
         return False
@@ -264,7 +266,7 @@ def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, depth
 
 
 def level_two(blocks: list[Block], options) -> list[Block]:
-    """ReuseBlocksByLifeTime (2.7): returns the sorted block list with children adopted.
+    """ReuseBlocksByLifeTime: returns the sorted block list with children adopted.
 
     Every later block is offered to every top-level block, whether or not it fits: an offer may split
     it (interval reuse) before the size check refuses it. Clones go right after the block they came
@@ -299,16 +301,16 @@ def level_two(blocks: list[Block], options) -> list[Block]:
 
 
 def regroup_continuous(blocks: list[Block]) -> list[Block]:
-    """AssignContinuousBlocks (2.5.6): continuous blocks move to the end, order kept."""
+    """AssignContinuousBlocks: continuous blocks move to the end, order kept."""
     return [b for b in blocks if not b.continuous] + [b for b in blocks if b.continuous]
 
 
 def assign_blocks(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
     """Stages 1-3 of one GE planner (binary-block, or max-block with ``max_block``).
 
-    With reuse off, and always for the max-block planner, the order is creation order (2.8.5): GE's
+    With reuse off, and always for the max-block planner, the order is creation order (AssignMemoryWithReuse): GE's
     ``MaxBlockMemAssigner::NeedLevel2Reuse()`` is false, so ``ReuseBlocksByLifeTime`` neither sorts nor
-    merges its blocks (2.7.6); only the binary planner runs level 2.
+    merges its blocks (MaxBlockMemAssigner::NeedLevel2Reuse); only the binary planner runs level 2.
     """
     blocks, block_of = first_stage(units, steps, options, max_block)
     if options.reuse and not max_block:

@@ -7,7 +7,7 @@ share memory (symbols, roots) is ``zcspec.impl.compiler.aliases``.
 
 A root's span is the union of its symbol members' lifetimes. Per-node
 workspaces (node attr ``_workspace_bytes``, a tuple of ints) are named
-``<node>#ws<i>`` and live for their node's step only (2.2.5).
+``<node>#ws<i>`` and live for their node's step only (ReleaseMemorys).
 """
 from __future__ import annotations
 

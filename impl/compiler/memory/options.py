@@ -56,7 +56,7 @@ class PlanOptions:
       `CreateBlocks`); None (GE's
       default mode) makes one parent for the whole batch.
     - ``mem_release_first_reuse_first``: scan the free pool FIFO instead of
-      LIFO (graph attr ``_mem_release_first_reuse_first``, 2.4.1).
+      LIFO (graph attr ``_mem_release_first_reuse_first``, GetLastReleaseBlock).
     - ``time_limit``: seconds the compact strategy may spend improving a
       packing (None: the packer's fixed, deterministic budgets).
     """

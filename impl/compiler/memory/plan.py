@@ -126,7 +126,8 @@ def _clip_aliases(placements: list[TensorPlacement], options) -> list[TensorPlac
 
 
 def _io_attributes(graph: Graph, tensors: Mapping[str, TensorPlacement], regions) -> tuple:
-    """GE's per-I/O attributes: _is_zero_copy_block (2.6.8), basic/relative offsets (5.2)."""
+    """GE's per-I/O attributes: _is_zero_copy_block (MarkZeroCopyBlockAttr), basic/relative offsets
+    (SetInputOutputOffsetPass::Run)."""
     base = {"feature_map": 0, "zero_copy": regions["feature_map"], "weight": 0, "fixed": 0}
 
     def attr(index, node, t):

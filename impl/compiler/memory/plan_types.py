@@ -56,7 +56,7 @@ class IoAttribute:
 
     ``basic_offset``: the tensor's offset in the model's work memory (feature map
     at 0, zero-copy region after it; weights/fixed within their own region).
-    ``relative_offsets``: GE's _zero_copy_relative_offset list (5.2): (0,) unless
+    ``relative_offsets``: GE's _zero_copy_relative_offset list (SetInputOutputOffsetPass::Run): (0,) unless
     the tensor is the output of a no-padding concat, whose pieces sit at these
     offsets from the basic one.
     """

@@ -2,7 +2,7 @@
 `OpTensorUtils::CalibrateTensorSize`, mem_reuse_strategy.cc `MemReuseUtils::AlignMemOffset`).
 
 - a tensor's size (GE's "real size") is ``align(bytes, size_align) + size_padding``;
-- a block's size is that rounded up to ``block_align``, and 0 stays 0 (1.2);
+- a block's size is that rounded up to ``block_align``, and 0 stays 0 (AlignMemOffset);
 - workspaces are sized by the kernel, so their byte count is taken as is.
 """
 from __future__ import annotations
@@ -30,12 +30,13 @@ def align(x: int, to: int) -> int:
 
 
 def tensor_size(nbytes: int, options) -> int:
-    """GE's padded tensor size: ``align32(bytes) + 32`` by default; an empty tensor gets the padding (1.3)."""
+    """GE's padded tensor size: ``align32(bytes) + 32`` by default; an empty tensor gets the padding
+    (CalibrateTensorSize)."""
     return align(nbytes, options.size_align) + options.size_padding if nbytes > 0 else max(options.size_padding, 1)
 
 
 def block_size(size: int, options) -> int:
-    """The block a tensor of ``size`` bytes asks for: rounded to ``block_align`` (2.1.4, binary planner)."""
+    """The block a tensor of ``size`` bytes asks for: rounded to ``block_align`` (GetBlockSize, binary planner)."""
     return align(size, options.block_align)
 
 

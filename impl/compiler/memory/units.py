@@ -10,19 +10,19 @@ place as a whole:
   `CalNodeAsContinuousInputMaxLife`, graph_mem_assigner.cc `AssignContinuousInputMemory`), or the outputs
   of one continuous-output node (fused HCCL), back to back in output order,
   each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``);
-- ``workspace``: a node's scratch memory, live for its step only (2.2.5).
+- ``workspace``: a node's scratch memory, live for its step only (ReleaseMemorys).
 
 Each unit carries its planning lifetime, already widened where a GE rule says
 its memory is never shared: graph I/O symbols that are not zero-copy and
-producers in GE's no-reuse sets (2.3.3), ``_no_reuse`` nodes (2.5.2),
-atomic outputs (whole graph, 3.3.2), symbols read on another stream than
+producers in GE's no-reuse sets (InitReuseFlag), ``_no_reuse`` nodes (ApplyMemory),
+atomic outputs (whole graph, AssignAtomicOutputMemory), symbols read on another stream than
 their producer's (until the first node of the producer's stream known to run
-after that reader, 2.9.4; continuous groups written or read there to the end), and everything
-when reuse is off (2.5.1). Widened at the start too: a piece written on another
+after that reader, GetDiffStreamMaxLifeTime; continuous groups written or read there to the end), and everything
+when reuse is off (AssignMemoryWithReuse). Widened at the start too: a piece written on another
 stream than the unit's may run as soon as that stream's events allow, so the
 unit begins at the latest step of its own stream known to run before that
-writer (2.5.7, stream_order.py). Weights and variables are not units: they sit at
-fixed offsets in their own regions (2.5.3).
+writer (CalNodeAsContinuousInputMaxLife, stream_order.py). Weights and variables are not units: they sit at
+fixed offsets in their own regions (CheckIsZeroMemNodeType).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Unit:
     ``first``/``last``: the planning lifetime (inclusive). ``size``: bytes the unit
     needs (before block rounding). ``zero_copy``: ``"input"``, ``"output"`` or None.
     ``reusable``: GE's ``reuse_mem_``. ``input_size``: raw bytes of a graph-input
-    member (zero-copy inputs are sorted by it, 3.2.3). ``seq``: creation order.
+    member (zero-copy inputs are sorted by it, AssignZeroCopyMemory). ``seq``: creation order.
     ``owner``: for a no-padding group, the concat's output, which spans the whole
     unit; the pieces are reported as its aliases.
 
@@ -88,7 +88,7 @@ class Units:
 
 
 def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
-    """A symbol's block is as large as its largest member (2.3.1; block_mem_assigner.cc ApplyOutMemory grows
+    """A symbol's block is as large as its largest member (block_mem_assigner.cc ApplyOutMemory grows
     the block to the largest size), and holds every byte a member touches, counted from the root's start.
 
     A view piece at an offset (an outer-axis Split/Slice: GE's no-task Split, whose NoPadding continuous
@@ -131,7 +131,8 @@ class _Facts:
         return rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
 
     def zero_copy(self, r: str) -> str | None:
-        """2.6.1 (inputs) and 2.6.2 (outputs); the caller excludes continuous groups (2.6.4)."""
+        """IsZeroCopyBlock (inputs) and GetOutputFlowToNetoutputNum (outputs); the caller excludes continuous
+        groups (IsZeroCopyBlock)."""
         if not self.io(r):
             return None
         supported = all(rules.supports_zero_copy(n.op_type, self.options)
@@ -151,7 +152,7 @@ class _Facts:
         return all(lt.offset[m] == 0 and raw_bytes(desc[m]) >= extent for m in lt.members[r] if m in outputs)
 
     def reusable(self, r: str) -> bool:
-        """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (2.3.3, 2.4.4)."""
+        """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (InitReuseFlag, ApplyMemory)."""
         prods = self.producers(r)
         return (self.options.reuse and not self.io(r)
                 and all(rules.reusable_producer(n.op_type) and not rules.no_reuse(n) for n in prods))
@@ -327,9 +328,9 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         offsets.append((r, cursor))
         # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
         total = max(total, cursor + align(size, options.block_align))
-        # 3.5.2: padding advances by the 512-aligned size, no padding by the raw bytes.
+        # AssignContinuousInputMemory: padding advances by the 512-aligned size, no padding by the raw bytes.
         cursor += align(size, options.block_align) if padding else raw_bytes(graph.desc[r])
-    # An atomic output keeps its bytes for the whole graph (3.3.2), also inside a continuous group.
+    # An atomic output keeps its bytes for the whole graph (AssignAtomicOutputMemory), also inside a continuous group.
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
     first = facts.first_write(roots, node.stream, min(lt.span[r][0] for r in roots))
@@ -351,7 +352,8 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
 
 def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     """One block for all outputs of a continuous-output node, at output 0: output i at the sum of the
-    512-aligned sizes before it; live from the node to the last use of any output (2.11.2, 2.11.4)."""
+    512-aligned sizes before it; live from the node to the last use of any output (ApplyContinuousMemory,
+    AssignContinuousOutputMemory)."""
     graph, lt = facts.graph, facts.lt
     node = graph.node[name]
     offsets, cursor = [], 0

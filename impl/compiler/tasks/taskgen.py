@@ -8,7 +8,7 @@
   graph_mem_assigner.cc `SetAtomicCleanOffset`);
 - HCCL collectives: an ``hccl`` task with per-buffer zero-copy flags: a buffer is
   zero copy when the SoC supports it for that collective and its planned tensor
-  is zero copy (6.8.1-6.8.3);
+  is zero copy (HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs);
 - view, Data, NetOutput and Variable nodes: no task.
 
 A task lists the tasks its node's control edges make it follow (``TaskDef.after``): the last
@@ -20,7 +20,7 @@ Every task records its node's dynamic-batch branch (``TaskDef.batch``, the node'
 ``_batch_label``; "" outside any branch), so a runtime can launch one branch only.
 
 The zero-copy table lists every slot that points into a zero-copy model input or
-output with its relative offset (SetInputOutputOffsetPass, 5.2); the runtime
+output with its relative offset (``SetInputOutputOffsetPass::Run``); the runtime
 refreshes exactly those slots. Per-node workspaces are planned but not passed as
 slots (no kernel of the emulator uses one).
 """

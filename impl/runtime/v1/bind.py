@@ -3,16 +3,16 @@
 Everything here is checked before the runtime touches the device, so a
 rejected call changes nothing. The rules, in order, each error naming the buffer:
 
-1. count: as many inputs and outputs as the model has (E13025, 6.5.4a);
+1. count: as many inputs and outputs as the model has (E13025, UpdateAllNodeArgs);
 2. each buffer bound to the I/O of its position, named after it;
 3. null address: ACL_ERROR_INVALID_PARAM;
-4. size: ``size + 64 < model size`` is E13025 (6.6.1); and, beyond GE, a buffer smaller
+4. size: ``size + 64 < model size`` is E13025 (CheckUserAndModelSize); and, beyond GE, a buffer smaller
    than the raw tensor bytes is refused too (GE would let the kernel run past it);
 5. the buffer lies inside one live allocation of its placement (device or host);
 6. a device buffer is aligned to its element size (what the kernels need; the
    device faults on a misaligned slot);
 7. host placement while reuseZeroCopyMemory=1: E13025, all I/O must be device
-   memory (6.5.4c);
+   memory (ConstructZeroCopyIoActiveBaseAddrs);
 8. no overlap with the model's own memory (its allocations, the caller's work
    and weight memory), between two outputs, or between an input and an output;
    two inputs may share memory (both are only read).

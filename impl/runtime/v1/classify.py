@@ -3,17 +3,17 @@
 model_args_manager.cc `ModelArgsManager::CalcUpdatePolicy`).
 
 Each task argument slot holds a logical address (region + offset). At load it is
-resolved against the logical allocation table, in GE's order (6.5.1): the
+resolved against the logical allocation table, in GE's order (GenMemAllocations): the
 feature-map segment, then the model inputs, then the outputs, then ABSOLUTE
 (GE: base 0; here the weight and fixed regions, whose bases never change, and
 copy-only addresses). Its value
-on every execution is ``active_base[allocation] + offset`` (6.5.6).
+on every execution is ``active_base[allocation] + offset`` (ArgsIoAddrsUpdater).
 
-- MemoryAppType (6.7.1-6.7.2): weight and fixed memory are FIX; the feature-map
+- MemoryAppType (MemoryAppTypeClassifier): weight and fixed memory are FIX; the feature-map
   region is FEATURE_MAP; any address in the zero-copy region is MODEL_IO.
-- Refresh bits (6.7.3): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
+- Refresh bits (TaskArgsRefreshTypeClassifier): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
   REFRESH_BY_FM only when the feature base is refreshable; FIX gets none.
-- Update policy (6.7.5): the first update is INIT_ONE_TIME; later a feature-map base
+- Update policy (ModelArgsManager::CalcUpdatePolicy): the first update is INIT_ONE_TIME; later a feature-map base
   change gives UPDATE_FM_AND_MODEL_IO, an I/O base change with I/O slots
   UPDATE_MODEL_IO, host staging alone UPDATE_HOST_INPUT, else NO_NEED_UPDATE.
 """
@@ -67,7 +67,8 @@ class UpdatePolicy(enum.IntEnum):
 
 
 def allocation_policy(alloc: tuple) -> UpdatePolicy:
-    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2 (6.7.5)."""
+    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2
+    (ModelArgsManager::CalcUpdatePolicy)."""
     if alloc == FM:
         return UpdatePolicy.UPDATE_FM_AND_MODEL_IO
     if alloc in ABSOLUTE:
@@ -76,7 +77,8 @@ def allocation_policy(alloc: tuple) -> UpdatePolicy:
 
 
 def calc_policy(*, first: bool, changed: set, io_hits: int, host_staged: bool) -> UpdatePolicy:
-    """The update level of one execution from the allocations whose active base changed (6.7.5)."""
+    """The update level of one execution from the allocations whose active base changed
+    (ModelArgsManager::CalcUpdatePolicy)."""
     if first:
         return UpdatePolicy.INIT_ONE_TIME
     level = max((allocation_policy(a) for a in changed), default=UpdatePolicy.NO_NEED_UPDATE)

@@ -7,7 +7,7 @@
   ACL_MDL_WORKSPACE_MEM_OPTIMIZE, GE's model_config_om2.cpp `SetMdlLoadReuseZeroCopy`): 1 leaves
   the I/O region unbacked even when it could be (GE: always), rejects host-placed I/O
   (davinci_model.cc `ConstructZeroCopyIoActiveBaseAddrs`) and
-  makes I/O outside zero-copy blocks copy-only (6.4.3).
+  makes I/O outside zero-copy blocks copy-only (InitInputZeroCopy).
 - ``feature_base_refreshable`` (``ge.featureBaseRefreshable``): the work memory may
   be moved after load (``LoadedModel.update_work_memory``); the feature-map slots
   are then refreshed too (refresh bit kRefreshByFm, GE: task_args_refresh_type_classifier.h).
@@ -20,7 +20,7 @@ from zcspec.impl.runtime.v1.errors import InvalidParam
 
 
 def _reuse_value(instance, attribute, value) -> None:
-    # ACL_WORKSPACE_MEM_OPTIMIZE_DEFAULT = 0, ..._INPUTOUTPUT = 1; anything else is refused (6.2.2).
+    # ACL_WORKSPACE_MEM_OPTIMIZE_DEFAULT = 0, ..._INPUTOUTPUT = 1; anything else is refused (SetMdlLoadReuseZeroCopy).
     if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
         raise InvalidParam(f"reuse_zero_copy_memory={value!r} must be 0 (default) or 1 (ACL_MDL_WORKSPACE_MEM_OPTIMIZE)")
 

@@ -9,11 +9,11 @@ Order, all under the device lock:
    which slots get which address (a pure function of the model's refresh table and this
    call's bindings), this module writes them to the device;
 4. copy in: copy-only inputs from the user's buffer to the model's address
-   (min(user size, model size) bytes, 6.5.4f), host-staged inputs H2D;
+   (min(user size, model size) bytes, CopyInputForNoZeroCopy), host-staged inputs H2D;
 5. launch every task on its stream and synchronize (of a dynamic-batch model, only the chosen
    branch's tasks and the unlabelled ones: runtime/branches.py);
 6. copy out: copy-only outputs from the model's address to the user's buffer
-   (the raw output bytes, 6.5.5), host-staged outputs D2H.
+   (the raw output bytes, CopyOutputForNoZeroCopy), host-staged outputs D2H.
 
 Outputs that are copied (copy-only or host-staged) are written only after the
 whole run succeeded, so a device failure leaves those user buffers untouched. A
@@ -117,7 +117,8 @@ def _stage(lm, bindings: list[Binding], call: _Call) -> list[Binding]:
 
 def _copy_sources(bindings: list[Binding]) -> list[Binding]:
     """An output held in an earlier I/O's bytes (``ZeroCopyOffset.copy_from``) is copied from where that I/O
-    is in this call: the user's buffer (zero copy), its staging buffer or the model's address (6.5.7)."""
+    is in this call: the user's buffer (zero copy), its staging buffer or the model's address
+    (GenOutputMemAllocations)."""
     by_key = {b.io.key: b for b in bindings}
     return [attrs.evolve(b, address=by_key[b.io.copy_from[0]].address + b.io.copy_from[1])
             if b.io.copy_from is not None else b for b in bindings]
@@ -160,12 +161,12 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     dev.synchronize()
     for b in bindings:
         if b.io.role == "output" and b.mode != "refresh" and b.address != b.buffer.addr:
-            _copy(lm, call, b, b.buffer.addr, b.address, b.io.desc.nbytes)   # none onto itself (6.5.5)
+            _copy(lm, call, b, b.buffer.addr, b.address, b.io.desc.nbytes)   # none onto itself (CopyOutputForNoZeroCopy)
 
 
 def _copy(lm, call: _Call, b: Binding, dst: int, src: int, nbytes: int) -> None:
     if nbytes == 0:
-        return   # zero-length copies are skipped (6.5.4f, 6.5.5)
+        return   # zero-length copies are skipped (CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy)
     call.copies[lm.device.trace.mark()] = b.io.key
     lm.device.memcpy(dst, src, nbytes)
 

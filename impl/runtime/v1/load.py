@@ -4,10 +4,10 @@
 ``load(device, model, options, work=None, weight=None)``:
 
 - weights: the caller's ``weight=(ptr, size)`` (size >= the weight region, else
-  ParamInvalid E13025, 6.1.2) or a read-only model allocation; the weights are
+  ParamInvalid E13025, InitWeightMem) or a read-only model allocation; the weights are
   copied into it by one H2D copy either way;
 - feature map: the caller's ``work=(ptr, size)`` (size >= the feature map, else
-  ParamInvalid E19999, 6.1.3) or a model allocation of the feature-map size;
+  ParamInvalid E19999, InitFeatureMapAndP2PMem) or a model allocation of the feature-map size;
 - the zero-copy (I/O) region: allocated only when zero copy is off (every I/O is
   then copied through it). With zero copy on it is left unbacked (a deliberate
   difference from GE, which backs it unless reuseZeroCopyMemory=1) except when
@@ -22,7 +22,7 @@ one place: resolved slots and I/O (zero_copy.py), region bases, device tasks, th
 refresh table (the slots registered under each refreshable allocation) and the initial
 state. A failing load frees whatever it allocated and raises. ``query_size(model)`` is
 aclmdlQuerySize: work = ``memory_size`` (including the zero-copy region), weight
-= the weight region (6.1.5).
+= the weight region (ModelManager::GetModelMemAndWeightSize).
 """
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def cross_stream_waits(model) -> list[tuple[int, ...]]:
 
 
 def _check_fm_refreshable(model, soc, refs) -> None:
-    """A movable feature map needs every task that points into it to be refreshable (6.7.4)."""
+    """A movable feature map needs every task that points into it to be refreshable (FixedAddrInferrer)."""
     for t, task_refs in zip(model.tasks.tasks, refs):
         if any(r.alloc == classify.FM for r in task_refs) and not soc.can_refresh(t.kind, in_loop=t.in_loop):
             raise ParamInvalid(f"feature_base_refreshable needs refreshable tasks, but {t.kind} tasks cannot be "
@@ -236,7 +236,7 @@ def _write_tasks(device, io, refs, tasks, bases: RegionBases, feature_map: int, 
     lies in the work memory is then registered under the feature map, and moves with it."""
     active = {classify.FM: feature_map, classify.WEIGHT: bases.weight, classify.FIXED: bases.fixed}
     # Copy-only I/O slots hold a fixed address (never refreshed); every other slot with a
-    # refresh bit (kRefreshByModelIo, or kRefreshByFm when the feature base moves, 6.7.3)
+    # refresh bit (kRefreshByModelIo, or kRefreshByFm when the feature base moves, TaskArgsRefreshTypeClassifier)
     # is registered under its allocation.
     fixed_values, with_work = {}, []
     for z in io:

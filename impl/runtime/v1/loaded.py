@@ -154,7 +154,7 @@ class LoadedModel:
 
     def update_work_memory(self, ptr: int, size: int) -> None:
         """Move the feature map to the caller's ``(ptr, size)``; the next execute refreshes the FM slots
-        (6.5.4d). Only for models loaded with ``feature_base_refreshable``."""
+        (UpdateAllNodeArgs). Only for models loaded with ``feature_base_refreshable``."""
         in_work = self.bases.work_offset is not None   # the I/O region moves with it: it needs room too
         need = self.model.memory_size if in_work else self.model.regions.get("feature_map", 0)
         if not self.options.feature_base_refreshable:

@@ -73,7 +73,7 @@ class SlotUpdate(NamedTuple):
 
 @attrs.frozen
 class Refresh:
-    """One execution's refresh: its update ``policy`` (6.7.5), the allocations whose base
+    """One execution's refresh: its update ``policy`` (ModelArgsManager::CalcUpdatePolicy), the allocations whose base
     ``changed``, the slot writes grouped by task (``per_task``: ``(task, {slot: address})`` in task
     order) and the ``active`` bases once they are applied (allocation -> base)."""
 

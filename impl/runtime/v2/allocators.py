@@ -15,7 +15,7 @@ executor can record the runtime's allocations for the spec's observations.
   Spans above ``NO_CACHE_SPAN`` go back to the device as soon as they are free. One thread
   only: there is no locking (the emulator is single threaded).
 - :class:`ExternalAllocator`: the caller's hook, two callables ``alloc(size) -> address``
-  and ``free(address)``, passed per execution (GE's ``external_allocator``, 7.7.2). Its
+  and ``free(address)``, passed per execution (GE's ``external_allocator``, SelectL1Allocator). Its
   ``free`` may release memory at once, so the executor returns blocks to it only after
   synchronizing (``stream_ordered`` False); ``ExternalAllocator.on_device(device)`` is one that
   mallocs and frees on the device, one block at a time.
@@ -30,7 +30,7 @@ from zcspec.impl.runtime.v2.tensors import MemBlock
 
 MEM_SIZE_ALIGN = 512              # runtime/v2/kernel/memory/type/mem_size.h
 HUGE_PAGE = 2 << 20               # default_config.h: huge page 2 MiB
-NO_CACHE_SPAN = 16 << 30          # spans above 16 GiB are not cached (7.7.3)
+NO_CACHE_SPAN = 16 << 30          # spans above 16 GiB are not cached (default_config.h)
 
 
 def align_size(size: int) -> int:

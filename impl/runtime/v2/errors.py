@@ -6,7 +6,7 @@
 - :class:`OutputBufferError`: a caller's output tensor is null, too small or wrongly
   placed where the mode forbids a fallback (GE: build_tensor.cc SplitTensorForOutputData).
 - :class:`InputBufferError`: a caller's input tensor is null or too small.
-- :class:`EnsureOutputError`: EnsureTensorAtOutMemory cannot deliver an output (7.5.4).
+- :class:`EnsureOutputError`: EnsureTensorAtOutMemory cannot deliver an output.
 - :class:`AllocatorError`: an allocator is missing (always_external_allocator) or failed.
 - :class:`LoweringError`: a model this runtime cannot lower (names the tensor and why).
 - :class:`ExeGraphError`: a malformed execution graph (a dangling edge, an unknown kernel).

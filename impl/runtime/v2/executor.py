@@ -103,7 +103,7 @@ class StreamExecutor:
         used = sorted({n.attr("stream", 0) for n in self.graph.nodes if n.type.startswith("Launch")} | {0})
         self._streams = {s: (0 if s == 0 else dev.create_stream()) for s in used}
         self.multi_stream = len(used) > 1
-        external_only = self.options.always_external_allocator  # the executor creates no allocator (7.1.3)
+        external_only = self.options.always_external_allocator  # the executor creates no allocator (LoweringOption)
         self.allocator = None if external_only else CachingAllocator(dev, name=f"{model.name} hbm")
         if self.allocator is not None:
             self.allocator.listener = self._on_block

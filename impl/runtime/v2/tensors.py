@@ -4,8 +4,8 @@ reference-counted :class:`MemBlock` s (GE: memory_kernel.cc ``FreeMemory``, tens
 
 - A :class:`MemBlock` is memory an allocator handed out. ``AllocMemory`` creates it with one
   reference (the graph's); ``FreeMemory`` drops that reference; sharing it into a caller's
-  tensor (``EnsureTensorAtOutMemory`` with a null output address, 7.5.3, or
-  ``AllocModelOutTensor`` allocating into the user tensor, 7.3.3) adds one, so an output
+  tensor (``EnsureTensorAtOutMemory`` with a null output address, or
+  ``AllocModelOutTensor`` allocating into the user tensor) adds one, so an output
   handed to the caller outlives the graph's FreeMemory. At zero references the block
   goes back to its allocator.
 - :class:`TensorData` is an address, a size and a placement, plus the block it holds a
@@ -70,7 +70,7 @@ class Tensor:
     """The caller's tensor. ``addr`` 0 means no memory given; ``size`` is the buffer's bytes.
 
     After an execution, ``shape``/``dtype`` hold the output's (EnsureTensorAtOutMemory sets
-    them, 7.5.2); ``owned`` is the runtime block the tensor holds when the output was put in
+    them, EnsureTensorAtOutMemory); ``owned`` is the runtime block the tensor holds when the output was put in
     runtime memory (null buffer or fallback), released by ``release()``.
     """
 

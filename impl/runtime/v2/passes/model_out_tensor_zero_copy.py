@@ -10,7 +10,7 @@ back through ``IdentityAddr`` nodes (whole-tensor aliases) to its producer. When
   only drops the graph's reference;
 - ``always_zero_copy``: type ``SplitTensorForOutputData`` with ``OutputData:i`` as its only
   input (the allocator chain is pruned: an allocator node nobody reads is removed), its
-  guarding ``FreeMemory`` removed (no reference is taken, 7.4.3). zcspec also moves it to
+  guarding ``FreeMemory`` removed (no reference is taken, SplitTensorForOutputData). zcspec also moves it to
   just after ``OutputData``: it depends on nothing else, so the caller's buffers are all
   checked before any memory is allocated or any task launched (a failure then leaves
   every buffer and the device's accounting as they were).
