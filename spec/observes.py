@@ -81,6 +81,9 @@ OBSERVES: dict[str, Observed] = {
     "MF-DETERMINED": Observed("the metadata field a re-signed file had changed, whether the loader accepted "
                               "it and whether the model it loaded equals the one the file was built from",
                               MODEL_FILE + ", built and re-signed with one field changed"),
+    "MF-ATOMIC-CLEAN": Observed("each node's op type (atomic by the spec's op table, spec/op_facts.py) and the "
+                                "tasks naming it: kind, stream, order and the argument slots' region, offset "
+                                "and size", MODEL_FILE + " and the graph after the passes"),
     "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
                                   MODEL_FILE),
     "V1-SLOT-REFRESH": Observed("the argument values the tasks ran with against the user buffers and the "

@@ -10,8 +10,8 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import (blocks, device_kernels, device_memory, execution, layout, layout_dataflow,
-                                    layout_paths, model_file, passes, runtime_v1, runtime_v2)
+from zcspec.spec.invariants import (blocks, calls_refused, device_kernels, device_memory, execution, layout,
+                                    layout_dataflow, layout_paths, model_file, passes, runtime_v1, runtime_v2)
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
@@ -24,6 +24,7 @@ CONCERNS = (
     ("runtime_v1", runtime_v1, "DavinciModel-style static runtime: address refresh and copy-only I/O."),
     ("runtime_v2", runtime_v2, "Lowered (gert-style) runtime: output zero copy and always_zero_copy."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
+    ("calls_refused", calls_refused, "A call with invalid buffers: refused with GE's error before it does anything."),
     ("device_memory", device_memory,
      "The emulated device the other claims trust: it refuses exactly the illegal accesses, mallocs and frees."),
     ("device_kernels", device_kernels,

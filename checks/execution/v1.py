@@ -14,6 +14,10 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``input_sizes`` / ``output_sizes``: I/O tensor name -> bytes of the caller's buffer
   (0 = null; default: the raw size); ``placement``: ``device`` (default) or ``host``;
 - ``misalign``: I/O names whose buffer address is shifted by one byte;
+- ``overhang``: I/O names whose buffer says it is 64 bytes longer than the allocation holding it (its end
+  lies outside every live allocation of the caller); ``dangling``: I/O names whose buffer's allocation the
+  caller frees before the call (a use after free). Both are invalid bindings the runtime must refuse
+  (CALL-INVALID-REFUSED);
 - ``share``: pairs ``[a, b]`` of I/O tensor names: ``b`` is bound to ``a``'s buffer (overlapping
   buffers: two inputs may share one, an output may not);
 - ``seed``: inputs are standard normal draws from this seed (default 0); ``inputs``: ``"normal"``
@@ -66,7 +70,7 @@ from zcspec.spec.observables.load import LoadOptionsObservation, RegionBinding
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
-                           "misalign", "share", "seed", "batch", "inputs", "onnx", "api", "move_work"}
+                           "misalign", "overhang", "dangling", "share", "seed", "batch", "inputs", "onnx", "api", "move_work"}
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -114,8 +118,12 @@ class _Held:
     arrays: dict
 
 
+OVERHANG = 64   # bytes an ``overhang`` buffer claims past the end of its allocation
+
+
 def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
     placement, misalign = runtime.get("placement", "device"), set(runtime.get("misalign", ()))
+    overhang, dangling = set(runtime.get("overhang", ())), set(runtime.get("dangling", ()))
     isz, osz = runtime.get("input_sizes", {}), runtime.get("output_sizes", {})
     shared = {b: a for a, b in runtime.get("share", ())}
     held = _Held([], [], [], {})
@@ -135,7 +143,7 @@ def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
                 alloc = api.malloc if placement == "device" else dev.host_malloc
                 raw = alloc(size + shift, tag=tag)
                 held.raw.append((raw, placement))
-                b = UserBuffer(io.tensor, raw + shift, size, placement)
+                b = UserBuffer(io.tensor, raw + shift, size + OVERHANG * (io.tensor in overhang), placement)
             if io.role == "input":
                 dt = dtypes.numpy_dtype(io.dtype)
                 data = np.ones(io.shape, dt) if runtime.get("inputs") == "ones" else rng.standard_normal(io.shape).astype(dt)
@@ -144,7 +152,16 @@ def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
                     _fill(dev, api, b.addr, placement, data.view(np.uint8).reshape(-1)[:size])
         by_name[io.tensor] = b
         (held.ins if io.role == "input" else held.outs).append(b)
+    _free_dangling(dev, api, held, {by_name[n].addr - int(n in misalign) for n in dangling if n in by_name})
     return held
+
+
+def _free_dangling(dev, api, held: _Held, addresses: set) -> None:
+    """The caller frees the allocations of its ``dangling`` buffers (after every buffer was allocated, so
+    no later buffer takes their place) and keeps passing the buffers."""
+    for raw, placement in [r for r in held.raw if r[0] in addresses]:
+        (api.free if placement == "device" else dev.host_free)(raw)
+        held.raw.remove((raw, placement))
 
 
 def _view(data, io):
@@ -217,7 +234,8 @@ def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: 
         try:
             done.append((f.result(), judged(dev, h, f"v1 thread {k}")))
         except RuntimeV1Error as e:   # refused: only the model's last call keeps its record
-            if not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "share", "placement")):
+            if not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "overhang", "dangling",
+                                                    "share", "placement")):
                 notes.append(Note(f"v1 thread {k}", f"the call failed on valid buffers: {type(e).__name__}: {e}",
                                   failed=True))
         finally:

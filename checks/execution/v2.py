@@ -8,6 +8,9 @@ scenario's JSON dict (checks/scenario.py):
   ``trust_shape_on_out_tensor``, ``always_external_allocator``, ``enable_single_stream``;
 - ``output_sizes``: output tensor name -> bytes of the caller's buffer (0 = null buffer;
   default: the output's raw size); ``output_placement``: ``device`` (default) or ``host``;
+- ``input_sizes``: input tensor name -> bytes of the caller's buffer, holding the input's first bytes
+  (0 = null buffer; default: the input's raw size): a null or short input the runtime must refuse
+  (CALL-INVALID-REFUSED);
 - ``seed``: the inputs are standard normal draws from this seed (default 0);
 - ``batch``: the dynamic-batch branch the call runs (a model with branches needs one);
 - ``threads``: that many further calls made at once from as many threads on the loaded executor,
@@ -57,7 +60,8 @@ from zcspec.spec.observables.execution import OutputTensor
 
 FAILS_AT = "external_alloc_fails_at"
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
-_KEYS = set(_SWITCHES) | {"runtime", "output_sizes", "output_placement", "seed", "batch", "threads", FAILS_AT}
+_KEYS = set(_SWITCHES) | {"runtime", "input_sizes", "output_sizes", "output_placement", "seed", "batch", "threads",
+                          FAILS_AT}
 
 
 def options_of(runtime: dict) -> LoweringOptions:
@@ -107,6 +111,14 @@ def _output(dev, io, size: int, placement: str) -> Tensor:
     tag = f"user output {io.tensor}"
     addr = dev.malloc(size, tag=tag) if placement == "device" else dev.host_malloc(size, tag=tag)
     return Tensor(addr, size, placement, name=io.tensor)
+
+
+def _input(dev, io, array, size: int) -> Tensor:
+    """The caller's input buffer of ``size`` bytes holding the input's first bytes (0: a null tensor)."""
+    if not size:
+        return Tensor(0, 0, name=io.tensor)
+    raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)[:size]
+    return Tensor(dev.upload(raw, tag=f"user input {io.tensor}"), size, name=io.tensor)
 
 
 def _shape(shape) -> tuple[int, ...] | None:
@@ -175,7 +187,7 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
     arrays = {io.tensor: rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype)) for io in model.tasks.inputs}
-    inputs = [Tensor(dev.upload(arrays[io.tensor], tag=f"user input {io.tensor}"), io.nbytes, name=io.tensor)
+    inputs = [_input(dev, io, arrays[io.tensor], runtime.get("input_sizes", {}).get(io.tensor, io.nbytes))
               for io in model.tasks.inputs]
     run = _Run(model, runtime, graph, dev, StreamExecutor(model, dev, options), arrays, inputs,
                "v2" + (" always_zero_copy" if options.always_zero_copy else ""))
@@ -228,7 +240,8 @@ def _failing_allocator(run: _Run, fails_at: int) -> Observations:
 
 
 def _valid_buffers(runtime: dict) -> bool:
-    return not runtime.get("output_sizes") and runtime.get("output_placement", "device") == "device"
+    return (not runtime.get("output_sizes") and not runtime.get("input_sizes")
+            and runtime.get("output_placement", "device") == "device")
 
 
 def _expect(run: _Run, label: str, k: int, fails_at: int, memory: _CallerMemory, error) -> None:

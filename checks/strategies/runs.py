@@ -4,8 +4,9 @@
 keys) for a compiled ``graph``: the differential run (v1 and v2 on the same inputs against the
 oracle, zero copy on or off); runtime v1 with a binding sequence (fresh buffers, the same
 buffers again, re-binding, undersized or null buffers, host placement, two I/O bound to one
-buffer, reuseZeroCopyMemory, calls from several threads at once); runtime v2 in the default
-mode or under always_zero_copy, with correct or undersized output buffers, host-placed outputs,
+buffer, a buffer reaching past its allocation or freed before the call, reuseZeroCopyMemory,
+calls from several threads at once); runtime v2 in the default mode or under always_zero_copy,
+with correct or undersized output buffers, null or short inputs, host-placed outputs,
 external allocators or one stream, and calls from several threads at once. A graph with collectives sometimes runs crafted, as a
 foreign model file could have it: HCCL tasks that declare no zero-copy support
 (``model_edits``). Every drawn run is judged against the oracle where its call succeeds.
@@ -41,6 +42,15 @@ def _shared(draw, graph: Graph) -> list:
     return [draw(st.sampled_from(pairs))] if pairs else []
 
 
+def _outside(draw, graph: Graph) -> dict:
+    """Maybe (one time in six) one I/O's buffer outside every live allocation of the caller: reaching
+    past the end of its allocation (``overhang``) or in one the caller freed before the call (``dangling``)."""
+    names = list(graph.inputs) + list(dict.fromkeys(graph.outputs))
+    if not names or draw(st.integers(0, 5)):
+        return {}
+    return {draw(st.sampled_from(["overhang", "dangling"])): [draw(st.sampled_from(names))]}
+
+
 def _v1(draw, graph: Graph) -> dict:
     run: dict = {"runtime": "v1"}
     calls = draw(st.integers(1, 3))
@@ -63,6 +73,7 @@ def _v1(draw, graph: Graph) -> dict:
         run["input_sizes"] = sizes
     if share := _shared(draw, graph):
         run["share"] = share
+    run.update(_outside(draw, graph))
     run["seed"] = draw(st.integers(0, 3))
     return run
 
@@ -86,6 +97,11 @@ def _v2(draw, graph: Graph) -> dict:
     # refuse it, the default mode must fall back).
     if sizes := _sizes(draw, graph, list(dict.fromkeys(graph.outputs)), one_in=2):
         run["output_sizes"] = sizes
+    # A bad input only where the outputs are good: the claims on outputs (V2-DEFAULT-FALLBACK's fallback
+    # that succeeds, V2-AZC-REJECT's error naming the output) speak of calls whose inputs are valid.
+    if "output_sizes" not in run and "output_placement" not in run and \
+            (sizes := _sizes(draw, graph, list(graph.inputs), one_in=3)):
+        run["input_sizes"] = sizes
     run["seed"] = draw(st.integers(0, 3))
     return run
 

@@ -17,7 +17,11 @@ Tensors that share memory form a *symbol* (GE's ref mapping, graph_utils.cc
 - an optional in-place pair (``ops.inplace_pairs``, node attr ``_inplace_ability``, flattened: GE's
   ``_output_inplace_ability``) shares its input's memory under the same guard and GE's own conditions
   (``mem_inplace.cc`` ``ProcessInplace``): output and input of equal raw size, and this node the last
-  consumer of every output of the input's producer node; the first pair of an output that passes wins.
+  consumer of every output of the input's producer node; no pair on a node carrying GE's
+  ``continuous_output`` attribute, whatever its output count (``RemoveOutRwConflicts``); no pair that
+  would put a graph output into the symbol of a continuous output (``RemoveSymbolConflicts``, whose
+  conflict check finds a user output in a continuous-output symbol); the first pair of an output that
+  passes wins.
 
 ``aliases(graph, order)`` gives every tensor's root and offset in it; the
 planner's lifetimes (``memory.lifetimes``) and the passes that must know whose
@@ -31,7 +35,7 @@ import attrs
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.compiler.memory import stream_order
+from zcspec.impl.compiler.memory import rules, stream_order
 from zcspec.impl.compiler.topology import execution_order
 
 
@@ -102,12 +106,39 @@ def _producer_done(graph: Graph, tensor: str, name: str, step, last_read) -> boo
     return all(last_read.get(t, 0) <= step[name] for t in graph.node[producer].outputs)
 
 
+def _reaches_output(graph: Graph, tensor: str, outputs) -> bool:
+    """Whether ``tensor`` or a view of it (through views of views) is a graph output: GE's symbol of the
+    tensor holds those views already when ``RemoveSymbolConflicts`` looks at it."""
+    todo, seen = [tensor], set()
+    while todo:
+        t = todo.pop()
+        if t in outputs:
+            return True
+        seen.add(t)
+        for c in graph.consumers.get(t, ()):
+            n = graph.node[c]
+            if ops.is_view(n) and n.inputs and n.inputs[0] == t:
+                todo.extend(o for o in n.outputs if o not in seen)
+    return False
+
+
+def _output_into_continuous(graph: Graph, members, tensor: str, outputs) -> bool:
+    """GE's ``RemoveSymbolConflicts`` (mem_inplace.cc): merging ``tensor`` into the symbol ``members``
+    would put a graph output and a continuous output (``rules.continuous_output``) in one symbol."""
+    def continuous(t: str) -> bool:
+        return t in graph.producer and rules.continuous_output(graph.node[graph.producer[t]])
+    merged = list(members) + [tensor]
+    return (any(continuous(m) for m in merged)
+            and any(_reaches_output(graph, m, outputs) for m in merged))
+
+
 def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[str]], dict[str, int]]:
     root: dict[str, str] = {w: w for w in graph.weight}
     members: dict[str, list[str]] = {w: [w] for w in graph.weight}
     offset: dict[str, int] = {w: 0 for w in graph.weight}
     last_read = {r: own[r][1] for r in own}
     step = {name: i for i, name in enumerate(order)}
+    outputs = set(graph.outputs)
     known: list = []
 
     def clock():
@@ -129,9 +160,12 @@ def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[st
         for out_i, in_i in ops.ref_outputs(node):   # a ref (GE: IsRefFromInput), under our guard
             if safe(in_i):
                 shared[out_i] = (node.inputs[in_i], 0)
-        for out_i, in_i in ops.inplace_pairs(node):   # optional in-place (GE: ProcessInplace): the first pair that passes
+        pairs = () if node.attr("continuous_output", False) is True else ops.inplace_pairs(node)  # RemoveOutRwConflicts
+        for out_i, in_i in pairs:   # optional in-place (GE: ProcessInplace): the first pair that passes
             if out_i not in shared and _same_size(graph, node, out_i, in_i) and safe(in_i) \
-                    and _producer_done(graph, node.inputs[in_i], name, step, last_read):
+                    and _producer_done(graph, node.inputs[in_i], name, step, last_read) \
+                    and not _output_into_continuous(graph, members[root[node.inputs[in_i]]], node.outputs[out_i],
+                                                    outputs):
                 shared[out_i] = (node.inputs[in_i], 0)
         for i, t in enumerate(node.outputs):
             src, off = shared.get(i, (t, 0))

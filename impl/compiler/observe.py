@@ -4,22 +4,27 @@
 plan's fields plus the facts the block invariants need, all read from the
 graph (who reads each tensor, which outputs are atomic, which inputs must be
 contiguous, which tensors are workspaces or fixed), never from planner internals.
+
+What an op type implies (atomic outputs, continuous inputs, whether its node runs a task) and a
+tensor's raw bytes are the spec's to say (spec/op_facts.py, spec/dtypes.py): this module hands them
+the graph's op types, attributes, shapes and dtypes and never asks impl's op or dtype tables, which
+are what the planner decides by. Alias roots are the plan's own ``alias_of`` chains as written.
 """
 from __future__ import annotations
 
 import hashlib
 
-from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.memory.plan_types import MemoryPlan
 from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.load import load_model
+from zcspec.spec import dtypes, op_facts
 from zcspec.spec.observables.model_file import (
     ArgSlot, BuildFacts, FileEdit, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
-    Block, ContinuousGroup, ContinuousOutputs, PlacedTensor, PlanAttributes, PlanObservation,
+    Block, ContinuousGroup, ContinuousOutputs, PlacedTensor, PlanAttributes, PlanObservation, alias_root,
 )
 
 
@@ -35,7 +40,7 @@ def _consumers(graph: Graph, order: tuple[str, ...], planned: set[str]) -> dict[
 def _continuous_groups(graph: Graph, planned: set[str]) -> tuple[ContinuousGroup, ...]:
     groups = []
     for n in graph.nodes:
-        kind = (ops.info(n.op_type) or ops.OpInfo(n.op_type)).continuous_input
+        kind = op_facts.continuous_input(n.op_type)
         if kind and n.inputs and all(t in planned for t in n.inputs):
             groups.append(ContinuousGroup(n.name, tuple(n.inputs), padding=(kind == "padding")))
     return tuple(groups)
@@ -61,13 +66,14 @@ def _workspaces(graph: Graph, planned: set[str]) -> dict[str, str]:
 
 
 def _nbytes(graph: Graph, name: str, ws: dict[str, str]) -> int | None:
-    """A tensor's raw bytes as its desc gives them (a workspace's are the node's declared count)."""
+    """A tensor's raw bytes from its desc's shape and dtype by the spec's dtype table (a workspace's are
+    the node's declared count)."""
     if name in ws:
         node = graph.node[ws[name]]
         sizes = node.attr("_workspace_bytes", ())
         return ((sizes,) if isinstance(sizes, int) else tuple(sizes))[int(name.rsplit("#ws", 1)[1])]
     desc = graph.desc.get(name)
-    return None if desc is None else desc.nbytes
+    return None if desc is None else dtypes.nbytes(desc.shape, desc.dtype, tensor=name)
 
 
 def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> PlanObservation:
@@ -86,8 +92,7 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
     attributes = PlanAttributes(a.memory_size, a.zero_copy_memory_size,
                                 {x.tensor: x.is_zero_copy_block for x in a.inputs},
                                 {x.tensor: x.basic_offset for x in a.inputs + a.outputs})
-    atomic = tuple(t for n in graph.nodes if (ops.info(n.op_type) or ops.OpInfo(n.op_type)).atomic
-                   for t in n.outputs if t in planned)
+    atomic = tuple(t for n in graph.nodes if op_facts.atomic(n.op_type) for t in n.outputs if t in planned)
     steps = set(plan.order)
     return PlanObservation(
         order=tuple(plan.order), tensors=tensors, blocks=blocks, regions=dict(plan.regions),
@@ -105,7 +110,8 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
         netoutput_inputs=tuple(t for t in graph.outputs if t in planned),
         node_types={n.name: n.op_type for n in graph.nodes if n.name in steps},
         producers={t: p for t, p in graph.producer.items() if t in planned and p in steps},
-        streams={n.name: n.stream for n in graph.nodes if n.name in steps and ops.task_kinds(n)},
+        streams={n.name: n.stream for n in graph.nodes
+                 if n.name in steps and op_facts.runs_task(n.op_type, dict(n.attrs))},
         control={n.name: tuple(n.control_inputs) for n in graph.nodes if n.name in steps and n.control_inputs},
     )
 
@@ -138,10 +144,11 @@ def model_tasks(model) -> tuple[Task, ...]:
 
 def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
     """The graph's nodes as the model file runs them: a node is a view when it has no task and the
-    plan gives its output its input 0's memory."""
+    plan gives its output its input 0's memory (the root of the ``alias_of`` chains the plan writes)."""
     producer = graph.producer
     with_task = {t.node for t in model.tasks.tasks}
-    root = model.plan.roots()
+    placed = {t.name: t for t in model.plan.tensors}
+    root = {name: alias_root(placed, name) for name in placed}
     consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
     out = [NodeInfo(w, "Const") for w in consts]
     for n in graph.nodes:

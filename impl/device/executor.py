@@ -11,7 +11,7 @@ from __future__ import annotations
 from zcspec.impl.device import hccl
 from zcspec.impl.device import trace as tr
 from zcspec.impl.device.errors import KernelError
-from zcspec.impl.device.kernels import KERNELS
+from zcspec.impl.device.kernels import ACCUMULATES, KERNELS
 from zcspec.impl.device.operands import bind, check_results, commit
 
 
@@ -28,7 +28,7 @@ def run_kernel(dev, task, token, sid) -> None:
         # numpy rejecting the operands: a shape/dtype/attribute the compiler got wrong.
         raise KernelError(task.name, task.op_type, f"{type(e).__name__}: {e} (inputs "
                           f"{[(x.shape, str(x.dtype)) for x in bound.ins]}, attributes {dict(task.attrs)})") from e
-    commit(dev, task, bound, check_results(task, bound, raw), sid)
+    commit(dev, task, bound, check_results(task, bound, raw), sid, accumulates=task.op_type in ACCUMULATES)
     dev.tally.kernel_launches += 1
 
 
@@ -44,7 +44,7 @@ def run_memset(dev, task, token, sid) -> None:
         dev.trace.append(tr.Memset(addr, n, value, task.name))
         dev.tally.memset_bytes += n
     dev.tally.memset_calls += 1
-    dev.trace.append(tr.Launch(task.name, task.op_type, task.kind, sid, (), bound.writes))
+    dev.trace.append(tr.Launch(task.name, task.op_type, task.kind, sid, (), bound.writes, bound.args))
 
 
 def run_memcpy(dev, task, token, sid) -> None:

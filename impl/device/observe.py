@@ -13,7 +13,8 @@ device event       probe event
 =================  ==========================================================================
 ``Alloc``          ``alloc``: address, size, read_only (device memory; host memory is not probed)
 ``Free``           ``free``: address (device memory)
-``Launch``         ``access``: task, reads, writes; refused None
+``Launch``         ``access``: task, reads (inputs, then the outputs an accumulating kernel read), writes;
+                   refused None
 ``FaultedLaunch``  ``access``: the ranges the task designated; refused = the kind of the Fault
                    that follows it
 ``Fault``          (after a FaultedLaunch: its kind, above); alone, of kind ``out_of_memory``: an
@@ -78,7 +79,8 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
         if isinstance(e, tr.FaultedLaunch):
             pending = DeviceEvent(seq, "access", task=e.task, reads=_ranges(e.reads), writes=_ranges(e.writes))
         elif isinstance(e, tr.Launch):
-            out.append(DeviceEvent(seq, "access", task=e.task, reads=_ranges(e.reads), writes=_ranges(e.writes)))
+            out.append(DeviceEvent(seq, "access", task=e.task, reads=_ranges(e.reads + e.accumulates),
+                                   writes=_ranges(e.writes)))
         elif isinstance(e, tr.Alloc) and e.space == "device":
             out.append(DeviceEvent(seq, "alloc", address=e.addr, size=e.size, read_only=e.read_only))
         elif isinstance(e, tr.Free) and e.space == "device":

@@ -21,8 +21,8 @@ from zcspec.impl.platform import storage
 
 @attrs.define
 class Bound:
-    """A task's operands resolved to checked views: inputs, outputs (and their slots), and their
-    (addr, nbytes) ranges."""
+    """A task's operands resolved to checked views: inputs, outputs (and their slots), their
+    (addr, nbytes) ranges, and ``args``: the slot values read from the argument table."""
 
     ins: list
     outs: list
@@ -30,6 +30,7 @@ class Bound:
     reads: tuple
     writes: tuple
     out_slots: list
+    args: tuple = ()
 
 
 def slot_values(dev, task) -> list[int]:
@@ -63,7 +64,7 @@ def bind(dev, task, sid: int) -> Bound:
     except DeviceFault:
         reads = tuple((a, s.nbytes) for s, a in zip(task.slots, values) if s.role == "in")
         writes = tuple((a, s.nbytes) for s, a in zip(task.slots, values) if s.role == "out")
-        dev.trace.append(tr.FaultedLaunch(task.name, task.op_type, task.kind, sid, reads, writes))
+        dev.trace.append(tr.FaultedLaunch(task.name, task.op_type, task.kind, sid, reads, writes, tuple(values)))
         raise
 
 
@@ -90,7 +91,7 @@ def _bind(dev, task, values: list[int]) -> Bound:
         else:
             ins.append(view)
             reads.append((addr, slot.nbytes))
-    return Bound(ins, outs, out_offsets, tuple(reads), tuple(writes), out_slots)
+    return Bound(ins, outs, out_offsets, tuple(reads), tuple(writes), out_slots, tuple(values))
 
 
 def check_results(task, bound: Bound, results) -> list[np.ndarray]:
@@ -104,8 +105,9 @@ def check_results(task, bound: Bound, results) -> list[np.ndarray]:
     return results
 
 
-def commit(dev, task, bound: Bound, results, sid: int) -> None:
-    """Write checked results into the output ranges and record the launch."""
+def commit(dev, task, bound: Bound, results, sid: int, accumulates: bool = False) -> None:
+    """Write checked results into the output ranges and record the launch (with the argument table it
+    read; ``accumulates``: the kernel read its outputs before these writes, ``kernels.ACCUMULATES``)."""
     u8 = dev.mem.u8
     for r, o, off, slot in zip(results, bound.outs, bound.out_offsets, bound.out_slots):
         if slot.packed:
@@ -113,4 +115,5 @@ def commit(dev, task, bound: Bound, results, sid: int) -> None:
             continue
         target = u8[off:off + o.nbytes].view(o.dtype).reshape(o.shape)
         np.copyto(target, r, casting="unsafe")
-    dev.trace.append(tr.Launch(task.name, task.op_type, task.kind, sid, bound.reads, bound.writes))
+    dev.trace.append(tr.Launch(task.name, task.op_type, task.kind, sid, bound.reads, bound.writes, bound.args,
+                               bound.writes if accumulates else ()))

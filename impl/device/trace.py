@@ -69,7 +69,13 @@ class ArgWrite:
 
 @attrs.frozen
 class Launch:
-    """A task executed: the byte ranges it read and wrote (argument tables not included)."""
+    """A task executed: the byte ranges it read and wrote (argument tables not included).
+
+    ``args`` are the addresses the device read from the task's argument table when it ran it, one
+    per slot in slot order (empty for a task without a table). ``accumulates`` are the output ranges
+    the kernel read before writing them (an atomic kernel adds into its output: ``out += ...``), in
+    output-slot order; ``reads`` are its input slots' ranges alone.
+    """
 
     task: str
     op_type: str
@@ -77,6 +83,8 @@ class Launch:
     stream: int
     reads: tuple = ()
     writes: tuple = ()
+    args: tuple = ()
+    accumulates: tuple = ()
 
 
 @attrs.frozen

@@ -16,7 +16,8 @@ device event       spec event
 ``Free``           ``free``: address
 ``Copy``           ``copy``: direction, src, dst, size, io (the I/O the copy moves, if any), stream
 ``ArgWrite``       ``arg_write``: task, slot, value
-``Launch``         ``launch``: task, op, reads, writes (each range named by its slot's tensor), stream
+``Launch``         ``launch``: task, op, reads (its input slots' ranges, then the outputs an accumulating
+                   kernel read before writing them), writes (each range named by its slot's tensor), stream
 ``FaultedLaunch``  ``launch`` of the ranges the task designated (its ``fault`` follows)
 ``Fault``          ``fault``: address, task, message
 ``Memset``         none: a memset task's writes are its launch's
@@ -24,6 +25,8 @@ device event       spec event
 =================  ==========================================================================
 
 An allocation or free whose tag ``names`` gives no owner is not transcribed.
+``launched_slots`` transcribes what the launches of a span read from their argument tables (the
+spec's ``SlotValue`` s: the addresses each task ran with, as the device read them).
 ``allocation_events`` transcribes only the allocations and frees of a span (what happened
 between a load and a later call, so that the spec knows what is live at the call).
 """
@@ -34,6 +37,7 @@ from typing import Callable, Iterable, Mapping
 import attrs
 
 from zcspec.impl.device import trace as tr
+from zcspec.spec.observables.execution import SlotValue
 from zcspec.spec.observables.trace import Event, Range
 
 SlotTensors = tuple[tuple[str, ...], tuple[str, ...]]   # (tensors of the in slots, of the out slots), in slot order
@@ -93,7 +97,8 @@ def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
     if isinstance(e, (tr.Launch, tr.FaultedLaunch)):
         task = names.tasks.get(e.task)
         ins, outs = names.slots.get(task, ((), ())) if task is not None else ((), ())
-        return Event(seq, "launch", task=task, op=e.op_type, reads=_ranges(e.reads, ins), writes=_ranges(e.writes, outs),
+        reads = _ranges(e.reads, ins) + _ranges(e.accumulates, outs)
+        return Event(seq, "launch", task=task, op=e.op_type, reads=reads, writes=_ranges(e.writes, outs),
                      stream=e.stream)
     if isinstance(e, tr.Sync):
         return Event(seq, "record" if e.what == "record" else "wait", event_id=e.event, stream=e.stream)
@@ -126,3 +131,16 @@ def allocation_events(trace: tr.Trace, span: tuple[int, int], names: TraceNames 
             if ev is not None:
                 out.append(ev)
     return out
+
+
+def launched_slots(trace: tr.Trace, span: tuple[int, int], names: TraceNames) -> list[SlotValue]:
+    """Every argument slot value the launches (refused ones included) of trace positions ``[span[0], span[1])``
+    read from their tables, as ``SlotValue(task, slot, value)``; a task launched more than once with the
+    same table gives each value once. Tasks ``names`` does not list are left out."""
+    out: dict[tuple[int, int, int], None] = {}
+    begin, end = span
+    for e in trace.since(begin)[:max(end - begin, 0)]:
+        if isinstance(e, tr.Launch) and names.tasks.get(e.task) is not None:
+            for slot, value in enumerate(e.args):
+                out[(names.tasks[e.task], slot, value)] = None
+    return [SlotValue(*k) for k in out]

@@ -45,9 +45,6 @@ class ExecutionRecord:
 
     - ``refresh`` (v1): the call's argument refresh (``refresh.Refresh``: policy, changed
       allocations, slot updates); None when the call stopped before it;
-    - ``slot_values`` (v1): every task's argument slots as the launched tasks read them; None
-      when nothing was launched (v2 writes every slot in each call: its observer reads them
-      from the trace's argument writes);
     - ``log`` (v2): the ``[begin, end)`` positions of the call in the executor's runtime log
       (block allocations, frees, errors);
     - ``handed`` (v2): block address -> ``(role, index)`` of the caller's output tensor the
@@ -61,7 +58,6 @@ class ExecutionRecord:
     copies: Mapping[int, tuple[str, int]]
     error: BaseException | None = None
     refresh: object = None
-    slot_values: tuple | None = None
     log: tuple[int, int] = (0, 0)
     handed: Mapping[int, tuple[str, int]] = attrs.field(factory=dict)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from zcspec.spec.examples import device, execution, layout, model_file, runtime
+from zcspec.spec.examples import calls, device, execution, layout, model_file, runtime
 from zcspec.spec.examples.build import Example
 
 
@@ -17,7 +17,7 @@ from zcspec.spec.examples.build import Example
 def all_examples() -> dict[str, Example]:
     """Examples by invariant id."""
     out: dict[str, Example] = {}
-    for module in (layout, model_file, runtime, execution, device):
+    for module in (layout, model_file, runtime, execution, calls, device):
         for ex in module.EXAMPLES:
             if ex.invariant_id in out:
                 raise ValueError(f"two examples for {ex.invariant_id}")

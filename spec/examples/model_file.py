@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.spec.observables.model_file import FileEdit, SocProfile
+from zcspec.spec.observables.model_file import ArgSlot, FileEdit, SocProfile, Task
 from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, node_task, soc, task
 
 _GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
              node("relu", "Relu", "x"), node("out", "NetOutput", "relu", "c_MemcpyAddrAsync_0"))
 _GRAPH_BAD = (node("x", "Data"), node("c", "Const"), node("relu", "Relu", "x"), node("out", "NetOutput", "relu", "c"))
+
+_SUM_IN, _SUM_OUT = ArgSlot(0, "feature_map", 0, 64, "in", "x"), ArgSlot(1, "feature_map", 512, 32, "out", "s")
+_CLEAN = Task(0, "memset", (ArgSlot(0, "feature_map", 512, 32, "out", "s"),), node="sum")
+_SUM = (node("x", "Data"), node("sum", "ReduceSum", "x"), node("out", "NetOutput", "sum"))
 
 EXAMPLES = (
     Example("PASS-MEMCPY-ADDR-ASYNC",
@@ -40,4 +44,10 @@ EXAMPLES = (
             model_file(regions={"feature_map": 1024}, tasks=(task(0, ("feature_map", 0, 512), ("feature_map", 512, 512)),)),
             model_file(regions={"feature_map": 1024}, tasks=(task(0, ("feature_map", 0, 512), ("feature_map", 768, 512)),)),
             culprit="task 0 slot 1", why="slot 1 reads 512 bytes from offset 768 of a 1024-byte region"),
+    Example("MF-ATOMIC-CLEAN",
+            model_file(nodes=_SUM, regions={"feature_map": 1024},
+                       tasks=(_CLEAN, Task(1, "kernel", (_SUM_IN, _SUM_OUT), node="sum"))),
+            model_file(nodes=_SUM, regions={"feature_map": 1024},
+                       tasks=(Task(0, "kernel", (_SUM_IN, _SUM_OUT), node="sum"), attrs.evolve(_CLEAN, id=1))),
+            culprit="task 0 slot 1", why="the ReduceSum's kernel runs before the memset that cleans its output"),
 )

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._shadow import consumed, replay
+from zcspec.spec.invariants._shadow import consumed, refused, replay
 from zcspec.spec.invariants._trace import accesses, all_events, call_events, failed_calls, live_allocations, writes_into
 from zcspec.spec.observables.execution import ExecutionObservation
 
@@ -186,7 +186,9 @@ READ_WRITTEN = Invariant(
     statement="Every byte a kernel or a copy of an execute call reads was written before it, since its "
               "allocation, by an event of the trace: the caller's input buffers count as written when the "
               "call starts, what the load wrote (the weights) from the load on, everything else from the "
-              "kernel, memset or copy that wrote it. A Merge reads one of its inputs: the one its branch wrote.",
+              "kernel, memset or copy that wrote it. A Merge reads one of its inputs: the one its branch wrote. "
+              "An accumulating kernel (ReduceSum, atomic: it adds into its output) reads its output range "
+              "before writing it, as the device's launch records.",
     rationale="Fresh device memory holds garbage (the emulator poisons it); a kernel that reads before its "
               "producer ran, an input copy that was skipped, an atomic clean that was dropped or a tensor "
               "read from an unrefreshed address reads bytes nobody wrote. GE copies inputs before the first "
@@ -331,30 +333,92 @@ INPLACE_SAME_BYTES = Invariant(
 # -- EXEC-COUNTERS-TRUE -----------------------------------------------------------------------
 
 COPY_DIRECTIONS = ("h2d", "d2h", "d2d", "h2h")
+ADDR_BYTES = 8   # one argument slot: a 64-bit address (GE: davinci_model.cc kAddrSize)
+
+
+def _spaces(obs: ExecutionObservation) -> list[tuple[int, int, str]]:
+    """``(start, end, space)`` of every allocation the load's and the call's traces show and of every user
+    buffer (its placement): an address lies in the space of whatever holds it (address spaces are disjoint)."""
+    out = [(e.address, e.address + e.size, e.space) for e in all_events(obs)
+           if e.kind == "alloc" and e.address is not None and e.size and e.space is not None]
+    return out + [(b.address, b.address + b.size, b.placement) for b in obs.buffers if b.address and b.size > 0]
+
+
+def _space_of(spaces: list[tuple[int, int, str]], address: int | None) -> str | None:
+    hit = {space for lo, hi, space in spaces if address is not None and lo <= address < hi}
+    return hit.pop() if len(hit) == 1 else None
+
+
+def trace_counts(obs: ExecutionObservation) -> dict[str, int]:
+    """The call's counts as the spec recomputes them from its trace: per direction, the calls and bytes of its
+    copies, each direction taken from the address spaces of the memory the copy reads and writes (the trace's
+    allocations and the user buffers' placement; the copy's own label only where a side lies in neither);
+    ``launches``, the launches the device ran (not those it refused); ``arg_writes`` and ``args_bytes``,
+    the argument slots written."""
+    spaces = _spaces(obs)
+    counts = {f"{d}_{k}": 0 for d in COPY_DIRECTIONS for k in ("calls", "bytes")}
+    events = call_events(obs)
+    for e in events:
+        if e.kind != "copy" or not e.size:
+            continue
+        src, dst = _space_of(spaces, e.src), _space_of(spaces, e.dst)
+        d = f"{src[0]}2{dst[0]}" if src and dst else e.direction
+        if d not in COPY_DIRECTIONS:   # no label and no known memory on some side: nothing says which
+            counts["unplaced_copies"] = counts.get("unplaced_copies", 0) + 1
+            continue
+        counts[f"{d}_calls"] += 1
+        counts[f"{d}_bytes"] += e.size
+    counts.setdefault("unplaced_copies", 0)
+    counts["launches"] = sum(1 for i, e in enumerate(events) if e.kind == "launch" and not refused(events, i))
+    counts["arg_writes"] = sum(1 for e in events if e.kind == "arg_write")
+    counts["args_bytes"] = ADDR_BYTES * counts["arg_writes"]
+    return counts
+
+
+def reported_counts(counters: dict[str, int]) -> dict[str, int]:
+    """The counters a device (or ``zcspec run --json``) reports, in :func:`trace_counts`' terms."""
+    out = {f"{d}_{k}": counters.get(f"{d}_{k}", 0) for d in COPY_DIRECTIONS for k in ("calls", "bytes")}
+    out["launches"] = sum(counters.get(k, 0) for k in ("kernel_launches", "hccl_launches", "memset_calls"))
+    out["arg_writes"] = counters.get("args_written", 0) + counters.get("args_refreshed", 0)
+    out["args_bytes"] = counters.get("args_bytes", 0)
+    out["unplaced_copies"] = 0
+    return out
+
+
+_COUNTED = {"launches": "task launches (kernel_launches + hccl_launches + memset_calls)",
+            "arg_writes": "argument slot writes (args_written + args_refreshed)", "args_bytes": "argument bytes",
+            "unplaced_copies": "copies of no known direction (no label, an address in no known memory)"}
 
 
 def _counters_true(obs: ExecutionObservation):
     if not obs.counters:   # not transcribed (a hand-written observation): nothing to compare
         return
-    copies = [e for e in call_events(obs) if e.kind == "copy"]
+    said, seen = reported_counts(obs.counters), trace_counts(obs)
     for d in COPY_DIRECTIONS:
-        seen = [e for e in copies if e.direction == d]
-        calls, nbytes = len(seen), sum(e.size or 0 for e in seen)
-        said = obs.counters.get(f"{d}_calls", 0), obs.counters.get(f"{d}_bytes", 0)
-        if said != (calls, nbytes):
-            yield violation(f"{d} copies", f"the device's counters report {said[0]} {d} copies of {said[1]} bytes "
-                            f"in the call; its trace shows {calls} of {nbytes} bytes",
-                            counted=list(said), traced=[calls, nbytes])
+        got, want = (said[f"{d}_calls"], said[f"{d}_bytes"]), (seen[f"{d}_calls"], seen[f"{d}_bytes"])
+        if got != want:
+            yield violation(f"{d} copies", f"the device's counters report {got[0]} {d} copies of {got[1]} bytes "
+                            f"in the call; its trace shows {want[0]} of {want[1]} bytes moving {d}",
+                            counted=list(got), traced=list(want))
+    for key, what in _COUNTED.items():
+        if said[key] != seen[key]:
+            yield violation(what, f"the device's counters report {said[key]} in the call; its trace shows "
+                            f"{seen[key]}", counted=said[key], traced=seen[key])
 
 
 COUNTERS_TRUE = Invariant(
     id="EXEC-COUNTERS-TRUE",
-    title="The copy counters a call reports are the copies it made",
-    statement="For every execute call, the device's copy counters of that call (calls and bytes per direction: "
-              "h2d, d2h, d2d, h2h) equal the copies the call's device trace shows.",
+    title="The counters a call reports are the copies, launches and argument writes it made",
+    statement="For every execute call, the device's counters of that call equal what the spec counts in the "
+              "call's trace: per direction (h2d, d2h, d2d, h2h) the copies and their bytes, the direction "
+              "taken from where the bytes lie (the address space of the allocation or user buffer holding the "
+              "source and the destination), not from the copy's label; the tasks the device ran (kernel, HCCL "
+              "and memset launches together); and the argument slots written (and their bytes, 8 per slot).",
     rationale="Zero copy is measured by these counters: `zcspec run` reports them and the benchmarks quote "
               "them (zero I/O copies per inference). A counter that drifts from the device's real copies would "
-              "make a copying runtime look zero copy, or the reverse, with every output still correct.",
+              "make a copying runtime look zero copy, or the reverse, with every output still correct. The "
+              "spec recounts from the trace's addresses and its allocation events, so a device that files a "
+              "copy under the wrong direction, in its counters and its own label alike, is caught.",
     ge_source="(zcspec) emulated NPU: the counters stand for the profiling counts of the copy tasks a GE "
               "execution launches (runtime/v1 DavinciModel::CopyInputData / CopyOutputData)",
     applies_to="execution", concern="execution", predicate=_counters_true,

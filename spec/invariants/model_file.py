@@ -1,8 +1,9 @@
 """Model file: what a compiled model file must satisfy to be loaded (applies to model files)."""
 from __future__ import annotations
 
+from zcspec.spec import op_facts
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.observables.model_file import ModelFileObservation
+from zcspec.spec.observables.model_file import ModelFileObservation, Task
 
 
 # -- MF-WELL-FORMED ---------------------------------------------------------------------------
@@ -121,4 +122,57 @@ DETERMINED = Invariant(
 )
 
 
-INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED)
+# -- MF-ATOMIC-CLEAN --------------------------------------------------------------------------
+
+def _cleans(clean: Task, slot) -> bool:
+    return any(c.region == slot.region and c.offset <= slot.offset and slot.offset + slot.size <= c.offset + c.size
+               for c in clean.slots)
+
+
+def _atomic_clean(mf: ModelFileObservation):
+    tasks: dict[str, list[Task]] = {}
+    for t in mf.tasks:
+        tasks.setdefault(t.node, []).append(t)
+    for n in mf.nodes:
+        mine = tasks.get(n.name, [])
+        memsets = [t for t in mine if t.kind == "memset"]
+        if not op_facts.atomic(n.type):
+            for t in memsets:
+                yield violation(f"task {t.id}", f"cleans outputs of node {n.name!r} ({n.type}), which is not atomic "
+                                "(spec/op_facts.py): GE cleans only before atomic nodes", node=n.name)
+            continue
+        for k in (t for t in mine if t.kind != "memset"):
+            for s in (s for s in k.slots if s.role == "out"):
+                if not any(c.id < k.id and c.stream == k.stream and _cleans(c, s) for c in memsets):
+                    yield violation(f"task {k.id} slot {s.index}", f"atomic node {n.name!r} ({n.type}) accumulates "
+                                    f"into {s.tensor!r} ({s.region}+{s.offset}, {s.size} bytes), but no memset task "
+                                    f"of the node before it on stream {k.stream} cleans those bytes",
+                                    node=n.name, tensor=s.tensor)
+
+
+def _atomic_clean_facts(mf: ModelFileObservation) -> bool:
+    """Nodes are known (the graph was given) and one is atomic or a task is a clean."""
+    return bool(mf.nodes) and (any(op_facts.atomic(n.type) for n in mf.nodes)
+                               or any(t.kind == "memset" for t in mf.tasks))
+
+
+ATOMIC_CLEAN = Invariant(
+    id="MF-ATOMIC-CLEAN",
+    title="Atomic outputs are cleaned before their kernel, and only they are",
+    statement="For every node the spec's op table lists as atomic (its outputs are accumulated into), every "
+              "output argument of its kernel task lies inside a slot of a memset task of the same node that comes "
+              "earlier on the same stream; a memset task belongs to an atomic node.",
+    rationale="The kernel adds into its output, so the bytes must be zero when it starts: without the clean the "
+              "result depends on whatever the memory held (a previous execution, another tensor that shared the "
+              "block). The model file is where the clean lives, so the claim reads its tasks against the op "
+              "type, not the compiler's own table: an op table that lost its atomic flag otherwise compiles a "
+              "model whose layout claims all hold, and only a comparison of outputs notices. A clean of a node "
+              "that accumulates nothing is a memset GE never issues.",
+    ge_source="compiler/graph/passes/memory_conflict/atomic_addr_clean_pass.cc (AtomicAddrCleanPass::Run, "
+              "HandleNormalGraph, LinkToAtomicNode: a memset node with a control edge to every atomic node); "
+              "graph_mem_assigner.cc (SetAtomicCleanOffset: the ranges it cleans)",
+    applies_to="model_file", concern="model_file", predicate=_atomic_clean, precondition=_atomic_clean_facts,
+)
+
+
+INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN)

@@ -168,3 +168,66 @@ def test_a_kernel_in_a_loop_reading_a_data_gets_a_conflict_copy_on_legacy():
     assert legacy.node["loop_relu"].inputs == ("identity_0_loop_relu_MemLayoutConflict_1:0",)
     assert legacy.node["identity_0_NetOutput_MemLayoutConflict_0"].inputs == ("identity_0_NetOutput_MemLayoutConflict_0:src",)
     assert run_passes(b.build(), CompileOptions()).node["loop_relu"].inputs == ("x",)
+
+
+def test_a_collective_output_to_the_netoutput_is_zero_copy_where_the_soc_refreshes_collectives():
+    # GE (block_mem_assigner.cc IsNodeSupportZeroCopy, ge_op_utils.cc IsHcomNodeNotSupportAddrRefresh): every
+    # HCCL-engine node is "not support address refresh", so IsZeroCopyBlock is false for its output to the
+    # NetOutput (GE's IsZeroCopyBlock_unsupport_hccl) unless the feature map is refreshable. zcspec takes
+    # the collectives a SoC cannot refresh from its profile (hccl_no_zero_copy): none on ascend910b, all on legacy.
+    b = GraphBuilder("collective_out")
+    x = b.input("x", (1, N))
+    b.output(b.op("HcomAllReduce", [b.op("Relu", [x], name="r")], name="ar"))
+    g = b.build()
+    st = compile_stages(g, CompileOptions())
+    assert st.graph.producer["ar:0"] == "ar" and st.graph.outputs == ("ar:0",) and st.plan.tensor("ar:0").zero_copy
+    legacy = compile_stages(g, CompileOptions(soc="legacy"))   # GE's way: the collective's output is copied
+    assert legacy.graph.producer[legacy.graph.outputs[0]] != "ar"
+    assert not legacy.plan.tensor(legacy.graph.node["ar"].outputs[0]).zero_copy
+
+
+def _collective_model_meta():
+    from zcspec.impl.compiler.model_file.encode import metadata
+
+    b = GraphBuilder("hccl_flags")
+    x, h = b.input("x", (1, N)), b.input("h", (1, N))
+    b.output(b.op("Relu", [x], name="r"), b.op("HcomAllReduce", [b.op("Neg", [h], name="n")], name="ar"))
+    model = build_model(b.build(), CompileOptions())
+    meta, blob = metadata(model)
+    task = next(t for t in meta["tasks"]["tasks"] if t["kind"] == "hccl")
+    return meta, blob, task
+
+
+def test_an_hccl_task_needs_one_zero_copy_flag_per_buffer_of_each_role():
+    # GE (hccl_task_info.cc HcclTaskInfo::InitZeroCopyInfos): a non-empty input (output) flag list must have one
+    # flag per input (output), else the load fails; an empty list is accepted and means no zero copy. zcspec
+    # checks each list's length the same way, and also refuses an empty one: its model file carries every
+    # buffer's flag, which must follow from the plan (model_file/consistency.py).
+    from zcspec.impl.compiler.model_file.encode import pack
+    from zcspec.impl.compiler.model_file.errors import ModelFormatError
+    from zcspec.impl.compiler.model_file.load import load_model
+
+    meta, blob, task = _collective_model_meta()
+    assert len(task["zero_copy_in"]) == 1 and len(task["zero_copy_out"]) == 1
+    load_model(pack(meta, blob))
+    task["zero_copy_out"] = task["zero_copy_out"] + task["zero_copy_in"]
+    task["zero_copy_in"] = []   # the total count is right, each role's is not: GE refuses the output list
+    with pytest.raises(ModelFormatError, match=r"zero_copy_in.*0 zero-copy flags for 1 in buffers"):
+        load_model(pack(meta, blob))
+    task["zero_copy_out"] = task["zero_copy_out"][:1]   # both lists empty or right: GE loads this one
+    with pytest.raises(ModelFormatError, match=r"zero_copy_in.*0 zero-copy flags for 1 in buffers"):
+        load_model(pack(meta, blob))
+
+
+def test_each_atomic_node_has_its_own_memset_task_over_its_outputs():
+    # GE (graph_mem_assigner.cc SetAtomicCleanOffset, MergeCleanMemInfos): the memset (AtomicAddrClean) node
+    # gets the offsets and sizes of every atomic input, output and workspace of the nodes it cleans, adjacent
+    # ranges merged into one. zcspec: one memset task per atomic node, whose slots are that node's outputs.
+    b = GraphBuilder("atomic")
+    x = b.input("x", (4, N))
+    r1 = b.op("ReduceSum", [x], name="r1", shape=(4, 1), axes=(1,), keepdims=1)
+    r2 = b.op("ReduceSum", [x], name="r2", shape=(4, 1), axes=(1,), keepdims=1)
+    b.output(b.op("Add", [r1, r2], name="s"))
+    model = build_model(b.build(), CompileOptions())
+    memsets = [t for t in model.tasks.tasks if t.kind == "memset"]
+    assert [(t.node, [s.tensor for s in t.slots]) for t in memsets] == [("r1", ["r1:0"]), ("r2", ["r2:0"])]

@@ -148,3 +148,32 @@ def test_ProcessInplace_two_nodes_not_break_reuse(ge_graph):
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_not_break_reuse):
     swt2 has a mandatory ref on swt1's output as well as the in-place ability; the ref survives ProcessInplace."""
     assert _switch_chain(ge_graph, ref="swt2").plan().tensor("swt2:0").alias_of == "swt1:0"
+
+
+def test_ProcessInplace_continous_output_not_inplace(ge_graph):
+    """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_continous_output_not_inplace):
+    the graph of ProcessInplace_one_input_Success with ATTR_NAME_CONTINUOUS_OUTPUT on condition_calc (one
+    output); GE expects no ReuseInput: ``mem_inplace.cc`` ``RemoveOutRwConflicts`` drops every in-place pair
+    of a node carrying the attribute, whatever its output count."""
+    g = _condition_calc_graph(ge_graph, SIZE)
+    g._nodes["condition_calc"]["attrs"]["continuous_output"] = True
+    assert g.plan().tensor("condition_calc:0").alias_of is None
+
+
+def test_ProcessInplace_two_nodes_continous_output(ge_graph):
+    """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_continous_output)
+    (MemConflictShareGraph::BuildContinuousOutGraph): split1 -> split2 -> a (Cast, in-place ability (0, 0)) ->
+    netoutput, split2 -> b -> netoutput, split1 -> c -> netoutput, split1 and split2 with continuous outputs;
+    GE expects a not in place: ``mem_inplace.cc`` ``RemoveSymbolConflicts`` refuses a merge that would put a
+    graph output (a:0) into the symbol of a continuous output (split2:0)."""
+    g = ge_graph("continuous_out", dsl=True)
+    g.node("split1", op="Split", outs=(SIZE, SIZE), continuous_output=True)
+    g.node("split2", op="Split", outs=(SIZE, SIZE), continuous_output=True)
+    g.node("a", op="Cast", outs=(SIZE,), _inplace_ability=(0, 0))
+    g.node("b", op="Relu", outs=(SIZE,)).node("c", op="Relu", outs=(SIZE,))
+    g.node("netoutput", op="NetOutput", outs=())
+    g.chain("split1", "split2").chain("split1", "c", "netoutput")
+    g.chain("split2", "a", "netoutput").chain("split2", "b", "netoutput")
+    plan = g.plan()
+    assert plan.tensor("a:0").alias_of is None
+    assert plan.tensor("split2:0").block == plan.tensor("split2:1").block   # the continuous output stays one block

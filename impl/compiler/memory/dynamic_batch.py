@@ -15,7 +15,9 @@ are reusable or need one offset in all batches (SizeIndependentOfBatch). Three m
   (largest first) while blocks fit, moving to the next parent at the first
   block that does not; blocks never placed stay top level (ResizeDynamicBatchBlocks).
 
-Wrappers are appended after all other blocks (the batch region comes last).
+Wrappers are appended after all other blocks (the batch region comes last), in GE's order
+(``dynamic_batch_mem_assigner.cc`` ``ResizeDynamicBatchBlocks``): the ordinary blocks' parents, then
+the same-offset wrapper, then the continuous one.
 """
 from __future__ import annotations
 
@@ -101,7 +103,7 @@ def assign_batches(blocks: list[Block], options) -> list[Block]:
             maps[kind][b.batch].append(b)
     if not any(maps.values()):
         return blocks
-    wrappers = _wrap_all(maps["same"], next_id, options, memo) + _wrap_all(maps["continuous"], next_id, options, memo)
+    wrappers = []
     ordinary = maps["ordinary"]
     if ordinary:
         top = _max_label(ordinary, options, memo)
@@ -110,4 +112,5 @@ def assign_batches(blocks: list[Block], options) -> list[Block]:
             if lab != top:
                 _fill(parents, ordinary[lab], lab, options, memo)
         wrappers += parents
+    wrappers += _wrap_all(maps["same"], next_id, options, memo) + _wrap_all(maps["continuous"], next_id, options, memo)
     return [b for b in blocks if b.parent is None] + wrappers

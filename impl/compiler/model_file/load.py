@@ -105,9 +105,13 @@ def _check_task(task, i: int, regions: dict) -> None:
             if n < lo or (hi is not None and n > hi):
                 raise ModelFormatError(f"{where}.slots", f"{n} {role} slots; a {task.op_type} has "
                                                          f"{lo}..{'any' if hi is None else hi}")
-    if task.kind == "hccl" and len(task.zero_copy_in) + len(task.zero_copy_out) != len(task.slots):
-        raise ModelFormatError(where, "zero-copy flag count differs from its buffer count "
-                                      "(GE: hccl_task_info.cc InitZeroCopyInfos)")
+    if task.kind == "hccl":   # GE's HcclTaskInfo::InitZeroCopyInfos: each list has one flag per buffer of its role
+        for role, flags in (("in", task.zero_copy_in), ("out", task.zero_copy_out)):
+            n = sum(s.role == role for s in task.slots)
+            if len(flags) != n:
+                raise ModelFormatError(f"{where}.zero_copy_{role}",
+                                       f"{len(flags)} zero-copy flags for {n} {role} buffers: each list has one "
+                                       f"flag per buffer (GE's HcclTaskInfo::InitZeroCopyInfos)")
     for j, slot in enumerate(task.slots):
         if slot.role not in ("in", "out"):
             raise ModelFormatError(f"{where}.slots[{j}]", f"role {slot.role!r} is not in/out")

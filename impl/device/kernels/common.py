@@ -2,7 +2,8 @@
 
 A kernel is ``fn(task, ins, outs) -> tuple of arrays``: ``ins`` are read-only
 views of its input tensors in device memory, ``outs`` views of its outputs
-(read only as well: only atomic kernels read them, to accumulate). It returns one
+(read only as well: only atomic kernels read them, to accumulate, and they are registered with
+``accumulates=True`` so that the device records those reads). It returns one
 array per output slot; the device writes them after the kernel returns, so a
 kernel that fails (``KernelError``) has written nothing. ``task.attr(name,
 default)`` gives the node's attributes as the IR keeps them (the ONNX front end
@@ -20,13 +21,16 @@ from zcspec.impl.platform.kernel_ops import KERNEL_OPS
 
 Kernel = Callable[..., tuple]
 KERNELS: dict[str, Kernel] = {}
+# Op types whose kernel reads its outputs (accumulates into them): the device records those reads.
+ACCUMULATES: set[str] = set()
 
 
-def kernel(*op_types: str):
+def kernel(*op_types: str, accumulates: bool = False):
     """Register the decorated function as the kernel of every op type named.
 
     Each op type must be declared in ``zcspec.impl.platform.kernel_ops.KERNEL_OPS`` (what the
-    model-file loader accepts), and have one kernel only.
+    model-file loader accepts), and have one kernel only. ``accumulates``: the kernel reads its
+    output slots (``out + ...``), so a launch of it reads the output ranges before writing them.
     """
 
     def register(fn: Kernel) -> Kernel:
@@ -36,6 +40,8 @@ def kernel(*op_types: str):
             if op in KERNELS:
                 raise ValueError(f"two kernels for op type {op!r}")
             KERNELS[op] = fn
+            if accumulates:
+                ACCUMULATES.add(op)
         return fn
 
     return register

@@ -72,7 +72,7 @@ def _onnx_slice(start: int, end: int, step: int, dim: int) -> slice:
     return slice(start, None if end < 0 else end, step)
 
 
-@kernel("ReduceSum")
+@kernel("ReduceSum", accumulates=True)
 def reduce_sum(task, ins, outs):
     """Atomic: ACCUMULATES into its output (out += sum), so the output needs a prior clean
     (a memset task), as GE's atomic ops do (block_mem_assigner.cc

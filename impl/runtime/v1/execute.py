@@ -50,7 +50,6 @@ class _Call:
     refresh: Refresh | None = None                         # the refresh, once applied
     addresses: dict = attrs.field(factory=dict)          # (role, index) -> address the tasks use
     copies: dict = attrs.field(factory=dict)             # trace position of an I/O copy -> (role, index)
-    slot_values: tuple | None = None                       # argument tables as the tasks read them
 
 
 def execute(lm, inputs: list, outputs: list, batch: str | None = None) -> ExecutionRecord:
@@ -86,21 +85,6 @@ def _given(lm, inputs: list, outputs: list) -> tuple[GivenBuffer, ...]:
     passed = [*inputs[:n], *[None] * (n - len(inputs))] + list(outputs)
     return tuple(GivenBuffer(z.role, z.index, b.addr, b.size, b.placement)
                  for z, b in zip(lm.io, passed) if isinstance(b, UserBuffer))
-
-
-def _snapshot_slots(lm) -> tuple:
-    """The argument tables the launched tasks will read: one uncounted peek of the args allocation,
-    so an observer can see this call's slots even after later calls or unload."""
-    if not lm.tasks:
-        return ()
-    first = lm.tasks[0].args
-    n = sum(len(t.slots) for t in lm.tasks)
-    flat = lm.device.peek(first, (n,), "<u8").tolist()
-    out, k = [], 0
-    for t in lm.tasks:
-        out.append(tuple(flat[k:k + len(t.slots)]))
-        k += len(t.slots)
-    return tuple(out)
 
 
 def _stage(lm, bindings: list[Binding], call: _Call) -> list[Binding]:
@@ -157,7 +141,6 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
             dev.launch(EventRecordTask(f"{task.name} record", event), lm.streams[other])
             dev.launch(EventWaitTask(f"{task.name} wait", event), lm.streams[t.stream])
         dev.launch(task, lm.streams[t.stream])
-    call.slot_values = _snapshot_slots(lm)
     dev.synchronize()
     for b in bindings:
         if b.io.role == "output" and b.mode != "refresh" and b.address != b.buffer.addr:
@@ -179,4 +162,4 @@ def _finish(lm, call: _Call, error) -> None:
         dev = lm.device
         lm.state.last_call = ExecutionRecord(
             (call.mark, dev.trace.mark()), call.given, dev.counters - call.before, dict(call.addresses),
-            dict(call.copies), error, refresh=call.refresh, slot_values=call.slot_values)
+            dict(call.copies), error, refresh=call.refresh)

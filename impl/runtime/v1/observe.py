@@ -6,19 +6,20 @@ call ``record`` (an ``impl.runtime.record.ExecutionRecord``; None: the model's l
 ``outputs`` (OutputResults) attached: the same signature and meaning as runtime v2's. The spec's runtime invariants
 (spec/invariants/runtime_v1.py, execution.py) then check the runtime from the outside: I/O
 names are ``impl.runtime.io_names``'s, tasks are numbered as in the model file, slot values
-are the argument tables as the tasks read them, and events are the device trace as
+are the addresses each launched task read from its argument table as the device trace records
+them (a task the call did not launch has none), and events are the device trace as
 ``impl.device.trace_events`` transcribes it (allocation owners from the runtime's tags:
 ``v1 model`` -> model, other ``v1 `` tags -> runtime, anything else -> user).
 """
 from __future__ import annotations
 
-from zcspec.spec.observables.execution import CallResult, ExecutionObservation, SlotValue
+from zcspec.spec.observables.execution import CallResult, ExecutionObservation
 from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
 from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.model_file import ZeroCopyEntry
 from zcspec.spec.observables.trace import Event
 
-from zcspec.impl.device.trace_events import TraceNames, allocation_events, slot_tensors, spec_events
+from zcspec.impl.device.trace_events import TraceNames, allocation_events, launched_slots, slot_tensors, spec_events
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
 from zcspec.impl.runtime.v1.allocator import MODEL_TAG
@@ -82,10 +83,9 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
     load = observe_load(lm)
     names = io_names(lm.model)
     buffers = tuple(SpecBuffer(names[g.key], g.role, g.address, g.size, g.placement) for g in record.buffers)
-    # Slot values are what the tasks ran with (captured at launch): none when the call stopped
-    # before launching anything.
-    values = record.slot_values or ()
-    slots = tuple(SlotValue(i, s, v) for i, task in enumerate(values) for s, v in enumerate(task))
+    # Slot values are what the device read from each task's table when it ran it: none when the call
+    # stopped before launching anything.
+    slots = tuple(launched_slots(lm.device.trace, record.trace, _trace_names(lm)))
     # allocations since the load first (what is live at the call, EXEC-NO-OVERRUN), then the call
     events = allocation_events(lm.device.trace, (lm.load_span[1], record.trace[0]), _trace_names(lm))
     events.append(Event(len(events), "call_begin", call="execute"))

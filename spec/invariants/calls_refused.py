@@ -1,0 +1,162 @@
+"""Calls refused: an execute call whose buffers the spec finds invalid is refused, with GE's error, and changes nothing.
+
+The converse of V1-VALID-CALL-SUCCEEDS, for both runtimes. Which buffers are invalid is decided here,
+from the observation alone: the model's I/O (their raw and padded sizes, from the model file), the
+buffers the caller passed, the load options the caller asked for, and the caller's allocations live
+when the call began as the trace's alloc and free events show them. Nothing asks the runtime whether
+it found a buffer wrong. The refusal is read from the call's own events: the ``error`` event (its
+code, the buffer it names) and the absence of any launch, copy, argument write or allocation left
+behind.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
+from zcspec.spec.invariants.runtime_v1 import _placements, _space_of
+from zcspec.spec.observables.execution import ExecutionObservation
+
+V1 = "runtime/v1/graph/load/model_manager/"
+V2 = "runtime/v2/"
+
+# GE's codes for a caller's mistake (inc/external/ge/ge_error_codes.h, acl/acl_base.h): ACL_ERROR_GE_PARAM_INVALID
+# for the I/O buffers NnExecute checks (E13025), ACL_ERROR_INVALID_PARAM for a null pointer at the ACL layer.
+V1_CALLER_CODES = ("145000", "100000")
+V2_CALLER_CODES = ("PARAM_INVALID",)   # ge::PARAM_INVALID (ge_error_codes.h), as build_tensor.cc returns it
+GE_SIZE_TOLERANCE = 64   # kDataMemAlignSizeCompare (davinci_model.cc CheckUserAndModelSize)
+
+# What a refused call must not have done: a kernel ran, bytes were copied, an argument slot was rewritten.
+_ACTIONS = ("launch", "copy", "arg_write")
+
+
+def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
+    """Buffer name (or ``"inputs/outputs"`` for the count) -> why runtime v1 must refuse the call."""
+    why: dict[str, str] = {}
+    if len(obs.buffers) != len(obs.load.io) or {b.name for b in obs.buffers} != {t.name for t in obs.load.io}:
+        why["inputs/outputs"] = "the buffers do not match the model's I/O one to one (E13025)"
+    live = _placements(obs)
+    for b in obs.buffers:
+        t = obs.load.io_tensor(b.name)
+        if not b.address:
+            why[b.name] = "null address"
+            continue
+        space = _space_of(live, b)
+        if space is None:
+            why[b.name] = (f"[{hex(b.address)}, {hex(b.address + b.size)}) lies inside no one live allocation of "
+                           "the caller (the trace's allocs and frees)")
+        elif space == "host" and obs.load.options.reuse_zero_copy_memory:
+            why[b.name] = "host memory under reuseZeroCopyMemory, whose I/O region is unbacked (E13025)"
+        elif t is not None and b.size < t.raw_size:
+            why[b.name] = f"{b.size} bytes, below the I/O's raw {t.raw_size}: the tasks would access past its end"
+        elif t is not None and b.size + GE_SIZE_TOLERANCE < t.size:
+            why[b.name] = f"{b.size} + {GE_SIZE_TOLERANCE} bytes, below the model's padded {t.size} (E13025)"
+    for i, a in enumerate(obs.buffers):
+        for b in obs.buffers[:i]:
+            if "output" in (a.role, b.role) and a.address and b.address and a.size > 0 and b.size > 0 and \
+                    a.address < b.address + b.size and b.address < a.address + a.size:
+                why.setdefault(a.name, f"shares bytes with {b.name!r}, and an output may share memory with no "
+                                       "other I/O")
+                why.setdefault(b.name, f"shares bytes with {a.name!r}, and an output may share memory with no "
+                                       "other I/O")
+    return why
+
+
+def _v2_invalid(obs: ExecutionObservation) -> dict[str, str]:
+    """Buffer name -> why runtime v2 must refuse the call: a null or short input (the kernels would read
+    past the caller's buffer) and, under always_zero_copy, an output that is null, short or in host
+    memory (the caller promised device memory of the output's size: there is no fallback)."""
+    why: dict[str, str] = {}
+    live = _placements(obs)
+    for t in obs.load.io:
+        b = obs.buffer(t.name)
+        if t.role == "output" and not obs.load.options.always_zero_copy:
+            continue   # the default mode falls back to runtime memory (V2-DEFAULT-FALLBACK)
+        if b is None or not b.address:
+            why[t.name] = "null address"
+        elif b.size < t.raw_size:
+            why[t.name] = f"{b.size} bytes, below the {t.role}'s raw {t.raw_size}"
+        elif t.role == "output" and (_space_of(live, b) or b.placement) == "host":
+            why[t.name] = "host memory under always_zero_copy, which promises device memory"
+    return why
+
+
+def invalid_buffers(obs: ExecutionObservation) -> dict[str, str]:
+    """Why the spec finds this call's buffers invalid, by buffer (empty: no buffer the runtime must refuse)."""
+    if not any(e.kind == "call_begin" for e in obs.events):
+        return {}
+    return _v1_invalid(obs) if is_v1(obs) else _v2_invalid(obs) if is_v2(obs) else {}
+
+
+def _refused_with_ge_error(obs: ExecutionObservation, why: dict[str, str]) -> Iterator:
+    codes = V1_CALLER_CODES if is_v1(obs) else V2_CALLER_CODES
+    events = call_events(obs)
+    errors = [e for e in events if e.kind == "error"]
+    listed = "; ".join(f"{k!r}: {v}" for k, v in sorted(why.items()))
+    if obs.result.ok or not errors:
+        yield violation("execute call", f"was not refused (ok={obs.result.ok}, {len(errors)} error events) although "
+                        f"its buffers are invalid: {listed}", invalid=sorted(why))
+        return
+    e = errors[0]
+    if str(e.code) not in codes:
+        yield violation("execute call", f"was refused with code {e.code!r}, not GE's caller error {' or '.join(codes)}"
+                        f" (the call's buffers are invalid: {listed}; a refusal after the run began is not a check "
+                        f"of the caller's buffers)", code=e.code)
+    elif "inputs/outputs" not in why and e.io not in why:
+        yield violation("execute call", f"was refused naming {e.io!r}, which is valid; the invalid buffers are "
+                        f"{listed}", named=e.io)
+
+
+def _changed_nothing(obs: ExecutionObservation) -> Iterator:
+    events = call_events(obs)
+    done = [e for e in events if e.kind in _ACTIONS]
+    if done:
+        e = done[0]
+        what = f"task {e.task}" if e.kind in ("launch", "arg_write") else f"a {e.direction} copy"
+        yield violation(f"{e.kind} #{e.seq}", f"the call's buffers are invalid, yet before it was refused it did "
+                        f"{len(done)} launches, copies or argument writes, the first a {e.kind} of {what}",
+                        event=e.seq, actions=len(done))
+    for address, e in sorted(live_allocations(events, owners=("model", "runtime")).items()):
+        yield violation(f"allocation {hex(address)}", f"the refused call left {e.size} bytes allocated "
+                        f"(alloc #{e.seq}, {e.purpose or 'unnamed'})", address=address)
+
+
+def _invalid_refused(obs: ExecutionObservation):
+    why = invalid_buffers(obs)
+    if not why:
+        return
+    yield from _refused_with_ge_error(obs, why)
+    if not obs.result.ok:
+        yield from _changed_nothing(obs)
+
+
+INVALID_REFUSED = Invariant(
+    id="CALL-INVALID-REFUSED",
+    title="A call with invalid buffers is refused with GE's error and changes nothing",
+    statement="An execute call whose buffers the spec finds invalid fails with GE's error for a caller's "
+              "mistake, naming one of the invalid buffers, before it does anything: no kernel launch, no copy, no "
+              "argument slot rewritten, no allocation left behind. Runtime v1: the buffers do not match the "
+              "model's I/O one to one, or one is null, lies inside no one live allocation of the caller (from "
+              "the trace's allocation events), is host memory under reuseZeroCopyMemory, is below its I/O's raw "
+              "size or 64 bytes below its padded size, or an output shares bytes with another buffer; the error is "
+              "ACL_ERROR_GE_PARAM_INVALID (145000), or ACL_ERROR_INVALID_PARAM (100000) for a null pointer. "
+              "Runtime v2: an input is null or below its raw size, or, under always_zero_copy, an output is null, "
+              "below its raw size or in host memory; the error is PARAM_INVALID.",
+    rationale="V1-VALID-CALL-SUCCEEDS says good buffers run; nothing else says bad ones stop. A runtime whose check "
+              "of the caller's buffers is weakened runs the call anyway: its kernels read past a short input, "
+              "write an output into memory the caller freed or into another I/O's bytes, and the call returns ok "
+              "or fails later with an internal error after the model's argument tables were rewritten. GE checks "
+              "the user's I/O in NnExecute before any task runs (UpdateAllNodeArgs: the count; "
+              "ConstructZeroCopyIoActiveBaseAddrs: CheckUserAndModelSize and the host placement under an unbacked "
+              "I/O region), and gert's SplitTensorForOutputData refuses a null or short output under "
+              "always_zero_copy; runtime v1 adds the live-allocation, raw-size and overlap checks that keep a "
+              "kernel inside the caller's memory (docs/runtime-v1.md), runtime v2 the null and short input and "
+              "the host output always_zero_copy cannot write (GE's placement check there is a TODO).",
+    ge_source=V1 + "davinci_model.cc (NnExecute, UpdateAllNodeArgs, ConstructZeroCopyIoActiveBaseAddrs, "
+              "CheckUserAndModelSize); " + V2 + "kernel/common_kernel_impl/build_tensor.cc (SplitTensorForOutputData); "
+              "inc/external/ge/ge_error_codes.h (ACL_ERROR_GE_PARAM_INVALID)",
+    applies_to="execution", concern="calls_refused", predicate=_invalid_refused,
+    precondition=lambda obs: bool(invalid_buffers(obs)),
+)
+
+INVARIANTS = (INVALID_REFUSED,)

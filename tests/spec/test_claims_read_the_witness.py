@@ -1,0 +1,187 @@
+"""Runtime-side claims judged from the device's witness, not from the runtime's word (issue 35).
+
+Each test plants a fault where the runtime (or its own record) and the device trace part ways, and
+shows the claim that should see it does: first that the claim holds and is exercised without the
+fault, so a pass is not vacuous.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from zcspec.checks.faults.variant import swap
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.device import SLOT_BYTES
+from zcspec.impl.runtime.user_buffers import alloc_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, load
+from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.spec.check import check
+from tests.helpers.runtime_v1 import device, mlp
+
+NO_FAULT = contextlib.nullcontext
+
+
+def _atomic():
+    """x -> ReduceSum (atomic: its output is cleaned by a memset task first) -> y, and Relu(x) -> z."""
+    b = GraphBuilder("atomic")
+    x = b.input("x", (8, 16))
+    b.output(b.op("ReduceSum", [x], name="rs", shape=(8, 1), axes=(1,), keepdims=1), b.op("Relu", [x], name="r"))
+    return build_model(b.build(), CompileOptions(soc="ascend910b"))
+
+
+def _run_v1(model, fault, inputs, options=LoadOptions()):
+    dev = device()
+    with fault():
+        lm = load(dev, model, options)
+        rec = lm.execute(stage_inputs(dev, model, inputs), alloc_outputs(dev, model))
+        return check(observe_execution(lm, rec))
+
+
+def _ids(report, claim):
+    return [v for v in report.violations if v.invariant_id == claim]
+
+
+# -- EXEC-READ-WRITTEN sees an accumulating kernel's read of its output -------------------------
+
+def _atomic_clean_dropped():
+    """Runtime v1 never launches the memset tasks (the atomic clean of ReduceSum's output)."""
+    return swap("zcspec.impl.runtime.branches", "launches",
+                lambda launches: lambda task, batch: task.kind != "memset" and launches(task, batch))
+
+
+def test_a_dropped_atomic_clean_is_a_read_of_unwritten_bytes():
+    x = {"x": np.ones((8, 16), np.float32)}
+    good = _run_v1(_atomic(), NO_FAULT, x)
+    assert good.ok and "EXEC-READ-WRITTEN" in good.exercised
+    bad = _run_v1(_atomic(), _atomic_clean_dropped, x)
+    (v,) = _ids(bad, "EXEC-READ-WRITTEN")
+    assert "rs:0" in v.message and "nothing wrote" in v.message
+
+
+def test_the_accumulated_output_is_read_before_it_is_written_in_the_launch():
+    """The trace's launch of ReduceSum reads its output range (named as its output), Relu's does not."""
+    dev = device()
+    model = _atomic()
+    lm = load(dev, model, LoadOptions())
+    rec = lm.execute(stage_inputs(dev, model, {"x": np.ones((8, 16), np.float32)}), alloc_outputs(dev, model))
+    launches = {e.op: e for e in observe_execution(lm, rec).events if e.kind == "launch"}
+    rs, relu = launches["ReduceSum"], launches["Relu"]
+    assert [r.tensor for r in rs.reads] == ["x", "rs:0"] and rs.reads[1] == rs.writes[0]
+    assert [r.tensor for r in relu.reads] == ["x"]
+
+
+# -- v1 slot values are what the device read from the tables when it ran the tasks -----------
+
+def _table_stomped_after_launch():
+    """Between the runtime's launch and the device running it, something writes the model's last task's
+    slot 0 over with its slot 1 (as a kernel writing past its output into an argument table would): no
+    ArgWrite shows it, so only what the device read when it ran the task can."""
+    from zcspec.impl.device import executor
+    from zcspec.impl.device.trace import ArgWrite
+
+    def make(execute):
+        def stomped(dev, task, token, sid):
+            last = [e.task for e in dev.trace.of_type(ArgWrite) if not e.refresh]
+            if last and task.name == last[-1] and len(task.slots) > 1:
+                table = dev.mem.u8[dev.mem.check(task.args, 2 * SLOT_BYTES, write=True):][:2 * SLOT_BYTES]
+                table[:SLOT_BYTES] = table[SLOT_BYTES:].copy()
+            return execute(dev, task, token, sid)
+        return stomped
+    return swap(executor.__name__, "execute", make)
+
+
+def test_slot_values_come_from_the_launches_not_from_the_runtime():
+    x = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    good = _run_v1(mlp(), NO_FAULT, x)
+    assert good.ok and "V1-SLOT-REFRESH" in good.exercised
+    bad = _run_v1(mlp(), _table_stomped_after_launch, x)
+    (v,) = _ids(bad, "V1-SLOT-REFRESH")
+    assert v.culprit.endswith("slot 0")
+
+
+def test_a_task_the_call_did_not_launch_has_no_slot_values():
+    """Slot values are the launches' reads: a call refused before launching anything shows none."""
+    dev = device()
+    model = mlp()
+    lm = load(dev, model, LoadOptions())
+    ins, outs = stage_inputs(dev, model, {"x": np.ones((2, 3), np.float32)}), alloc_outputs(dev, model)
+    rec = lm.execute(ins, outs)
+    launched = {e.task for e in observe_execution(lm, rec).events if e.kind == "launch"}
+    assert {s.task for s in observe_execution(lm, rec).slots} == launched
+    try:
+        lm.execute(ins[:0], outs)
+    except Exception:   # refused: no buffer for x
+        pass
+    assert observe_execution(lm, lm.last_call).slots == ()
+
+
+# -- EXEC-COUNTERS-TRUE recounts from addresses, not from the device's own labels ---------------
+
+class _Mirrored:
+    """An address space that answers to the other space's name (host for device, device for host)."""
+
+    def __init__(self, space):
+        self._space = space
+
+    def __getattr__(self, name):
+        return getattr(self._space, name)
+
+    @property
+    def space(self):
+        return {"device": "host", "host": "device"}[self._space.space]
+
+
+def _copies_filed_under_the_wrong_direction():
+    """The device files every copy between host and device under the opposite direction (its counters and
+    its trace's label alike: both come from the one wrong ``direction``)."""
+    from zcspec.impl.device.device import Device
+    from tests.helpers.unseeded_bugs import attribute
+    return attribute(Device, "_space", lambda space: lambda self, addr: _Mirrored(space(self, addr)))
+
+
+def _host_run(fault):
+    """mlp with host-placed user buffers: runtime v1 stages them, H2D in and D2H out."""
+    from tests.helpers.runtime_v1 import buffers
+    dev, model = device(), mlp()
+    lm = load(dev, model, LoadOptions())
+    ins, outs = buffers(dev, model, placement="host")
+    with fault():
+        rec = lm.execute(ins, outs)
+    return check(observe_execution(lm, rec)), rec
+
+
+def test_a_copy_counted_under_the_wrong_direction_is_caught():
+    good, rec = _host_run(NO_FAULT)
+    assert good.ok and "EXEC-COUNTERS-TRUE" in good.exercised
+    assert (rec.counters.h2d_calls, rec.counters.d2h_calls) == (1, 2)   # x in, relu:0 and neg:0 out
+    bad, rec = _host_run(_copies_filed_under_the_wrong_direction)
+    assert (rec.counters.h2d_calls, rec.counters.d2h_calls) == (2, 1)   # what the faulty device says
+    assert {v.culprit for v in _ids(bad, "EXEC-COUNTERS-TRUE")} == {"h2d copies", "d2h copies"}
+
+
+@contextlib.contextmanager
+def _kernel_launches_counted_twice():
+    """The device counts each kernel launch twice (the trace still shows one launch)."""
+    from zcspec.impl.device import executor
+    saved = dict(executor.RUNNERS)
+
+    def twice(run):
+        def counted(dev, task, token, sid):
+            run(dev, task, token, sid)
+            dev.tally.kernel_launches += 1
+        return counted
+    executor.RUNNERS.update({k: twice(saved[k]) for k in ("kernel", "memcpy", "memcpy_addr")})
+    try:
+        yield
+    finally:
+        executor.RUNNERS.update(saved)
+
+
+def test_launches_are_recounted_from_the_trace():
+    x = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    assert not _ids(_run_v1(mlp(), NO_FAULT, x), "EXEC-COUNTERS-TRUE")
+    (v,) = _ids(_run_v1(mlp(), _kernel_launches_counted_twice, x), "EXEC-COUNTERS-TRUE")
+    assert v.culprit.startswith("task launches") and v.values == {"counted": 6, "traced": 3}
