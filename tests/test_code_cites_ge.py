@@ -6,7 +6,8 @@
 - Every GE citation in docs/ of the form `file.cc` `Function` (a file name in backticks, then
   function names in backticks: `block_mem_assigner.cc` `ReuseBlock`, `AddLifeReuseBlock`) names a
   file of GE's source and names that the file defines, and every "GE's `Class::Method`" names a
-  method GE defines. The file list is tests/data/ge_functions.json, written from a snapshot of GE
+  method GE defines. Every claim's ``ge_source`` in spec/ (what docs/SPEC.md prints as "GE source")
+  names GE files, and the function names in it exist there. The file list is tests/data/ge_functions.json, written from a snapshot of GE
   (github mirror-cann/ge, commit in the file) by benchmarks/ge_functions.py; files of other projects
   that the docs cite are listed in OTHER_PROJECTS.
 
@@ -14,6 +15,7 @@ Text only: nothing here imports zcspec.
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -97,7 +99,10 @@ def ge() -> GeIndex:
 
 
 def _expand(cited: str) -> list[str]:
-    """`user_out_and_unrefresh_{in,out}_checker.cc` -> both files; a `*` pattern names no one file."""
+    """`user_out_and_unrefresh_{in,out}_checker.cc` -> both files; a `*` pattern names no one file;
+    `runtime/v1/.../davinci_model.cc` names the file by its base name."""
+    if "..." in cited:
+        return [Path(cited).name]
     m = re.search(r"\{([^{}]*)\}", cited)
     if m:
         return [f for part in m.group(1).split(",") for f in _expand(cited[:m.start()] + part + cited[m.end():])]
@@ -135,6 +140,75 @@ def problems(text: str, ge: GeIndex) -> list[str]:
             if name not in ge.everywhere:
                 out.append(f"{number}: GE defines no `{name}`")
     return out
+
+
+# In a claim's GE source: `path.cc (Name, Name: why, prose)` or `path.cc Class::Method`.
+SOURCE_SEGMENT = re.compile(rf"(?P<file>{FILE})(?:\s*\((?P<items>[^()]*(?:\([^()]*\)[^()]*)*)\)|\s+(?P<method>(?:\w+::)+~?\w+))?")
+
+
+def source_citations(source: str) -> list[tuple[str, list[str]]]:
+    """(file, names) in a claim's GE source: the items of the parenthesis after a file that are one
+    name (``ReuseBlock``, ``InsertSyncEvents: an event on...``), not prose or a member (``ref_count_``)."""
+    found = []
+    for m in SOURCE_SEGMENT.finditer(source):
+        names = []
+        if m.group("method"):
+            names.append(m.group("method"))
+        for item in re.split(r"[,;]", m.group("items") or ""):
+            item = item.split(":", 1)[0] if not re.match(r"\s*\w+::", item) else re.sub(r":\s.*", "", item)
+            item = item.strip()
+            if re.fullmatch(NAME, item) and not item.endswith("_") and re.search(r"[A-Z]", item.split("::")[-1]):
+                names.append(item)
+        found.append((m.group("file"), names))
+    return found
+
+
+def _string(node, names: dict) -> str | None:
+    """A string expression built from literals and module-level string names with ``+``, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _string(node.left, names), _string(node.right, names)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def claim_sources() -> list[tuple[str, str]]:
+    """(where, text) of every ``ge_source=`` string in spec/, evaluated from its literals and the
+    module's string constants (read as text: the spec is not imported)."""
+    trees = {path: ast.parse(path.read_text(encoding="utf-8"), str(path))
+             for path in sorted((ROOT / "spec").rglob("*.py"))}
+    names: dict[str, str] = {}   # module-level string constants of every spec module (GE_MEM, imported)
+    for tree in trees.values():
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                value = _string(node.value, names)
+                if value is not None:
+                    names[node.targets[0].id] = value
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "ge_source":
+                text = _string(node.value, names)
+                assert text is not None, f"{path.relative_to(ROOT)}:{node.value.lineno}: ge_source is not a string"
+                found.append((f"{path.relative_to(ROOT)}:{node.value.lineno}", text))
+    return found
+
+
+def test_claims_ge_sources_name_what_ge_defines(ge):
+    sources = claim_sources()
+    assert len(sources) > 40, len(sources)
+    out = []
+    for where, text in sources:
+        for cited, names in source_citations(text):
+            for one in _expand(cited):
+                paths = ge.paths(one)
+                if not paths:
+                    out.append(f"{where}: `{one}` is no file of GE {ge.commit[:9]}'s list")
+                out += [f"{where}: `{one}` does not define `{n}`" for n in names if paths and not ge.defines(paths, n)]
+    assert not out, "claims' GE sources that GE's source does not bear out:\n" + "\n".join(out)
 
 
 def _docs() -> list[Path]:
@@ -185,3 +259,23 @@ def test_a_wrong_citation_is_caught(text, ge):
 def test_a_right_citation_passes(text, ge):
     assert not problems(text, ge), problems(text, ge)
 
+
+
+def _source_problems(text: str, ge: GeIndex) -> list[str]:
+    return [f"{one}: {n}" for cited, names in source_citations(text) for one in _expand(cited)
+            for n in (names if ge.paths(one) else ["(no such file)"]) if not ge.defines(ge.paths(one), n)]
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("runtime/v1/graph/load/model_manager/davinci_model.cc (CheckUserAndModelSize, CheckInputAndModelSize)",
+     True),                                                                   # a function GE does not have
+    ("compiler/graph/build/memory/block_mem_assigner.cc (ReleaseMemory, ref_count_, kMaxLifeTime for graph "
+     "outputs)", False),                                                      # a member and prose are skipped
+    ("compiler/graph/build/stream/stream_allocator.cc (InsertSyncEvents: an event on every edge)", False),
+    ("runtime/v1/graph/load/model_manager/model_utils.cc ModelUtils::ValidateMemRange (offset + size)", False),
+    ("runtime/v1/graph/load/model_manager/model_utils.cc ModelUtils::ValidateMemRangez", True),
+    ("graph_mem_assigner.h (CleanMemInfo::size)", False),                     # a field, not a function
+    ("runtime/v1/.../davinci_model.cc (NnExecutez)", True),
+])
+def test_claim_source_parsing(text, bad, ge):
+    assert bool(_source_problems(text, ge)) == bad, _source_problems(text, ge)

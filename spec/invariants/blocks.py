@@ -242,7 +242,7 @@ FIXED_NOREUSE = Invariant(
               "execution; GE gives them no feature-map block at all (zero-memory node types) and their "
               "addresses are never refreshed, so sharing their bytes with anything would corrupt later runs.",
     ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::CheckIsZeroMemNodeType); "
-              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.cc (kMemoryTypeFix)",
+              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.h (kMemoryTypeFix)",
     applies_to="plan", concern="blocks",
     predicate=lambda plan: _exclusive(plan, _fixed_names(plan), "fixed-address"),
     precondition=lambda plan: bool(_fixed_names(plan)),
