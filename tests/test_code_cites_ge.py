@@ -6,18 +6,24 @@
 - Every GE citation in docs/ of the form `file.cc` `Function` (a file name in backticks, then
   function names in backticks: `block_mem_assigner.cc` `ReuseBlock`, `AddLifeReuseBlock`) names a
   file of GE's source and names that the file defines, and every "GE's `Class::Method`" names a
-  method GE defines. Every claim's ``ge_source`` in spec/ (what docs/SPEC.md prints as "GE source")
-  names GE files, and the function names in it exist there. The file list is tests/data/ge_functions.json, written from a snapshot of GE
-  (github mirror-cann/ge, commit in the file) by benchmarks/ge_functions.py; files of other projects
-  that the docs cite are listed in OTHER_PROJECTS.
+  method GE defines.
+- Every claim's ``ge_source`` in spec/ (what docs/SPEC.md prints as "GE source") names GE files and
+  function names they define.
+- Comments, docstrings and messages in code that name a GE file and then a function
+  (``davinci_model.cc ConstructZeroCopyIoActiveBaseAddrs``) or a ported case
+  (``block_mem_assigner_unittest.cc TEST_F(Suite, case)``) name ones the file has.
 
-Text only: nothing here imports zcspec.
+The file list is tests/data/ge_functions.json, written from a snapshot of GE (github mirror-cann/ge,
+commit in the file) by benchmarks/ge_functions.py; files of other projects that the docs cite are
+listed in OTHER_PROJECTS. Text only: nothing here imports zcspec.
 """
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -83,6 +89,9 @@ class GeIndex:
                         names |= {f, f"{cls}::{f}" if cls else f}
                 self.files[path] = names
         self.everywhere = set().union(*self.files.values())
+        self.cases = {path: set(entry.get("cases", ()))
+                      for block in (data["files"], data.get("legacy", {}).get("files", {}))
+                      for path, entry in block.items()}
 
     def paths(self, cited: str) -> list[str]:
         """The files a cited name means: the same path, or any path ending in /<cited>."""
@@ -209,6 +218,61 @@ def test_claims_ge_sources_name_what_ge_defines(ge):
                     out.append(f"{where}: `{one}` is no file of GE {ge.commit[:9]}'s list")
                 out += [f"{where}: `{one}` does not define `{n}`" for n in names if paths and not ge.defines(paths, n)]
     assert not out, "claims' GE sources that GE's source does not bear out:\n" + "\n".join(out)
+
+
+# In a comment, docstring or message: `file.cc Name`, `file.cc ``Name``, ``Other``` (names that look like
+# GE's: CamelCase, kConstant, ALL_CAPS, Class::Method), and `file.cc TEST_F(Suite, case)`.
+_CODE_NAME = r"(?:``?)?((?:\w+::)*(?:[A-Z][a-z]\w*|k[A-Z]\w*|[A-Z][A-Z0-9]*_[A-Z0-9_]+))(?:``?)?"
+CODE_CITATION = re.compile(rf"(?<![\w/.])([\w/.]*\w\.(?:cc|cpp|h))(?:``?)?\s+{_CODE_NAME}"
+                           rf"((?:\s*(?:,|/|\band\b)\s*{_CODE_NAME})*)")
+CODE_CASE = re.compile(r"(?<![\w/.])([\w/.]*\w\.(?:cc|cpp|h))(?:``?)?\s+(?:``?)?TEST(?:_F)?\((\w+),\s*(\w+)\)")
+
+
+def code_problems(text: str, ge: GeIndex) -> list[str]:
+    """Why each GE citation in one comment or string of code fails."""
+    text = " ".join(text.split())
+    out = []
+    for m in CODE_CASE.finditer(text):
+        paths = ge.paths(m.group(1))
+        if not any(f"{m.group(2)}.{m.group(3)}" in ge.cases[p] for p in paths):
+            out.append(f"`{m.group(1)}` has no case {m.group(2)}.{m.group(3)}")
+    for m in CODE_CITATION.finditer(text):
+        cited = m.group(1)
+        if Path(cited).name in OTHER_PROJECTS:
+            continue
+        paths = ge.paths(Path(cited).name if "..." in cited else cited)
+        names = [m.group(2), *re.findall(_CODE_NAME, m.group(3) or "")]
+        if not paths:
+            out.append(f"`{cited}` is no file of GE {ge.commit[:9]}'s list")
+        out += [f"`{cited}` does not define `{n}`" for n in names
+                if paths and n not in ("TEST", "TEST_F") and not ge.defines(paths, n)]
+    return out
+
+
+def test_code_cites_functions_ge_defines(ge):
+    """Comments, docstrings and messages that name a GE file and a function (or a ported case) name
+    ones the file has."""
+    out = []
+    for path in _sources():
+        source = path.read_text(encoding="utf-8")
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.STRING):
+                out += [f"{path.relative_to(ROOT)}:{tok.start[0]}: {p}" for p in code_problems(tok.string, ge)]
+    assert not out, "code citations that GE's source does not bear out:\n" + "\n".join(out)
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("# GE: davinci_model.cc `ConstructZeroCopyIoActiveBaseAddrs`", False),
+    ("(GE: block_mem_assigner.cc ``ReuseBlock``, ``AddZeroCopyLifeReuseBlock``)", False),
+    ("GE: davinci_model.cc GenInputMemAllocations / GenOutputMemAllocations", False),
+    ("block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, AssignMemoryWithReuse)", False),
+    ("block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, AssignMemoryWithReusez)", True),
+    ("(GE: mem_inplace.cc `GetSupportInplaceOutput`)", True),      # GraphUtils' (graph_utils.cc)
+    ("(GE: davinci_model.cc InitWeightMemz)", True),
+    ("as GE's block_mem_assigner.cc does", False),                 # a file alone
+])
+def test_code_citation_parsing(text, bad, ge):
+    assert bool(code_problems(text, ge)) == bad, code_problems(text, ge)
 
 
 def _docs() -> list[Path]:

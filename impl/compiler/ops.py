@@ -19,8 +19,8 @@ Fields:
 - ``inplace``: with node attribute ``_reuse_input=True``, output 0 shares input 0's
   block (a ref/in-place output, GE: block_mem_assigner.cc `ApplyOutMemory`); ``_reuse_input=k`` (an int) makes
   it share input k's, as GE's ``_output_inplace_ability`` pairs may name any input
-  (``mem_inplace.cc`` ``GetSupportInplaceOutput``). ``_inplace_ability=(out, in, ...)``: GE's
-  optional in-place pairs, kept only where ``ProcessInplace`` would keep them (aliases.py).
+  (``graph_utils.cc`` ``GraphUtils::GetSupportInplaceOutput``, called by ``mem_inplace.cc``).
+  ``_inplace_ability=(out, in, ...)``: GE's optional in-place pairs, kept only where ``ProcessInplace`` would keep them (aliases.py).
   validate.py checks both attributes.
 - ``zero_copy``: whether the op's tasks support address refresh (IsNodeSupportZeroCopy).
 

@@ -24,7 +24,7 @@ def continuous_inputs(plan: PlanObservation) -> tuple[ContinuousGroup, ...]:
     """The continuous-input groups GE plans as such: a node whose op type asks for continuous inputs has
     them only with more than one input; with one it is planned as an ordinary op
     (mem_layout_conflict_util.cc ``MemLayoutConflictUtil::IsContinuousInput`` and
-    ``MemReuseUtils::IsNoPaddingContinuousInput`` ask for more than one input anchor). The observation
+    mem_reuse_strategy.cc ``MemReuseUtils::IsNoPaddingContinuousInput`` ask for more than one input anchor). The observation
     lists every node carrying the attribute; this is the spec's one home for the input-count rule."""
     return tuple(g for g in plan.continuous_groups if len(g.tensors) > 1)
 

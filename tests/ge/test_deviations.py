@@ -29,7 +29,7 @@ N = 256  # (1, N) float32: 1024 bytes
 
 
 def test_an_in_place_output_shares_the_input_it_names():
-    # GE (mem_inplace.cc ProcessInplace, GetSupportInplaceOutput): _output_inplace_ability pairs may name
+    # GE (mem_inplace.cc ProcessInplace; graph_utils.cc GraphUtils::GetSupportInplaceOutput): _output_inplace_ability pairs may name
     # any input. zcspec: _reuse_input=k shares input k (True: input 0); once a deviation (input 0 only).
     for reuse, shared in ((True, "a:0"), (0, "a:0"), (1, "c:0")):
         b = GraphBuilder("ip")
