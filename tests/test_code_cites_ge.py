@@ -52,16 +52,17 @@ CITED_NAME = re.compile(rf"`({NAME})`")
 QUALIFIED_ALONE = re.compile(rf"\bGE(?:'s)?\s+`((?:\w+::)+~?\w+)`")
 
 
-def _sources() -> list[Path]:
+def _sources(suffixes=(".py",)) -> list[Path]:
     found = []
     for top in ("api", "impl", "spec", "checks", "benchmarks", "tests"):
-        found += [p for p in sorted((ROOT / top).rglob("*.py"))
-                  if p.relative_to(ROOT).as_posix() not in NOTE_CHECKERS]
+        found += [p for p in sorted((ROOT / top).rglob("*")) if p.suffix in suffixes
+                  and p.relative_to(ROOT).as_posix() not in NOTE_CHECKERS]
     return found
 
 
 def test_code_cites_no_internal_notes():
-    sources = _sources()
+    """Python sources, and the JSON that ships with them (the counterexample corpus' notes)."""
+    sources = _sources((".py", ".json"))
     assert len(sources) > 100, "no sources found"
     hits = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
             for path in sources
