@@ -246,11 +246,15 @@ def _git(git_dir: str, *args: str) -> str:
                           text=True, errors="replace").stdout
 
 
-def cited_names() -> set[str]:
-    """Every file name ending in .cc/.cpp/.h that the project's docs and Python files mention."""
-    texts = [p for p in (REPO / "docs").rglob("*.md")] + [REPO / "README.md"]
-    for top in ("api", "impl", "spec", "checks", "tests", "benchmarks"):
-        texts += (REPO / top).rglob("*.py")
+def cited_names(roots=(REPO,)) -> set[str]:
+    """Every file name ending in .cc/.cpp/.h that the project's docs and Python files mention
+    (in each checkout of ``roots``)."""
+    texts = []
+    for root in roots:
+        texts += [p for p in (root / "docs").rglob("*.md")] + [root / "README.md"]
+        texts += (root / "tests").rglob("*.md")
+        for top in ("api", "impl", "spec", "checks", "tests", "benchmarks"):
+            texts += (root / top).rglob("*.py")
     names = set()
     for path in texts:
         names.update(m.group(1).lstrip("./") for m in CITED.finditer(path.read_text(encoding="utf-8")))
@@ -312,16 +316,20 @@ def main(argv=None) -> int:
     parser.add_argument("--legacy", help="git directory of github mindspore-ai/graphengine")
     parser.add_argument("--legacy-ref", default="r1.11")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--cited-from", type=Path, nargs="*", default=[],
+                        help="other checkouts of the project whose citations the list must cover too")
     args = parser.parse_args(argv)
     commit = _git(args.ge, "rev-parse", args.commit).strip()
-    cited = cited_names()
+    cited = cited_names((REPO, *args.cited_from))
     files = collect(args.ge, commit, FOLDERS, cited)
+    tops = sorted({p.split("/", 1)[0] for p in _git(args.ge, "ls-tree", "-d", "--name-only", commit).splitlines()})
     data = {
         "about": "GE's files and the functions, constants and unit-test cases each defines; "
                  "written by benchmarks/ge_functions.py, read by tests/test_code_cites_ge.py",
         "repository": "github.com/mirror-cann/ge",
         "commit": commit,
         "folders": list(FOLDERS),
+        "top_folders": tops,
         "files": files,
     }
     if args.legacy:
