@@ -38,7 +38,8 @@ def _layout_conflict_skipped():
 
 def _view_offset_dropped():
     """A view's byte offset inside its root is lost (taken as 0) when symbols are built (GE's
-    relative offsets: set_input_output_offset_pass.cc): the plan, the relative offsets of model I/O and every
+    relative offsets: set_input_output_offset_pass.cc SetInputOutputOffsetPass::Run): the plan, the relative
+    offsets of model I/O and every
     slot agree with each other, but a
     task reading an outer-axis Split/Slice piece reads the root's first bytes."""
     def make(symbols):
@@ -52,14 +53,14 @@ def _view_offset_dropped():
 VARIANTS = (
     Variant("memcpy-addr-async-skipped", "compiler",
             "the MemcpyAddrAsync pass is forgotten: a weight feeding the graph output has no copy before the "
-            "NetOutput (GE: memcpy_addr_async_pass.cc)",
+            "NetOutput (GE: MemcpyAddrAsyncPass::Run)",
             _memcpy_addr_async_skipped, model_file_scenarios, ("PASS-MEMCPY-ADDR-ASYNC",)),
     Variant("layout-conflict-skipped", "compiler",
             "the memory-layout conflict pass is forgotten: where the SoC cannot refresh a task, it stays "
-            "bound to model I/O (GE: mem_layout_conflict_optimizer.cc)",
+            "bound to model I/O (GE: MemLayoutConflictOptimizer::Run)",
             _layout_conflict_skipped, model_file_scenarios, ("PASS-LAYOUT-CONFLICT",)),
     Variant("view-offset-dropped", "compiler",
             "a wrong relative offset: a view's offset inside its root taken as 0, so slots and the I/O "
-            "relative offsets point at the root's start (GE: set_input_output_offset_pass.cc)",
+            "relative offsets point at the root's start (GE: SetInputOutputOffsetPass::Run)",
             _view_offset_dropped, lambda n: execution_scenarios(("differential",), max_nodes=n), ("EXEC-ORACLE",)),
 )

@@ -25,7 +25,8 @@ op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`; the plan's ``alignment.
 alias inherits its
 placement from its root and has no alignment claim of its own.
 
-Dynamic-batch branches never run together (GE: dynamic_batch_mem_assigner.cc): when the plan has
+Dynamic-batch branches never run together (GE: dynamic_batch_mem_assigner.cc
+``ResizeDynamicBatchBlocks``): when the plan has
 ``batch_labels`` (tensor -> label, as the spec's PlanObservation does), tensors
 of two different non-empty labels are exempt from the overlap claim.
 

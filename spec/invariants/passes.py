@@ -101,7 +101,8 @@ def _writers(mf: ModelFileObservation, tasks: dict, name: str) -> list[Task]:
 
 def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> tuple[str, str] | None:
     """(why, the copy's type) when GE must put a copy on src -> dst, else None: a MemcpyAddrAsync from
-    MemcpyAddrAsyncPass (memcpy_addr_async_pass.cc) or an Identity from MemLayoutConflictOptimizer
+    MemcpyAddrAsyncPass (memcpy_addr_async_pass.cc ``MemcpyAddrAsyncPass::Run``) or an Identity from
+    MemLayoutConflictOptimizer
     between user memory and a task that cannot refresh its addresses (mem_layout_conflict_optimizer.cc,
     checker/checker.cc). ``tasks``: node
     name -> its tasks (computed from ``mf`` when not given)."""

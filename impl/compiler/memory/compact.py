@@ -23,7 +23,8 @@ too, but its level 2, and the ge strategy's, lets a block of one stream reuse
 another stream's memory once a stream edge orders the two). Within a stream,
 unbatched units are packed first and each dynamic-batch branch is packed
 separately into one shared batch region after them (branches are exclusive at
-run time; GE: dynamic_batch_mem_assigner.cc).
+run time; GE: dynamic_batch_mem_assigner.cc
+``ResizeDynamicBatchBlocks``).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _pack_units(units, options) -> tuple[dict[str, int], int]:
 
 def _branch(u) -> str:
     """The branch whose region ``u`` may share with other branches: as in GE's DynamicBatchMemAssigner,
-    only reusable or same-offset memory (dynamic_batch_mem_assigner.cc); an atomic output or a no-reuse tensor of a
+    only reusable or same-offset memory (``ResizeDynamicBatchBlocks``); an atomic output or a no-reuse tensor of a
     branch keeps memory of its own (dynamic_batch._eligible is the same rule for the ge strategy)."""
     return u.batch if u.batch and (u.reusable or u.same_offset) else ""
 

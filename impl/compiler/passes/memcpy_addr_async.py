@@ -2,7 +2,8 @@
 
 A MemcpyAddrAsync task keeps its source and destination addresses in its
 argument table, so the runtime can point them at the user's buffers on every
-execution (GE: memcpy_addr_async_task_info.cc). GE's ``MemcpyAddrAsyncPass::Run``
+execution (GE: memcpy_addr_async_task_info.cc
+``MemcpyAddrAsyncTaskInfo::Init``). GE's ``MemcpyAddrAsyncPass::Run``
 (``compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc``, run from
 ``GraphManager::OptimizeStage2`` before memory assignment) inserts one
 

@@ -33,7 +33,7 @@ class ArgSlot:
 class TaskDef:
     """One device task. ``zero_copy_in``/``zero_copy_out`` are an HCCL task's per-buffer
     zero-copy flags (GE: hccl_task_info.cc `InitZeroCopyInfos`), empty for other kinds. ``batch`` is the dynamic-batch
-    branch the task belongs to (its node's ``_batch_label``, GE: dynamic_batch_mem_assigner.cc), "" for a task that
+    branch the task belongs to (its node's ``_batch_label``, GE: ATTR_NAME_BATCH_LABEL), "" for a task that
     runs in every execution: a runtime launches only the chosen branch's tasks and the unlabelled
     ones (runtime/branches.py). ``after`` lists the earlier tasks (by index) this one must follow
     through its node's control edges: the last task of each control predecessor, found through

@@ -134,7 +134,7 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
             _copy(lm, call, b, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
     for task, t, waits in zip(lm.tasks, lm.model.tasks.tasks, lm.waits):
         if not branches.launches(t, batch):
-            continue   # another dynamic-batch branch: its memory may be this branch's (dynamic_batch_mem_assigner.cc)
+            continue   # another dynamic-batch branch: its memory may be this branch's (GE: ResizeDynamicBatchBlocks)
         task = branches.for_branch(task, batch)
         for other in waits:   # cross-stream data edge: record there, wait here
             event = dev.create_event()
