@@ -32,7 +32,7 @@ class SocProfile:
     - ``refreshable_tasks``: task kinds whose argument slots may be rewritten after load.
     - ``refresh_in_loop``: whether tasks inside loop subgraphs may be refreshed.
     - ``zero_copy``: GE's ``MEMCPY_INFO_SUPPORT_ZEROCOPY`` capability (GE: memcpy_addr_async_pass.cc
-    `MemcpyAddrAsyncPass::Run`).
+      `MemcpyAddrAsyncPass::Run`).
     - ``mem_align`` / ``tensor_align`` / ``padding``: planner granularities, 512-byte
       blocks and ``align32(bytes) + 32`` tensor sizes (GE: mem_assigner.h `MEM_ALIGN_SIZE`,
       op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`).

@@ -7,27 +7,30 @@ first-stage reuse needs an exact match) and the max-block planner (every
 request asks for the largest size, so any free block is taken; ``Resize``
 then shrinks blocks to their real contents). offsets.py keeps the smaller.
 
-1. the walk (AssignMemoryWithReuse): per step, free the previous step's workspaces (ReleaseMemorys),
-   give each output unit a block, then the step's workspaces, then release the
-   units whose life ends here (ReleaseMemory; an unconsumed output is released one step
-   later). A request takes the most recently released free block of the same
-   stream, batch label and block size (LIFO, GetLastReleaseBlock, ReuseBlock; FIFO with
-   ``mem_release_first_reuse_first``) when the unit may reuse (ApplyMemory): reuse
-   on, unit reusable, not zero-copy, continuous or atomic. Otherwise a new
-   block is appended to the block list (ApplyMemory).
-2. level 2 (ReuseBlocksByLifeTime, reuse on, binary planner only: MaxBlockMemAssigner::NeedLevel2Reuse):
-blocks sorted by aligned size descending, ties
-   fewer members then earlier begin (CompareLifeInterval); each top-level block is offered every later block, which
-   it passes to its children first and otherwise takes while it fits (+512 slack, AddLifeReuseBlock). A block may
-   go where its span lies wholly before or after the other's (across streams: after a stream edge,
-   ``_follows``), or, on one stream, by interval reuse: its members that cross none of the other's
-   stay, the crossing ones leave for a clone block inserted after it (``_interval``), even when it is
-   not taken in the end. Both must be reusable and of one batch label; zero-copy and atomic blocks
-   never merge (AddZeroCopyLifeReuseBlock); a continuous block may only be the parent (AddContinuousLifeReuseBlock).
+1. the walk (AssignMemoryWithReuse): per step, free the previous step's workspaces
+   (ReleaseMemorys), give each output unit a block, then the step's workspaces, then release
+   the units whose life ends here (ReleaseMemory; an unconsumed output is released one step
+   later). A request takes the most recently released free block of the same stream, batch
+   label and block size (LIFO: GetLastReleaseBlock, ReuseBlock; FIFO with
+   ``mem_release_first_reuse_first``) when the unit may reuse (ApplyMemory): reuse on, unit
+   reusable, not zero-copy, continuous or atomic. Otherwise a new block is appended to the
+   block list (ApplyMemory).
+2. level 2 (ReuseBlocksByLifeTime; reuse on, binary planner only:
+   MaxBlockMemAssigner::NeedLevel2Reuse): blocks sorted by aligned size descending, ties fewer
+   members then earlier begin (CompareLifeInterval); each top-level block is offered every later
+   block, which it passes to its children first and otherwise takes while it fits (+512 slack,
+   AddLifeReuseBlock). A block may go where its span lies wholly before or after the other's
+   (across streams: after a stream edge, ``_follows``), or, on one stream, by interval reuse:
+   its members that cross none of the other's stay, the crossing ones leave for a clone block
+   inserted after it (``_interval``), even when it is not taken in the end. Both must be
+   reusable and of one batch label; zero-copy and atomic blocks never merge
+   (AddZeroCopyLifeReuseBlock); a continuous block may only be the parent
+   (AddContinuousLifeReuseBlock).
 3. continuous blocks move to the end of the list (AssignContinuousBlocks, ResizeMemoryBlocks).
 
 Atomic units get no block here: offsets.py places them after the feature map
-(IsAtomicOutputMemory, AssignAtomicOutputMemory). Children hold no offset yet: offsets.py lays them out.
+(IsAtomicOutputMemory, AssignAtomicOutputMemory). Children hold no offset yet: offsets.py lays
+them out.
 
 Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; only
 the candidate's members near the parent are tested, each by a binary search over the parent's sorted
