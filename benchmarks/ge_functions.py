@@ -57,6 +57,8 @@ FOLDERS = (
     "runtime/v2/lowering/pass/",
     "runtime/v2/kernel/memory/",
 )
+# Files the project names by their functions only (``GraphManager::OptimizeStage2``).
+EXTRA_FILES = ("compiler/graph/manager/graph_manager.cc",)
 # A cited base name that names more files than this is no citation of one file (main.cc).
 AMBIGUOUS = 3
 SOURCE = re.compile(r"\.(?:cc|cpp|h|hpp)$")
@@ -331,7 +333,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     commit = _git(args.ge, "rev-parse", args.commit).strip()
     cited = cited_names((REPO, *args.cited_from))
-    files = collect(args.ge, commit, FOLDERS, cited)
+    files = collect(args.ge, commit, FOLDERS, cited | set(EXTRA_FILES))
     tops = sorted({p.split("/", 1)[0] for p in _git(args.ge, "ls-tree", "-d", "--name-only", commit).splitlines()})
     data = {
         "about": "GE's files and the functions, constants and unit-test cases each defines; "
