@@ -26,9 +26,9 @@ def _zc_align_32():
 
 
 def _zc_merged():
-    """GE (block_mem_assigner.cc `ReuseBlock`, `AddZeroCopyLifeReuseBlock`): zero-copy blocks never share; this
-    lets a graph input take the block of a
-    graph output of at least its size (in-place I/O fusion applied to zero-copy memory)."""
+    """GE (block_mem_assigner.cc `ReuseBlock`, `AddZeroCopyLifeReuseBlock`): zero-copy blocks never
+    share; this lets a graph input take the block of a graph output of at least its size (in-place
+    I/O fusion applied to zero-copy memory)."""
     def make(place_zero_copy):
         def wrong(ordered_units, options, blocks, unit_offset):
             start = len(blocks)
