@@ -142,19 +142,23 @@ class CampaignResult:
 
 def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with: str | None = None,
                  on_case: Callable[[int], None] | None = None, shrink: bool = True,
-                 proofs: tuple[str, ...] = CAMPAIGN_PROOFS, database=None) -> CampaignResult:
+                 proofs: tuple[str, ...] = CAMPAIGN_PROOFS, database=None,
+                 on_observed: Callable[[str, object, list, list], None] | None = None) -> CampaignResult:
     """``max_examples`` scenarios of ``strategy``: every invariant, and the proofs named by ``proofs``
     (claim ids of ``checks.proofs.cases``; ``()``: none); the first failure shrunk.
 
     ``database`` (a Hypothesis ``ExampleDatabase``): the failing examples saved there are replayed
     first, and a new failure is saved there shrunk (checks/explore_parallel.py shares one between
-    workers); None (the default) keeps nothing between runs."""
+    workers); None (the default) keeps nothing between runs. ``on_observed(key, scenario, observations,
+    reports)`` is called for each case checked (``zcspec verify --artefacts`` writes them)."""
     tally = Tally()
     last_failure: list = []
 
     def prop(scenario):
         key, observations = key_of(scenario), observe(scenario)
         reports, _failed = check_observations(key, observations, tally)   # failed: in tally.notes
+        if on_observed:
+            on_observed(key, scenario, observations, reports)
         violations = [v for r in reports for v in r.violations]
         if violations:
             v = violations[0]

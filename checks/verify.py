@@ -51,8 +51,9 @@ from zcspec.checks.packing_cases import check_packing_case, packing_cases
 from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
-from zcspec.checks.scenario import KINDS, Scenario, observe
+from zcspec.checks.scenario import KINDS, Scenario, notes_of, observe
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
+from zcspec.checks.verify_artefacts import ArtefactWriter
 from zcspec.checks.verify_cases import case_runs, device_cases, zoo_cases
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
@@ -77,6 +78,7 @@ class VerifyConfig:
     values: tuple[str, ...] = ()   # --value texts for the ONNX models named
     onnx_node_tests: bool = True   # ONNX's backend node tests of the claimed ops (with the execution kind)
     acl_refusals: bool = True      # bad calls to the ACL entry points (with the execution kind)
+    artefacts: str | None = None   # a folder: write every artefact of the run (checks/verify_artefacts.py)
 
 
 @attrs.define
@@ -105,7 +107,8 @@ class VerifyResult:
     proofs: list = attrs.Factory(list)          # (case, ProofResult)
     corpus: list = attrs.Factory(list)          # ReplayResult
     counterexample: object = None               # the campaign's shrunk failure
-    errors: list = attrs.Factory(list)          # (case, message): a crash of the code under test
+    errors: list = attrs.Factory(list)          # (case, message): a crash, a refusal or a failed check
+    error_kinds: list = attrs.Factory(list)     # the kind of each of ``errors`` (ERROR_KINDS), in its order
     seconds: float = 0.0
     stopped: str = ""                           # why a fail-fast run stopped early
     timings: list = attrs.Factory(list)         # (phase, seconds) of each phase that ran to its end
@@ -113,6 +116,7 @@ class VerifyResult:
     packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
     acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
     foreign: list = attrs.Factory(list)         # (case label, expect, problems) of checks/foreign/programs.py
+    artefacts: ArtefactWriter = attrs.Factory(ArtefactWriter)   # where each case was written (--artefacts)
 
     def unexercised(self, ids) -> list[str]:
         return [i for i in ids if not self.tally.exercised[i]]
@@ -140,6 +144,28 @@ class VerifyResult:
                 and all(r.as_expected for r in self.corpus) and not self.below_floor(ids))
 
 
+# What an error of the run is: the code under test crashed (an exception other than its own refusal),
+# refused its own artefact or a valid input (impl's BadInput), or a check of verify other than a claim
+# found a problem (a bad call not refused as the C API refuses it, a packing answer the facts contradict,
+# a front-end refusal other than the expected one, an import other than the record's, an output left
+# unjudged). benchmarks/mutation_score.py attributes each kill by it (--artefacts' verdict.json).
+ERROR_KINDS = ("crash", "refusal", "check")
+
+
+def _error(result: "VerifyResult", case: str, message: str, kind: str) -> None:
+    """Record one error of the run, of ``kind`` (ERROR_KINDS)."""
+    if kind not in ERROR_KINDS:
+        raise ValueError(f"error kind {kind!r} is not one of {ERROR_KINDS}")
+    result.errors.append((case, message))
+    result.error_kinds.append(kind)
+
+
+def _raised(result: "VerifyResult", case: str, e: Exception, prefix: str = "") -> None:
+    """An exception of the code under test: impl's own refusal (its BadInput), else a crash."""
+    refused = isinstance(e, BadInput) and type(e).__module__.startswith("zcspec.impl.")
+    _error(result, case, f"{prefix}{type(e).__name__}: {e}", "refusal" if refused else "crash")
+
+
 def violation_rows(observation, violation) -> list:
     """Plan rows of the tensors a violation names (for the report)."""
     tensor = getattr(observation, "tensor", None)
@@ -149,21 +175,27 @@ def violation_rows(observation, violation) -> list:
     return [t for name, t in tensor.items() if f"'{name}'" in text]
 
 
-def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool) -> None:
+def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool, phase: str = "zoo") -> None:
     try:
         observations = observe(scenario)
-    except Exception as e:  # the code under test crashed: a finding of its own
-        result.errors.append((case, f"{type(e).__name__}: {e}"))
+    except Exception as e:  # the code under test crashed or refused its own artefact: a finding of its own
+        _raised(result, case, e)
+        result.artefacts.case(phase, case, scenario=scenario, error=result.errors[-1][1])
         return
     reports, _failed = check_observations(case, observations, result.tally)   # failed calls: tally.notes
     for obs, report in zip(observations, reports):
         for v in report.violations:
             result.findings.append(Finding(case, v, violation_rows(obs, v)))
+    proofs = []
     if prove:
         try:
-            result.proofs.extend((case, p) for p in case_proofs(scenario, observations))
-        except Exception as e:  # e.g. the loader refuses a file the compiler wrote: the code under test's crash
-            result.errors.append((case, f"proof: {type(e).__name__}: {e}"))
+            proofs = list(case_proofs(scenario, observations))
+        except Exception as e:  # e.g. the loader refuses a file the compiler wrote: the code under test's
+            _raised(result, case, e, "proof: ")
+        result.proofs.extend((case, p) for p in proofs)
+    result.artefacts.case(phase, case, scenario=scenario, observations=observations, reports=reports,
+                          notes=[[n.run, n.reason, n.failed] for n in notes_of(observations)],
+                          proofs=[[p.status, p.kind, p.pair] for p in proofs])
 
 
 def _lap(result: VerifyResult, phase: str, since: float) -> float:
@@ -174,12 +206,12 @@ def _lap(result: VerifyResult, phase: str, since: float) -> float:
 
 
 def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: None) -> VerifyResult:
-    result = VerifyResult()
+    result = VerifyResult(artefacts=ArtefactWriter.into(config.artefacts))
     start = lap = time.perf_counter()
     cases = list(zoo_cases(config)) + list(device_cases(config))
     for i, (case, scenario) in enumerate(cases, 1):
         progress(f"[{i}/{len(cases)}] {case}")
-        _check_case(result, case, scenario, prove=config.proofs)
+        _check_case(result, case, scenario, prove=config.proofs, phase="zoo")
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
     lap = _lap(result, "zoo cases and device probes" + (" (with their proofs)" if config.proofs else ""), lap)
@@ -199,7 +231,9 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     if config.proofs and "plan" in config.kinds:
         progress(f"packing optimality: {PACKINGS} instances of at most {packing_proofs.MAX_BUFFERS} buffers")
         for buffers in packing_proofs.instances(PACKINGS, config.seed):
-            result.proofs.append((packing_proofs.label(buffers), packing_proofs.prove_packing(buffers)))
+            proof = packing_proofs.prove_packing(buffers)
+            result.proofs.append((packing_proofs.label(buffers), proof))
+            result.artefacts.case("packing-proofs", packing_proofs.label(buffers), proof=[proof.status, proof.kind])
         lap = _lap(result, "packing optimality proofs", lap)
         cases = packing_cases(config.seed)
         progress(f"packing cases: {len(cases)} (capacities, time limits, search, refusals, CSV files)")
@@ -224,7 +258,8 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         progress(f"random campaign: {config.examples} scenarios ({', '.join(kinds)}), seed {config.seed}")
         campaign = run_campaign(scenarios(kinds=kinds), max_examples=config.examples, seed=config.seed,
                                 shrink=not config.fail_fast, proofs=CAMPAIGN_PROOFS if config.proofs else (),
-                                on_case=lambda n: progress(f"  campaign case {n}") if n % 50 == 0 else None)
+                                on_case=lambda n: progress(f"  campaign case {n}") if n % 50 == 0 else None,
+                                on_observed=_campaign_case(result.artefacts))
         result.tally.merge(campaign.tally)
         result.counterexample = campaign.counterexample
         lap = _lap(result, "random campaign", lap)
@@ -233,7 +268,10 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     if config.corpus:
         for path in corpus_files():
             progress(f"corpus {path}")
-            result.corpus.append(replay(Counterexample.load(path)))
+            replayed = replay(Counterexample.load(path))
+            result.corpus.append(replayed)
+            result.artefacts.case("corpus", str(path), summary=replayed.summary(), error=replayed.error,
+                                  still_fails=replayed.still_fails)
             if config.fail_fast and not result.corpus[-1].as_expected:
                 return _stop(result, start, f"corpus {path}")
         lap = _lap(result, "corpus", lap)
@@ -246,12 +284,17 @@ def _packing_cases(result: VerifyResult, cases) -> None:
     run naming the case (the packer's answer is wrong, or it crashed)."""
     failed = 0
     for case in cases:
+        label_ = f"packing case {case.label}"
         try:
             problems = check_packing_case(case)
         except Exception as e:  # a crash of the packer (check_packing_case expects only its declared refusals)
-            problems = [f"{type(e).__name__}: {e}"]
+            _raised(result, label_, e)
+            problems = [result.errors[-1][1]]
+        else:
+            for p in problems:
+                _error(result, label_, p, "check")
         failed += bool(problems)
-        result.errors.extend((f"packing case {case.label}", p) for p in problems)
+        result.artefacts.case("packing-cases", label_, problems=problems)
     result.packing_cases = (len(cases), failed)
 
 
@@ -263,7 +306,8 @@ def _foreign_cases(result: VerifyResult, cases) -> None:
         try:
             plans = case.imported()
         except Exception as e:  # the reader failed on a file it was made for
-            result.errors.append((f"foreign {case.label}", f"{type(e).__name__}: {e}"))
+            _raised(result, f"foreign {case.label}", e)
+            result.artefacts.case("foreign", case.label, error=result.errors[-1][1])
             continue
         reports = [check(p.plan) for p in plans]
         wrong = foreign_problems(case, reports)
@@ -276,7 +320,10 @@ def _foreign_cases(result: VerifyResult, cases) -> None:
             result.findings.extend(Finding(f"foreign {p.title}", v, violation_rows(p.plan, v))
                                    for p, r in zip(plans, reports) for v in r.violations)
         else:
-            result.errors.extend((f"foreign {case.label}", w) for w in wrong)
+            for w in wrong:
+                _error(result, f"foreign {case.label}", w, "check")
+        result.artefacts.case("foreign", case.label, observations=[p.plan for p in plans], reports=reports,
+                              titles=[p.title for p in plans], problems=list(wrong))
 
 
 def _acl_refusals(result: VerifyResult, cases) -> None:
@@ -284,12 +331,17 @@ def _acl_refusals(result: VerifyResult, cases) -> None:
     (or a crash: an exception other than the runtime's error) is an error of the run naming the call."""
     failed = 0
     for case in cases:
+        label_ = f"ACL refusal {case.label}"
         try:
             problems = check_acl_refusal(case)
         except Exception as e:  # the facade raised something a C caller would never get back
-            problems = [f"{type(e).__name__}: {e}"]
+            _error(result, label_, f"{type(e).__name__}: {e}", "crash")
+            problems = [result.errors[-1][1]]
+        else:
+            for p in problems:
+                _error(result, label_, p, "check")
         failed += bool(problems)
-        result.errors.extend((f"ACL refusal {case.label}", p) for p in problems)
+        result.artefacts.case("acl-refusals", label_, problems=problems)
     result.acl_refusals = (len(cases), failed)
 
 
@@ -309,17 +361,20 @@ def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
                 graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
             except BadInput as e:
                 if why := check_refusal(case, e):
-                    result.errors.append((label_, why))
+                    _error(result, label_, why, "check")
+                result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why)
                 continue
             except Exception as e:  # a crash of the front end
-                result.errors.append((label_, f"{type(e).__name__}: {e}"))
+                _error(result, label_, f"{type(e).__name__}: {e}", "crash")
+                result.artefacts.case("frontend", label_, error=result.errors[-1][1])
                 continue
             if case.refused:
-                result.errors.append((label_, f"imports; expected a {case.refused} naming "
-                                              f"{', '.join(case.culprits)} ({case.why})"))
+                _error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
+                                       f"({case.why})", "check")
+                result.artefacts.case("frontend", label_, problem=result.errors[-1][1])
                 continue
             scenario = Scenario("execution", graph, CompileOptions(soc=config.soc), case_runs("execution", graph, path))
-            _check_case(result, f"{label_} [execution]", scenario, prove=False)
+            _check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
 
 
 def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: bool) -> bool:
@@ -327,29 +382,51 @@ def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: boo
     on any finding, crash or failed valid call, and on any output left unjudged (its oracle is
     ONNX's expected outputs: one missing is an error of the case, recorded as a crash of it)."""
     nodes = result.node_tests = NodeTestResult(refused=list(tests.refused), known=list(tests.known))
-    for name, why in tests.broken:
-        result.errors.append((f"{label(name)} [import]", why))
+    for name, why in tests.broken:   # refused naming no unsupported feature, or the front end crashed
+        _error(result, f"{label(name)} [import]", why, "refusal" if why.split(":")[0] in _refusal_names() else "crash")
         nodes.failed.append(label(name))
     record = import_record.load_record()
     for name, why in import_record.differences(import_record.observed(tests), record, [n for n, _ in tests.frozen]):
-        result.errors.append((f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})"))
+        _error(result, f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})", "check")
         nodes.failed.append(label(name))
+    for name, why in (*tests.refused, *tests.broken):
+        result.artefacts.case("node-tests", f"{label(name)} [import]", refused=why)
     if fail_fast and result.failing():
         return False
     for i, (case, scenario) in enumerate(tests.cases, 1):
         if i % 100 == 0:
             progress(f"  ONNX node test {i}/{len(tests.cases)}")
         before = (len(result.findings), len(result.errors), len(result.tally.notes))
-        _check_case(result, case, scenario, prove=False)   # execution cases have no proofs
+        _check_case(result, case, scenario, prove=False, phase="node-tests")   # execution cases have no proofs
         nodes.run += 1
         for note in result.tally.notes[before[2]:]:
             if not note.failed:
-                result.errors.append((case, f"output not judged by the node test's expected outputs: {note.reason}"))
+                _error(result, case, f"output not judged by the node test's expected outputs: {note.reason}", "check")
         if (len(result.findings), len(result.errors), len(result.tally.notes)) != before:
             nodes.failed.append(case)
         if fail_fast and result.failing():
             return False
     return True
+
+
+def _refusal_names() -> set[str]:
+    """The class names of impl's refusals (BadInput and its subclasses under zcspec.impl): an import error
+    of a node test arrives as text ("Name: message"), its class known by name only."""
+    found, todo = set(), [BadInput]
+    while todo:
+        cls = todo.pop()
+        found.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def _campaign_case(artefacts: ArtefactWriter):
+    """The campaign's ``on_observed`` hook writing each case it checks (None when nothing is written)."""
+    if not artefacts.enabled:
+        return None
+    return lambda key, scenario, observations, reports: artefacts.case(
+        "campaign", key, scenario=scenario, observations=observations, reports=reports,
+        notes=[[n.run, n.reason, n.failed] for n in notes_of(observations)])
 
 
 def _stop(result: VerifyResult, start: float, where: str) -> VerifyResult:

@@ -103,8 +103,10 @@ OTHER_SOCS = ("ascend310p", "legacy")
 MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")
 # V1-HCCL-COPY is judged only where the HCCL flag is an I/O's one reason to be copied: a compiled model
 # never has that (the planner keeps such I/O out of zero-copy memory), a model whose HCCL tasks declare no
-# zero-copy support does (checks/execution MODEL_EDITS).
-HCCL_ONLY_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": "v1", "reuse_zero_copy_memory": 1})
+# zero-copy support does (checks/execution MODEL_EDITS), and only on GE's legacy path (legacy_copy_only_addrs):
+# GE's execute path refreshes the HCCL task's slots, so the same runs without it must bind the I/O zero copy.
+_HCCL_RUNS = ({"runtime": "v1"}, {"runtime": "v1", "calls": 2}, {"runtime": "v1", "reuse_zero_copy_memory": 1})
+HCCL_ONLY_RUNS = _HCCL_RUNS + tuple({**run, "legacy_copy_only_addrs": True} for run in _HCCL_RUNS)
 
 
 # V2-TRUST-SHAPE needs trust_shape_on_out_tensor with outputs computed into the caller's memory

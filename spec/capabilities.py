@@ -9,6 +9,12 @@ the alignment of every device allocation (DEVICE-ALLOC-FIT). The entries
 describe the emulated SoCs of this project (docs/device.md); every field names
 the GE source of the capability it models (``SOURCES``). Nothing here is read
 from ``impl``: a profile changed there is judged against this table.
+
+``PLANNERS`` does the same for the other compilers whose plans zcspec reads: the offset
+alignment each one documents for the tensors it places in an arena, with the project's source
+file and constant. A plan that names its planner is judged against that alignment
+(LAYOUT-ARENA-ALIGN), whatever its arenas declare: an arena read with alignment 1, or a plan
+file written by hand, cannot exempt itself from the alignment its planner promises.
 """
 from __future__ import annotations
 
@@ -102,12 +108,59 @@ GE_DEFAULT = Capabilities("ge-default", zero_copy_memcpy=True, refreshable_tasks
 
 def granularities(plan) -> tuple[dict[str, int], int]:
     """(block granularity per region, tensor granularity) a plan must keep: the capability table's
-    for a plan that names its SoC, otherwise the plan's own ``alignment`` (an exporter's claim,
-    GE's constants by default)."""
-    if plan.soc not in TABLE:   # none named (or one the table lacks): the plan's own claim
+    for a plan that names its SoC; GE's constants (``GE_DEFAULT``) for one that names no SoC but
+    names GE as its planner; otherwise the plan's own ``alignment`` (an exporter's claim, GE's
+    constants by default)."""
+    if plan.soc in TABLE:
+        caps = capabilities(plan.soc)
+    elif plan.planner == "ge":
+        caps = GE_DEFAULT
+    else:   # neither a SoC nor GE named: the plan's own claim
         return dict(plan.alignment.block), plan.alignment.tensor
-    caps = capabilities(plan.soc)
     return {"feature_map": caps.block_align, "zero_copy": caps.block_align}, caps.tensor_align
+
+
+@attrs.frozen
+class PlannerAlignment:
+    """The offset alignment a planner documents for every tensor that owns memory in its arenas."""
+
+    planner: str
+    alignment: int
+    source: str   # the project's file and constant
+
+
+PLANNERS: dict[str, PlannerAlignment] = {p.planner: p for p in (
+    # XLA:CPU slices every intermediate buffer inside its preallocated temp buffer at Align().
+    PlannerAlignment("xla", 64, "openxla/xla: xla/backends/cpu/alignment.h (xla::cpu::Align(), 64: \"XLA:CPU "
+                                "itself aligns intermediate buffers to this boundary\"; formerly "
+                                "xla/cpu_function_runtime.h cpu_function_runtime::Align())"),
+    # ExecuTorch's memory planning places each TensorSpec at a multiple of its alignment.
+    PlannerAlignment("executorch", 16, "pytorch/executorch: exir/tensor.py (ALIGNMENT = 16, TensorSpec.alignment); "
+                                       "exir/passes/memory_planning_pass.py (MemoryPlanningPass(alignment=ALIGNMENT))"),
+    # LiteRT's ArenaPlanner aligns every arena tensor to the tensor alignment.
+    PlannerAlignment("litert", 64, "google-ai-edge/LiteRT (tensorflow/lite): tensorflow/lite/util.h "
+                                   "(kDefaultTensorAlignment = 64, \"memory allocation parameter used by "
+                                   "ArenaPlanner\"); tensorflow/lite/arena_planner.cc (tensor_alignment_)"),
+    # IREE packs the slices of a transient resource at the resource config's minimum offset alignment.
+    PlannerAlignment("iree", 64, "iree-org/iree: compiler/src/iree/compiler/Dialect/Stream/IR/StreamTypes.cpp "
+                                 "(clResourceMinOffsetAlignment, --iree-stream-resource-min-offset-alignment, default "
+                                 "64; ResourceConfigAttr::getDefaultHostConstraints); Stream/Transforms/"
+                                 "LayoutSlices.cpp (packing at getMinBufferOffsetAlignment())"),
+    # TVM aligns each storage (an arena's base), not the tensors inside it: StaticPlanBlockMemory gives every
+    # tensor offset 0 of its storage, and a storage takes a tensor at any byte offset that fits.
+    PlannerAlignment("tvm", 1, "apache/tvm: include/tvm/runtime/device_api.h (kAllocAlignment = 64 aligns each "
+                               "allocation, i.e. a storage); src/runtime/memory/memory_manager.cc "
+                               "(StorageObj::AllocNDArray checks only offset + size <= the storage's size)"),
+)}
+
+
+def arena_alignment(plan, arena: str) -> int:
+    """The multiple every tensor that owns memory in ``arena`` must start at: the documented alignment of
+    the planner the plan names (``PLANNERS``), or the arena's own declared alignment when that is larger
+    or the plan names no planner of the table (1 for an arena the plan does not declare)."""
+    declared = plan.arenas[arena].alignment if arena in plan.arenas else 1
+    documented = PLANNERS.get(plan.planner or "")
+    return max(declared, documented.alignment) if documented else declared
 
 
 def capabilities(name: str) -> Capabilities:

@@ -40,7 +40,9 @@ OBSERVES: dict[str, Observed] = {
                                    "padding from the spec's capability table", PLAN),
     "LAYOUT-REGION-COVER": Observed("region sizes, tensor and block placements, block membership", PLAN),
     "LAYOUT-IO-ATTRIBUTES": Observed("the memory_size, zero_copy_memory_size, basic offset and "
-                                     "_is_zero_copy_block attributes against the placements", PLAN),
+                                     "_is_zero_copy_block attributes against the placements and against which "
+                                     "graph I/O GE's rules make zero copy (graph facts, the spec's capability "
+                                     "table)", PLAN),
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),
@@ -86,16 +88,23 @@ OBSERVES: dict[str, Observed] = {
                                 "and size", MODEL_FILE + " and the graph after the passes"),
     "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
                                   MODEL_FILE),
-    "V1-SLOT-REFRESH": Observed("the argument values the tasks ran with against the user buffers and the "
-                                "zero-copy table; copy-only I/O as the spec computes it",
-                                "the argument tables at launch, the model file and the call's user buffers"),
+    "V1-SLOT-REFRESH": Observed("the argument values each launched task ran with against the user buffers and "
+                                "the zero-copy table; copy-only I/O as the spec computes it",
+                                "the argument tables as the device read them at each launch (the device trace's "
+                                "launch events), the model file and the call's user buffers"),
     "V1-NO-MODEL-IO-SLOT": Observed("argument values at launch against the model's own I/O region",
-                                    "the argument tables at launch and the runtime's region bindings"),
+                                    "the argument tables as the device read them at each launch (the device "
+                                    "trace's launch events) and the runtime's region bindings"),
     "V1-COPY-ONLY-ONCE": Observed("copies between user buffers and model addresses; which I/O must be copied "
                                   "is computed by the spec from the model file and the SoC", TRACE),
     "V1-ZERO-COPY-WHEN-ELIGIBLE": Observed("copies and staging of I/O the spec deems eligible, and task "
                                            "arguments pointing into their buffers", TRACE),
-    "V1-REUSE-ZC-MEMORY": Observed("whether the I/O region is backed after a load with reuseZeroCopyMemory", LOAD),
+    "V1-REUSE-ZC-MEMORY": Observed("the load's device allocations against the I/O region's address, the addresses "
+                                   "the load wrote into registered slots of I/O bound to the caller's buffers, and "
+                                   "the bytes the model's regions, argument tables and copied I/O account for "
+                                   "(not the runtime's own 'backed' flag)",
+                                   "the device trace of the load (allocations, argument writes) and the model "
+                                   "file's regions, tasks and I/O"),
     "V1-HCCL-COPY": Observed("copies of I/O whose only reason to be copied is an HCCL task's zero-copy flag "
                              "(read from the model file's task definitions)", TRACE),
     "V1-BUFFER-SIZE": Observed("the call's result against the user buffer sizes and the model's padded and raw "
@@ -103,6 +112,10 @@ OBSERVES: dict[str, Observed] = {
     "V1-VALID-CALL-SUCCEEDS": Observed("the call's result against the user buffers, their sizes and overlaps, and "
                                        "the caller's live allocations and their address space", "the call result, "
                                        "the user buffers, the model file and the device trace"),
+    "CALL-INVALID-REFUSED": Observed("the user buffers against the model's I/O sizes and the caller's live "
+                                     "allocations (their address space); the call's error event (its code and "
+                                     "buffer) and its launches, copies, argument writes and allocations",
+                                     "the user buffers, the model file and the device trace"),
     "V2-AZC-NO-ALLOC": Observed("kernel writes and copies of outputs against runtime and pool allocations", TRACE),
     "V2-AZC-REJECT": Observed("the call's result and writes into an undersized or null output buffer",
                               "the call result and " + TRACE),
@@ -116,18 +129,21 @@ OBSERVES: dict[str, Observed] = {
                             "the outputs read back from the user buffers after the call"),
     "EXEC-V1-EQ-V2": Observed("the digests of each output from both runtimes", "the outputs of both runtimes"),
     "EXEC-NO-FAULT": Observed("device faults", TRACE),
-    "V2-TRUST-SHAPE": Observed("per output, the SplitTensorForOutputData and the EnsureTensorAtOutMemory input "
-                               "of runtime v2's lowered graph, and the caller's output tensors' shapes before and "
-                               "after the call", "runtime v2's lowered (executable) graph and the caller's tensors"),
-    "EXEC-COUNTERS-TRUE": Observed("the device's copy counters of the call against the copy events of its trace",
-                                   TRACE),
+    "V2-TRUST-SHAPE": Observed("per output, whether the device wrote it straight into the caller's buffer as its "
+                               "own tensor (launch writes, no copy), and the caller's output tensors' shapes "
+                               "before and after the call against the model's", TRACE + "; the caller's tensors"),
+    "EXEC-COUNTERS-TRUE": Observed("the device's counters of the call (copies per direction and bytes, launches, "
+                                   "argument writes) against the spec's recount of its trace: each copy's "
+                                   "direction from the address spaces of the allocations and user buffers it "
+                                   "moves between, the launches the device ran, the argument writes", TRACE),
     "EXEC-NO-LEAK": Observed("device allocations and frees up to the unload, pool spans included", TRACE),
     "EXEC-FAILED-CALL-NO-CHANGE": Observed("writes into user buffers and allocations left live by a failed call",
                                            TRACE),
     "EXEC-NO-OVERRUN": Observed("every read and write range against the user buffers and the allocations "
                                 "live at that point (from the trace's own alloc/free events)", TRACE),
-    "EXEC-READ-WRITTEN": Observed("shadow memory replayed from the trace: every byte read has a prior writer",
-                                  TRACE),
+    "EXEC-READ-WRITTEN": Observed("shadow memory replayed from the trace: every byte read (inputs, and the "
+                                  "outputs an accumulating kernel reads before adding into them) has a prior "
+                                  "writer", TRACE),
     "EXEC-NO-RACE": Observed("cross-stream reads and writes against the record/wait events between them "
                              "(vector clocks)", TRACE),
     "EXEC-TENSOR-INTACT": Observed("the last writer of every byte a kernel reads, by the tensor names the "

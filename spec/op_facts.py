@@ -6,8 +6,8 @@ the op's planner rules are. The spec derives those facts here from the op type a
 attributes, so an op table changed in ``impl`` (an atomic flag dropped, a continuous input forgotten)
 is judged against this table instead of agreeing with itself (MEM-ATOMIC-NOREUSE, MEM-CONT-INPUT,
 MF-ATOMIC-CLEAN, LAYOUT-STREAM-ORDER). Each fact names the GE attribute or registration it models
-(``SOURCES``); the entries describe the op set of this project (docs/model-format.md lists it), whose
-kernels are the emulated device's (docs/device.md). Nothing here is read from ``impl``.
+(``SOURCES``); the entries describe the op set of this project, whose kernels are the emulated device's
+(docs/device.md: ReduceSum accumulates into its output). Nothing here is read from ``impl``.
 """
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ def configure(parser) -> None:
                         help="write the plan JSON here (a folder, one file per module, when there are several)")
     parser.add_argument("--alignment", type=int, default=None, metavar="N",
                         help=f"the offset alignment each arena declares (default: xla {xla_dump.CPU_ALIGNMENT}, XLA's CPU "
-                             f"backend; executorch {pte.ALIGNMENT}, its memory planning pass)")
+                             f"backend; executorch {pte.ALIGNMENT}, its memory planning pass); LAYOUT-ARENA-ALIGN holds "
+                             f"a plan to at least its planner's documented alignment all the same")
     parser.add_argument("--arena", metavar="FILE.json",
                         help="litert: the arena record to use (default: run LiteRT's interpreter, the litert extra)")
     parser.add_argument("--save-arena", metavar="FILE.json", help="litert: also write the arena record read")

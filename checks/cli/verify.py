@@ -1,5 +1,6 @@
 """``zcspec verify [MODEL ...]``: the main job. See checks/verify.py for what runs; ``--html FILE`` also
-writes the report page (checks/report_page.py)."""
+writes the report page (checks/report_page.py); ``--artefacts DIR`` every artefact of the run, its case
+table and how it ended (checks/verify_artefacts.py)."""
 from __future__ import annotations
 
 import sys
@@ -8,6 +9,7 @@ from collections import Counter
 from zcspec.checks.report_page import check_writable, coverage_rows, verify_report, write_report
 from zcspec.checks.scenario import KINDS
 from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, verify
+from zcspec.checks.verify_artefacts import ArtefactWriter, verdict
 from zcspec.checks.zoo import zoo_names
 from zcspec.spec.registry import all_invariants
 
@@ -37,6 +39,11 @@ def configure(parser) -> None:
                         help="also write the report page to FILE: one self-contained HTML page with the coverage, "
                              "each violation's graph and layout, the proofs, the corpus and the timings "
                              "(the text report still prints)")
+    parser.add_argument("--artefacts", metavar="DIR",
+                        help="also write every artefact the run builds into DIR (new or empty): per case its plans, "
+                             "model files, device traces and outputs as observed, the case table, the invariant table "
+                             "and a DIGESTS list, with no timestamp or absolute path, so two runs on the same sources "
+                             "write identical files; and verdict.json, how the run failed")
 
 
 def invariant_table(result, invariants) -> list[str]:
@@ -148,9 +155,11 @@ def run(args) -> int:
     config = VerifyConfig(models=tuple(args.models) or zoo_names(), strategies=tuple(args.strategy or ("ge", "compact")),
                           soc=args.soc, kinds=kinds, examples=args.examples, seed=args.seed, proofs=not args.no_proofs,
                           shapes=tuple(args.shape), values=tuple(args.value), fail_fast=args.fail_fast,
-                          onnx_node_tests=not args.no_onnx_node_tests)
+                          onnx_node_tests=not args.no_onnx_node_tests, artefacts=args.artefacts)
     if args.html:
         check_writable(args.html)   # before the run, not after ten minutes of it
+    if args.artefacts:
+        ArtefactWriter.into(args.artefacts)   # refused now if not new or empty; verify writes into it
     progress = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     result = verify(config, progress)
     invariants = all_invariants()
@@ -169,6 +178,9 @@ def run(args) -> int:
         print(f"\n{result.stopped}")
     summary = f"{result.tally.cases} cases in {result.seconds:.1f} s: " + _verdict(result, ok, thin, unreached, ids)
     print(f"\n{summary}")
+    if args.artefacts:
+        result.artefacts.finish(invariant_table(result, invariants), verdict(result, ids, ok=ok, thin=thin))
+        print(f"artefacts written to {args.artefacts}")
     if args.html:
         write_report(verify_report(result, invariants, config=config, ok=ok, summary=summary), args.html)
         print(f"report written to {args.html}")

@@ -6,6 +6,7 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``runtime``: ``"v1"``;
 - load options by name: ``zero_copy`` (default True), ``reuse_zero_copy_memory`` (0/1),
   ``feature_base_refreshable`` (default False: ge.featureBaseRefreshable, the work memory may move);
+  ``legacy_copy_only_addrs`` (default False: copies decided as GE's legacy paths do);
 - ``calls``: how many executions (default 1); ``rebind``: fresh user buffers for every
   call (default True; False reuses the first call's buffers), or a list of booleans, one per
   call after the first (a re-binding sequence: fresh, same, fresh, ...);
@@ -67,7 +68,7 @@ from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 from zcspec.impl.runtime.v1.observe import observe_execution
 from zcspec.spec.observables.load import LoadOptionsObservation, RegionBinding
 
-_LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable")
+_LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable", "legacy_copy_only_addrs")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {"runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement",
                            "misalign", "overhang", "dangling", "share", "seed", "batch", "inputs", "onnx", "api", "move_work"}
@@ -290,7 +291,8 @@ def _as_asked(obs, options: LoadOptions, given: tuple):
     way, through a config handle for one, runs a model that breaks them); and with the memory the caller
     had given the model at that call (``given``), not the bases the model reports now."""
     asked = LoadOptionsObservation("v1", zero_copy=options.zero_copy,
-                                   reuse_zero_copy_memory=bool(options.reuse_zero_copy_memory))
+                                   reuse_zero_copy_memory=bool(options.reuse_zero_copy_memory),
+                                   legacy_copy_only_addrs=options.legacy_copy_only_addrs)
     return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked), caller_memory=given)
 
 

@@ -29,9 +29,8 @@ def _size_slack_sign():
 
 
 def _hccl_disable_zero_copy_forgotten():
-    """HcclTaskInfo's DisableZeroCopy (HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs) forgotten: an HCCL
-    task's I/O whose zero-copy
-    flags are off is still treated as zero copy."""
+    """HcclTaskInfo's DisableZeroCopy (hccl_task_info.cc InitZeroCopyInfos) forgotten on GE's legacy path:
+    an HCCL task's I/O whose zero-copy flags are off is still treated as zero copy."""
     return swap("zcspec.impl.runtime.v1.zero_copy", "_hccl_flag", lambda flag: (lambda task, slot: True))
 
 
@@ -49,9 +48,11 @@ VARIANTS = (
             _hccl_disable_zero_copy_forgotten,
             # The compiler never lets such a collective touch zero-copy I/O (its blocks are not zero
             # copy, IsNodeSupportZeroCopy, or a MemcpyAddrAsync sits in between), so the hunt runs crafted models
-            # whose HCCL tasks declare no zero-copy support: the runtime's own defence must copy.
+            # whose HCCL tasks declare no zero-copy support: the runtime's own defence must copy. Only GE's
+            # legacy path (legacy_copy_only_addrs) reads the flags; NnExecute refreshes the HCCL slots.
             lambda n: execution_scenarios(("v1",), max_nodes=n, socs=("ascend910b",),
                                         families=("unary", "binary", "allreduce"),
-                                        model_edits=("hccl_zero_copy_off",)),
+                                        model_edits=("hccl_zero_copy_off",),
+                                        run_options=(("legacy_copy_only_addrs", True),)),
             ("V1-HCCL-COPY",)),
 )

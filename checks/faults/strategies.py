@@ -77,10 +77,11 @@ def _runtime(draw, kind: str, graph) -> dict:
 
 def execution_scenarios(runtimes: tuple[str, ...] = ("v1",), *, max_nodes: int = MAX_NODES,
                         socs: tuple[str, ...] | None = None, families: tuple[str, ...] | None = None,
-                        model_edits: tuple[str, ...] = ()):
+                        model_edits: tuple[str, ...] = (), run_options: tuple[tuple[str, object], ...] = ()):
     """Execution scenarios through the named runtimes (``RUNTIMES``); ``socs`` pins the SoC profiles,
     ``families`` the op families of the graphs (default: all of ``graphs()``); ``model_edits``
-    craft the compiled model first (checks/execution/__init__.py ``MODEL_EDITS``)."""
+    craft the compiled model first (checks/execution/__init__.py ``MODEL_EDITS``); ``run_options``
+    are added to every run (load options such as ``legacy_copy_only_addrs``)."""
     if unknown := set(runtimes) - set(RUNTIMES):
         raise ValueError(f"execution_scenarios(): unknown runtimes {sorted(unknown)}; known: {RUNTIMES}")
     options = compile_options()
@@ -94,6 +95,7 @@ def execution_scenarios(runtimes: tuple[str, ...] = ("v1",), *, max_nodes: int =
         runtime = _runtime(draw, draw(st.sampled_from(runtimes)), graph)
         if model_edits:
             runtime["model_edits"] = list(model_edits)
+        runtime.update(run_options)
         return Scenario("execution", graph, opts, runtime)
 
     return build()

@@ -182,7 +182,8 @@ class _Walk:
             arenas={"transient": Arena("activations", alignment)},
             consumers={n: tuple(sorted(self.reads[n])) for n in names if self.reads[n]},
             writes={n: tuple(sorted(self.writes[n])) for n in names},
-            in_place=tuple(InPlaceStep(step, name, (ByteRange(lo, hi),)) for step, name, lo, hi in self.in_place))
+            in_place=tuple(InPlaceStep(step, name, (ByteRange(lo, hi),)) for step, name, lo, hi in self.in_place),
+            planner="iree")
 
 
 def _commands(op: Op, owner: str = ""):

@@ -201,7 +201,7 @@ class Function:
             regions={"transient": max(self.transient_size(alloca) or 0, max((t.end for t in tensors), default=0))},
             arenas={"transient": Arena("activations", alignment)},
             consumers={f"slice {k}": tuple(sorted(v)) for k, v in reads.items()},
-            writes={f"slice {k}": tuple(sorted(writes.get(k, ()))) for k in sorted(touched)})
+            writes={f"slice {k}": tuple(sorted(writes.get(k, ()))) for k in sorted(touched)}, planner="iree")
 
 
 def _body_scope(execute: Op, scope: Scope) -> Scope:

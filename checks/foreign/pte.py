@@ -53,9 +53,10 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.artefact_file import read_bytes
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
+from zcspec.spec.capabilities import PLANNERS
 from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation, alias_root
 
-ALIGNMENT = 16   # executorch/exir/tensor.py ALIGNMENT, MemoryPlanningPass's default
+ALIGNMENT = PLANNERS["executorch"].alignment   # exir/tensor.py ALIGNMENT, MemoryPlanningPass's default
 MAX_FILE_BYTES = 1 << 30
 MAX_INSTRUCTIONS = 1 << 20
 MAX_CONDITIONALS = 10   # 2^10 paths at most
@@ -305,7 +306,8 @@ class _Method:
             regions={f"mem {m}": self.sizes[m] for m in range(1, len(self.sizes))}, arenas=arenas,
             consumers={k: tuple(sorted(v)) for k, v in reads.items() if k in kept},
             writes={k: tuple(sorted(v)) for k, v in writes.items() if k in kept},
-            graph_inputs=tuple(i for i in inputs if i in kept), graph_outputs=tuple(o for o in outputs if o in kept))
+            graph_inputs=tuple(i for i in inputs if i in kept), graph_outputs=tuple(o for o in outputs if o in kept),
+            planner="executorch")
 
     def _label(self, step: int) -> str:
         kind, node = self.instructions[step]

@@ -45,9 +45,10 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.artefact_file import read_bytes
 from zcspec.checks.foreign.flatbuf import FlatbufferError, N, Node
+from zcspec.spec.capabilities import PLANNERS
 from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation
 
-ALIGNMENT = 64
+ALIGNMENT = PLANNERS["litert"].alignment   # tensorflow/lite/util.h kDefaultTensorAlignment, ArenaPlanner's
 # Element-wise builtin operators (BuiltinOperator codes of schema.fbs): LiteRT's arena planner may
 # compute their output in the bytes of an input whose life ends there (the kernels' in-place flags).
 ELEMENTWISE = {0: "ADD", 14: "LOGISTIC", 18: "MUL", 19: "RELU", 21: "RELU6", 28: "TANH", 41: "SUB", 42: "DIV",
@@ -193,7 +194,8 @@ def read_tflite(path: str | os.PathLike, offsets: dict[int, int], *, alignment: 
         consumers={name[i]: tuple(sorted(v)) for i, v in reads.items() if name.get(i) in kept},
         writes={name[i]: tuple(sorted(v)) for i, v in writes.items() if name.get(i) in kept},
         graph_inputs=tuple(name[i] for i in model.inputs if name.get(i) in kept),
-        graph_outputs=tuple(name[i] for i in model.outputs if name.get(i) in kept), in_place=in_place)
+        graph_outputs=tuple(name[i] for i in model.outputs if name.get(i) in kept), in_place=in_place,
+        planner="litert")
 
 
 def _in_place(model: _Model, tensors: list, name: dict):

@@ -350,4 +350,4 @@ class _Path:
             graph_outputs=tuple(dict.fromkeys(self.outputs)),
             consumers={t.name: tuple(sorted(t.reads)) for t in self.tensors.values() if t.reads},
             writes={t.name: tuple(sorted(t.writes)) for t in self.tensors.values() if t.writes},
-            arena_allocations=allocations)
+            arena_allocations=allocations, planner="tvm")

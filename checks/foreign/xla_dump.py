@@ -29,8 +29,8 @@ operand; any other sharing stays two tensors, for LAYOUT-NO-OVERLAP to judge. Th
 the ENTRY computation's parameters (not a loop's parameter that XLA puts in a dead input's
 allocation), its outputs the values live out of a live-out allocation. Thread-local values
 (the scalars of a reduction's computation, kept on a thread's stack) are in no schedule and are left
-out. XLA's CPU backend aligns every buffer to 64 bytes (``cpu_function_runtime::MinAlign``), so
-each arena declares that alignment; ``alignment=`` overrides it.
+out. XLA's CPU backend aligns every intermediate buffer to 64 bytes (``xla::cpu::Align()``, the spec's
+planner table), so each arena declares that alignment; ``alignment=`` overrides it.
 
 For an output a loop fusion computes in place (a dynamic-update-slice over its operand), the bytes
 it writes and the slices of the shared buffer it reads are taken from the fusion's computation in
@@ -49,9 +49,10 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.foreign.artefact_file import read_text
 from zcspec.checks.foreign import xla_hlo
+from zcspec.spec.capabilities import PLANNERS
 from zcspec.spec.observables.plan import Arena, ByteCopy, ByteRange, InPlaceStep, PlacedTensor, PlanObservation
 
-CPU_ALIGNMENT = 64
+CPU_ALIGNMENT = PLANNERS["xla"].alignment   # xla/backends/cpu/alignment.h xla::cpu::Align()
 SUFFIXES = ("-buffer-assignment.txt", "-live-range.txt", "-buffer-assignment-values.txt", ".txt")
 MAX_FILE_BYTES = 256 << 20   # a dump file larger than this is refused, not read
 
@@ -278,7 +279,7 @@ def read_module(module: XlaModule, *, alignment: int = CPU_ALIGNMENT) -> PlanObs
     tensors = tuple(PlacedTensor(**t) for t in placed)
     return PlanObservation(order=tuple(order), tensors=tensors, regions=regions, arenas=arenas,
                            consumers=consumers, writes=writes, graph_inputs=tuple(inputs),
-                           graph_outputs=tuple(outputs), in_place=in_place)
+                           graph_outputs=tuple(outputs), in_place=in_place, planner="xla")
 
 
 def _in_place_steps(placed, computed: dict[str, str], uses, comps, instructions, step) -> tuple[InPlaceStep, ...]:

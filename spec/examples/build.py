@@ -197,8 +197,7 @@ def launch(writes=((Y_BUF, RAW, "y"),), reads=((X_BUF, RAW, "x"),), task: int = 
 
 def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_addresses=None, evs=None,
               outputs=(), ok: bool = True, error: str | None = None, culprit: str | None = None,
-              rule: str | None = None, counters: dict | None = None, out_tensors=(),
-              lowered_outputs=()) -> ExecutionObservation:
+              rule: str | None = None, counters: dict | None = None, out_tensors=()) -> ExecutionObservation:
     ld = ld or load()
     return ExecutionObservation(
         load=ld,
@@ -210,7 +209,6 @@ def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_ad
         result=CallResult(ok=ok, error=error, culprit=culprit, rule=rule),
         counters=dict(counters or {}),
         out_tensors=tuple(out_tensors),
-        lowered_outputs=tuple(lowered_outputs),
     )
 
 

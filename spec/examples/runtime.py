@@ -4,7 +4,7 @@ from __future__ import annotations
 from zcspec.spec.examples.build import (
     FM, RAW, X_BUF, X_MODEL, Y_BUF, Y_FM_OFFSET, Y_MODEL, Example, buffers, events, execution, launch, load,
 )
-from zcspec.spec.observables.execution import LoweredOutput, OutputTensor
+from zcspec.spec.observables.execution import OutputTensor
 
 _Y_FM = FM + Y_FM_OFFSET
 _Y_COPY_ONLY = dict(slots=((0, 0, X_BUF), (0, 1, _Y_FM)), io_addresses={"x": X_BUF, "y": _Y_FM})
@@ -41,11 +41,11 @@ EXAMPLES = (
             load(reuse_zero_copy_memory=True, zc_backed=True),
             culprit="region 'zero_copy'", why="the I/O region was allocated at load although reuseZeroCopyMemory is on"),
     Example("V1-HCCL-COPY",
-            execution(load(hccl_flags=(True, False)), evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y_HCCL),
-                      **_Y_HCCL),
-            execution(load(hccl_flags=(True, False))),
-            culprit="'y'", why="the HCCL task writes y through a buffer without zero-copy support, yet y was bound "
-                               "to the user's buffer and never copied"),
+            execution(load(hccl_flags=(True, False), legacy_copy_only_addrs=True),
+                      evs=events(launch(writes=((Y_MODEL, RAW),)), _COPY_Y_HCCL), **_Y_HCCL),
+            execution(load(hccl_flags=(True, False), legacy_copy_only_addrs=True)),
+            culprit="'y'", why="on GE's legacy path, the HCCL task writes y through a buffer without zero-copy "
+                               "support, yet y was bound to the user's buffer and never copied"),
     Example("V1-BUFFER-SIZE",
             execution(bufs=buffers(y_size=100), evs=events(dict(kind="error", io="y", code="E13025")), ok=False,
                       culprit="y", slots=()),
@@ -82,10 +82,8 @@ EXAMPLES = (
             culprit="'y'", why="y's buffer is large enough, yet y was produced elsewhere and copied"),
     Example("V2-TRUST-SHAPE",
             execution(load("v2", always_zero_copy=True, trust_shape_on_out_tensor=True),
-                      lowered_outputs=(LoweredOutput("y", split=True, ensure_from=None),),
                       out_tensors=(OutputTensor("y", given=(100,), after=(100,), computed=(10, 10)),)),
             execution(load("v2", always_zero_copy=True, trust_shape_on_out_tensor=True),
-                      lowered_outputs=(LoweredOutput("y", split=True, ensure_from="split"),),
                       out_tensors=(OutputTensor("y", given=(100,), after=(10, 10), computed=(10, 10)),)),
             culprit="'y'", why="with trusted shapes, y's Ensure repeating SplitTensorForOutputData was kept"),
     Example("V2-NO-OVERRUN",

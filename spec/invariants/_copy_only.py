@@ -1,27 +1,38 @@
 """Which model I/O runtime v1 must copy, computed by the spec from the loaded model's raw facts.
 
-The runtime's own copy-only set is never consulted. From the load observation
-(options, each I/O's region, offset and size, the model file's tasks with their
-kinds, loop flags and slots, the HCCL zero-copy flags) and the spec's SoC table
-(spec/capabilities.py), ``reasons(load)`` gives, per I/O, every GE rule that
-forbids binding it zero copy; an I/O with none is *eligible*: its tasks must be
-pointed at the user's buffer and nothing may copy or stage it.
+The runtime's own copy decision is never consulted. From the load observation (options, each
+I/O's region, offset and size, the model file's tasks with their kinds, loop flags and slots, the
+HCCL zero-copy flags) and the spec's SoC table (spec/capabilities.py), ``reasons(load)`` gives, per
+I/O, every rule that makes it copied; an I/O with none is *eligible*: its tasks must be pointed at
+the user's buffer and nothing may copy or stage it.
 
-The rules (GE's DavinciModel, ``runtime/v1/graph/load/model_manager/davinci_model.cc``):
+GE's execute path (``runtime/v1/graph/load/model_manager/davinci_model.cc``: ``NnExecute`` copies
+what ``GenMemAllocations`` did not make a refreshable allocation), the default:
 
-- zero copy is off for the load;
-- the I/O lives in the feature map, inside the feature-map allocation (``GenMemAllocations``, 6.5.2-6.5.3);
-- it is an output whose bytes lie inside an earlier I/O's (a Data feeding NetOutput, an output listed
-  twice; the model's inputs come before its outputs): ``GenOutputMemAllocations`` finds its address
-  inside that allocation and copies it once after the run, from that allocation's active base
-  (6.5.3, 6.5.7); the earlier I/O keeps zero copy (``copy_source``);
-- its bytes overlap another I/O's otherwise (a partial overlap, ``DisableZeroCopy``, 6.4.4-6.4.5);
-- no task argument points into it (``SetCopyOnlyOutput``, 6.4.6);
-- ``reuseZeroCopyMemory`` is on and its block is not a zero-copy block (``InitInputZeroCopy``, 6.4.3);
-- a task pointing into it cannot have its arguments refreshed on this SoC (a fixed address,
-  ``task_args_refresh_type_classifier.cc``, 6.7.4; a raw ``MemcpyAsync``, 6.8.5);
+- zero copy is off for the load (zcspec's switch);
+- the I/O lives in the feature map (or the weight or fixed region): ``GenInputMemAllocations`` /
+  ``GenOutputMemAllocations`` find its address inside an allocation of the model;
+- its address (its first byte, ``GetMemAllocationByLogicAddr``) lies inside the allocation of an
+  earlier I/O (inputs first, then outputs; an I/O that is itself copied has none): a Data feeding
+  NetOutput, an output listed twice. It is copied once, into (an input) or out of (an output) where
+  that I/O is in the call, and the earlier I/O keeps zero copy (``copy_source``);
+- a task pointing into it cannot have its arguments refreshed on this SoC. GE fixes such a task's
+  address instead (``task_args_refresh_type_classifier.cc``, ``FixedAddrInferrer``), which refuses
+  the load unless the peer is an Identity; zcspec copies, a deliberate difference (docs/ge-deviations.md).
+
+An input no task reads and an output no task writes are refreshable allocations no slot uses: they
+are eligible, and nothing is copied for them.
+
+GE's legacy paths (``legacy_copy_only_addrs`` on the load): the set ``copy_only_addrs_``, which only
+``CopyOutputDataLegacy``, the queue paths and r1.11's ``ZeroCopyTask::UpdateIoTaskArgs`` read. The
+rules above, an output held in an earlier I/O only when all its bytes are, and also:
+
+- its bytes overlap another I/O's otherwise (``DisableZeroCopy`` from ``InitNetOutput``);
+- no task argument points into it (``SetCopyOnlyOutput``);
+- ``reuseZeroCopyMemory`` is on and its block is not a zero-copy block (``InitInputZeroCopy``,
+  ``DisableZeroCopyInReuseMemoryMode``);
 - an HCCL task points into it through a buffer whose zero-copy flag is off
-  (``HcclTaskInfo::InitZeroCopyInfos``, 6.8.2-6.8.3).
+  (``hccl_task_info.cc`` ``HcclTaskInfo::InitZeroCopyInfos``, then ``DisableZeroCopy``).
 """
 from __future__ import annotations
 
@@ -30,10 +41,12 @@ import functools
 from zcspec.spec.capabilities import TABLE, capabilities
 from zcspec.spec.observables.load import IoTensor, LoadObservation
 
-HCCL = "an HCCL task has no zero-copy support for it (hccl_task_info.cc HcclTaskInfo::InitZeroCopyInfos)"
+HCCL = ("an HCCL task has no zero-copy support for it (hccl_task_info.cc HcclTaskInfo::InitZeroCopyInfos, then "
+        "davinci_model.cc DisableZeroCopy: a legacy copy-only address)")
+ZERO_COPY_OFF = "zero copy is off for this load"
 
 
-def _users(load: LoadObservation, t: IoTensor):
+def users(load: LoadObservation, t: IoTensor):
     """(task, slot) for every argument slot whose logical address lies inside ``t``'s bytes."""
     end = t.offset + max(t.size, 1)
     for task in load.tasks:
@@ -42,21 +55,55 @@ def _users(load: LoadObservation, t: IoTensor):
                 yield task, s
 
 
+def _own(load: LoadObservation, t: IoTensor) -> list[str]:
+    """The rules that need no other I/O: zero copy off, a region other than zero copy, an unrefreshable task."""
+    caps = capabilities(load.soc)
+    why = [ZERO_COPY_OFF] if not load.options.zero_copy else []
+    if t.region != "zero_copy":
+        why.append(f"it lives in the {t.region} region, inside an allocation of the model (davinci_model.cc "
+                   "GenInputMemAllocations / GenOutputMemAllocations)")
+        return why
+    for task, _s in users(load, t):
+        if not caps.can_refresh(task.kind, in_loop=task.in_loop):
+            why.append(f"task {task.id} ({task.kind}{', in a loop' if task.in_loop else ''}) cannot have its "
+                       f"arguments refreshed on {caps.name}; GE would fix its address (task_args_refresh_type_"
+                       "classifier.cc), zcspec copies")
+    return why
+
+
+@functools.lru_cache(maxsize=256)
+def _sources(load: LoadObservation) -> dict[str, tuple[IoTensor, int]]:
+    """I/O name -> (the earlier I/O holding it, byte offset), by the load's path (module docstring)."""
+    out = {}
+    if load.options.legacy_copy_only_addrs:
+        for i, t in enumerate(load.io):
+            if t.role != "output" or t.region != "zero_copy":
+                continue
+            for o in load.io[:i]:
+                if o.region == t.region and o.offset <= t.offset and t.offset + t.size <= o.offset + o.size:
+                    out[t.name] = (o, t.offset - o.offset)
+                    break
+        return out
+    built: list[IoTensor] = []   # the refreshable allocations so far, in GE's order
+    for t in load.io:
+        if t.region != "zero_copy":
+            continue
+        hit = next(((o, t.offset - o.offset) for o in built if o.offset <= t.offset < o.offset + o.size), None)
+        if hit is not None:
+            out[t.name] = hit
+        elif not set(_own(load, t)) - {ZERO_COPY_OFF}:
+            built.append(t)   # zero copy off: laid out as if on, so a held output is still copied once
+    return out
+
+
 def copy_source(load: LoadObservation, t: IoTensor) -> tuple[IoTensor, int] | None:
-    """For an output whose bytes lie inside an earlier I/O's (in GE's allocation order: inputs, then outputs),
-    the first such I/O and the byte offset in it; None otherwise."""
-    if t.role != "output" or t.region != "zero_copy":
-        return None
-    for o in load.io:
-        if o is t:
-            return None
-        if o.region == t.region and o.offset <= t.offset and t.offset + t.size <= o.offset + o.size:
-            return o, t.offset - o.offset
-    return None
+    """For I/O held in an earlier I/O's allocation, that I/O and the byte offset in it; None otherwise."""
+    return _sources(load).get(t.name)
 
 
 def _shared(load: LoadObservation, t: IoTensor) -> list[str]:
-    """The other I/O ``t``'s bytes overlap, leaving out its copy source and the outputs it is the source of."""
+    """Legacy rule: the other I/O ``t``'s bytes overlap, leaving out its copy source and the outputs it
+    is the source of."""
     out = []
     for o in load.io:
         held = (copy_source(load, t) or (None,))[0] is o or (copy_source(load, o) or (None,))[0] is t
@@ -66,33 +113,34 @@ def _shared(load: LoadObservation, t: IoTensor) -> list[str]:
     return out
 
 
+def _legacy(load: LoadObservation, t: IoTensor) -> list[str]:
+    """The legacy paths' further rules (copy_only_addrs_)."""
+    why = []
+    if shared := _shared(load, t):
+        why.append(f"its bytes are shared with {', '.join(shared)} (davinci_model.cc DisableZeroCopy)")
+    pointing = list(users(load, t))
+    if t.region == "zero_copy" and not pointing:
+        why.append("no task argument points into it (davinci_model.cc SetCopyOnlyOutput)")
+    if load.options.reuse_zero_copy_memory and not t.zero_copy_block:
+        why.append("reuseZeroCopyMemory is on and its block is not a zero-copy block (davinci_model.cc "
+                   "InitInputZeroCopy)")
+    if any(task.kind == "hccl" and s.zero_copy is False for task, s in pointing):
+        why.append(HCCL)
+    return why
+
+
 @functools.lru_cache(maxsize=256)
 def reasons(load: LoadObservation) -> dict[str, tuple[str, ...]]:
     """I/O name -> why it must be copied (empty: it is eligible for zero copy). Needs ``load.soc``."""
-    caps = capabilities(load.soc)
     out = {}
     for t in load.io:
-        why = []
-        if not load.options.zero_copy:
-            why.append("zero copy is off for this load")
-        if t.region != "zero_copy":
-            why.append(f"it lives in the {t.region} region, inside the feature-map allocation (davinci_model.cc GenMemAllocations)")
+        why = _own(load, t)
         if source := copy_source(load, t):
-            why.append(f"its bytes lie inside {source[0].role} {source[0].name!r}'s, from where it is copied once "
-                       f"after the run (GenOutputMemAllocations, 6.5.7)")
-        if shared := _shared(load, t):
-            why.append(f"its bytes are shared with {', '.join(shared)} (DisableZeroCopy, 6.4.4)")
-        users = list(_users(load, t))
-        if t.region == "zero_copy" and not users:
-            why.append("no task argument points into it (SetCopyOnlyOutput, 6.4.6)")
-        if load.options.reuse_zero_copy_memory and not t.zero_copy_block:
-            why.append("reuseZeroCopyMemory is on and its block is not a zero-copy block (6.4.3)")
-        for task, s in users:
-            if not caps.can_refresh(task.kind, in_loop=task.in_loop):
-                why.append(f"task {task.id} ({task.kind}{', in a loop' if task.in_loop else ''}) cannot have "
-                           f"its arguments refreshed on {caps.name} (6.7.4)")
-            if task.kind == "hccl" and s.zero_copy is False:
-                why.append(HCCL)
+            how = "into" if t.role == "input" else "out of"
+            why.append(f"its address lies inside {source[0].role} {source[0].name!r}'s allocation, at byte "
+                       f"{source[1]}: copied once {how} it (davinci_model.cc GenMemAllocations)")
+        if load.options.legacy_copy_only_addrs:
+            why += _legacy(load, t)
         out[t.name] = tuple(dict.fromkeys(why))
     return out
 

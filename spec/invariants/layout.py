@@ -9,11 +9,12 @@ lists the whole concern in document order.
 """
 from __future__ import annotations
 
-from zcspec.spec.capabilities import GE_DEFAULT, TABLE, granularities
+from zcspec.spec.capabilities import GE_DEFAULT, TABLE, arena_alignment, granularities
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._util import (GE_MEM, align_up, continuous_inputs, families, space_time_overlaps,
                                           time_overlapping_pairs)
 from zcspec.spec.invariants.layout_bound import LOWER_BOUND
+from zcspec.spec.invariants.layout_io import IO_ATTRIBUTES
 from zcspec.spec.invariants.layout_lifetimes import IN_PLACE_READS, LIFETIME_COVERS_USES, LIFETIME_COVERS_WRITES
 from zcspec.spec.invariants.layout_streams import STREAM_ORDER
 from zcspec.spec.observables.plan import PlanObservation
@@ -204,56 +205,6 @@ REGION_COVER = Invariant(
 )
 
 
-# -- LAYOUT-IO-ATTRIBUTES ---------------------------------------------------------------------
-
-def _io_attributes(plan: PlanObservation):
-    a = plan.attributes
-    fm_end = a.memory_size - a.zero_copy_memory_size
-    base = {"feature_map": 0, "zero_copy": fm_end}
-    for t in plan.tensors:
-        if t.region == "feature_map" and t.end > fm_end:
-            yield violation(f"tensor {t.name!r}", f"ends at feature_map+{t.end}, past memory_size - "
-                            f"zero_copy_memory_size = {fm_end}: the runtime backs only that much work memory",
-                            end=t.end, backed=fm_end)
-        if t.region == "zero_copy" and t.end > a.zero_copy_memory_size:
-            yield violation(f"tensor {t.name!r}", f"ends at zero_copy+{t.end}, past zero_copy_memory_size="
-                            f"{a.zero_copy_memory_size}", end=t.end, zero_copy_memory_size=a.zero_copy_memory_size)
-    for name, basic in sorted(a.basic_offsets.items()):
-        t = plan.tensor.get(name)
-        if t is not None and t.region in base and basic != base[t.region] + t.offset:
-            yield violation(f"tensor {name!r}", f"its basic offset attribute is {basic}, but it sits at "
-                            f"{t.region}+{t.offset} = {base[t.region] + t.offset} of the work memory",
-                            basic_offset=basic, expected=base[t.region] + t.offset)
-    for name, flag in sorted(a.is_zero_copy_block.items()):
-        t = plan.tensor.get(name)
-        if t is not None and flag != t.zero_copy:
-            yield violation(f"tensor {name!r}", f"_is_zero_copy_block={flag}, but the tensor is placed with "
-                            f"zero_copy={t.zero_copy} in region {t.region!r}", attribute=flag)
-
-
-IO_ATTRIBUTES = Invariant(
-    id="LAYOUT-IO-ATTRIBUTES",
-    title="The model attributes the runtime reads agree with the placements",
-    statement="With memory_size and zero_copy_memory_size the model attributes: every feature-map tensor ends "
-              "at or before memory_size - zero_copy_memory_size; every zero-copy tensor ends within "
-              "zero_copy_memory_size of the zero-copy region's start; every graph I/O's basic offset attribute "
-              "is where it sits in the work memory (the feature map at 0, the zero-copy region after it); and "
-              "a graph input's _is_zero_copy_block attribute is true exactly when it is placed zero copy.",
-    rationale="The runtime never sees the planner's blocks: it backs memory_size - zero_copy_memory_size bytes of "
-              "work memory (a user work buffer needs no more), treats every address past it as model I/O, finds "
-              "each I/O at its basic offset, and under reuseZeroCopyMemory copies every input whose "
-              "_is_zero_copy_block is false. An attribute that disagrees with the layout makes the runtime "
-              "back too little memory, refresh the wrong bytes, or copy where it should not.",
-    ge_source="compiler/graph/build/memory/graph_mem_assigner.cc (GraphMemoryAssigner::AssignZeroCopyMemory); "
-              "compiler/graph/passes/memory_conflict/set_input_output_offset_pass.cc (SetInputOutputOffsetPass::Run); "
-              "runtime/v1/graph/load/model_manager/davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy)",
-    applies_to="plan", concern="layout", predicate=lambda plan: _io_attributes(plan) if plan.attributes else (),
-    precondition=lambda plan: plan.attributes is not None and any(t.region in ("feature_map", "zero_copy")
-                                                                   for t in plan.tensors),
-    ge_only=True,
-)
-
-
 # -- LAYOUT-INPUTS-SORTED ---------------------------------------------------------------------
 
 def _input_blocks(plan: PlanObservation):
@@ -336,7 +287,8 @@ ALIAS_SHARES_ROOT = Invariant(
 # -- LAYOUT-ARENA-ALIGN -----------------------------------------------------------------------
 
 def _aligned_arenas(plan: PlanObservation) -> dict[str, int]:
-    return {name: a.alignment for name, a in plan.arenas.items() if a.alignment > 1}
+    """Arena -> its alignment (> 1): its planner's documented one or more (spec/capabilities.py PLANNERS)."""
+    return {name: g for name in plan.arenas if (g := arena_alignment(plan, name)) > 1}
 
 
 def _arena_align(plan: PlanObservation):
@@ -352,11 +304,15 @@ ARENA_ALIGN = Invariant(
     id="LAYOUT-ARENA-ALIGN",
     title="Tensors start at their arena's alignment",
     statement="In every declared arena with an alignment A > 1, every tensor that owns its memory (no alias_of) "
-              "and has bytes starts at a multiple of A.",
+              "and has bytes starts at a multiple of A. A is the larger of the arena's declared alignment and, when "
+              "the plan names its planner, the offset alignment that planner documents (the spec's planner table: "
+              "XLA 64, ExecuTorch 16, LiteRT 64, IREE 64; TVM aligns only its storages, not offsets in them).",
     rationale="Other planners align offsets only (XLA's CPU backend to 64 bytes, ExecuTorch's memory planner "
               "to its alignment argument), not sizes; a kernel handed a misaligned pointer faults or silently "
-              "takes a slow path. Views and in-place results start wherever their root puts them. GE's plans "
-              "are judged by LAYOUT-ALIGN instead, which also rounds sizes.",
+              "takes a slow path. Views and in-place results start wherever their root puts them. The alignment "
+              "comes from the planner's own sources, not from the plan: a reader that declares 1 (IREE's and "
+              "TVM's dumps name no alignment) or a plan file written by hand would otherwise exempt itself. GE's "
+              "plans are judged by LAYOUT-ALIGN instead, which also rounds sizes.",
     ge_source=GE_MEM + "mem_reuse_strategy.cc (MemReuseUtils::AlignMemOffset): GE's own form of the rule",
     applies_to="plan", concern="layout", predicate=_arena_align,
     precondition=lambda plan: any(t.region in _aligned_arenas(plan) and t.alias_of is None for t in plan.tensors),

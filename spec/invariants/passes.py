@@ -37,18 +37,21 @@ def _copy(n: NodeInfo) -> bool:
 
 
 def _logical_edges(mf: ModelFileObservation):
-    """(src, dst, through) for every edge of the graph before the passes, looking through views:
-    an edge through inserted copies counts as src -> dst with ``through`` the copies, nearest dst first."""
+    """(src, dst, through, direct) for every edge of the graph before the passes, looking through views:
+    an edge through inserted copies counts as src -> dst with ``through`` the copies, nearest dst first;
+    ``direct``: the edge passes no view (src feeds dst, or the first copy, itself)."""
     node = {n.name: n for n in mf.nodes}
     for dst in mf.nodes:
         if _copy(dst) or dst.view:
             continue
         for src_name in dict.fromkeys(dst.inputs):
             src, through = _source(node, src_name), []
+            plain = src.name == src_name
             while _copy(src) and src.inputs and src.name not in through:
                 through.append(src)
                 src = _source(node, src.inputs[0])
-            yield src, dst, tuple(through)
+                plain = plain and src.name == through[-1].inputs[0]
+            yield src, dst, tuple(through), plain
 
 
 def _tasks_of(mf: ModelFileObservation) -> dict[str, list[Task]]:
@@ -99,13 +102,13 @@ def _writers(mf: ModelFileObservation, tasks: dict, name: str) -> list[Task]:
     return out
 
 
-def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None) -> tuple[str, str] | None:
+def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None,
+             direct: bool = True) -> tuple[str, str] | None:
     """(why, the copy's type) when GE must put a copy on src -> dst, else None: a MemcpyAddrAsync from
-    MemcpyAddrAsyncPass (memcpy_addr_async_pass.cc ``MemcpyAddrAsyncPass::Run``) or an Identity from
-    MemLayoutConflictOptimizer
-    between user memory and a task that cannot refresh its addresses (mem_layout_conflict_optimizer.cc,
-    checker/checker.cc). ``tasks``: node
-    name -> its tasks (computed from ``mf`` when not given)."""
+    MemcpyAddrAsyncPass or an Identity from MemLayoutConflictOptimizer between user memory and a task that
+    cannot refresh its addresses. ``tasks``: node name -> its tasks (computed from ``mf`` when not given);
+    ``direct``: src feeds dst with no view between (GE's ``InsertMemAddrAsyncNodeBeforeNetoutput`` looks
+    only at the NetOutput's direct inputs)."""
     if mf.soc is None or mf.soc.name not in TABLE or mf.build.unknown_shape:
         return None   # a SoC the capability table does not know: the claim is not exercised
     caps = capabilities(mf.soc.name)
@@ -114,9 +117,9 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None)
     tasks = _tasks_of(mf) if tasks is None else tasks
     if src.type in DATA_TYPES and dst.type == "StreamMerge":
         return "a graph input feeds a StreamMerge", MEMCPY
-    if dst.type == "NetOutput" and src.type in CONST_TYPES:
+    if dst.type == "NetOutput" and src.type in CONST_TYPES and direct:
         return "a constant feeds the graph output", MEMCPY
-    if dst.type == "NetOutput" and src.type in DATA_TYPES and (mf.build.offline or mf.build.single_op):
+    if dst.type == "NetOutput" and src.type in DATA_TYPES and direct and (mf.build.offline or mf.build.single_op):
         return "a graph input feeds the graph output in an offline or single-op build", MEMCPY
     if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and stuck(caps, tasks.get(dst.name, []), "in")
             and not mf.build.feature_base_refreshable):
@@ -134,8 +137,8 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None)
 
 def _memcpy_addr_async(mf: ModelFileObservation):
     tasks = _tasks_of(mf)
-    for src, dst, through in _logical_edges(mf):
-        need = required(mf, src, dst, tasks)
+    for src, dst, through, direct in _logical_edges(mf):
+        need = required(mf, src, dst, tasks, direct)
         memcpy = [n for n in through if n.type == MEMCPY]
         if need and need[1] == MEMCPY and not memcpy:
             yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a MemcpyAddrAsync ({need[0]}) and has none",
@@ -147,8 +150,8 @@ def _memcpy_addr_async(mf: ModelFileObservation):
 
 def _layout_conflict(mf: ModelFileObservation):
     tasks = _tasks_of(mf)
-    for src, dst, through in _logical_edges(mf):
-        need = required(mf, src, dst, tasks)
+    for src, dst, through, direct in _logical_edges(mf):
+        need = required(mf, src, dst, tasks, direct)
         if need and need[1] == IDENTITY and not through:
             yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a copy ({need[0]}) and has none",
                             reason=need[0])
@@ -159,7 +162,8 @@ MEMCPY_ADDR_ASYNC = Invariant(
     title="MemcpyAddrAsync is present exactly where the SoC profile requires it",
     statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static, a MemcpyAddrAsync node sits on "
               "exactly these edges (seen through views and other copies): graph input -> StreamMerge; Const -> "
-              "NetOutput; graph input -> NetOutput in offline or single-op builds; RefData -> an HCCL op that "
+              "NetOutput and, in offline or single-op builds, graph input -> NetOutput, both with no view "
+              "between (the NetOutput's direct inputs); RefData -> an HCCL op that "
               "cannot refresh its addresses, unless the feature map is refreshable. Otherwise there is none "
               "(user memory bound to other unrefreshable tasks gets the conflict optimizer's Identity, "
               "PASS-LAYOUT-CONFLICT).",
@@ -170,7 +174,7 @@ MEMCPY_ADDR_ASYNC = Invariant(
               "device copy per execution; a missing one breaks zero copy on that edge. (GE's own design note "
               "omits the StreamMerge, Const, offline and HCCL rules.)",
     ge_source="compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc (MemcpyAddrAsyncPass::Run, "
-              "AddMemcpyAddrAsyncNode, NeedInsertMemAddrAsyncNodeAfterData); "
+              "AddMemcpyAddrAsyncNode, InsertMemAddrAsyncNodeBeforeNetoutput, NeedInsertMemAddrAsyncNodeAfterData); "
               "runtime/v1/graph/load/model_manager/task_info/rts/memcpy_addr_async_task_info.cc",
     applies_to="model_file", concern="passes", predicate=_memcpy_addr_async,
     precondition=lambda mf: _exercised(mf, MEMCPY),
@@ -181,8 +185,8 @@ def _exercised(mf: ModelFileObservation, kind: str) -> bool:
     if mf.soc is None or mf.soc.name not in TABLE:
         return False
     tasks = _tasks_of(mf)
-    return any((need := required(mf, s, d, tasks)) and need[1] == kind or any(n.type == kind for n in t)
-               for s, d, t in _logical_edges(mf))
+    return any((need := required(mf, s, d, tasks, direct)) and need[1] == kind or any(n.type == kind for n in t)
+               for s, d, t, direct in _logical_edges(mf))
 
 
 LAYOUT_CONFLICT = Invariant(

@@ -7,7 +7,7 @@ runtime's copy-only label.
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons
+from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons, users
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import is_v1
 from zcspec.spec.observables.execution import ExecutionObservation
@@ -18,8 +18,8 @@ V1 = "runtime/v1/graph/load/model_manager/"
 
 def _refreshed_entries(obs: ExecutionObservation):
     """Zero-copy table entries that must hold the user's buffer: zero copy on, I/O not copy-only,
-    bound to a device buffer (host buffers go through the model's region, GE: davinci_model.cc
-    `ConstructZeroCopyIoActiveBaseAddrs`)."""
+    bound to a device buffer (host buffers go through the model's region: davinci_model.cc
+    ConstructZeroCopyIoActiveBaseAddrs)."""
     if not (is_v1(obs) and obs.load.options.zero_copy and obs.result.ok):
         return  # a refused call fails before any refresh; EXEC-FAILED-CALL-NO-CHANGE covers it
     must_copy = copy_only(obs.load)
@@ -84,7 +84,8 @@ def _no_model_io_slot(obs: ExecutionObservation):
         return
     kept = _kept_io(obs)
     # Slots of kept I/O may hold its model address: registered ones, and raw ones such as an HCCL
-    # task's without zero-copy support (GE: hccl_task_info.cc `HcclTaskInfo::SetAddrs`), recognised by the address itself.
+    # task's without zero-copy support on the legacy path (hccl_task_info.cc InitZeroCopyInfos), recognised by
+    # the address itself.
     exempt = {(e.task, e.slot) for e in obs.load.zero_copy_table if e.io in {t.name for t in kept}}
     for s in obs.slots:
         if not region.contains(s.value) or (s.task, s.index) in exempt:
@@ -130,21 +131,21 @@ def _call_copies(obs: ExecutionObservation) -> list:
 
 
 def _expected_copy(obs: ExecutionObservation, t, b) -> tuple[int, int]:
-    """(src, dst) of the one copy a copy-only I/O takes: user -> model for an input, model -> user after; an
-    output held in an earlier I/O's bytes from where that I/O is in the call (GenOutputMemAllocations): its
-    user buffer when
-    it is zero copy on a device buffer, else where the call copied its buffer to (or its model address)."""
-    if t.role == "input":
-        return b.address, t.model_address
+    """(src, dst) of the one copy a copied I/O takes: user -> model for an input, model -> user after. An
+    I/O held in an earlier I/O's allocation is copied into (input) or out of (output) where that I/O is in
+    the call (GE: the allocation's active base): its user buffer when it is zero copy on a device buffer,
+    else where the call copied its buffer to (or its model address)."""
     source = copy_source(obs.load, t)
     if source is None:
-        return t.model_address, b.address
+        return (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
     s, offset = source
     sb = obs.buffer(s.name)
     if sb is not None and sb.address and sb.placement == "device" and s.name in eligible(obs.load):
-        return sb.address + offset, b.address
-    staged = [e.dst for e in _call_copies(obs) if sb is not None and e.src == sb.address and e.dst is not None]
-    return (staged[0] if staged else s.model_address) + offset, b.address
+        where = sb.address + offset
+    else:
+        staged = [e.dst for e in _call_copies(obs) if sb is not None and e.src == sb.address and e.dst is not None]
+        where = (staged[0] if staged else s.model_address) + offset
+    return (b.address, where) if t.role == "input" else (where, b.address)
 
 
 def _copy_only_once(obs: ExecutionObservation, only=None):
@@ -173,20 +174,23 @@ def _copy_only_once(obs: ExecutionObservation, only=None):
 
 COPY_ONLY_ONCE = Invariant(
     id="V1-COPY-ONLY-ONCE",
-    title="Copy-only I/O is copied once per execution and never refreshed",
-    statement="In a successful execution, every input the spec deems copy-only (spec/invariants/_copy_only.py: "
-              "zero copy off, a feature-map I/O, bytes shared with another I/O, no task pointing into it, a "
-              "non-zero-copy block under reuseZeroCopyMemory, a task the SoC cannot refresh, an HCCL buffer "
-              "without zero-copy support) is copied from its user buffer to the model's address exactly once, "
-              "every such output from the model's address to its user buffer exactly once, no other copy "
-              "touches that user buffer, and no argument slot ever points into it (but for bytes it shares "
-              "with a zero-copy input's buffer, when the caller passes one buffer for both).",
-    rationale="Copy-only addresses are the I/O that cannot be zero copy (a Data that feeds NetOutput through "
-              "the same address, an output in the feature map, HCCL without zero-copy support, non-zero-copy "
-              "blocks under reuseZeroCopyMemory). Copying twice wastes bandwidth; refreshing one as well makes "
-              "tasks write the user buffer while the copy overwrites it.",
-    ge_source=V1 + "davinci_model.cc (copy_only_addrs_, CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy, "
-              "DisableZeroCopy)",
+    title="Copied I/O is copied once per execution and never refreshed",
+    statement="In a successful execution, every input the spec deems copied (spec/invariants/_copy_only.py: "
+              "zero copy off, an I/O outside the zero-copy region, an address inside an earlier input's or "
+              "output's allocation, a task the SoC cannot refresh; on GE's legacy path also bytes shared with "
+              "another I/O, no task pointing into it, a non-zero-copy block under reuseZeroCopyMemory, an HCCL "
+              "buffer without zero-copy support) is copied from its user buffer exactly once, every such output "
+              "into its user buffer exactly once (from the model's address, or from where the I/O whose "
+              "allocation holds it is in the call), no other copy touches that user buffer, and no argument "
+              "slot ever points into it (but for bytes it shares with a zero-copy input's buffer, when the "
+              "caller passes one buffer for both).",
+    rationale="GE's execute path copies exactly the I/O whose address it finds inside an allocation built "
+              "before its own (the feature map, or an earlier I/O: a Data feeding NetOutput is copied once, "
+              "from the user's input buffer into the user's output buffer). Copying twice wastes bandwidth; "
+              "refreshing one as well makes tasks write the user buffer while the copy overwrites it.",
+    ge_source=V1 + "davinci_model.cc (GenInputMemAllocations, GenOutputMemAllocations, GetMemAllocationByLogicAddr, "
+              "CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy; legacy: DisableZeroCopy, SetCopyOnlyOutput, "
+              "CopyOutputDataLegacy)",
     applies_to="execution", concern="runtime_v1", predicate=_copy_only_once,
     precondition=lambda obs: next(_copy_only_io(obs), None) is not None,
 )
@@ -194,24 +198,70 @@ COPY_ONLY_ONCE = Invariant(
 
 # -- V1-REUSE-ZC-MEMORY -----------------------------------------------------------------------
 
+ADDR_BYTES = 8   # one argument slot (GE: davinci_model.cc kAddrSize)
+
+
+def _load_allocations(load: LoadObservation) -> list:
+    """The device allocations the load made for the model, from the load's trace (alloc events)."""
+    return [e for e in load.events if e.kind == "alloc" and e.owner == "model" and e.space != "host"
+            and e.address is not None and e.size]
+
+
+def _inside(allocs, address: int, size: int = 1):
+    return next((a for a in allocs if a.address < address + max(size, 1) and address < a.address + a.size), None)
+
+
 def _reuse_zc_memory(load: LoadObservation):
     if not (load.options.runtime == "v1" and load.options.reuse_zero_copy_memory):
         return
-    region = load.region("zero_copy")
-    if region is not None and region.backed and region.size > 0:
-        yield violation("region 'zero_copy'", f"is backed ({region.size} bytes allocated at load) although "
-                        "reuseZeroCopyMemory is on", size=region.size)
+    region, allocs = load.region("zero_copy"), _load_allocations(load)
+    if region is None or region.size <= 0:
+        return
+    hit = _inside(allocs, region.address, region.size)
+    if hit is not None:
+        yield violation("region 'zero_copy'", f"[{_hex(region.address)}, +{region.size}) lies in {hit.size} bytes "
+                        f"the load allocated at {_hex(hit.address)} ({hit.purpose or 'unnamed'}, alloc #{hit.seq}) "
+                        "although reuseZeroCopyMemory is on", address=hit.address, size=hit.size)
+        return
+    bound = copy_only(load) if judged(load) else {t.name for t in load.io}
+    zc = {t.name: t for t in load.io if t.region == "zero_copy" and t.name not in bound}
+    written = {(e.task, e.slot): e.value for e in load.events if e.kind == "arg_write"}
+    for e in load.zero_copy_table:
+        value = written.get((e.task, e.slot))
+        hit = _inside(allocs, value) if e.io in zc and value is not None else None
+        if hit is not None:
+            yield violation(f"task {e.task} slot {e.slot}", f"was pointed at load to {_hex(value)}, inside {hit.size} "
+                            f"bytes the load allocated ({hit.purpose or 'unnamed'}, alloc #{hit.seq}), for I/O "
+                            f"{e.io!r}, which is bound to the caller's buffer: under reuseZeroCopyMemory the model "
+                            "keeps no memory for it", io=e.io, address=value)
+    # What the load may allocate at all: its weight, feature-map and fixed regions, the argument tables,
+    # and the bytes of the I/O the spec says must be copied; anything more is memory for the I/O region.
+    sizes = {r.name: r.size for r in load.regions}
+    allowed = sum(max(sizes.get(r, 0), 1) for r in ("weight", "feature_map", "fixed")) \
+        + ADDR_BYTES * sum(len(t.slots) for t in load.tasks) \
+        + sum(t.size for t in load.io if t.name in bound and t.region == "zero_copy")
+    total = sum(a.size for a in allocs)
+    if total > allowed:
+        yield violation("region 'zero_copy'", f"the load allocated {total} bytes of device memory, {total - allowed} "
+                        f"more than the model's weight, feature-map and fixed regions, its argument tables and the "
+                        f"bytes of its copied I/O ({allowed}): memory for the I/O region, although "
+                        "reuseZeroCopyMemory is on", allocated=total, allowed=allowed)
 
 
 REUSE_ZC_MEMORY = Invariant(
     id="V1-REUSE-ZC-MEMORY",
     title="reuseZeroCopyMemory disables zero copy for non-zero-copy blocks and leaves the I/O region unbacked",
-    statement="With ge.exec.reuseZeroCopyMemory on, the model's I/O region is not allocated at load. (That every "
-              "input or output whose block is not a zero-copy block is then copied is V1-COPY-ONLY-ONCE's, which "
-              "judges it from the copies the trace shows.)",
+    statement="With ge.exec.reuseZeroCopyMemory on, the load allocates no device memory for the model's I/O "
+              "region, judged from the load's allocation events: none holds the region's address, none holds "
+              "an address the load wrote into a registered slot of an I/O bound to the caller's buffer, and the "
+              "load allocates no more than its weight, feature-map and fixed regions, its argument tables (8 "
+              "bytes a slot) and the bytes of the I/O the spec says must be copied. (That every input or "
+              "output whose block is not a zero-copy block is then copied is V1-COPY-ONLY-ONCE's, which judges "
+              "it from the copies the trace shows.)",
     rationale="The option means: do not back the I/O region, always bind I/O to the user's buffers (GE's design "
               "note misdescribes it as reuse across executions). Data or outputs outside zero-copy blocks have "
-              "no refreshable address of their own, so their data must be copied.",
+              "no refreshable address of their own, so their data must be copied. The runtime's own word on "
+              "whether it backed the region is not taken: the device's allocations are.",
     ge_source=V1 + "davinci_model.cc (InitFeatureMapAndP2PMem, InitInputZeroCopy, DisableZeroCopyInReuseMemoryMode)",
     applies_to="load", concern="runtime_v1", predicate=_reuse_zc_memory,
     precondition=lambda load: load.options.runtime == "v1" and load.options.reuse_zero_copy_memory
@@ -231,16 +281,19 @@ def _hccl_only(obs: ExecutionObservation) -> set[str]:
 
 HCCL_COPY = Invariant(
     id="V1-HCCL-COPY",
-    title="HCCL without zero-copy support is copied",
-    statement="In a successful execution, an input or output that an HCCL task reads or writes through a buffer "
-              "whose zero-copy flag is off, and that would otherwise be zero copy, is copied exactly once "
-              "between its user buffer and the model's address, and no argument slot points into its user buffer.",
-    rationale="HCCL tasks without zero-copy support keep raw addresses that the runtime cannot refresh; "
-              "binding the user's buffer would leave the collective reading the model's stale copy. The claim "
-              "is put to the test only where the HCCL flag is the one reason to copy, so a runtime that forgot "
-              "the rule cannot hide behind another one.",
+    title="On GE's legacy path, HCCL without zero-copy support is copied",
+    statement="In a successful execution of a model loaded for GE's legacy path (legacy_copy_only_addrs), an "
+              "input or output that an HCCL task reads or writes through a buffer whose zero-copy flag is off, "
+              "and that would otherwise be zero copy, is copied exactly once between its user buffer and the "
+              "model's address, and no argument slot points into its user buffer.",
+    rationale="On the legacy paths an HCCL task without zero-copy support keeps raw addresses, which "
+              "HcclTaskInfo hands to DisableZeroCopy: binding the user's buffer would leave the collective "
+              "reading the model's stale copy. (GE's execute path reads no copy-only set: there the HCCL "
+              "task's slots are refreshed like any other's, and V1-ZERO-COPY-WHEN-ELIGIBLE judges the I/O.) "
+              "The claim is put to the test only where the HCCL flag is the one reason to copy, so a runtime "
+              "that forgot the rule cannot hide behind another one.",
     ge_source=V1 + "task_info/hccl/hccl_task_info.cc (HcclTaskInfo::InitZeroCopyInfos); davinci_model.cc "
-              "(DavinciModel::DisableZeroCopy)",
+              "(DavinciModel::DisableZeroCopy, copy_only_addrs_, CopyOutputDataLegacy)",
     applies_to="execution", concern="runtime_v1",
     predicate=lambda obs: _copy_only_once(obs, _hccl_only(obs)),
     precondition=lambda obs: next(_copy_only_io(obs, _hccl_only(obs)), None) is not None,
@@ -270,7 +323,7 @@ def _zero_copy_when_eligible(obs: ExecutionObservation):
             yield violation(f"buffer {t.name!r}", f"is eligible for zero copy, yet the call copied "
                             f"{_hex(c.src)} -> {_hex(c.dst)} ({c.size} bytes) through its user buffer "
                             f"({len(staged)} cop(ies))", copies=len(staged))
-        if not any(b.contains(s.value) for s in obs.slots):
+        if next(users(obs.load, t), None) is not None and not any(b.contains(s.value) for s in obs.slots):
             yield violation(f"buffer {t.name!r}", "is eligible for zero copy, yet no task argument was pointed "
                             f"into its user buffer [{_hex(b.address)}, {_hex(b.address + b.size)})")
 
@@ -279,10 +332,11 @@ ZERO_COPY_WHEN_ELIGIBLE = Invariant(
     id="V1-ZERO-COPY-WHEN-ELIGIBLE",
     title="An I/O that can be zero copy is zero copy",
     statement="In a successful v1 execution, every model input or output bound to a device buffer that the spec "
-              "deems eligible for zero copy (none of the copy rules of V1-COPY-ONLY-ONCE applies: zero copy on, "
-              "in the zero-copy region, bytes of its own, pointed at by tasks the SoC can refresh, HCCL buffers "
-              "with zero-copy support, a zero-copy block under reuseZeroCopyMemory) is neither copied nor "
-              "staged (no copy reads or writes its user buffer) and some task argument points into its buffer.",
+              "deems eligible for zero copy (none of the copy rules of V1-COPY-ONLY-ONCE applies) is neither "
+              "copied nor staged (no copy writes its user buffer, and none reads it but the one that copies an "
+              "I/O its allocation holds) and, when some task argument points into its logical address range, "
+              "some task argument points into its buffer. An input no task reads and an output no task writes "
+              "are eligible: GE makes them refreshable allocations no slot uses, and nothing copies them.",
     rationale="Zero copy is the point of the design: a runtime that copies what it could bind wastes a device "
               "copy per I/O per execution and still passes every claim that only asks whether copied I/O is "
               "copied right. The eligible set comes from the model file's tasks and the spec's SoC table, "

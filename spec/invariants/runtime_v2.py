@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants._trace import in_buffer, is_v2, walk, writes_into
+from zcspec.spec.invariants._trace import call_events, in_buffer, is_v2, walk, writes_into
 from zcspec.spec.observables.execution import ExecutionObservation, UserBuffer
 from zcspec.spec.observables.trace import Range
 
@@ -299,46 +299,68 @@ NO_OVERRUN = Invariant(
 
 # -- V2-TRUST-SHAPE ---------------------------------------------------------------------------
 
+def _straight(obs: ExecutionObservation, name: str) -> bool:
+    """Whether output ``name`` was computed straight into the caller's memory as its own tensor, as
+    SplitTensorForOutputData of its own OutputData slot does (always_zero_copy): no copy wrote the caller's
+    device buffer, and the first write into it is a launch writing the output's tensor there (not the tensor
+    it is a view of, or computed in place on: then its data reaches the Ensure through that view)."""
+    b, t = obs.buffer(name), obs.load.io_tensor(name)
+    if not (obs.load.options.always_zero_copy and b is not None and b.address and b.placement == "device"):
+        return False
+    tensor = (t.tensor if t is not None else None) or name
+    writes = list(writes_into(call_events(obs), b))
+    if not writes or any(e.kind == "copy" for e, _, _ in writes):
+        return False
+    first = writes[0][0]
+    return any(r.tensor == tensor for r in first.writes if r.overlaps(b.address, b.size))
+
+
+def _judged_outputs(obs: ExecutionObservation):
+    """(caller's tensor, straight?) for every output of a successful v2 call whose two possible outcomes differ
+    (the shape the caller gave is not the model's) and that has bytes to compute."""
+    if not (is_v2(obs) and obs.result.ok):
+        return
+    raw = {t.name: t.raw_size for t in _outputs(obs)}
+    for t in obs.out_tensors:
+        if t.given != t.computed and raw.get(t.name, 0) > 0:
+            yield t, _straight(obs, t.name)
+
+
 def _trust_shape(obs: ExecutionObservation):
     trusted = obs.load.options.trust_shape_on_out_tensor
-    tensors = {t.name: t for t in obs.out_tensors}
-    for o in obs.lowered_outputs:
-        if trusted and o.ensure_from == "split":
-            yield violation(f"output {o.name!r}", "trust_shape_on_out_tensor is on, yet an EnsureTensorAtOutMemory "
-                            "still checks the SplitTensorForOutputData of the same output (TrustOutTensor removes it)",
-                            ensure_from=o.ensure_from)
-        elif o.ensure_from is None and not (trusted and o.split):
-            why = ("its data is not the SplitTensorForOutputData of its own output" if trusted
+    for t, straight in _judged_outputs(obs):
+        if trusted and straight and t.after != t.given:
+            yield violation(f"output {t.name!r}", f"was computed straight into the caller's memory with "
+                            f"trust_shape_on_out_tensor on, yet came back with shape {t.after}, not the {t.given} the "
+                            "caller gave: an EnsureTensorAtOutMemory still ran after its SplitTensorForOutputData "
+                            "(TrustOutTensor removes it)", given=t.given, after=t.after)
+        elif not (trusted and straight) and t.after != t.computed:
+            why = ("its data did not come straight into the caller's memory" if trusted
                    else "trust_shape_on_out_tensor is off")
-            yield violation(f"output {o.name!r}", f"has no EnsureTensorAtOutMemory, but {why}: nothing checks the "
-                            "caller's memory or sets the output's shape", split=o.split)
-        t = tensors.get(o.name)
-        if t is None or not obs.result.ok:
-            continue
-        if o.ensure_from is None and t.after != t.given:
-            yield violation(f"output {o.name!r}", f"trusted: the caller's tensor came back with shape {t.after}, "
-                            f"not the {t.given} the caller gave", given=t.given, after=t.after)
-        elif o.ensure_from is not None and t.after is None:
-            yield violation(f"output {o.name!r}", "its EnsureTensorAtOutMemory ran, yet the caller's tensor came "
-                            "back with no shape", computed=t.computed)
+            yield violation(f"output {t.name!r}", f"came back with shape {t.after}, not the model's {t.computed}, "
+                            f"but {why}: its EnsureTensorAtOutMemory must deliver it and set the shape",
+                            computed=t.computed, after=t.after)
 
 
 TRUST_SHAPE = Invariant(
     id="V2-TRUST-SHAPE",
     title="trust_shape_on_out_tensor drops exactly the redundant output checks",
-    statement="In runtime v2's lowered graph, every output keeps its EnsureTensorAtOutMemory, except, with "
-              "trust_shape_on_out_tensor on, an output whose tensor data is the SplitTensorForOutputData of its "
-              "own OutputData slot (computed straight into the caller's memory): that Ensure is removed. After a "
-              "successful call, an output without an Ensure comes back with the shape the caller put on its "
-              "tensor; every other output comes back with a shape (the Ensure's).",
+    statement="After a successful runtime-v2 call, an output computed straight into the caller's memory as its "
+              "own tensor (always_zero_copy on, no copy wrote the caller's device buffer and the first write into "
+              "it is a launch writing that output's tensor: SplitTensorForOutputData of its own slot) comes back, with trust_shape_on_out_tensor on, with the shape the "
+              "caller put on its tensor (its EnsureTensorAtOutMemory is removed); every other output comes back "
+              "with the model's output shape (its Ensure ran). Judged from the call's trace and the caller's "
+              "tensors, where the caller's shape and the model's differ.",
     rationale="TrustOutTensor trusts the caller's output shapes and skips the output check that only repeats "
               "what SplitTensorForOutputData already checked and shared; an Ensure left in place overwrites the "
               "caller's shape with the computed one (losing what the option promises), and one removed where "
-              "the data did not come from the caller's memory would leave an output undelivered.",
+              "the data did not come from the caller's memory leaves an output undelivered and unshaped. The "
+              "runtime's lowered graph is not read: what the device wrote where, and the shapes the caller got "
+              "back, show what ran.",
     ge_source=V2 + "lowering/pass/trust_out_tensor.cc (TrustOutTensor); kernel/common_kernel_impl/memory_copy.cc "
               "(EnsureTensorAtOutMemory); inc/graph_metadef/external/exe_graph/lowering/lowering_opt.h",
     applies_to="execution", concern="runtime_v2", predicate=_trust_shape,
-    precondition=lambda obs: obs.load.options.trust_shape_on_out_tensor and any(o.split for o in obs.lowered_outputs),
+    precondition=lambda obs: next(_judged_outputs(obs), None) is not None,
 )
 
 INVARIANTS = (AZC_NO_ALLOC, AZC_REJECT, DEFAULT_FALLBACK, OUT_IS_USER, NO_OVERRUN, TRUST_SHAPE)

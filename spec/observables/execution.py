@@ -69,19 +69,6 @@ class OutputTensor:
 
 
 @attrs.frozen
-class LoweredOutput:
-    """How runtime v2's lowered graph (its executable artefact) delivers output ``name``: ``split``,
-    whether a SplitTensorForOutputData of its own OutputData slot exists (the output computed straight
-    into the caller's memory, ModelOutTensorZeroCopy); ``ensure_from``, what feeds its
-    EnsureTensorAtOutMemory: ``"split"`` (that SplitTensorForOutputData), another node's type, or
-    None when the graph has no Ensure for it."""
-
-    name: str
-    split: bool
-    ensure_from: str | None
-
-
-@attrs.frozen
 class ExecutionObservation:
     """One execute call of a loaded model.
 
@@ -90,8 +77,7 @@ class ExecutionObservation:
     copy, the model's or a runtime allocation otherwise). ``counters`` are the
     device's counters of the call alone, as the device reports them (field name
     -> count; empty when not transcribed). ``out_tensors``: the caller's output
-    tensor objects (runtime v2's API hands them back with a shape; empty for v1);
-    ``lowered_outputs``: per output, how v2's lowered graph delivers it (empty for v1).
+    tensor objects (runtime v2's API hands them back with a shape; empty for v1).
     ``caller_memory``: the memory the caller had given the model when it made this call (its work and
     weight memory, as the caller's own load and move calls gave them: a RegionBinding each, named
     ``work`` or ``weight``); None when the observer does not know the caller's calls, and then the
@@ -107,7 +93,6 @@ class ExecutionObservation:
     result: CallResult = attrs.field(factory=lambda: CallResult(ok=True))
     counters: dict[str, int] = attrs.field(factory=dict)
     out_tensors: tuple[OutputTensor, ...] = ()
-    lowered_outputs: tuple[LoweredOutput, ...] = ()
     caller_memory: tuple[RegionBinding, ...] | None = None
 
     def buffer(self, name: str) -> UserBuffer | None:

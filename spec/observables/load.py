@@ -24,6 +24,7 @@ class LoadOptionsObservation:
     always_zero_copy: bool = False
     ge_compat: bool = False
     trust_shape_on_out_tensor: bool = False
+    legacy_copy_only_addrs: bool = False   # v1 decides copies as GE's legacy paths do (copy_only_addrs_)
 
 
 @attrs.frozen
@@ -43,11 +44,11 @@ class RegionBinding:
 @attrs.frozen
 class IoTensor:
     """One model input or output: the model's own address for it, its padded ``size`` and raw
-    ``raw_size`` (GE: zero_copy_offset.cc `InitInputDataInfo`, `InitOutputDataInfo`), whether its block is a
-    zero-copy block (``_is_zero_copy_block``),
-    whether an HCCL task without zero-copy support reads or writes it (GE: hccl_task_info.cc
-    `HcclTaskInfo::SetAddrs`), and where
-    the model file places it (``region`` + ``offset``, the logical address task slots are written in)."""
+    ``raw_size`` (GE: zero_copy_offset.cc `InitInputDataInfo`, `InitOutputDataInfo`), whether its block is a zero-copy block (``_is_zero_copy_block``),
+    whether an HCCL task without zero-copy support reads or writes it (GE: hccl_task_info.cc `HcclTaskInfo::SetAddrs`), where
+    the model file places it (``region`` + ``offset``, the logical address task slots are written in),
+    and ``tensor``, the model file's name of its tensor (what a launch's ranges name; None: the display
+    ``name`` is that name)."""
 
     name: str
     role: Role
@@ -58,6 +59,7 @@ class IoTensor:
     hccl_no_zero_copy: bool = False
     region: str = "zero_copy"
     offset: int = 0
+    tensor: str | None = None
 
 
 @attrs.frozen

@@ -35,6 +35,9 @@ Optional keys (documented for exporters in docs/spec-guide.md):
   A plan that names its ``soc`` is judged by the spec's capability table
   (spec/capabilities.py) instead: what a plan claims about itself is then ignored.
 - ``soc``: the SoC the plan was made for (a name of spec/capabilities.py).
+- ``planner``: the compiler that made the plan (``ge``, ``xla``, ``executorch``, ``litert``, ``iree``,
+  ``tvm``, ...; the plan file's top-level ``planner`` key). A planner of spec/capabilities.py's
+  ``PLANNERS`` is held to the offset alignment it documents, whatever its arenas declare.
 - ``netoutput_inputs``: the root NetOutput's inputs in slot order, a tensor
   listed once per slot it feeds (GE counts the slots: block_mem_assigner.cc `GetOutputFlowToNetoutputNum`).
 - ``node_types``: node name (of ``order``) -> op type.
@@ -266,6 +269,7 @@ class PlanObservation:
     streams: dict[str, int] = attrs.field(factory=dict)
     control: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     arena_allocations: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
+    planner: str | None = None
 
     def __attrs_post_init__(self) -> None:
         _check_references(self)

@@ -11,7 +11,9 @@ a plan without the fact the user meant to give: every key must be one of the obs
 
 - top level: ``format`` (``"zcspec-plan"``) and ``version`` (1; both optional: a plan without them
   is read as version 1), ``planner``, ``source``, ``program`` (what made the plan, written by
-  ``zcspec import -o``), ``strategy``, ``options``, ``branches`` (written by ``zcspec plan --json``);
+  ``zcspec import -o``), ``strategy``, ``options``, ``branches`` (written by ``zcspec plan --json``).
+  One of them is read after all: ``planner`` becomes the plan's ``planner``, whose documented
+  alignment LAYOUT-ARENA-ALIGN holds the plan to (spec/capabilities.py PLANNERS);
 - a tensor's ``batch`` and a block's ``parent`` (``zcspec plan --json``);
 - ``attributes`` in the planner's form ``{memory_size, zero_copy_memory_size, inputs: [io],
   outputs: [io]}`` (``zcspec plan --json``), whose ``inputs``/``outputs`` also give
@@ -100,7 +102,9 @@ def read_contract(data: Any) -> tuple[PlanObservation, Provenance]:
     attributes = body.get("attributes")
     if isinstance(attributes, dict) and ("inputs" in attributes or "outputs" in attributes):
         body.update(_observed_attributes(from_data(PlannerAttributes, attributes, "attributes"), body))
-    return from_data(PlanObservation, body), provenance
+    plan = from_data(PlanObservation, body)
+    # ``planner`` is a top-level key of the file: the plan names its planner (spec/capabilities.py PLANNERS).
+    return (attrs.evolve(plan, planner=provenance.planner) if provenance.planner else plan), provenance
 
 
 def plan_from_contract(data: Any) -> PlanObservation:
@@ -114,8 +118,11 @@ register_reader(PlanObservation, plan_from_contract)
 def plan_to_contract(plan: PlanObservation, provenance: Provenance = Provenance()) -> dict:
     """The JSON data of the format: ``format`` and ``version`` first, the provenance keys that are set,
     then every field of the plan."""
+    if plan.planner and not provenance.planner:
+        provenance = attrs.evolve(provenance, planner=plan.planner)
     head = {k: v for k, v in to_data(provenance).items() if v not in (None, {})}
-    return {**head, "format": FORMAT, "version": VERSION, **to_data(plan)}
+    body = {k: v for k, v in to_data(plan).items() if k != "planner"}   # written once, with the provenance
+    return {**head, "format": FORMAT, "version": VERSION, **body}
 
 
 def _strip(extra: type, item: Any, path: str) -> Any:

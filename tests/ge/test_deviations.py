@@ -231,3 +231,14 @@ def test_each_atomic_node_has_its_own_memset_task_over_its_outputs():
     model = build_model(b.build(), CompileOptions())
     memsets = [t for t in model.tasks.tasks if t.kind == "memset"]
     assert [(t.node, [s.tensor for s in t.slots]) for t in memsets] == [("r1", ["r1:0"]), ("r2", ["r2:0"])]
+
+
+def test_an_empty_graph_input_feeding_the_netoutput_offline_gets_a_copy_too():
+    # GE (memcpy_addr_async_pass.cc InsertMemAddrAsyncNodeBeforeNetoutput, IsEmptyTenor): no MemcpyAddrAsync for
+    # a tensor with a dimension of 0; single-op (ATTR_SINGLE_OP_SCENE) and heterogeneous builds count as
+    # offline. zcspec copies an empty tensor as any other, and its builds are offline only by the option.
+    b = GraphBuilder("empty_io")
+    b.output(b.input("x", (1, 0, 4)))
+    g = run_passes(b.build(), CompileOptions(offline=True))
+    assert [n.op_type for n in g.nodes if n.op_type == "MemcpyAddrAsync"] == ["MemcpyAddrAsync"]
+    assert not hasattr(CompileOptions(), "single_op")

@@ -278,38 +278,31 @@ def test_no_task_args_associate_user_model_io():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, no_task_args_associate_user_model_io):
     NetoutputNotSupportZeroCopy (data_1 reaches NetOutput by a control edge only; the output is a
     PhonyConcat's continuous output, not zero copy), run twice with different I/O tensors (input int32
-    8x8x8x8, output int32 1x4x2x124); GE expects both runs to succeed with no task argument to refresh.
-    Here neither run rewrites an argument slot: each copies the input in (96 bytes: the model's padded
-    size of the 64-byte tensor, out of the user's larger buffer) and the output out (its 128 bytes) instead."""
+    8x8x8x8, output int32 1x4x2x124); GE expects both runs to succeed, and asserts nothing else. (What
+    each run copies: tests/runtime_v1/test_execute.py::test_copies_of_no_task_args_associate_user_model_io.)"""
     model = netoutput_not_zero_copy()
     dev = Device(model.soc)
     lm = load(dev, model)
     for _ in range(2):
         inp = UserBuffer("data_1", dev.upload(np.zeros(8 * 8 * 8 * 8, np.int32)), 8 * 8 * 8 * 8 * 4)
         out = UserBuffer("pc1:0", dev.malloc(1 * 4 * 2 * 124 * 4), 1 * 4 * 2 * 124 * 4)
-        mark = dev.trace.mark()
         assert lm.execute([inp], [out]).ok
-        assert arg_refreshes(dev, mark) == []
-        assert sorted((c.src == inp.addr, c.dst == out.addr, c.nbytes) for c in copies(dev, mark)) == [
-            (False, True, 128), (True, False, 96)]
 
 
 def test_zero_copy_ok_when_input_directly_connected_to_output():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, zero_copy_ok_when_input_directly_connected_to_output):
     ge.featureBaseRefreshable=0, data1 (int32 1x2x3x4) -> NetOutput, input and output tensors at different
-    addresses; GE expects the summary's GetIOIndexesWithSameAddr to be {(0, 0)} (input 0 and output 0 share
-    the model's address) and the run to succeed. Here the input is copied to one model address and the
-    output copied out of that same address."""
+    addresses; GE expects the summary's GetIOIndexesWithSameAddr to be {(0, 0)} and the run to succeed, and
+    asserts nothing else. zcspec has no compiled-graph summary: the pair is read from the model file, where
+    input 0 and output 0 have one logical address. (What the run copies:
+    tests/runtime_v1/test_execute.py::test_copies_of_zero_copy_ok_when_input_directly_connected_to_output.)"""
     model = data_to_netoutput()
+    assert [(i.index, o.index) for i in model.tasks.inputs for o in model.tasks.outputs
+            if (i.region, i.offset) == (o.region, o.offset)] == [(0, 0)]
     dev = Device(model.soc)
     lm = load(dev, model)
     ins, outs = ge_io(dev, model)
-    mark = dev.trace.mark()
     assert lm.execute(ins, outs).ok
-    (cin, cout) = copies(dev, mark)
-    assert (cin.src, cout.dst) == (ins[0].addr, outs[0].addr)
-    assert cin.dst == cout.src
-    assert (dev.peek(outs[0].addr, SHAPE, np.int32) == 0).all()
 
 
 @pytest.mark.xfail(strict=True, raises=ParamInvalid, reason=(

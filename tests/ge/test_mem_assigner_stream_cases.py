@@ -273,7 +273,13 @@ def test_DiffStreamEdgeExcludeData(ge_graph, reuses):
     _arg_0 -> A -> B -> C -> out, _arg_1 -> D -> out, E:1 -> F:1 -> out, C ..ctrl..> _arg_1 ..ctrl..> E.
     Data executes nothing, so its control edge gives no stream 0 -> 1 dependency: A and E must not share
     (CheckReuse false) and GE expects HBM 1456128. Sizes: Data 1x1x224x224 float, B 1x1x32x32, E 1x1x512x512,
-    the untyped ops a scalar float (4 B)."""
+    the untyped ops a scalar float (4 B): "some" has no entry in the DSL's ``OpDescCfgRepo``
+    (``op_desc_cfg_repo.cc``), so ``OpDescCfgBox::Build`` gives A, C, D and F no tensor (in and out counts 0)
+    and ``GeGraphVisitor`` appends their anchors on the edges (``NodeUtils::AppendOutputAnchor``), whose
+    desc has no shape. GE's value is then every tensor in its own block: 2 x 200704 (the Data, zero copy)
+    + 1048576 (E) + 4096 (B) + 4 x 512 (A, C, D, F). Giving A, C, D and F the DSL's default 1x1x224x224
+    instead plans 2256896: no zero-copy block is shared (GE's ``AddZeroCopyLifeReuseBlock`` runs only for
+    io-reuse options or an unknown-shape root graph, ``InitIoReuseFlag``)."""
     g = ge_graph("diff_stream_edge_exclude_data", dsl=True)
     data = 1 * 1 * 224 * 224 * 4
     g.node("_arg_0", op="Data", outs=(data,)).node("A", outs=(4,)).node("B", outs=(32 * 32 * 4,))
@@ -287,6 +293,8 @@ def test_DiffStreamEdgeExcludeData(ge_graph, reuses):
     plan = g.plan()
     assert reuses(plan, "A:0", "E:0", reuse=False)
     assert plan.attributes.memory_size == 1456128
+    top = sorted(b.size for b in plan.blocks if b.parent is None and b.region in ("feature_map", "zero_copy"))
+    assert top == [512] * 4 + [4096, 200704, 200704, 1048576]
 
 
 def _continuous_output_graph(ge_graph):

@@ -71,8 +71,10 @@ def _refresh_skips_last_slot_of_each_task():
 @contextlib.contextmanager
 def _disable_zero_copy_ignored():
     """I/O sharing an address (an input that is also an output) is not seen as sharing: neither GE's
-    copy from the earlier I/O (GenOutputMemAllocations) nor DisableZeroCopy applies."""
-    with swap("zcspec.impl.runtime.v1.zero_copy", "copy_sources", lambda f: (lambda model: {})), \
+    copy from the earlier I/O's allocation (GenOutputMemAllocations) nor, on the legacy path,
+    DisableZeroCopy applies."""
+    with swap("zcspec.impl.runtime.v1.zero_copy", "allocation_sources", lambda f: (lambda model, soc, options: {})), \
+            swap("zcspec.impl.runtime.v1.zero_copy", "copy_sources", lambda f: (lambda model: {})), \
             swap("zcspec.impl.runtime.v1.zero_copy", "_overlaps", lambda f: (lambda model, sources: {})):
         yield
 

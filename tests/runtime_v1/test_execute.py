@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from zcspec.impl.device.trace import Copy
-from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.user_buffers import UserBuffer, alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
 from zcspec.impl.runtime.v1.classify import FM, UpdatePolicy
 from zcspec.impl.runtime.v1.observe import observe_execution, observe_load
 from zcspec.spec.check import check
+from tests.helpers.ge_execute_scenarios import data_to_netoutput, netoutput_not_zero_copy
 from tests.helpers.runtime_v1 import buffers, device, expected, mlp, passthrough, passthrough_on
 
 
@@ -83,14 +84,16 @@ def test_reuse_zero_copy_memory_rejects_host_io_naming_the_buffer():
     assert e.value.code == 145000 and e.value.buffer == "x"
 
 
-@pytest.mark.parametrize("opts", [LoadOptions(), LoadOptions(zero_copy=False), LoadOptions(reuse_zero_copy_memory=1)])
+@pytest.mark.parametrize("opts", [LoadOptions(), LoadOptions(zero_copy=False), LoadOptions(reuse_zero_copy_memory=1),
+                                  LoadOptions(legacy_copy_only_addrs=True)])
 def test_copy_only_io_data_to_netoutput_and_hccl(opts):
     dev, m = device(), passthrough()
     lm = load(dev, m, opts)
     copy_only = {z.name for z in lm.io if z.copy_only}
     # x feeds the collective through GE's HcclContinuousMemcpyPass copy, so x itself stays zero copy.
     assert {"y:output1", "fl:0"} <= copy_only and ("x" in copy_only) == (not opts.zero_copy)
-    # GE (GenOutputMemAllocations): the Data feeding NetOutput stays zero copy; its outputs are copied from its buffer.
+    # GenOutputMemAllocations: the Data feeding NetOutput stays zero copy (a Relu reads it); its outputs are
+    # copied from its buffer. The legacy rules (an output held whole in the input) agree here.
     assert ("y:input1" in copy_only) == (not opts.zero_copy)
     assert {z.name: z.copy_from for z in lm.io if z.copy_from} == {"y:output1": (("input", 1), 0),
                                                                    "fl:0": (("input", 1), 0)}
@@ -107,6 +110,58 @@ def test_copy_only_io_data_to_netoutput_and_hccl(opts):
     # The HCCL I/O here is copy-only for another reason too (it lives in the feature map), so it cannot
     # tell a runtime that honours the HCCL flag from one that does not: V1-HCCL-COPY is not exercised.
     assert "V1-COPY-ONLY-ONCE" in report.exercised and "V1-HCCL-COPY" not in report.exercised
+
+
+def _copies(dev, mark) -> list[tuple[int, int, int]]:
+    return [(c.src, c.dst, c.nbytes) for c in dev.trace.of_type(Copy, mark)]
+
+
+def test_copies_of_no_task_args_associate_user_model_io():
+    """GE's NetoutputNotSupportZeroCopy (tests/ge's test_no_task_args_associate_user_model_io): data_1 is read
+    by no task, the output is a PhonyConcat's continuous output in the feature map. GE's execute path makes
+    data_1 a refreshable allocation no slot uses (GenInputMemAllocations: its address is inside no earlier
+    allocation) and copies only the output, found inside the feature-map allocation
+    (GenOutputMemAllocations, CopyOutputForNoZeroCopy): one 128-byte copy per run, none of the input. GE's
+    legacy copy_only_addrs_ (SetCopyOnlyOutput) also copied the input: 96 more bytes per run."""
+    model = netoutput_not_zero_copy()
+    for opts, input_copied in ((LoadOptions(), False), (LoadOptions(legacy_copy_only_addrs=True), True)):
+        dev = device()
+        lm = load(dev, model, opts)
+        for _ in range(2):
+            inp = UserBuffer("data_1", dev.upload(np.zeros((2, 2, 2, 2), np.int32)), 64)
+            out = UserBuffer("pc1:0", dev.malloc(128), 128)
+            mark = dev.trace.mark()
+            assert lm.execute([inp], [out]).ok
+            moved = _copies(dev, mark)
+            assert [c for c in moved if c[1] == out.addr and c[2] == 128] == [c for c in moved if c[1] == out.addr]
+            assert len([c for c in moved if c[1] == out.addr]) == 1
+            assert [c[2] for c in moved if c[0] == inp.addr] == ([64] if input_copied else [])
+            assert len(moved) == 1 + input_copied
+
+
+def test_copies_of_zero_copy_ok_when_input_directly_connected_to_output():
+    """GE's BuildInputDirectlyConnectedToOutputGraph (tests/ge's
+    test_zero_copy_ok_when_input_directly_connected_to_output): data1 (int32 1x2x3x4, 96 bytes) -> NetOutput.
+    GE's execute path keeps the input a refreshable allocation (no task uses it), finds the output's
+    address inside it (GenOutputMemAllocations) and after the run copies once from the input's active
+    base, the user's input buffer, into the user's output buffer (CopyOutputForNoZeroCopy): 96 bytes,
+    device to device. GE's legacy copy_only_addrs_ copied the input in and the output out: 2 x 96 bytes."""
+    model = data_to_netoutput()
+    for opts, expect in ((LoadOptions(), "one"), (LoadOptions(legacy_copy_only_addrs=True), "two")):
+        dev = device()
+        lm = load(dev, model, opts)
+        x = np.arange(24, dtype=np.int32).reshape(1, 2, 3, 4)
+        ins, outs = stage_inputs(dev, model, {"data1": x}), alloc_outputs(dev, model)
+        mark = dev.trace.mark()
+        rec = run_ok(lm, ins, outs)
+        moved = _copies(dev, mark)
+        if expect == "one":
+            assert moved == [(ins[0].addr, outs[0].addr, 96)]
+        else:
+            (cin, cout) = moved
+            assert (cin[0], cout[1], cin[2], cout[2]) == (ins[0].addr, outs[0].addr, 96, 96) and cin[1] == cout[0]
+        assert rec.counters.d2d_bytes == 96 * len(moved)
+        np.testing.assert_array_equal(read_outputs(dev, model, outs)["data1"], x)
 
 
 def test_feature_map_move_refreshes_feature_map_slots():

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 
+import attrs
+
 import numpy as np
 
 from zcspec.checks.faults.variant import swap
@@ -185,3 +187,86 @@ def test_launches_are_recounted_from_the_trace():
     assert not _ids(_run_v1(mlp(), NO_FAULT, x), "EXEC-COUNTERS-TRUE")
     (v,) = _ids(_run_v1(mlp(), _kernel_launches_counted_twice, x), "EXEC-COUNTERS-TRUE")
     assert v.culprit.startswith("task launches") and v.values == {"counted": 6, "traced": 3}
+
+
+# -- V1-REUSE-ZC-MEMORY from the load's allocations, not the runtime's "backed" flag -------------
+
+def _io_region_allocated_but_reported_unbacked():
+    """Under reuseZeroCopyMemory runtime v1 allocates the I/O region (and points the tasks at it) while its
+    region bases say the region is unbacked."""
+    def make(place):
+        def placed(device, model, opts, io, own, work, weight):
+            bases, feature_map, user_ranges = place(device, model, opts, io, own, work, weight)
+            if opts.reuse_zero_copy_memory and not bases.zero_copy_backed:
+                bases = attrs.evolve(bases, zero_copy=own(model.zero_copy_size, "I/O region"))
+            return bases, feature_map, user_ranges
+        return placed
+    return swap("zcspec.impl.runtime.v1.load", "_place_regions", make)
+
+
+def _io_region_allocated_unused():
+    """The same, but the tasks keep the unbacked base: the allocation is only wasted memory."""
+    def make(place):
+        def placed(device, model, opts, io, own, work, weight):
+            out = place(device, model, opts, io, own, work, weight)
+            if opts.reuse_zero_copy_memory:
+                own(model.zero_copy_size, "I/O region")
+            return out
+        return placed
+    return swap("zcspec.impl.runtime.v1.load", "_place_regions", make)
+
+
+def _reuse_load(fault):
+    from zcspec.impl.runtime.v1.observe import observe_load
+    dev, model = device(), mlp()
+    with fault():
+        lm = load(dev, model, LoadOptions(reuse_zero_copy_memory=1))
+    assert not observe_load(lm).region("zero_copy").backed   # what the runtime says, fault or not
+    return check(observe_load(lm))
+
+
+def test_an_io_region_allocated_under_reuse_is_seen_in_the_loads_allocations():
+    good = _reuse_load(NO_FAULT)
+    assert good.ok and "V1-REUSE-ZC-MEMORY" in good.exercised
+    found = _ids(_reuse_load(_io_region_allocated_but_reported_unbacked), "V1-REUSE-ZC-MEMORY")
+    assert found and found[0].culprit == "region 'zero_copy'" and "1536 bytes the load allocated" in found[0].message
+    (v,) = _ids(_reuse_load(_io_region_allocated_unused), "V1-REUSE-ZC-MEMORY")
+    assert v.values["allocated"] - 1536 <= v.values["allowed"] < v.values["allocated"]
+
+
+# -- V2-TRUST-SHAPE from the trace and the caller's tensors, not the lowered graph ---------------
+
+def _trust_pass(rewrite):
+    """Runtime v2's TrustOutTensor pass replaced by ``rewrite(graph)``."""
+    def make(pipeline):
+        return tuple((name, (lambda g, o: rewrite(g)) if name == "TrustOutTensor" else fn, on)
+                     for name, fn, on in pipeline)
+    return lambda: swap("zcspec.impl.runtime.v2.passes", "PIPELINE", make)
+
+
+_ensure_kept = _trust_pass(lambda graph: graph)
+_every_ensure_removed = _trust_pass(lambda graph: graph.without(
+    {n.name for n in graph.of_type("EnsureTensorAtOutMemory")}))
+
+
+def _trusted_run(fault):
+    """builtin:inplace_passthrough (an output computed by a kernel, one passed through from an input) through
+    runtime v2 with trusted output shapes and always_zero_copy; the caller gives tensors without a shape."""
+    from zcspec.checks.execution.v2 import observe_scenario
+    from zcspec.checks.zoo import load as zoo_load
+    from zcspec.impl.compiler.compile import compile_stages
+    graph = zoo_load("builtin:inplace_passthrough")
+    model = compile_stages(graph, CompileOptions(soc="ascend910b")).model
+    with fault():
+        obs = observe_scenario(model, {"runtime": "v2", "trust_shape_on_out_tensor": True, "always_zero_copy": True},
+                               graph)
+    return [check(o) for o in obs]
+
+
+def test_trusted_shapes_are_judged_from_what_the_device_wrote():
+    good = _trusted_run(NO_FAULT)
+    assert all(r.ok for r in good) and any("V2-TRUST-SHAPE" in r.exercised for r in good)
+    kept = [v for r in _trusted_run(_ensure_kept) for v in _ids(r, "V2-TRUST-SHAPE")]
+    assert kept and all("straight into the caller's memory" in v.message for v in kept)
+    removed = [v for r in _trusted_run(_every_ensure_removed) for v in _ids(r, "V2-TRUST-SHAPE")]
+    assert removed and all("did not come straight" in v.message for v in removed)

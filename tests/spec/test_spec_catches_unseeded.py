@@ -116,7 +116,7 @@ def test_every_output_made_copy_only_is_caught():
 
 def test_hccl_rule_forgotten_is_caught_where_hccl_is_the_one_reason():
     """The catalogue's v1-hccl-disable-zero-copy-forgotten, on a model whose HCCL tasks declare no zero-copy
-    support (the broadcast's output is then copied for that reason alone)."""
+    support, loaded for GE's legacy path (the broadcast's output is then copied for that reason alone)."""
     from zcspec.checks.execution import MODEL_EDITS
     from zcspec.checks.faults.runtime_v1 import _hccl_disable_zero_copy_forgotten
     from zcspec.checks.zoo import load as zoo_load
@@ -127,7 +127,7 @@ def test_hccl_rule_forgotten_is_caught_where_hccl_is_the_one_reason():
     def report(bug):
         dev = device()
         with bug():
-            lm = load(dev, model, LoadOptions())
+            lm = load(dev, model, LoadOptions(legacy_copy_only_addrs=True))
             rec = lm.execute(stage_inputs(dev, model, {"x": x, "y": x}), alloc_outputs(dev, model))
             return check(observe_execution(lm, rec))
     good = report(NO_BUG)

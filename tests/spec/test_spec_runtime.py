@@ -55,23 +55,41 @@ def test_v1_copy_only_is_the_specs_not_the_runtimes():
 
 
 def test_v1_copy_rules_each_decide_alone():
-    """Each of GE's reasons to copy, as the spec computes it from the load's raw facts."""
+    """Each of GE's reasons to copy, as the spec computes it from the load's raw facts: GE's execute path
+    (GenMemAllocations) by default, the legacy copy_only_addrs_ rules with legacy_copy_only_addrs."""
     from zcspec.spec.invariants._copy_only import reasons
     assert reasons(load()) == {"x": (), "y": ()}
     assert "zero copy is off" in reasons(load(zero_copy=False))["y"][0]
     assert "feature_map" in reasons(load(y_region="feature_map"))["y"][0]
-    assert reasons(load(hccl_flags=(True, False)))["y"] == (HCCL,)
     assert "cannot have its arguments refreshed on nozc" in reasons(load(soc="nozc"))["x"][0]
+    # The HCCL flag decides only on the legacy path; NnExecute refreshes the HCCL task's slot.
+    assert reasons(load(hccl_flags=(True, False)))["y"] == ()
+    assert reasons(load(hccl_flags=(True, False), legacy_copy_only_addrs=True))["y"] == (HCCL,)
     shared = load(io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
                       IoTensor("y", "output", X_MODEL, PADDED, RAW, offset=0x200)))
-    # GE's GenOutputMemAllocations: the output held in the input's bytes is copied from it; the input stays zero copy.
-    assert reasons(shared)["x"] == () and "copied once after the run" in reasons(shared)["y"][0]
-    partial = load(io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
-                       IoTensor("y", "output", X_MODEL, PADDED, RAW, offset=0x220)))
-    assert all("shared with" in r[0] for r in reasons(partial).values())
-    not_block = load(reuse_zero_copy_memory=True, io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
+    # GenOutputMemAllocations: the output held in the input's allocation is copied out of it; the input stays.
+    assert reasons(shared)["x"] == () and "copied once out of it" in reasons(shared)["y"][0]
+    partial = (IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
+               IoTensor("y", "output", X_MODEL, PADDED, RAW, offset=0x220))
+    # GetMemAllocationByLogicAddr tests the first byte: y starts inside x's allocation, so it is held in it.
+    assert reasons(load(io=partial))["x"] == () and "at byte 32" in reasons(load(io=partial))["y"][0]
+    legacy = reasons(load(io=partial, legacy_copy_only_addrs=True))
+    assert all(any("shared with" in r for r in why) for why in legacy.values())
+    not_block = dict(reuse_zero_copy_memory=True, io=(IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x200),
                      IoTensor("y", "output", Y_MODEL, PADDED, RAW, zero_copy_block=False)))
-    assert "reuseZeroCopyMemory" in reasons(not_block)["y"][0] and reasons(not_block)["x"] == ()
+    assert reasons(load(**not_block)) == {"x": (), "y": ()}
+    legacy = reasons(load(**not_block, legacy_copy_only_addrs=True))
+    assert "reuseZeroCopyMemory" in legacy["y"][0] and legacy["x"] == ()
+
+
+def test_v1_unread_input_is_eligible_on_ges_path_and_copied_on_the_legacy_one():
+    """An input no task points into is a refreshable allocation with no slot (GenInputMemAllocations):
+    nothing copies it; SetCopyOnlyOutput's rule copies it only on the legacy path."""
+    from zcspec.spec.invariants._copy_only import reasons
+    unread = (IoTensor("x", "input", X_MODEL, PADDED, RAW, offset=0x300),
+              IoTensor("y", "output", Y_MODEL, PADDED, RAW))
+    assert reasons(load(io=unread))["x"] == ()
+    assert "no task argument" in reasons(load(io=unread, legacy_copy_only_addrs=True))["x"][0]
 
 
 def test_v1_reuse_zc_memory_backed_region_is_reported():
@@ -84,7 +102,10 @@ def test_v1_hccl_copy_only_applies_to_v1_and_only_where_hccl_is_the_one_reason()
     assert get("V1-HCCL-COPY").violations(bad)
     v2 = attrs.evolve(bad, load=attrs.evolve(bad.load, options=load("v2").options))
     assert get("V1-HCCL-COPY").violations(v2) == ()
-    also_fm = execution(load(hccl_flags=(True, False), y_region="feature_map"), slots=((0, 0, X_BUF), (0, 1, _Y_FM)))
+    ges_path = attrs.evolve(bad, load=attrs.evolve(bad.load, options=load(hccl_flags=(True, False)).options))
+    assert not get("V1-HCCL-COPY").exercised(ges_path)   # NnExecute refreshes the HCCL slot: nothing to copy
+    also_fm = execution(load(hccl_flags=(True, False), y_region="feature_map", legacy_copy_only_addrs=True),
+                        slots=((0, 0, X_BUF), (0, 1, _Y_FM)))
     assert not get("V1-HCCL-COPY").exercised(also_fm)
 
 
@@ -133,7 +154,8 @@ def test_v1_claims_about_refresh_and_copies_wait_for_a_successful_call():
 
 def test_v1_no_model_io_slot_raw_slots_of_copy_only_io_may_keep_the_model_address():
     # An HCCL task without zero-copy support holds x's model address in an unregistered slot.
-    obs = execution(load(hccl_flags=(False, True)), slots=((0, 0, X_MODEL), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
+    obs = execution(load(hccl_flags=(False, True), legacy_copy_only_addrs=True),
+                    slots=((0, 0, X_MODEL), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs) == ()
     obs = execution(load(), slots=((0, 0, X_BUF), (0, 1, Y_BUF), (2, 0, X_MODEL + 8)))
     assert get("V1-NO-MODEL-IO-SLOT").violations(obs)

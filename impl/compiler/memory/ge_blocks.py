@@ -73,7 +73,7 @@ class Block:
         self.child_offset = 0
         self.virtual = virtual
         self.sorted_align: int | None = None
-        self.timeline: tuple[list[int], list[int], bool] | None = None  # see _timeline
+        self.timeline: _Timeline | None = None
 
     def align_size(self, options) -> int:
         # GE's MemoryBlock::AlignSize is computed once, when level 2 first sorts (the first stage never
@@ -177,31 +177,51 @@ def _remote(unit) -> bool:
     return any(stream != unit.stream for stream, _ in unit.uses)
 
 
-def _timeline(block: Block) -> tuple[list[int], list[int], bool]:
-    """The members' firsts in ascending order, the running maximum of their lasts in that order, and
-    whether that order is the members' own (a first-stage block takes members as they are allocated, so
-    it is; a split keeps the order). Cached until the members change."""
+class _Timeline:
+    """What level 2 reads of a block's members, computed once until the members change (``keep_only``;
+    the first stage has finished appending by then): each member's first and last step in member
+    order, the firsts in ascending order with the running maximum of the lasts in that order, whether
+    that order is the members' own (a first-stage block takes members as they are allocated, so it is;
+    a split keeps the order), the first member's begin and the last member's end (GE's quick check), and
+    whether the last member is used on another stream (:func:`_remote`)."""
+
+    __slots__ = ("firsts", "lasts", "sorted_firsts", "reach", "ordered", "lo", "hi", "remote")
+
+    def __init__(self, units):
+        self.firsts = [u.first for u in units]
+        self.lasts = [u.last for u in units]
+        firsts = self.firsts
+        self.ordered = all(a <= b for a, b in zip(firsts, firsts[1:]))
+        if self.ordered:
+            self.sorted_firsts, lasts = firsts, self.lasts
+        else:
+            spans = sorted(zip(firsts, self.lasts))
+            self.sorted_firsts, lasts = [f for f, _ in spans], [last for _, last in spans]
+        self.reach = list(accumulate(lasts, max))
+        self.lo, self.hi = (firsts[0], self.lasts[-1]) if units else (0, -1)
+        self.remote = bool(units) and bool(units[-1].uses) and _remote(units[-1])
+
+
+def _timeline(block: Block) -> _Timeline:
     if block.timeline is None:
-        firsts = [u.first for u in block.units]
-        ordered = all(a <= b for a, b in zip(firsts, firsts[1:]))
-        spans = [(u.first, u.last) for u in block.units] if ordered else sorted((u.first, u.last) for u in block.units)
-        block.timeline = [f for f, _ in spans], list(accumulate((last for _, last in spans), max)), ordered
+        block.timeline = _Timeline(block.units)
     return block.timeline
 
 
-def _crossing(parent: Block, units, window) -> list[int]:
-    """GE's ``CrossLifeTimeNode``: the indexes, among ``window``, of the ``units`` (a later block's
-    members) whose lifetimes share a step with a member of ``parent`` (``CrossLifeTime``: inclusive). A
-    member outside the span from the parent's first member's begin to its last member's end crosses
-    nothing (GE's quick check); inside it, a binary search over the parent's timeline answers."""
-    lo, hi = parent.units[0].first, parent.units[-1].last
-    firsts, reach, _ = _timeline(parent)
+def _crossing(parent: _Timeline, child: _Timeline, window) -> list[int]:
+    """GE's ``CrossLifeTimeNode``: the indexes, among ``window``, of a later block's members (``child``)
+    whose lifetimes share a step with a member of ``parent`` (``CrossLifeTime``: inclusive). A member
+    outside the span from the parent's first member's begin to its last member's end crosses nothing
+    (GE's quick check); inside it, a binary search over the parent's timeline answers."""
+    lo, hi = parent.lo, parent.hi
+    pf, reach = parent.sorted_firsts, parent.reach
+    firsts, lasts = child.firsts, child.lasts
     out = []
     for i in window:
-        u = units[i]
-        if u.last >= lo and u.first <= hi:
-            k = bisect_right(firsts, u.last)
-            if k and reach[k - 1] >= u.first:
+        last, first = lasts[i], firsts[i]
+        if last >= lo and first <= hi:
+            k = bisect_right(pf, last)
+            if k and reach[k - 1] >= first:
                 out.append(i)
     return out
 
@@ -216,14 +236,19 @@ def _interval(parent: Block, child: Block, options, clones: list, new_id) -> boo
     and its last member's end, ``CrossLifeTimeNode``); on the child's timeline the near members lie in
     one window, found by two binary searches, so only they are tested (``_crossing``)."""
     if (parent.stream != child.stream or not parent.units or not child.units or parent.continuous
-            or child.continuous or (parent.units[-1].uses and _remote(parent.units[-1]))
-            or (child.units[-1].uses and _remote(child.units[-1]))):
+            or child.continuous):
         return False
-    lo, hi = parent.units[0].first, parent.units[-1].last
+    pt, ct = _timeline(parent), _timeline(child)
+    if pt.remote or ct.remote:
+        return False
     units = child.units
-    firsts, reach, ordered = _timeline(child)
-    window = range(bisect_left(reach, lo), bisect_right(firsts, hi)) if ordered else range(len(units))
-    crossing = _crossing(parent, units, window)
+    if ct.ordered:
+        window = range(bisect_left(ct.reach, pt.lo), bisect_right(ct.sorted_firsts, pt.hi))
+        if not window:
+            return True
+    else:
+        window = range(len(units))
+    crossing = _crossing(pt, ct, window)
     if len(crossing) == len(units):
         return False
     if crossing:
@@ -249,23 +274,43 @@ def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bo
     return _interval(parent, child, options, clones, new_id)
 
 
-def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, depth: int = 0) -> bool:
+def _try_adopt(parent: Block, child: Block, options, clones: list, new_id) -> bool:
     """``parent.AddLifeReuseBlock(child)``, once :func:`_may_share` holds: into a child of the
-    parent first, else at its end."""
+    parent first, else at its end. The child's aligned size does not change while it is offered (a
+    split keeps it, see ``Block.align_size``), so it is computed once for the whole descent."""
+    size = child.align_size(options)
+    slack = 0 if size == options.block_align else options.block_align
+    return _adopt(parent, child, size, slack, options, clones, new_id, 0)
+
+
+def _adopt(parent: Block, child: Block, size: int, slack: int, options, clones: list, new_id, depth: int) -> bool:
     if depth > MAX_DEPTH:
         return False
     # GE refuses a child deeper than kMaxDepthNum before judging lifetimes, so no split happens there
     for c in parent.children if depth < MAX_DEPTH else ():
-        if _may_share(c, child, options, clones, new_id) and _try_adopt(c, child, options, clones, new_id, depth + 1):
+        # _may_share, inlined (this loop is level 2's hottest); the child's span is re-read each time,
+        # as a split by _interval changes it
+        if c.stream == child.stream:
+            if not (child.end < c.begin or child.begin > c.end or _interval(c, child, options, clones, new_id)):
+                continue
+        elif not (_follows(c, child) or _follows(child, c) or _interval(c, child, options, clones, new_id)):
+            continue
+        if c.children:
+            if _adopt(c, child, size, slack, options, clones, new_id, depth + 1):
+                return True
+        elif c.child_offset + size <= c.align_size(options) + slack:  # a leaf: only its own room is left
+            _take(c, child, size)
             return True
-    size, room = child.align_size(options), parent.align_size(options)
-    slack = 0 if size == options.block_align else options.block_align
-    if parent.child_offset + size > room + slack:
+    if parent.child_offset + size > parent.align_size(options) + slack:
         return False
+    _take(parent, child, size)
+    return True
+
+
+def _take(parent: Block, child: Block, size: int) -> None:
     parent.children.append(child)
     child.parent = parent
     parent.child_offset += size
-    return True
 
 
 def level_two(blocks: list[Block], options) -> list[Block]:

@@ -8,10 +8,16 @@ execution (GE: memcpy_addr_async_task_info.cc
 ``GraphManager::OptimizeStage2`` before memory assignment) inserts one
 
 1. nowhere when the SoC has no zero-copy capability (the runtime copies all I/O, MemcpyAddrAsyncPass::Run);
-2. between a weight (Const) and the NetOutput, directly or through views: the
-   output must land in the user's buffer and weights are read-only (NeedInsertMemAddrAsyncNodeAfterData);
-3. between a Data and the NetOutput it feeds, only in offline (ATC) builds (NeedInsertMemAddrAsyncNodeAfterData;
-   otherwise runtime v1 copies that output after the run, GenOutputMemAllocations).
+2. between a weight (Const) and the NetOutput it feeds directly: the output must land in
+   the user's buffer and weights are read-only;
+3. between a Data and the NetOutput it feeds directly, only in offline (ATC) builds
+   (``NeedInsertMemAddrAsyncNodeAfterData``; otherwise runtime v1 copies that output after the run).
+
+As GE's ``InsertMemAddrAsyncNodeBeforeNetoutput`` does, only the NetOutput's direct inputs count (a
+weight or Data read through a view is the conflict optimizer's business: user output x immutable
+output, passes/mem_layout_conflict.py). GE skips an empty tensor (``IsEmptyTenor``) and counts
+single-op and heterogeneous builds as offline; zcspec copies an empty tensor too and has neither
+build option (docs/ge-deviations.md).
 
 Inserted nodes are named ``<source>_MemcpyAddrAsync_<n>`` (CreateMemcpyAddrAsyncNode) and take the
 stream of the node they serve. GE's StreamMerge and RefData-to-HCCL rules (in
@@ -21,7 +27,6 @@ memory-layout conflict optimizer puts a copy there (passes/mem_layout_conflict.p
 """
 from __future__ import annotations
 
-from zcspec.impl.compiler.aliases import aliases
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.passes.graph_edit import fresh_name, insert_before_output
 
@@ -31,14 +36,9 @@ OP = "MemcpyAddrAsync"
 
 def _outputs_needing_copy(graph: Graph, offline: bool) -> list[str]:
     out: list[str] = []
-    roots = aliases(graph).root
     for t in dict.fromkeys(graph.outputs):
-        root = roots.get(t, t)
-        if root in graph.weight:
+        if t in graph.weight or (offline and t in graph.inputs):
             out.append(t)
-        elif root in graph.inputs:
-            if offline:
-                out.append(t)
     return out
 
 

@@ -3,16 +3,16 @@
 Everything here is checked before the runtime touches the device, so a
 rejected call changes nothing. The rules, in order, each error naming the buffer:
 
-1. count: as many inputs and outputs as the model has (E13025, UpdateAllNodeArgs);
+1. count: as many inputs and outputs as the model has (E13025, ``davinci_model.cc`` ``UpdateAllNodeArgs``);
 2. each buffer bound to the I/O of its position, named after it;
 3. null address: ACL_ERROR_INVALID_PARAM;
-4. size: ``size + 64 < model size`` is E13025 (CheckUserAndModelSize); and, beyond GE, a buffer smaller
+4. size: ``size + 64 < model size`` is E13025 (``CheckUserAndModelSize``); and, beyond GE, a buffer smaller
    than the raw tensor bytes is refused too (GE would let the kernel run past it);
 5. the buffer lies inside one live allocation of its placement (device or host);
 6. a device buffer is aligned to its element size (what the kernels need; the
    device faults on a misaligned slot);
 7. host placement while reuseZeroCopyMemory=1: E13025, all I/O must be device
-   memory (ConstructZeroCopyIoActiveBaseAddrs);
+   memory (``ConstructZeroCopyIoActiveBaseAddrs``);
 8. no overlap with the model's own memory (its allocations, the caller's work
    and weight memory), between two outputs, or between an input and an output;
    two inputs may share memory (both are only read).
@@ -31,7 +31,7 @@ from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
 
-GE_SIZE_SLACK = 64   # CheckUserAndModelSize's "aligned 64 bytes" (GE: davinci_model.cc)
+GE_SIZE_SLACK = 64   # davinci_model.cc CheckUserAndModelSize's "aligned 64 bytes" (kDataMemAlignSizeCompare)
 
 
 @attrs.frozen
@@ -79,8 +79,7 @@ def _bind_one(lm, z, b) -> Binding:
                                buffer=z.name)
     elif lm.options.reuse_zero_copy_memory:
         raise ParamInvalid("Zero-copy memory reuse mode is enabled, requiring all I/O tensors to be allocated in "
-                           "device memory; this one is host memory (GE: davinci_model.cc "
-                           "ConstructZeroCopyIoActiveBaseAddrs)", buffer=z.name)
+                           "device memory; this one is host memory (davinci_model.cc ConstructZeroCopyIoActiveBaseAddrs)", buffer=z.name)
     if z.copy_only:
         return Binding(z, b, "copy", lm.model_address(z))
     return Binding(z, b, "refresh", b.addr) if b.placement == "device" else Binding(z, b, "stage")

@@ -1,19 +1,18 @@
-"""MemoryAppType, TaskArgsRefreshType and the update policy (GE: davinci_model.cc
-`GenMemAllocations`, memory_app_type_classifier.cc, task_args_refresh_type_classifier.cc,
-model_args_manager.cc `ModelArgsManager::CalcUpdatePolicy`).
+"""MemoryAppType, TaskArgsRefreshType and the update policy (``davinci_model.cc`` ``GenMemAllocations``,
+``memory_app_type_classifier.cc``, ``task_args_refresh_type_classifier.cc``, ``model_args_manager.cc``).
 
 Each task argument slot holds a logical address (region + offset). At load it is
-resolved against the logical allocation table, in GE's order (GenMemAllocations): the
+resolved against the logical allocation table, in GE's order (``GenMemAllocations``): the
 feature-map segment, then the model inputs, then the outputs, then ABSOLUTE
 (GE: base 0; here the weight and fixed regions, whose bases never change, and
 copy-only addresses). Its value
-on every execution is ``active_base[allocation] + offset`` (ArgsIoAddrsUpdater).
+on every execution is ``active_base[allocation] + offset`` (``args_io_addrs_updater.cc``).
 
-- MemoryAppType (MemoryAppTypeClassifier): weight and fixed memory are FIX; the feature-map
+- MemoryAppType (``memory_app_type_classifier.cc``): weight and fixed memory are FIX; the feature-map
   region is FEATURE_MAP; any address in the zero-copy region is MODEL_IO.
-- Refresh bits (TaskArgsRefreshTypeClassifier): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
+- Refresh bits (``task_args_refresh_type_classifier.cc``): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
   REFRESH_BY_FM only when the feature base is refreshable; FIX gets none.
-- Update policy (ModelArgsManager::CalcUpdatePolicy): the first update is INIT_ONE_TIME; later a feature-map base
+- Update policy (``model_args_manager.cc`` ``CalcUpdatePolicy``): the first update is INIT_ONE_TIME; later a feature-map base
   change gives UPDATE_FM_AND_MODEL_IO, an I/O base change with I/O slots
   UPDATE_MODEL_IO, host staging alone UPDATE_HOST_INPUT, else NO_NEED_UPDATE.
 """
@@ -43,8 +42,7 @@ _APP_TYPE = {"weight": MemoryAppType.FIX, "fixed": MemoryAppType.FIX,
 
 
 def memory_app_type(region: str) -> MemoryAppType:
-    """GE (memory_app_type_classifier.cc `ClassifyByLogicalAddr`): any feature-map-typed address outside the FM
-    segment is model I/O."""
+    """``memory_app_type_classifier.cc``: any feature-map-typed address outside the FM segment is model I/O."""
     return _APP_TYPE[region]
 
 
@@ -67,8 +65,7 @@ class UpdatePolicy(enum.IntEnum):
 
 
 def allocation_policy(alloc: tuple) -> UpdatePolicy:
-    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2
-    (ModelArgsManager::CalcUpdatePolicy)."""
+    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2 (``model_args_manager.cc`` ``InitForUpdate``)."""
     if alloc == FM:
         return UpdatePolicy.UPDATE_FM_AND_MODEL_IO
     if alloc in ABSOLUTE:

@@ -4,13 +4,19 @@
   the registered argument slots. False: the model's own I/O region is allocated
   and every input and output is copied in and out of it (no refresh at all).
 - ``reuse_zero_copy_memory`` (0 or 1, ``ge.exec.reuseZeroCopyMemory``, set through
-  ACL_MDL_WORKSPACE_MEM_OPTIMIZE, GE's model_config_om2.cpp `SetMdlLoadReuseZeroCopy`): 1 leaves
-  the I/O region unbacked even when it could be (GE: always), rejects host-placed I/O
-  (davinci_model.cc `ConstructZeroCopyIoActiveBaseAddrs`) and
-  makes I/O outside zero-copy blocks copy-only (InitInputZeroCopy).
+  ACL_MDL_WORKSPACE_MEM_OPTIMIZE, ``model_config_om2.cpp``): 1 leaves the I/O region
+  unbacked even when it could be (GE: always) and rejects host-placed I/O
+  (``ConstructZeroCopyIoActiveBaseAddrs``). On GE's execute path that is all: an I/O
+  outside zero-copy blocks lives in the feature map and is copied for that reason.
+- ``legacy_copy_only_addrs`` (default False): decide copy versus refresh as GE's legacy
+  paths do, from the set ``DavinciModel::copy_only_addrs_`` (filled by ``DisableZeroCopy``,
+  ``SetCopyOnlyOutput``, ``DisableZeroCopyInReuseMemoryMode`` and the HCCL and memcpy task
+  infos; read by ``CopyOutputDataLegacy``, the queue paths and r1.11's
+  ``ZeroCopyTask::UpdateIoTaskArgs``), instead of as ``NnExecute`` does (address containment
+  in the allocations ``GenMemAllocations`` builds). zero_copy.py lists both rule sets.
 - ``feature_base_refreshable`` (``ge.featureBaseRefreshable``): the work memory may
   be moved after load (``LoadedModel.update_work_memory``); the feature-map slots
-  are then refreshed too (refresh bit kRefreshByFm, GE: task_args_refresh_type_classifier.h).
+  are then refreshed too (refresh bit kRefreshByFm, ``task_args_refresh_type_classifier.cc``).
 """
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ class LoadOptions:
     zero_copy: bool = attrs.field(default=True, validator=_bool)
     reuse_zero_copy_memory: int = attrs.field(default=0, validator=_reuse_value)
     feature_base_refreshable: bool = attrs.field(default=False, validator=_bool)
+    legacy_copy_only_addrs: bool = attrs.field(default=False, validator=_bool)
 
     def __attrs_post_init__(self):
         # reuseZeroCopyMemory means "never back the I/O region"; zero copy off copies through it.

@@ -100,9 +100,10 @@ def _stage(lm, bindings: list[Binding], call: _Call) -> list[Binding]:
 
 
 def _copy_sources(bindings: list[Binding]) -> list[Binding]:
-    """An output held in an earlier I/O's bytes (``ZeroCopyOffset.copy_from``) is copied from where that I/O
-    is in this call: the user's buffer (zero copy), its staging buffer or the model's address
-    (GenOutputMemAllocations)."""
+    """An I/O whose address lies inside an earlier I/O's allocation (``ZeroCopyOffset.copy_from``) is copied
+    to (input) or from (output) where that I/O is in this call: the user's buffer (zero copy), its staging
+    buffer or the model's address (``davinci_model.cc`` ``CopyInputForNoZeroCopy`` /
+    ``CopyOutputForNoZeroCopy``: the allocation's active base plus the offset)."""
     by_key = {b.io.key: b for b in bindings}
     return [attrs.evolve(b, address=by_key[b.io.copy_from[0]].address + b.io.copy_from[1])
             if b.io.copy_from is not None else b for b in bindings]
@@ -134,7 +135,7 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
             _copy(lm, call, b, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
     for task, t, waits in zip(lm.tasks, lm.model.tasks.tasks, lm.waits):
         if not branches.launches(t, batch):
-            continue   # another dynamic-batch branch: its memory may be this branch's (GE: ResizeDynamicBatchBlocks)
+            continue   # another dynamic-batch branch: its memory may be this branch's (dynamic_batch_mem_assigner.cc)
         task = branches.for_branch(task, batch)
         for other in waits:   # cross-stream data edge: record there, wait here
             event = dev.create_event()

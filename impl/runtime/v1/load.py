@@ -1,5 +1,5 @@
-"""Loading a CompiledModel onto a device: memory at load (GE: davinci_model.cc
-`DavinciModel::Init`, `InitWeightMem`, `InitFeatureMapAndP2PMem`), slot registration, unload.
+"""Loading a CompiledModel onto a device: memory at load (davinci_model.cc ``InitWeightMem``,
+``InitFeatureMapAndP2PMem``), slot registration, unload.
 
 ``load(device, model, options, work=None, weight=None)``:
 
@@ -53,13 +53,12 @@ def _check_caller_memory(model, work, weight) -> None:
     w_need = model.regions.get("weight", 0)
     if weight is not None and weight[1] < w_need:
         raise ParamInvalid(f"The weight size of model {model.name!r} is {w_need}, but the input size set by user "
-                           f"is {weight[1]} (GE: davinci_model.cc InitWeightMem)", buffer="weight")
+                           f"is {weight[1]} (davinci_model.cc InitWeightMem)", buffer="weight")
     fm_need = model.regions.get("feature_map", 0)
     if work is not None and work[1] < fm_need:
         raise ParamInvalid(f"Invalid mem param: work memory of {work[1]} bytes is less than the {fm_need} bytes the "
                            f"feature map needs (memory_size {model.memory_size} - zero_copy_size "
-                           f"{model.zero_copy_size}; GE: davinci_model.cc InitFeatureMapAndP2PMem)", buffer="work",
-                           message_id="E19999")
+                           f"{model.zero_copy_size}, davinci_model.cc InitFeatureMapAndP2PMem)", buffer="work", message_id="E19999")
 
 
 def _weight_image(device, model, base: int) -> None:

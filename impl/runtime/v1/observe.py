@@ -52,7 +52,9 @@ def _hccl_without_zero_copy(model) -> set[str]:
 
 def observe_load(lm) -> LoadObservation:
     opts = lm.options
-    options = LoadOptionsObservation("v1", zero_copy=opts.zero_copy, reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory))
+    options = LoadOptionsObservation("v1", zero_copy=opts.zero_copy,
+                                     reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory),
+                                     legacy_copy_only_addrs=opts.legacy_copy_only_addrs)
     sizes = lm.model.regions
     regions = tuple(
         RegionBinding(name, lm.base(name), sizes.get(name, 0),
@@ -60,7 +62,7 @@ def observe_load(lm) -> LoadObservation:
         for name in ("feature_map", "zero_copy", "weight", "fixed"))
     unsupported = _hccl_without_zero_copy(lm.model)
     io = tuple(IoTensor(z.name, z.role, lm.model_address(z), z.desc.size, z.desc.nbytes, z.zero_copy_block,
-                        z.desc.tensor in unsupported, z.desc.region, z.desc.offset) for z in lm.io)
+                        z.desc.tensor in unsupported, z.desc.region, z.desc.offset, z.desc.tensor) for z in lm.io)
     names = io_names(lm.model)
     table = tuple(ZeroCopyEntry(e.task, e.slot, names[(e.role, e.index)], e.role, e.relative_offset)
                   for e in lm.model.tasks.zero_copy)

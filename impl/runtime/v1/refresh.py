@@ -1,6 +1,5 @@
-"""The per-execution address refresh rule (GE: davinci_model.cc ``UpdateAllNodeArgs``,
-``ConstructZeroCopyIoActiveBaseAddrs``; args_io_addrs_updater.cc; model_args_manager.cc
-``ModelArgsManager::UpdateForExecute``), as a pure function.
+"""The per-execution address refresh rule (``davinci_model.cc`` ``UpdateAllNodeArgs``,
+``model_args_manager.cc`` ``UpdateForExecute``, ``args_io_addrs_updater.cc``), as a pure function.
 
 ``refresh(table, active, bindings, feature_map) -> Refresh`` takes the loaded model's
 :class:`RefreshTable` (the registered slots of each refreshable allocation, fixed at load),

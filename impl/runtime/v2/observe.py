@@ -7,8 +7,6 @@ and meaning as runtime v1's. The spec's v2 invariants (spec/invariants/runtime_v
 execution.py) then check this runtime from outside.
 
 - I/O names are ``impl.runtime.io_names``'s, tasks are numbered as in the model file.
-- ``lowered_outputs``: per output, the lowered graph's SplitTensorForOutputData of its OutputData
-  slot and the node feeding its EnsureTensorAtOutMemory, copied from the executable graph.
 - Device copies, argument writes, launches and faults are the device trace as
   ``impl.device.trace_events`` transcribes it; a copy names the I/O it moves, and a kernel
   that faulted shows as the launch it attempted (the device's ``FaultedLaunch``) followed
@@ -30,13 +28,11 @@ execution.py) then check this runtime from outside.
 """
 from __future__ import annotations
 
-import attrs
-
 from zcspec.impl.device.trace_events import TraceNames, allocation_events, slot_tensors, spec_event
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
 from zcspec.impl.runtime.v2.errors import RuntimeV2Error
-from zcspec.spec.observables.execution import CallResult, ExecutionObservation, LoweredOutput, SlotValue
+from zcspec.spec.observables.execution import CallResult, ExecutionObservation, SlotValue
 from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
 from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.trace import Event
@@ -62,7 +58,7 @@ def observe_load(exe) -> LoadObservation:
     regions = tuple(RegionBinding(r, exe.region_base(r), exe.model.regions[r]) for r in ("weight", "fixed")
                     if exe.model.regions.get(r))
     names = io_names(exe.model)
-    io = tuple(IoTensor(names[(d.role, d.index)], d.role, 0, d.size, d.nbytes, d.zero_copy)
+    io = tuple(IoTensor(names[(d.role, d.index)], d.role, 0, d.size, d.nbytes, d.zero_copy, tensor=d.tensor)
                for d in exe.model.tasks.inputs + exe.model.tasks.outputs)
     events = _Events(names)
     events.device(exe.device.trace, (exe.load_begin, exe.load_end), _trace_names(exe, "model"))
@@ -146,24 +142,8 @@ def observe_execution(exe, record: ExecutionRecord | None = None, outputs=(),
     if isinstance(ours, RuntimeV2Error) and ours.culprit:
         culprit = _io(names, ours.io_key or ours.culprit)
     io_addresses = {names[k]: v for k, v in record.io_addresses.items()}
-    lowered = lowered_outputs(exe.graph, [(io.index, names[("output", io.index)]) for io in exe.model.tasks.outputs])
-    return attrs.evolve(ExecutionObservation(
+    return ExecutionObservation(
         observe_load(exe), buffers, tuple(SlotValue(t, s, v) for (t, s), v in sorted(slots.items())), io_addresses,
         tuple(ev.out), tuple(outputs), CallResult(err is None, None if err is None else str(err), culprit),
-        record.counters.as_dict()), lowered_outputs=lowered)
+        record.counters.as_dict())
 
-
-def lowered_outputs(graph, slots) -> tuple[LoweredOutput, ...]:
-    """Per output ``(i, name)`` of ``slots``, the lowered graph's SplitTensorForOutputData of
-    OutputData:i and what feeds its EnsureTensorAtOutMemory, as the graph holds them."""
-    splits = {n.inputs[0].index for n in graph.of_type("SplitTensorForOutputData")
-              if n.inputs and n.inputs[0].node == "OutputData"}
-    ensure_from: dict[int, str] = {}
-    for n in graph.of_type("EnsureTensorAtOutMemory"):
-        slot = n.inputs[1].index if len(n.inputs) > 1 and n.inputs[1].node == "OutputData" else None
-        if slot is None:
-            continue
-        src = graph.producer(n.inputs[0])
-        own = src.type == "SplitTensorForOutputData" and src.inputs and src.inputs[0] == n.inputs[1]
-        ensure_from[slot] = "split" if own else src.type
-    return tuple(LoweredOutput(name, i in splits, ensure_from.get(i)) for i, name in slots)
