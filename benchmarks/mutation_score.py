@@ -1,23 +1,34 @@
-"""Mutation score (issue 13): the share of impl/'s non-equivalent mutants that ``zcspec verify`` alone kills.
+"""Mutation score (issues 13 and 35): the share of impl/'s non-equivalent mutants that ``zcspec verify`` kills,
+and how it kills them.
 
     python benchmarks/mutation_score.py [--sample N] [--seed S] [--jobs J] [--timeout S]
-                                        [--suite-timeout S] [--out FILE] [--list] [--commit REV | --worktree]
-                                        [--module GLOB ...]
+                                        [--suite-timeout S] [--suite identical|survivors|none] [--out FILE]
+                                        [--list] [--commit REV | --worktree] [--module GLOB ...]
 
-Samples N small mutations of impl/'s logic (benchmarks/mutation/mutator.py lists the operators and
-what is left alone), copies the sources once per mutant into a temporary folder, never touching
-the checkout, and judges each mutant: ``zcspec verify`` first (killed: a non-zero exit, a crash or
-a time-out), then, for verify's survivors, the test suite (``pytest -n 2 -q -x``). A mutant that the
-suite kills and verify did not is verify's miss; one that neither kills is probably equivalent and
-is listed. Before the mutants, the unmutated copy must pass both (the baseline), whose times set
-the default limits (4x, at least 120 s). Prints one line per mutant and "verify kills X of Y
-non-equivalent mutants = Z%"; writes every verdict and the output's tail to --out as JSON.
-Progress goes to stderr. Exits 1 when Z is under --target (default 90).
+Samples N small mutations of impl/'s logic and tables (benchmarks/mutation/mutator.py and tables.py
+list the operators and what is left alone) with a seed drawn at random unless --seed names one (it is
+printed, with the command that draws the same sample again), copies the sources once per mutant into a
+temporary folder, never touching the checkout, and runs ``zcspec verify --artefacts`` on each.
+
+A mutant verify kills is attributed from the run's verdict.json: the claims it broke (which ids), the
+output oracle only, a crash of the code under test, a refusal of its own artefacts or of a valid call,
+one of verify's other checks, the exercise floor, the time limit. A mutant verify passes has its
+artefacts (every plan, model file, device trace, output digest, the case table) compared with the
+unmutated run's: if any differs it is verify's miss, whatever the suite says; if all are identical,
+the test suite (``pytest -n 2 -q -x``, only there unless --suite survivors) decides between a miss
+and an equivalent mutant, now one with evidence. Before the mutants, the unmutated copy must pass both
+judges, verify twice with identical artefacts (the baseline, whose times set the default limits: 4x,
+at least 120 s). Prints one line per mutant, then the scores with 95% Wilson intervals (overall; the
+claims on the silent mutants, those whose code neither crashed, hung nor refused its artefacts; the
+claims alone; the claims but the oracle on the silent ones outside the kernels) and the breakdown;
+writes every verdict and the output's tail to --out as JSON. Progress goes to stderr. Exits 1 when
+the overall score is under --target (default 90).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import shlex
 import shutil
 import signal
@@ -27,26 +38,31 @@ import tempfile
 import time
 from pathlib import Path
 
-from mutation.campaign import Baseline, CampaignError, Score, Settings, baseline, judge
-from mutation.mutator import in_modules, mutable_files, sample, sites
+from mutation.campaign import SUITE_WHEN, Baseline, CampaignError, Settings, baseline, judge
+from mutation.mutator import in_modules, sample, sites
 from mutation.runs import Interrupted, stop_all, suite_command, verify_command
 from mutation.sandbox import Sandbox, SandboxError
+from mutation.score import Score
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "out" / "mutation_score.json"
-UNLIMITED_VERIFY, UNLIMITED_SUITE = 600.0, 1800.0  # limits with --skip-baseline and no --timeout
+SEEDS = 2**31   # a drawn seed is below this
 
 
 def _args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sample", type=int, default=30, metavar="N", help="mutants to sample (default 30)")
-    ap.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    ap.add_argument("--sample", type=int, default=40, metavar="N", help="mutants to sample (default 40)")
+    ap.add_argument("--seed", type=int, help="sampling seed (default: drawn at random, and printed)")
     ap.add_argument("--jobs", type=int, default=2, help="mutants judged at once (default 2)")
     ap.add_argument("--timeout", type=float, help="seconds per verify run (default 4x the baseline's, >= 120)")
     ap.add_argument("--suite-timeout", type=float, help="seconds per suite run (default 4x the baseline's, >= 120)")
     ap.add_argument("--suite-workers", type=int, default=2, help="pytest-xdist workers per suite run (default 2)")
     ap.add_argument("--verify-args", default="", help="extra arguments for zcspec verify, one shell-quoted string")
     ap.add_argument("--suite-args", default="", help="extra pytest arguments (a subset, -k ...), one string")
+    ap.add_argument("--suite", choices=SUITE_WHEN, default="identical",
+                    help="run the suite on verify's survivors whose artefacts are identical to the unmutated run's "
+                         "(default: only there does it decide anything), on all of verify's survivors, or on none "
+                         "(then identical artefacts alone make a mutant equivalent)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
                     help="JSON result file (default out/mutation_score.json in the checkout, a git-ignored folder)")
     ap.add_argument("--module", action="append", default=[], metavar="GLOB",
@@ -57,12 +73,16 @@ def _args(argv):
     source = ap.add_mutually_exclusive_group()
     source.add_argument("--commit", default="HEAD", help="mutate the sources at this commit (default HEAD)")
     source.add_argument("--worktree", action="store_true", help="mutate the working tree as it is, uncommitted edits too")
-    ap.add_argument("--skip-baseline", action="store_true", help="do not run the judges on the unmutated copy first")
+    ap.add_argument("--skip-baseline", action="store_true",
+                    help="run verify once on the unmutated copy (for its artefacts) and not the suite")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies (their folder is printed)")
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.sample < 1:
         ap.error(f"--sample must be >= 1, got {args.sample}")
+    args.drawn = args.seed is None
+    if args.drawn:
+        args.seed = secrets.randbelow(SEEDS)
     return args
 
 
@@ -97,26 +117,29 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
     all_sites = in_modules(sites(pristine.tree), args.module)
     chosen = sample(all_sites, args.sample, args.seed, pristine.tree)
     source = f"commit {commit[:10]}" if commit else "the working tree"
-    modules = len({m.path for m in all_sites}) if args.module else len(mutable_files(pristine.tree))
-    print(f"mutation score: {len(chosen)} mutants sampled (seed {args.seed}) from {len(all_sites)} sites in "
-          f"{modules} modules of impl/ at {source}" + (f" (--module {' '.join(args.module)})" if args.module else ""))
+    modules = len({m.path for m in all_sites})
+    print(f"mutation score: {len(chosen)} mutants sampled (seed {args.seed}{', drawn' if args.drawn else ''}) from "
+          f"{len(all_sites)} sites in {modules} modules of impl/ at {source}"
+          + (f" (--module {' '.join(args.module)})" if args.module else ""))
+    if args.drawn:
+        print(f"the same sample: {_rerun(args)}")
     if args.list:
         for m in chosen:
             print(f"  {m.label:<48} {m.describe()}")
         return 0
     settings = Settings(jobs=args.jobs, verify_args=tuple(shlex.split(args.verify_args)),
                         suite_workers=args.suite_workers, suite_args=tuple(shlex.split(args.suite_args)),
-                        verify_timeout=args.timeout, suite_timeout=args.suite_timeout, keep=args.keep)
+                        verify_timeout=args.timeout, suite_timeout=args.suite_timeout, keep=args.keep,
+                        suite=args.suite)
     t0 = time.monotonic()
-    limits = _limits(args, pristine, settings, _progress)
-    print(f"verify: {_command(verify_command(list(settings.verify_args)))} ({_baseline_text(limits, 'verify')})\n"
+    limits = baseline(pristine, workdir, settings, _progress, full=not args.skip_baseline)
+    print(f"verify: {_command(verify_command(list(settings.verify_args), Path('DIR')))} "
+          f"({_baseline_text(limits, 'verify')})\n"
           f"suite:  {_command(suite_command(settings.suite_workers, list(settings.suite_args)))} "
-          f"({_baseline_text(limits, 'suite')})\n", flush=True)
+          f"({_baseline_text(limits, 'suite')}; run on {args.suite})\n", flush=True)
     outcomes = judge(chosen, pristine, workdir, settings, limits, _progress)
     for o in outcomes:
-        suite = o.suite.short() if o.suite else "-"
-        print(f"  {o.mutation.label:<48} {o.mutation.describe()}\n"
-              f"  {'':<48} verify {o.verify.short()}; suite {suite}; {o.seconds:.0f} s")
+        print(f"  {o.mutation.label:<48} {o.mutation.describe()}\n  {'':<48} {_verdict(o)}; {o.seconds:.0f} s")
     score = _summary(outcomes)
     _write(args, commit, len(all_sites), limits, outcomes, score, time.monotonic() - t0)
     return 0 if score.percent is not None and score.percent >= args.target else 1
@@ -126,10 +149,17 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _limits(args, pristine: Sandbox, settings: Settings, progress) -> Baseline:
-    if not args.skip_baseline:
-        return baseline(pristine, settings, progress)
-    return Baseline(None, None, args.timeout or UNLIMITED_VERIFY, args.suite_timeout or UNLIMITED_SUITE)
+def _rerun(args) -> str:
+    """The command with the drawn seed named (and --list left out)."""
+    kept = [a for a in args.argv if a != "--list"]
+    return "python benchmarks/mutation_score.py " + " ".join(shlex.quote(a) for a in [*kept, "--seed", str(args.seed)])
+
+
+def _verdict(o) -> str:
+    if o.verify.killed:
+        return f"verify killed: {o.kill.short()}"
+    suite = f"; suite {o.suite.short()}" if o.suite else ""
+    return f"verify passed; {o.why_missed or 'artefacts identical'}{suite} [{o.status}]"
 
 
 def _baseline_text(limits: Baseline, judge_name: str) -> str:
@@ -140,27 +170,28 @@ def _baseline_text(limits: Baseline, judge_name: str) -> str:
 
 def _summary(outcomes) -> Score:
     score = Score.of(outcomes)
-    print("\n" + score.sentence())
-    for title, group in (("verify's misses (killed by the suite only)", score.missed),
-                         ("probably equivalent (neither kills them)", score.equivalent)):
+    print("\n" + "\n".join(score.lines()))
+    for title, group in (("verify's misses", score.missed),
+                         ("equivalent on verify's cases (every artefact identical)", score.equivalent)):
         print(f"{title}: {len(group)}")
         for o in group:
-            why = f" [suite {o.suite.short()}]" if o.suite and o.suite.killed else ""
-            print(f"  {o.mutation.label} {o.mutation.describe()}{why}")
+            print(f"  {o.mutation.label} {o.mutation.describe()}" + (f" [{o.why_missed}]" if o.why_missed else ""))
     return score
 
 
 def _write(args, commit, n_sites, limits: Baseline, outcomes, score: Score, seconds: float) -> None:
     result = {
         "command": "python benchmarks/mutation_score.py " + " ".join(shlex.quote(a) for a in args.argv),
+        "same_sample": _rerun(args) if args.drawn else None,
         "source": commit or "worktree", "seed": args.seed, "sample": len(outcomes), "sites": n_sites,
         "modules": args.module,
-        "baseline": {"verify": limits.verify.to_json() if limits.verify else None,
+        "baseline": {"verify": limits.verify.to_json(),
                      "suite": limits.suite.to_json() if limits.suite else None,
                      "verify_timeout": limits.verify_timeout, "suite_timeout": limits.suite_timeout},
-        "verify_killed": len(score.killed), "suite_killed": len(score.missed), "equivalent": len(score.equivalent),
+        "seed_drawn": args.drawn, "suite_on": args.suite,
+        "verify_killed": len(score.killed), "missed": len(score.missed), "equivalent": len(score.equivalent),
         "score_percent": None if score.percent is None else round(score.percent, 1),
-        "summary": score.sentence(),
+        "scores": score.to_json(), "summary": score.lines(),
         "seconds": round(seconds, 1),
         "mutants": [o.to_json() for o in outcomes],
     }

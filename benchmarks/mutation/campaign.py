@@ -1,10 +1,15 @@
-"""Judging sampled mutants: ``zcspec verify`` on each, then the test suite on verify's survivors.
+"""Judging sampled mutants: ``zcspec verify --artefacts`` on each, then the test suite where it decides.
 
 Every mutant runs in its own copy (sandbox.py) of a pristine copy of the sources, so no file of
 the checkout is ever written. Before any mutant, the pristine copy itself must pass both judges
-(the baseline): a judge that already fails would "kill" every mutant. The baseline's times set
-the default time limits. A mutant's status is ``verify-killed``, ``suite-killed`` (verify's miss)
-or ``equivalent`` (neither kills it: probably an equivalent mutant, listed for a reader to check).
+(the baseline): a judge that already fails would "kill" every mutant. verify runs twice there, and
+its two runs must write identical artefacts (checks/verify_artefacts.py): the evidence that a
+mutant's artefacts differ because of the mutant. The baseline's times set the default time limits.
+
+A mutant verify kills is attributed (attribution.py); one it passes has its artefacts compared with
+the pristine run's: any difference is verify's miss, whatever the suite says; identical artefacts
+make it equivalent on verify's cases, unless the suite (``suite="identical"``, the default: run only
+there) kills it, a miss too. score.py says what each status and score means.
 """
 from __future__ import annotations
 
@@ -15,19 +20,29 @@ from pathlib import Path
 
 import attrs
 
+from zcspec.checks.verify_artefacts import first_difference
+
+from .attribution import Kill, read_verdict
 from .mutator import Mutation
 from .runs import Run, run, suite_command, verify_command
 from .sandbox import Sandbox
+from .score import Outcome
 
 # Default limits: this many times the baseline's seconds, never under MIN_TIMEOUT (the machine is
 # shared and --jobs runs several judges at once, so a mutant's run is slower than the baseline).
 TIMEOUT_FACTOR = 4.0
 MIN_TIMEOUT = 120.0
+LIMIT_UNSET = 1800.0    # a judge's limit when no baseline timed it and no option set it
 
 
 # The suite runs under the CI's Hypothesis profile (tests/conftest.py): derandomised, so a mutant's
 # suite verdict is the same on every run. A HYPOTHESIS_PROFILE already set is kept.
 SUITE_ENV = {"HYPOTHESIS_PROFILE": "ci"}
+# verify's artefacts must not depend on str hashing's per-process seed (a set's order): every verify
+# run, the pristine ones and the mutants', gets the same one.
+VERIFY_ENV = {"PYTHONHASHSEED": "0"}
+ARTEFACTS = "artefacts"
+SUITE_WHEN = ("identical", "survivors", "none")
 
 
 class CampaignError(Exception):
@@ -43,8 +58,13 @@ class Settings:
     verify_timeout: float | None = None   # None: from the baseline
     suite_timeout: float | None = None
     keep: bool = False                    # keep each mutant's copy (for debugging a verdict)
+    suite: str = "identical"              # run the suite on: verify's survivors with identical artefacts,
+                                          # all of verify's survivors, or none (SUITE_WHEN)
+    twice: bool = True                    # the baseline runs verify twice and compares the artefacts
 
     def __attrs_post_init__(self):
+        if self.suite not in SUITE_WHEN:
+            raise ValueError(f"suite={self.suite!r} must be one of {SUITE_WHEN}")
         if self.jobs < 1 or self.suite_workers < 1:
             raise ValueError(f"jobs={self.jobs!r} and suite_workers={self.suite_workers!r} must be >= 1")
         for name in ("verify_timeout", "suite_timeout"):
@@ -55,72 +75,46 @@ class Settings:
 
 @attrs.frozen
 class Baseline:
-    verify: Run | None    # None with --skip-baseline
-    suite: Run | None
+    verify: Run           # the pristine run whose artefacts every mutant's are compared with
+    suite: Run | None     # None with --skip-baseline (then verify runs once)
     verify_timeout: float
     suite_timeout: float
+    artefacts: Path       # that run's --artefacts folder
 
 
-@attrs.frozen
-class Outcome:
-    mutation: Mutation
-    verify: Run
-    suite: Run | None     # None when verify killed the mutant (the suite is not run)
-
-    @property
-    def status(self) -> str:
-        if self.verify.killed:
-            return "verify-killed"
-        return "suite-killed" if self.suite is not None and self.suite.killed else "equivalent"
-
-    @property
-    def seconds(self) -> float:
-        return self.verify.seconds + (self.suite.seconds if self.suite else 0.0)
-
-    def to_json(self) -> dict:
-        return {"mutation": self.mutation.to_json(), "status": self.status, "seconds": round(self.seconds, 1),
-                "verify": self.verify.to_json(), "suite": self.suite.to_json() if self.suite else None}
-
-
-@attrs.frozen
-class Score:
-    """verify's share of the non-equivalent mutants: killed / (killed + missed), in percent
-    (None when no mutant is killed by either judge)."""
-
-    killed: tuple[Outcome, ...]       # by verify
-    missed: tuple[Outcome, ...]       # by the suite only
-    equivalent: tuple[Outcome, ...]   # by neither
-
-    @classmethod
-    def of(cls, outcomes: list[Outcome]) -> "Score":
-        return cls(*(tuple(o for o in outcomes if o.status == s) for s in ("verify-killed", "suite-killed", "equivalent")))
-
-    @property
-    def percent(self) -> float | None:
-        judged = len(self.killed) + len(self.missed)
-        return 100.0 * len(self.killed) / judged if judged else None
-
-    def sentence(self) -> str:
-        n = len(self.killed) + len(self.missed)
-        pct = self.percent
-        return f"verify kills {len(self.killed)} of {n} non-equivalent mutants" + (
-            f" = {pct:.1f}%" if pct is not None else " (neither judge killed any: no score)")
-
-
-def baseline(pristine: Sandbox, settings: Settings, progress: Callable[[str], None]) -> Baseline:
-    """Both judges on the unmutated copy; raises CampaignError if either fails."""
-    limit = 3600.0
-    progress("baseline: zcspec verify on the unmutated copy ...")
-    v = run("verify", verify_command(list(settings.verify_args)), pristine.tree, pristine.env(),
-            settings.verify_timeout or limit)
-    _require_pass(v)
-    progress(f"baseline: verify passed in {v.seconds:.1f} s; the suite ...")
+def baseline(pristine: Sandbox, workdir: Path, settings: Settings, progress: Callable[[str], None], *,
+             full: bool = True) -> Baseline:
+    """verify on the unmutated copy (twice with ``settings.twice``, the two runs' artefacts compared), then
+    the suite (unless not ``full``: then verify once and limits from ``settings`` or LIMIT_UNSET); raises
+    CampaignError if a judge fails or the two runs' artefacts differ."""
+    twice = full and settings.twice
+    progress(f"baseline: zcspec verify on the unmutated copy{' (twice, at once)' if twice else ''} ...")
+    folders = [workdir / f"baseline-{ARTEFACTS}-{k}" for k in range(2 if twice else 1)]
+    limit = settings.verify_timeout or 3600.0
+    with ThreadPoolExecutor(len(folders)) as pool:
+        runs = list(pool.map(lambda f: _verify(pristine, f, settings, limit), folders))
+    for r in runs:
+        _require_pass(r)
+    if twice and (diff := first_difference(folders[0], folders[1])):
+        raise CampaignError(f"two verify runs of the unmutated copy wrote different artefacts ({diff}): "
+                            f"identical artefacts would prove nothing; compare {folders[0]} and {folders[1]}")
+    v = min(runs, key=lambda r: r.seconds)
+    progress(f"baseline: verify passed in {v.seconds:.1f} s" + (", artefacts identical twice" if twice else ""))
+    verify_timeout = settings.verify_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * v.seconds)
+    if not full:
+        return Baseline(v, None, verify_timeout, settings.suite_timeout or LIMIT_UNSET, folders[0])
+    progress("baseline: the suite ...")
     s = run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), pristine.tree,
-            _suite_env(pristine), settings.suite_timeout or limit)
+            _suite_env(pristine), settings.suite_timeout or 3600.0)
     _require_pass(s)
     progress(f"baseline: suite passed in {s.seconds:.1f} s")
-    return Baseline(v, s, settings.verify_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * v.seconds),
-                    settings.suite_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * s.seconds))
+    return Baseline(v, s, verify_timeout, settings.suite_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * s.seconds),
+                    folders[0])
+
+
+def _verify(box: Sandbox, artefacts: Path, settings: Settings, timeout: float) -> Run:
+    return run("verify", verify_command(list(settings.verify_args), artefacts), box.tree,
+               {**box.env(), **VERIFY_ENV}, timeout)
 
 
 def _require_pass(r: Run) -> None:
@@ -131,34 +125,55 @@ def _require_pass(r: Run) -> None:
 
 def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings: Settings,
           limits: Baseline, progress: Callable[[str], None]) -> list[Outcome]:
-    """Verify every mutant (``settings.jobs`` at a time), then run the suite on the survivors."""
+    """Verify every mutant (``settings.jobs`` at a time) and attribute each kill or compare the artefacts;
+    then run the suite where ``settings.suite`` says."""
     boxes = [_mutant_copy(pristine, m, workdir / f"mutant-{i:03d}") for i, m in enumerate(mutations)]
     n = len(mutations)
 
-    def verify_one(i: int) -> Run:
-        r = run("verify", verify_command(list(settings.verify_args)), boxes[i].tree, boxes[i].env(),
-                limits.verify_timeout)
-        progress(f"[{i + 1}/{n}] verify {mutations[i].label} {mutations[i].operator}: {r.short()} ({r.seconds:.0f} s)")
-        if r.killed and not settings.keep:
-            shutil.rmtree(boxes[i].tree.parent, ignore_errors=True)
-        return r
+    def verify_one(i: int) -> tuple[Run, Kill, str | None]:
+        folder = boxes[i].tree.parent / ARTEFACTS
+        r = _verify(boxes[i], folder, settings, limits.verify_timeout)
+        kill = Kill.of(r, read_verdict(folder))
+        compared = None if r.killed else _compare(limits.artefacts, folder)
+        said = kill.short() if r.killed else ("artefacts identical" if compared == "" else compared)
+        progress(f"[{i + 1}/{n}] verify {mutations[i].label} {mutations[i].operator}: {r.short()}; {said} "
+                 f"({r.seconds:.0f} s)")
+        if not settings.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+        return r, kill, compared
 
     with ThreadPoolExecutor(settings.jobs) as pool:
         verdicts = list(pool.map(verify_one, range(n)))
-    survivors = [i for i in range(n) if not verdicts[i].killed]
-    progress(f"verify killed {n - len(survivors)} of {n}; the suite on the {len(survivors)} survivors ...")
+    chosen = [i for i, (r, _, compared) in enumerate(verdicts) if _runs_suite(settings.suite, r, compared)]
+    progress(f"verify killed {sum(v[0].killed for v in verdicts)} of {n}; the suite on {len(chosen)} "
+             f"({settings.suite}) ...")
 
     def suite_one(i: int) -> Run:
         r = run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), boxes[i].tree,
                 _suite_env(boxes[i]), limits.suite_timeout)
         progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator}: {r.short()} ({r.seconds:.0f} s)")
-        if not settings.keep:
-            shutil.rmtree(boxes[i].tree.parent, ignore_errors=True)
         return r
 
     with ThreadPoolExecutor(settings.jobs) as pool:
-        suites = dict(zip(survivors, pool.map(suite_one, survivors)))
-    return [Outcome(m, verdicts[i], suites.get(i)) for i, m in enumerate(mutations)]
+        suites = dict(zip(chosen, pool.map(suite_one, chosen)))
+    if not settings.keep:
+        for box in boxes:
+            shutil.rmtree(box.tree.parent, ignore_errors=True)
+    return [Outcome(m, *verdicts[i], suites.get(i)) for i, m in enumerate(mutations)]
+
+
+def _compare(pristine: Path, folder: Path) -> str:
+    """"" when the mutant's artefacts are the pristine run's, else where they differ."""
+    try:
+        return first_difference(pristine, folder)
+    except FileNotFoundError as e:
+        return f"the run wrote no {Path(e.filename).name}"
+
+
+def _runs_suite(when: str, r: Run, compared: str | None) -> bool:
+    if r.killed or when == "none":
+        return False
+    return when == "survivors" or compared == ""
 
 
 def _suite_env(box: Sandbox) -> dict[str, str]:

@@ -12,14 +12,14 @@ Operators: ``compare`` (``<``/``<=``, ``>``/``>=``, ``==``/``!=``, ``is``/``is n
 float c to 2c), ``negate`` (the test of an if, while, conditional expression or comprehension
 filter), ``drop`` (an expression statement, an augmented or attribute/item assignment, an assert,
 a raise, a break or continue becomes ``pass``), ``return`` (``return x`` becomes ``return None``;
-an early return, one not last in its function, becomes ``pass``).
+an early return, one not last in its function, becomes ``pass``). Module-level tables (the op
+facts, the SoC profiles, the dtype sizes: a module-level assignment of more than a scalar constant)
+get ``table-drop`` (an entry left out) and ``table-value`` (a number or flag in it changed), see
+tables.py.
 
-Left alone: modules named errors.py and modules with no function (pure data, such as tables of
-op limits); docstrings and every string; whatever is inside f-strings, annotations, decorators,
-``raise`` statements, calls that build an exception (``...Error(...)``), logging, printing and
-warnings; module-level data (a module-level assignment of anything but a scalar constant such as
-``ALIGN = 32`` or ``2**63 - 1``: tables, registries, loggers); ``__repr__``/``__str__``;
-``if TYPE_CHECKING`` blocks.
+Left alone: modules named errors.py; docstrings and every string; whatever is inside f-strings,
+annotations, decorators, ``raise`` statements, calls that build an exception (``...Error(...)``),
+logging, printing and warnings; ``__all__``; ``__repr__``/``__str__``; ``if TYPE_CHECKING`` blocks.
 """
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ from collections import deque
 from pathlib import Path
 
 import attrs
+
+from .tables import table_sites, table_value
 
 SKIPPED_FILES = ("errors.py",)
 _COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -52,12 +54,15 @@ class Mutation:
     operator: str
     before: str
     after: str
+    detail: str = ""   # what a table-drop leaves out (its before and after are the whole container)
 
     @property
     def label(self) -> str:
         return f"{self.path}:{self.line}"
 
     def describe(self) -> str:
+        if self.detail:
+            return f"{self.operator}: {self.detail}"
         before, after = (" ".join(s.split()) for s in (self.before, self.after))
         return f"{self.operator}: {_clip(before)} -> {_clip(after)}"
 
@@ -79,15 +84,8 @@ def _clip(text: str, width: int = 60) -> str:
 
 
 def mutable_files(root: Path) -> list[Path]:
-    """impl/'s modules that carry logic, sorted: no errors.py, none without a function."""
-    files = []
-    for path in sorted((Path(root) / "impl").rglob("*.py")):
-        if path.name in SKIPPED_FILES:
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for n in ast.walk(tree)):
-            files.append(path)
-    return files
+    """impl/'s modules, sorted, but errors.py (a module with no logic and no table has no site)."""
+    return [p for p in sorted((Path(root) / "impl").rglob("*.py")) if p.name not in SKIPPED_FILES]
 
 
 def sites(root: Path) -> list[Mutation]:
@@ -141,13 +139,21 @@ def file_sites(source: str, relpath: str) -> list[Mutation]:
     for line in lines:
         offsets.append(offsets[-1] + len(line))
     data = source.encode("utf-8")
+
+    def span(node: ast.AST) -> tuple[int, int]:
+        return offsets[node.lineno - 1] + node.col_offset, offsets[node.end_lineno - 1] + node.end_col_offset
+
+    def segment(node: ast.AST) -> str:
+        start, end = span(node)
+        return data[start:end].decode("utf-8")
+
     out = []
-    for node, operator, replacement in _candidates(tree):
-        start = offsets[node.lineno - 1] + node.col_offset
-        end = offsets[node.end_lineno - 1] + node.end_col_offset
-        before = data[start:end].decode("utf-8")
+    found = [(*c, "") for c in _candidates(tree)] + list(table_sites(tree, segment, _constant_mutations))
+    for node, operator, replacement, detail in found:
+        start, end = span(node)
+        before = segment(node)
         after = replacement if isinstance(node, ast.stmt) else f"({replacement})"
-        mutation = Mutation(relpath, node.lineno, start, end, operator, before, after)
+        mutation = Mutation(relpath, node.lineno, start, end, operator, before, after, detail)
         if before != after:
             out.append(mutation)
     return out
@@ -202,11 +208,14 @@ def _skipped(node: ast.AST) -> bool:
 
 
 def _module_data(node: ast.stmt) -> bool:
-    """A module-level assignment of anything but a scalar constant: a table, a registry, a logger."""
-    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-        return False
-    return not all(isinstance(n, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop))
-                   for n in ast.walk(node.value))
+    """A module-level assignment of anything but a scalar constant (a table, a registry, a logger):
+    not walked as logic; tables.py makes its sites."""
+    return table_value(node) is not None or (isinstance(node, (ast.Assign, ast.AnnAssign)) and _is_all(node))
+
+
+def _is_all(node: ast.stmt) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
 
 
 def _names(expr: ast.AST) -> str:

@@ -93,8 +93,9 @@ def zcspec_command() -> list[str]:
     return [sys.executable, str(script)]
 
 
-def verify_command(extra: list[str]) -> list[str]:
-    return [*zcspec_command(), "verify", "--quiet", *extra]
+def verify_command(extra: list[str], artefacts: Path | None = None) -> list[str]:
+    """``zcspec verify`` with ``extra`` arguments, writing its artefacts into ``artefacts`` if given."""
+    return [*zcspec_command(), "verify", "--quiet", *(["--artefacts", str(artefacts)] if artefacts else []), *extra]
 
 
 def suite_command(workers: int, extra: list[str]) -> list[str]:

@@ -24,7 +24,7 @@ An input no task reads and an output no task writes are refreshable allocations 
 are eligible, and nothing is copied for them.
 
 GE's legacy paths (``legacy_copy_only_addrs`` on the load): the set ``copy_only_addrs_``, which only
-``CopyOutputDataLegacy``, the queue paths and r1.11's ``ZeroCopyTask::UpdateIoTaskArgs`` read. The
+``CopyOutputDataLegacy`` and the queue paths (``BindOutputQueue``, ``CpuInputCopyProcess``) read. The
 rules above, an output held in an earlier I/O only when all its bytes are, and also:
 
 - its bytes overlap another I/O's otherwise (``DisableZeroCopy`` from ``InitNetOutput``);

@@ -146,15 +146,20 @@ INVALID_REFUSED = Invariant(
               "of the caller's buffers is weakened runs the call anyway: its kernels read past a short input, "
               "write an output into memory the caller freed or into another I/O's bytes, and the call returns ok "
               "or fails later with an internal error after the model's argument tables were rewritten. GE checks "
-              "the user's I/O in NnExecute before any task runs (UpdateAllNodeArgs: the count; "
-              "ConstructZeroCopyIoActiveBaseAddrs: CheckUserAndModelSize and the host placement under an unbacked "
-              "I/O region), and gert's SplitTensorForOutputData refuses a null or short output under "
-              "always_zero_copy; runtime v1 adds the live-allocation, raw-size and overlap checks that keep a "
-              "kernel inside the caller's memory (docs/runtime-v1.md), runtime v2 the null and short input and "
-              "the host output always_zero_copy cannot write (GE's placement check there is a TODO).",
-    ge_source=V1 + "davinci_model.cc (NnExecute, UpdateAllNodeArgs, ConstructZeroCopyIoActiveBaseAddrs, "
-              "CheckUserAndModelSize); " + V2 + "kernel/common_kernel_impl/build_tensor.cc (SplitTensorForOutputData); "
-              "inc/external/ge/ge_error_codes.h (ACL_ERROR_GE_PARAM_INVALID)",
+              "the user's I/O before any task runs: DavinciModel::UpdateAllNodeArgs refuses a count that differs "
+              "from the model's (E13025, ACL_ERROR_GE_PARAM_INVALID) and, through CheckIoReuseAddrs, I/O pairs "
+              "configured to share an address that do not; ConstructZeroCopyIoActiveBaseAddrs applies "
+              "CheckUserAndModelSize (user + 64 < model size) and refuses host memory when the model's I/O region "
+              "is unbacked (mem_base_size_ < TotalMemSize(), as under reuseZeroCopyMemory); ACL refuses a null "
+              "data-buffer address with ACL_ERROR_INVALID_PARAM; gert's SplitTensorForOutputData refuses a null or "
+              "short output under always_zero_copy (PARAM_INVALID, E13031). Beyond GE, which trusts the caller's "
+              "pointers, runtime v1 refuses a buffer outside one live allocation, below its raw size, or an output "
+              "sharing bytes with another I/O (docs/runtime-v1.md), and runtime v2 a null or short input and a "
+              "host output under always_zero_copy (a TODO in GE's source), each with the same caller-error code.",
+    ge_source=V1 + "davinci_model.cc (DavinciModel::NnExecute, UpdateAllNodeArgs, CheckIoReuseAddrs, "
+              "ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize); api/acl/acl_model/model/model.cpp (a null "
+              "data-buffer address: ACL_ERROR_INVALID_PARAM); " + V2 + "kernel/common_kernel_impl/build_tensor.cc "
+              "(SplitTensorForOutputData); inc/external/ge/ge_error_codes.h (ACL_ERROR_GE_PARAM_INVALID)",
     applies_to="execution", concern="calls_refused", predicate=_invalid_refused,
     precondition=lambda obs: bool(invalid_buffers(obs)),
 )

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.mutation import mutator
-from benchmarks.mutation.campaign import Outcome, Score
+from benchmarks.mutation.attribution import Kill
 from benchmarks.mutation.runs import Run, run
+from benchmarks.mutation.score import Outcome, Score, wilson
 from benchmarks.mutation.sandbox import Sandbox, SandboxError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +75,18 @@ def _expected(source: str, m: mutator.Mutation) -> ast.Module:
 
 def test_every_operator_is_sampled(impl_sites):
     assert {m.operator for m in impl_sites} == {"compare", "boolop", "arith", "call", "off-by-one", "constant",
-                                                "negate", "drop", "return"}
+                                                "negate", "drop", "return", "table-drop", "table-value"}
+
+
+def test_the_op_soc_and_dtype_tables_are_sites(impl_sites):
+    tables = {(m.path, m.operator) for m in impl_sites if m.operator.startswith("table")}
+    for path in ("impl/compiler/ops.py", "impl/platform/soc.py", "impl/platform/dtypes.py"):
+        assert {(path, "table-drop"), (path, "table-value")} <= tables, path
+    reduce_sum = [m for m in impl_sites if m.path == "impl/compiler/ops.py" and m.operator == "table-drop"
+                  and m.detail.startswith('drop OpInfo("ReduceSum"')]
+    assert reduce_sum, "dropping ReduceSum's op facts is not a site"
+    atomic = [m for m in impl_sites if m.path == "impl/compiler/ops.py" and m.detail.startswith("drop atomic=True")]
+    assert atomic and all("atomic=True" not in m.after for m in atomic)
 
 
 LEFT_ALONE = '''\
@@ -108,9 +120,16 @@ def checked(n: "int" = 3) -> bool:
 '''
 
 
-def test_docstrings_messages_logging_and_data_are_left_alone():
+def test_docstrings_messages_and_logging_are_left_alone_tables_are_mutated():
     found = mutator.file_sites(LEFT_ALONE, "impl/x.py")
     assert {(m.line, m.operator, m.before, m.after) for m in found} == {
+        (8, "table-drop", '{"a": 1, "b": 2}', '({"a": 1})'), (8, "table-drop", '{"a": 1, "b": 2}', '({"b": 2})'),
+        (8, "table-value", "1", "(0)"), (8, "table-value", "1", "(2)"),
+        (8, "table-value", "2", "(1)"), (8, "table-value", "2", "(3)"),
+        (9, "table-drop", 'Info("Conv", inputs=(2, 3))', '(Info("Conv"))'),
+        (9, "table-drop", "(2, 3)", "((2,))"), (9, "table-drop", "(2, 3)", "((3,))"),
+        (9, "table-value", "2", "(1)"), (9, "table-value", "2", "(3)"),
+        (9, "table-value", "3", "(2)"), (9, "table-value", "3", "(4)"),
         (10, "off-by-one", "32", "(33)"), (10, "off-by-one", "32", "(31)"),
         (20, "off-by-one", "3", "(4)"), (20, "off-by-one", "3", "(2)"),
         (24, "negate", "n > 4", "(not (n > 4))"), (24, "compare", "n > 4", "(n >= 4)"),
@@ -119,6 +138,37 @@ def test_docstrings_messages_logging_and_data_are_left_alone():
         (27, "return", "return n > 4", "return None"),
         (27, "compare", "n > 4", "(n >= 4)"), (27, "off-by-one", "4", "(5)"), (27, "off-by-one", "4", "(3)"),
     }
+
+
+TABLES = '''\
+__all__ = ["f", "g"]
+FACTS = {
+    "Conv": Info(inputs=(2, 3)),   # two or three
+    "ReduceSum": Info(atomic=True),
+}
+ONE = {"only"}
+OPS = make(
+    Info("Add"),
+    *(Info(op) for op in ("Relu", "Tanh")),
+)
+AFTER = 1
+'''
+
+
+def test_a_table_entry_is_dropped_keeping_every_line_number():
+    found = mutator.file_sites(TABLES, "impl/x.py")
+    assert not [m for m in found if m.line == 1], "__all__ is not a table"
+    assert not [m for m in found if m.line == 6 and m.operator == "table-drop"], "a set cannot become {}"
+    for m in (m for m in found if m.operator == "table-drop"):
+        mutated = m.apply(TABLES)
+        assert mutated.splitlines()[-1] == "AFTER = 1" and len(mutated.splitlines()) == len(TABLES.splitlines())
+        assert ast.dump(ast.parse(mutated)) == ast.dump(_expected(TABLES, m)), m.describe()
+    details = {m.detail for m in found if m.operator == "table-drop"}
+    assert {'drop "Conv": Info(inputs=(2, 3)) of { "Conv": Info(inputs=(2, 3)), # two ...',
+            "drop atomic=True of Info(atomic=True)", 'drop Info("Add") of make( Info("Add"), *(Info(op) for op ...',
+            'drop "Tanh" of ("Relu", "Tanh")'} <= details, details
+    conv = next(m for m in found if m.detail.startswith('drop "Conv"'))
+    assert "ReduceSum" in conv.apply(TABLES).splitlines()[3] and "Conv" not in conv.apply(TABLES)
 
 
 def test_an_early_return_is_dropped_a_final_one_only_emptied():
@@ -220,20 +270,80 @@ def test_suite_verdicts(tmp_path, code, kind, reason):
     assert (r.verdict, r.kind, r.reason) == ("killed", kind, reason)
 
 
-def _outcome(verify_kills: bool, suite_kills: bool | None) -> Outcome:
-    m = mutator.file_sites("def f(a):\n    return a < 1\n", "impl/x.py")[0]
-
-    def judged(judge, killed):
-        return Run(judge, "killed" if killed else "survived", "violation" if killed else "", int(killed), 1.0, "", "")
-    return Outcome(m, judged("verify", verify_kills), None if suite_kills is None else judged("suite", suite_kills))
+def _judged(judge, killed, kind="violation"):
+    return Run(judge, "killed" if killed else "survived", kind if killed else "", int(killed), 1.0, "", "")
 
 
-def test_the_score_counts_only_mutants_some_judge_kills():
-    outcomes = [_outcome(True, None)] * 3 + [_outcome(False, True), _outcome(False, False), _outcome(False, False)]
+def _outcome(kill: Kill | None, artefacts: str | None = "", suite_kills: bool | None = None,
+             path: str = "impl/x.py") -> Outcome:
+    m = mutator.file_sites("def f(a):\n    return a < 1\n", path)[0]
+    return Outcome(m, _judged("verify", kill is not None), kill or Kill(""), None if kill else artefacts,
+                   None if suite_kills is None else _judged("suite", suite_kills))
+
+
+def test_the_score_counts_kills_by_how_and_equivalents_only_with_identical_artefacts():
+    claims, oracle = Kill("claims", claims=("MEM-NO-OVERLAP",)), Kill("oracle", oracle=("EXEC-ORACLE",))
+    crash = Kill("crash", claims=("V1-SLOT-REFRESH",), crashed=True)
+    outcomes = [_outcome(claims), _outcome(oracle), _outcome(oracle, path="impl/device/kernels/x.py"), _outcome(crash),
+                _outcome(Kill("floor", floor=("V1-HCCL-COPY",))),
+                _outcome(None, "zoo.jsonl differ; first: zoo case 'x'", suite_kills=False),   # a miss all the same
+                _outcome(None, "", suite_kills=True),                                          # identical, the suite kills
+                _outcome(None, "", suite_kills=False), _outcome(None, "")]                    # equivalent
     score = Score.of(outcomes)
-    assert (len(score.killed), len(score.missed), len(score.equivalent)) == (3, 1, 2)
-    assert score.sentence() == "verify kills 3 of 4 non-equivalent mutants = 75.0%"
-    assert Score.of([_outcome(False, False)]).percent is None
+    assert (len(score.killed), len(score.missed), len(score.equivalent)) == (5, 2, 2)
+    assert [o.status for o in outcomes[5:7]] == ["missed", "missed"]
+    assert (score.overall.k, score.overall.n) == (5, 7)
+    assert len(score.silent) == 6 and (score.silent_claims.k, score.silent_claims.n) == (3, 6)
+    assert (score.claims_alone.k, score.claims_alone.n) == (4, 7)
+    assert (score.claims_outside_kernels.k, score.claims_outside_kernels.n) == (1, 5)
+    lines = score.lines()
+    assert lines[0] == "verify kills 5 of 7 = 71.4% (95% interval 35.9-91.8%) non-equivalent mutants"
+    assert "how verify killed: timeout 0, crash 1, refusal 0, claims 1, oracle only 2, other checks 0, " \
+           "exercise floor 1" in lines
+    assert "verify's misses: 2 (artefacts differ 1, identical artefacts but the suite kills 1)" in lines
+    assert Score.of([_outcome(None, "")]).percent is None
+
+
+def test_wilson_intervals():
+    assert wilson(0, 0) == (0.0, 100.0)
+    lo, hi = wilson(18, 25)
+    assert (round(lo, 1), round(hi, 1)) == (52.4, 85.7)
+    lo, hi = wilson(40, 40)
+    assert hi == 100.0 and round(lo, 1) == 91.2
+
+
+def _verdict(**over) -> dict:
+    base = {"ok": False, "stopped": "", "claims": {}, "findings": [], "counterexample": None, "error_kinds": {},
+            "errors": [], "failed_calls": [], "failed_call_count": 0, "proofs_failed": [], "corpus_regressed": [],
+            "below_floor": [], "never_exercised": []}
+    return {**base, **over}
+
+
+@pytest.mark.parametrize("verdict, how, claims, oracle, silent", [
+    (_verdict(claims={"EXEC-ORACLE": 3}), "oracle", (), ("EXEC-ORACLE",), True),
+    (_verdict(claims={"EXEC-ORACLE": 3, "MEM-NO-OVERLAP": 1}, counterexample="V1-SLOT-REFRESH"), "claims",
+     ("MEM-NO-OVERLAP", "V1-SLOT-REFRESH"), ("EXEC-ORACLE",), True),
+    (_verdict(claims={"MEM-NO-OVERLAP": 1}, error_kinds={"crash": 1},
+              errors=[{"case": "zoo:x", "kind": "crash", "message": "KeyError: 'a'"}]),
+     "crash", ("MEM-NO-OVERLAP",), (), False),
+    (_verdict(failed_call_count=1, failed_calls=[{"run": "v1", "reason": "refused"}]), "refusal", (), (), False),
+    (_verdict(error_kinds={"check": 1}, errors=[{"case": "ACL refusal x", "kind": "check", "message": "not refused"}]),
+     "check", (), (), True),
+    (_verdict(proofs_failed=[{"case": "zoo:x", "status": "refuted", "kind": "overlap"}]), "claims",
+     ("PROOF-OVERLAP",), (), True),
+    (_verdict(corpus_regressed=[{"claim": "MEM-A", "error": "KeyError", "violations": []}]), "crash", (), (), False),
+    (_verdict(below_floor=["V1-HCCL-COPY"]), "floor", (), (), True),
+])
+def test_a_kill_is_attributed_from_the_verdict(verdict, how, claims, oracle, silent):
+    kill = Kill.of(_judged("verify", True), verdict)
+    assert (kill.how, kill.claims, kill.oracle, kill.silent) == (how, claims, oracle, silent)
+
+
+@pytest.mark.parametrize("kind, how", [("timeout", "timeout"), ("crash", "crash"), ("bad-input", "refusal")])
+def test_a_run_without_a_verdict_is_attributed_from_its_exit(kind, how):
+    kill = Kill.of(_judged("verify", True, kind), None)
+    assert kill.how == how and not kill.silent
+    assert Kill.of(_judged("verify", False), None).how == ""
 
 
 def test_the_script_lists_a_seeded_sample_without_running_anything():
@@ -244,6 +354,12 @@ def test_the_script_lists_a_seeded_sample_without_running_anything():
     lines = first.stdout.splitlines()
     assert lines[0].startswith("mutation score: 3 mutants sampled (seed 5) from ") and len(lines) == 4
     assert again.stdout == first.stdout
+    drawn = subprocess.run(cmd[:2] + ["--list", "--sample", "2", "--worktree"], capture_output=True, text=True,
+                           timeout=120)
+    seed = drawn.stdout.split("(seed ")[1].split(",")[0]
+    assert "drawn" in drawn.stdout.splitlines()[0]
+    assert drawn.stdout.splitlines()[1] == f"the same sample: python benchmarks/mutation_score.py --sample 2 " \
+                                           f"--worktree --seed {seed}"
 
 
 def test_module_patterns_restrict_the_sites_and_a_pattern_matching_nothing_is_refused(impl_sites):
@@ -257,7 +373,8 @@ def test_module_patterns_restrict_the_sites_and_a_pattern_matching_nothing_is_re
 
 
 def test_the_script_lists_a_focused_sample_and_refuses_an_unknown_module():
-    cmd = [sys.executable, str(REPO / "benchmarks" / "mutation_score.py"), "--list", "--sample", "4", "--worktree"]
+    cmd = [sys.executable, str(REPO / "benchmarks" / "mutation_score.py"), "--list", "--sample", "4", "--seed", "0",
+           "--worktree"]
     focused = subprocess.run(cmd + ["--module", "impl/runtime/acl.py"], capture_output=True, text=True, timeout=120)
     assert focused.returncode == 0, focused.stderr
     lines = focused.stdout.splitlines()

@@ -131,12 +131,30 @@ def test_copies_of_no_task_args_associate_user_model_io():
             inp = UserBuffer("data_1", dev.upload(np.zeros((2, 2, 2, 2), np.int32)), 64)
             out = UserBuffer("pc1:0", dev.malloc(128), 128)
             mark = dev.trace.mark()
-            assert lm.execute([inp], [out]).ok
+            run_ok(lm, [inp], [out])   # and the spec computes the same copies
             moved = _copies(dev, mark)
             assert [c for c in moved if c[1] == out.addr and c[2] == 128] == [c for c in moved if c[1] == out.addr]
             assert len([c for c in moved if c[1] == out.addr]) == 1
             assert [c[2] for c in moved if c[0] == inp.addr] == ([64] if input_copied else [])
             assert len(moved) == 1 + input_copied
+
+
+def test_a_runtime_that_still_copies_an_unread_input_is_caught():
+    """Planted: the legacy rule (SetCopyOnlyOutput) applied where GE's execute path decides. The spec, judging
+    the load as GE's execute path, finds the unread input eligible and the copy through its buffer a
+    violation; judged as the legacy path it asked for, the same run holds."""
+    import attrs
+    model = netoutput_not_zero_copy()
+    dev = device()
+    lm = load(dev, model, LoadOptions(legacy_copy_only_addrs=True))
+    rec = run_ok(lm, [UserBuffer("data_1", dev.upload(np.zeros((2, 2, 2, 2), np.int32)), 64)],
+                 [UserBuffer("pc1:0", dev.malloc(128), 128)])
+    obs = observe_execution(lm, rec)
+    assert check(obs).ok and "V1-COPY-ONLY-ONCE" in check(obs).exercised
+    as_ge = attrs.evolve(obs, load=attrs.evolve(obs.load, options=attrs.evolve(obs.load.options,
+                                                                                legacy_copy_only_addrs=False)))
+    found = [v for v in check(as_ge).violations if v.invariant_id == "V1-ZERO-COPY-WHEN-ELIGIBLE"]
+    assert [v.culprit for v in found] == ["buffer 'data_1'"]
 
 
 def test_copies_of_zero_copy_ok_when_input_directly_connected_to_output():

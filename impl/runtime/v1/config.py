@@ -11,8 +11,8 @@
 - ``legacy_copy_only_addrs`` (default False): decide copy versus refresh as GE's legacy
   paths do, from the set ``DavinciModel::copy_only_addrs_`` (filled by ``DisableZeroCopy``,
   ``SetCopyOnlyOutput``, ``DisableZeroCopyInReuseMemoryMode`` and the HCCL and memcpy task
-  infos; read by ``CopyOutputDataLegacy``, the queue paths and r1.11's
-  ``ZeroCopyTask::UpdateIoTaskArgs``), instead of as ``NnExecute`` does (address containment
+  infos; read by ``CopyOutputDataLegacy`` and the queue paths ``BindOutputQueue``,
+  ``CpuInputCopyProcess``), instead of as ``NnExecute`` does (address containment
   in the allocations ``GenMemAllocations`` builds). zero_copy.py lists both rule sets.
 - ``feature_base_refreshable`` (``ge.featureBaseRefreshable``): the work memory may
   be moved after load (``LoadedModel.update_work_memory``); the feature-map slots
