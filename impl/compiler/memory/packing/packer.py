@@ -1,7 +1,6 @@
 """The packer's entry point: :func:`pack` gives every buffer an offset in one arena, as small as it can.
 
-The problem (Dynamic Storage Allocation; Buchsbaum et al., "OPT versus LOAD in
-dynamic storage allocation", SIAM J. Comput. 33(3), 2004) is :mod:`.problem`'s:
+The problem (Dynamic Storage Allocation, planning-facts.md) is :mod:`.problem`'s:
 a :class:`~.problem.Buffer` must stay intact over the half-open steps
 ``[lower, upper)``; two buffers whose lifetimes intersect must not overlap in
 memory. :func:`pack` returns a :class:`~.problem.Packing`;
@@ -9,11 +8,13 @@ memory. :func:`pack` returns a :class:`~.problem.Packing`;
 large as.
 
 :func:`pack` runs, in order, each stage only while the arena is above its
-target, the lower bound (``arena == lower_bound`` certifies optimality) or ``capacity`` when given:
+target, the lower bound (``arena == lower_bound`` certifies optimality,
+planning-facts.md) or ``capacity`` when given:
 
 1. greedy by size with best fit (TFLite ``GreedyBySizeAssignment``);
 2. more orders, best fit each, keep the best (XLA
-   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start;
+   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start, and
+   MiniMalloc's static "TWA" order (only this one above MAX_ORDERS_SIZE buffers);
 3. the canonical exact search (MiniMalloc, :mod:`.search`) with the
    target as capacity and a node budget (it reaches the lower bound on
    DenseNet-121's 911 feature maps in under a thousand nodes);
@@ -76,8 +77,10 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
     started = time.monotonic()
     best = _packing(buffers, greedy.best_fit(inst, greedy.order_by_size(inst)), lb, "greedy-size")
     one_pass = time.monotonic() - started
-    # One best-fit pass costs O(n^2) element steps: beyond this size the extra orders are skipped.
-    orders = greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE else []
+    # Beyond MAX_ORDERS_SIZE buffers only MiniMalloc's static order is tried of the extra orders: the
+    # one that helps on large real traces, where each pass costs seconds (long-lived buffers are every
+    # other buffer's time neighbours).
+    orders = [o for o in greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE or o[0] == "greedy-TWA"]
     for method, order in orders:
         if best.arena <= target or _late(deadline):
             break
