@@ -9,8 +9,9 @@ checker's independent judge of packings (``zcspec.checks.packing_check.validate`
     python benchmarks/plan_hard.py --minimise            # no capacity: what the minimiser reaches and proves
     python benchmarks/plan_hard.py --minimalloc PATH     # MiniMalloc's CLI against zcspec's, pair by pair
 
-DIR defaults to $ZCSPEC_MINIMALLOC_DIR, else ../shared/data/minimalloc-challenging
-beside the repository.
+DIR (MiniMalloc's challenging instances, github google/minimalloc ``benchmarks/asplos2024``)
+defaults to $ZCSPEC_MINIMALLOC_DIR, else shared/data/minimalloc-challenging in the folder that
+holds the repository.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ arena equal to the bound, which certifies it optimal.
     python benchmarks/plan_quality.py [--planners]
 
 ``--planners`` prints instead, per model, the feature map of each of GE's two planners alone
-(binary-block and max-block, ge-facts.md 2.1.2: the GE strategy keeps the smaller, ties to binary)
+(binary-block and max-block; GE: hybrid_mem_assigner.cc ``HybridMemAssigner::Assign``: the GE strategy keeps
+the smaller, ties to binary)
 and which one the strategy kept, as the GE strategy computes them (before atomic outputs and
 zero-copy memory are placed after the feature map).
 """

@@ -37,7 +37,7 @@ class CounterexampleError(CheckerError, BadInput, ValueError):
 
 
 class PlanFormatError(CheckerError, BadInput, ValueError):
-    """A plan dict (the JSON contract of DESIGN.md) that the layout checkers cannot read: a missing
+    """A plan dict (the JSON contract of docs/plan-format.md) that the layout checkers cannot read: a missing
     or ill-typed field, an unknown region, block or alias target, an alias cycle, or an inverted
     lifetime. ``tensor`` (or ``block``) names the culprit, ``file`` the file when known."""
 

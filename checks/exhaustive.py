@@ -4,12 +4,12 @@
 *forms*, each chosen to reach one of the planner's rules:
 
 - ``Relu`` (plain compute) and ``Relu!`` (the same, in place: ``_reuse_input``,
-  output 0 shares input 0's block, ge-facts.md 2.3.1);
+  output 0 shares input 0's block, GE's block_mem_assigner.cc ``ApplyOutMemory``);
 - ``Add`` (two inputs; commutative, so only sorted input pairs are made);
-- ``ReduceSum`` along axis 0 (atomic: its output is cleaned first, 2.5.4);
+- ``ReduceSum`` along axis 0 (atomic: its output is cleaned first, ``IsAtomicOutputMemory``);
 - ``Reshape`` and ``Identity`` (views: no task, alias of the input);
-- ``HcomAllReduce`` over one or two tensors (continuous inputs with padding, HCCL, 2.5.6);
-- ``PhonyConcat`` of two tensors along axis 0 (continuous inputs without padding, 2.5.7);
+- ``HcomAllReduce`` over one or two tensors (continuous inputs with padding, HCCL, AssignContinuousBlocks);
+- ``PhonyConcat`` of two tensors along axis 0 (continuous inputs without padding, CalNodeAsContinuousInputMaxLife);
 - ``Split`` along axis 0 (a view at byte offsets after the outer-axis pass).
 
 Graph inputs are float32 ``(2, 8)``; every other shape follows from the forms

@@ -121,7 +121,8 @@ def _inplace_pairs() -> Graph:
 
 def _view_passthrough() -> Graph:
     # A model input reaches an output through a view only: the output's memory is the input's, so the
-    # output is copied from the input's buffer (ge-facts.md 6.4.4). It once compiled into a model file
+    # output is copied from the input's buffer (GE: davinci_model.cc GenOutputMemAllocations). It once compiled
+    # into a model file
     # its own loader refused.
     b = GraphBuilder("view_passthrough")
     x = b.input("x", (4, 6))
@@ -186,7 +187,8 @@ def control_edge_back() -> Graph:
 def dynamic_batch_graph(labels: tuple[str, ...] = ("b1", "b2"), shape: tuple[int, ...] = (4, 64)) -> Graph:
     """x -> per branch label three ops (each branch computes something different) -> Merge -> Add(., x).
 
-    As GE builds a dynamic-batch graph (ge-facts.md 4): the branch nodes carry ``_batch_label``, the
+    As GE builds a dynamic-batch graph (multi_batch_pass.cc `MultiBatchPass::SetCaseLabel`): the branch nodes
+    carry ``_batch_label``, the
     Merge joining them carries none and runs in every execution. Only one branch runs per execution,
     so the planner overlaps the branches' memory."""
     chains = (("Relu", "Neg", "Sigmoid"), ("Abs", "Sqrt", "Neg"), ("Tanh", "Abs", "Exp"))

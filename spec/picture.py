@@ -1,10 +1,10 @@
 """A picture of a memory plan: steps on x, addresses on y, one rectangle per tensor (SVG, pure text).
 
-``render_plan(contract, path)`` takes the plan contract of DESIGN.md (the dict
+``render_plan(contract, path)`` takes the plan contract of docs/plan-format.md (the dict
 ``zcspec plan --json`` prints, optional keys allowed) and writes an SVG file;
 ``plan_svg`` returns the text. The regions that hold activations are stacked
 as in GE's model memory, the feature map first and the zero-copy region after
-it (ge-facts.md 3.2.6); weights live elsewhere and are left out by default.
+it (GE: graph_mem_assigner.cc `AssignZeroCopyMemory`); weights live elsewhere and are left out by default.
 Each rectangle spans the tensor's lifetime [first, last + 1) and its bytes
 [offset, offset + size); hovering shows its name, placement and lifetime.
 Aliases are drawn as dashed outlines over their root's memory.

@@ -1,7 +1,7 @@
 """Where code lives: the import rules between impl/, checks/, tests/ and benchmarks/.
 
 - impl/ imports nothing from checks/: the checker drives the implementation from outside
-  (DESIGN.md: checker code does not live inside impl/);
+  (checker code does not live inside impl/);
 - no test module imports another test module (``test_*``): what tests share lives in
   tests/helpers/ (or in a conftest fixture), so running or renaming one test file never
   changes another;

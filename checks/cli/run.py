@@ -1,6 +1,6 @@
 """``zcspec run MODEL [--runtime v1|v2] [--no-zero-copy] [--input NAME=FILE.npy ...] [--output-dir DIR] [--json]``.
 
-Per the contract in DESIGN.md: inputs not given are ones; every input is staged
+The contract of ``zcspec run``: inputs not given are ones; every input is staged
 into a device-resident user buffer (device malloc + copy, as a user would);
 the model executes once; each output is written to
 ``DIR/<output name with / replaced by _>.npy``; ``--json`` prints the outputs'

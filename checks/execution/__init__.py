@@ -72,7 +72,8 @@ def observe_runs(scenario) -> Observations:
 
 
 def _hccl_zero_copy_off(model):
-    """Every HCCL task declares no zero-copy support for any buffer (ge-facts.md 6.8.1-6.8.2)."""
+    """Every HCCL task declares no zero-copy support for any buffer (GE: hccl_task_info.cc
+    ``HcclTaskInfo::InitZeroCopyInfos``, ``SetAddrs``)."""
     tasks = tuple(attrs.evolve(t, zero_copy_in=(False,) * len(t.zero_copy_in),
                                zero_copy_out=(False,) * len(t.zero_copy_out)) if t.kind == "hccl" else t
                   for t in model.tasks.tasks)

@@ -23,20 +23,24 @@ def _skipped(step_name: str):
 
 
 def _memcpy_addr_async_skipped():
-    """The pipeline loses its MemcpyAddrAsync step (ge-facts.md 5.3): a weight feeding the graph output
+    """The pipeline loses its MemcpyAddrAsync step (GE: memcpy_addr_async_pass.cc
+    `MemcpyAddrAsyncPass::Run`): a weight feeding the graph output
     is bound to the user's output buffer."""
     return _skipped("memcpy_addr_async")
 
 
 def _layout_conflict_skipped():
-    """The pipeline loses its memory-layout conflict step (ge-facts.md 5.4): tasks that cannot be
+    """The pipeline loses its memory-layout conflict step (GE: mem_layout_conflict_optimizer.cc
+    `MemLayoutConflictOptimizer::Run`): tasks that cannot be
     refreshed stay bound to model I/O."""
     return _skipped("mem_layout_conflict")
 
 
 def _view_offset_dropped():
-    """A view's byte offset inside its root is lost (taken as 0) when symbols are built (ge-facts.md
-    5.2): the plan, the relative offsets of model I/O and every slot agree with each other, but a
+    """A view's byte offset inside its root is lost (taken as 0) when symbols are built (GE's
+    relative offsets: set_input_output_offset_pass.cc SetInputOutputOffsetPass::Run): the plan, the relative
+    offsets of model I/O and every
+    slot agree with each other, but a
     task reading an outer-axis Split/Slice piece reads the root's first bytes."""
     def make(symbols):
         def wrong(graph, order, own):
@@ -49,14 +53,14 @@ def _view_offset_dropped():
 VARIANTS = (
     Variant("memcpy-addr-async-skipped", "compiler",
             "the MemcpyAddrAsync pass is forgotten: a weight feeding the graph output has no copy before the "
-            "NetOutput (ge-facts.md 5.3)",
+            "NetOutput (GE: MemcpyAddrAsyncPass::Run)",
             _memcpy_addr_async_skipped, model_file_scenarios, ("PASS-MEMCPY-ADDR-ASYNC",)),
     Variant("layout-conflict-skipped", "compiler",
             "the memory-layout conflict pass is forgotten: where the SoC cannot refresh a task, it stays "
-            "bound to model I/O (ge-facts.md 5.4)",
+            "bound to model I/O (GE: MemLayoutConflictOptimizer::Run)",
             _layout_conflict_skipped, model_file_scenarios, ("PASS-LAYOUT-CONFLICT",)),
     Variant("view-offset-dropped", "compiler",
             "a wrong relative offset: a view's offset inside its root taken as 0, so slots and the I/O "
-            "relative offsets point at the root's start (ge-facts.md 5.2)",
+            "relative offsets point at the root's start (GE: SetInputOutputOffsetPass::Run)",
             _view_offset_dropped, lambda n: execution_scenarios(("differential",), max_nodes=n), ("EXEC-ORACLE",)),
 )

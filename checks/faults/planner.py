@@ -1,4 +1,5 @@
-"""Planner variants: GE's block and lifetime rules (ge-facts.md 1-3) each broken once.
+"""Planner variants: GE's block and lifetime rules (GE: block_mem_assigner.cc,
+graph_mem_assigner.cc) each broken once.
 
 Each patch wraps or replaces one function of impl/compiler/memory for the
 duration of a ``with`` block. The hunts draw plan scenarios.
@@ -15,7 +16,8 @@ _ALIASES = "zcspec.impl.compiler.aliases"
 
 
 def _zc_align_32():
-    """ge-facts.md 1.6, 12: every block, zero-copy ones too, is 512-aligned; this reads 32."""
+    """GE (graph_mem_assigner.cc `AssignZeroCopyMemory`, block_mem_assigner.cc `MemoryBlock::Resize`): every
+    block, zero-copy ones too, is 512-aligned; this reads 32."""
     def make(place_zero_copy):
         def wrong(ordered_units, options, blocks, unit_offset):
             return place_zero_copy(ordered_units, attrs.evolve(options, block_align=32), blocks, unit_offset)
@@ -24,8 +26,9 @@ def _zc_align_32():
 
 
 def _zc_merged():
-    """ge-facts.md 2.5.10: zero-copy blocks never share; this lets a graph input take the block of a
-    graph output of at least its size (in-place I/O fusion applied to zero-copy memory)."""
+    """GE (block_mem_assigner.cc `ReuseBlock`, `AddZeroCopyLifeReuseBlock`): zero-copy blocks never
+    share; this lets a graph input take the block of a graph output of at least its size (in-place
+    I/O fusion applied to zero-copy memory)."""
     def make(place_zero_copy):
         def wrong(ordered_units, options, blocks, unit_offset):
             start = len(blocks)
@@ -59,7 +62,7 @@ def _lifetime_half_open():
 def _output_reused_early():
     """A graph output's life ends at its last *compute* reader: NetOutput, which has no task, is not
     counted as a reader (nor is the graph's end), so the output's memory is handed to later tensors
-    before the caller reads it (2.2.4: GE gives graph outputs kMaxLifeTime)."""
+    before the caller reads it (InitReuseFlag: GE gives graph outputs kMaxLifeTime)."""
     def make(own_lifetimes):
         def wrong(graph, step):
             own = own_lifetimes(graph, step)
@@ -75,7 +78,7 @@ def _output_reused_early():
 def _touching_merged():
     """The planner's units end one step early (a reusable unit's ``last`` read as exclusive), so a
     tensor written at step k takes the block of one last read at step k: their lifetimes only touch,
-    and they are placed overlapping (2.2.3: memory is released after the last reader ran)."""
+    and they are placed overlapping (ReleaseMemory: memory is released after the last reader ran)."""
     def make(build_units):
         def wrong(graph, lt, options):
             got = build_units(graph, lt, options)
@@ -87,14 +90,15 @@ def _touching_merged():
 
 
 def _block_one_unit_short():
-    """A block asks for its size rounded *down* to 512 (one alignment unit too small, 1.2)."""
+    """A block asks for its size rounded *down* to 512 (one alignment unit too small, AlignMemOffset)."""
     def make(block_size):
         return lambda size, options: max(block_size(size, options) - options.block_align, 0)
     return swap("zcspec.impl.compiler.memory.sizes", "block_size", make)
 
 
 def _atomic_reused():
-    """The atomic-output rule (2.5.4, 3.3) is dropped: a memset-cleaned output joins ordinary reuse."""
+    """The atomic-output rule (IsAtomicOutputMemory, AssignAtomicOutputMemory) is dropped: a memset-cleaned
+    output joins ordinary reuse."""
     return swap("zcspec.impl.compiler.memory.rules", "atomic", lambda atomic: (lambda node: False))
 
 
@@ -120,10 +124,11 @@ def _interval_touching():
 
 VARIANTS = (
     Variant("zc-align-32", "planner",
-            "zero-copy blocks rounded to 32 bytes instead of 512 (the misreading of ge-facts.md 1.6/12)",
+            "zero-copy blocks rounded to 32 bytes instead of 512 (a common misreading of GE's graph_mem_assigner.h)",
             _zc_align_32, plan_scenarios, ("LAYOUT-ALIGN",)),
     Variant("zc-block-merged", "planner",
-            "a zero-copy block merged: a graph input shares a graph output's block (in-place I/O; 2.5.10)",
+            "a zero-copy block merged: a graph input shares a graph output's block "
+            "(in-place I/O; AddZeroCopyLifeReuseBlock)",
             _zc_merged, plan_scenarios, ("MEM-ZC-NOMERGE",)),
     Variant("lifetime-half-open", "planner",
             "off-by-one lifetime: the last reader's step excluded (half-open where closed is right)",

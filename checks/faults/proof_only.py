@@ -26,7 +26,7 @@ GRANULE = 32
 
 
 def _refresh_base_granule():
-    """ge-facts.md 6.5.6 (ArgsIoAddrsUpdater::SetArgIoAddrs): slot = active base + offset; this takes
+    """GE (args_io_addrs_updater.cc ``ArgsIoAddrsUpdater::SetArgIoAddrs``): slot = active base + offset; this takes
     the active base of each user buffer rounded down to ``GRANULE`` bytes."""
     def make(refresh):
         def wrong(table, active, bindings, feature_map):

@@ -15,7 +15,8 @@ def _drop_last_io_slot(table: RefreshTable) -> RefreshTable:
 
 
 def _slot_not_refreshed():
-    """ge-facts.md 6.5.4: after a re-bind every registered slot is rewritten; this misses each I/O's last."""
+    """GE (davinci_model.cc ``UpdateAllNodeArgs``): after a re-bind every registered slot is rewritten; this
+    misses each I/O's last."""
     def make(refresh):
         return lambda table, active, bindings, feature_map: refresh(_drop_last_io_slot(table), active, bindings,
                                                                     feature_map)
@@ -23,7 +24,7 @@ def _slot_not_refreshed():
 
 
 def _size_slack_sign():
-    """CheckUserAndModelSize (6.6.1) allows ``size + 64``; this subtracts the 64 bytes (a sign error)."""
+    """CheckUserAndModelSize allows ``size + 64``; this subtracts the 64 bytes (a sign error)."""
     return swap("zcspec.impl.runtime.v1.bind", "GE_SIZE_SLACK", lambda slack: -slack)
 
 
@@ -46,7 +47,7 @@ VARIANTS = (
             "buffers anyway",
             _hccl_disable_zero_copy_forgotten,
             # The compiler never lets such a collective touch zero-copy I/O (its blocks are not zero
-            # copy, 2.6.3, or a MemcpyAddrAsync sits in between), so the hunt runs crafted models
+            # copy, IsNodeSupportZeroCopy, or a MemcpyAddrAsync sits in between), so the hunt runs crafted models
             # whose HCCL tasks declare no zero-copy support: the runtime's own defence must copy. Only GE's
             # legacy path (legacy_copy_only_addrs) reads the flags; NnExecute refreshes the HCCL slots.
             lambda n: execution_scenarios(("v1",), max_nodes=n, socs=("ascend910b",),

@@ -1,5 +1,5 @@
-"""Runtime v2 variants: the always_zero_copy promise (ge-facts.md 7.2-7.5) broken twice, and the
-default mode's zero copy refused."""
+"""Runtime v2 variants: the always_zero_copy promise (GE: model_out_tensor_zero_copy.cc,
+build_tensor.cc ``SplitTensorForOutputData``) broken twice, and the default mode's zero copy refused."""
 from __future__ import annotations
 
 import contextlib
@@ -15,7 +15,8 @@ from zcspec.impl.runtime.v2.kernels import outputs
 
 def _azc_fallback():
     """ModelOutTensorZeroCopy ignores always_zero_copy: outputs get AllocModelOutTensor, which falls
-    back to runtime memory for a bad buffer instead of failing (7.2.4, 7.4)."""
+    back to runtime memory for a bad buffer instead of failing (ModelOutTensorZeroCopy::Run,
+    SplitTensorForOutputData)."""
     def make(pipeline):
         def lower_as_default(fn):
             return lambda graph, options: fn(graph, attrs.evolve(options, always_zero_copy=False))
@@ -25,7 +26,7 @@ def _azc_fallback():
 
 
 def _azc_size_unchecked():
-    """SplitTensorForOutputData (7.4.2) forgets the size check: a too-small caller buffer is shared."""
+    """SplitTensorForOutputData forgets the size check: a too-small caller buffer is shared."""
     def make(validate):
         def wrong(node, tensor):
             if tensor is not None and tensor.addr and tensor.size < node.attr("raw"):
@@ -37,8 +38,8 @@ def _azc_size_unchecked():
 
 @contextlib.contextmanager
 def _padded_size_required():
-    """AllocModelOutTensor (7.3.2) shares the caller's buffer only if it holds the *padded* size
-    (align32 + 32, 1.3) instead of the raw size: a correctly sized buffer is never used, the output
+    """AllocModelOutTensor shares the caller's buffer only if it holds the *padded* size
+    (align32 + 32, CalibrateTensorSize) instead of the raw size: a correctly sized buffer is never used, the output
     goes to runtime memory and is handed over or copied."""
     real = outputs.alloc_model_out_tensor
 

@@ -1,28 +1,32 @@
-"""Reading a plan (the JSON contract of DESIGN.md) into the address model both checkers use.
+"""Reading a plan (the JSON contract of docs/plan-format.md) into the address model both checkers use.
 
 The address model. Memory is a set of *allocations*, each with a base address
 the plan does not know:
 
 - one per model region (``feature_map``, ``weight``, ``fixed``): its base is
   aligned to ``block_align`` (GE lays blocks out at ``MEM_ALIGN_SIZE = 512``,
-  ge-facts.md 1.1 and 2.8.2) and it spans the region's size;
+  GE: mem_assigner.h, block_mem_assigner.cc `ResizeMemoryBlocks`) and it spans the region's size;
 - one per zero-copy block: at run time the block is bound to a user buffer
-  (ge-facts.md 3.2, 6.3), whose base is aligned to ``user_align`` and whose
+  (GE: graph_mem_assigner.cc `AssignZeroCopyMemory`, zero_copy_offset.cc
+  `ZeroCopyOffset::InitInputDataInfo`), whose base is aligned to ``user_align`` and whose
   size is the buffer's declared size (by default the block's size).
 
 A tensor's address is its allocation's base plus its offset in the allocation:
 its region offset for a model region, its offset relative to its block for a
-zero-copy block (``_zero_copy_relative_offset``, ge-facts.md 5.2). It occupies
+zero-copy block (``_zero_copy_relative_offset``, GE: set_input_output_offset_pass.cc
+`SetInputOutputOffsetPass::Run`). It occupies
 ``extent`` bytes: ``max(size, aligned_size)`` for a tensor that owns memory in
 a model region (what the planner reserved, never less than what the tensor
 needs), ``size`` in a user buffer (the user only provides the tensor's bytes)
 and for an alias (it owns no block; a no-padding concat piece sits at a raw,
 unaligned offset inside its root). A tensor that owns memory must start at a
-multiple of ``tensor_align`` (GE sizes tensors in 32-byte units, ge-facts.md
-1.3; the plan's ``alignment.tensor`` when it has one); an alias inherits its
+multiple of ``tensor_align`` (GE sizes tensors in 32-byte units,
+op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`; the plan's ``alignment.tensor`` when it has one); an
+alias inherits its
 placement from its root and has no alignment claim of its own.
 
-Dynamic-batch branches never run together (ge-facts.md 4): when the plan has
+Dynamic-batch branches never run together (GE: dynamic_batch_mem_assigner.cc
+``ResizeDynamicBatchBlocks``): when the plan has
 ``batch_labels`` (tensor -> label, as the spec's PlanObservation does), tensors
 of two different non-empty labels are exempt from the overlap claim.
 
@@ -139,7 +143,7 @@ def _zero_copy_blocks(plan: Mapping) -> dict[Any, Mapping]:
 
 def _top_block(found: Mapping, block: Mapping) -> Mapping:
     """The top-level block a zero-copy block lies in: a level-2 child placed inside a
-    zero-copy parent (ge-facts.md 2.7.4) lives in the parent's user buffer."""
+    zero-copy parent (GE: block_mem_assigner.cc `AddZeroCopyLifeReuseBlock`) lives in the parent's user buffer."""
     seen = [block["id"]]
     while block.get("parent") is not None:
         parent = found.get(block["parent"])
@@ -209,7 +213,7 @@ def _allocation(e: Mapping, offset: int, size: int, aligned: int, ctx: _Context)
 
 def read_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64, tensor_align: int | None = None,
                 zero_copy_align: int | None = None, user_sizes: Mapping | None = None) -> Layout:
-    """Parse ``plan`` (DESIGN.md "Contracts") into a :class:`Layout`.
+    """Parse ``plan`` (docs/plan-format.md) into a :class:`Layout`.
 
     ``block_align``: alignment of the model regions' bases (an assumption).
     ``user_align``: alignment the runtime guarantees for user buffers (an assumption).

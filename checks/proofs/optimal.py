@@ -1,13 +1,13 @@
 """The exact optimum of small feature-map instances, and a strategy's gap to it.
 
 Dynamic storage allocation is NP-complete and Z3 is no optimizer at scale
-(planning-facts.md: it cannot answer one probe of a MiniMalloc instance in
-60 s), so this is for small plans, up to about 40 buffers: enough to measure how
+(on MiniMalloc's challenging instances, github google/minimalloc, it did not answer
+one bisection probe within 60 s), so this is for small plans, up to about 40 buffers: enough to measure how
 far a planning strategy is from the optimum on real subgraphs and on the
 golden records.
 
-Method: lower bound ``LB`` = the heaviest step (planning-facts.md "The lower
-bound"); upper bound = greedy by size with best fit (TFLite's
+Method: lower bound ``LB`` = the heaviest step (XLA's ``NoFragmentationStatsHeap``,
+TVM USMP's ``memory_pressure``); upper bound = greedy by size with best fit (TFLite's
 ``GreedyBySizeAssignment``). Then bisection on the arena with one incremental
 Z3 solver: offsets ``o_i`` with ``0 <= o_i`` (each a multiple of its alignment when one is given), ``o_i + s_i <= arena`` and, for each
 lifetime-overlapping pair (and only those, found by the sweep),

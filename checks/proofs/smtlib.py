@@ -9,8 +9,9 @@ address is a macro ``t<i> = b<alloc> + rel`` (``define-fun``), so the text stays
 linear in the number of tensors and pairs.
 
 Assumptions, for every allocation A of size S and base alignment G, and every
-two allocations A, B (what the runtime ensures: ge-facts.md 6.1.3 gives the
-model regions their own memory and 6.6 checks the user buffers; buffers not
+two allocations A, B (what the runtime ensures: GE's davinci_model.cc
+``InitFeatureMapAndP2PMem`` gives the model regions their own memory and ``CheckUserAndModelSize``
+checks the user buffers; buffers not
 overlapping each other or the model is the caller's contract):
     G <= b_A,  b_A mod G = 0,  b_A + S <= 2**64,
     b_A + S_A <= b_B  or  b_B + S_B <= b_A.
@@ -25,7 +26,7 @@ Broken claims (a disjunction; the claims mirror :mod:`zcspec.checks.proofs.sweep
 
 Building the formula one term at a time through z3's Python API costs about
 200 us a pair; text parsed in one call is several times cheaper
-(planning-facts.md "Z3 as a checker").
+(measured with z3-solver on 1,000 and 10,000 blocks).
 """
 from __future__ import annotations
 

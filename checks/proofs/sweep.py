@@ -45,7 +45,7 @@ def overlapping_pairs(lifetimes: Sequence[tuple[int, int]]) -> Iterator[tuple[in
 
     ``lifetimes[k] = (first, last)`` with ``first <= last``. ``i`` starts no later
     than ``j``. A sort by start plus an active set ordered by end: O(N log N + P)
-    for P pairs (planning-facts.md "The lower bound").
+    for P pairs (the sweep that computes the max-live lower bound).
     """
     order = sorted(range(len(lifetimes)), key=lambda k: lifetimes[k][0])
     ends: list[tuple[int, int]] = []   # heap of (last, index) of the active items
@@ -107,7 +107,7 @@ def check_layout(layout: Layout) -> list[SweepFinding]:
 
 
 def sweep_check(plan: Mapping, **layout_options) -> list[SweepFinding]:
-    """Every broken claim of ``plan`` (the DESIGN.md JSON contract); [] when the layout is safe.
+    """Every broken claim of ``plan`` (the JSON contract of docs/plan-format.md); [] when the layout is safe.
 
     ``layout_options`` go to :func:`zcspec.checks.proofs.layout.read_layout` (alignments,
     declared user-buffer sizes). Raises PlanFormatError on a malformed plan.

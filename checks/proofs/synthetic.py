@@ -1,6 +1,6 @@
 """Synthetic plans for the proofs' tests and benchmark: random lifetimes packed first-fit.
 
-The plans follow the DESIGN.md contract and are valid by construction (a
+The plans follow the plan contract (docs/plan-format.md) and are valid by construction (a
 first-fit over lifetime-overlapping neighbours never overlaps), so a checker
 must prove them; :func:`shift_onto_neighbour` then breaks one on purpose.
 They are not GE's plans: one tensor per block, no block reuse bookkeeping.

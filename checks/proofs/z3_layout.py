@@ -97,7 +97,7 @@ def prove_layout(plan: Mapping, *, block_align: int = 512, user_align: int = 64,
                  zero_copy_align: int | None = None, user_sizes: Mapping | None = None,
                  timeout_ms: int = 60_000, rlimit: int = 0,
                  pairs: str = "witness", fold: bool = False) -> ProofResult:
-    """Prove ``plan`` (the DESIGN.md JSON contract) safe for every placement of its bases.
+    """Prove ``plan`` (the JSON contract of docs/plan-format.md) safe for every placement of its bases.
 
     Alignment and user-buffer options are those of :func:`zcspec.checks.proofs.layout.read_layout`.
     ``timeout_ms`` and ``rlimit`` (Z3's deterministic resource limit, 0 = none) bound

@@ -1,7 +1,7 @@
 """Which tensors share memory: the one alias analysis, shared by the compiler's passes and the planner.
 
-Tensors that share memory form a *symbol* (GE's ref mapping, ge-facts.md 0 and
-2.3.1) whose *root* is the tensor that owns the memory:
+Tensors that share memory form a *symbol* (GE's ref mapping, graph_utils.cc
+``GraphUtils::GetRefMapping``; block_mem_assigner.cc ``ApplyOutMemory``) whose *root* is the tensor that owns the memory:
 
 - a view's outputs alias its input 0, at ``ops.view_offsets`` bytes into it
   (``ops.is_view``: no task, no memory; e.g. an outer-axis Split);

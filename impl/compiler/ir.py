@@ -51,7 +51,7 @@ class TensorDesc:
 
     @property
     def nbytes(self) -> int:
-        """Raw dense bytes (GE's "no-align size", ge-facts.md 1.5)."""
+        """Raw dense bytes (GE's "no-align size", mem_reuse_strategy.cc ``GetNoAlignSize``)."""
         return dtypes.nbytes(self.shape, self.dtype, tensor=self.name)
 
     @property

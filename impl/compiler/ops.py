@@ -11,20 +11,22 @@ Fields:
   ``variable`` (fixed-address state).
 - ``inputs``/``outputs``: (min, max) arity; ``None`` as max means variadic.
 - ``continuous_input``: ``"padding"`` (each input its own 512-aligned block, laid out
-  in input order: HCCL, ge-facts.md 2.5.6) or ``"nopadding"`` (one block holding all
-  inputs back to back: PhonyConcat, 2.5.7), else ``None``.
+  in input order: HCCL; GE's block_mem_assigner.cc `AssignContinuousBlocks`) or ``"nopadding"`` (one block holding all
+  inputs back to back: PhonyConcat; `CalNodeAsContinuousInputMaxLife`), else ``None``.
 - ``atomic``: outputs are accumulated into, so the runtime must clean (memset) them
-  first (ge-facts.md 2.5.4, 3.3, 3.6).
+  first (GE: block_mem_assigner.cc `IsAtomicOutputMemory`, graph_mem_assigner.cc
+  `AssignAtomicOutputMemory`, `SetAtomicCleanOffset`).
 - ``inplace``: with node attribute ``_reuse_input=True``, output 0 shares input 0's
-  block (a ref/in-place output, ge-facts.md 2.3.1); ``_reuse_input=k`` (an int) makes
+  block (a ref/in-place output, GE: block_mem_assigner.cc `ApplyOutMemory`); ``_reuse_input=k`` (an int) makes
   it share input k's, as GE's ``_output_inplace_ability`` pairs may name any input
-  (``mem_inplace.cc`` ``GetSupportInplaceOutput``). ``_inplace_ability=(out, in, ...)``: GE's
-  optional in-place pairs, kept only where ``ProcessInplace`` would keep them (aliases.py).
+  (``graph_utils.cc`` ``GraphUtils::GetSupportInplaceOutput``, called by ``mem_inplace.cc``).
+  ``_inplace_ability=(out, in, ...)``: GE's optional in-place pairs, kept only where ``ProcessInplace`` would keep them (aliases.py).
   validate.py checks both attributes.
-- ``zero_copy``: whether the op's tasks support address refresh (2.6.3).
+- ``zero_copy``: whether the op's tasks support address refresh (IsNodeSupportZeroCopy).
 
 ``Merge`` joins the branches of a dynamic-batch graph (GE's Merge after a Case /
-StreamSwitchN, ge-facts.md 4): input i comes from the branch its attribute ``labels[i]``
+StreamSwitchN; GE: multi_batch_pass.cc `MultiBatchPass::SetCaseLabel`): input i comes from the branch its
+attribute ``labels[i]``
 names, and the output is the input of the branch chosen at execution. It carries no
 ``_batch_label`` itself (it runs in every execution); validate.py checks its attributes.
 """

@@ -117,7 +117,7 @@ def _descs_valid(graph: Graph) -> None:
         for dim in t.shape:
             if not isinstance(dim, int) or isinstance(dim, bool):
                 raise ShapeError(t.name, t.shape, f"dimension {dim!r} is dynamic; every dimension must be a fixed integer")
-            if dim < 0:  # 0 is fine: an empty tensor (GE gives it the size padding, ge-facts.md 1.3)
+            if dim < 0:  # 0 is fine: an empty tensor (GE gives it the size padding: CalibrateTensorSize)
                 raise ShapeError(t.name, t.shape, f"dimension {dim} is negative")
         try:
             t.nbytes

@@ -8,7 +8,7 @@ whose difference is the change of the gauge.
 
 Argument writes and refreshes are counted apart from copies (``args_written``,
 ``args_refreshed``, ``args_bytes``): GE moves updated args to the device by H2D
-copy or by an on-device kernel (ge-facts.md 6.7.5), and a zero-copy run must be
+copy or by an on-device kernel (GE: model_args_manager.cc ``UpdateForExecute``), and a zero-copy run must be
 told apart from one that copies the tensors themselves.
 """
 from __future__ import annotations

@@ -67,7 +67,8 @@ class StreamError(DeviceError):
 
 
 class RefreshError(DeviceError):
-    """An argument slot refresh the SoC profile does not support (ge-facts.md 6.7.4, 6.8.4)."""
+    """An argument slot refresh the SoC profile does not support (GE: task_args_refresh_type_classifier.cc
+    ``FixedAddrInferrer``, hccl_task_info.cc ``IsFeatureBaseRefreshable``)."""
 
     def __init__(self, task: str, why: str):
         self.task = task

@@ -2,13 +2,13 @@
 
 A :class:`HcclComm` gives each member device a rank. An ``HcclTask`` names its
 communicator; its argument table holds the input buffers then the output buffers
-(ge-facts.md 6.8.3), one set per rank. A collective runs when every rank's stream
+(GE: hccl_task_info.cc ``HcclTaskInfo::SetZeroCopyAddrs``), one set per rank. A collective runs when every rank's stream
 has it at its head: all ranks' ranges are checked first, then every rank's outputs
 are written, so a fault on one rank leaves every rank unchanged. A device with no
 communicator of the task's name runs it as the only rank.
 
 ``COLLECTIVES`` declares, per collective kind, whether its input and output
-buffers may be zero copy (user memory bound straight into the task, 6.8.1-6.8.3);
+buffers may be zero copy (user memory bound straight into the task, HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs);
 ``zero_copy_support(op_type, soc)`` combines that with the SoC profile.
 """
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Task descriptors: what a stream runs. Frozen values; launching one does not consume it.
 
 Tasks that can be refreshed keep their operand addresses *in device memory*, in an
-argument table of 64-bit little-endian slots at ``args`` (ge-facts.md 1.7:
+argument table of 64-bit little-endian slots at ``args`` (GE's davinci_model.cc
 ``kAddrSize = 8``), inputs first then outputs (as GE's HCCL task lays them out,
-6.8.3). The device reads the slots when the task executes, so a slot nobody
+hccl_task_info.cc ``HcclTaskInfo::SetZeroCopyAddrs``). The device reads the slots when the task executes, so a slot nobody
 refreshed really points the task at the old buffer.
 
 - :class:`KernelTask`: a kernel from ``zcspec.impl.device.kernels.KERNELS`` by ``op_type``.

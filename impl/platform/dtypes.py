@@ -4,7 +4,7 @@ Contract: ``DTYPES`` maps our dtype name (ONNX's lower-case enum name, e.g.
 ``float32``, ``bfloat16``, ``int4``) to a :class:`DType`. ``nbytes(shape, dtype)``
 returns the storage bytes of a dense tensor, rounding sub-byte types up to a
 whole byte, and raises :class:`SizeOverflowError` past ``MAX_TENSOR_BYTES``
-(GE's sizes are int64: ge-facts.md 6.6.1 uses ``INT64_MAX - 64`` as its guard).
+(GE's sizes are int64: davinci_model.cc's ``kOverflowUserSize = INT64_MAX - 64`` is its guard).
 ``string`` has no static size and is rejected as an unknown dtype for planning.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from zcspec.impl.platform.errors import SizeOverflowError, UnknownDTypeError
 
 INT64_MAX = 2**63 - 1
-MAX_TENSOR_BYTES = INT64_MAX - 64  # ge-facts.md 1.7: kOverflowUserSize
+MAX_TENSOR_BYTES = INT64_MAX - 64  # kOverflowUserSize (GE: davinci_model.cc)
 
 
 @attrs.frozen

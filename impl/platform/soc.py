@@ -1,8 +1,9 @@
 """SoC profiles: what the emulated hardware supports, as data later stages consult.
 
 A :class:`SocProfile` is a frozen value. The compiler reads it to decide where a
-MemcpyAddrAsync is needed (ge-facts.md 5.3.2: no zero-copy capability means the
-pass is skipped) and which blocks may be zero copy (2.6.3: ops whose tasks cannot
+MemcpyAddrAsync is needed (GE's memcpy_addr_async_pass.cc `MemcpyAddrAsyncPass::Run`: no zero-copy capability
+means the pass is skipped) and which blocks may be zero copy (block_mem_assigner.cc
+`IsNodeSupportZeroCopy`: ops whose tasks cannot
 refresh addresses); the runtimes read it to decide what to refresh and what to
 copy; the device enforces it (``Device.refresh_arg`` refuses a refresh the
 profile does not allow, so a runtime that ignores the profile fails loudly).
@@ -30,9 +31,11 @@ class SocProfile:
     - ``alloc_align``: every device malloc returns a multiple of this (rtMalloc-like).
     - ``refreshable_tasks``: task kinds whose argument slots may be rewritten after load.
     - ``refresh_in_loop``: whether tasks inside loop subgraphs may be refreshed.
-    - ``zero_copy``: GE's ``MEMCPY_INFO_SUPPORT_ZEROCOPY`` capability (ge-facts.md 5.3.2).
+    - ``zero_copy``: GE's ``MEMCPY_INFO_SUPPORT_ZEROCOPY`` capability (GE: memcpy_addr_async_pass.cc
+      `MemcpyAddrAsyncPass::Run`).
     - ``mem_align`` / ``tensor_align`` / ``padding``: planner granularities, 512-byte
-      blocks and ``align32(bytes) + 32`` tensor sizes (ge-facts.md 1.1-1.3).
+      blocks and ``align32(bytes) + 32`` tensor sizes (GE: mem_assigner.h `MEM_ALIGN_SIZE`,
+      op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`).
     - ``hccl_no_zero_copy``: collectives whose buffers cannot be zero copy on this SoC,
       on top of what each collective declares itself (``hccl.COLLECTIVES``).
     """

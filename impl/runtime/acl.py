@@ -1,4 +1,5 @@
-"""An ACL-style facade over runtime v1 (ge-facts.md 6.2): model ids, datasets, config handles, rt memory.
+"""An ACL-style facade over runtime v1 (GE: acl_model.cpp ``aclmdlLoadFromMemWithMem``,
+``aclmdlLoadWithConfig``): model ids, datasets, config handles, rt memory.
 
     acl = Acl(device)
     work, weight = acl.mdl_query_size_from_mem(data)               # aclmdlQuerySizeFromMem
@@ -38,7 +39,7 @@ ACL_MDL_WORK_ADDR_PTR = "ACL_MDL_WORK_ADDR_PTR"
 ACL_MDL_WORK_SIZET = "ACL_MDL_WORK_SIZET"
 ACL_MDL_WEIGHT_ADDR_PTR = "ACL_MDL_WEIGHT_ADDR_PTR"
 ACL_MDL_WEIGHT_SIZET = "ACL_MDL_WEIGHT_SIZET"
-ACL_MDL_WORKSPACE_MEM_OPTIMIZE = "ACL_MDL_WORKSPACE_MEM_OPTIMIZE"  # 0 default, 1 inputoutput (6.2.2)
+ACL_MDL_WORKSPACE_MEM_OPTIMIZE = "ACL_MDL_WORKSPACE_MEM_OPTIMIZE"  # 0 default, 1 inputoutput (SetMdlLoadReuseZeroCopy)
 ZCSPEC_ZERO_COPY = "ZCSPEC_ZERO_COPY"                   # ours: zero copy on (True) or off
 CONFIG_ATTRS = (ACL_MDL_MEM_ADDR_PTR, ACL_MDL_WORK_ADDR_PTR, ACL_MDL_WORK_SIZET, ACL_MDL_WEIGHT_ADDR_PTR,
                 ACL_MDL_WEIGHT_SIZET, ACL_MDL_WORKSPACE_MEM_OPTIMIZE, ZCSPEC_ZERO_COPY)
@@ -124,7 +125,7 @@ class Acl:
 
     def mdl_load_from_mem_with_mem(self, data: bytes, work_ptr: int, work_size: int, weight_ptr: int,
                                    weight_size: int, *, zero_copy: bool = True) -> int:
-        """Caller memory: a null pointer means "allocate it yourself" for that part (6.2.1)."""
+        """Caller memory: a null pointer means "allocate it yourself" for that part (aclmdlLoadFromMemWithMem)."""
         work = (work_ptr, work_size) if work_ptr else None
         weight = (weight_ptr, weight_size) if weight_ptr else None
         return self._load(data, LoadOptions(zero_copy=zero_copy), work, weight)

@@ -2,7 +2,8 @@
 
 A dynamic-batch model has branches (tasks whose ``TaskDef.batch`` is a label such as
 "b1"); the memory planner lets branches of different labels overlap because only one
-runs per execution (ge-facts.md 4). The caller picks the branch per execution, as GE's
+runs per execution (GE: multi_batch_pass.cc ``MultiBatchPass::SetCaseLabel``). The caller picks the branch per
+execution, as GE's
 ``aclmdlSetDynamicBatchSize`` does: ``GeExecutor::SetDynamicBatchSize`` (ge_executor.cc)
 refuses a batch that matches none of the model's gears (``IsDynamicBatchSizeMatchModel``,
 ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID) and writes the chosen one to the input the graph's

@@ -143,7 +143,7 @@ FM, ZC = 0x10000, 0x11000
 X_MODEL, Y_MODEL = ZC + 0x200, ZC
 X_BUF, Y_BUF = 0x80000, 0x90000
 RAW = 400
-PADDED = 432  # GE's tensor size: align32(400) + 32 padding (ge-facts.md 1.3)
+PADDED = 432  # GE's tensor size: align32(400) + 32 padding (GE: op_tensor_utils.cc CalibrateTensorSize)
 
 
 Y_FM_OFFSET = 0x100   # where y sits when an example puts it in the feature map

@@ -35,7 +35,8 @@ from zcspec.spec.observables.trace import Event, Range
 HOST = "host"
 # Regions whose bytes hold state across calls, written outside the model's own tasks: GE places
 # variables at fixed addresses (VarManager memory, initialised by the session's init graph or the
-# caller), not in blocks a task of the model fills (ge-facts.md 2.5.3; graph_mem_assigner.cc).
+# caller), not in blocks a task of the model fills (GE: block_mem_assigner.cc `CheckIsZeroMemNodeType`;
+# graph_mem_assigner.cc).
 PERSISTENT = ("fixed",)
 
 
@@ -269,7 +270,8 @@ def _cover(pieces, r: Range) -> Iterator[tuple[int, int, Writer | None]]:
 
 
 # Op types that read only one of their inputs: a Merge joins dynamic-batch branches and reads the
-# input of the one branch that ran (ge-facts.md 4; runtime/v1 StreamSwitchN + Merge); the others
+# input of the one branch that ran (GE: multi_batch_pass.cc `MultiBatchPass::SetCaseLabel`; runtime/v1
+# StreamSwitchN + Merge); the others
 # hold whatever the branch that did not run left there.
 ONE_OF_INPUTS = frozenset({"Merge"})
 

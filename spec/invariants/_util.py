@@ -16,7 +16,7 @@ GE_MEM = "compiler/graph/build/memory/"
 
 
 def align_up(n: int, granularity: int) -> int:
-    """``n`` rounded up to a multiple of ``granularity`` (0 stays 0, as GE's AlignMemOffset; ge-facts.md 1.2)."""
+    """``n`` rounded up to a multiple of ``granularity`` (0 stays 0, as GE's mem_reuse_strategy.cc AlignMemOffset)."""
     return -(-n // granularity) * granularity if n > 0 else 0
 
 
@@ -24,7 +24,7 @@ def continuous_inputs(plan: PlanObservation) -> tuple[ContinuousGroup, ...]:
     """The continuous-input groups GE plans as such: a node whose op type asks for continuous inputs has
     them only with more than one input; with one it is planned as an ordinary op
     (mem_layout_conflict_util.cc ``MemLayoutConflictUtil::IsContinuousInput`` and
-    ``MemReuseUtils::IsNoPaddingContinuousInput`` ask for more than one input anchor). The observation
+    mem_reuse_strategy.cc ``MemReuseUtils::IsNoPaddingContinuousInput`` ask for more than one input anchor). The observation
     lists every node carrying the attribute; this is the spec's one home for the input-count rule."""
     return tuple(g for g in plan.continuous_groups if len(g.tensors) > 1)
 

@@ -1,7 +1,7 @@
 """Blocks: which tensors may share planner memory (applies to plans).
 
 GE's reuse rules forbid sharing for zero-copy, atomic, continuous and fixed
-memory (ge-facts.md 2.5); these claims check the outcome in the plan, not the
+memory (GE: block_mem_assigner.cc `ReuseBlock`, `AddLifeReuseBlock`); these claims check the outcome in the plan, not the
 rules' implementation.
 """
 from __future__ import annotations
@@ -94,7 +94,8 @@ def _zc_io_facts(plan: PlanObservation) -> bool:
 
 def expected_zero_copy(plan: PlanObservation) -> dict[str, str | None]:
     """Memory root -> why GE makes that graph I/O zero copy ("input"/"output"), or None when it does
-    not; only roots of graph I/O are listed (ge-facts.md 2.6.1-2.6.4), computed from the graph facts
+    not; only roots of graph I/O are listed (GE: block_mem_assigner.cc `IsZeroCopyBlock`,
+    `GetOutputFlowToNetoutputNum`, `IsNodeSupportZeroCopy`), computed from the graph facts
     and the spec's capability table, never from the planner's flags."""
     caps = capabilities(plan.soc)
     fixed = _fixed_names(plan)
@@ -185,7 +186,8 @@ def _group_mates(plan: PlanObservation, root: str) -> set[str]:
 
 def _exclusive(plan: PlanObservation, names: set[str], what: str):
     """Tensors in ``names`` own their block (apart from their continuous-input group, whose
-    members are laid out together in one block, ge-facts.md 2.4.4, 2.5.4) and their bytes."""
+    members are laid out together in one block: GE's block_mem_assigner.cc
+    `AssignContinuousBlocks`, `GetNoNeedAssignMemoryFlag`) and their bytes."""
     fams = families(plan)
     targets = [f for f in fams if set(f.members) & names]
     for f in targets:
@@ -240,7 +242,7 @@ FIXED_NOREUSE = Invariant(
               "execution; GE gives them no feature-map block at all (zero-memory node types) and their "
               "addresses are never refreshed, so sharing their bytes with anything would corrupt later runs.",
     ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::CheckIsZeroMemNodeType); "
-              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.cc (kMemoryTypeFix)",
+              "runtime/v1/graph/load/model_manager/memory_app_type_classifier.h (kMemoryTypeFix)",
     applies_to="plan", concern="blocks",
     predicate=lambda plan: _exclusive(plan, _fixed_names(plan), "fixed-address"),
     precondition=lambda plan: bool(_fixed_names(plan)),

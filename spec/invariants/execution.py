@@ -159,7 +159,7 @@ NO_OVERRUN = Invariant(
               "a stale address into freed memory or a range straddling two allocations is caught even by a "
               "device (or hardware) that lets it through. GE checks a user buffer against the model's size "
               "before it is used.",
-    ge_source=V1_MODEL + " (CheckUserAndModelSize, CheckInputAndModelSize); runtime/v2/kernel/common_kernel_impl/"
+    ge_source=V1_MODEL + " (CheckUserAndModelSize); runtime/v2/kernel/common_kernel_impl/"
               "build_tensor.cc (SplitTensorForOutputData)",
     applies_to="execution", concern="execution", predicate=_no_overrun,
     precondition=lambda obs: any(True for _ in accesses(obs)),

@@ -69,7 +69,8 @@ def _touches(task: Task, role: str) -> bool:
 
 def stuck(caps: Capabilities, tasks: list[Task], role: str) -> Task | None:
     """The first of ``tasks`` that references the node's ``role`` side and that the SoC cannot
-    refresh (ge-facts.md 2.6.3, 6.7.4), or None when every such task can be refreshed."""
+    refresh (GE: block_mem_assigner.cc `IsNodeSupportZeroCopy`,
+    task_args_refresh_type_classifier.cc `FixedAddrInferrer`), or None when every such task can be refreshed."""
     return next((t for t in tasks if _touches(t, role) and not caps.can_refresh(t.kind, in_loop=t.in_loop)), None)
 
 
@@ -123,7 +124,7 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None,
     if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and stuck(caps, tasks.get(dst.name, []), "in")
             and not mf.build.feature_base_refreshable):
         return "a RefData feeds an HCCL op that cannot refresh its addresses", MEMCPY
-    if mf.build.feature_base_refreshable:  # every address is refreshed through the feature base (6.8.4)
+    if mf.build.feature_base_refreshable:  # every address is refreshed via the feature base (IsFeatureBaseRefreshable)
         return None
     if src.type in DATA_TYPES and (t := stuck(caps, tasks.get(dst.name, []), "in")):
         return (f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot "

@@ -155,7 +155,7 @@ def _copy_only_once(obs: ExecutionObservation, only=None):
         src, dst = _expected_copy(obs, t, b)
         # Recognised by the addresses moved, not by the runtime's label for the copy.
         seen = [e for e in copies_all if (e.src, e.dst) == (src, dst)]
-        if len(seen) != (src != dst):   # none onto itself (6.5.5)
+        if len(seen) != (src != dst):   # none onto itself (CopyOutputForNoZeroCopy)
             yield violation(f"buffer {t.name!r}", f"must be copied (the spec says: {reasons(obs.load)[t.name][0]}) "
                             f"exactly once {_hex(src)} -> {_hex(dst)} per execution; saw {len(seen)} such cop(ies)",
                             copies=len(seen))
@@ -346,7 +346,7 @@ ZERO_COPY_WHEN_ELIGIBLE = Invariant(
 
 # -- V1-BUFFER-SIZE ---------------------------------------------------------------------------
 
-GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare, ge-facts.md 1.7
+GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare (GE: davinci_model.cc)
 
 
 def _sized_buffers(obs: ExecutionObservation):
@@ -425,7 +425,8 @@ def _refusal_reasons(obs: ExecutionObservation) -> list[str]:
         elif space is None:
             why.append(f"{b.name!r}: inside no live allocation of the caller that the trace shows")
         elif space == "host" and obs.load.options.reuse_zero_copy_memory:
-            why.append(f"{b.name!r}: host memory under reuseZeroCopyMemory (ge-facts 6.5.4c)")
+            why.append(f"{b.name!r}: host memory under reuseZeroCopyMemory (GE: davinci_model.cc "
+                       "ConstructZeroCopyIoActiveBaseAddrs)")
         if t is not None and b.size < t.raw_size:
             why.append(f"{b.name!r}: {b.size} bytes, below the raw {t.raw_size}")
         if b.address % ADDRESS_GRAIN:

@@ -18,7 +18,8 @@ def _azc(obs: ExecutionObservation) -> bool:
 
 
 def _unusable(obs: ExecutionObservation, t) -> str | None:
-    """Why the user's buffer for output ``t`` cannot hold it in always_zero_copy mode (ge-facts.md 7.4.1-2)."""
+    """Why the user's buffer for output ``t`` cannot hold it in always_zero_copy mode (GE: build_tensor.cc
+    `SplitTensorForOutputData`)."""
     b = obs.buffer(t.name)
     if b is None or b.address == 0:
         return "no buffer (null address)"
@@ -159,7 +160,7 @@ AZC_REJECT = Invariant(
 
 def _needs_fallback(obs: ExecutionObservation):
     """Outputs whose buffer cannot hold them directly in the default mode: null, host, or (except
-    under ge_compat, where GE shares an undersized buffer unchecked and fails, 7.3.2) undersized."""
+    under ge_compat, where GE shares an undersized buffer unchecked and fails, AllocModelOutTensor) undersized."""
     if not is_v2(obs) or obs.load.options.always_zero_copy:
         return []
     out = []

@@ -14,8 +14,9 @@ from zcspec.spec.observables.trace import Event
 
 @attrs.frozen
 class LoadOptionsObservation:
-    """Runtime options of a load (ge-facts.md 6.1.3, 7.1.2; ``ge_compat`` reproduces GE's unchecked
-    AllocModelOutTensor sharing, ge-facts.md 7.3.2)."""
+    """Runtime options of a load (GE: davinci_model.cc `InitFeatureMapAndP2PMem`, lowering_opt.h
+    `LoweringOption`; ``ge_compat`` reproduces GE's unchecked AllocModelOutTensor sharing,
+    model_outputs.cc)."""
 
     runtime: Literal["v1", "v2"]
     zero_copy: bool = True
@@ -29,7 +30,7 @@ class LoadOptionsObservation:
 @attrs.frozen
 class RegionBinding:
     """One of the model's own regions on the device. ``backed`` is False when no memory was
-    allocated for it (the I/O region under reuseZeroCopyMemory, ge-facts.md 6.1.3)."""
+    allocated for it (the I/O region under reuseZeroCopyMemory, GE: davinci_model.cc `InitFeatureMapAndP2PMem`)."""
 
     name: str
     address: int
@@ -43,8 +44,8 @@ class RegionBinding:
 @attrs.frozen
 class IoTensor:
     """One model input or output: the model's own address for it, its padded ``size`` and raw
-    ``raw_size`` (ge-facts.md 6.3.2-3), whether its block is a zero-copy block (``_is_zero_copy_block``),
-    whether an HCCL task without zero-copy support reads or writes it (ge-facts.md 6.8.2), where
+    ``raw_size`` (GE: zero_copy_offset.cc `InitInputDataInfo`, `InitOutputDataInfo`), whether its block is a zero-copy block (``_is_zero_copy_block``),
+    whether an HCCL task without zero-copy support reads or writes it (GE: hccl_task_info.cc `HcclTaskInfo::SetAddrs`), where
     the model file places it (``region`` + ``offset``, the logical address task slots are written in),
     ``tensor``, the model file's name of its tensor (what a launch's ranges name; None: the display
     ``name`` is that name), and ``alias_root``, the tensor whose memory it shares by the model file's

@@ -2,7 +2,8 @@
 
 Also carries what the MemcpyAddrAsync pass decision depends on: the compiled
 graph's nodes (so the spec can see where MemcpyAddrAsync nodes sit) and the
-SoC and build facts that decide whether the pass runs (ge-facts.md 5.3).
+SoC and build facts that decide whether the pass runs (GE: memcpy_addr_async_pass.cc
+`MemcpyAddrAsyncPass::Run`).
 """
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ class ArgSlot:
     """Slot ``index`` of a task's argument table, holding the address ``region`` + ``offset``;
     the task accesses ``size`` bytes through it. ``role`` is ``in`` or ``out`` ("" when not
     known), ``tensor`` the tensor it points at, and ``zero_copy`` an HCCL task's per-buffer
-    zero-copy flag as the task definition records it (None for other kinds; ge-facts.md 6.8.1)."""
+    zero-copy flag as the task definition records it (None for other kinds; GE: hccl_task_info.cc
+    `HcclTaskInfo::InitZeroCopyInfos`)."""
 
     index: int
     region: str
@@ -97,7 +99,8 @@ class Task:
 @attrs.frozen
 class ZeroCopyEntry:
     """A registered zero-copy slot: slot ``slot`` of task ``task`` holds I/O ``io`` plus ``relative_offset``
-    (GE's zero-copy basic/relative offsets, ge-facts.md 5.2, 6.3)."""
+    (GE's zero-copy basic/relative offsets: set_input_output_offset_pass.cc
+    `SetInputOutputOffsetPass::Run`, zero_copy_offset.cc `ZeroCopyOffset::InitInputDataInfo`)."""
 
     task: int
     slot: int
@@ -131,7 +134,8 @@ class SocProfile:
 
 @attrs.frozen
 class BuildFacts:
-    """Build options the MemcpyAddrAsync pass reads (ge-facts.md 5.3.2, 5.3.4)."""
+    """Build options the MemcpyAddrAsync pass reads (GE: memcpy_addr_async_pass.cc
+    `MemcpyAddrAsyncPass::Run`, `NeedInsertMemAddrAsyncNodeAfterData`)."""
 
     offline: bool = False
     single_op: bool = False

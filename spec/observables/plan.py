@@ -1,32 +1,37 @@
-"""The memory plan as the spec sees it: DESIGN.md's plan contract, plus facts the block invariants need.
+"""The memory plan as the spec sees it: the plan contract (docs/plan-format.md), plus facts the block invariants need.
 
 A :class:`PlanObservation` parses exactly the JSON that ``zcspec plan --json``
 prints (keys ``order``, ``tensors``, ``blocks``, ``regions``, ``lower_bound``,
-``naive``; see DESIGN.md "Contracts"). The planner may add the optional keys
+``naive``; see docs/plan-format.md). The planner may add the optional keys
 below; an exporter that omits them simply leaves the invariants that need
 them unexercised (their precondition is false), never falsely satisfied.
 
 Optional keys (documented for exporters in docs/spec-guide.md):
 
-- ``attributes``: model attributes GE writes (ge-facts.md 1.13, 3.2.6):
+- ``attributes``: model attributes GE writes (GE: model_builder.cc
+  `ModelBuilder::BuildModelDefForMem`, block_mem_assigner.cc `MarkZeroCopyBlockAttr`):
   ``memory_size``, ``zero_copy_memory_size`` and ``is_zero_copy_block``
   (graph-input tensor name -> the ``_is_zero_copy_block`` flag).
 - ``graph_inputs`` / ``graph_outputs``: tensor names of the root Data outputs
   and the root NetOutput inputs.
 - ``consumers``: tensor name -> the steps (indices into ``order``) that read it.
-- ``atomic``: tensors written by atomic (memset-cleaned) outputs (ge-facts.md 3.3).
+- ``atomic``: tensors written by atomic (memset-cleaned) outputs (GE: graph_mem_assigner.cc
+  `AssignAtomicOutputMemory`).
 - ``continuous_groups``: ``{"consumer", "tensors", "padding"}``: the ordered
-  inputs of a continuous-input node (ge-facts.md 2.5.6, 3.5.2).
+  inputs of a continuous-input node (GE: block_mem_assigner.cc `AssignContinuousBlocks`,
+  graph_mem_assigner.cc `AssignContinuousInputMemory`).
 - ``continuous_outputs``: ``{"node", "tensors"}``: the ordered outputs of a node
   GE gives continuous outputs (``continuous_output`` with two or more outputs,
-  fused HCCL; ge-facts.md 2.11).
+  fused HCCL; GE: block_mem_assigner.cc `ApplyContinuousMemory`).
 - ``workspaces``: workspace tensor name -> the node (in ``order``) that owns it.
 - ``fixed``: tensors with fixed addresses (constants, variables).
 - ``batch_labels``: tensor name -> dynamic-batch branch label; tensors of
   different branches never run in the same execution, so they may share
-  memory (GE lets batches overlap on purpose, ge-facts.md 4.2).
+  memory (GE lets batches overlap on purpose: dynamic_batch_mem_assigner.cc
+  `DynamicBatchMemAssigner::ResizeDynamicBatchBlocks`).
 - ``alignment``: the granularities the layout claims (GE: 512 per block in
-  both feature map and zero-copy region, 32 per tensor size; ge-facts.md 1.1-1.3, 12).
+  both feature map and zero-copy region, 32 per tensor size; GE: mem_assigner.h `MEM_ALIGN_SIZE`,
+  op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`).
   A plan that names its ``soc`` is judged by the spec's capability table
   (spec/capabilities.py) instead: what a plan claims about itself is then ignored.
 - ``soc``: the SoC the plan was made for (a name of spec/capabilities.py).
@@ -34,11 +39,11 @@ Optional keys (documented for exporters in docs/spec-guide.md):
   ``tvm``, ...; the plan file's top-level ``planner`` key). A planner of spec/capabilities.py's
   ``PLANNERS`` is held to the offset alignment it documents, whatever its arenas declare.
 - ``netoutput_inputs``: the root NetOutput's inputs in slot order, a tensor
-  listed once per slot it feeds (GE counts the slots, ge-facts.md 2.6.2).
+  listed once per slot it feeds (GE counts the slots: block_mem_assigner.cc `GetOutputFlowToNetoutputNum`).
 - ``node_types``: node name (of ``order``) -> op type.
 - ``producers``: tensor name -> the node (in ``order``) that writes it.
 - a tensor's ``nbytes``: its raw dense bytes (shape times dtype), from which
-  GE derives its size (ge-facts.md 1.3).
+  GE derives its size (GE: op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`).
 
 The general form (any planner, docs/foreign-planners.md): a plan that declares
 ``arenas`` names its own memory areas instead of GE's four regions.
@@ -86,8 +91,8 @@ BlockId = int | str
 ArenaKind = Literal["activations", "user_io", "constants", "state", "scratch"]
 ARENA_KINDS = typing.get_args(ArenaKind)
 
-GE_BLOCK_ALIGN = 512   # MEM_ALIGN_SIZE, ge-facts.md 1.1
-GE_TENSOR_ALIGN = 32   # tensor size granularity, ge-facts.md 1.3
+GE_BLOCK_ALIGN = 512   # MEM_ALIGN_SIZE (GE: mem_assigner.h)
+GE_TENSOR_ALIGN = 32   # tensor size granularity (GE: op_tensor_utils.cc `CalibrateTensorSize`)
 
 
 @attrs.frozen
@@ -130,7 +135,8 @@ class Block:
 
 @attrs.frozen
 class PlanAttributes:
-    """Model attributes the compiler records (``memory_size`` includes the zero-copy region; ge-facts.md 3.2.6)."""
+    """Model attributes the compiler records (``memory_size`` includes the zero-copy region; GE:
+    model_builder.cc `BuildModelDefForMem`)."""
 
     memory_size: int
     zero_copy_memory_size: int
@@ -154,7 +160,7 @@ class ContinuousGroup:
     ``padding`` True: each input advances the next by its size rounded to the
     block granularity (GE's padding-continuous). False (NoPadding): by its
     piece, the raw size with the dims before the concat axis set to 1
-    (ge-facts.md 3.5.2); ``pieces`` gives those bytes per input when known.
+    (GE: graph_mem_assigner.cc `AssignContinuousInputMemory`); ``pieces`` gives those bytes per input when known.
     """
 
     consumer: str
@@ -168,7 +174,8 @@ class Alignment:
     """The layout granularities: ``block`` per region (bytes), ``tensor`` for tensor sizes.
 
     GE: 512 for every block, zero-copy ones included, and 32 for tensor sizes
-    (ge-facts.md 1.1-1.3, 1.6, 12). Set ``block["zero_copy"] = 32`` to model the
+    (GE: mem_assigner.h `MEM_ALIGN_SIZE`, block_mem_assigner.cc `MemoryBlock::Resize`,
+    op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`). Set ``block["zero_copy"] = 32`` to model the
     common misreading and check such a layout against its own claim.
     """
 
@@ -188,7 +195,8 @@ class Arena:
             raise ValueError(f"alignment={self.alignment} must be at least 1")
 
 
-# GE's regions as arenas (ge-facts.md 1.6): the feature map is reused memory, the zero-copy region the
+# GE's regions as arenas (GE: graph_mem_assigner.cc `AssignZeroCopyMemory`): the feature map is reused memory,
+# the zero-copy region the
 # caller's buffers, weights are constants and fixed addresses are variables. Their granularities are
 # GE's own and are judged by LAYOUT-ALIGN, not by an arena alignment.
 GE_ARENAS = {"feature_map": Arena("activations"), "zero_copy": Arena("user_io"),
@@ -231,7 +239,7 @@ class InPlaceStep:
 
 @attrs.frozen
 class PlanObservation:
-    """A memory plan: DESIGN.md's plan contract plus the optional facts listed in the module doc."""
+    """A memory plan: the plan contract (docs/plan-format.md) plus the optional facts listed in the module doc."""
 
     order: tuple[str, ...]
     tensors: tuple[PlacedTensor, ...]

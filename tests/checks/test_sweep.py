@@ -28,7 +28,7 @@ def test_overlapping_pairs_inclusive_ends_touch():
     assert {frozenset(p) for p in overlapping_pairs([(0, 2), (2, 4), (0, 1)])} == {frozenset((0, 1)), frozenset((0, 2))}
 
 
-# TFLite's ComplexRecords (planning-facts.md): greedy by size reaches the lower bound, 96.
+# TFLite's ComplexRecords case (its GPU memory-management tests): greedy by size reaches the lower bound, 96.
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]
 COMPLEX_OFFSETS = [0, 32, 80, 64, 88, 0, 64, 72, 0]
 

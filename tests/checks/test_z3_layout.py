@@ -81,7 +81,8 @@ def test_zero_copy_tensor_larger_than_its_user_buffer():
 
 
 def test_a_child_block_lives_in_its_zero_copy_parents_user_buffer():
-    """GE 2.7.4: with io reuse, an intermediate tensor's block may be a child of a zero-copy block."""
+    """GE's AddZeroCopyLifeReuseBlock: with io reuse, an intermediate tensor's block may be a child of a
+    zero-copy block."""
     out = tensor("out", "zero_copy", 0, 2048, 3, 5, block=0)
     tmp = tensor("tmp", "zero_copy", 1024, 512, 0, 2, block=1)
     blocks = [{"id": 0, "region": "zero_copy", "offset": 0, "size": 2048, "zero_copy": True, "tensors": ["out"]},

@@ -10,7 +10,7 @@ from zcspec.checks.proofs.optimal import gap, greedy_by_size, lower_bound, optim
 from zcspec.checks.proofs.sweep import overlapping_pairs
 from zcspec.checks.proofs.synthetic import make_plan, synthetic_plan, tensor
 
-# planning-facts.md "Golden records" (size, first, last; inclusive lifetimes).
+# Golden records (size, first, last; inclusive lifetimes): TFLite's and Pisarchyk & Lee 2020's.
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]
 CHAIN = [(16, 0, 1), (8, 1, 2), (64, 2, 3), (32, 3, 4), (8, 4, 5)]
 PISARCHYK = [(32, 0, 1), (28, 1, 4), (36, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (10, 6, 8), (40, 7, 8)]

@@ -29,7 +29,7 @@ N = 256  # (1, N) float32: 1024 bytes
 
 
 def test_an_in_place_output_shares_the_input_it_names():
-    # GE (mem_inplace.cc ProcessInplace, GetSupportInplaceOutput): _output_inplace_ability pairs may name
+    # GE (mem_inplace.cc ProcessInplace; graph_utils.cc GraphUtils::GetSupportInplaceOutput): _output_inplace_ability pairs may name
     # any input. zcspec: _reuse_input=k shares input k (True: input 0); once a deviation (input 0 only).
     for reuse, shared in ((True, "a:0"), (0, "a:0"), (1, "c:0")):
         b = GraphBuilder("ip")
@@ -94,7 +94,7 @@ def test_an_undersized_input_is_refused_before_it_is_shared():
 
 
 def test_v1_keeps_a_graph_input_that_is_also_a_graph_output_zero_copy_and_copies_the_output_once():
-    # GE (davinci_model.cc GenMemAllocations, CopyOutputForNoZeroCopy; ge-facts 6.5.7): a Data feeding
+    # GE (davinci_model.cc GenMemAllocations, CopyOutputForNoZeroCopy): a Data feeding
     # NetOutput stays zero copy and the output is copied once, from the user's input buffer. zcspec once
     # made both copy-only (two copies through the model's I/O region): row V1, fixed.
     from zcspec.impl.device.trace import Copy

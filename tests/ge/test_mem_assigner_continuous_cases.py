@@ -112,7 +112,7 @@ def _not_first_graph(ge_graph, muti_ref=False, diff_stream=False, first_muti=Tru
 
     With NoPadding, a, b and c are ported with their shape's bytes, 512 B (the fixture's 1x1x16x8 float), not
     the 2048 B the test sets: GE lays NoPadding pieces out by the shape (graph_mem_assigner.cc GetMemorySize,
-    CalculateTensorRealSizeAndOutSize, CalcTensorMemSize) and sizes their block by the largest size set in the
+    CalculateTensorRealSizeAndOutSize, which call TensorUtils' CalcTensorMemSize) and sizes their block by the largest size set in the
     symbol, which d's output (2048 B, refs input 0) still gives. zcspec's IR has one size per tensor, so the
     2048 B of a and b (which only counted for the block) are left out: 4096 B of pieces would be a layout GE
     never makes."""

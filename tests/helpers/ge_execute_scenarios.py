@@ -90,8 +90,9 @@ def reshape_graph():
 def netoutput_not_zero_copy():
     """GE's ``ShareGraph::NetoutputNotSupportZeroCopy``: Add(const_1, const_1) and Add(const_2, const_2)
     (int32 2x2x2x2) -> PhonyConcat (no-padding continuous input, 4x2x2x2) -> NetOutput; data_1 (int32
-    2x2x2x2) reaches NetOutput by a control edge only. zcspec's IR has no control edges: data_1 is a graph
-    input nothing reads."""
+    2x2x2x2) reaches NetOutput by a control edge only. Here data_1 is a graph input nothing reads:
+    zcspec's IR has control edges (``Node.control_inputs``), but ``GraphBuilder.output`` gives the
+    NetOutput none, so this graph leaves out GE's control edge."""
     b = GraphBuilder("netoutput_not_zero_copy")
     b.input("data_1", (2, 2, 2, 2), "int32")
     const_1 = b.weight("const_1", np.zeros((2, 2, 2, 2), np.int32))

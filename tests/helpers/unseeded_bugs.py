@@ -39,7 +39,7 @@ def _lifetime_one_step_early():
 
 
 def _zero_copy_takes_freed_blocks():
-    """First-stage reuse forgets that zero-copy units never take a freed block (GE 2.5.10)."""
+    """First-stage reuse forgets that zero-copy units never take a freed block (GE's AddZeroCopyLifeReuseBlock)."""
     def make(may_reuse):
         # the zero-copy exclusion lost: an I/O unit may reuse like any reusable unit
         return lambda unit, options: (options.reuse and (unit.reusable or unit.zero_copy is not None)

@@ -1,4 +1,4 @@
-"""The MemoryPlan JSON contract (DESIGN.md "Contracts") and ``zcspec plan``."""
+"""The MemoryPlan JSON contract (docs/plan-format.md) and ``zcspec plan``."""
 from __future__ import annotations
 
 import json

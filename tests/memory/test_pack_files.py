@@ -14,7 +14,7 @@ from zcspec.impl.compiler.memory.packing import (
 )
 
 DATA = Path(__file__).parent / "data"
-# Feature maps of ONNX's light_densenet121 (input 1x3x224x224), planning-facts.md
+# Feature maps of ONNX's light_densenet121 (input 1x3x224x224)
 # conventions: file order, inputs from step 0, outputs to the end, Unsqueeze a
 # view, sizes rounded up to 512 B.
 DENSENET = DATA / "light_densenet121_fmaps.csv"
@@ -110,7 +110,7 @@ def test_compact_reaches_the_lower_bound_on_densenet121():
     buffers = read_minimalloc_csv(DENSENET)
     assert len(buffers) == 911
     lb = lower_bound(buffers)
-    assert lb == 8_430_592  # planning-facts.md: 8.431 MB
+    assert lb == 8_430_592  # 8.431 MB
     result = pack(buffers)
     assert (result.arena, result.optimal) == (lb, True)
     assert validate(buffers, result) == ()

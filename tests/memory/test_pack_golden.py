@@ -1,4 +1,4 @@
-"""Golden records from planning-facts.md: greedy by size, offsets and arenas exactly as published.
+"""Golden records (TFLite's GreedyBySizeAssignment tests; Pisarchyk & Lee 2020, arXiv 2001.03288): greedy by size, offsets and arenas exactly as published.
 
 The records use inclusive lifetimes (first, last); buffers here are half-open,
 so upper = last + 1.

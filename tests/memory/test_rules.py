@@ -32,7 +32,8 @@ def test_sizes_follow_ge_padding_and_block_rounding():
 
 
 def test_zero_copy_io_blocks_are_never_reused_or_merged():
-    # After 'a' reads x, a same-sized intermediate could take x's block; it must not (2.5.10, 2.3.3).
+    # After 'a' reads x, a same-sized intermediate could take x's block; it must not
+    # (AddZeroCopyLifeReuseBlock, InitReuseFlag).
     b = _b()
     x = b.input("x", (1, N))
     a = b.op("Relu", [x], name="a")
@@ -74,8 +75,8 @@ def test_zero_copy_is_refused_for_ops_that_cannot_refresh_and_double_outputs():
     x = b.input("x", (1, N))
     a = b.op("Relu", [x], name="a")
     c = b.op("Abs", [a], name="c")
-    b.output(c, c)  # one tensor feeding two NetOutput inputs is not zero-copy (2.6.2)
-    p = plan_memory(b.build(), PlanOptions(no_zero_copy_ops={"Relu"}))  # 2.6.3: x's reader cannot refresh
+    b.output(c, c)  # one tensor feeding two NetOutput inputs is not zero-copy (GetOutputFlowToNetoutputNum)
+    p = plan_memory(b.build(), PlanOptions(no_zero_copy_ops={"Relu"}))  # IsNodeSupportZeroCopy: x's reader cannot refresh
     assert not p.tensor("x").zero_copy and p.tensor("x").region == "feature_map"
     assert not p.tensor("c:0").zero_copy
     assert [a.is_zero_copy_block for a in p.attributes.inputs] == [False]
@@ -90,7 +91,7 @@ def test_data_feeding_a_continuous_input_is_not_zero_copy():
     r = b.op("HcomAllReduce", [x, y], name="ar", outputs=[((1, N), "float32"), ((1, N), "float32")])
     b.output(*r)
     p = plan_memory(b.build())
-    assert p.tensor("x").region == "feature_map" and not p.tensor("x").zero_copy  # 2.6.1, 2.6.4
+    assert p.tensor("x").region == "feature_map" and not p.tensor("x").zero_copy  # GE's IsZeroCopyBlock
 
 
 def test_continuous_inputs_padding_are_contiguous_in_input_order():
@@ -117,7 +118,7 @@ def test_continuous_inputs_nopadding_are_back_to_back_in_raw_bytes():
     c = b.op("PhonyConcat", [u, v], name="pc", shape=(2, 10))
     b.output(b.op("Neg", [c], name="o", shape=(2, 10)))
     p = plan_memory(b.build())
-    assert p.tensor("v:0").offset == p.tensor("u:0").offset + 40  # 3.5.2: the raw size, no padding
+    assert p.tensor("v:0").offset == p.tensor("u:0").offset + 40  # AssignContinuousInputMemory: the raw size, no padding
     assert p.tensor("u:0").alias_of == "pc:0" and p.tensor("pc:0").offset == p.tensor("u:0").offset
 
 
@@ -141,7 +142,7 @@ def test_atomic_outputs_live_the_whole_graph_after_the_reused_blocks():
     b = _b()
     x = b.input("x", (1, N))
     a = b.op("Relu", [x], name="a")
-    s = b.op("ReduceSum", [a], name="s")          # atomic: cleaned then accumulated into (2.5.4)
+    s = b.op("ReduceSum", [a], name="s")          # atomic: cleaned then accumulated into (IsAtomicOutputMemory)
     c = b.op("Abs", [s], name="c")
     d = b.op("Neg", [c], name="d")
     e = b.op("Neg", [d], name="e")
@@ -231,7 +232,7 @@ def test_first_stage_reuse_takes_the_last_released_same_size_block():
     n = b.op("Neg", [s], name="n")        # LIFO: takes p2's block
     b.output(b.op("Add", [n, s], name="o"))
     lifo = _first_stage_blocks(b.build(), PlanOptions())
-    assert lifo["n:0"] == lifo["p2:0"] != lifo["p1:0"]  # 2.4.1 LIFO
+    assert lifo["n:0"] == lifo["p2:0"] != lifo["p1:0"]  # GetLastReleaseBlock LIFO
     fifo = _first_stage_blocks(b.build(), PlanOptions(mem_release_first_reuse_first=True))
     assert fifo["n:0"] == fifo["p1:0"] != fifo["p2:0"]
 
@@ -245,7 +246,7 @@ def test_first_stage_needs_an_exact_block_size_and_level_two_merges_smaller_bloc
     b.output(b.op("Relu", [small], name="o", shape=(1, N)))
     p = plan_memory(b.build())
     assert p.tensor("small:0").block != p.tensor("big:0").block
-    # Level 2 (2.7) puts small inside big's block: their lives do not meet.
+    # Level 2 (ReuseBlocksByLifeTime) puts small inside big's block: their lives do not meet.
     assert _overlap(p, "small:0", "big:0")
     blk = {bl.id: bl for bl in p.blocks}[p.tensor("small:0").block]
     assert blk.parent == p.tensor("big:0").block
@@ -325,12 +326,12 @@ def test_ge_keeps_the_smaller_of_its_two_planners():
     binary = _feature_map(units.units, units.steps, o, False)[3]
     max_block = _feature_map(units.units, units.steps, o, True)[3]
     assert binary != max_block  # the two planners disagree here
-    assert plan_memory(g).arena == min(binary, max_block)  # 2.1.3: the smaller score wins
+    assert plan_memory(g).arena == min(binary, max_block)  # HybridMemAssigner::Assign: the smaller score wins
 
 
 def test_only_the_binary_planner_runs_level_two():
     # MaxBlockMemAssigner::NeedLevel2Reuse() is false (max_block_mem_assigner.h): its blocks keep
-    # creation order and adopt no children; the binary planner sorts and merges (2.7.6).
+    # creation order and adopt no children; the binary planner sorts and merges (MaxBlockMemAssigner::NeedLevel2Reuse).
     from zcspec.impl.compiler.memory.ge_blocks import assign_blocks
     from zcspec.impl.compiler.memory.lifetimes import lifetimes
     from zcspec.impl.compiler.memory.units import build_units
@@ -383,9 +384,9 @@ def test_zero_copy_outputs_follow_the_level_two_order_largest_first():
     big = b.op("Abs", [x], name="big", shape=(1, 4 * N))
     b.output(small, big)
     p = plan_memory(b.build())
-    assert p.tensor("big:0").offset == 0 and p.tensor("small:0").offset == 4608  # 2.7.1 then 3.2.2
+    assert p.tensor("big:0").offset == 0 and p.tensor("small:0").offset == 4608  # CompareLifeInterval, AssignZeroCopyMemory
     off = plan_memory(b.build(), PlanOptions(reuse=False))
-    assert off.tensor("small:0").offset == 0  # reuse off: creation order (2.8.5)
+    assert off.tensor("small:0").offset == 0  # reuse off: creation order (AssignMemoryWithReuse)
 
 
 def test_unconsumed_outputs_are_released_at_the_next_node():
@@ -397,7 +398,7 @@ def test_unconsumed_outputs_are_released_at_the_next_node():
     b.output(b.op("Neg", [d], name="o"))
     first = _first_stage_blocks(b.build(), PlanOptions())
     assert first["c:0"] != first["a:1"]
-    assert first["d:0"] == first["a:1"]  # 2.2.3: free from the node after next
+    assert first["d:0"] == first["a:1"]  # ReleaseMemory: free from the node after next
 
 
 def test_atomic_outputs_of_each_batch_follow_one_another():

@@ -69,7 +69,7 @@ def test_a_view_of_an_input_as_output_compiles_loads_and_runs():
 
 
 def _batch_graph():
-    """Two dynamic-batch branches (ge-facts.md 4) of Relu -> Abs (twice as wide) -> Neg, joined by an Add."""
+    """Two dynamic-batch branches (GE's _batch_label) of Relu -> Abs (twice as wide) -> Neg, joined by an Add."""
     b = GraphBuilder("batches")
     x = b.input("x", (1, 256))
     outs = []

@@ -1,4 +1,5 @@
-"""The per-execution refresh rule on hand-built tables, without a device (ge-facts.md 6.5.4c-e, 6.5.6, 6.7.5).
+"""The per-execution refresh rule on hand-built tables, without a device (GE: davinci_model.cc
+UpdateAllNodeArgs, args_io_addrs_updater.cc, model_args_manager.cc UpdateForExecute).
 
 ``refresh(table, active, bindings, feature_map)`` says which registered slots get which address;
 these tests pin the rule: base + relative offset, only the allocations whose base changed,

@@ -89,7 +89,7 @@ def test_ge_compat_overruns_the_buffer_and_the_spec_flags_it(size):
     fault = e.value
     assert fault.kind == "out_of_bounds" and fault.task == "kernel/neg_2"   # the kernel writing the output
     assert "'user neg_2:0'" in fault.nearest and f"of {size} bytes" in fault.nearest   # ... and the user's buffer
-    assert isinstance(fault.__cause__, EnsureOutputError)   # GE's late size error (ge-facts.md 7.5.4)
+    assert isinstance(fault.__cause__, EnsureOutputError)   # GE's late size error (memory_copy.cc EnsureTensorAtOutMemory)
     report = spec_report(exe)
     assert "V2-NO-OVERRUN" in report.violated()
     overrun = next(v for v in report.violations if v.invariant_id == "V2-NO-OVERRUN")
@@ -176,7 +176,7 @@ def test_azc_second_output_bad_rejects_before_touching_the_first():
 
 def test_ge_compat_late_ensure_error_releases_what_the_graph_held():
     """ge_compat, host buffer too small: GE's AllocModelOutTensor allocates (wrong placement) and its
-    Ensure then fails (7.5.4); the failed call must give every block back and write nothing."""
+    Ensure then fails (EnsureTensorAtOutMemory); the failed call must give every block back and write nothing."""
     model, dev, exe, ins = setup(GE)
     io = model.tasks.outputs[0]
     out = out_buffer(dev, io, 300, placement="host")

@@ -54,7 +54,8 @@ def test_ws_owner_wrong_step_is_reported():
 
 
 def test_cont_input_nopadding_pieces_when_known_and_bounds_when_not():
-    # PhonyConcat on a non-leading axis: 16 rows of 4 bytes, so input 1 starts 4 bytes in (GE 3.5.2).
+    # PhonyConcat on a non-leading axis: 16 rows of 4 bytes, so input 1 starts 4 bytes in (GE's
+    # AssignContinuousInputMemory).
     rs = [("out", FM, 0, 128, 1, 2), ("p", FM, 0, 64, 0, 1, "out"), ("q", FM, 4, 64, 0, 1, "out")]
     unknown = plan(rs, continuous_groups=(ContinuousGroup("concat", ("p", "q"), padding=False),))
     assert get("MEM-CONT-INPUT").violations(unknown) == ()
@@ -67,7 +68,8 @@ def test_cont_input_nopadding_pieces_when_known_and_bounds_when_not():
 
 
 def test_atomic_output_may_share_its_continuous_groups_block():
-    """GE lays an atomic output that feeds a continuous input inside that group's block (2.4.4, 2.5.4)."""
+    """GE lays an atomic output that feeds a continuous input inside that group's block (ApplyMemory,
+    IsAtomicOutputMemory)."""
     from zcspec.impl.compiler.builder import GraphBuilder
     from zcspec.impl.compiler.compile import compile_stages
     from zcspec.impl.compiler.observe import observe_plan
@@ -83,7 +85,7 @@ def test_atomic_output_may_share_its_continuous_groups_block():
     assert get("MEM-ATOMIC-NOREUSE").violations(obs) == ()
 
 
-# -- MEM-ZC-IO: GE's zero-copy identification (ge-facts.md 2.6.1-2.6.4), one rule at a time ---------------
+# -- MEM-ZC-IO: GE's zero-copy identification (block_mem_assigner.cc IsZeroCopyBlock), one rule at a time ---------------
 
 def _io_plan(rows, *, outputs, types, consumers=None, soc="ascend910b", **kw):
     """Each root tensor is written by its own node n<i> (of type ``types[tensor]``, Relu by default)."""

@@ -1,4 +1,4 @@
-"""DESIGN.md: the spec observes artefacts, not code. Nothing under spec/ may import impl/ (or checks/)."""
+"""The spec observes artefacts, not code. Nothing under spec/ may import impl/ (or checks/)."""
 from __future__ import annotations
 
 import ast

@@ -29,7 +29,7 @@ def test_plan_round_trip(plan):
     assert from_data(PlanObservation, json.loads(json.dumps(to_data(plan)))) == plan
 
 
-# The contract of DESIGN.md, verbatim keys only: no optional key is required.
+# The plan contract (docs/plan-format.md), verbatim keys only: no optional key is required.
 CONTRACT = {
     "order": ["x", "conv", "relu", "out"],
     "tensors": [

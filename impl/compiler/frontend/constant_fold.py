@@ -5,7 +5,7 @@ is folded when all its inputs are constants (initializers or earlier folded
 outputs; a node with no inputs, such as Constant, qualifies), or when it is a
 Shape or Size of a tensor whose shape is static after inference. Its outputs
 become :class:`Const` values; the node disappears. GE treats such data as
-zero-memory Const nodes (ge-facts.md 2.5.3): weights, never feature-map
+zero-memory Const nodes (GE: block_mem_assigner.cc ``CheckIsZeroMemNodeType``): weights, never feature-map
 blocks.
 
 How a node is evaluated, cheapest first:

@@ -12,7 +12,7 @@
   continuous group is one unit over its joint lifetime, since it must be
   placed whole. Without batches or continuous inputs this is the contract's
   definition: max over steps of the summed aligned sizes of the live
-  feature-map tensors, aliases once (planning-facts.md).
+  feature-map tensors, aliases once.
 
 This module is the rule's one home: the planner computes both figures from its
 units (:func:`unit_intervals`) and the model-file loader recomputes them from a

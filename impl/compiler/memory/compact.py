@@ -2,18 +2,29 @@
 
 The units (and so every rule: zero-copy identification, continuous groups,
 symbols, atomic whole-graph lifetimes, no-reuse flags, widened lifetimes) are
-the same as for the GE strategy, and zero-copy memory is placed exactly as GE
-places it. Only the feature map differs: instead of GE's exact-size block
-reuse and level-2 merge, each unit becomes one :class:`packing.Buffer` over its
-planning lifetime and :func:`packing.pack` finds offsets (greedy by size with
-best fit, then improvement and an exact search while above the lower bound).
+the same as for the GE strategy. Only the feature map is laid out differently:
+instead of GE's exact-size block reuse and level-2 merge, each unit becomes one
+:class:`packing.Buffer` over its planning lifetime and :func:`packing.pack` finds
+offsets (greedy by size with best fit, then improvement and an exact search
+while above the lower bound).
+
+Zero-copy memory follows GE's ``AssignZeroCopyMemory`` (graph_mem_assigner.cc):
+output blocks first, then graph-input blocks ascending by raw size. The output
+blocks are taken in level 2's order (``offsets.zero_copy_order``: size
+descending, then first step; creation order with reuse off), the order of GE's
+binary-block planner; GE takes the order of whichever of its planners wins, so
+where the max-block planner would win (creation order) the two layouts of the
+zero-copy region may differ.
 
 Sizes go to the packer in block-granularity units, so every offset is a
-multiple of ``block_align``. Streams never share memory (as in GE's first
-stage and our conservative level 2), so each stream is packed on its own and
-the arenas are stacked; within a stream, unbatched units are packed first and
-each dynamic-batch branch is packed separately into one shared batch region
-after them (branches are exclusive at run time, ge-facts.md 4).
+multiple of ``block_align``. Streams never share memory here: each stream is
+packed on its own and the arenas are stacked (GE's first stage is per stream
+too, but its level 2, and the ge strategy's, lets a block of one stream reuse
+another stream's memory once a stream edge orders the two). Within a stream,
+unbatched units are packed first and each dynamic-batch branch is packed
+separately into one shared batch region after them (branches are exclusive at
+run time; GE: dynamic_batch_mem_assigner.cc
+``ResizeDynamicBatchBlocks``).
 """
 from __future__ import annotations
 
@@ -36,7 +47,7 @@ def _pack_units(units, options) -> tuple[dict[str, int], int]:
 
 def _branch(u) -> str:
     """The branch whose region ``u`` may share with other branches: as in GE's DynamicBatchMemAssigner,
-    only reusable or same-offset memory (ge-facts.md 4.1); an atomic output or a no-reuse tensor of a
+    only reusable or same-offset memory (``ResizeDynamicBatchBlocks``); an atomic output or a no-reuse tensor of a
     branch keeps memory of its own (dynamic_batch._eligible is the same rule for the ge strategy)."""
     return u.batch if u.batch and (u.reusable or u.same_offset) else ""
 
@@ -57,7 +68,7 @@ def _stream_layout(units, options) -> tuple[dict[str, int], int]:
 
 
 def compact_layout(units, steps: int, options) -> Placed:
-    """Feature-map offsets from the packer; zero-copy placement as GE's."""
+    """Feature-map offsets from the packer, stream by stream; zero-copy memory by GE's rule in level 2's order."""
     fm = [u for u in units if u.zero_copy is None]
     by_stream = defaultdict(list)
     for u in fm:

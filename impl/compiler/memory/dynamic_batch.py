@@ -1,18 +1,19 @@
-"""DynamicBatchMemAssigner: per-batch branches share one region (ge-facts.md 4).
+"""DynamicBatchMemAssigner: per-batch branches share one region (GE:
+dynamic_batch_mem_assigner.cc ``ResizeDynamicBatchBlocks``).
 
 Only one batch branch runs per execution, so blocks of different batch labels
 may overlap. Input: top-level, non-zero-copy blocks with a batch label that
-are reusable or need one offset in all batches (4.1). Three maps per label:
+are reusable or need one offset in all batches (SizeIndependentOfBatch). Three maps per label:
 
 - continuous and same-offset blocks: each batch's blocks are wrapped in one
   virtual parent; the largest batch's wrapper adopts the others' as batch
-  children, all starting at its head (4.2);
+  children, all starting at its head (ResizeDynamicBatchBlocks);
 - ordinary blocks: the largest batch (by summed sizes) is wrapped into
   virtual parents, a new one whenever the next block would pass
   ``batch_split_size`` (GE's 400 MiB in extend-size memory mode; None: one
   parent). Each other batch, largest blocks first, fills the parents
   (largest first) while blocks fit, moving to the next parent at the first
-  block that does not; blocks never placed stay top level (4.2).
+  block that does not; blocks never placed stay top level (ResizeDynamicBatchBlocks).
 
 Wrappers are appended after all other blocks (the batch region comes last), in GE's order
 (``dynamic_batch_mem_assigner.cc`` ``ResizeDynamicBatchBlocks``): the ordinary blocks' parents, then

@@ -1,6 +1,7 @@
 """GE's BlockMemAssigner: units -> blocks, by first-stage reuse and the level-2 merge.
 
-Follows ge-facts.md 2 for GE's two default planners (2.1.2, 2.1.4): the
+Follows GE's two default planners (hybrid_mem_assigner.cc `HybridMemAssigner::Assign`,
+binary_block_mem_assigner.cc, max_block_mem_assigner.cc, block_mem_assigner.cc): the
 binary-block planner (a block asks for its size rounded to 512 and
 first-stage reuse needs an exact match) and the max-block planner (every
 request asks for the largest size, so any free block is taken; ``Resize``
@@ -28,7 +29,8 @@ then shrinks blocks to their real contents). offsets.py keeps the smaller.
 3. the continuous inputs' blocks move to the end of the list (2.5.6, 2.8.1).
 
 Atomic units get no block here: offsets.py places them after the feature map
-(2.5.4, 3.3). Children hold no offset yet: offsets.py lays them out.
+(IsAtomicOutputMemory, AssignAtomicOutputMemory). Children hold no offset yet: offsets.py lays
+them out.
 
 Scale: since an offer may split a block that does not fit, level 2 offers every pair, as GE does; only
 the candidate's members near the parent are tested, each by a binary search over the parent's sorted
@@ -42,7 +44,7 @@ from itertools import accumulate
 
 from zcspec.impl.compiler.memory.sizes import block_size
 
-MAX_DEPTH = 100  # ge-facts.md 2.11: kMaxDepthNum
+MAX_DEPTH = 100  # kMaxDepthNum (GE: block_mem_assigner.h)
 
 
 class Block:
@@ -95,7 +97,7 @@ class Block:
 
 
 def _pool_key(unit, options, max_block: bool):
-    # 2.1.4: the binary planner asks for the 512-rounded size and needs an exact match; the max-block
+    # GetBlockSize: the binary planner asks for the 512-rounded size and needs an exact match; the max-block
     # planner's only range is the largest size, so every request is the same and any free block fits.
     return unit.stream, unit.batch, 0 if max_block else block_size(unit.size, options)
 
@@ -109,7 +111,8 @@ def _may_reuse(unit, options) -> bool:
 
 
 def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
-    """The topological walk (2.2, 2.4): returns the block list in creation order and unit id -> block."""
+    """The topological walk (AssignMemoryWithReuse, ApplyMemory): returns the block list in creation order
+    and unit id -> block."""
     allocs = defaultdict(list)
     releases = defaultdict(list)
     for u in units:
@@ -117,7 +120,7 @@ def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[li
             continue
         allocs[(u.alloc_step, u.kind == "workspace")].append(u)
         if _may_reuse(u, options):
-            # 2.2.3: an output nobody reads is released at the next node; workspaces at the next step's start.
+            # ReleaseMemory: an output nobody reads is released at the next node; workspaces at the next step's start.
             release = u.last + 1 if u.unconsumed or u.kind == "workspace" else u.last
             releases[(release, u.kind != "workspace")].append(u)
     pool: dict = defaultdict(deque)
@@ -145,7 +148,7 @@ def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[li
 
 
 def _sort_key(block: Block, options):
-    # 2.7.1, ascending mode: aligned size descending, then fewer members, then earlier begin.
+    # CompareLifeInterval, ascending mode: aligned size descending, then fewer members, then earlier begin.
     return -block.align_size(options), len(block.units), block.begin
 
 
@@ -228,7 +231,7 @@ def _crossing(parent: _Timeline, child: _Timeline, window) -> list[int]:
 
 
 def _interval(parent: Block, child: Block, options, clones: list, new_id) -> bool:
-    """``CanIntervalLifeReuse`` (2.7.3): on one stream, the child's members whose lifetimes cross none of
+    """``CanIntervalLifeReuse`` (AddLifeReuseBlock): on one stream, the child's members whose lifetimes cross none of
     the parent's may live in the parent's memory; the crossing ones leave the child for a clone block
     (appended to ``clones``), which level 2 offers to later parents. The child stays split even when it
     is not adopted in the end, as in GE. Whether any member may stay is returned.
@@ -264,7 +267,7 @@ def _interval(parent: Block, child: Block, options, clones: list, new_id) -> boo
 
 def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bool:
     """Whether ``child`` may go into ``parent``'s memory, as far as lifetimes go: ``CanBlockLifeReuse``
-    either way round (2.7.3): on one stream the spans of steps do not meet; on two, one block's last use
+    either way round (AddLifeReuseBlock): on one stream the spans of steps do not meet; on two, one block's last use
     is known to be over where the other begins (:func:`_follows`). Otherwise interval reuse may keep part
     of ``child`` (:func:`_interval`, which may split it)."""
     if parent.stream == child.stream:
@@ -276,7 +279,7 @@ def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bo
 
 
 def _try_adopt(parent: Block, child: Block, options, clones: list, new_id) -> bool:
-    """``parent.AddLifeReuseBlock(child)`` (2.7.3), once :func:`_may_share` holds: into a child of the
+    """``parent.AddLifeReuseBlock(child)``, once :func:`_may_share` holds: into a child of the
     parent first, else at its end. The child's aligned size does not change while it is offered (a
     split keeps it, see ``Block.align_size``), so it is computed once for the whole descent."""
     size = child.align_size(options)
@@ -346,7 +349,7 @@ def _continuous_pair(parent: Block, child: Block, options) -> bool:
 
 
 def level_two(blocks: list[Block], options) -> list[Block]:
-    """ReuseBlocksByLifeTime (2.7): returns the sorted block list with children adopted.
+    """ReuseBlocksByLifeTime: returns the sorted block list with children adopted.
 
     Every later block is offered to every top-level block, whether or not it fits: an offer may split
     it (interval reuse) before the size check refuses it. Clones go right after the block they came
@@ -393,9 +396,9 @@ def regroup_continuous(blocks: list[Block]) -> list[Block]:
 def assign_blocks(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
     """Stages 1-3 of one GE planner (binary-block, or max-block with ``max_block``).
 
-    With reuse off, and always for the max-block planner, the order is creation order (2.8.5): GE's
+    With reuse off, and always for the max-block planner, the order is creation order (AssignMemoryWithReuse): GE's
     ``MaxBlockMemAssigner::NeedLevel2Reuse()`` is false, so ``ReuseBlocksByLifeTime`` neither sorts nor
-    merges its blocks (2.7.6); only the binary planner runs level 2.
+    merges its blocks (MaxBlockMemAssigner::NeedLevel2Reuse); only the binary planner runs level 2.
     """
     blocks, block_of = first_stage(units, steps, options, max_block)
     if options.reuse and not max_block:

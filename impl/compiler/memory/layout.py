@@ -1,9 +1,10 @@
-"""Block trees -> sizes and offsets (ge-facts.md 2.8.2-2.8.3).
+"""Block trees -> sizes and offsets (GE: block_mem_assigner.cc ``ResizeMemoryBlocks``,
+``MemoryBlock::SetHeadOffset``).
 
 A block's size is ``max(largest member, children stacked, largest batch's
 children stacked)`` rounded to the block granularity (``MemoryBlock::Resize``).
 Children are laid out back to back from their parent's head; each batch's
-children start again at the head, so different batches overlap (4.2).
+children start again at the head, so different batches overlap (ResizeDynamicBatchBlocks).
 """
 from __future__ import annotations
 

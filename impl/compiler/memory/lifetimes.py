@@ -7,7 +7,7 @@ share memory (symbols, roots) is ``zcspec.impl.compiler.aliases``.
 
 A root's span is the union of its symbol members' lifetimes. Per-node
 workspaces (node attr ``_workspace_bytes``, a tuple of ints) are named
-``<node>#ws<i>`` and live for their node's step only (2.2.5).
+``<node>#ws<i>`` and live for their node's step only (ReleaseMemorys).
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _workspaces(graph: Graph, order) -> tuple[Workspace, ...]:
             if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
                 raise PlanError(f"node {name!r} attribute '_workspace_bytes' item {i} is {nbytes!r}; "
                                 "expected a non-negative int", node=name, rule="workspace")
-            if nbytes > 0:  # a size-0 workspace gets no block (ge-facts.md 2.5.14)
+            if nbytes > 0:  # a size-0 workspace gets no block (GE: AssignWorkSpaceMemoryWithReuse)
                 out.append(Workspace(f"{name}#ws{i}", name, i, nbytes, s))
     return tuple(out)
 

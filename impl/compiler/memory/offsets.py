@@ -1,13 +1,14 @@
 """GE's GraphMemAssigner: offsets for the feature map, atomic outputs and zero-copy I/O.
 
-The feature-map region is laid out block by block in the block list's order,
-skipping children and zero-copy blocks (ge-facts.md 2.8.2); atomic outputs
-follow at the region's end, each rounded to the block granularity, every
-batch restarting at the same start (3.3.2-3.3.3). Zero-copy memory is its own
-region after the feature map (AssignZeroCopyMemory, 3.2): output blocks in
-block-list order, then graph-input blocks sorted ascending by their raw input
-size, together, so input copies can be merged (3.2.3). GE's ``std::sort`` is
-unstable there; we sort stably, so ties keep block-list order (9.4).
+The feature-map region is laid out block by block in the winning planner's block-list order,
+skipping children and zero-copy blocks (GE: block_mem_assigner.cc ``ResizeMemoryBlocks``). Atomic
+outputs follow at the region's end, each rounded to the block granularity: the unbatched ones
+first, then each batch label in sorted order, every batch starting where the previous one ended,
+so atomic outputs of different batches never overlap (graph_mem_assigner.cc
+``ReAssignAtomicMemory``, ``AssignAtomicOutputMemory``). Zero-copy memory is its own region after
+the feature map (``AssignZeroCopyMemory``): output blocks in the winning planner's block-list
+order, then graph-input blocks sorted ascending by their raw input size, together, so input copies
+can be merged. GE's ``std::sort`` is unstable there; we sort stably, so ties keep block-list order.
 """
 from __future__ import annotations
 
@@ -44,14 +45,15 @@ class Placed:
 
 
 def zero_copy_order(units, options):
-    """Units in GE's level-2 order (2.7.1) when reuse is on, creation order otherwise (2.8.5)."""
+    """Units in GE's level-2 order (block_mem_assigner.cc ``ReuseBlocksByLifeTime``, ``CompareLifeInterval``)
+    when reuse is on, creation order otherwise."""
     if not options.reuse:
         return list(units)
     return sorted(units, key=lambda u: (-block_size(u.size, options), 1, u.first))
 
 
 def place_zero_copy(ordered_units, options, blocks: list, unit_offset: dict) -> int:
-    """AssignZeroCopyMemory (3.2): outputs in the given order, then inputs by raw size (stable). Returns the size."""
+    """AssignZeroCopyMemory: outputs in the given order, then inputs by raw size (stable). Returns the size."""
     outputs = [u for u in ordered_units if u.zero_copy == "output"]
     inputs = sorted((u for u in ordered_units if u.zero_copy == "input"), key=lambda u: u.input_size)
     end = 0
@@ -65,8 +67,8 @@ def place_zero_copy(ordered_units, options, blocks: list, unit_offset: dict) -> 
 
 
 def place_atomic(atomic_units, start: int, options, blocks: list, unit_offset: dict) -> int:
-    """ReAssignAtomicMemory (3.3): unbatched first, then each batch label in sorted order, one after
-    another (3.3.3: each batch starts at the running end, so batches never overlap). Returns the end."""
+    """ReAssignAtomicMemory: unbatched first, then each batch label in sorted order, one after
+    another (each batch starts at the running end, so batches never overlap). Returns the end."""
     def run(units, at: int) -> int:
         for u in units:
             index = len(blocks)
@@ -96,7 +98,7 @@ def _export_tree(top, options, memo, offsets, blocks: list, unit_offset: dict) -
 
 
 def _feature_map(units, steps: int, options, max_block: bool):
-    """One GE planner's block list and its layout; the score is the feature-map end (2.1.3)."""
+    """One GE planner's block list and its layout; the score is the feature-map end (GE: hybrid_mem_assigner.cc)."""
     block_list, _ = assign_blocks(units, steps, options, max_block)
     block_list = assign_batches(block_list, options)
     memo, offsets, blocks, unit_offset = {}, {}, [], {}
@@ -111,8 +113,9 @@ def _feature_map(units, steps: int, options, max_block: bool):
 
 
 def ge_layout(units, steps: int, options) -> Placed:
-    """The GE strategy: both planners (binary-block and max-block, 2.1.2), the smaller feature map wins
-    (ties: binary, 2.1.3); then atomic outputs (3.3) and zero-copy memory (3.2) after it."""
+    """The GE strategy: both planners (binary-block and max-block), the smaller feature map wins (ties:
+    binary; GE: hybrid_mem_assigner.cc ``HybridMemAssigner::Assign``); then atomic outputs and
+    zero-copy memory after it."""
     candidates = [_feature_map(units, steps, options, max_block) for max_block in (False, True)]
     block_list, blocks, unit_offset, end = min(candidates, key=lambda c: c[3])
     end = place_atomic([u for u in units if u.atomic], end, options, blocks, unit_offset)

@@ -1,7 +1,7 @@
 """PlanOptions: every switch and constant of the memory planner, in one frozen object.
 
 The GE constants are defaults, not hard-coded: a SoC profile or a test can
-change them (ge-facts.md 12: keep the block and the tensor-size granularity as
+change them (GE: 512 per block, mem_assigner.h `MEM_ALIGN_SIZE`, 32 per tensor size; kept as
 separate parameters, so a 32-byte zero-copy layout can be modelled too).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import attrs
 from zcspec.impl.compiler.errors import OptionError
 
 STRATEGIES = ("ge", "compact")
-GE_BATCH_SPLIT = 400 * 1024 * 1024  # ge-facts.md 1.8: kMaxSplitSizeForDynamicBatch
+GE_BATCH_SPLIT = 400 * 1024 * 1024  # kMaxSplitSizeForDynamicBatch (GE: dynamic_batch_mem_assigner.h)
 
 
 def _positive(instance, attribute, value) -> None:
@@ -41,19 +41,22 @@ class PlanOptions:
     - ``strategy``: ``"ge"`` (GE's BlockMemAssigner + GraphMemAssigner) or
       ``"compact"`` (same rules, feature-map offsets from the interval packer).
     - ``reuse``: memory reuse on; False is GE's ``ge.exec.disableReuseMemory=1``
-      (ge-facts.md 2.5.1, 2.8.5).
-    - ``block_align``: block granularity, ``MEM_ALIGN_SIZE`` = 512 (1.1-1.2);
-      every block, zero-copy ones included, is rounded to it (1.6, 12).
+      (GE: block_mem_assigner.cc `AssignMemoryWithReuse`).
+    - ``block_align``: block granularity, ``MEM_ALIGN_SIZE`` = 512 (GE: mem_assigner.h,
+      mem_reuse_strategy.cc `AlignMemOffset`); every block, zero-copy ones included, is rounded
+      to it (graph_mem_assigner.cc `AssignZeroCopyMemory`).
     - ``size_align``/``size_padding``: a tensor's size is
-      ``align(bytes, size_align) + size_padding`` (1.3: 32 and 32).
+      ``align(bytes, size_align) + size_padding`` (32 and 32: GE's op_tensor_utils.cc
+      `OpTensorUtils::CalibrateTensorSize`).
     - ``weight_align``: offset granularity of weights and variables.
     - ``no_zero_copy_ops``: op types whose tasks cannot refresh addresses on
-      this SoC (2.6.3); their I/O blocks are not zero-copy.
+      this SoC (GE: block_mem_assigner.cc `IsNodeSupportZeroCopy`); their I/O blocks are not zero-copy.
     - ``batch_split_size``: GE's extend-size memory mode splits the max batch
-      into parents of at most this many bytes (4.2, 400 MiB); None (GE's
+      into parents of at most this many bytes (400 MiB; GE: dynamic_batch_mem_assigner.cc
+      `CreateBlocks`); None (GE's
       default mode) makes one parent for the whole batch.
     - ``mem_release_first_reuse_first``: scan the free pool FIFO instead of
-      LIFO (graph attr ``_mem_release_first_reuse_first``, 2.4.1).
+      LIFO (graph attr ``_mem_release_first_reuse_first``, GetLastReleaseBlock).
     - ``time_limit``: seconds the compact strategy may spend improving a
       packing (None: the packer's fixed, deterministic budgets).
     """

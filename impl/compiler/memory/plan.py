@@ -6,9 +6,9 @@ the interval packer, never worse than ``ge``) -> tensor placements, blocks,
 region sizes, reference figures and GE's model attributes.
 
 Regions: ``feature_map`` (offset 0 of the model's work memory), ``zero_copy``
-(right after the feature map: GE's memory_size includes it, ge-facts.md
-3.2.6), ``weight`` (weights, in graph order, ``weight_align``-aligned) and
-``fixed`` (variables, at fixed addresses, 2.5.3). Offsets are within the region.
+(right after the feature map: GE's memory_size includes it: model_builder.cc
+``BuildModelDefForMem``), ``weight`` (weights, in graph order, ``weight_align``-aligned) and
+``fixed`` (variables, at fixed addresses: block_mem_assigner.cc ``CheckIsZeroMemNodeType``). Offsets are within the region.
 """
 from __future__ import annotations
 
@@ -126,7 +126,8 @@ def _clip_aliases(placements: list[TensorPlacement], options) -> list[TensorPlac
 
 
 def _io_attributes(graph: Graph, tensors: Mapping[str, TensorPlacement], regions) -> tuple:
-    """GE's per-I/O attributes: _is_zero_copy_block (2.6.8), basic/relative offsets (5.2)."""
+    """GE's per-I/O attributes: _is_zero_copy_block (MarkZeroCopyBlockAttr), basic/relative offsets
+    (SetInputOutputOffsetPass::Run)."""
     base = {"feature_map": 0, "zero_copy": regions["feature_map"], "weight": 0, "fixed": 0}
 
     def attr(index, node, t):

@@ -56,7 +56,7 @@ class IoAttribute:
 
     ``basic_offset``: the tensor's offset in the model's work memory (feature map
     at 0, zero-copy region after it; weights/fixed within their own region).
-    ``relative_offsets``: GE's _zero_copy_relative_offset list (5.2): (0,) unless
+    ``relative_offsets``: GE's _zero_copy_relative_offset list (SetInputOutputOffsetPass::Run): (0,) unless
     the tensor is the output of a no-padding concat, whose pieces sit at these
     offsets from the basic one.
     """
@@ -72,7 +72,7 @@ class IoAttribute:
 
 @attrs.frozen
 class ModelAttributes:
-    """GE's model attributes (ge-facts.md 3.2.6): memory_size includes the zero-copy region."""
+    """GE's model attributes (model_builder.cc ``BuildModelDefForMem``): memory_size includes the zero-copy region."""
 
     memory_size: int
     zero_copy_memory_size: int

@@ -9,7 +9,8 @@ import re
 
 from zcspec.impl.compiler import ops
 
-# ge-facts.md 2.3.3: producers whose output symbols are never pre- or post-reused.
+# GE's block_mem_assigner.cc `InitReuseFlag` (kNoPreReuseTypes, kNoPostReuseTypes): producers whose output
+# symbols are never pre- or post-reused.
 NO_PRE_REUSE_TYPES = frozenset({
     "Data", "AippData", "AnnData", "QueueData", "Proposal", "Const", "Constant", "GetNext",
     "DropOutGenMask", "RefData", "AdpGetNext", "DynamicGetNext",
@@ -18,9 +19,10 @@ NO_POST_REUSE_TYPES = frozenset({
     "Data", "AippData", "QueueData", "Enter", "RefEnter", "NextIteration", "RefNextIteration",
     "RefData", "GetNext", "AdpGetNext", "DynamicGetNext", "DropOutGenMask",
 })
-# ge-facts.md 4.1: collectives whose size does not depend on the batch keep one offset in all batches.
+# GE's block_mem_assigner.cc `SizeIndependentOfBatch`: collectives whose size does not depend on the batch keep
+# one offset in all batches.
 SAME_OFFSET_IN_BATCH = frozenset({"HcomBroadcast", "HcomAllReduce", "HcomAllGather"})
-_VERSIONED = re.compile(r"^(.*)V[1-4]$")  # 2.3.3: "FooV2" matches "Foo"
+_VERSIONED = re.compile(r"^(.*)V[1-4]$")  # InitReuseFlag: "FooV2" matches "Foo"
 
 
 def base_type(op_type: str) -> str:
@@ -29,30 +31,32 @@ def base_type(op_type: str) -> str:
 
 
 def reusable_producer(op_type: str) -> bool:
-    """False for producers in GE's no-pre-reuse or no-post-reuse sets (2.3.3)."""
+    """False for producers in GE's no-pre-reuse or no-post-reuse sets (InitReuseFlag)."""
     t = base_type(op_type)
     return t not in NO_PRE_REUSE_TYPES and t not in NO_POST_REUSE_TYPES
 
 
 def supports_zero_copy(op_type: str, options) -> bool:
-    """Whether the op's tasks can have their I/O addresses refreshed (2.6.3, SoC-dependent)."""
+    """Whether the op's tasks can have their I/O addresses refreshed (IsNodeSupportZeroCopy, SoC-dependent)."""
     info = ops.info(op_type)
     return info is not None and info.zero_copy and op_type not in options.no_zero_copy_ops
 
 
 def no_reuse(node) -> bool:
-    """GE's ``no_reuse_mem_flag`` (node attr ``_no_reuse``): the node's blocks are never shared (2.5.2)."""
+    """GE's ``no_reuse_mem_flag`` (node attr ``_no_reuse``): the node's blocks are never shared (ApplyMemory)."""
     return bool(node.attr("_no_reuse", False))
 
 
 def batch_label(node) -> str:
-    """The dynamic-batch branch of a node (``ATTR_NAME_BATCH_LABEL``, node attr ``_batch_label``; 2.5.15)."""
+    """The dynamic-batch branch of a node (``ATTR_NAME_BATCH_LABEL``, node attr ``_batch_label``;
+    MemoryBlock::IsSameBatchLabel)."""
     label = node.attr("_batch_label", "")
     return label if isinstance(label, str) else str(label)
 
 
 def continuous_input(node) -> str | None:
-    """``"padding"`` (2.5.6), ``"nopadding"`` (2.5.7) or None. Only a node with more than one input has
+    """``"padding"`` (AssignContinuousBlocks), ``"nopadding"`` (CalNodeAsContinuousInputMaxLife) or None.
+    Only a node with more than one input has
     continuous inputs: an op of such a type with one input is planned as an ordinary op (GE's
     ``MemLayoutConflictUtil::IsContinuousInput`` and ``MemReuseUtils::IsNoPaddingContinuousInput``,
     mem_layout_conflict_util.cc, both ask for more than one input anchor), so a one-input HcomAllGather
@@ -66,18 +70,19 @@ def continuous_input(node) -> str | None:
 def continuous_output(node) -> bool:
     """GE's ``ATTR_NAME_CONTINUOUS_OUTPUT`` (node attribute ``continuous_output``, fused HCCL) on a node
     with two or more outputs (``MemLayoutConflictUtil::IsContinuousOutput``, which the planner's
-    ``IsContinuousOutput`` calls): its outputs sit back to back in one block, each 512-aligned (2.11)."""
+    ``IsContinuousOutput`` calls): its outputs sit back to back in one block, each 512-aligned
+    (ApplyContinuousMemory)."""
     return bool(node.attr("continuous_output", False)) and len(node.outputs) > 1
 
 
 def atomic(node) -> bool:
-    """Outputs accumulated into, cleaned before the node runs (2.5.4, 3.3)."""
+    """Outputs accumulated into, cleaned before the node runs (IsAtomicOutputMemory, AssignAtomicOutputMemory)."""
     info = ops.info(node.op_type)
     return bool(info is not None and info.atomic)
 
 
 def zero_memory(node) -> bool:
-    """Nodes whose outputs take no feature-map block: variables sit at fixed addresses (2.5.3)."""
+    """Nodes whose outputs take no feature-map block: variables sit at fixed addresses (CheckIsZeroMemNodeType)."""
     info = ops.info(node.op_type)
     return info is not None and info.kind == "variable"
 

@@ -1,7 +1,8 @@
-"""GE tensor and block sizes (ge-facts.md 1.1-1.3).
+"""GE tensor and block sizes (GE: mem_assigner.h `MEM_ALIGN_SIZE`, op_tensor_utils.cc
+`OpTensorUtils::CalibrateTensorSize`, mem_reuse_strategy.cc `MemReuseUtils::AlignMemOffset`).
 
 - a tensor's size (GE's "real size") is ``align(bytes, size_align) + size_padding``;
-- a block's size is that rounded up to ``block_align``, and 0 stays 0 (1.2);
+- a block's size is that rounded up to ``block_align``, and 0 stays 0 (AlignMemOffset);
 - workspaces are sized by the kernel, so their byte count is taken as is.
 """
 from __future__ import annotations
@@ -24,17 +25,18 @@ def raw_bytes(desc) -> int:
 
 
 def align(x: int, to: int) -> int:
-    """``x`` rounded up to a multiple of ``to``; 0 stays 0 (ge-facts.md 1.2 AlignMemOffset)."""
+    """``x`` rounded up to a multiple of ``to``; 0 stays 0 (GE: mem_reuse_strategy.cc `AlignMemOffset`)."""
     return -(-x // to) * to if x > 0 else 0
 
 
 def tensor_size(nbytes: int, options) -> int:
-    """GE's padded tensor size: ``align32(bytes) + 32`` by default; an empty tensor gets the padding (1.3)."""
+    """GE's padded tensor size: ``align32(bytes) + 32`` by default; an empty tensor gets the padding
+    (CalibrateTensorSize)."""
     return align(nbytes, options.size_align) + options.size_padding if nbytes > 0 else max(options.size_padding, 1)
 
 
 def block_size(size: int, options) -> int:
-    """The block a tensor of ``size`` bytes asks for: rounded to ``block_align`` (2.1.4, binary planner)."""
+    """The block a tensor of ``size`` bytes asks for: rounded to ``block_align`` (GetBlockSize, binary planner)."""
     return align(size, options.block_align)
 
 
@@ -43,7 +45,8 @@ def alias_sizes(size: int, offset: int, root_offset: int, root_size: int, root_a
     where its root's do. A view at a byte offset (an outer-axis Split piece), padded and rounded like a
     tensor of its own, would otherwise seem to reach past its root. The clipped size still covers the
     piece's raw bytes: a piece of ``b`` bytes at offset ``k`` has ``k + b <= raw(root) <= size(root)``
-    (ge-facts.md 1.3). The aligned size is the size rounded to blocks, cut at the root's reserved end,
+    (GE: op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`). The aligned size is the size rounded to
+    blocks, cut at the root's reserved end,
     so it need not be a block multiple. The planner reports this and the model-file loader requires it.
     """
     size = min(size, root_offset + root_size - offset)

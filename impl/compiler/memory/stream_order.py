@@ -12,8 +12,7 @@ is still at its first steps.
 ``known_before(graph, order)`` gives, per node, the latest step of each stream known to
 have run before it (a vector clock; its own stream maps to its own step). GE keeps the
 same knowledge as stream in-edges with their transitive closure (``in_stream_edges_``,
-``AddInStreamEdge`` in compiler/graph/build/memory/block_mem_assigner.cc, ge-facts.md
-2.9.3) and reads it in ``GetDiffStreamMinLifeTime``.
+``AddInStreamEdge`` in compiler/graph/build/memory/block_mem_assigner.cc) and reads it in ``GetDiffStreamMinLifeTime``.
 
 Nodes without a task (NetOutput, views, PhonyConcat, variables) take no place on a
 stream: they pass what their inputs know to their consumers, never to the next node of

@@ -5,23 +5,24 @@ place as a whole:
 
 - ``tensor``: a root tensor and its symbol (views, in-place outputs);
 - ``group``: the roots feeding one continuous-input node, laid out back to
-  back in input order (padding: each 512-aligned, ge-facts.md 2.5.6; no
-  padding: raw sizes, one block sized for all, 2.5.7, 3.5.2), or the outputs
+  back in input order (padding: each 512-aligned, GE's block_mem_assigner.cc
+  `AssignContinuousBlocks`; no padding: raw sizes, one block sized for all,
+  `CalNodeAsContinuousInputMaxLife`, graph_mem_assigner.cc `AssignContinuousInputMemory`), or the outputs
   of one continuous-output node (fused HCCL), back to back in output order,
   each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``);
-- ``workspace``: a node's scratch memory, live for its step only (2.2.5).
+- ``workspace``: a node's scratch memory, live for its step only (ReleaseMemorys).
 
 Each unit carries its planning lifetime, already widened where a GE rule says
 its memory is never shared: graph I/O symbols that are not zero-copy and
-producers in GE's no-reuse sets (2.3.3), ``_no_reuse`` nodes (2.5.2),
-atomic outputs (whole graph, 3.3.2), symbols read on another stream than
+producers in GE's no-reuse sets (InitReuseFlag), ``_no_reuse`` nodes (ApplyMemory),
+atomic outputs (whole graph, AssignAtomicOutputMemory), symbols read on another stream than
 their producer's (until the first node of the producer's stream known to run
-after that reader, 2.9.4; continuous groups written or read there to the end), and everything
-when reuse is off (2.5.1). Widened at the start too: a piece written on another
+after that reader, GetDiffStreamMaxLifeTime; continuous groups written or read there to the end), and everything
+when reuse is off (AssignMemoryWithReuse). Widened at the start too: a piece written on another
 stream than the unit's may run as soon as that stream's events allow, so the
 unit begins at the latest step of its own stream known to run before that
-writer (2.5.7, stream_order.py). Weights and variables are not units: they sit at
-fixed offsets in their own regions (2.5.3).
+writer (CalNodeAsContinuousInputMaxLife, stream_order.py). Weights and variables are not units: they sit at
+fixed offsets in their own regions (CheckIsZeroMemNodeType).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class Unit:
     ``first``/``last``: the planning lifetime (inclusive). ``size``: bytes the unit
     needs (before block rounding). ``zero_copy``: ``"input"``, ``"output"`` or None.
     ``reusable``: GE's ``reuse_mem_``. ``input_size``: raw bytes of a graph-input
-    member (zero-copy inputs are sorted by it, 3.2.3). ``seq``: creation order.
+    member (zero-copy inputs are sorted by it, AssignZeroCopyMemory). ``seq``: creation order.
     ``owner``: for a no-padding group, the concat's output, which spans the whole
     unit; the pieces are reported as its aliases.
 
@@ -87,7 +88,7 @@ class Units:
 
 
 def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
-    """A symbol's block is as large as its largest member (2.3.1; block_mem_assigner.cc ApplyOutMemory grows
+    """A symbol's block is as large as its largest member (block_mem_assigner.cc ApplyOutMemory grows
     the block to the largest size), and holds every byte a member touches, counted from the root's start.
 
     A view piece at an offset (an outer-axis Split/Slice: GE's no-task Split, whose NoPadding continuous
@@ -130,7 +131,8 @@ class _Facts:
         return rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
 
     def zero_copy(self, r: str) -> str | None:
-        """2.6.1 (inputs) and 2.6.2 (outputs); the caller excludes continuous groups (2.6.4)."""
+        """IsZeroCopyBlock (inputs) and GetOutputFlowToNetoutputNum (outputs); the caller excludes continuous
+        groups (IsZeroCopyBlock)."""
         if not self.io(r):
             return None
         supported = all(rules.supports_zero_copy(n.op_type, self.options)
@@ -150,7 +152,7 @@ class _Facts:
         return all(lt.offset[m] == 0 and raw_bytes(desc[m]) >= extent for m in lt.members[r] if m in outputs)
 
     def reusable(self, r: str) -> bool:
-        """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (2.3.3, 2.4.4)."""
+        """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (InitReuseFlag, ApplyMemory)."""
         prods = self.producers(r)
         return (self.options.reuse and not self.io(r)
                 and all(rules.reusable_producer(n.op_type) and not rules.no_reuse(n) for n in prods))
@@ -162,7 +164,7 @@ class _Facts:
 
     def stream_last(self, r: str, stream: int, last: int) -> int:
         """The last step of ``stream`` at which the memory of ``r`` may still be in use: GE's
-        ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.9.4). A reader on another
+        ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc). A reader on another
         stream holds it until the first node of ``stream`` known to run after that reader (the stream
         dependency edge back); with no such node it is held to the end. Readers without a task (views,
         the NetOutput) touch no memory themselves. Along a stream each node knows at least what the one
@@ -211,7 +213,7 @@ class _Facts:
         stream may run at any time after the latest node of ``stream`` known to run before it,
         so the memory's life on ``stream`` begins there, or at step 0 if nothing is known: GE's
         ``CalNodeAsContinuousInputMaxLife`` lowers a NoPadding group's ``life_begin_`` by
-        ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc, ge-facts.md 2.5.7)."""
+        ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc)."""
         for r in roots:
             for p in self.producers(r):
                 if p.stream != stream and ops.task_kinds(p):
@@ -266,7 +268,7 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
 
 
 def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Continuous-output node -> its output roots (GE's ``ApplyContinuousMemory``, ge-facts.md 2.11.2). A node
+    """Continuous-output node -> its output roots (GE's block_mem_assigner.cc ``ApplyContinuousMemory``). A node
     whose outputs reuse its inputs is skipped (its outputs are its inputs): in zcspec's IR that is a view,
     whose outputs all alias input 0 (GE's INTERNAL_ERROR for only some cannot arise: in-place ops have one
     output). An output also in a continuous-input group is a PlanError."""
@@ -326,9 +328,9 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         offsets.append((r, cursor))
         # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
         total = max(total, cursor + align(size, options.block_align))
-        # 3.5.2: padding advances by the 512-aligned size, no padding by the raw bytes.
+        # AssignContinuousInputMemory: padding advances by the 512-aligned size, no padding by the raw bytes.
         cursor += align(size, options.block_align) if padding else raw_bytes(graph.desc[r])
-    # An atomic output keeps its bytes for the whole graph (3.3.2), also inside a continuous group.
+    # An atomic output keeps its bytes for the whole graph (AssignAtomicOutputMemory), also inside a continuous group.
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
     first = facts.first_write(roots, node.stream, min(lt.span[r][0] for r in roots))
@@ -350,7 +352,8 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
 
 def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     """One block for all outputs of a continuous-output node, at output 0: output i at the sum of the
-    512-aligned sizes before it; live from the node to the last use of any output (2.11.2, 2.11.4)."""
+    512-aligned sizes before it; live from the node to the last use of any output (ApplyContinuousMemory,
+    AssignContinuousOutputMemory)."""
     graph, lt = facts.graph, facts.lt
     node = graph.node[name]
     offsets, cursor = [], 0

@@ -176,7 +176,8 @@ def _figures(plan: MemoryPlan) -> None:
 def _attributes(plan: MemoryPlan, tasks) -> None:
     a, regions = plan.attributes, plan.regions
     if a.zero_copy_memory_size != regions["zero_copy"] or a.memory_size != regions["feature_map"] + regions["zero_copy"]:
-        _fail("plan.attributes", "memory_size / zero_copy_memory_size disagree with the regions (ge-facts.md 3.2.6)")
+        _fail("plan.attributes", "memory_size / zero_copy_memory_size disagree with the regions "
+                                 "(GE: model_builder.cc BuildModelDefForMem)")
     for role, attrs_, table in (("inputs", a.inputs, tasks.inputs), ("outputs", a.outputs, tasks.outputs)):
         if len(attrs_) != len(table):
             _fail(f"plan.attributes.{role}", f"{len(attrs_)} entries for {len(table)} model {role}")
@@ -206,7 +207,8 @@ def _attributes(plan: MemoryPlan, tasks) -> None:
 
 
 def _relative_offsets(plan: MemoryPlan, attr, p, base: int, where: str) -> None:
-    """GE's _zero_copy_relative_offset (ge-facts.md 5.2): (0,) for a plain tensor, the pieces' offsets
+    """GE's _zero_copy_relative_offset (set_input_output_offset_pass.cc `SetInputOutputOffsetPass::Run`): (0,)
+    for a plain tensor, the pieces' offsets
     from the basic one for a no-padding concat's output. Which pieces there are is the graph's (a
     PhonyConcat runs no task, so the file never names its inputs); what the file does fix is that the
     first piece starts the tensor, the pieces ascend inside it and each is a tensor the plan places there."""
@@ -244,7 +246,8 @@ def _zero_copy(plan: MemoryPlan, options: CompileOptions, tasks) -> None:
             want = tuple(supported and plan.tensor(s.tensor).zero_copy for s in task.slots if s.role == role)
             if flags != want:
                 _fail(f"tasks[{task.index}].zero_copy_{role}", f"{list(flags)}, but on {soc.name} with these slots' "
-                                                              f"placements it is {list(want)} (ge-facts.md 6.8.1)")
+                                                              f"placements it is {list(want)} "
+                                                              "(GE: hccl_task_info.cc InitZeroCopyInfos)")
     graph = SimpleNamespace(inputs=[d.tensor for d in tasks.inputs], outputs=[d.tensor for d in tasks.outputs])
     owner = io_offsets(graph, plan).owner
     zero_copy_io = {(d.role, d.index) for d in tasks.inputs + tasks.outputs if d.zero_copy}

@@ -46,5 +46,6 @@ class CompiledModel:
 
     @property
     def memory_size(self) -> int:
-        """GE's ``memory_size`` attribute: feature map plus the zero-copy region (ge-facts.md 3.2.6)."""
+        """GE's ``memory_size`` attribute: feature map plus the zero-copy region (GE: model_builder.cc
+        ``BuildModelDefForMem``)."""
         return self.plan.attributes.memory_size

@@ -15,14 +15,14 @@ from zcspec.impl.compiler.validate import validate
 
 PIPELINE = (
     # Outer-axis Split/Slice cut contiguous ranges: make them views so no copy runs
-    # and model inputs can be split among tasks at relative offsets (ge-facts.md 5.2).
+    # and model inputs can be split among tasks at relative offsets (GE: SetInputOutputOffsetPass::Run).
     ("outer_axis_views", outer_axis_views),
     # GE's MemcpyAddrAsyncPass (OptimizeStage2): a refreshable copy from a constant to the
-    # graph output, and from a graph input to it in offline builds (ge-facts.md 5.3).
+    # graph output, and from a graph input to it in offline builds (GE: MemcpyAddrAsyncPass::Run).
     ("memcpy_addr_async", memcpy_addr_async),
     # GE's MemLayoutConflictOptimizer (MemConflictProc, before memory assignment): a copy where
     # user memory meets a continuous block or an unrefreshable task, where a weight or a tensor
-    # another block holds would sit in a continuous block (ge-facts.md 5.4).
+    # another block holds would sit in a continuous block (GE: MemLayoutConflictOptimizer::Run).
     ("mem_layout_conflict", mem_layout_conflict),
 )
 

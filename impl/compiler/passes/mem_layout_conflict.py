@@ -7,7 +7,8 @@ each anchor (``mem_layout_conflict_util.cc`` ``GetNodeOutputTypes``, ``GetNodeIn
 every pair (``checker/checker.cc``, ``checker/funcs/*.cc``) and inserts an Identity at the anchor a
 conflicting pair names (``SolveConflict``): after an output, for all its consumers, or before one input.
 So a Data feeding a continuous input or an unrefreshable task keeps its own zero-copy buffer and only
-the copy joins the block or feeds the task (ge-facts.md 5.4).
+the copy joins the block or feeds the task (GE: mem_layout_conflict_optimizer.cc
+``MemLayoutConflictOptimizer::Run``).
 
 The anchor types zcspec's IR expresses (``OUT_TYPES``, ``IN_TYPES``): a graph input (a Data output);
 a graph output (a NetOutput input); an immutable output (a weight or a Variable's); an unrefreshable

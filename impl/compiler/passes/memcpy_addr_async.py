@@ -2,11 +2,12 @@
 
 A MemcpyAddrAsync task keeps its source and destination addresses in its
 argument table, so the runtime can point them at the user's buffers on every
-execution (ge-facts.md 5.3.3). GE's ``MemcpyAddrAsyncPass::Run``
+execution (GE: memcpy_addr_async_task_info.cc
+``MemcpyAddrAsyncTaskInfo::Init``). GE's ``MemcpyAddrAsyncPass::Run``
 (``compiler/graph/passes/memory_conflict/memcpy_addr_async_pass.cc``, run from
 ``GraphManager::OptimizeStage2`` before memory assignment) inserts one
 
-1. nowhere when the SoC has no zero-copy capability (the runtime copies all I/O, 5.3.2);
+1. nowhere when the SoC has no zero-copy capability (the runtime copies all I/O, MemcpyAddrAsyncPass::Run);
 2. between a weight (Const) and the NetOutput it feeds directly: the output must land in
    the user's buffer and weights are read-only;
 3. between a Data and the NetOutput it feeds directly, only in offline (ATC) and single-op builds
@@ -18,9 +19,9 @@ output, passes/mem_layout_conflict.py). GE skips an empty tensor (``IsEmptyTenor
 heterogeneous builds as offline; zcspec copies an empty tensor too and has no heterogeneous build
 (docs/ge-deviations.md).
 
-Inserted nodes are named ``<source>_MemcpyAddrAsync_<n>`` (5.3.5) and take the
-stream of the node they serve. GE's StreamMerge and RefData-to-HCCL rules (5.3.4a,
-5.3.4c) have no counterpart: zcspec's IR has neither node. A graph input or output
+Inserted nodes are named ``<source>_MemcpyAddrAsync_<n>`` (CreateMemcpyAddrAsyncNode) and take the
+stream of the node they serve. GE's StreamMerge and RefData-to-HCCL rules (in
+``MemcpyAddrAsyncPass::Run``) have no counterpart: zcspec's IR has neither node. A graph input or output
 bound to a task the SoC cannot refresh is not this pass's business in GE: the
 memory-layout conflict optimizer puts a copy there (passes/mem_layout_conflict.py).
 """

@@ -2,7 +2,7 @@
 
 A Split or a step-1 Slice along the outermost non-trivial axis of a dense tensor
 cuts it into contiguous byte ranges, so each output can simply be an address
-inside the input (GE's "relative offset" case, ge-facts.md 5.2: one user buffer
+inside the input (GE's "relative offset" case, set_input_output_offset_pass.cc: one user buffer
 split among several task addresses). The node gets ``_view=True`` and
 ``_view_offsets`` (bytes from the start of input 0, one per output); the
 planner then places each output at its root's offset plus that, and

@@ -1,10 +1,11 @@
-"""SetInputOutputOffsetPass: basic and relative offsets of model I/O (ge-facts.md 5.2).
+"""SetInputOutputOffsetPass: basic and relative offsets of model I/O (GE: set_input_output_offset_pass.cc
+``SetInputOutputOffsetPass::Run``).
 
 For every model input and output the *basic* offset is where its memory starts;
 every tensor that lives inside it (the I/O tensor itself, views of it such as an
 outer-axis Split or Slice, in-place outputs sharing it) gets a *relative* offset
 from that start. The runtime uses them to point a task slot at
-``user buffer + relative offset`` (6.3.2-6.3.4). Offsets come from the typed
+``user buffer + relative offset`` (ZeroCopyOffset::InitInputDataInfo, SetInputOutsideAddrs). Offsets come from the typed
 MemoryPlan (one placement per tensor with region, offset and alias_of), so this
 needs no planner internals.
 """

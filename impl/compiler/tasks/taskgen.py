@@ -1,12 +1,14 @@
 """Task generation: one task per node with argument slots holding logical addresses.
 
 - compute ops: a kernel task (``memcpy_addr`` for MemcpyAddrAsync, ``memcpy`` for
-  MemcpyAsync), slots = inputs then outputs (ge-facts.md 6.8.3's layout);
+  MemcpyAsync), slots = inputs then outputs (the layout of GE's hccl_task_info.cc
+  `HcclTaskInfo::SetZeroCopyAddrs`);
 - atomic ops (``OpInfo.atomic``): a memset task over the outputs first, the
-  atomic clean the kernel's accumulation relies on (ge-facts.md 2.5.4, 3.6);
+  atomic clean the kernel's accumulation relies on (GE: block_mem_assigner.cc `IsAtomicOutputMemory`,
+  graph_mem_assigner.cc `SetAtomicCleanOffset`);
 - HCCL collectives: an ``hccl`` task with per-buffer zero-copy flags: a buffer is
   zero copy when the SoC supports it for that collective and its planned tensor
-  is zero copy (6.8.1-6.8.3);
+  is zero copy (HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs);
 - view, Data, NetOutput and Variable nodes: no task.
 
 A task lists the tasks its node's control edges make it follow (``TaskDef.after``): the last
@@ -18,7 +20,7 @@ Every task records its node's dynamic-batch branch (``TaskDef.batch``, the node'
 ``_batch_label``; "" outside any branch), so a runtime can launch one branch only.
 
 The zero-copy table lists every slot that points into a zero-copy model input or
-output with its relative offset (SetInputOutputOffsetPass, 5.2); the runtime
+output with its relative offset (``SetInputOutputOffsetPass::Run``); the runtime
 refreshes exactly those slots. Per-node workspaces are planned but not passed as
 slots (no kernel of the emulator uses one).
 """
@@ -40,11 +42,13 @@ def _slot(graph: Graph, tensors: dict[str, TensorPlacement], role: str, name: st
 def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
     """The I/O table of ``names`` (graph inputs or outputs) with their ``descs`` (shape, dtype, nbytes).
 
-    ``size`` is the tensor's own GE size (``tensor_size``: ``align(bytes, 32) + 32``, ge-facts.md
-    1.3), what a user buffer is checked against; the plan may give the tensor more (a no-padding
+    ``size`` is the tensor's own GE size (``tensor_size``: ``align(bytes, 32) + 32``, GE's
+    op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`), what a user buffer is checked against; the plan
+    may give the tensor more (a no-padding
     concat's output owns its whole group). An output whose memory is a model input (passed straight
     through, or a view of one) cannot be produced in the user's output buffer: it is copied
-    (ge-facts.md 6.4.4), so it is not zero copy. The model-file loader rebuilds the table with this
+    (GE: davinci_model.cc `GenOutputMemAllocations`), so it is not zero copy. The model-file loader rebuilds
+    the table with this
     same function to check a file's.
     """
     inputs = {a.tensor for a in plan.attributes.inputs}

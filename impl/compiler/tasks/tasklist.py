@@ -2,8 +2,8 @@
 
 Every task argument slot holds a *logical* address (region + offset): the
 runtime turns it into a device address at load, and re-points the slots listed
-in the zero-copy table at the user's buffers on every execution (ge-facts.md
-6.3-6.5). Frozen values with a JSON form (``to_dict``) that the model file
+in the zero-copy table at the user's buffers on every execution (GE:
+zero_copy_offset.cc, davinci_model.cc `UpdateAllNodeArgs`). Frozen values with a JSON form (``to_dict``) that the model file
 carries; the model-file loader (model_file/schema.py) parses it back strictly.
 """
 from __future__ import annotations
@@ -32,8 +32,8 @@ class ArgSlot:
 @attrs.frozen
 class TaskDef:
     """One device task. ``zero_copy_in``/``zero_copy_out`` are an HCCL task's per-buffer
-    zero-copy flags (ge-facts.md 6.8.1), empty for other kinds. ``batch`` is the dynamic-batch
-    branch the task belongs to (its node's ``_batch_label``, ge-facts.md 4), "" for a task that
+    zero-copy flags (GE: hccl_task_info.cc `InitZeroCopyInfos`), empty for other kinds. ``batch`` is the dynamic-batch
+    branch the task belongs to (its node's ``_batch_label``, GE: ATTR_NAME_BATCH_LABEL), "" for a task that
     runs in every execution: a runtime launches only the chosen branch's tasks and the unlabelled
     ones (runtime/branches.py). ``after`` lists the earlier tasks (by index) this one must follow
     through its node's control edges: the last task of each control predecessor, found through
@@ -60,7 +60,7 @@ class IoDesc:
     """A model input or output: where the model itself planned it and how big it is.
 
     ``size`` is the planned (padded) size, ``nbytes`` the raw dense bytes; runtime v1
-    accepts a user buffer of at least ``size - 64`` (ge-facts.md 6.6.1).
+    accepts a user buffer of at least ``size - 64`` (GE: davinci_model.cc `CheckUserAndModelSize`).
     """
 
     role: str
@@ -78,7 +78,8 @@ class IoDesc:
 @attrs.frozen
 class ZeroCopyRef:
     """Task ``task``'s slot ``slot`` points into model ``role`` ``index`` at ``relative_offset``
-    bytes from its start (SetInputOutputOffsetPass's basic/relative offsets, ge-facts.md 5.2)."""
+    bytes from its start (SetInputOutputOffsetPass's basic/relative offsets, GE:
+    set_input_output_offset_pass.cc `SetInputOutputOffsetPass::Run`)."""
 
     task: int
     slot: int

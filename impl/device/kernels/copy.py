@@ -2,8 +2,9 @@
 
 Both copy kernels read their source and destination from argument slots like
 every kernel; what tells them apart is their task kind (``memcpy`` vs
-``memcpy_addr``), which decides whether a SoC may refresh them (ge-facts.md 5.3.3,
-6.8.5). The copy is byte-exact: shapes may differ if the byte counts agree (the stored
+``memcpy_addr``), which decides whether a SoC may refresh them (GE:
+memcpy_addr_async_task_info.cc, memcpy_async_task_info.cc ``MemcpyAsyncTaskInfo::Init``). The copy is
+byte-exact: shapes may differ if the byte counts agree (the stored
 bytes: a sub-byte tensor's are packed, impl/platform/storage.py).
 """
 from __future__ import annotations

@@ -75,7 +75,8 @@ def _onnx_slice(start: int, end: int, step: int, dim: int) -> slice:
 @kernel("ReduceSum", accumulates=True)
 def reduce_sum(task, ins, outs):
     """Atomic: ACCUMULATES into its output (out += sum), so the output needs a prior clean
-    (a memset task), as GE's atomic ops do (ge-facts.md 2.5.4, 3.6)."""
+    (a memset task), as GE's atomic ops do (block_mem_assigner.cc
+    ``IsAtomicOutputMemory``, graph_mem_assigner.cc ``SetAtomicCleanOffset``)."""
     x = ins[0]
     try:   # the rule every reduction shares: empty axes = all of them, unless noop_with_empty_axes
         axes = reduce_axes(input_or_attr(task, ins, 1, "axes"), x.ndim,

@@ -8,7 +8,7 @@ load and execute different models on one device at once. The lock is
 recursive because an execute allocates staging memory while holding it.
 
 Allocation failure becomes ``MemoryAllocationError`` (ACL_ERROR_GE_MEMORY_ALLOCATION,
-ge-facts.md 6.1.2-6.1.3) naming what was being allocated.
+GE: davinci_model.cc ``InitWeightMem``, ``InitFeatureMapAndP2PMem``) naming what was being allocated.
 """
 from __future__ import annotations
 

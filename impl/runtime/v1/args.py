@@ -1,10 +1,10 @@
 """Device tasks of a loaded model and their load-time argument tables.
 
 Every task gets its argument table inside one model-owned allocation, one
-8-byte slot per operand (ge-facts.md 1.7), written once at load with the value
-each slot's allocation gives it (``active base + offset``, 6.5.6). That write is
-GE's all-in-one load-time update for static models (``UpdateStaticModelArgsByFm``,
-6.7.6): afterwards only slots whose allocation base changes are rewritten.
+8-byte slot per operand (GE: davinci_model.cc ``kAddrSize``), written once at load with the
+value each slot's allocation gives it (``active base + offset``, args_io_addrs_updater.cc). That write is
+GE's all-in-one load-time update for static models (davinci_model.cc
+``UpdateStaticModelArgsByFm``): afterwards only slots whose allocation base changes are rewritten.
 """
 from __future__ import annotations
 

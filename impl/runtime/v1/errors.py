@@ -1,6 +1,6 @@
 """Errors of runtime v1: GE/ACL error codes, message ids and the buffer or task they name.
 
-Codes are GE's public values (``inc/external/ge/ge_error_codes.h``, ge-facts.md 8):
+Codes are GE's public values (``inc/external/ge/ge_error_codes.h``):
 
 - :class:`ParamInvalid`: ``ACL_ERROR_GE_PARAM_INVALID`` (145000), message id E13025
   (user I/O count or size, host I/O while the I/O region is unbacked, weight buffer

@@ -38,7 +38,8 @@ def _trace_names(lm, copies: dict | None = None) -> TraceNames:
 
 def _hccl_without_zero_copy(model) -> set[str]:
     """Tensors an HCCL task reads or writes through a buffer it flags as not zero copy, read from
-    the model's task definitions (ge-facts.md 6.8.1-6.8.2), not from the runtime's own bookkeeping,
+    the model's task definitions (GE: hccl_task_info.cc ``InitZeroCopyInfos``, ``SetAddrs``), not from the
+    runtime's own bookkeeping,
     so V1-HCCL-COPY judges the runtime against the model."""
     out: set[str] = set()
     for t in model.tasks.tasks:

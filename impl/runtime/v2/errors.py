@@ -4,9 +4,9 @@
   ``GRAPH_FAILED``, ...), ``message_id`` the user-facing message id (``E13031``),
   ``output``/``input``/``node`` name the culprit.
 - :class:`OutputBufferError`: a caller's output tensor is null, too small or wrongly
-  placed where the mode forbids a fallback (SplitTensorForOutputData, ge-facts.md 7.4).
+  placed where the mode forbids a fallback (GE: build_tensor.cc SplitTensorForOutputData).
 - :class:`InputBufferError`: a caller's input tensor is null or too small.
-- :class:`EnsureOutputError`: EnsureTensorAtOutMemory cannot deliver an output (7.5.4).
+- :class:`EnsureOutputError`: EnsureTensorAtOutMemory cannot deliver an output.
 - :class:`AllocatorError`: an allocator is missing (always_external_allocator) or failed.
 - :class:`LoweringError`: a model this runtime cannot lower (names the tensor and why).
 - :class:`ExeGraphError`: a malformed execution graph (a dangling edge, an unknown kernel).
@@ -25,7 +25,7 @@ from zcspec.impl.runtime.errors import RuntimeLayerError
 PARAM_INVALID = "PARAM_INVALID"
 GRAPH_FAILED = "GRAPH_FAILED"
 INTERNAL_ERROR = "INTERNAL_ERROR"
-E13031 = "E13031"  # ge-facts.md 7.4.1-7.4.2, 8: output tensor / address / size in always_zero_copy mode
+E13031 = "E13031"  # GE: build_tensor.cc SplitTensorForOutputData: output tensor / address / size in always_zero_copy mode
 
 
 class RuntimeV2Error(RuntimeLayerError):

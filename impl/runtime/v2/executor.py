@@ -7,7 +7,7 @@
 Load (``StreamExecutor.__init__``): lower the model (lowering.py), run the passes
 (passes/), check every node has a kernel, upload the weights (read-only) and allocate the
 fixed region and one argument-table arena, create the device streams the tasks use and,
-unless ``always_external_allocator``, the caching allocator (ge-facts.md 7.7.1).
+unless ``always_external_allocator``, the caching allocator (GE: api.cc `AllocatorFactory::Create`).
 
 Execute: one call at a time per executor (a lock: the frame, the caching allocator and the
 record of a call are the executor's, so calls from several threads run one after another, as
@@ -103,7 +103,7 @@ class StreamExecutor:
         used = sorted({n.attr("stream", 0) for n in self.graph.nodes if n.type.startswith("Launch")} | {0})
         self._streams = {s: (0 if s == 0 else dev.create_stream()) for s in used}
         self.multi_stream = len(used) > 1
-        external_only = self.options.always_external_allocator  # the executor creates no allocator (7.1.3)
+        external_only = self.options.always_external_allocator  # the executor creates no allocator (LoweringOption)
         self.allocator = None if external_only else CachingAllocator(dev, name=f"{model.name} hbm")
         if self.allocator is not None:
             self.allocator.listener = self._on_block
@@ -209,7 +209,8 @@ class StreamExecutor:
 
         Under ge_compat the tasks already launched still run, as GE's device runs what the host
         launched before a kernel reported an error: a fault they cause (an output buffer shared
-        without a size check and written past its end, ge-facts.md 7.3.2, 7.5.4) is what surfaces.
+        without a size check and written past its end: GE's model_outputs.cc `AllocModelOutTensor`, memory_copy.cc
+        `EnsureTensorAtOutMemory`) is what surfaces.
         Otherwise they are dropped (a stream abort) and nothing the call launched touches memory.
         """
         ours = isinstance(error, RuntimeV2Error)

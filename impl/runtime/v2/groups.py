@@ -9,7 +9,7 @@ padded sizes, what AllocMemory asks for) of which ``raw`` are really accessed (d
 
 ``kind`` says where its memory comes from at run time:
 - ``input``: the root is a model input and every member lies inside it, so the group
-  lives in the caller's input buffer (SplitDataTensor shares it, ge-facts.md 7.9);
+  lives in the caller's input buffer (SplitDataTensor shares it, GE's build_tensor.cc);
 - ``const``: weights and fixed (variable) tensors, in memory loaded once;
 - ``alloc``: everything else, allocated before its first task and released after its last.
   A model input that sits *inside* such a group (a piece of a no-padding concat, or an

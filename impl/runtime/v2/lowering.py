@@ -1,11 +1,12 @@
-"""Lowering a compiled model into an execution graph (GE's gert lowering, ge-facts.md 7.2.1, 7.9).
+"""Lowering a compiled model into an execution graph (GE's gert lowering: netoutput_converter.cc
+``LoweringNetOutput``, inputs_converter.cc ``LoweringDataNode``).
 
 ``lower(model, options) -> ExeGraph`` emits, in execution order:
 
 1. ``InputData`` / ``OutputData``: the caller's input and output tensors (one output each);
 2. ``SelectAllocator`` (``GetExternalAllocator`` under always_external_allocator): the
-   device allocator of this execution (7.7.2);
-3. per model input: ``SplitDataTensor`` (the caller's tensor data, shared, 7.9) and
+   device allocator of this execution (SelectL1Allocator);
+3. per model input: ``SplitDataTensor`` (the caller's tensor data, shared) and
    ``MakeSureTensorAtDevice`` (copies only a host-placed input);
 4. ``ConstTensorData`` for weights and fixed tensors (memory loaded once);
 5. per task, in the TaskList's order: an ``AllocMemory`` before the first task touching each

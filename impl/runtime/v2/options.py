@@ -1,19 +1,20 @@
-"""LoweringOptions: what a caller chooses when it loads a model into runtime v2 (ge-facts.md 7.1).
+"""LoweringOptions: what a caller chooses when it loads a model into runtime v2 (GE: lowering_opt.h
+``LoweringOption``).
 
 GE's four switches, plus zcspec's own:
 
-- ``trust_shape_on_out_tensor`` (7.1.1): trust the caller's output shapes; the
+- ``trust_shape_on_out_tensor`` (TrustOutTensor): trust the caller's output shapes; the
   TrustOutTensor pass then drops an EnsureTensorAtOutMemory that only repeats a
   SplitTensorForOutputData on the same output.
-- ``always_zero_copy`` (7.1.2): the caller promises correctly sized, device-placed
+- ``always_zero_copy`` (LoweringOption): the caller promises correctly sized, device-placed
   output memory; no fallback, a bad buffer is an error (E13031).
-- ``always_external_allocator`` (7.1.3): every allocator comes from the caller; the
+- ``always_external_allocator`` (LoweringOption): every allocator comes from the caller; the
   executor creates none and a missing one is an error.
-- ``enable_single_stream`` (7.1.4): every task on one stream.
+- ``enable_single_stream`` (LoweringOption): every task on one stream.
 - ``zero_copy`` (zcspec): run ModelOutTensorZeroCopy at all (False = outputs are
   always computed in runtime memory and copied, ``zcspec run --no-zero-copy``).
 - ``ge_compat`` (zcspec): reproduce GE's AllocModelOutTensor, which shares a user
-  buffer without a size or placement check (7.3.2); by default zcspec checks first
+  buffer without a size or placement check (AllocModelOutTensor); by default zcspec checks first
   and falls back to an allocation.
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The single-op executor: one operator as a model, run with GE's single-op options (ge-facts.md 7.8).
+"""The single-op executor: one operator as a model, run with GE's single-op options (op_executor.cpp
+``OpExecutor::PrepareRt2Execute``).
 
 Every model it loads gets ``always_zero_copy`` and ``always_external_allocator`` forced on,
 and ``trust_shape_on_out_tensor`` unless the caller asks to refresh output shapes

@@ -1,10 +1,11 @@
 """Tensors as runtime v2 sees them: the caller's :class:`Tensor`, the graph's :class:`TensorData`, and
-reference-counted :class:`MemBlock` s (ge-facts.md 7.6).
+reference-counted :class:`MemBlock` s (GE: memory_kernel.cc ``FreeMemory``, tensor_utils.cc
+``TensorUtils::ShareGtdToTd``).
 
 - A :class:`MemBlock` is memory an allocator handed out. ``AllocMemory`` creates it with one
   reference (the graph's); ``FreeMemory`` drops that reference; sharing it into a caller's
-  tensor (``EnsureTensorAtOutMemory`` with a null output address, 7.5.3, or
-  ``AllocModelOutTensor`` allocating into the user tensor, 7.3.3) adds one, so an output
+  tensor (``EnsureTensorAtOutMemory`` with a null output address, or
+  ``AllocModelOutTensor`` allocating into the user tensor) adds one, so an output
   handed to the caller outlives the graph's FreeMemory. At zero references the block
   goes back to its allocator.
 - :class:`TensorData` is an address, a size and a placement, plus the block it holds a
@@ -69,7 +70,7 @@ class Tensor:
     """The caller's tensor. ``addr`` 0 means no memory given; ``size`` is the buffer's bytes.
 
     After an execution, ``shape``/``dtype`` hold the output's (EnsureTensorAtOutMemory sets
-    them, 7.5.2); ``owned`` is the runtime block the tensor holds when the output was put in
+    them, EnsureTensorAtOutMemory); ``owned`` is the runtime block the tensor holds when the output was put in
     runtime memory (null buffer or fallback), released by ``release()``.
     """
 

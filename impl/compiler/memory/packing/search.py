@@ -1,6 +1,7 @@
 """Exact search for a packing that fits a capacity (MiniMalloc's ideas, M. D. Moffitt, ASPLOS '23).
 
-The search only builds *canonical* solutions (planning-facts.md): buffers are
+The search only builds *canonical* solutions (as MiniMalloc does: M. D. Moffitt,
+ASPLOS '23): buffers are
 placed in non-decreasing offset order, each at the lowest offset its
 already-placed time-overlapping neighbours allow (its "min offset"). Any
 feasible packing can be pushed down into such a form, so searching them only

@@ -1,4 +1,5 @@
-"""Kernels that bring tensors into the graph: the caller's inputs and outputs, weights, views (ge-facts.md 7.9)."""
+"""Kernels that bring tensors into the graph: the caller's inputs and outputs, weights, views (GE: build_tensor.cc
+``SplitDataTensor``, memory_copy.cc ``MakeSureTensorAtDevice``)."""
 from __future__ import annotations
 
 from zcspec.impl.device import MemcpyTask
@@ -11,7 +12,8 @@ def input_data(frame, node, args):
 
 
 def output_data(frame, node, args):
-    """The caller's output tensors; a missing one (None) is created here, as GE does (7.3.1, 7.5.1)."""
+    """The caller's output tensors; a missing one (None) is created here, as GE does (AllocModelOutTensor,
+    EnsureTensorAtOutMemory)."""
     names = node.attr("names")
     for i, t in enumerate(frame.outputs):
         if t is None:

@@ -1,4 +1,5 @@
-"""Allocator selection and reference-counted allocation and release (ge-facts.md 7.6, 7.7.2)."""
+"""Allocator selection and reference-counted allocation and release (GE: memory_kernel.cc ``SelectL1Allocator``,
+``AllocMemory``, ``FreeMemory``)."""
 from __future__ import annotations
 
 from zcspec.impl.runtime.v2.errors import AllocatorError
@@ -18,7 +19,8 @@ def select_allocator(frame, node, args):
 
 
 def get_external_allocator(frame, node, args):
-    """always_external_allocator: the caller must pass the allocator (GetExternalL1Allocator asserts, 7.7.2)."""
+    """always_external_allocator: the caller must pass the allocator (GetExternalL1Allocator asserts,
+    SelectL1Allocator)."""
     placement = node.attr("placement", "device")
     external = frame.external.get(placement)
     if external is None:
@@ -28,7 +30,7 @@ def get_external_allocator(frame, node, args):
 
 
 def alloc_memory(frame, node, args):
-    """``size`` bytes from the allocator, one reference held by the graph (7.6.1)."""
+    """``size`` bytes from the allocator, one reference held by the graph (AllocMemory)."""
     (allocator,) = args
     block = allocator.malloc(node.attr("size"), tag=node.attr("tensor"))
     frame.hold(block)
@@ -36,7 +38,7 @@ def alloc_memory(frame, node, args):
 
 
 def free_memory(frame, node, args):
-    """Drop the graph's reference (7.6.2); the block returns to its allocator at zero references."""
+    """Drop the graph's reference (FreeMemory); the block returns to its allocator at zero references."""
     (td,) = args
     if td.block is not None:
         frame.drop(td.block)

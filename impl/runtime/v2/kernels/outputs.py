@@ -1,4 +1,5 @@
-"""Output kernels: AllocModelOutTensor, SplitTensorForOutputData, EnsureTensorAtOutMemory (ge-facts.md 7.3-7.5)."""
+"""Output kernels: AllocModelOutTensor, SplitTensorForOutputData, EnsureTensorAtOutMemory (GE: model_outputs.cc,
+build_tensor.cc, memory_copy.cc)."""
 from __future__ import annotations
 
 from zcspec.impl.device import MemcpyTask
@@ -16,14 +17,14 @@ def _share(frame, node, tensor) -> tuple:
 
 
 def alloc_model_out_tensor(frame, node, args):
-    """Inputs (allocator, output tensor); output: the tensor data the producer writes (7.3).
+    """Inputs (allocator, output tensor); output: the tensor data the producer writes (AllocModelOutTensor).
 
     1. the caller's buffer is on the device and (unless ``check_size`` is off: ge_compat,
-       GE's unchecked sharing, 7.3.2) at least ``raw`` bytes -> zero copy: share it, no reference;
+       GE's unchecked sharing, AllocModelOutTensor) at least ``raw`` bytes -> zero copy: share it, no reference;
     2. no address, or (zcspec's default) a buffer too small to hold the output -> allocate
-       into the *caller's tensor* (7.3.3): the tensor owns the block and EnsureTensorAtOutMemory
+       into the *caller's tensor* (AllocModelOutTensor): the tensor owns the block and EnsureTensorAtOutMemory
        finds source == destination; the caller's own small buffer is never written;
-    3. a host buffer -> allocate tensor data the graph owns; EnsureTensorAtOutMemory copies (7.3.4).
+    3. a host buffer -> allocate tensor data the graph owns; EnsureTensorAtOutMemory copies (AllocModelOutTensor).
     """
     allocator, tensor = args
     output, raw, size = node.attr("output"), node.attr("raw"), node.attr("size")
@@ -41,9 +42,10 @@ def alloc_model_out_tensor(frame, node, args):
 
 
 def split_tensor_for_output_data(frame, node, args):
-    """always_zero_copy: the caller's buffer or an error (7.4); no allocation, no reference, no fallback.
+    """always_zero_copy: the caller's buffer or an error (SplitTensorForOutputData); no allocation, no
+    reference, no fallback.
 
-    The required size is the raw bytes of the output's own shape, without padding (7.4.2).
+    The required size is the raw bytes of the output's own shape, without padding (SplitTensorForOutputData).
     """
     (tensor,) = args
     _validate(node, tensor)
@@ -85,11 +87,12 @@ def _validate(node, tensor) -> None:
 
 
 def ensure_tensor_at_out_memory(frame, node, args):
-    """Deliver the output in the caller's tensor (7.5): share, find it already there, or copy into it.
+    """Deliver the output in the caller's tensor (EnsureTensorAtOutMemory): share, find it already there, or
+    copy into it.
 
     With ``fallback`` (zcspec's default; off under ge_compat) a buffer too small for the output is
     treated like no buffer: the output is handed over in runtime memory instead of GE's GRAPH_FAILED
-    (7.5.4), so the default mode never fails because of an output buffer.
+    (EnsureTensorAtOutMemory), so the default mode never fails because of an output buffer.
     """
     td, tensor, allocator = args
     output, nbytes = node.attr("output"), node.attr("nbytes")
@@ -113,7 +116,7 @@ def ensure_tensor_at_out_memory(frame, node, args):
 
 
 def _hand_over(frame, node, td, tensor, allocator) -> tuple:
-    """No usable caller memory: the tensor takes a reference on the output's block (7.5.3).
+    """No usable caller memory: the tensor takes a reference on the output's block (EnsureTensorAtOutMemory).
 
     When that block is not the output's alone (no block: the caller's input or the loaded weights;
     a piece of a larger tensor; a block already handed to another output), the output is copied
@@ -148,7 +151,7 @@ def _copy(frame, node, td, tensor, nbytes: int, output: str) -> None:
     frame.copy_io[node.name] = _key(node)
     if frame.loaded.multi_stream:
         frame.loaded.join_streams()  # the copy runs on stream 0, after every stream's writes
-    if direction == "h2h":  # H2H is synchronous in GE (7.5.4)
+    if direction == "h2h":  # H2H is synchronous in GE (EnsureTensorAtOutMemory)
         frame.device.memcpy(tensor.addr, td.addr, nbytes, "h2h")
     else:
         frame.device.launch(MemcpyTask(node.name, tensor.addr, td.addr, nbytes, direction))

@@ -1,4 +1,5 @@
-"""The lowering passes of runtime v2, in GE's offline order (ge-facts.md 7.1.5), each with its switch.
+"""The lowering passes of runtime v2, in GE's offline order (offline_optimizer.h ``OfflineOptimizer``), each with
+its switch.
 
 A pass is a pure ``(ExeGraph, LoweringOptions) -> ExeGraph`` function; one that finds nothing
 to do returns its input.

@@ -1,4 +1,5 @@
-"""ModelOutTensorZeroCopy: outputs computed straight into the caller's buffers (ge-facts.md 7.2.2-7.2.4).
+"""ModelOutTensorZeroCopy: outputs computed straight into the caller's buffers (GE:
+model_out_tensor_zero_copy.cc `ModelOutTensorZeroCopy::Run`).
 
 For every ``EnsureTensorAtOutMemory`` fed by ``OutputData:i``, follow its tensor-data input
 back through ``IdentityAddr`` nodes (whole-tensor aliases) to its producer. When that is an
@@ -9,7 +10,7 @@ back through ``IdentityAddr`` nodes (whole-tensor aliases) to its producer. When
   only drops the graph's reference;
 - ``always_zero_copy``: type ``SplitTensorForOutputData`` with ``OutputData:i`` as its only
   input (the allocator chain is pruned: an allocator node nobody reads is removed), its
-  guarding ``FreeMemory`` removed (no reference is taken, 7.4.3). zcspec also moves it to
+  guarding ``FreeMemory`` removed (no reference is taken, SplitTensorForOutputData). zcspec also moves it to
   just after ``OutputData``: it depends on nothing else, so the caller's buffers are all
   checked before any memory is allocated or any task launched (a failure then leaves
   every buffer and the device's accounting as they were).
@@ -68,7 +69,7 @@ def model_out_tensor_zero_copy(graph: ExeGraph, options: LoweringOptions = Lower
 
 
 def _split_for_output(graph: ExeGraph, alloc: ExeNode, out: Edge, output: dict, options: LoweringOptions) -> ExeGraph:
-    # GE does not check the placement here (an open to-do in GE's build_tensor.cc, ge-facts.md 7.4.3); zcspec does,
+    # GE does not check the placement here (an open to-do in GE's build_tensor.cc `SplitTensorForOutputData`); zcspec does,
     # except under ge_compat.
     attrs_ = dict(alloc.attrs) | output | {"check_placement": not options.ge_compat}
     new = ExeNode(alloc.name, "SplitTensorForOutputData", (out,), alloc.outputs, (), attrs_)

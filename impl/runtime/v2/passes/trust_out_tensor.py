@@ -1,4 +1,5 @@
-"""TrustOutTensor: drop the output checks that trusted output shapes make redundant (ge-facts.md 7.1.1).
+"""TrustOutTensor: drop the output checks that trusted output shapes make redundant (GE: trust_out_tensor.cc
+``TrustOutTensor::Run``).
 
 With ``trust_shape_on_out_tensor`` the caller's output shapes are trusted, so an
 ``EnsureTensorAtOutMemory`` whose tensor data is the ``SplitTensorForOutputData`` of the same
