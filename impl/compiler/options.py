@@ -18,7 +18,8 @@ class CompileOptions:
     - ``strategy``: memory planning strategy, ``ge`` (default) or ``compact``.
     - ``reuse``: memory reuse on (False = GE's ``ge.exec.disableReuseMemory=1``).
     - ``offline``: an ATC-style offline build; GE then also inserts a
-      MemcpyAddrAsync between a Data node and the NetOutput it feeds (ge-facts.md 5.3.4b).
+      MemcpyAddrAsync between a Data node and the NetOutput it feeds (GE: memcpy_addr_async_pass.cc
+      ``NeedInsertMemAddrAsyncNodeAfterData``).
     - ``single_op``: a single-op build (GE's ``ATTR_SINGLE_OP_SCENE`` on the graph): as offline,
       a Data feeding the NetOutput gets a MemcpyAddrAsync (``NeedInsertMemAddrAsyncNodeAfterData``).
     - ``disabled_passes``: names of passes to skip (see ``passes.PIPELINE``).
