@@ -140,8 +140,8 @@ SIZE_ATTRIBUTES = Invariant(
               "numbers are all it knows of the layout. GE writes the HBM pool's end, which AssignZeroCopyMemory "
               "left past the zero-copy blocks, and the zero-copy region's size: an attribute larger than the "
               "blocks makes every load allocate memory no tensor uses, and moves the I/O region's start.",
-    ge_source=MODEL_BUILDER + " (ModelBuilder::BuildModelDefForMem: ATTR_MODEL_MEMORY_SIZE, "
-              "ATTR_MODEL_ZERO_COPY_MEMORY_SIZE); " + GE_MEM + "graph_mem_assigner.cc "
+    ge_source=MODEL_BUILDER + " (ModelBuilder::BuildModelDefForMem, which sets the model attributes "
+              "memory_size and zero_copy_memory_size); " + GE_MEM + "graph_mem_assigner.cc "
               "(GraphMemoryAssigner::AssignZeroCopyMemory: zero_copy_mem_size = end - start)",
     applies_to="plan", concern="layout_tight", predicate=_size_attributes,
     precondition=lambda plan: plan.attributes is not None and _ge_blocks(plan), ge_only=True,

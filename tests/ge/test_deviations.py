@@ -243,7 +243,7 @@ def test_an_empty_graph_input_feeding_the_netoutput_offline_gets_a_copy_too():
 
 
 def test_a_continuous_block_takes_a_block_that_starts_before_an_atomic_node(ge_graph):
-    # GE (block_mem_assigner.cc ReuseBlocksByLifeTime, GetAtomicAddrCleanId): a continuous parent skips a
+    # GE (block_mem_assigner.cc ReuseBlocksByLifeTime; block_mem_assigner.h GetAtomicAddrCleanId): a continuous parent skips a
     # child whose first node's id is below the last AtomicAddrClean node's. zcspec's IR has no such node
     # (an atomic node's memset is its own task); under GE's default clean policy the one AtomicAddrClean
     # node runs before every other task (atomic_addr_clean_pass.cc LinkToPotentialPrecedenceNode), so the
