@@ -5,10 +5,13 @@ so upper = last + 1.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
-from zcspec.impl.compiler.memory.packing import Buffer, fit, greedy, lower_bound, pack
+from zcspec.checks.packing_check import validate
+from zcspec.impl.compiler.memory.packing import Buffer, Packing, fit, greedy, lower_bound, pack
 
 COMPLEX = [(32, 0, 1), (32, 1, 4), (8, 2, 5), (16, 3, 5), (8, 4, 5), (64, 5, 7), (8, 6, 8), (8, 7, 8), (16, 8, 9)]
 CHAIN = [(16, 0, 1), (8, 1, 2), (64, 2, 3), (32, 3, 4), (8, 4, 5)]
@@ -60,3 +63,16 @@ def test_gap_rules_first_fit_lowest_best_fit_smallest():
     assert fit.gap_offset(offs, ends, 8, 1, False) == 24  # best fit: smallest gap
     assert fit.gap_offset(offs, ends, 17, 1, False) == 36  # no gap holds it: on top
     assert fit.gap_offset(offs, ends, 8, 16, False) == 0  # aligned to 16, 24 -> 32 leaves no room
+
+
+def test_squeaky_wheel_moves_the_buffers_above_the_target_first():
+    """Greedy by size leaves this instance 2 bytes above its max-live bound (18); moving the buffers that
+    end above it to the front of the order reaches it. The loop stops at the target and keeps the best."""
+    specs = [("b0", 3, 6, 2), ("b1", 2, 3, 8), ("b2", 4, 7, 4), ("b3", 1, 2, 5), ("b4", 0, 2, 6), ("b5", 1, 4, 7)]
+    buffers = [Buffer(*s) for s in specs]
+    inst = greedy.Instance.of(buffers)
+    order = greedy.order_by_size(inst)
+    assert lower_bound(buffers) == 18 and inst.arena(greedy.best_fit(inst, order)) == 20
+    offsets = greedy.squeaky(inst, order, 18, time.monotonic() + 5)
+    assert inst.arena(offsets) == 18
+    assert validate(buffers, Packing.placed(buffers, offsets, lower_bound=18, method="squeaky")) == ()

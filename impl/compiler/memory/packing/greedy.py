@@ -104,3 +104,20 @@ def climb(inst: Instance, order, target: int, deadline: float | None,
         if inst.arena(cand) <= arena:
             order, arena, best = trial, inst.arena(cand), cand
     return best
+
+
+def squeaky(inst: Instance, order, target: int, deadline: float) -> np.ndarray:
+    """Squeaky-wheel improvement of a best-fit order until ``deadline``: the buffers that end above
+    ``target`` move to the front of the order (both parts keep their order) and best fit runs again;
+    stops at ``target``. Returns the best offsets seen. On large traces the offenders are long-lived
+    buffers placed late, on top of everything (IOPDDL S_1: 1.0026 -> about 1.001 of its bound)."""
+    order = np.asarray(order, np.int64)
+    best = best_fit(inst, order)
+    arena = inst.arena(best)
+    while arena > target and time.monotonic() < deadline:
+        offsets = best_fit(inst, order)
+        if inst.arena(offsets) < arena:
+            best, arena = offsets, inst.arena(offsets)
+        late = (offsets + inst.size)[order] > target
+        order = np.concatenate([order[late], order[~late]])
+    return best

@@ -19,7 +19,8 @@ planning-facts.md) or ``capacity`` when given:
    target as capacity and a node budget (it reaches the lower bound on
    DenseNet-121's 911 feature maps in under a thousand nodes);
 4. a hill climb over the order of the best packing (TVM USMP style), fixed
-   seed and evaluation budget;
+   seed and evaluation budget; above MAX_SEARCH_SIZE buffers with a time limit,
+   then a squeaky-wheel loop (buffers ending above the target first) until it;
 5. when the search proved the lower bound unreachable (small instances), a
    descent one byte below the best that proves optimality once exhausted.
 
@@ -81,10 +82,13 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
     # one that helps on large real traces, where each pass costs seconds (long-lived buffers are every
     # other buffer's time neighbours).
     orders = [o for o in greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE or o[0] == "greedy-TWA"]
+    best_order = greedy.order_by_size(inst)  # the order that gave ``best`` (the squeaky wheel starts there)
     for method, order in orders:
         if best.arena <= target or _late(deadline):
             break
-        best = min(best, _packing(buffers, greedy.best_fit(inst, order), lb, method), key=_arena)
+        tried = _packing(buffers, greedy.best_fit(inst, order), lb, method)
+        if tried.arena < best.arena:
+            best, best_order = tried, order
     if best.arena <= target:
         return best
     if capacity is None and len(buffers) > MAX_SEARCH_SIZE:
@@ -93,7 +97,11 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
         if deadline is not None and deadline - time.monotonic() < one_pass:
             return best
         offsets = greedy.climb(inst, _order_of(best, buffers), target, deadline)
-        return min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
+        best = min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
+        if deadline is not None and best.arena > target:  # the climb affords few passes at this size
+            offsets = greedy.squeaky(inst, best_order, target, deadline)
+            best = min(best, _packing(buffers, offsets, lb, "squeaky-wheel"), key=_arena)
+        return best
     if capacity is None and deadline is not None:
         return _minimise(buffers, inst, best, lb, deadline)
     searcher = search.Searcher(inst)
