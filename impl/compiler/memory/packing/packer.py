@@ -1,6 +1,7 @@
 """The packer's entry point: :func:`pack` gives every buffer an offset in one arena, as small as it can.
 
-The problem (Dynamic Storage Allocation, planning-facts.md) is :mod:`.problem`'s:
+The problem (Dynamic Storage Allocation; Buchsbaum et al., "OPT versus LOAD in
+dynamic storage allocation", SIAM J. Comput. 33(3), 2004) is :mod:`.problem`'s:
 a :class:`~.problem.Buffer` must stay intact over the half-open steps
 ``[lower, upper)``; two buffers whose lifetimes intersect must not overlap in
 memory. :func:`pack` returns a :class:`~.problem.Packing`;
@@ -8,8 +9,7 @@ memory. :func:`pack` returns a :class:`~.problem.Packing`;
 large as.
 
 :func:`pack` runs, in order, each stage only while the arena is above its
-target, the lower bound (``arena == lower_bound`` certifies optimality,
-planning-facts.md) or ``capacity`` when given:
+target, the lower bound (``arena == lower_bound`` certifies optimality) or ``capacity`` when given:
 
 1. greedy by size with best fit (TFLite ``GreedyBySizeAssignment``);
 2. more orders, best fit each, keep the best (XLA
