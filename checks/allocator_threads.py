@@ -9,7 +9,11 @@ Step: ``{"op": "allocator_threads", "allocator": A, "threads": k >= 2, "rounds":
 - ``v2_caching``: one runtime-v2 ``CachingAllocator``; each thread mallocs a size and frees the block,
   every call behind one lock (what runtime v2's executor does); the allocator is closed at the end.
 
-The threads start together (a barrier) so that their calls interleave. A call the device has no room
+The threads take turns, one allocator call each in round-robin order (thread 0's first call, thread
+1's first, ..., thread 0's second, ...): every thread's calls run on its own host thread and the
+holders of different threads overlap, yet the trace is the same on every run, so verify's artefacts
+stay reproducible. True simultaneity (a call entering while another is inside) is what the planted
+races of tests/spec/test_allocator_threads.py exercise. A call the device has no room
 for is not an error of the step (the trace shows it: the exit returns no address), nor is a free the
 device refuses (its fault is in the trace, for the device claims); any other exception is. V1-ALLOCATOR-ACCOUNTING and V2-ALLOCATOR-ONE-THREAD judge the trace.
 """
@@ -30,34 +34,64 @@ ALLOCATORS = ("v1_active", "v1_fixed_base", "v2_caching")
 _ROOM = (MemoryAllocationError, DeviceFault)   # the device had no room: shown in the trace, not an error
 
 
-def _v1_active(allocator: ActiveMemoryAllocator, sizes, rounds: int, k: int) -> None:
+class Turns:
+    """Round-robin turns among ``threads`` threads: ``with turns.mine(k):`` waits for thread k's turn and
+    passes it on after; ``done(k)`` takes a thread that has no call left out of the round."""
+
+    def __init__(self, threads: int):
+        self._cv = threading.Condition()
+        self._turn, self._left = 0, set(range(threads))
+
+    @contextlib.contextmanager
+    def mine(self, k: int):
+        with self._cv:
+            if not self._cv.wait_for(lambda: self._turn == k, timeout=30):
+                raise TimeoutError(f"allocator thread {k} never got its turn")
+        try:
+            yield
+        finally:
+            self._pass(k)
+
+    def done(self, k: int) -> None:
+        with self._cv:
+            self._left.discard(k)
+        self._pass(k)
+
+    def _pass(self, k: int) -> None:
+        with self._cv:
+            if self._turn == k and self._left:
+                n = max(self._left) + 1
+                self._turn = next(j % n for j in range(k + 1, k + 1 + n) if j % n in self._left)
+            self._cv.notify_all()
+
+
+def _v1_active(allocator: ActiveMemoryAllocator, sizes, rounds: int, k: int, turns: Turns) -> None:
     for r in range(rounds):
         a, b = sizes[(k + r) % len(sizes)], sizes[(k + r + 1) % len(sizes)]
-        try:
+        with turns.mine(k), contextlib.suppress(*_ROOM):
             allocator.malloc_memory(f"thread {k}", [LogicalMemoryBlock(0, a), LogicalMemoryBlock(a, b)])
-        except _ROOM:
-            pass
-        allocator.free_memory()
+        with turns.mine(k):
+            allocator.free_memory()
 
 
-def _v1_fixed_base(allocator: FixedBaseExpandableAllocator, sizes, rounds: int, k: int) -> None:
+def _v1_fixed_base(allocator: FixedBaseExpandableAllocator, sizes, rounds: int, k: int, turns: Turns) -> None:
     for r in range(rounds):
-        try:
+        block = None
+        with turns.mine(k), contextlib.suppress(*_ROOM):
             block = allocator.malloc(sizes[(k + r) % len(sizes)])
-        except _ROOM:
-            continue   # GE counts a holder only when the malloc succeeds: nothing to give back
-        allocator.free(block)
+        if block is not None:   # GE counts a holder only when the malloc succeeds: else nothing to give back
+            with turns.mine(k):
+                allocator.free(block)
 
 
-def _v2_caching(allocator: CachingAllocator, lock: threading.Lock, sizes, rounds: int, k: int) -> None:
+def _v2_caching(allocator: CachingAllocator, lock: threading.Lock, sizes, rounds: int, k: int, turns: Turns) -> None:
     for r in range(rounds):
-        with lock:
-            try:
-                block = allocator.malloc(sizes[(k + r) % len(sizes)], tag=f"thread {k}")
-            except _ROOM:
-                continue
-        with lock:
-            allocator.free(block)
+        block = None
+        with turns.mine(k), lock, contextlib.suppress(*_ROOM):
+            block = allocator.malloc(sizes[(k + r) % len(sizes)], tag=f"thread {k}")
+        if block is not None:
+            with turns.mine(k), lock:
+                allocator.free(block)
 
 
 def run_allocator_threads(dev, step: dict, where: str) -> None:
@@ -69,15 +103,23 @@ def run_allocator_threads(dev, step: dict, where: str) -> None:
         raise ScenarioError(f"{where}: threads={threads!r} must be an int >= 2 and rounds={rounds!r} >= 1", key=where)
     if not (isinstance(sizes, list) and sizes and all(isinstance(n, int) and n >= 1 for n in sizes)):
         raise ScenarioError(f"{where}: sizes={sizes!r} must be a non-empty list of ints >= 1", key=where)
+    turns = Turns(threads)
     if kind == "v1_active":
         allocator = ActiveMemoryAllocator(dev)
-        work = lambda k: _v1_active(allocator, sizes, rounds, k)  # noqa: E731
+        calls = lambda k: _v1_active(allocator, sizes, rounds, k, turns)  # noqa: E731
     elif kind == "v1_fixed_base":
         allocator = FixedBaseExpandableAllocator(dev)
-        work = lambda k: _v1_fixed_base(allocator, sizes, rounds, k)  # noqa: E731
+        calls = lambda k: _v1_fixed_base(allocator, sizes, rounds, k, turns)  # noqa: E731
     else:
         allocator, lock = CachingAllocator(dev, name="probe"), threading.Lock()
-        work = lambda k: _v2_caching(allocator, lock, sizes, rounds, k)  # noqa: E731
+        calls = lambda k: _v2_caching(allocator, lock, sizes, rounds, k, turns)  # noqa: E731
+
+    def work(k: int) -> None:
+        try:
+            calls(k)
+        finally:
+            turns.done(k)
+
     with contextlib.suppress(DeviceFault):   # a free the device refused is in its trace, as every probe fault
         run_threads(work, threads)
         if kind == "v2_caching":

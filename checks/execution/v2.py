@@ -42,6 +42,7 @@ observation, not an exception; the model is unloaded before observing, so leaks 
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import attrs
@@ -206,8 +207,16 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     if threads := int(runtime.get("threads", 0)):
         more = [run.fresh() for _ in range(threads)]
         given += [[t.shape for t in outputs] for outputs in more]
+        # Each call on its own thread (a barrier: a pool may otherwise run two calls on one thread, or not),
+        # so the allocator calls' threads, numbered by first call, are the same on every run.
+        start = threading.Barrier(threads)
+
+        def together(outputs):
+            start.wait(timeout=30)
+            return call(outputs)
+
         with ThreadPoolExecutor(threads) as pool:
-            got += list(pool.map(call, more))
+            got += list(pool.map(together, more))
         calls += more
     # The threads' calls ran in some order: pair each record with its call by the output buffers given.
     by_buffers = {tuple(t.addr for t in outputs): (k, values) for k, (outputs, values) in enumerate(zip(calls, got))}

@@ -6,6 +6,11 @@
 that made a call in that span (the runtimes tag an allocator's memory ``"<name> <purpose>"``), as
 an ``alloc``, ``free``, ``reserve`` or ``release`` of it. It decides nothing: who holds what and
 which thread may call is the spec's to derive (spec/invariants/allocator_threads.py).
+
+Names are made stable across processes: a thread is numbered by its first call into each allocator
+(1, 2, ...; the host's thread ids differ from run to run, and a finished thread's id is reused), and an allocator's ``#<serial>`` suffix by its
+first call (the process-wide serial depends on what ran before), so that two runs of one scenario
+transcribe to the same events.
 """
 from __future__ import annotations
 
@@ -19,16 +24,20 @@ def allocator_events(trace: tr.Trace, mark: int = 0) -> tuple[AllocatorEvent, ..
     if not runtimes:
         return ()
     names = sorted(runtimes, key=len, reverse=True)   # the longest name a tag starts with wins
+    stable = {name: f"{name.rpartition('#')[0] or name}#{k}" for k, name in enumerate(runtimes, 1)}
+    threads: dict[tuple[str, int], int] = {}
     out: list[AllocatorEvent] = []
     for e in events:
         if isinstance(e, tr.AllocatorCall):
-            out.append(AllocatorEvent(len(out), e.phase, e.allocator, e.runtime, e.call, e.thread,
+            mine = [k for k in threads if k[0] == e.allocator]
+            thread = threads.setdefault((e.allocator, e.thread), len(mine) + 1)
+            out.append(AllocatorEvent(len(out), e.phase, stable[e.allocator], e.runtime, e.call, thread,
                                       e.addr or None, e.size))
             continue
         kind = _memory_kind(e)
         owner = kind and next((n for n in names if e.tag.startswith(n + " ")), None)
         if owner:
-            out.append(AllocatorEvent(len(out), kind, owner, runtimes[owner], address=e.addr, size=e.size))
+            out.append(AllocatorEvent(len(out), kind, stable[owner], runtimes[owner], address=e.addr, size=e.size))
     return tuple(out)
 
 
