@@ -55,7 +55,7 @@ not fit, one whose output is one longer than its pads give) and two LSTM or GRU 
 onnxruntime, oracle steps are skipped (and DEVICE-KERNEL-ORACLE is not exercised).
 
 Before the allocator steps come three ``allocator_threads`` steps (checks/allocator_threads.py): 2 to 4
-host threads calling one of runtime v1's session allocators (``v1_active``, ``v1_fixed_base``) or runtime
+host threads taking round-robin turns calling one of runtime v1's session allocators (``v1_active``, ``v1_fixed_base``) or runtime
 v2's caching allocator (``v2_caching``, each call behind the caller's lock) at once, every allocator's
 memory given back by the end (V1-ALLOCATOR-ACCOUNTING, V2-ALLOCATOR-ONE-THREAD). They are drawn from their
 own generator, seeded by the program's length so far, so the draws of the steps around them stay as they were.
