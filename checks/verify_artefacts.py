@@ -80,21 +80,6 @@ def compiled(scenario) -> dict:
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-# A device probe that runs the runtimes' allocators on several host threads (spec/invariants/allocator_threads.py)
-# records their calls and the device's events in the order the threads happened to run: the same sources give
-# another order, another count of retries, other addresses. Those two fields are left out
-# of such an observation's artefact (its kernel, collective and oracle runs stay).
-_THREADED = ("events", "allocator_events")
-
-
-def _deterministic(data):
-    """An observation's data without what host threads' interleaving decides (``_THREADED``)."""
-    if isinstance(data, dict) and data.get("allocator_events"):
-        return {**{k: v for k, v in data.items() if k not in _THREADED}, "left_out": "events, allocator_events: "
-                "the order host threads ran in"}
-    return data
-
-
 @attrs.define
 class ArtefactWriter:
     """Writes each case as verify checks it; ``folder`` None writes nothing (verify without --artefacts)."""
@@ -128,7 +113,7 @@ class ArtefactWriter:
         for its ``scenario``, and whatever else the case ``decided`` (plain JSON data)."""
         if self.folder is None:
             return
-        entry = {"case": label, "observations": [_deterministic(to_data(o)) for o in observations],
+        entry = {"case": label, "observations": [to_data(o) for o in observations],
                  "exercised": sorted({i for r in reports for i in r.exercised}),
                  "violated": sorted({v.invariant_id for r in reports for v in r.violations}), **decided}
         if scenario is not None:
