@@ -329,7 +329,8 @@ def _as_asked(obs, options: LoadOptions, given: tuple):
     asked = LoadOptionsObservation("v1", zero_copy=options.zero_copy,
                                    reuse_zero_copy_memory=bool(options.reuse_zero_copy_memory),
                                    legacy_copy_only_addrs=options.legacy_copy_only_addrs)
-    return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked), caller_memory=given)
+    return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked, caller_memory=given or None),
+                        caller_memory=given)
 
 
 def _given(caller: dict) -> tuple:

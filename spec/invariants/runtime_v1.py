@@ -220,6 +220,14 @@ def _reuse_zc_memory(load: LoadObservation):
                         f"the load allocated at {_hex(hit.address)} ({hit.purpose or 'unnamed'}, alloc #{hit.seq}) "
                         "although reuseZeroCopyMemory is on", address=hit.address, size=hit.size)
         return
+    given = next((g for g in load.caller_memory or () if g.address < region.address + region.size
+                  and region.address < g.address + g.size), None)
+    if given is not None:
+        yield violation("region 'zero_copy'", f"[{_hex(region.address)}, +{region.size}) lies in the caller's "
+                        f"{given.name} memory [{_hex(given.address)}, +{given.size}) although reuseZeroCopyMemory "
+                        "is on: the model keeps its I/O in memory the option leaves to the caller",
+                        address=given.address, size=given.size)
+        return
     bound = copy_only(load) if judged(load) else {t.name for t in load.io}
     zc = {t.name: t for t in load.io if t.region == "zero_copy" and t.name not in bound}
     written = {(e.task, e.slot): e.value for e in load.events if e.kind == "arg_write"}
@@ -249,7 +257,8 @@ REUSE_ZC_MEMORY = Invariant(
     id="V1-REUSE-ZC-MEMORY",
     title="reuseZeroCopyMemory disables zero copy for non-zero-copy blocks and leaves the I/O region unbacked",
     statement="With ge.exec.reuseZeroCopyMemory on, the load allocates no device memory for the model's I/O "
-              "region, judged from the load's allocation events: none holds the region's address, none holds "
+              "region, judged from the load's allocation events and the memory the caller gave it: none holds the "
+              "region's address, nor does the caller's work memory, none holds "
               "an address the load wrote into a registered slot of an I/O bound to the caller's buffer, and the "
               "load allocates no more than its weight, feature-map and fixed regions, its argument tables (8 "
               "bytes a slot) and the bytes of the I/O the spec says must be copied. (That every input or "

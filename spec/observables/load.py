@@ -74,6 +74,9 @@ class LoadObservation:
     events: tuple[Event, ...] = ()
     tasks: tuple[Task, ...] = ()
     soc: str | None = None
+    # The memory the caller gave the model (its work and weight memory, as the caller passed them: a
+    # transcription of the call's arguments, not of the model's bases); None: the runtime allocated it.
+    caller_memory: tuple[RegionBinding, ...] | None = None
 
     def region(self, name: str) -> RegionBinding | None:
         return next((r for r in self.regions if r.name == name), None)

@@ -120,7 +120,7 @@ def _refreshable_any_for_all():
             in_loop = bool(node.attr("_in_loop", False))
             return any(soc.can_refresh(k, in_loop=in_loop) for k in kinds) if kinds else True
         return wrong
-    return swap("zcspec.impl.compiler.passes.mem_layout_conflict", "refreshable", make)
+    return swap("zcspec.impl.compiler.anchor_types", "refreshable", make)
 
 
 def _every_output_copy_only():
