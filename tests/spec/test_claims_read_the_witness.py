@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 
-import attrs
 
 import numpy as np
 
@@ -16,12 +15,15 @@ from zcspec.checks.faults.variant import swap
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.options import CompileOptions
-from zcspec.impl.device import SLOT_BYTES
 from zcspec.impl.runtime.user_buffers import alloc_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, load
 from zcspec.impl.runtime.v1.observe import observe_execution
 from zcspec.spec.check import check
 from tests.helpers.runtime_v1 import device, mlp
+from tests.helpers.witness_faults import (
+    _atomic_clean_dropped, _ensure_kept, _every_ensure_removed, _io_region_allocated_but_reported_unbacked,
+    _kernel_launches_counted_twice, _table_stomped_after_launch,
+)
 
 NO_FAULT = contextlib.nullcontext
 
@@ -48,11 +50,6 @@ def _ids(report, claim):
 
 # -- EXEC-READ-WRITTEN sees an accumulating kernel's read of its output -------------------------
 
-def _atomic_clean_dropped():
-    """Runtime v1 never launches the memset tasks (the atomic clean of ReduceSum's output)."""
-    return swap("zcspec.impl.runtime.branches", "launches",
-                lambda launches: lambda task, batch: task.kind != "memset" and launches(task, batch))
-
 
 def test_a_dropped_atomic_clean_is_a_read_of_unwritten_bytes():
     x = {"x": np.ones((8, 16), np.float32)}
@@ -76,23 +73,6 @@ def test_the_accumulated_output_is_read_before_it_is_written_in_the_launch():
 
 
 # -- v1 slot values are what the device read from the tables when it ran the tasks -----------
-
-def _table_stomped_after_launch():
-    """Between the runtime's launch and the device running it, something writes the model's last task's
-    slot 0 over with its slot 1 (as a kernel writing past its output into an argument table would): no
-    ArgWrite shows it, so only what the device read when it ran the task can."""
-    from zcspec.impl.device import executor
-    from zcspec.impl.device.trace import ArgWrite
-
-    def make(execute):
-        def stomped(dev, task, token, sid):
-            last = [e.task for e in dev.trace.of_type(ArgWrite) if not e.refresh]
-            if last and task.name == last[-1] and len(task.slots) > 1:
-                table = dev.mem.u8[dev.mem.check(task.args, 2 * SLOT_BYTES, write=True):][:2 * SLOT_BYTES]
-                table[:SLOT_BYTES] = table[SLOT_BYTES:].copy()
-            return execute(dev, task, token, sid)
-        return stomped
-    return swap(executor.__name__, "execute", make)
 
 
 def test_slot_values_come_from_the_launches_not_from_the_runtime():
@@ -164,24 +144,6 @@ def test_a_copy_counted_under_the_wrong_direction_is_caught():
     assert {v.culprit for v in _ids(bad, "EXEC-COUNTERS-TRUE")} == {"h2d copies", "d2h copies"}
 
 
-@contextlib.contextmanager
-def _kernel_launches_counted_twice():
-    """The device counts each kernel launch twice (the trace still shows one launch)."""
-    from zcspec.impl.device import executor
-    saved = dict(executor.RUNNERS)
-
-    def twice(run):
-        def counted(dev, task, token, sid):
-            run(dev, task, token, sid)
-            dev.tally.kernel_launches += 1
-        return counted
-    executor.RUNNERS.update({k: twice(saved[k]) for k in ("kernel", "memcpy", "memcpy_addr")})
-    try:
-        yield
-    finally:
-        executor.RUNNERS.update(saved)
-
-
 def test_launches_are_recounted_from_the_trace():
     x = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
     assert not _ids(_run_v1(mlp(), NO_FAULT, x), "EXEC-COUNTERS-TRUE")
@@ -190,18 +152,6 @@ def test_launches_are_recounted_from_the_trace():
 
 
 # -- V1-REUSE-ZC-MEMORY from the load's allocations, not the runtime's "backed" flag -------------
-
-def _io_region_allocated_but_reported_unbacked():
-    """Under reuseZeroCopyMemory runtime v1 allocates the I/O region (and points the tasks at it) while its
-    region bases say the region is unbacked."""
-    def make(place):
-        def placed(device, model, opts, io, own, work, weight):
-            bases, feature_map, user_ranges = place(device, model, opts, io, own, work, weight)
-            if opts.reuse_zero_copy_memory and not bases.zero_copy_backed:
-                bases = attrs.evolve(bases, zero_copy=own(model.zero_copy_size, "I/O region"))
-            return bases, feature_map, user_ranges
-        return placed
-    return swap("zcspec.impl.runtime.v1.load", "_place_regions", make)
 
 
 def _io_region_allocated_unused():
@@ -235,18 +185,6 @@ def test_an_io_region_allocated_under_reuse_is_seen_in_the_loads_allocations():
 
 
 # -- V2-TRUST-SHAPE from the model file and the caller's tensors, not the lowered graph ----------
-
-def _trust_pass(rewrite):
-    """Runtime v2's TrustOutTensor pass replaced by ``rewrite(graph)``."""
-    def make(pipeline):
-        return tuple((name, (lambda g, o: rewrite(g)) if name == "TrustOutTensor" else fn, on)
-                     for name, fn, on in pipeline)
-    return lambda: swap("zcspec.impl.runtime.v2.passes", "PIPELINE", make)
-
-
-_ensure_kept = _trust_pass(lambda graph: graph)
-_every_ensure_removed = _trust_pass(lambda graph: graph.without(
-    {n.name for n in graph.of_type("EnsureTensorAtOutMemory")}))
 
 
 def _trusted_run(fault):

@@ -1,10 +1,10 @@
-"""The planted faults of test_claims_read_the_witness.py fail ``verify`` through the claim that reads the
+"""The planted faults of tests/helpers/witness_faults.py fail ``verify`` through the claim that reads the
 device's witness (issue 35), on the zoo cases that put each to the test (slow: one verify run per fault)."""
 from __future__ import annotations
 
 import pytest
 
-from tests.spec import test_claims_read_the_witness as planted
+from tests.helpers import witness_faults as planted
 from zcspec.checks.verify import VerifyConfig, verify
 
 MODELS = ("builtin:collectives", "builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants")
