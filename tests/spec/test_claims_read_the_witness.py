@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 
-
 import numpy as np
 
 from zcspec.checks.faults.variant import swap
