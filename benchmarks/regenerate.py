@@ -112,6 +112,8 @@ FIGURES = (
     # mutation_score.py exits 1 when verify's score is under its 90% target: the figure says so. Its seed is
     # drawn by the script (a new sample each run) and printed with the command that draws it again.
     Figure("mutation-score", ("benchmarks/mutation_score.py", "--sample", "40", "--jobs", "2"), 240, printed=(0, 1)),
+    # verify_coverage.py exits 1 when an area's reach is under 90% of the suite's: the figure says so.
+    Figure("verify-coverage", ("benchmarks/verify_coverage.py", "--rerun"), 25, printed=(0, 1)),
     Figure("production-models", ("benchmarks/production_models.py",), 3),
     Figure("torchvision-models", ("benchmarks/torchvision_models.py", "--dir", "{ZCSPEC_TORCHVISION_DIR}"), 4,
            needs="ZCSPEC_TORCHVISION_DIR"),

@@ -53,21 +53,30 @@ def _args(argv):
     return args
 
 
-def _run_verify(data: Path) -> int:
+def _run_verify(data: Path) -> str:
     zcspec = shutil.which("zcspec")
     if zcspec is None:
         raise SystemExit("no zcspec command on PATH: pip install -e . first")
-    print(f"running zcspec verify under coverage (branches) into {data} ...", flush=True)
-    return subprocess.run([sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data}",
-                           f"--source={ROOT / 'impl'}", zcspec, "verify", "--quiet"], cwd=ROOT).returncode
+    print(f"running zcspec verify under coverage (branches) into {data.name} ...", flush=True)
+    return _logged([sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data}",
+                    f"--source={ROOT / 'impl'}", zcspec, "verify", "--quiet"], data.with_suffix(".log"), os.environ)
 
 
-def _run_suite(data: Path, workers: str) -> int:
-    print(f"running the test suite under coverage (branches, -n {workers}) into {data} ...", flush=True)
+def _run_suite(data: Path, workers: str) -> str:
+    print(f"running the test suite under coverage (branches, -n {workers}) into {data.name} ...", flush=True)
     env = dict(os.environ, COVERAGE_FILE=str(data), CI="1")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", workers, "-p", "no:cacheprovider",
-                           f"--cov={ROOT / 'impl'}", "--cov-branch", "--cov-report=", "--no-header"],
-                          cwd=ROOT, env=env).returncode
+    return _logged([sys.executable, "-m", "pytest", "-q", "-n", workers, "-p", "no:cacheprovider",
+                    f"--cov={ROOT / 'impl'}", "--cov-branch", "--cov-report=", "--no-header"],
+                   data.with_suffix(".log"), env)
+
+
+def _logged(cmd: list[str], log: Path, env) -> str:
+    """Run ``cmd`` in the checkout with its output in ``log``; its exit code and last line, for the figure
+    (the full output of a verify or suite run would bury the table)."""
+    with open(log, "w", encoding="utf-8") as out:
+        code = subprocess.run(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+    lines = [line.strip() for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return f"{code} ({lines[-1] if lines else 'no output'}; the whole output in {log.name})"
 
 
 def _arcs(data_file: Path) -> dict[str, set]:
