@@ -141,20 +141,25 @@ def citations(text: str) -> list[tuple[int, str, list[str]]]:
     return found
 
 
+def _unborne(where, cited: str, names, ge: GeIndex) -> list[str]:
+    """Why the citation of ``cited`` (a GE file, or several) with ``names`` at ``where`` fails: an unknown
+    file, or a name its file does not define; another project's path is not checked."""
+    out = []
+    for one in _expand(cited):
+        if ge.foreign(one):
+            continue
+        paths = ge.paths(one)
+        if not paths:
+            out.append(f"{where}: `{one}` is no file of GE {ge.commit[:9]}'s list")
+        out += [f"{where}: `{one}` does not define `{n}`" for n in names if paths and not ge.defines(paths, n)]
+    return out
+
+
 def problems(text: str, ge: GeIndex) -> list[str]:
     """Why each GE citation in ``text`` fails: an unknown file, or a name its file does not define."""
     out = []
     for number, cited, names in citations(text):
-        for one in _expand(cited):
-            if ge.foreign(one):
-                continue
-            paths = ge.paths(one)
-            if not paths:
-                out.append(f"{number}: `{one}` is no file of GE {ge.commit[:9]}'s list")
-                continue
-            for name in names:
-                if not ge.defines(paths, name):
-                    out.append(f"{number}: `{one}` does not define `{name}`")
+        out += _unborne(number, cited, names, ge)
     for number, line in enumerate(text.splitlines(), start=1):
         for name in QUALIFIED_ALONE.findall(line):
             if name not in ge.everywhere:
@@ -223,13 +228,7 @@ def test_claims_ge_sources_name_what_ge_defines(ge):
     out = []
     for where, text in sources:
         for cited, names in source_citations(text):
-            for one in _expand(cited):
-                if ge.foreign(one):
-                    continue
-                paths = ge.paths(one)
-                if not paths:
-                    out.append(f"{where}: `{one}` is no file of GE {ge.commit[:9]}'s list")
-                out += [f"{where}: `{one}` does not define `{n}`" for n in names if paths and not ge.defines(paths, n)]
+            out += _unborne(where, cited, names, ge)
     assert not out, "claims' GE sources that GE's source does not bear out:\n" + "\n".join(out)
 
 

@@ -15,6 +15,7 @@ are checks/foreign/campaign_core.py's.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -135,11 +136,11 @@ class Worker:
         """The worker's reply, or None when it died or hung on the request (``died`` says how)."""
         if self.proc is None and self._start() is None:
             raise RuntimeError(f"the TVM worker ({self.python}) did not start again: {self.died}")
-        try:
+        # A worker that died since its last reply breaks the pipe: _read then sees the end of its output
+        # and says how it died.
+        with contextlib.suppress(BrokenPipeError):
             self.proc.stdin.write(json.dumps(data) + "\n")
             self.proc.stdin.flush()
-        except BrokenPipeError:
-            pass                  # it died since its last reply: _read sees the end of its output and says how
         return self._read(seconds)
 
     def compile(self, source: str) -> dict | None:

@@ -194,7 +194,7 @@ INVALID_REFUSED = Invariant(
               "short output under always_zero_copy (PARAM_INVALID, E13031). Beyond GE, which trusts the caller's "
               "pointers, runtime v1 refuses a buffer outside one live allocation, below its raw size, or an output "
               "sharing bytes with another I/O (docs/runtime-v1.md), and runtime v2 a null or short input and a "
-              "host output under always_zero_copy (a TODO in GE's source), each with the same caller-error code.",
+              "host output under always_zero_copy (a check GE's source leaves for later), each with the same caller-error code.",
     ge_source=V1 + "davinci_model.cc (DavinciModel::NnExecute, UpdateAllNodeArgs, CheckIoReuseAddrs, "
               "ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize); api/acl/acl_model/model/model.cpp (a null "
               "data-buffer address: ACL_ERROR_INVALID_PARAM); " + V2 + "kernel/common_kernel_impl/build_tensor.cc "
