@@ -3,8 +3,9 @@
 The contract of ``zcspec run``: inputs not given are ones; every input is staged
 into a device-resident user buffer (device malloc + copy, as a user would);
 the model executes once; each output is written to
-``DIR/<output name with / replaced by _>.npy``; ``--json`` prints the outputs'
-shapes and dtypes and the device counters of the execute call alone (staging
+``DIR/<output name with / replaced by _>.npy`` (a type numpy cannot name, such as
+float8 or int4, as its raw items with a ``.json`` beside it naming the ONNX type:
+``array_files``); ``--json`` prints the outputs' shapes and dtypes and the device counters of the execute call alone (staging
 before and reading back after are the user's copies, not counted). MODEL is an
 .onnx, a graph .json, ``zoo:NAME`` or a compiled .zcm.
 
@@ -19,6 +20,7 @@ import sys
 
 import numpy as np
 
+from zcspec.checks.cli import array_files
 from zcspec.checks.cli.arguments import add_model_arguments
 from zcspec.checks.errors import UsageError
 from zcspec.checks.models import load_compiled
@@ -40,7 +42,7 @@ def configure(parser) -> None:
     parser.add_argument("--no-zero-copy", action="store_true", help="copy every input and output instead of binding")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="an input's value (repeatable); inputs not given are all ones")
-    parser.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/<name>.npy")
+    parser.add_argument("--output-dir", metavar="DIR", help="write each output as DIR/<name>.npy (types numpy cannot name: raw items, with DIR/<name>.json naming the type)")
     parser.add_argument("--json", action="store_true", help="print output shapes/dtypes and the execute call's counters")
     parser.add_argument("--soc", default="ascend910b", choices=sorted(PROFILES), help="SoC profile (default ascend910b)")
     parser.add_argument("--strategy", default="ge", choices=("ge", "compact"), help="memory planning strategy")
@@ -57,14 +59,16 @@ def _input_arrays(model, specs: list[str]) -> dict:
         if name not in ios:
             raise UsageError(f"--input {spec!r}: {name!r} is not a model input; inputs are {sorted(ios)}")
         try:
-            arrays[name] = np.load(path, allow_pickle=False)
+            given = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as e:
             raise UsageError(f"--input {spec!r}: cannot read {path!r}: {e}") from e
         io = ios[name]
-        want = np.dtype(dtypes.numpy_dtype(io.dtype))
-        if arrays[name].shape != tuple(io.shape) or arrays[name].dtype != want:
-            raise UsageError(f"--input {spec!r}: array is {arrays[name].dtype}{list(arrays[name].shape)}, input {name!r} "
-                         f"needs {want}{list(io.shape)}")
+        arrays[name] = array_files.as_input(given, io.dtype)
+        if arrays[name] is None or given.shape != tuple(io.shape):
+            want = np.dtype(dtypes.numpy_dtype(io.dtype))
+            raw = "" if array_files.npy_readable(want) else f" (or its raw items as {array_files.raw_items_dtype(want)})"
+            raise UsageError(f"--input {spec!r}: array is {given.dtype}{list(given.shape)}, input {name!r} "
+                             f"needs {io.dtype}{list(io.shape)}{raw}")
     for name, io in ios.items():
         arrays.setdefault(name, np.ones(io.shape, np.dtype(dtypes.numpy_dtype(io.dtype))))
     return arrays
@@ -105,7 +109,11 @@ def run(args) -> int:
         return 1
     finally:
         free_buffers(device, inputs + outputs)
-    _write_outputs(args.output_dir, results)
+    if args.output_dir:
+        types = {io.tensor: io.dtype for io in model.tasks.outputs}
+        os.makedirs(args.output_dir, exist_ok=True)
+        for name, a in results.items():
+            array_files.write_output(args.output_dir, name, a, types[name])
     if args.json:
         print(json.dumps({
             "model": model.name, "runtime": args.runtime, "zero_copy": not args.no_zero_copy,
@@ -117,10 +125,3 @@ def run(args) -> int:
             print(f"{n}: {a.dtype}{list(a.shape)}")
     return 0
 
-
-def _write_outputs(folder: str | None, results: dict) -> None:
-    if not folder:
-        return
-    os.makedirs(folder, exist_ok=True)
-    for name, a in results.items():
-        np.save(os.path.join(folder, name.replace("/", "_") + ".npy"), a)
