@@ -15,7 +15,7 @@ import onnx
 
 from zcspec.checks.errors import UsageError
 from zcspec.impl.compiler.compile import build_model
-from zcspec.impl.compiler.frontend.onnx_import import load_onnx
+from zcspec.impl.compiler.frontend.onnx_import import Imported, import_onnx
 from zcspec.impl.compiler.graph_json import from_json
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
@@ -62,6 +62,12 @@ def zoo_path(name: str) -> str:
 def load_graph(path: str, shape_args: list[str] = (), value_args: list[str] = ()) -> Graph:
     """The validated graph in ``path`` (or ``zoo:NAME``); an error naming the file on any problem.
     ``shape_args``/``value_args`` are ``--shape``/``--value`` texts (an ONNX model's inputs)."""
+    return load_imported(path, shape_args, value_args).graph
+
+
+def load_imported(path: str, shape_args: list[str] = (), value_args: list[str] = ()) -> Imported:
+    """``load_graph`` with what the import noticed about the file (an ONNX file's stale shape
+    annotations; a graph .json has none)."""
     shapes = dict(parse_shape(s) for s in shape_args)
     values = dict(parse_value(v) for v in value_args)
     if path.startswith("zoo:"):
@@ -70,10 +76,10 @@ def load_graph(path: str, shape_args: list[str] = (), value_args: list[str] = ()
         raise UsageError("no such file", file=path)
     try:
         if path.endswith(".onnx"):
-            return load_onnx(path, shapes=shapes, values=values)
+            return import_onnx(path, shapes=shapes, values=values)
         if path.endswith(".json"):
             with open(path, encoding="utf-8") as f:
-                return validate(from_json(f.read()))
+                return Imported(validate(from_json(f.read())))
     except BadInput as e:
         raise (e if e.file else e.in_file(path)) from e.__cause__
     raise UsageError("unknown model file type: expected .onnx or .json", file=path)

@@ -1,11 +1,15 @@
-"""``zcspec summary MODEL``: what is in a model, at a glance."""
+"""``zcspec summary MODEL``: what is in a model, at a glance.
+
+It also lists the ONNX file's stale shape annotations (value_info entries and declared outputs the
+graph contradicts), which the import ignored for the inferred shapes: the user sees that the file
+says one thing and the model another rather than finding out from a shape they did not expect."""
 from __future__ import annotations
 
 import json
 from collections import Counter
 
 from zcspec.checks.cli.arguments import add_model_arguments
-from zcspec.checks.models import load_graph
+from zcspec.checks.models import load_imported
 from zcspec.impl.compiler import ops
 
 
@@ -14,7 +18,8 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
-def summarize(graph) -> dict:
+def summarize(graph, stale=()) -> dict:
+    """The summary of ``graph``; ``stale``: the import's ``StaleAnnotation`` s."""
     weights = set(graph.weight)
     activations = [t for t in graph.tensors if t.name not in weights]
     views = sum(1 for n in graph.nodes if ops.is_view(n))
@@ -29,11 +34,14 @@ def summarize(graph) -> dict:
         "weights": len(graph.weights),
         "weight_bytes": graph.weight_bytes(),
         "activation_bytes": sum(t.nbytes for t in activations),
+        "stale_annotations": [{"tensor": s.tensor, "role": s.role, "declared": list(s.declared),
+                               "inferred": None if s.inferred is None else list(s.inferred)} for s in stale],
     }
 
 
 def run(args) -> int:
-    info = summarize(load_graph(args.model, args.shape, args.value))
+    imported = load_imported(args.model, args.shape, args.value)
+    info = summarize(imported.graph, imported.stale)
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -46,4 +54,9 @@ def run(args) -> int:
     print("  nodes by op type:")
     for op, count in info["ops"].items():
         print(f"    {op:<20} {count:>6}")
+    if imported.stale:
+        n = len(imported.stale)
+        print(f"  {n} stale shape annotation{'s' * (n > 1)} ignored (the graph's own shapes are used):")
+        for s in imported.stale:
+            print(f"    {s}")
     return 0

@@ -8,6 +8,8 @@ optional input in the middle of a node's inputs).
 """
 from __future__ import annotations
 
+import onnx
+
 from zcspec.impl.compiler.errors import GraphError, ShapeError
 from zcspec.impl.compiler.op_limits import find, message
 
@@ -47,6 +49,19 @@ class ShapeInferenceError(GraphError):
         self.detail = detail
         who = f"node {node!r}: " if node else ""
         super().__init__(f"{who}ONNX shape inference failed: {detail}", node=node)
+
+
+class DeclaredTypeError(GraphError):
+    """A value_info entry or declared graph output gives an element type the graph does not compute."""
+
+    def __init__(self, tensor: str, role: str, declared: int, inferred: int, *, node: str = ""):
+        self.declared, self.inferred = declared, inferred
+        name = onnx.TensorProto.DataType.Name
+        who = "graph output" if role == "output" else "value_info entry of tensor"
+        by = f" (written by node {node!r})" if node else ""
+        super().__init__(f"{who} {tensor!r}{by} declares element type {name(declared).lower()}, the graph computes "
+                         f"{name(inferred).lower()}: the file's annotations contradict its graph", node=node,
+                         tensor=tensor)
 
 
 class FoldError(GraphError):

@@ -16,12 +16,17 @@ Steps, each its own module:
    condition folded to a constant is replaced by its branch and steps 2-5 run
    again (``static_control``: inputs frozen by ``values`` count as constants);
    one that depends on the data is refused, naming the inputs to freeze;
-6. every op left is in ``OPS`` (else ``UnsupportedOpError``); ``onnx_nodes``
+6. ``onnx_shapes.stale_annotations``: the file's value_info and declared outputs
+   whose shapes the graph contradicts are recorded (inference never took
+   them, see ``onnx_shapes``); a contradicting element type is refused;
+7. every op left is in ``OPS`` (else ``UnsupportedOpError``); ``onnx_nodes``
    maps each to an IR node; one ``Data`` node per real input (named after its
    tensor, ``index`` in input order) and one ``NetOutput`` over the outputs;
-7. ``validate`` the result.
+8. ``validate`` the result.
 
-Every bad-input error raised names the file when one is given.
+``import_onnx`` / ``import_model`` return an ``Imported``: the graph and the stale
+annotations (``zcspec summary`` lists them); ``load_onnx`` / ``from_model`` the
+graph alone. Every bad-input error raised names the file when one is given.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ import functools
 import os
 from typing import Mapping
 
+import attrs
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -40,7 +46,8 @@ from zcspec.impl.compiler.frontend.errors import (DataDependentControlError, Onn
                                                   UnsupportedFeatureError)
 from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
 from zcspec.impl.compiler.frontend.onnx_nodes import SHAPE_OPERANDS, SPARSE_OPERANDS, check_supported, to_ir_node
-from zcspec.impl.compiler.frontend.onnx_shapes import TypeInfo, fixed_input_shapes, infer_types, inference_model
+from zcspec.impl.compiler.frontend.onnx_shapes import (StaleAnnotation, TypeInfo, fixed_input_shapes, infer_types,
+                                                       inference_model, judge_annotations)
 from zcspec.impl.compiler.frontend.static_control import freeze_inputs, inline_constant_ifs, inline_if
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc
 from zcspec.impl.compiler.validate import validate
@@ -68,10 +75,27 @@ def read_model(path: str) -> onnx.ModelProto:
     return model
 
 
+@attrs.frozen
+class Imported:
+    """What an import gives: the validated ``graph``, and the file's shape annotations the graph
+    contradicts (``stale``, in file order), which the import ignored for the inferred shapes.
+
+    Kept beside the graph rather than in it: they describe the file, not the model, so the IR, its
+    JSON and model files stay as they are (two imports of the same graph compare equal)."""
+
+    graph: Graph
+    stale: tuple[StaleAnnotation, ...] = attrs.field(converter=tuple, default=())
+
+
 def load_onnx(path: str, *, shapes: InputShapes = None, values=None) -> Graph:
     """The validated IR graph of the ONNX file ``path``; ``shapes`` fixes dynamic input dims by input name,
     ``values`` freezes inputs to constants (see ``from_model``)."""
-    return from_model(read_model(path), shapes=shapes, values=values, file=path)
+    return import_onnx(path, shapes=shapes, values=values).graph
+
+
+def import_onnx(path: str, *, shapes: InputShapes = None, values=None) -> Imported:
+    """``load_onnx`` with the stale shape annotations it ignored."""
+    return import_model(read_model(path), shapes=shapes, values=values, file=path)
 
 
 def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, values=None, file: str = "") -> Graph:
@@ -79,6 +103,11 @@ def from_model(model: onnx.ModelProto, *, shapes: InputShapes = None, values=Non
 
     ``values`` (input name -> value) freezes those inputs to constants (``--value``), so control flow
     that depends only on them folds away."""
+    return import_model(model, shapes=shapes, values=values, file=file).graph
+
+
+def import_model(model: onnx.ModelProto, *, shapes: InputShapes = None, values=None, file: str = "") -> Imported:
+    """``from_model`` with the stale shape annotations it ignored."""
     try:
         return _import(model, shapes, name=model.graph.name or _stem(file), values=values)
     except BadInput as e:
@@ -151,10 +180,10 @@ def _name_omitted_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
-def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=None) -> Graph:
+def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=None) -> Imported:
     model = _name_omitted_outputs(inline_constant_ifs(freeze_inputs(model, values or {}), MAX_INLINED_IFS))
     for _ in range(MAX_INLINED_IFS + 1):
-        st, folded, types = _fold(model, shapes)
+        st, folded, types, stale = _fold(model, shapes)
         branch = next(((n, nn) for n, nn in zip(folded.nodes, folded.names) if n.op_type == "If"), None)
         if branch is None:
             break
@@ -168,7 +197,7 @@ def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=No
     for node, node_name in zip(folded.nodes, folded.names):
         if node.op_type not in ops.OPS:
             raise UnsupportedOpError(node.op_type, node=node_name)
-    return validate(_assemble(name, st, folded, types, default_opset(model)))
+    return Imported(validate(_assemble(name, st, folded, types, default_opset(model))), stale)
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -177,27 +206,40 @@ def default_opset(model: onnx.ModelProto) -> int:
 
 
 def _fold(model: onnx.ModelProto, shapes: InputShapes):
-    """Steps 2-5: the structure, the folded nodes and constants, and every tensor's type."""
+    """Steps 2-5 and 6's judgement: the structure, the folded nodes and constants, every tensor's type,
+    and the stale annotations. Folding and inference run on the graph alone, then once more trusting
+    the annotations that fix what the graph leaves unknown, if any (``onnx_shapes.judge_annotations``)."""
     st = structure(model.graph)
     _check_ops_known(st)
     fixed = fixed_input_shapes(st.inputs, shapes, initializers=st.initializers)
+    folded, types = _fold_trusting(model, st, fixed, ())
+    producer = {t: nn for n, nn in zip(st.nodes, st.names) for t in n.output if t}
+    judged = judge_annotations(model, types, producer, {*producer, *(v.name for v in st.inputs), *st.initializers})
+    if judged.filling:
+        folded, types = _fold_trusting(model, st, fixed, judged.filling)
+    return st, folded, types, judged.stale
+
+
+def _fold_trusting(model: onnx.ModelProto, st: OnnxStructure, fixed, trusted):
+    """Inference and folding, giving inference the ``trusted`` annotations of the file."""
     # While If nodes remain, inference types what it can: their bodies need not type before they are inlined.
     strict = not any(n.op_type == "If" for n in st.nodes)
-    types = infer_types(inference_model(model, st.inputs, fixed, st.nodes, st.names, _initial_consts(st)),
-                        strict=strict)
+    types = infer_types(inference_model(model, st.inputs, fixed, st.nodes, st.names, _initial_consts(st),
+                                        trusted=trusted), strict=strict)
     folded = fold(st, types, model.opset_import)
     # Folding can make more shapes static (Shape -> ... -> Pad), and those can make more folding possible
     # (a Shape of the padded tensor): alternate until folding takes nothing more.
     for _ in range(MAX_FOLD_ROUNDS):
         if not _needs_reinference(folded, types):
             break
-        again = inference_model(model, st.inputs, fixed, folded.nodes, folded.names, _folded_consts(folded))
+        again = inference_model(model, st.inputs, fixed, folded.nodes, folded.names, _folded_consts(folded),
+                                trusted=trusted)
         types = {**types, **infer_types(again, strict=strict)}
         refolded = fold(st, types, model.opset_import)
         if len(refolded.nodes) == len(folded.nodes):
             break
         folded = refolded
-    return st, folded, types
+    return folded, types
 
 
 def _inputs_behind(tensor: str, folded: Folded, st: OnnxStructure) -> tuple[str, ...]:

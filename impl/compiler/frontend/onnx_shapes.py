@@ -7,17 +7,38 @@ strict mode (a node whose inputs do not fit its schema is an error, not a
 silently missing shape) with data propagation (so Shape -> Gather -> Reshape
 chains of exported models resolve), and returns each tensor's element type
 and dims (``None`` for a dim or rank still unknown).
+
+Shape annotations are hints, the graph is the truth. Exporters leave
+``graph.value_info`` entries and graph output shapes written for another input
+size or before a rewrite; onnxruntime merges them leniently (a disagreeing dim
+becomes unknown) and runs the model, where strict inference over them fails
+("Inferred shape and existing shape differ in rank"). So inference first runs
+on the graph alone: ``inference_model`` leaves out the value_info and the
+outputs' declared types, except ``trusted`` ones. ``judge_annotations`` then
+compares every annotation with what the graph gives:
+
+- a shape that contradicts it (another rank, a fixed dim of another value) is
+  stale: ignored, the inferred shape is used, and it is reported
+  (``StaleAnnotation``);
+- one that agrees and fixes what the graph leaves unknown (an output whose
+  shape depends on an operand known only at run time, as ONNX's node tests
+  declare them; the outputs of an op ONNX has no schema for) is trusted: the
+  caller runs inference again with it, as before this check existed;
+- an element type that disagrees is refused (``DeclaredTypeError``), as
+  onnxruntime refuses it: it says what the bytes mean, and neither reading is
+  safe to pick for the caller.
 """
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Collection, Mapping
 
 import attrs
 import onnx
 from onnx import helper, shape_inference
 
-from zcspec.impl.compiler.frontend.errors import InputShapeError, ShapeInferenceError, UnknownInputError
+from zcspec.impl.compiler.frontend.errors import (DeclaredTypeError, InputShapeError, ShapeInferenceError,
+                                                  UnknownInputError)
 
 Shape = tuple  # of int | None
 
@@ -103,12 +124,23 @@ def _loosened(value: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
     return out
 
 
+def schemaless_outputs(nodes) -> set[str]:
+    """The tensors written by nodes ONNX has no schema for: inference cannot type them, so their
+    annotations (value_info, a graph output's type) are the only type they have and are always given."""
+    return {t for n in nodes if not onnx.defs.has(n.op_type, n.domain) for t in n.output if t}
+
+
 def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[int, ...]], nodes, names,
-                    consts) -> onnx.ModelProto:
+                    consts, *, trusted: Collection[tuple[str, str]] = ()) -> onnx.ModelProto:
     """A model for shape inference: the real ``inputs`` with their ``fixed`` shapes, ``nodes`` renamed
     to ``names`` (so inference errors name IR nodes), and ``consts``: TensorProtos, given by value, or
     ValueInfoProtos, typed only (large constants: inference needs values only for small shape-like
-    tensors, and copying big weights would multiply the memory a large model takes)."""
+    tensors, and copying big weights would multiply the memory a large model takes).
+
+    The file's value_info and its outputs' types are left out (the outputs go in untyped) except
+    the ``trusted`` ones ((role, tensor) pairs, see ``StaleAnnotation``) and those of the ``schemaless_outputs``: a stale annotation would fail
+    strict inference ("Inferred shape and existing shape differ"); ``judge_annotations`` says
+    which ones to trust."""
     renamed = []
     for node, name in zip(nodes, names):
         renamed.append(onnx.NodeProto())
@@ -116,10 +148,13 @@ def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[in
         renamed[-1].name = name
     values = [c for c in consts if isinstance(c, onnx.TensorProto)]
     typed = [c for c in consts if isinstance(c, onnx.ValueInfoProto)]
+    schemaless, trusted = schemaless_outputs(nodes), set(trusted)
+    outputs = [_loosened(v) if v.name in schemaless or ("output", v.name) in trusted
+               else helper.make_empty_tensor_value_info(v.name) for v in model.graph.output]
     graph = helper.make_graph(
         renamed, model.graph.name or "graph", [_typed_input(v, fixed[v.name]) for v in inputs] + typed,
-        [_loosened(v) for v in model.graph.output], values,
-        value_info=[_loosened(v) for v in model.graph.value_info],
+        outputs, values, value_info=[_loosened(v) for v in model.graph.value_info
+                                       if v.name in schemaless or ("value_info", v.name) in trusted],
     )
     # IR 4 lets initializers stand apart from the inputs (IR 3 required listing them as inputs).
     return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=max(model.ir_version, 4))
@@ -151,3 +186,80 @@ def infer_types(model: onnx.ModelProto, *, strict: bool = True) -> dict[str, Typ
             dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in tt.shape.dim)
         types[v.name] = TypeInfo(tt.elem_type, dims)
     return types
+
+
+@attrs.frozen
+class StaleAnnotation:
+    """A shape annotation of the model file the graph contradicts, ignored for the ``inferred`` shape.
+
+    ``role`` is ``"value_info"`` (an intermediate's annotation) or ``"output"`` (a declared graph
+    output); ``declared`` holds the annotation's dims as ``declared_dims`` reads them (a name or None
+    for a dynamic dim); ``inferred`` is what the graph gives, None when no tensor of the graph has
+    that name (an entry left behind by a rewrite)."""
+
+    tensor: str
+    role: str
+    declared: Shape
+    inferred: tuple[int | None, ...] | None
+
+    def __str__(self) -> str:
+        who = f"{'output ' if self.role == 'output' else ''}{self.tensor!r}"
+        if self.inferred is None:
+            return f"{who} declared {_dims(self.declared)}, no tensor of the graph has that name"
+        return f"{who} declared {_dims(self.declared)} inferred {_dims(self.inferred)}"
+
+
+def _dims(dims: Shape) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _contradicts(declared: Shape, inferred: Shape) -> bool:
+    """A rank that differs, or a dim fixed on both sides to different values (a dynamic dim agrees with any)."""
+    return len(declared) != len(inferred) or any(
+        isinstance(d, int) and isinstance(i, int) and d != i for d, i in zip(declared, inferred))
+
+
+@attrs.frozen
+class Judgement:
+    """What ``judge_annotations`` found: the ``stale`` annotations (ignored, reported) and the
+    ``filling`` ones as (role, tensor) pairs: agreeing, and fixing a dim, a rank or an element type
+    the graph leaves unknown."""
+
+    stale: tuple[StaleAnnotation, ...]
+    filling: frozenset[tuple[str, str]]
+
+
+def _fills(declared: Shape | None, elem: int, info: TypeInfo) -> bool:
+    if elem and not info.elem:
+        return True
+    if declared is None:
+        return False
+    return info.shape is None or any(i is None and isinstance(d, int) for d, i in zip(declared, info.shape))
+
+
+def judge_annotations(model: onnx.ModelProto, types: Mapping[str, TypeInfo], producer: Mapping[str, str],
+                      tensors) -> Judgement:
+    """The value_info entries and declared outputs of ``model`` judged against the ``types`` inferred
+    from the graph alone (see the module docstring). Stale: the shape contradicts ``types``, or the
+    entry names none of ``tensors`` (the graph's tensor names, a leftover of a rewrite); file order,
+    value_info first. DeclaredTypeError, naming the tensor and ``producer[tensor]``, when a declared
+    element type differs from the inferred one: onnxruntime refuses such a model too ("Type Error:
+    Type (tensor(int64)) of output arg ...")."""
+    stale, filling = [], set()
+    for role, values in (("value_info", model.graph.value_info), ("output", model.graph.output)):
+        for v in values:
+            if v.type.WhichOneof("value") != "tensor_type":
+                continue
+            declared, elem = declared_dims(v), v.type.tensor_type.elem_type
+            if v.name not in tensors:
+                if declared is not None:
+                    stale.append(StaleAnnotation(v.name, role, declared, None))
+                continue
+            info = types.get(v.name, TypeInfo(0, None))
+            if elem and info.elem and elem != info.elem:
+                raise DeclaredTypeError(v.name, role, elem, info.elem, node=producer.get(v.name, ""))
+            if declared is not None and info.shape is not None and _contradicts(declared, info.shape):
+                stale.append(StaleAnnotation(v.name, role, declared, info.shape))
+            elif _fills(declared, elem, info):
+                filling.add((role, v.name))
+    return Judgement(tuple(stale), frozenset(filling))
