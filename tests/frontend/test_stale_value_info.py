@@ -143,3 +143,21 @@ def test_summary_names_the_ignored_annotations(tmp_path, capsys):
                                             "inferred": [1, 3 * W]}
     assert main(["summary", save(crnn(), tmp_path, "clean.onnx"), "--shape", f"x=1x4x{W}"]) == 0
     assert "stale" not in capsys.readouterr().out
+
+
+def test_an_agreeing_annotation_that_fixes_what_the_graph_leaves_unknown_is_still_trusted():
+    # ReduceSum's axes are a run-time input: the graph alone cannot size r, the file's value_info does,
+    # and inference carries it on to y (ONNX's node tests declare shapes so).
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    feeds = {"x": x, "axes": np.array([0], np.int64)}
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["r"], keepdims=0, name="reduce"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "g", [vi("x", [2, 3, 4]), vi("axes", [1], TensorProto.INT64)], [vi("y", None)],
+                              value_info=[vi("r", [3, 4])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    imported = import_model(m)
+    assert imported.stale == () and imported.graph.desc["y"].shape == (3, 4)
+    compiled = build_model(imported.graph)
+    want = ort_outputs(m, feeds)
+    for runtime, got in (("v1", run_v1(compiled, feeds)), ("v2", run_v2(compiled, feeds))):
+        np.testing.assert_allclose(got["y"], want["y"], rtol=1e-5, atol=1e-6, err_msg=f"runtime {runtime}")

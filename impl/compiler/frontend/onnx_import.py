@@ -16,9 +16,11 @@ Steps, each its own module:
    condition folded to a constant is replaced by its branch and steps 2-5 run
    again (``static_control``: inputs frozen by ``values`` count as constants);
    one that depends on the data is refused, naming the inputs to freeze;
-6. ``onnx_shapes.stale_annotations``: the file's value_info and declared outputs
-   whose shapes the graph contradicts are recorded (inference never took
-   them, see ``onnx_shapes``); a contradicting element type is refused;
+6. ``onnx_shapes.judge_annotations``: steps 4-5 run on the graph alone; the
+   file's value_info entries and declared outputs whose shapes the graph
+   contradicts are ignored and recorded, a contradicting element type is
+   refused, and the agreeing ones that fix what the graph leaves unknown are
+   trusted in a second run of steps 4-5;
 7. every op left is in ``OPS`` (else ``UnsupportedOpError``); ``onnx_nodes``
    maps each to an IR node; one ``Data`` node per real input (named after its
    tensor, ``index`` in input order) and one ``NetOutput`` over the outputs;
