@@ -132,7 +132,8 @@ def test_summary_names_the_ignored_annotations(tmp_path, capsys):
     assert main(["summary", path, "--shape", f"x=1x4x{W}"]) == 0
     out = capsys.readouterr().out
     assert "4 stale shape annotations ignored" in out
-    for line in (f"'t' declared (1, {OLD_W}, 4) inferred (1, {W}, 4)", f"'m' declared (1, {OLD_W}, 3) inferred (1, {W}, 3)",
+    for line in (f"'t' declared (1, {OLD_W}, 4) inferred (1, {W}, 4)",
+                 f"'m' declared (1, {OLD_W}, 3) inferred (1, {W}, 3)",
                  f"'r' declared (1, {3 * OLD_W}) inferred (1, {3 * W})",
                  f"output 'y' declared (1, {3 * OLD_W}) inferred (1, {3 * W})"):
         assert line in out

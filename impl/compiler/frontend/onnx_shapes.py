@@ -14,8 +14,9 @@ size or before a rewrite; onnxruntime merges them leniently (a disagreeing dim
 becomes unknown) and runs the model, where strict inference over them fails
 ("Inferred shape and existing shape differ in rank"). So inference first runs
 on the graph alone: ``inference_model`` leaves out the value_info and the
-outputs' declared types, except ``trusted`` ones. ``judge_annotations`` then
-compares every annotation with what the graph gives:
+outputs' declared types, except ``trusted`` ones (and the outputs of ops ONNX
+has no schema for). ``judge_annotations`` then compares every annotation with
+what the graph gives:
 
 - a shape that contradicts it (another rank, a fixed dim of another value) is
   stale: ignored, the inferred shape is used, and it is reported
@@ -138,9 +139,9 @@ def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[in
     tensors, and copying big weights would multiply the memory a large model takes).
 
     The file's value_info and its outputs' types are left out (the outputs go in untyped) except
-    the ``trusted`` ones ((role, tensor) pairs, see ``StaleAnnotation``) and those of the ``schemaless_outputs``: a stale annotation would fail
-    strict inference ("Inferred shape and existing shape differ"); ``judge_annotations`` says
-    which ones to trust."""
+    the ``trusted`` ones ((role, tensor) pairs, roles as in ``StaleAnnotation``) and those of the
+    ``schemaless_outputs``: a stale annotation would fail strict inference ("Inferred shape and
+    existing shape differ"); ``judge_annotations`` says which ones to trust."""
     renamed = []
     for node, name in zip(nodes, names):
         renamed.append(onnx.NodeProto())
