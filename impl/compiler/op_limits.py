@@ -108,10 +108,13 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
                     "an initializer or a constant subgraph, or freeze the graph input it comes from with "
                     "--value NAME=... (values= in the API)"),
     ),
-    **{op: (Unsupported("legacy-broadcast", "the opset 1-6 broadcast attribute",
-                        "its axis-aligned broadcasting differs from numpy's; re-export at opset 7 or later",
-                        attr="broadcast", values=(1,)),)
-       for op in ("Add", "Sub", "Mul", "Div")},
+    # The opset 1-6 broadcast/axis attributes are rewritten as numpy broadcasting (frontend/legacy_broadcast.py),
+    # which checks the operands' shapes against that opset's rules first: it needs them known.
+    **{op: (Unsupported("legacy-broadcast", "opset 1-6 broadcasting between operands of unknown shape",
+                        "opsets 1-6 align B with A by rank (broadcast, axis) and need B's dims to match A's or be "
+                        "1, which the import checks on the shapes ONNX infers before folding: fix the graph "
+                        "inputs' dynamic dims with --shape, or re-export at opset 7 or later"),)
+       for op in ("Add", "Sub", "Mul", "Div", "Pow", "Gemm")},
     "BatchNormalization": (_FLOAT_KERNEL,),
     "Dropout": (
         Unsupported("training", "training mode with a non-zero ratio",

@@ -46,6 +46,7 @@ from zcspec.impl.compiler.errors import GraphError, ShapeError, UnsupportedOpErr
 from zcspec.impl.compiler.frontend.constant_fold import Folded, fold
 from zcspec.impl.compiler.frontend.errors import (DataDependentControlError, OnnxFileError, RuntimeValueError,
                                                   UnsupportedFeatureError)
+from zcspec.impl.compiler.frontend.legacy_broadcast import numpy_broadcasting
 from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, OnnxStructure, structure
 from zcspec.impl.compiler.frontend.onnx_nodes import SHAPE_OPERANDS, SPARSE_OPERANDS, check_supported, to_ir_node
 from zcspec.impl.compiler.frontend.onnx_shapes import (StaleAnnotation, TypeInfo, fixed_input_shapes, infer_types,
@@ -184,6 +185,7 @@ def _name_omitted_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=None) -> Imported:
     model = _name_omitted_outputs(inline_constant_ifs(freeze_inputs(model, values or {}), MAX_INLINED_IFS))
+    model = numpy_broadcasting(model, shapes)  # opset 1-6 broadcast/axis attributes, as numpy's rule
     for _ in range(MAX_INLINED_IFS + 1):
         st, folded, types, stale = _fold(model, shapes)
         branch = next(((n, nn) for n, nn in zip(folded.nodes, folded.names) if n.op_type == "If"), None)

@@ -1,0 +1,260 @@
+"""GE's ``tests/ge/ut/ge/graph/load/davinci_model_unittest.cc`` (UtestDavinciModel), ported: the tests
+on zero copy, I/O address refresh, copy-only I/O, caller memory and I/O size checks.
+
+GE fakes a model (``ATTR_MODEL_MEMORY_SIZE``, ``ATTR_MODEL_ZERO_COPY_MEMORY_SIZE``, op offsets, a
+MemcpyAsync task) and calls DavinciModel methods, reading its members (``copy_only_addrs_``,
+``input_data_info_``...). Here the scenario is a zcspec graph compiled by zcspec and run by runtime v1
+on the emulated device; the facts are read from the device: its counters (bytes copied, slots
+refreshed), its trace (launches, copies, allocations) and the load or execute call's outcome. GE's
+``data -> memcpy -> output`` fixture (one float 1x4x4x8 tensor, 512 bytes) becomes ``data -> Relu ->
+output``: a kernel whose argument slots are refreshed as the MemcpyAsync task's are. The other 200-odd
+TEST_Fs (AIPP, queues, profiling, dump, FFTS, file constants...) are rows in RUNTIME_CASES.md.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case, refuses
+from zcspec.checks.cases.ge.runtime_scenarios import (
+    data_kernel_netoutput,
+    data_to_netoutput,
+    launches,
+    NCHW_512,
+    ones,
+)
+from zcspec.impl.compiler.builder import GraphBuilder
+from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.device import Device
+from zcspec.impl.device.trace import Alloc
+from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs, UserBuffer
+from zcspec.impl.runtime.v1 import InvalidParam, load, LoadOptions, ParamInvalid
+
+REUSE = LoadOptions(reuse_zero_copy_memory=1)
+LEGACY = LoadOptions(legacy_copy_only_addrs=True)   # GE's copy_only_addrs_, which only its legacy paths read
+
+
+def _buffers(dev, model, placement="device", out_placement=None):
+    ins = stage_inputs(dev, model, ones(model), placement)
+    return ins, alloc_outputs(dev, model, out_placement or placement)
+
+
+@ge_case('davinci_model_unittest.cc')
+def NnExecute():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute) (TestNnExecute): data -> memcpy ->
+    output, one 1x4x4x8 float tensor of 512 bytes; GE expects an output blob of 512 bytes, a successful
+    execution with it as input, and a failed one once the input blob is 128 bytes ("128 not enough").
+    The refused call launches nothing."""
+    model = data_kernel_netoutput()
+    expect([io.nbytes for io in model.tasks.outputs], [512], '[io.nbytes for io in model.tasks.outputs]')
+    dev = Device(model.soc)
+    lm = load(dev, model)
+    ins, outs = _buffers(dev, model)
+    fact(lm.execute(ins, outs).ok, 'lm.execute(ins, outs).ok')
+    mark = dev.trace.mark()
+    with refuses(ParamInvalid):
+        lm.execute([UserBuffer("data", ins[0].addr, 128)], outs)
+    expect(launches(dev, mark), [], 'launches(dev, mark)')
+
+
+@ge_case('davinci_model_unittest.cc')
+def NnExecuteWithHostPlsModelIo():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecuteWithHostPlsModelIo): the NnExecute model
+    with its zero-copy size set, executed with host-placed I/O blobs; GE expects success. Here the input
+    arrives by one H2D copy and the output leaves by one D2H copy, 512 bytes each."""
+    model = data_kernel_netoutput()
+    dev = Device(model.soc)
+    lm = load(dev, model)
+    ins, outs = _buffers(dev, model, "host")
+    c = lm.execute(ins, outs).counters
+    expect((c.h2d_bytes, c.d2h_bytes, c.kernel_launches), (512, 512, 1),
+           '(c.h2d_bytes, c.d2h_bytes, c.kernel_launches)')
+    fact((read_outputs(dev, model, outs)["memcpy:0"] == 1.0).all(),
+         '(read_outputs(dev, model, outs)["memcpy:0"] == 1.0).all()')
+
+
+@ge_case('davinci_model_unittest.cc')
+def NnExecuteWithHostPlsModelIo_ZeroCopyReuse():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecuteWithHostPlsModelIo_ZeroCopyReuse): the
+    same with ge.exec.reuseZeroCopyMemory=1; GE expects NnExecute to fail (zero-copy memory reuse needs
+    device I/O). Nothing is launched or copied."""
+    model = data_kernel_netoutput()
+    dev = Device(model.soc)
+    lm = load(dev, model, REUSE)
+    ins, outs = _buffers(dev, model, "host")
+    before = dev.counters
+    with refuses(ParamInvalid):
+        lm.execute(ins, outs)
+    c = dev.counters - before
+    expect((c.kernel_launches, c.copy_bytes()), (0, 0), '(c.kernel_launches, c.copy_bytes())')
+
+
+@ge_case('davinci_model_unittest.cc')
+def NnExecute_triggerZeroCopyMemoryInsufficientError():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute_triggerZeroCopyMemoryInsufficientError):
+    reuseZeroCopyMemory=1, memory size 2580 of which 2560 zero copy, a device input tensor and a host
+    (kOnHost) output tensor; GE expects NnExecute to fail. Nothing is launched."""
+    model = data_kernel_netoutput()
+    dev = Device(model.soc)
+    lm = load(dev, model, REUSE)
+    ins, outs = _buffers(dev, model, "device", out_placement="host")
+    mark = dev.trace.mark()
+    with refuses(ParamInvalid):
+        lm.execute(ins, outs)
+    expect(launches(dev, mark), [], 'launches(dev, mark)')
+
+
+@ge_case('davinci_model_unittest.cc')
+def TestCheckUserAndModelSize():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, TestCheckUserAndModelSize): GE's
+    CheckUserAndModelSize refuses a user size of 0 against a model size of 65 (0 + 64 < 65) and accepts a
+    user size equal to the model size. Here: an input of padded model size P (544 for 512 raw bytes)
+    given P - 65 bytes is refused, given P bytes is accepted."""
+    model = data_kernel_netoutput()
+    (io,) = model.tasks.inputs
+    dev = Device(model.soc)
+    lm = load(dev, model)
+    ins, outs = _buffers(dev, model)
+    big = dev.malloc(io.size)
+    with refuses(ParamInvalid, match="plus the aligned 64 bytes"):
+        lm.execute([UserBuffer("data", big, io.size - 65)], outs)
+    fact(lm.execute([UserBuffer("data", big, io.size)], outs).ok,
+         'lm.execute([UserBuffer("data", big, io.size)], outs).ok')
+
+
+def _chain():
+    """data -> Relu -> Neg -> out: the Relu output lives in the feature map."""
+    b = GraphBuilder("chain")
+    x = b.input("data", NCHW_512)
+    b.output(b.op("Neg", [b.op("Relu", [x], name="relu")], name="neg"))
+    return build_model(b.build())
+
+
+@ge_case('davinci_model_unittest.cc')
+def get_total_memsize_exclude_zero_copy():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, get_total_memsize_exclude_zero_copy): GE's
+    GetTotalMemSizeExcludeZeroCopy is mem_size - zero_copy_size (1024 - 512 = 512). Here that difference is
+    what caller work memory must cover: work memory of memory_size - zero_copy_size bytes loads, one byte
+    less is refused. (GE's FAILED case, zero_copy_size > mem_size, cannot come out of zcspec's compiler.)"""
+    model = _chain()
+    fm = model.memory_size - model.zero_copy_size
+    fact(fm > 0, 'fm > 0')
+    dev = Device(model.soc)
+    ptr = dev.malloc(fm)
+    with refuses(ParamInvalid):
+        load(dev, model, work=(ptr, fm - 1))
+    lm = load(dev, model, work=(ptr, fm))
+    ins, outs = _buffers(dev, model)
+    fact(lm.execute(ins, outs).ok, 'lm.execute(ins, outs).ok')
+
+
+@ge_case('davinci_model_unittest.cc')
+def InitWeightMem_fail():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, InitWeightMem_fail): a model with a 20-byte
+    weight buffer; with no caller weight memory GE allocates its own (not FAILED); with caller weight memory
+    of 5 bytes GE expects ACL_ERROR_GE_PARAM_INVALID. (GE's "already initialised" and malloc-failure cases
+    are not ported.)"""
+    b = GraphBuilder("weights")
+    x = b.input("data", (5,))
+    b.output(b.op("Add", [x, b.weight("w", np.arange(5, dtype=np.float32))], name="add"))
+    model = build_model(b.build())
+    weight_size = model.regions["weight"]
+    fact(weight_size >= 20, 'weight_size >= 20')
+    dev = Device(model.soc)
+    mark = dev.trace.mark()
+    load(dev, model)
+    fact(any("weight" in a.tag for a in dev.trace.of_type(Alloc, mark)),
+         'any("weight" in a.tag for a in dev.trace.of_type(Alloc, mark))')
+    ptr = dev.malloc(weight_size)
+    with refuses(ParamInvalid):
+        load(dev, model, weight=(ptr, 5))
+    fact(load(dev, model, weight=(ptr, weight_size)), 'load(dev, model, weight=(ptr, weight_size))')
+
+
+def _data_to_netoutput_copies(options):
+    model = data_to_netoutput()
+    dev = Device(model.soc)
+    lm = load(dev, model, options)
+    ins, outs = _buffers(dev, model)
+    c = lm.execute(ins, outs).counters
+    return c, read_outputs(dev, model, outs)
+
+
+@ge_case('davinci_model_unittest.cc')
+def TestDataAsInputOfNetoutputShouldZeroCopy():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, TestDataAsInputOfNetoutputShouldZeroCopy): data1,
+    data2 (int64, 64 bytes) -> NetOutput directly, zero-copy blocks, default options; GE expects 2
+    copy-only addresses: each Data's address, shared by its input and its output (DisableZeroCopy).
+    copy_only_addrs_ is read only by GE's legacy paths, so the port loads with legacy_copy_only_addrs:
+    each execution copies both inputs in and both outputs out (4 x 64 bytes) and refreshes no slot.
+    (NnExecute copies each output once from its input's buffer instead:
+    tests/runtime_v1/test_execute.py::test_copies_of_zero_copy_ok_when_input_directly_connected_to_output.)"""
+    c, got = _data_to_netoutput_copies(LEGACY)
+    expect((c.d2d_bytes, c.d2d_calls, c.args_refreshed), (256, 4, 0), '(c.d2d_bytes, c.d2d_calls, c.args_refreshed)')
+    fact(all((v == 1).all() for v in got.values()), 'all((v == 1).all() for v in got.values())')
+
+
+@ge_case('davinci_model_unittest.cc')
+def TestIsInputOfNetoutputCanZeroCopy():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, TestIsInputOfNetoutputCanZeroCopy), its third
+    graph: reuseZeroCopyMemory=1, data1, data2 -> NetOutput directly, no zero-copy-block flag; GE expects 4
+    copy-only addresses (two inputs + two outputs). Here, on GE's legacy path (legacy_copy_only_addrs: only
+    it reads copy_only_addrs_), each execution copies all four (4 x 64 bytes). The
+    first two graphs hand-set ATTR_IS_ZERO_COPY_BLOCK on the Data outputs and read copy_only_addrs_ before
+    any task is considered (zcspec's I/O are also copy-only because no task references them): not ported."""
+    c, got = _data_to_netoutput_copies(LoadOptions(reuse_zero_copy_memory=1, legacy_copy_only_addrs=True))
+    expect((c.d2d_bytes, c.d2d_calls, c.args_refreshed), (256, 4, 0), '(c.d2d_bytes, c.d2d_calls, c.args_refreshed)')
+
+
+def _fm_refreshable_data_to_netoutput():
+    b = GraphBuilder("construct_ge_model")
+    b.output(b.input("data", NCHW_512))
+    model = build_model(b.build())
+    dev = Device(model.soc)
+    lm = load(dev, model, LoadOptions(feature_base_refreshable=True))
+    ins, outs = _buffers(dev, model)
+    rec = lm.execute(ins, outs)
+    return model, rec, read_outputs(dev, model, outs)
+
+
+@ge_case('davinci_model_unittest.cc')
+def NnExecute_FmMemoryRefreshOk():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute_FmMemoryRefreshOk): ConstructGeModel(2560),
+    data -> output (512 bytes), SetFeatureBaseRefreshable(true); GE expects an output blob of 512 bytes and
+    NnExecute to succeed. Here the output gets the input's bytes by one copy from the user's input buffer
+    (512 bytes: GenOutputMemAllocations finds the output inside the input's allocation). (The
+    UpdateHbmFmMemBases({nullptr}) part has no counterpart: zcspec refuses a null work pointer.)"""
+    model, rec, got = _fm_refreshable_data_to_netoutput()
+    expect([io.nbytes for io in model.tasks.outputs], [512], '[io.nbytes for io in model.tasks.outputs]')
+    fact(rec.ok and (rec.counters.d2d_bytes, rec.counters.d2d_calls) == (512, 1),
+         'rec.ok and (rec.counters.d2d_bytes, rec.counters.d2d_calls) == (512, 1)')
+    fact(all((v == 1).all() for v in got.values()), 'all((v == 1).all() for v in got.values())')
+
+
+@ge_case('davinci_model_unittest.cc')
+def NnExecute_FmMemoryRefresh_CopyOutput():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute_FmMemoryRefresh_CopyOutput):
+    ConstructGeModel(0) (no feature map), data -> output, feature base refreshable; GE expects NnExecute to
+    succeed, the output copied (here once, 512 bytes, from the user's input buffer). zcspec's compiler gives
+    this model a feature map of 0 bytes as well."""
+    model, rec, got = _fm_refreshable_data_to_netoutput()
+    expect(model.memory_size, model.zero_copy_size, 'model.memory_size')
+    fact(rec.ok and rec.counters.d2d_bytes == 512 and all((v == 1).all() for v in got.values()),
+         'rec.ok and rec.counters.d2d_bytes == 512 and all((v == 1).all() for v in got.values())')
+
+
+@ge_case('davinci_model_unittest.cc', row='V9', raises=InvalidParam,
+         reason=("GE: a zero-length input buffer with a null address is skipped, CopyInputData returns SUCCESS "
+    "(DavinciModel::CopyInputData, runtime/v1/graph/load/model_manager/davinci_model.cc: data_buf.length == 0 "
+    "-> continue); zcspec: any null buffer address is InvalidParam (100000), even for a 0-byte input "
+    "(impl/runtime/v1 buffer checks)"))
+def copy_input_data_null_tensor():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, copy_input_data_null_tensor): an input of shape {0}
+    given DataBuffer(nullptr, 0) on the copy path; GE expects CopyInputData to succeed. Here the copy path is
+    zero copy off (every input copied), the input a float tensor of shape (0,)."""
+    b = GraphBuilder("empty_input")
+    b.output(b.op("Relu", [b.input("data", (0,))], name="relu"))
+    model = build_model(b.build())
+    dev = Device(model.soc)
+    lm = load(dev, model, LoadOptions(zero_copy=False))
+    outs = alloc_outputs(dev, model)
+    fact(lm.execute([UserBuffer("data", 0, 0)], outs).ok, 'lm.execute([UserBuffer("data", 0, 0)], outs).ok')
