@@ -177,11 +177,12 @@ def test_a_sub_byte_tensor_is_refused_by_an_op_not_meant_for_them():
         from_model(m)
 
 
-def test_legacy_broadcast_is_refused():
+def test_legacy_broadcast_is_rewritten_as_numpy_broadcasting():
+    """The opset 1-6 attributes are gone after import (tests/frontend/test_legacy_broadcast.py has the rest)."""
     a, b = vi("a", [2, 3]), vi("b", [3])
     m = model([helper.make_node("Add", ["a", "b"], ["y"], broadcast=1, axis=1)], [a, b], [vi("y", [2, 3])], opset=6)
-    with pytest.raises(UnsupportedFeatureError, match="opset 1-6 broadcast attribute"):
-        from_model(m)
+    add = next(n for n in from_model(m).nodes if n.op_type == "Add")
+    assert not {"broadcast", "axis"} & set(dict(add.attrs))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
