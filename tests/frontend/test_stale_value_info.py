@@ -162,3 +162,10 @@ def test_an_agreeing_annotation_that_fixes_what_the_graph_leaves_unknown_is_stil
     want = ort_outputs(m, feeds)
     for runtime, got in (("v1", run_v1(compiled, feeds)), ("v2", run_v2(compiled, feeds))):
         np.testing.assert_allclose(got["y"], want["y"], rtol=1e-5, atol=1e-6, err_msg=f"runtime {runtime}")
+
+
+def test_summary_refuses_a_contradicting_element_type_with_exit_code_2(tmp_path, capsys):
+    path = save(crnn([vi("m", [1, W, 3], TensorProto.INT64)]), tmp_path, "typed.onnx")
+    assert main(["summary", path, "--shape", f"x=1x4x{W}"]) == 2
+    err = capsys.readouterr().err
+    assert path in err and "value_info entry of tensor 'm' (written by node 'matmul')" in err and "Traceback" not in err
