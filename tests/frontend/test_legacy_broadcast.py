@@ -248,7 +248,7 @@ def test_a_node_breaking_the_opset6_rules_is_refused_naming_it(op, a_shape, b_sh
     with pytest.raises(LegacyBroadcastError, match=says) as e:
         from_model(_pair(a_shape, b_shape, op, **attrs), file="old.onnx")
     assert e.value.node == "old_add" and e.value.file == "old.onnx"
-    assert str(e.value).startswith(f"old.onnx: node 'old_add': {op} with ")
+    assert str(e.value).startswith(f"old.onnx: node 'old_add': opset 1-6 {op} with ")
 
 
 def test_gemm6_c_must_fit_the_output():

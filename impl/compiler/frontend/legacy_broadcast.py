@@ -63,7 +63,7 @@ class LegacyBroadcastError(GraphError):
     """An opset 1-6 node whose operands break that opset's broadcasting rules."""
 
     def __init__(self, node: str, op_type: str, attrs: str, why: str, *, tensor: str = ""):
-        super().__init__(f"node {node!r}: {op_type} with {attrs} (opset 1-6 broadcasting): {why}",
+        super().__init__(f"node {node!r}: opset 1-6 {op_type} with {attrs}: {why}",
                          node=node, tensor=tensor)
 
 
