@@ -34,6 +34,7 @@ from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.device import DEVICE_BASE, HOST_BASE
 from zcspec.spec.observables.codec import to_data
 
 DIGESTS = "DIGESTS"
@@ -44,6 +45,7 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 _TMP = re.compile(re.escape(tempfile.gettempdir()) + r"/zcspec-[A-Za-z0-9_.-]+")
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")   # a default repr's object address, in an error's text
 _COMPILED_KINDS = ("plan", "model_file", "execution")
+ADDRESS_SPACE = min(DEVICE_BASE, HOST_BASE)   # every device or host address is at least this; no size or count is
 
 
 def _scrub(text: str) -> str:
@@ -59,6 +61,30 @@ def _opaque(value) -> str:
     """A value JSON cannot hold (bytes, an array): its type and digest, never its address."""
     raw = value if isinstance(value, (bytes, bytearray)) else repr(value).encode()
     return f"<{type(value).__name__} sha256:{hashlib.sha256(raw).hexdigest()}>"
+
+
+def _concurrent(scenario) -> bool:
+    """Whether ``scenario`` makes calls from several threads at once (an execution's ``threads``)."""
+    return scenario.kind == "execution" and bool(scenario.runtime.get("threads"))
+
+
+def _schedule_free(observations: list) -> list:
+    """The observations of a scenario whose calls race, in a form the threads' schedule does not decide.
+
+    Which racing call takes the runtime's lock (v1) or the caching allocator's blocks (v2) first varies
+    from run to run, and with it the order the calls are recorded in, which of them shows the unload,
+    and the addresses each call's buffers and workspaces got. Every address (an integer in the device's
+    or the host's address space, ``ADDRESS_SPACE`` and above) is written as ``"<address>"`` and the calls are
+    sorted by their text: what each call did, its outputs and its verdict still compare byte for byte."""
+    def mask(value):
+        if isinstance(value, dict):
+            return {k: mask(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mask(v) for v in value]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= ADDRESS_SPACE:
+            return "<address>"
+        return value
+    return sorted((mask(o) for o in observations), key=_canonical)
 
 
 def _sha(data: bytes | str) -> str:
@@ -113,7 +139,10 @@ class ArtefactWriter:
         for its ``scenario``, and whatever else the case ``decided`` (plain JSON data)."""
         if self.folder is None:
             return
-        entry = {"case": label, "observations": [to_data(o) for o in observations],
+        data = [to_data(o) for o in observations]
+        if scenario is not None and _concurrent(scenario):
+            data = _schedule_free(data)
+        entry = {"case": label, "observations": data,
                  "exercised": sorted({i for r in reports for i in r.exercised}),
                  "violated": sorted({v.invariant_id for r in reports for v in r.violations}), **decided}
         if scenario is not None:

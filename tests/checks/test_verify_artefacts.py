@@ -11,7 +11,10 @@ from pathlib import Path
 import attrs
 import pytest
 
+from zcspec.checks import verify_artefacts as va
+from zcspec.checks.scenario import Scenario
 from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.checks.verify_artefacts import DIGESTS, VERDICT, ArtefactWriter, first_difference, read_digests, verdict
 from zcspec.spec.registry import all_invariants
 
@@ -128,3 +131,33 @@ def test_an_impl_refusal_is_told_from_a_crash(error, kind):
     result = V.VerifyResult()
     V._raised(result, "zoo:x", error if error is not None else CycleError(("a", "b")))
     assert result.error_kinds == [kind]
+
+
+def _racing_calls(first: int, second: int) -> list:
+    """Two calls of one scenario whose threads raced: each with its buffer's address, the later one
+    showing the unload."""
+    return [{"buffers": [{"address": first, "size": 8}], "events": [{"kind": "call_end"}]},
+            {"buffers": [{"address": second, "size": 8}], "events": [{"kind": "call_end"}, {"kind": "unload"}]}]
+
+
+def test_racing_calls_are_written_whatever_the_schedule(tmp_path, monkeypatch):
+    """Which of two racing calls runs (and is recorded) first varies between runs; the artefact of a
+    scenario with threads must not: its calls are written address-free and in a sorted order. A scenario
+    without threads keeps its addresses and order."""
+    b = GraphBuilder("g")
+    b.output(b.op("Relu", [b.input("x", (2,))], name="r"))
+    graph = b.build()
+    base = va.ADDRESS_SPACE
+    schedules = [_racing_calls(base + 512, base + 1024), _racing_calls(base + 1024, base + 512)]
+    monkeypatch.setattr(va, "to_data", lambda o: o)
+    monkeypatch.setattr(va, "compiled", lambda scenario: {})
+    lines = {}
+    for threads in (0, 2):
+        scenario = Scenario("execution", graph, runtime={"threads": threads} if threads else {})
+        for k, observations in enumerate(schedules):
+            writer = ArtefactWriter.into(tmp_path / f"t{threads}-{k}")
+            writer.case("campaign", "c", scenario=scenario, observations=observations)
+            writer._file("campaign").close()
+            lines[threads, k] = (tmp_path / f"t{threads}-{k}" / "campaign.jsonl").read_text()
+    assert lines[2, 0] == lines[2, 1] and "<address>" in lines[2, 0]
+    assert lines[0, 0] != lines[0, 1] and str(base + 512) in lines[0, 0]
