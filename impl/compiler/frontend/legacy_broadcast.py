@@ -42,6 +42,7 @@ A model of opset 7 or later, or without such nodes, is returned unchanged (the s
 from __future__ import annotations
 
 import functools
+import re
 from typing import Iterator, Mapping
 
 import onnx
@@ -57,6 +58,7 @@ LAST_LEGACY_OPSET = 6
 # Initializers up to this many elements go to the typing run by value (a Reshape's shape operand must),
 # larger ones by type alone: copying a large model's weights for it would double its memory.
 BY_VALUE = 4096
+_NODE_IN_MESSAGE = re.compile(r"node name: ([^)]*)\)")  # how ONNX's inference errors name the node
 
 
 class LegacyBroadcastError(GraphError):
@@ -109,7 +111,8 @@ def _handled(node: onnx.NodeProto, opset: int) -> bool:
 
 
 def _graphs(graph: onnx.GraphProto, prefix: str = "") -> Iterator[tuple[onnx.GraphProto, str]]:
-    """``graph`` and every subgraph under it, each with the prefix its nodes' names get when inlined."""
+    """``graph`` and every subgraph under it, each with the prefix that names its nodes in errors
+    (``<If node>/``: the node holding it)."""
     yield graph, prefix
     names = _node_names(graph)
     for node, name in zip(graph.node, names):
@@ -134,7 +137,9 @@ def _types(model: onnx.ModelProto, shapes) -> dict[str, Shape | None]:
     try:
         typed = shape_inference.infer_shapes(typing, check_type=True, strict_mode=False, data_prop=True)
     except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as e:
-        raise ShapeInferenceError(str(e).strip()) from e
+        text = str(e).strip()
+        named = _NODE_IN_MESSAGE.search(text)
+        raise ShapeInferenceError(text, node=named.group(1) if named else "") from e
     out: dict[str, Shape | None] = {}
     for g, _ in _graphs(typed.graph):
         for t in g.initializer:
