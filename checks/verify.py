@@ -17,7 +17,9 @@ cases (checks/packing_cases.py) run the packer's capacity, time-limit, search, r
 paths, judged by the checker's own facts (the optimum by construction or Z3's, greedy by size). With
 executions, bad calls to the ACL entry points (checks/acl_refusal_cases.py: null pointers, zero sizes,
 unknown model ids, bad config values, wrong datasets) must be refused with the C API's code and change
-nothing on the device.
+nothing on the device. With the ``ge`` strategy, GE's own unit tests ported as a catalogue
+(checks/cases/ge) run as they are recorded: a case that matched GE must still match, and a recorded
+deviation must still deviate as recorded (one that now matches is reported: its record is stale).
 
 The run fails on any violation, any proof that is not "proved" (unknown is never a pass), any
 corpus entry that regressed, any call on valid buffers that failed, and any invariant exercised
@@ -26,7 +28,7 @@ counted again and again, is not a verified claim; distinct: ``campaign.observati
 Outputs that no oracle judged are counted and listed with the reason (``VerifyResult.notes``).
 With ``fail_fast`` the run stops at the first violation, crash or failed valid call.
 ``VerifyResult.timings`` has the seconds of each phase that ran to its end (zoo cases, front-end cases,
-ACL refusals, packing proofs and cases, node tests, campaign, corpus).
+ACL refusals, packing proofs and cases, GE's unit-test cases, node tests, campaign, corpus).
 """
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ import onnx
 
 from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
+from zcspec.checks.cases.ge.all import CASES as GE_CASES
+from zcspec.checks.cases.ge.judge import judge as judge_ge_case
 from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.foreign.programs import foreign_cases
@@ -78,6 +82,7 @@ class VerifyConfig:
     values: tuple[str, ...] = ()   # --value texts for the ONNX models named
     onnx_node_tests: bool = True   # ONNX's backend node tests of the claimed ops (with the execution kind)
     acl_refusals: bool = True      # bad calls to the ACL entry points (with the execution kind)
+    ge_cases: bool = True          # GE's ported unit tests, checks/cases/ge (with the ge strategy)
     artefacts: str | None = None   # a folder: write every artefact of the run (checks/verify_artefacts.py)
 
 
@@ -115,6 +120,7 @@ class VerifyResult:
     node_tests: NodeTestResult | None = None    # None: not run
     packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
     acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
+    ge_cases: tuple[int, int] = (0, 0)          # (run, failed) of GE's unit-test cases (checks/cases/ge)
     foreign: list = attrs.Factory(list)         # (case label, expect, problems) of checks/foreign/programs.py
     artefacts: ArtefactWriter = attrs.Factory(ArtefactWriter)   # where each case was written (--artefacts)
 
@@ -160,10 +166,14 @@ def _error(result: "VerifyResult", case: str, message: str, kind: str) -> None:
     result.error_kinds.append(kind)
 
 
+def _exception_kind(e: BaseException) -> str:
+    """The error kind of an exception of the code under test: impl's own refusal (its BadInput), else a crash."""
+    return "refusal" if isinstance(e, BadInput) and type(e).__module__.startswith("zcspec.impl.") else "crash"
+
+
 def _raised(result: "VerifyResult", case: str, e: Exception, prefix: str = "") -> None:
     """An exception of the code under test: impl's own refusal (its BadInput), else a crash."""
-    refused = isinstance(e, BadInput) and type(e).__module__.startswith("zcspec.impl.")
-    _error(result, case, f"{prefix}{type(e).__name__}: {e}", "refusal" if refused else "crash")
+    _error(result, case, f"{prefix}{type(e).__name__}: {e}", _exception_kind(e))
 
 
 def violation_rows(observation, violation) -> list:
@@ -248,6 +258,11 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "other compilers' plans", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the other compilers' plans")
+    if config.ge_cases and "ge" in config.strategies:
+        progress(f"GE's unit-test cases: {len(GE_CASES)} ported cases (checks/cases/ge)")
+        if not _ge_cases(result, GE_CASES, config.fail_fast):
+            return _stop(result, start, "GE's unit-test cases")
+        lap = _lap(result, "GE's unit-test cases", lap)
     if config.onnx_node_tests and "execution" in config.kinds:
         progress("ONNX node tests: importing the cases of claimed ops")
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
@@ -277,6 +292,26 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "corpus", lap)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _ge_cases(result: VerifyResult, cases, fail_fast: bool) -> bool:
+    """Each of GE's ported unit tests, judged against its record (checks/cases/ge/judge.py): a match that
+    no longer matches, or a deviation that no longer deviates as recorded (a stale record included), is an
+    error naming GE's test file and TEST_F. Returns False when ``fail_fast`` stopped the phase."""
+    failed = 0
+    for i, case in enumerate(cases, 1):
+        outcome = judge_ge_case(case)
+        if not outcome.ok:   # a mismatch or a stale record is the check's finding; an exception is zcspec's
+            failed += 1
+            e = outcome.error
+            kind = "check" if e is None or isinstance(e, AssertionError) else _exception_kind(e)
+            _error(result, case.label, outcome.message, kind)
+        result.artefacts.case("ge-cases", case.label, verdict=outcome.verdict, message=outcome.message)
+        if fail_fast and result.failing():
+            result.ge_cases = (i, failed)
+            return False
+    result.ge_cases = (len(cases), failed)
+    return True
 
 
 def _packing_cases(result: VerifyResult, cases) -> None:
