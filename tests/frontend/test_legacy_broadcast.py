@@ -289,3 +289,31 @@ def test_op_limits_lists_every_claimed_op_with_opset6_broadcasting():
     listed = {op for op in ops.OPS if any(e.key == "legacy-broadcast" for e in op_limits.UNSUPPORTED.get(op, ()))}
     assert legacy == listed == {"Add", "Sub", "Mul", "Div", "Pow", "Gemm"}
     assert all(defs.get_schema(op, 7, "").attributes.get("broadcast") is None for op in legacy)
+
+
+def test_an_if_branch_inlined_after_shape_inference_is_rewritten_too():
+    # The condition (x's batch dim > 1) folds only once inference has typed Shape(x), so the If is
+    # inlined past the rewrite's step: its branch must have been rewritten while still a subgraph.
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    b = np.array([10, 20, 30], np.float32)
+    then = helper.make_graph(
+        [helper.make_node("Neg", ["b"], ["nb"]), helper.make_node("Add", ["x", "nb"], ["t"], broadcast=1, axis=1)],
+        "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    orelse = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Slice", ["s"], ["s0"], axes=[0], starts=[0], ends=[1]),
+             helper.make_node("Cast", ["s0"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Greater", ["f", "one"], ["cond"], broadcast=1),
+             helper.make_node("If", ["cond"], ["out"], name="branch", then_branch=then, else_branch=orelse)]
+    graph = helper.make_graph(nodes, "if", [helper.make_tensor_value_info("x", TensorProto.FLOAT, a.shape),
+                                            helper.make_tensor_value_info("b", TensorProto.FLOAT, b.shape)],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array([1], np.float32), "one")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)], ir_version=4)
+    branch = numpy_broadcasting(model).graph.node[-1].attribute
+    then_nodes = next(at.g for at in branch if at.name == "then_branch").node
+    assert [n.op_type for n in then_nodes] == ["Neg", "Unsqueeze", "Add"]   # in order: the reader last
+    case = Case("if", model, (a, b), (a - b[:, None],), 0.0, 0.0, ("Add", "Neg", "Unsqueeze"))
+    r = run_case(case)
+    assert r.status == "pass", f"{r.stage}: {r.detail}"
