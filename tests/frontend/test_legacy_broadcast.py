@@ -317,3 +317,14 @@ def test_an_if_branch_inlined_after_shape_inference_is_rewritten_too():
     case = Case("if", model, (a, b), (a - b[:, None],), 0.0, 0.0, ("Add", "Neg", "Unsqueeze"))
     r = run_case(case)
     assert r.status == "pass", f"{r.stage}: {r.detail}"
+
+
+def test_unnamed_nodes_keep_their_names_when_an_unsqueeze_goes_in_before_them():
+    nodes = [helper.make_node("Neg", ["bin"], ["b"]), helper.make_node("Add", ["x", "b"], ["s"], broadcast=1, axis=0),
+             helper.make_node("Relu", ["s"], ["out"])]
+    graph = helper.make_graph(nodes, "names", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 3)),
+                                               helper.make_tensor_value_info("bin", TensorProto.FLOAT, (2,))],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)], ir_version=4)
+    names = [n.name for n in from_model(model).nodes if n.op_type not in ("Data", "NetOutput")]
+    assert names == ["Neg_0", "Add_1/align_b", "Add_1", "Relu_2"]
