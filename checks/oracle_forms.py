@@ -6,6 +6,9 @@ Clip's ``min``/``max``, Pad's ``pads``/``mode``/``value``, the reductions' ``axe
 
 - Expand's ``shape`` and Tile's ``repeats`` are inputs at opset 9 (initializers are added);
 - Pad's opset-18 ``axes`` becomes full-rank ``pads`` (zeros on the other axes);
+- an operand that decides only values and is known only at run time (an input the node's
+  ``_value_inputs`` names) is written out: Clip's bound as Max / Min with that input (lower bound
+  first, as Clip applies them), Pad's constant ``value`` as Where(Pad(ones) as bool, Pad(x, 0), value);
 - a reduction's empty ``axes`` means "every axis" (the attribute is left out), and one with
   ``noop_with_empty_axes`` and no axes is the Identity (opset 9 has no such attribute);
 - ops opset 9 lacks are written out in opset-9 arithmetic: HardSwish (14) as x * HardSigmoid(x)
@@ -31,7 +34,9 @@ from zcspec.impl.platform import dtypes
 REDUCTIONS = frozenset({"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"})
 WITHOUT_OPSET9 = {"Resize": 10}
 WRITTEN_OUT = frozenset({"HardSwish", "Gelu", "LayerNormalization"})   # ops after opset 9, in opset-9 arithmetic
-HANDLED = frozenset({"Expand", "Tile", "Pad", "BatchNormalization", *REDUCTIONS, *WITHOUT_OPSET9, *WRITTEN_OUT})
+HANDLED = frozenset({"Expand", "Tile", "Pad", "Clip", "BatchNormalization", *REDUCTIONS, *WITHOUT_OPSET9,
+                     *WRITTEN_OUT})
+VALUE_INPUTS = "_value_inputs"   # impl/platform/kernel_ops.py's node attribute, spelled here: no impl import
 
 
 def _plain(node, drop=()) -> dict:
@@ -78,8 +83,10 @@ def opset9_nodes(node, graph, extra_inits: list) -> list:
         return _gelu(node, graph, extra_inits)
     if node.op_type == "LayerNormalization":
         return _layer_norm(node, graph, extra_inits)
+    if node.op_type == "Clip":
+        return _clip(node, ins, outs)
     if node.op_type == "Pad":
-        return [helper.make_node("Pad", ins, outs, name=node.name, **_pad_attrs(node, len(graph.desc[ins[0]].shape)))]
+        return _pad(node, graph, ins, outs, extra_inits)
     axes = tuple(node.attr("axes", ()) or ())
     if not axes and int(node.attr("noop_with_empty_axes", 0)):
         return [helper.make_node("Identity", ins, outs, name=node.name)]
@@ -87,6 +94,48 @@ def opset9_nodes(node, graph, extra_inits: list) -> list:
     if axes:
         at["axes"] = list(axes)
     return [helper.make_node(node.op_type, ins, outs, name=node.name, **at)]
+
+
+def _value_inputs(node, ins: list) -> tuple[list, dict]:
+    """The node's data inputs, and attribute name -> the input tensor of each run-time value operand."""
+    names = tuple(node.attr(VALUE_INPUTS, ()) or ())
+    cut = len(ins) - len(names)
+    return ins[:cut], dict(zip(names, ins[cut:]))
+
+
+def _clip(node, ins: list, outs: list) -> list:
+    """Clip: opset 9's attribute form, with each run-time bound as Max (min) or Min (max) with its input."""
+    (x,), late = _value_inputs(node, ins)
+    if not late:
+        return [helper.make_node("Clip", [x], outs, name=node.name, **_plain(node))]
+    steps = []   # lower bound first, as Clip applies them (min above max gives max)
+    for key, op in (("min", "Max"), ("max", "Min")):
+        if key in late:
+            steps.append((op, [late[key]], {}))
+        elif node.attr(key) is not None:
+            steps.append(("Clip", [], {key: node.attr(key)}))
+    nodes, t = [], x
+    for i, (op, extra, at) in enumerate(steps):
+        out = outs[0] if i == len(steps) - 1 else f"{node.name}/oracle/{op.lower()}"
+        nodes.append(helper.make_node(op, [t, *extra], [out], name=out, **at))
+        t = out
+    return nodes
+
+
+def _pad(node, graph, ins: list, outs: list, extra_inits: list) -> list:
+    """Pad in opset 9's attribute form; a run-time constant ``value`` fills the padding through Where."""
+    (x,), late = _value_inputs(node, ins)
+    at = _pad_attrs(node, len(graph.desc[x].shape))
+    if "value" not in late or at.get("mode", "constant") != "constant":
+        return [helper.make_node("Pad", [x], outs, name=node.name, **at)]
+    prefix = f"{node.name}/oracle"
+    ones, inside, padded = f"{prefix}/ones", f"{prefix}/inside", f"{prefix}/padded"
+    extra_inits.append(numpy_helper.from_array(np.ones(graph.desc[x].shape, np.float32), ones))
+    zero = {**at, "value": 0.0}
+    return [helper.make_node("Pad", [ones], [f"{inside}_f"], name=f"{inside}_f", **zero),
+            helper.make_node("Cast", [f"{inside}_f"], [inside], name=inside, to=9),   # 9: BOOL
+            helper.make_node("Pad", [x], [padded], name=padded, **zero),
+            helper.make_node("Where", [inside, padded, late["value"]], outs, name=node.name)]
 
 
 def _batch_norm(node, graph, extra_inits: list) -> list:

@@ -103,10 +103,12 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
         Unsupported("non-tensor", "sequence, map and optional values", "the IR holds dense tensors only"),
         Unsupported("omitted-operand", "an omitted optional operand before a given one",
                     "the IR's inputs and outputs are positional"),
-        Unsupported("runtime-value", "operand values known only at run time",
-                    "the IR is static and this operand decides a shape or what the op computes: give it as "
-                    "an initializer or a constant subgraph, or freeze the graph input it comes from with "
-                    "--value NAME=... (values= in the API)"),
+        Unsupported("runtime-value", "a shape- or size-deciding operand known only at run time",
+                    "the IR is static: shapes, memory sizes and the task list are fixed at compile time, so an "
+                    "operand that decides them must be an initializer or a constant subgraph, or the graph "
+                    "input it comes from frozen with --value NAME=... (values= in the API); operands that "
+                    "decide only values (Clip's min/max, Pad's constant value, Resize's roi) may be run-time "
+                    "inputs"),
     ),
     # The opset 1-6 broadcast/axis attributes are rewritten as numpy broadcasting (frontend/legacy_broadcast.py),
     # which checks the operands' shapes against that opset's rules first: it needs them known.

@@ -83,13 +83,17 @@ OPS: dict[str, OpInfo] = _ops(
     OpInfo("MemcpyAsync"),
     OpInfo("MemcpyAddrAsync"),
     OpInfo("Merge", inputs=(1, None)),
-    # Production-model ops (PP-OCR, Silero VAD). Constant operands the IR needs fixed (Clip's min/max,
-    # Pad's pads, Resize's scales/sizes, the reductions' axes, Expand's shape, Tile's repeats) are
-    # attributes after import (frontend/onnx_nodes.py OPERAND_ATTRS), hence one input.
-    *(OpInfo(op, inplace=True) for op in ("Clip", "HardSigmoid", "HardSwish", "Erf", "Gelu")),
+    # Production-model ops (PP-OCR, Silero VAD). The operands that decide a shape (Pad's pads, Resize's
+    # scales/sizes, the reductions' axes, Expand's shape, Tile's repeats) are attributes after import
+    # (frontend/onnx_nodes.py OPERANDS), hence one input; an operand that decides only values (Clip's
+    # min/max, Pad's constant value, Resize's roi) is an attribute when constant, else an extra input
+    # its kernel reads at run time (node attribute ``_value_inputs``): Clip takes up to 3, Pad and Resize 2.
+    OpInfo("Clip", inputs=(1, 3), inplace=True),
+    *(OpInfo(op, inplace=True) for op in ("HardSigmoid", "HardSwish", "Erf", "Gelu")),
     OpInfo("Pow", inputs=(2, 2), inplace=True),
     OpInfo("Where", inputs=(3, 3)),
-    *(OpInfo(op) for op in ("Expand", "Tile", "Pad", "Resize")),
+    *(OpInfo(op) for op in ("Expand", "Tile")),
+    *(OpInfo(op, inputs=(1, 2)) for op in ("Pad", "Resize")),
     OpInfo("Gather", inputs=(2, 2)),
     OpInfo("LayerNormalization", inputs=(2, 3), outputs=(1, 3)),
     OpInfo("InstanceNormalization", inputs=(3, 3)),

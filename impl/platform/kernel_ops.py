@@ -37,3 +37,9 @@ KERNEL_OPS: frozenset[str] = frozenset({
 # The recurrent kernels run ONNX's default activations only, in layout 0, without LSTM's input_forget:
 # the front end refuses the rest at import, naming the attribute; the kernels check it again.
 RECURRENT_ACTIVATIONS: dict[str, tuple[str, ...]] = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh")}
+
+# The node attribute naming, in order, the operands that decide only values (Clip's min/max, Pad's
+# constant value, Resize's roi) which a node takes as its last inputs because they are known only at
+# run time: its kernel reads them from those tensors (``kernels.common.value_operand``). An operand not
+# named there is the attribute of its name (the front end moves a constant one there), or absent.
+VALUE_INPUTS = "_value_inputs"

@@ -123,7 +123,7 @@ def test_inference_dropout_ignores_a_runtime_ratio():
 
 
 def test_a_runtime_training_mode_names_the_input_to_freeze():
-    with pytest.raises(RuntimeValueError, match="Dropout: operand values known only at run time") as e:
+    with pytest.raises(RuntimeValueError, match="Dropout: a shape- or size-deciding operand known only at run time") as e:
         from_model(_dropout(["x", "r", "t"]))
     assert e.value.inputs == ("t",) and "'training_mode'" in str(e.value)
     with pytest.raises(UnsupportedFeatureError, match="training mode with a non-zero ratio"):
@@ -146,7 +146,7 @@ def test_an_inference_dropouts_mask_output_is_a_constant():
 def test_a_runtime_reshape_shape_is_refused_naming_the_input_then_frozen():
     feeds = {"x": X3, "shape": np.array([4, -1], np.int64)}
     m = _one("Reshape", feeds)
-    with pytest.raises(RuntimeValueError, match="Reshape: operand values known only at run time") as e:
+    with pytest.raises(RuntimeValueError, match="Reshape: a shape- or size-deciding operand known only at run time") as e:
         from_model(m, shapes={"x": X3.shape, "shape": (2,)})
     assert e.value.inputs == ("shape",) and "--value" in str(e.value)
     r = _through_zcspec(m, feeds, expected=[X3.reshape(4, -1)])
@@ -155,7 +155,7 @@ def test_a_runtime_reshape_shape_is_refused_naming_the_input_then_frozen():
 
 def test_a_shape_that_depends_on_runtime_operands_names_them():
     feeds = {"x": X3, "starts": np.array([1], np.int64), "ends": np.array([2], np.int64)}
-    with pytest.raises(RuntimeValueError, match="Slice: operand values known only at run time") as e:
+    with pytest.raises(RuntimeValueError, match="Slice: a shape- or size-deciding operand known only at run time") as e:
         from_model(_one("Slice", feeds))
     assert e.value.inputs == ("ends", "starts") and "the shape of 'y'" in str(e.value)
 

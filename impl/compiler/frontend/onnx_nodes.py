@@ -4,21 +4,32 @@ Attributes become IR values: ints, floats, strings (UTF-8 decoded) and lists
 of those. Tensor, graph, sparse-tensor and type attributes only exist on nodes
 that fold away; on a remaining node they are an AttributeError_.
 
-View operands (ops.py kind ``view``: no task, output 0 aliases input 0): the
-constant operand of Reshape (``shape``) and of opset-13 Squeeze/Unsqueeze
-(``axes``) is *dropped from the inputs and kept as an attribute* of the same
-name. The view needs only its output TensorDesc, and a weight nobody's kernel
-reads would still be placed in the weight region; recording the value keeps
-the node self-describing and identical to the older opsets, where ``axes`` was
-an attribute. A non-constant operand is a RuntimeValueError naming the graph
-inputs it comes from (the ones to freeze with ``--value``): the IR is static.
+Operands (``OPERANDS``, the one home of what each operand's value decides): the IR
+is static, so an operand that decides the output's shape (``SHAPE``: Reshape's
+``shape``, Pad's ``pads``, Expand's ``shape``, Tile's ``repeats``, Resize's
+``scales``/``sizes``, the reductions' ``axes``, ...) or whether the node runs a task
+at all (``TASK``: Dropout's ``training_mode`` and ``ratio``) must be constant: it is
+*dropped from the inputs and kept as an attribute* of the same name, the attribute
+form of the older opsets, so the node is self-describing and no weight nobody's
+kernel reads is placed in the weight region. A non-constant one is a
+RuntimeValueError saying what the operand decides and naming the graph inputs it
+comes from (the ones to freeze with ``--value``). An operand that decides only
+values (``VALUE``: Clip's ``min``/``max``, Pad's constant ``value``, Resize's
+``roi``) becomes the attribute when it is constant, as models fix it at export, and
+stays an input when it is known only at run time: such inputs follow the node's
+other inputs, named in order by the attribute ``_value_inputs``
+(``kernel_ops.VALUE_INPUTS``), and the kernel reads them on every run. Slice's,
+Split's and ReduceSum's shape operands (``SHAPE_READ``) are inputs their kernels
+read; a run-time one needs the output's shape declared (onnx_import.py).
 
 Dropout is kept only as the identity (``constant_fold.dropout_is_identity``:
 inference mode, or training mode with ratio 0): a constant ``ratio`` becomes
 the ``ratio`` attribute (a run-time one is ignored, it changes nothing), the
 mask output is dropped (``fold`` made it a constant, all true, for whoever reads
-it); a random Dropout is refused, a run-time ``training_mode`` is a
-RuntimeValueError.
+it); a random Dropout is refused, a run-time ``training_mode`` (or a run-time
+``ratio`` in training mode) is a RuntimeValueError: it decides whether the node is
+a view without memory of its own or a random op with its own output and mask, and
+the plan fixes that at compile time.
 
 Opset-dependent meaning: nodes of the ops in ``OPSET_SEMANTICS`` at or past the
 opset where their meaning changed carry ``_opset`` (Softmax's kernel switches on it).
@@ -34,6 +45,7 @@ from __future__ import annotations
 
 from typing import Collection, Mapping
 
+import attrs
 import onnx
 from onnx import helper
 
@@ -42,28 +54,60 @@ from zcspec.impl.compiler.errors import AttributeError_
 from zcspec.impl.compiler.frontend.constant_fold import ConstTable, dropout_is_identity
 from zcspec.impl.compiler.frontend.errors import RuntimeValueError, UnsupportedFeatureError
 from zcspec.impl.compiler.ir import Node, TensorDesc
-from zcspec.impl.platform.kernel_ops import RECURRENT_ACTIVATIONS
+from zcspec.impl.platform.kernel_ops import RECURRENT_ACTIVATIONS, VALUE_INPUTS
 
-# op type -> {input index: attribute name} for constant operands moved into attributes.
-OPERAND_ATTRS = {
-    "Reshape": {1: "shape"},
-    "Squeeze": {1: "axes"},
-    "Unsqueeze": {1: "axes"},
-    "Dropout": {1: "ratio", 2: "training_mode"},
-    # The operands production models fix at export: their opset-1..10 attribute forms (Clip's min/max,
-    # Pad's pads/value, the reductions' axes), or the values the kernel needs (Resize, Expand, Tile).
-    "Clip": {1: "min", 2: "max"},
-    "Pad": {1: "pads", 2: "value", 3: "axes"},
-    "Expand": {1: "shape"},
-    "Tile": {1: "repeats"},
-    "Resize": {1: "roi", 2: "scales", 3: "sizes"},
-    **{op: {1: "axes"} for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")},
+# What the value of an operand decides, the one home of the classification (``OPERANDS``):
+SHAPE = "shape"          # the output's shape: fixed at compile time, moved into the attribute of its name
+SHAPE_READ = "shape-read"  # the output's shape, but its kernel reads it: kept as an input, the shape declared
+TASK = "task"            # whether the node is the identity (a view: no task, no memory of its own) or a random op
+VALUE = "value"          # only the output's values: a constant moves into the attribute, a run-time one is an input
+# How a refusal says what a run-time operand decides (SHAPE_READ's refusal names the tensor whose shape is unknown).
+DECIDES = {
+    SHAPE: "decides the output's shape",
+    TASK: "decides whether the node is the identity (a view without memory of its own) or a random op that "
+          "needs its own output and mask",
+}
+
+
+@attrs.frozen
+class Operand:
+    """An operand of an ONNX op the IR does not keep as a plain input: its name (the IR attribute a
+    constant one becomes) and what its value decides (``SHAPE``, ``SHAPE_READ``, ``TASK``, ``VALUE``)."""
+
+    name: str
+    decides: str
+
+
+def _operands(decides: str, *names: str, first: int = 1) -> dict[int, Operand]:
+    return {first + i: Operand(n, decides) for i, n in enumerate(names) if n}
+
+
+# op type -> {input position: Operand}. SHAPE and TASK operands must be constant (the IR is static: shapes,
+# memory sizes and the task list are fixed at compile time); VALUE ones may come from graph inputs, the
+# kernel then reads them at run time (IR attribute ``_value_inputs``, see ``VALUE_INPUTS``).
+OPERANDS: dict[str, dict[int, Operand]] = {
+    "Reshape": _operands(SHAPE, "shape"),
+    "Squeeze": _operands(SHAPE, "axes"),
+    "Unsqueeze": _operands(SHAPE, "axes"),
+    "Dropout": _operands(TASK, "ratio", "training_mode"),
+    # Opset-1..10 attribute forms: Clip's min/max, Pad's pads/value, the reductions' axes.
+    "Clip": _operands(VALUE, "min", "max"),
+    "Pad": {**_operands(SHAPE, "pads", "", "axes"), **_operands(VALUE, "value", first=2)},
+    "Expand": _operands(SHAPE, "shape"),
+    "Tile": _operands(SHAPE, "repeats"),
+    # roi only maps coordinates (tf_crop_and_resize); scales or sizes give the output's lengths.
+    "Resize": {**_operands(VALUE, "roi"), **_operands(SHAPE, "scales", "sizes", first=2)},
+    **{op: _operands(SHAPE, "axes") for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")},
+    "Slice": _operands(SHAPE_READ, "starts", "ends", "axes", "steps"),
+    "Split": _operands(SHAPE_READ, "split"),
+    "ReduceSum": _operands(SHAPE_READ, "axes"),
 }
 # Resize-10 is (X, scales), with the coordinate mapping and rounding onnxruntime gives it made explicit.
-_RESIZE_10 = ({1: "scales"}, {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})
+_RESIZE_10 = (_operands(SHAPE, "scales"), {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})
 # op type -> input positions whose values decide the output's shape and that its kernel reads at run
 # time (not moved into attributes): when such an operand is not constant, the shape must be declared.
-SHAPE_OPERANDS = {"Slice": (1, 2, 3, 4), "Split": (1,), "ReduceSum": (1,)}
+SHAPE_OPERANDS = {op: tuple(i for i, o in d.items() if o.decides == SHAPE_READ)
+                  for op, d in OPERANDS.items() if any(o.decides == SHAPE_READ for o in d.values())}
 # op type -> the opset from which its meaning differs; nodes at or past it carry ``_opset`` (the
 # kernel's switch: Softmax normalises along ``axis``, default -1, instead of coercing to 2-D at it).
 OPSET_SEMANTICS = {"Softmax": 13}
@@ -113,9 +157,12 @@ def _no_sources(tensor: str) -> tuple[str, ...]:
     return ()
 
 
-def _operand_value(name: str, op_type: str, key: str, tensor: str, consts: ConstTable, behind=_no_sources):
-    if tensor not in consts:
-        raise RuntimeValueError(name, op_type, (tensor,), behind(tensor), what=f"operand {key!r} is")
+def _refuse(name: str, op_type: str, operand: Operand, tensor: str, behind) -> RuntimeValueError:
+    return RuntimeValueError(name, op_type, (tensor,), behind(tensor),
+                             what=f"operand {operand.name!r} {DECIDES[operand.decides]}; it is")
+
+
+def _operand_value(tensor: str, consts: ConstTable):
     value = consts[tensor].value()
     return value.item() if value.ndim == 0 else tuple(value.reshape(-1).tolist())
 
@@ -123,14 +170,16 @@ def _operand_value(name: str, op_type: str, key: str, tensor: str, consts: Const
 def _dropout_operands(node, name: str, attrs: dict, consts: ConstTable, behind) -> list[str]:
     """Dropout's ratio and training_mode operands (opset 12) as attributes. An identity Dropout (see
     ``constant_fold.dropout_is_identity``) needs no training_mode, and its ratio only when it is known;
-    a random one is refused (``op_limits``: Dropout ``training``)."""
+    a random one is refused (``op_limits``: Dropout ``training``). Which of the two it is decides
+    whether the node is a view or a task with memory of its own, so it must be known at compile time
+    (``TASK``): a run-time training_mode, or a run-time ratio in training mode, is refused."""
     ratio, mode = (list(node.input[1:3]) + ["", ""])[:2]
     identity = dropout_is_identity(node, consts)
     if identity is None:
-        key, tensor = ("training_mode", mode) if mode not in consts else ("ratio", ratio)
-        raise RuntimeValueError(name, "Dropout", (tensor,), behind(tensor), what=f"operand {key!r} is")
+        key, tensor = (2, mode) if mode not in consts else (1, ratio)
+        raise _refuse(name, "Dropout", OPERANDS["Dropout"][key], tensor, behind)
     if ratio and ratio in consts:
-        attrs["ratio"] = _operand_value(name, "Dropout", "ratio", ratio, consts)
+        attrs["ratio"] = _operand_value(ratio, consts)
     if not identity:
         detail = f"training_mode=1, ratio={attrs.get('ratio', 0.5)!r}"
         raise UnsupportedFeatureError(name, op_limits.message("Dropout", op_limits.find("Dropout", "training"), detail))
@@ -139,23 +188,34 @@ def _dropout_operands(node, name: str, attrs: dict, consts: ConstTable, behind) 
 
 def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: ConstTable,
                        behind=_no_sources) -> list[str]:
+    """The node's inputs once its ``OPERANDS`` are handled: a constant SHAPE or VALUE operand becomes
+    the attribute of its name; a run-time VALUE one is appended to the inputs, named in ``VALUE_INPUTS``;
+    a run-time SHAPE one is a RuntimeValueError. SHAPE_READ operands stay where they are."""
     if node.op_type == "Dropout":
         return _dropout_operands(node, name, attrs, consts, behind)
-    moved = OPERAND_ATTRS.get(node.op_type, {})
+    moved = {i: o for i, o in OPERANDS.get(node.op_type, {}).items() if o.decides != SHAPE_READ}
     if node.op_type == "Resize" and len(inputs) == 2:   # opset 11 on has roi, scales and/or sizes
         moved = _RESIZE_10[0]
         attrs.update(_RESIZE_10[1])
-    kept = []
+    kept, late = [], {}
     for i, tensor in enumerate(inputs):
-        key = moved.get(i)
-        if key is None:
+        operand = moved.get(i)
+        if operand is None:
             kept.append(tensor)
+        elif tensor and tensor in consts:
+            attrs[operand.name] = _operand_value(tensor, consts)
+        elif tensor and operand.decides == VALUE:
+            late[operand.name] = tensor
         elif tensor:
-            attrs[key] = _operand_value(name, node.op_type, key, tensor, consts, behind)
+            raise _refuse(name, node.op_type, operand, tensor, behind)
     if not attrs.get("training_mode", 1):  # BatchNormalization's default (opset 14): inference, nothing to keep
         del attrs["training_mode"]
     if node.op_type == "Resize" and attrs.get("coordinate_transformation_mode") != "tf_crop_and_resize":
         attrs.pop("roi", None)   # read by tf_crop_and_resize alone
+        late.pop("roi", None)
+    if late:
+        attrs[VALUE_INPUTS] = tuple(late)
+        kept = _positional(name, kept, "input", node.op_type) + list(late.values())
     return kept
 
 

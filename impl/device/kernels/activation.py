@@ -1,8 +1,9 @@
 """Activations and elementwise maths of production models: Clip, HardSigmoid, HardSwish, Erf, Gelu, Pow, Where.
 
 The IR form of each node (what ``task.attr`` gives): Clip's bounds are the ``min`` and
-``max`` attributes in every opset (the front end moves the opset-11 inputs there; absent
-means unbounded); HardSigmoid has ``alpha`` (0.2) and ``beta`` (0.5); Gelu (opset 20) has
+``max`` attributes (the front end moves constant opset-11 inputs there; absent means
+unbounded), or, for a bound known only at run time, a scalar input the node's
+``_value_inputs`` names, read on every run (``common.value_operand``); HardSigmoid has ``alpha`` (0.2) and ``beta`` (0.5); Gelu (opset 20) has
 ``approximate`` (``"none"`` or ``"tanh"``). Pow's exponent may have another numeric type
 than its base; the result has the base's type. Where's condition is any numeric or bool
 tensor (non-zero is true); the three inputs broadcast numpy-style.
@@ -16,7 +17,7 @@ import math
 
 import numpy as np
 
-from zcspec.impl.device.kernels.common import fail, kernel, need_float
+from zcspec.impl.device.kernels.common import data_inputs, fail, kernel, need_float, scalar_operand
 from zcspec.impl.device.kernels.special import erf as erf64
 
 
@@ -25,17 +26,10 @@ def erf(x: np.ndarray) -> np.ndarray:
     return erf64(x).astype(x.dtype)
 
 
-def _bound(task, key: str, x: np.ndarray):
-    value = task.attr(key)
-    if value is None:
-        return None
-    return np.asarray(value).astype(x.dtype)
-
-
 @kernel("Clip")
 def clip(task, ins, outs):
-    (x,) = ins
-    lo, hi = _bound(task, "min", x), _bound(task, "max", x)
+    (x,) = data_inputs(task, ins)
+    lo, hi = scalar_operand(task, ins, "min", x.dtype), scalar_operand(task, ins, "max", x.dtype)
     y = x if lo is None else np.maximum(x, lo)
     return (y if hi is None else np.minimum(y, hi),)  # min > max gives max everywhere, as onnxruntime
 

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from zcspec.impl.device.errors import KernelError
-from zcspec.impl.platform.kernel_ops import KERNEL_OPS
+from zcspec.impl.platform.kernel_ops import KERNEL_OPS, VALUE_INPUTS
 
 Kernel = Callable[..., tuple]
 KERNELS: dict[str, Kernel] = {}
@@ -86,3 +86,38 @@ def input_or_attr(task, ins, index: int, key: str, default=None):
     if len(ins) > index:
         return tuple(int(v) for v in np.asarray(ins[index]).reshape(-1))
     return ints(task, key, default)
+
+
+def _value_names(task, ins) -> tuple[str, ...]:
+    names = tuple(task.attr(VALUE_INPUTS, ()) or ())
+    if len(names) > len(ins) or len(set(names)) != len(names):
+        raise fail(task, f"{VALUE_INPUTS}={names!r} names {len(names)} run-time operands, the task has {len(ins)} inputs")
+    return names
+
+
+def data_inputs(task, ins) -> tuple:
+    """The inputs without the run-time value operands the node's ``_value_inputs`` names (its last inputs)."""
+    names = _value_names(task, ins)
+    return tuple(ins[:len(ins) - len(names)])
+
+
+def value_operand(task, ins, key: str, default=None):
+    """An operand that decides only values (Clip's ``min``, Pad's ``value``, ...): the tensor the kernel
+    reads at run time when ``_value_inputs`` names ``key`` (an array), else the attribute ``key``
+    (fixed at compile time), else ``default``."""
+    names = _value_names(task, ins)
+    if key in names:
+        return np.asarray(ins[len(ins) - len(names) + names.index(key)])
+    return task.attr(key, default)
+
+
+def scalar_operand(task, ins, key: str, dtype, default=None):
+    """A scalar value operand (``value_operand``) as a numpy scalar of ``dtype``; None when absent. A run-time
+    tensor with other than one element is a KernelError: ONNX makes these operands scalars."""
+    value = value_operand(task, ins, key, default)
+    if value is None:
+        return None
+    value = np.asarray(value)
+    if value.size != 1:
+        raise fail(task, f"operand {key!r} must be a scalar, got a tensor of shape {list(value.shape)}")
+    return value.reshape(()).astype(dtype)

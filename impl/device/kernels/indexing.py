@@ -4,7 +4,8 @@ IR forms (the front end moves the constant operands of newer opsets into attribu
 Expand's target is its output slot's shape (``shape`` attribute kept for the record);
 Tile has ``repeats`` (one per axis); Pad has ``pads`` (begins then ends, one pair per
 entry of ``axes``, or per axis without ``axes``), ``mode`` (``constant``, ``reflect``,
-``edge``, ``wrap``) and ``value`` (the constant fill, default 0). A negative pad crops,
+``edge``, ``wrap``) and ``value`` (the constant fill, default 0: an attribute, or a scalar input
+read on every run when the node's ``_value_inputs`` names it, see ``common.value_operand``). A negative pad crops,
 as in ONNX. Gather's ``indices`` (int32 or int64) may be negative (counted from the
 end of ``axis``); one out of range is a KernelError.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zcspec.impl.device.kernels.common import axis, fail, ints, kernel
+from zcspec.impl.device.kernels.common import axis, data_inputs, fail, ints, kernel, scalar_operand
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}
 
@@ -70,7 +71,7 @@ def _full_pads(task, rank: int) -> list[tuple[int, int]]:
 
 @kernel("Pad")
 def pad(task, ins, outs):
-    (x,) = ins
+    (x,) = data_inputs(task, ins)
     full = _full_pads(task, x.ndim)
     mode = task.attr("mode", "constant")
     if mode not in _PAD_MODES:
@@ -81,7 +82,7 @@ def pad(task, ins, outs):
     if mode == "reflect" and any(g and d < 2 for (b, e), d in zip(grow, x.shape) for g in (b, e)):
         raise fail(task, f"reflect padding needs at least 2 elements on each padded axis, input is {x.shape}")
     if mode == "constant":
-        value = np.asarray(task.attr("value", 0)).astype(x.dtype)
+        value = scalar_operand(task, ins, "value", x.dtype, 0)
         return (np.pad(x, grow, mode="constant", constant_values=value),)
     if x.size == 0 and any(b or e for b, e in grow):
         raise fail(task, f"{mode} padding of an empty tensor {x.shape}")

@@ -2,7 +2,8 @@
 
 IR form: ``scales`` (floats) or ``sizes`` (ints) are attributes, one per entry of ``axes``
 (opset 18; every axis without it), and so is ``roi`` (starts then ends, one per entry of ``axes``)
-for ``tf_crop_and_resize``; the output slot's shape is the size. With ``scales`` the coordinate
+for ``tf_crop_and_resize``, unless it is known only at run time: then it is an input the node's
+``_value_inputs`` names, read on every run (``common.value_operand``); the output slot's shape is the size. With ``scales`` the coordinate
 mapping uses the given scale (which may differ from size/input when the size was rounded down);
 with ``sizes`` the scale is output/input, or with ``keep_aspect_ratio_policy`` ``not_larger`` /
 ``not_smaller`` the smallest / largest of those over ``axes`` for all of them (the output size is
@@ -31,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from zcspec.impl.device.kernels import resize_filters
-from zcspec.impl.device.kernels.common import fail, kernel
+from zcspec.impl.device.kernels.common import data_inputs, fail, kernel, value_operand
 
 _ROUND = {
     "round_prefer_floor": lambda c: np.ceil(c - 0.5),
@@ -97,13 +98,13 @@ def _scales(task, x: np.ndarray, out_shape, axes: list[int]) -> list[float]:
     return scales
 
 
-def _rois(task, rank: int, axes: list[int]) -> list[tuple[float, float]]:
+def _rois(task, ins, rank: int, axes: list[int]) -> list[tuple[float, float]]:
     """Each axis's (start, end) of ``roi`` (the whole axis, (0, 1), where none is given)."""
     rois = [(0.0, 1.0)] * rank
-    roi = task.attr("roi")
-    if roi is None or len(tuple(roi)) == 0:
+    roi = value_operand(task, ins, "roi")
+    roi = () if roi is None else tuple(float(v) for v in np.asarray(roi, dtype=np.float64).reshape(-1))
+    if not roi:
         return rois
-    roi = tuple(float(v) for v in roi)
     if len(roi) != 2 * len(axes):
         raise fail(task, f"roi={roi} has {len(roi)} entries for axes {axes} (starts, then ends)")
     for i, a in enumerate(axes):
@@ -130,7 +131,7 @@ def _resample(task, y, a: int, coords: np.ndarray, mode: str, rounding: str, sca
 
 @kernel("Resize")
 def resize(task, ins, outs):
-    x = ins[0]
+    x = data_inputs(task, ins)[0]
     mode = task.attr("mode", "nearest")
     coord = task.attr("coordinate_transformation_mode", "half_pixel")
     rounding = task.attr("nearest_mode", "round_prefer_floor")
@@ -139,7 +140,7 @@ def resize(task, ins, outs):
     if len(out_shape) != x.ndim:
         raise fail(task, f"output rank {len(out_shape)} differs from input rank {x.ndim}")
     axes = _axes(task, x.ndim)
-    rois = _rois(task, x.ndim, axes) if coord == "tf_crop_and_resize" else [(0.0, 1.0)] * x.ndim
+    rois = _rois(task, ins, x.ndim, axes) if coord == "tf_crop_and_resize" else [(0.0, 1.0)] * x.ndim
     fill = float(task.attr("extrapolation_value", 0.0))
     y = x if mode == "nearest" else x.astype(np.float64)
     for a, s in enumerate(_scales(task, x, out_shape, axes)):
