@@ -99,11 +99,13 @@ class DataDependentControlError(UnsupportedFeatureError):
 
 
 class RuntimeValueError(UnsupportedFeatureError):
-    """An operand that decides a shape or what the op computes is known only at run time.
+    """An operand that decides a shape, a memory size or the task list is known only at run time.
 
-    ``operands`` are the operand tensors; ``inputs`` the graph inputs they are computed from, the
-    ones to freeze with ``--value`` (``values=``) so the model becomes static. The message names
-    the op and the feature listed in ``zcspec.impl.compiler.op_limits`` (``runtime-value``)."""
+    Operands that decide only values may be run-time inputs (onnx_nodes.py ``OPERANDS``). ``what``
+    says what the operand decides; ``operands`` are the operand tensors; ``inputs`` the graph inputs
+    they are computed from, the ones to freeze with ``--value`` (``values=``) so the model becomes
+    static. The message names the op and the feature listed in ``zcspec.impl.compiler.op_limits``
+    (``runtime-value``)."""
 
     def __init__(self, node: str, op_type: str, operands: tuple[str, ...], inputs: tuple[str, ...], *,
                  what: str = "the operand is"):
