@@ -171,6 +171,18 @@ def test_the_classification_is_complete_data():
     assert OPERANDS["Pad"][1].decides == SHAPE and OPERANDS["Dropout"][2].decides == TASK
 
 
+# The IR attribute names that differ from the newest schema's input name (the older opsets' attribute name).
+_RENAMED = {("Pad", "value"): "constant_value"}
+
+
+def test_each_classified_position_is_the_operand_onnx_names_there():
+    """A position off by one would move the wrong operand into an attribute: hold the table to ONNX's schemas."""
+    for op, operands in OPERANDS.items():
+        schema = onnx.defs.get_schema(op)
+        for i, o in operands.items():
+            assert schema.inputs[i].name == _RENAMED.get((op, o.name), o.name), (op, i, o.name)
+
+
 DEV = Device("ascend910b")
 
 

@@ -71,8 +71,9 @@ DECIDES = {
 
 @attrs.frozen
 class Operand:
-    """An operand of an ONNX op the IR does not keep as a plain input: its name (the IR attribute a
-    constant one becomes) and what its value decides (``SHAPE``, ``SHAPE_READ``, ``TASK``, ``VALUE``)."""
+    """An operand of an ONNX op classified by what its value decides (``SHAPE``, ``SHAPE_READ``, ``TASK``,
+    ``VALUE``), and its name: the IR attribute a constant one becomes (the older opsets' attribute name).
+    Operands absent from ``OPERANDS`` (data, weights, Gather's indices, Where's condition) are plain inputs."""
 
     name: str
     decides: str
