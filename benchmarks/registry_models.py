@@ -148,7 +148,8 @@ def main() -> None:
             print(f"{'':20}ops: {' '.join(f'{k}:{v}' for k, v in sorted(ops.items()))}", flush=True)
         if args.verify:
             done = subprocess.run(verify_args(path, e), capture_output=True, text=True)
-            lines = (done.stdout + done.stderr).strip().splitlines() or [""]
+            # the verdict closes stdout; progress lines and a refusal go to stderr
+            lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""]
             print(f"{'':20}verify: exit {done.returncode}: {lines[-1]}", flush=True)
 
 
