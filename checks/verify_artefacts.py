@@ -30,6 +30,7 @@ from pathlib import Path
 import attrs
 
 from zcspec.checks.errors import UsageError
+from zcspec.checks.execution import runs_of
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.compile import compile_stages
@@ -64,8 +65,8 @@ def _opaque(value) -> str:
 
 
 def _concurrent(scenario) -> bool:
-    """Whether ``scenario`` makes calls from several threads at once (an execution's ``threads``)."""
-    return scenario.kind == "execution" and bool(scenario.runtime.get("threads"))
+    """Whether ``scenario`` makes calls from several threads at once (a run's ``threads``)."""
+    return scenario.kind == "execution" and any(run.get("threads") for run in runs_of(scenario.runtime))
 
 
 def _schedule_free(observations: list) -> list:

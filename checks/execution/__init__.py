@@ -59,12 +59,17 @@ def _builtin_runs(graph) -> list[dict]:
     ]
 
 
+def runs_of(runtime: dict) -> list[dict]:
+    """The runs an execution scenario's ``runtime`` names: its ``runs`` list, or itself as one run."""
+    return runtime["runs"] if "runs" in runtime else [runtime]
+
+
 def observe_runs(scenario) -> Observations:
     """Compile ``scenario.graph`` once, then observe every run its ``runtime`` dict names, in order;
     the result's ``notes`` gather every run's unjudged outputs and failed valid calls."""
     model = build_model(scenario.graph, scenario.compile)
     out = Observations()
-    for runtime in scenario.runtime.get("runs", [scenario.runtime]):
+    for runtime in runs_of(scenario.runtime):
         got = _observe_run(scenario, model, runtime)
         out.extend(got)
         out.notes.extend(got.notes)

@@ -152,8 +152,9 @@ def test_racing_calls_are_written_whatever_the_schedule(tmp_path, monkeypatch):
     monkeypatch.setattr(va, "to_data", lambda o: o)
     monkeypatch.setattr(va, "compiled", lambda scenario: {})
     lines = {}
-    for threads in (0, 2):
-        scenario = Scenario("execution", graph, runtime={"threads": threads} if threads else {})
+    for threads in (0, 2):   # a campaign's scenario names its runs (a differential run, then a v1 run)
+        run = {"runtime": "v1", "threads": threads} if threads else {"runtime": "v1"}
+        scenario = Scenario("execution", graph, runtime={"runs": [{"runtime": "differential"}, run]})
         for k, observations in enumerate(schedules):
             writer = ArtefactWriter.into(tmp_path / f"t{threads}-{k}")
             writer.case("campaign", "c", scenario=scenario, observations=observations)
