@@ -42,9 +42,11 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from itertools import accumulate
 
+from zcspec.impl.compiler.memory.ge_descent import Mirror
 from zcspec.impl.compiler.memory.sizes import block_size
 
 MAX_DEPTH = 100  # kMaxDepthNum (GE: block_mem_assigner.h)
+COMPILED_DESCENT = True  # level 2 walks one-stream lists with ge_descent (False: the Python walk, to compare)
 
 
 class Block:
@@ -278,13 +280,38 @@ def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bo
     return _interval(parent, child, options, clones, new_id)
 
 
-def _try_adopt(parent: Block, child: Block, options, clones: list, new_id) -> bool:
+def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, mirror: Mirror | None = None) -> bool:
     """``parent.AddLifeReuseBlock(child)``, once :func:`_may_share` holds: into a child of the
     parent first, else at its end. The child's aligned size does not change while it is offered (a
-    split keeps it, see ``Block.align_size``), so it is computed once for the whole descent."""
+    split keeps it, see ``Block.align_size``), so it is computed once for the whole descent. With a
+    ``mirror`` (one-stream lists) the compiled walk makes the same descent (:func:`_mirrored_adopt`)."""
     size = child.align_size(options)
     slack = 0 if size == options.block_align else options.block_align
+    if mirror is not None:
+        return _mirrored_adopt(parent, child, size, slack, options, clones, new_id, mirror)
     return _adopt(parent, child, size, slack, options, clones, new_id, 0)
+
+
+def _mirrored_adopt(parent: Block, child: Block, size: int, slack: int, options, clones: list, new_id,
+                    mirror: Mirror) -> bool:
+    """:func:`_adopt` by ge_descent.descend: the splits it reports are replayed here in their order (one
+    clone each, ids drawn in that order, as ``_interval`` makes them), then the take."""
+    root = mirror.node(parent, _timeline(parent), parent.align_size(options))
+    node, splits, moved_at = mirror.descend(root, _timeline(child), size, slack, MAX_DEPTH)
+    if splits:
+        kept, gone = [], [[] for _ in range(splits)]
+        for u, at in zip(child.units, moved_at.tolist()):
+            (kept if at < 0 else gone[at]).append(u)
+        for moved in gone:
+            clone = Block(new_id(), moved[0], options)
+            clone.keep_only(moved)
+            clones.append(clone)
+        child.keep_only(kept)
+    if node < 0:
+        return False
+    _take(mirror.blocks[node], child, size)
+    mirror.link(node, mirror.node(child, _timeline(child), size), size)
+    return True
 
 
 def _adopt(parent: Block, child: Block, size: int, slack: int, options, clones: list, new_id, depth: int) -> bool:
@@ -356,6 +383,8 @@ def level_two(blocks: list[Block], options) -> list[Block]:
     from; the rest of the list is sorted again when a clone is smaller than the block after them."""
     key = lambda b: _sort_key(b, options)  # noqa: E731
     blocks = sorted(blocks, key=key)
+    mirror = (Mirror(sum(len(b.units) for b in blocks), 2 * len(blocks))
+              if COMPILED_DESCENT and Mirror.eligible(blocks) else None)
     ids = iter(range(max((b.id for b in blocks), default=-1) + 1, 10**9))
     new_id = ids.__next__
     i = 0
@@ -376,7 +405,7 @@ def level_two(blocks: list[Block], options) -> list[Block]:
                 continue
             clones: list[Block] = []
             if _may_share(parent, child, options, clones, new_id):
-                _try_adopt(parent, child, options, clones, new_id)
+                _try_adopt(parent, child, options, clones, new_id, mirror)
             if clones:
                 blocks[j:j] = clones
                 nxt = j + len(clones)
