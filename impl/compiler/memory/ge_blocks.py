@@ -114,38 +114,45 @@ def _may_reuse(unit, options) -> bool:
 
 def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[list[Block], dict[str, Block]]:
     """The topological walk (AssignMemoryWithReuse, ApplyMemory): returns the block list in creation order
-    and unit id -> block."""
-    allocs = defaultdict(list)
-    releases = defaultdict(list)
+    and unit id -> block.
+
+    Per step, in this order: the previous step's workspaces are released, the step's outputs then its
+    workspaces get blocks, the outputs whose life ends here are released. Every unit's events go into
+    one bucket per (step, phase) in unit order, so one pass over the buckets replays that walk."""
+    buckets: list[list] = [[] for _ in range(4 * (steps + 1))]
     for u in units:
         if u.atomic:
             continue
-        allocs[(u.alloc_step, u.kind == "workspace")].append(u)
-        if _may_reuse(u, options):
+        workspace = u.kind == "workspace"
+        reuse = _may_reuse(u, options)
+        key = _pool_key(u, options, max_block) if reuse else None
+        buckets[4 * u.alloc_step + (2 if workspace else 1)].append((True, u, key))
+        if reuse:
             # ReleaseMemory: an output nobody reads is released at the next node; workspaces at the next step's start.
-            release = u.last + 1 if u.unconsumed or u.kind == "workspace" else u.last
-            releases[(release, u.kind != "workspace")].append(u)
+            release = u.last + 1 if u.unconsumed or workspace else u.last
+            if release <= steps:  # later than the last step: nothing asks for a block after it
+                buckets[4 * release + (0 if workspace else 3)].append((False, u, key))
     pool: dict = defaultdict(deque)
     blocks: list[Block] = []
     block_of: dict[str, Block] = {}
-    take = (lambda q: q.popleft()) if options.mem_release_first_reuse_first else (lambda q: q.pop())
-    for step in range(steps + 1):
-        for u in releases.get((step, False), ()):  # workspaces of the previous step
-            pool[_pool_key(u, options, max_block)].append(block_of[u.id])
-        for phase in (False, True):  # outputs, then workspaces
-            for u in allocs.get((step, phase), ()):
-                queue = pool.get(_pool_key(u, options, max_block)) if _may_reuse(u, options) else None
-                if queue:
-                    block = take(queue)
-                    block.units.append(u)
-                    block.real = max(block.real, u.size)
-                    block.end = max(block.end, u.last)
-                else:
-                    block = Block(len(blocks), u, options)
-                    blocks.append(block)
-                block_of[u.id] = block
-        for u in releases.get((step, True), ()):
-            pool[_pool_key(u, options, max_block)].append(block_of[u.id])
+    fifo = options.mem_release_first_reuse_first
+    for bucket in buckets:
+        for alloc, u, key in bucket:
+            if not alloc:
+                pool[key].append(block_of[u.id])
+                continue
+            queue = pool.get(key) if key is not None else None
+            if queue:
+                block = queue.popleft() if fifo else queue.pop()
+                block.units.append(u)
+                if u.size > block.real:
+                    block.real = u.size
+                if u.last > block.end:
+                    block.end = u.last
+            else:
+                block = Block(len(blocks), u, options)
+                blocks.append(block)
+            block_of[u.id] = block
     return blocks, block_of
 
 
@@ -191,7 +198,7 @@ class _Timeline:
     a split keeps the order), the first member's begin and the last member's end (GE's quick check), and
     whether the last member is used on another stream (:func:`_remote`)."""
 
-    __slots__ = ("firsts", "lasts", "sorted_firsts", "reach", "ordered", "lo", "hi", "remote")
+    __slots__ = ("firsts", "lasts", "sorted_firsts", "reach", "ordered", "lo", "hi", "remote", "arrays")
 
     def __init__(self, units):
         self.firsts = [u.first for u in units]
@@ -206,6 +213,7 @@ class _Timeline:
         self.reach = list(accumulate(lasts, max))
         self.lo, self.hi = (firsts[0], self.lasts[-1]) if units else (0, -1)
         self.remote = bool(units) and bool(units[-1].uses) and _remote(units[-1])
+        self.arrays = None  # firsts and lasts as arrays, for ge_descent
 
 
 def _timeline(block: Block) -> _Timeline:
@@ -280,24 +288,23 @@ def _may_share(parent: Block, child: Block, options, clones: list, new_id) -> bo
     return _interval(parent, child, options, clones, new_id)
 
 
-def _try_adopt(parent: Block, child: Block, options, clones: list, new_id, mirror: Mirror | None = None) -> bool:
+def _try_adopt(parent: Block, child: Block, options, clones: list, new_id) -> bool:
     """``parent.AddLifeReuseBlock(child)``, once :func:`_may_share` holds: into a child of the
     parent first, else at its end. The child's aligned size does not change while it is offered (a
-    split keeps it, see ``Block.align_size``), so it is computed once for the whole descent. With a
-    ``mirror`` (one-stream lists) the compiled walk makes the same descent (:func:`_mirrored_adopt`)."""
+    split keeps it, see ``Block.align_size``), so it is computed once for the whole descent."""
     size = child.align_size(options)
     slack = 0 if size == options.block_align else options.block_align
-    if mirror is not None:
-        return _mirrored_adopt(parent, child, size, slack, options, clones, new_id, mirror)
     return _adopt(parent, child, size, slack, options, clones, new_id, 0)
 
 
-def _mirrored_adopt(parent: Block, child: Block, size: int, slack: int, options, clones: list, new_id,
-                    mirror: Mirror) -> bool:
-    """:func:`_adopt` by ge_descent.descend: the splits it reports are replayed here in their order (one
-    clone each, ids drawn in that order, as ``_interval`` makes them), then the take."""
+def _mirrored_offer(parent: Block, child: Block, options, clones: list, new_id, mirror: Mirror) -> bool:
+    """:func:`_may_share`, then :func:`_try_adopt` if it holds, by ge_descent.descend (one-stream lists):
+    the splits it reports are replayed here in their order (one clone each, ids drawn in that order, as
+    ``_interval`` makes them), then the take. Returns whether ``child`` was taken."""
+    size = child.align_size(options)
+    slack = 0 if size == options.block_align else options.block_align
     root = mirror.node(parent, _timeline(parent), parent.align_size(options))
-    node, splits, moved_at = mirror.descend(root, _timeline(child), size, slack, MAX_DEPTH)
+    node, splits, moved_at = mirror.descend(root, True, _timeline(child), size, slack, MAX_DEPTH)
     if splits:
         kept, gone = [], [[] for _ in range(splits)]
         for u, at in zip(child.units, moved_at.tolist()):
@@ -404,8 +411,10 @@ def level_two(blocks: list[Block], options) -> list[Block]:
                     break   # the parent went into the child: GE's later offers to it all fail (child_block_)
                 continue
             clones: list[Block] = []
-            if _may_share(parent, child, options, clones, new_id):
-                _try_adopt(parent, child, options, clones, new_id, mirror)
+            if mirror is not None:
+                _mirrored_offer(parent, child, options, clones, new_id, mirror)
+            elif _may_share(parent, child, options, clones, new_id):
+                _try_adopt(parent, child, options, clones, new_id)
             if clones:
                 blocks[j:j] = clones
                 nxt = j + len(clones)

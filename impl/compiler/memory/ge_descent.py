@@ -40,17 +40,68 @@ def _refresh(yf, yl, n, yreach):
 
 
 @numba.njit(cache=True)
-def descend(root, size, slack, max_depth, first_child, next_sibling, nbegin, nend, nlo, nhi, noffset, nalign,
-            mstart, mlen, psorted, preach, yf, yl, yidx, moved_at):
-    """The walk of ge_blocks ``_adopt`` from ``root`` (already judged by the caller) for an offered
-    block of aligned ``size`` whose members' firsts and lasts are ``yf``/``yl`` (member order; ``yidx``
-    their indexes, all three rewritten as members leave). Returns (the node that takes the block or
-    -1, the number of splits); ``moved_at[i]`` is set to the split that took member ``i`` away."""
+def _gate(c, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach, yf, yl, yidx, yreach, cross, moved_at, n,
+          ordered, ybegin, yend, events):
+    """ge_blocks ``_may_share`` on one stream: the spans do not meet, or interval reuse keeps some
+    members (``_interval``, ``_crossing``), the crossing ones leaving as split number ``events``.
+    Returns (shared, and the offered block's new n, ordered, begin, end and split count)."""
+    if yend < nbegin[c] or ybegin > nend[c]:
+        return True, n, ordered, ybegin, yend, events
+    lo, hi = nlo[c], nhi[c]
+    if ordered:
+        a = np.searchsorted(yreach[:n], lo, side="left")
+        b = np.searchsorted(yf[:n], hi, side="right")
+    else:
+        a, b = 0, n
+    k = 0
+    if a < b:
+        s, m = mstart[c], mlen[c]
+        sorted_firsts = psorted[s:s + m]
+        for i in range(a, b):
+            last, first = yl[i], yf[i]
+            if last >= lo and first <= hi:
+                j = np.searchsorted(sorted_firsts, last, side="right")
+                if j > 0 and preach[s + j - 1] >= first:
+                    cross[k] = i
+                    k += 1
+    if k == n:
+        return False, n, ordered, ybegin, yend, events
+    if k > 0:
+        kept, ci = 0, 0
+        for i in range(n):
+            if ci < k and cross[ci] == i:
+                moved_at[yidx[i]] = events
+                ci += 1
+            else:
+                yf[kept], yl[kept], yidx[kept] = yf[i], yl[i], yidx[i]
+                kept += 1
+        n = kept
+        events += 1
+        ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
+    return True, n, ordered, ybegin, yend, events
+
+
+@numba.njit(cache=True)
+def descend(root, gate_root, size, slack, max_depth, first_child, next_sibling, nbegin, nend, nlo, nhi, noffset,
+            nalign, mstart, mlen, psorted, preach, yf, yl, moved_at):
+    """The walk of ge_blocks ``_adopt`` from ``root`` for an offered block of aligned ``size`` whose
+    members' firsts and lasts are ``yf``/``yl`` (member order), after judging ``root`` itself first
+    when ``gate_root`` (level 2's ``_may_share``). Returns (the node that takes the block, -1 if none,
+    -2 if ``root`` refused it; the number of splits); ``moved_at[i]`` is set to the split that took
+    member ``i`` away."""
     n = yf.shape[0]
+    yf, yl = yf.copy(), yl.copy()
+    yidx = np.arange(n)
     yreach = np.empty(n, np.int64)
     cross = np.empty(n, np.int64)
     ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
     events = 0
+    if gate_root:
+        ok, n, ordered, ybegin, yend, events = _gate(root, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach,
+                                                     yf, yl, yidx, yreach, cross, moved_at, n, ordered, ybegin,
+                                                     yend, events)
+        if not ok:
+            return -2, events
     stack_node = np.empty(max_depth + 2, np.int64)
     stack_next = np.empty(max_depth + 2, np.int64)
     depth = 0
@@ -62,40 +113,9 @@ def descend(root, size, slack, max_depth, first_child, next_sibling, nbegin, nen
         descended = False
         while c != -1:
             nxt = next_sibling[c]
-            ok = True
-            if not (yend < nbegin[c] or ybegin > nend[c]):
-                # interval reuse (ge_blocks _interval and _crossing)
-                lo, hi = nlo[c], nhi[c]
-                if ordered:
-                    a = np.searchsorted(yreach[:n], lo, side="left")
-                    b = np.searchsorted(yf[:n], hi, side="right")
-                else:
-                    a, b = 0, n
-                k = 0
-                if a < b:
-                    s, m = mstart[c], mlen[c]
-                    sorted_firsts = psorted[s:s + m]
-                    for i in range(a, b):
-                        last, first = yl[i], yf[i]
-                        if last >= lo and first <= hi:
-                            j = np.searchsorted(sorted_firsts, last, side="right")
-                            if j > 0 and preach[s + j - 1] >= first:
-                                cross[k] = i
-                                k += 1
-                if k == n:
-                    ok = False
-                elif k > 0:
-                    kept, ci = 0, 0
-                    for i in range(n):
-                        if ci < k and cross[ci] == i:
-                            moved_at[yidx[i]] = events
-                            ci += 1
-                        else:
-                            yf[kept], yl[kept], yidx[kept] = yf[i], yl[i], yidx[i]
-                            kept += 1
-                    n = kept
-                    events += 1
-                    ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
+            ok, n, ordered, ybegin, yend, events = _gate(c, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach,
+                                                         yf, yl, yidx, yreach, cross, moved_at, n, ordered, ybegin,
+                                                         yend, events)
             if ok:
                 if first_child[c] != -1:
                     stack_next[depth] = nxt
@@ -181,14 +201,15 @@ class Mirror:
         self.last_child[parent] = child
         self.offset[parent] += size
 
-    def descend(self, root: int, timeline, size: int, slack: int, max_depth: int):
-        """:func:`descend` over the mirror for an offered block of ``timeline``: (node or -1, splits,
-        member -> split that took it or -1)."""
-        yf = np.array(timeline.firsts, dtype=np.int64)
-        yl = np.array(timeline.lasts, dtype=np.int64)
+    def descend(self, root: int, gate_root: bool, timeline, size: int, slack: int, max_depth: int):
+        """:func:`descend` over the mirror for an offered block of ``timeline``: (node, -1 or -2,
+        splits, member -> split that took it or -1). The member arrays are kept on the timeline
+        (a block is offered to several parents; a split gives it a new timeline)."""
+        if timeline.arrays is None:
+            timeline.arrays = (np.array(timeline.firsts, dtype=np.int64), np.array(timeline.lasts, dtype=np.int64))
+        yf, yl = timeline.arrays
         moved_at = np.full(len(yf), -1, dtype=np.int64)
-        node, events = descend(root, size, slack, max_depth, self.first_child, self.next_sibling, self.begin,
-                               self.end, self.lo, self.hi, self.offset, self.align, self.mstart, self.mlen,
-                               self.sorted_firsts, self.reach, yf, yl, np.arange(len(yf), dtype=np.int64),
-                               moved_at)
+        node, events = descend(root, gate_root, size, slack, max_depth, self.first_child, self.next_sibling,
+                               self.begin, self.end, self.lo, self.hi, self.offset, self.align, self.mstart,
+                               self.mlen, self.sorted_firsts, self.reach, yf, yl, moved_at)
         return int(node), int(events), moved_at

@@ -373,6 +373,8 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
 
 def _order(facts: _Facts, roots) -> dict:
     """``Unit.uses`` and ``Unit.known`` of the memory of ``roots``: their symbols' writers and readers."""
+    if not facts.multi_stream:
+        return {}
     return facts.order_facts([p for r in roots for p in facts.producers(r)],
                              [n for r in roots for n in facts.readers(r)])
 
