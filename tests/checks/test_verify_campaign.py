@@ -35,6 +35,7 @@ from zcspec.spec.check import check
 # verify's default campaign (its size and seed: Hypothesis's draws depend on both), alone
 CAMPAIGN = VerifyConfig(models=(), examples=attrs.fields(VerifyConfig).examples.default, proofs=False, corpus=False,
                         acl_refusals=False,   # the campaign alone: the ACL refusals catch some of these bugs first
+                        ge_cases=False,       # and so do GE's ported unit tests
                         fail_fast=True, onnx_node_tests=False)
 
 

@@ -33,7 +33,7 @@ def _check_not_zero_copy_on_unrefreshable_engine():
          'not plan.tensor("add:0").zero_copy and plan.tensor("add:0").region == "feature_map"')
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def IsZeroCopyBlock_unsupport_dsa():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, IsZeroCopyBlock_unsupport_dsa):
     add -> NETOUTPUT with add on the DSA engine; GE expects IsZeroCopyBlock(add, 0) == false
@@ -43,7 +43,7 @@ def IsZeroCopyBlock_unsupport_dsa():
     _check_not_zero_copy_on_unrefreshable_engine()
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def IsZeroCopyBlock_unsupport_hccl():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, IsZeroCopyBlock_unsupport_hccl):
     add -> NETOUTPUT with add on the HCCL engine (no address refresh); GE expects IsZeroCopyBlock(add, 0)
@@ -51,7 +51,7 @@ def IsZeroCopyBlock_unsupport_hccl():
     _check_not_zero_copy_on_unrefreshable_engine()
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def IsZeroCopyBlock_unsupport_addhccl():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, IsZeroCopyBlock_unsupport_addhccl):
     add (HCCL engine) -> NETOUTPUT and add -> hccl; GE expects IsZeroCopyBlock(add, 0) == false."""
@@ -63,7 +63,7 @@ def IsZeroCopyBlock_unsupport_addhccl():
     fact(not plan.tensor("add:0").zero_copy, 'not plan.tensor("add:0").zero_copy')
 
 
-@ge_cases('block_mem_assigner_unittest.cc', tuple(
+@ge_cases("block_mem_assigner_unittest.cc", tuple(
     Param(f"{op_type}-{reusable}", dict(op_type=op_type, reusable=reusable), ge_test="MatchNoReuseType")
     for op_type, reusable in (("DropOutGenMask", False), ("DropOutGenMaskV3", False), ("DropOutGenMaskV5", True))))
 def MatchNoReuseType(op_type, reusable):
@@ -74,7 +74,7 @@ def MatchNoReuseType(op_type, reusable):
     fact(rules.reusable_producer(op_type) is reusable, 'rules.reusable_producer(op_type) is reusable')
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def SeperateAtomicCleanAndContinousInput():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, SeperateAtomicCleanAndContinousInput):
     a:1 (output 1 of two), b:1 -> c:3 (padding continuous input, separate atomic clean) -> d:2; GE expects
@@ -93,15 +93,15 @@ def SeperateAtomicCleanAndContinousInput():
          'block.offset == a1.offset and block.size == 4096 and "B:0" in block.tensors')
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def SingleNoPaddingContinuousConnectContinuousNode():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, SingleNoPaddingContinuousConnectContinuousNode)
     (graph DSL, BuildSingleNoPaddingContinuousConnectContinuousInputNode): a -> PhonyConcat (one input) ->
     hcombroadcast (continuous input) <- b, hcombroadcast -> c -> netoutput; GE expects the blocks of a and
     b to be continuous blocks: a one-input PhonyConcat has no continuous input
     (``MemReuseUtils::IsNoPaddingContinuousInput`` needs more than one input anchor; zcspec's
-    ``rules.continuous_input`` too), its output is a ref of a. GE's hcombroadcast outputs are refs of its inputs (``reference``), which
-    zcspec cannot express; they do not bear on the fact."""
+    ``rules.continuous_input`` too), its output is a ref of a. GE's hcombroadcast outputs are refs of its
+    inputs (``reference``), which zcspec cannot express; they do not bear on the fact."""
     g = GeGraph("single_nopadding_into_continuous", dsl=True)
     g.node("a").node("PhonyConcat", op="PhonyConcat").node("hcombroadcast", op="HcomBroadcast", outs=(1024, 1024))
     g.node("c").node("b").node("netoutput", op="NetOutput", outs=())
@@ -117,7 +117,7 @@ def _intersect(plan, a: str, a_len: int, b: str, b_len: int) -> bool:
     return not (ta.offset > tb.offset + b_len or ta.offset + a_len < tb.offset)
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def NoPaddingContinuousInput_MultiInputDiffStream():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner, NoPaddingContinuousInput_MultiInputDiffStream)
     (graph DSL, BuildNoPaddingContinuousMultiInputDiffStream): data -> a (8 MiB) -> b -> d (4 MiB) ->
@@ -136,7 +136,7 @@ def NoPaddingContinuousInput_MultiInputDiffStream():
          'not _intersect(plan, "a:0", 8 * MB - 1, "d:0", 4 * MB)')
 
 
-@ge_case('block_mem_assigner_unittest.cc')
+@ge_case("block_mem_assigner_unittest.cc")
 def NoPaddingContinuousInputAndMultiStream_FirstInputNotSmallestTopoId_SameSizeReuse():
     """block_mem_assigner_unittest.cc TEST_F(UtestBlockMemAssigner,
     NoPaddingContinuousInputAndMultiStream_FirstInputNotSmallestTopoId_SameSizeReuse) (graph DSL,

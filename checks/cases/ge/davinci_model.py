@@ -38,7 +38,7 @@ def _buffers(dev, model, placement="device", out_placement=None):
     return ins, alloc_outputs(dev, model, out_placement or placement)
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def NnExecute():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute) (TestNnExecute): data -> memcpy ->
     output, one 1x4x4x8 float tensor of 512 bytes; GE expects an output blob of 512 bytes, a successful
@@ -56,7 +56,7 @@ def NnExecute():
     expect(launches(dev, mark), [], 'launches(dev, mark)')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def NnExecuteWithHostPlsModelIo():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecuteWithHostPlsModelIo): the NnExecute model
     with its zero-copy size set, executed with host-placed I/O blobs; GE expects success. Here the input
@@ -72,7 +72,7 @@ def NnExecuteWithHostPlsModelIo():
          '(read_outputs(dev, model, outs)["memcpy:0"] == 1.0).all()')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def NnExecuteWithHostPlsModelIo_ZeroCopyReuse():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecuteWithHostPlsModelIo_ZeroCopyReuse): the
     same with ge.exec.reuseZeroCopyMemory=1; GE expects NnExecute to fail (zero-copy memory reuse needs
@@ -88,7 +88,7 @@ def NnExecuteWithHostPlsModelIo_ZeroCopyReuse():
     expect((c.kernel_launches, c.copy_bytes()), (0, 0), '(c.kernel_launches, c.copy_bytes())')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def NnExecute_triggerZeroCopyMemoryInsufficientError():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute_triggerZeroCopyMemoryInsufficientError):
     reuseZeroCopyMemory=1, memory size 2580 of which 2560 zero copy, a device input tensor and a host
@@ -103,7 +103,7 @@ def NnExecute_triggerZeroCopyMemoryInsufficientError():
     expect(launches(dev, mark), [], 'launches(dev, mark)')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def TestCheckUserAndModelSize():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, TestCheckUserAndModelSize): GE's
     CheckUserAndModelSize refuses a user size of 0 against a model size of 65 (0 + 64 < 65) and accepts a
@@ -129,7 +129,7 @@ def _chain():
     return build_model(b.build())
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def get_total_memsize_exclude_zero_copy():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, get_total_memsize_exclude_zero_copy): GE's
     GetTotalMemSizeExcludeZeroCopy is mem_size - zero_copy_size (1024 - 512 = 512). Here that difference is
@@ -147,7 +147,7 @@ def get_total_memsize_exclude_zero_copy():
     fact(lm.execute(ins, outs).ok, 'lm.execute(ins, outs).ok')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def InitWeightMem_fail():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, InitWeightMem_fail): a model with a 20-byte
     weight buffer; with no caller weight memory GE allocates its own (not FAILED); with caller weight memory
@@ -179,7 +179,7 @@ def _data_to_netoutput_copies(options):
     return c, read_outputs(dev, model, outs)
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def TestDataAsInputOfNetoutputShouldZeroCopy():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, TestDataAsInputOfNetoutputShouldZeroCopy): data1,
     data2 (int64, 64 bytes) -> NetOutput directly, zero-copy blocks, default options; GE expects 2
@@ -193,7 +193,7 @@ def TestDataAsInputOfNetoutputShouldZeroCopy():
     fact(all((v == 1).all() for v in got.values()), 'all((v == 1).all() for v in got.values())')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def TestIsInputOfNetoutputCanZeroCopy():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, TestIsInputOfNetoutputCanZeroCopy), its third
     graph: reuseZeroCopyMemory=1, data1, data2 -> NetOutput directly, no zero-copy-block flag; GE expects 4
@@ -216,7 +216,7 @@ def _fm_refreshable_data_to_netoutput():
     return model, rec, read_outputs(dev, model, outs)
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def NnExecute_FmMemoryRefreshOk():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute_FmMemoryRefreshOk): ConstructGeModel(2560),
     data -> output (512 bytes), SetFeatureBaseRefreshable(true); GE expects an output blob of 512 bytes and
@@ -230,7 +230,7 @@ def NnExecute_FmMemoryRefreshOk():
     fact(all((v == 1).all() for v in got.values()), 'all((v == 1).all() for v in got.values())')
 
 
-@ge_case('davinci_model_unittest.cc')
+@ge_case("davinci_model_unittest.cc")
 def NnExecute_FmMemoryRefresh_CopyOutput():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, NnExecute_FmMemoryRefresh_CopyOutput):
     ConstructGeModel(0) (no feature map), data -> output, feature base refreshable; GE expects NnExecute to
@@ -242,8 +242,8 @@ def NnExecute_FmMemoryRefresh_CopyOutput():
          'rec.ok and rec.counters.d2d_bytes == 512 and all((v == 1).all() for v in got.values())')
 
 
-@ge_case('davinci_model_unittest.cc', row='V9', raises=InvalidParam,
-         reason=("GE: a zero-length input buffer with a null address is skipped, CopyInputData returns SUCCESS "
+@ge_case("davinci_model_unittest.cc", row="V9", raises=InvalidParam, reason=(
+    "GE: a zero-length input buffer with a null address is skipped, CopyInputData returns SUCCESS "
     "(DavinciModel::CopyInputData, runtime/v1/graph/load/model_manager/davinci_model.cc: data_buf.length == 0 "
     "-> continue); zcspec: any null buffer address is InvalidParam (100000), even for a 0-byte input "
     "(impl/runtime/v1 buffer checks)"))

@@ -70,7 +70,7 @@ def _task_addresses_are_correct(dev, mark, ins, outs, fm, weight=None, adds=2):
     expect(written_starts(merge), {outs[0].addr}, 'written_starts(merge)')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_memory_refresh_with_outputs_nozerocopy():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_memory_refresh_with_outputs_nozerocopy):
     ge.featureBaseRefreshable=1, BuildSwitchMergeGraphWithTwoOutputs (the Merge output feeds both NetOutput
@@ -85,8 +85,8 @@ def fm_memory_refresh_with_outputs_nozerocopy():
     fact(lm.execute(ins, outs).ok, 'lm.execute(ins, outs).ok')
     (src,) = written_starts(launch_of(dev, mark, "merge_1"))
     fact(src not in {o.addr for o in outs}, 'src not in {o.addr for o in outs}')
-    expect(sorted((c.dst, c.src, c.nbytes) for c in copies_into(dev, mark, outs)), sorted(
-        (o.addr, src, OUT_BYTES) for o in outs), 'sorted((c.dst, c.src, c.nbytes) for c in copies_into(dev, mark, outs))')
+    expect(sorted((c.dst, c.src, c.nbytes) for c in copies_into(dev, mark, outs)),
+           sorted((o.addr, src, OUT_BYTES) for o in outs), "the copies into the outputs (dst, src, bytes)")
     got = [dev.peek(o.addr, (OUT_BYTES,), np.uint8) for o in outs]
     fact((got[0] != FILL).any() and (got[0] == got[1]).all(), '(got[0] != FILL).any() and (got[0] == got[1]).all()')
 
@@ -106,7 +106,7 @@ def _atomic_outputs_written_in_place(through_ref: bool):
     return dev, mark, outs
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def AtomicNodeConnectNetoutput_ZeroCopy():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, AtomicNodeConnectNetoutput_ZeroCopy): default
     options, BuildAtomicNodeConnectNetoutput (a node with atomic outputs 0 and 1, both feeding NetOutput);
@@ -116,7 +116,7 @@ def AtomicNodeConnectNetoutput_ZeroCopy():
     _atomic_outputs_written_in_place(through_ref=False)
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def AtomicNodeConnectNetoutputThroughRefNode_ZeroCopy():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, AtomicNodeConnectNetoutputThroughRefNode_ZeroCopy):
     the same with output 0 passing a ref node (ATTR_NAME_REFERENCE) before NetOutput; GE expects both
@@ -127,7 +127,7 @@ def AtomicNodeConnectNetoutputThroughRefNode_ZeroCopy():
            'written_starts(launch_of(dev, mark, "ref_node"))')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_memory_refresh_with_inner_mem_free():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_memory_refresh_with_inner_mem_free):
     ge.featureBaseRefreshable=1, BuildSwitchMergeGraph; the first run uses feature memory GE allocated
@@ -155,7 +155,7 @@ def fm_memory_refresh_with_inner_mem_free():
     _task_addresses_are_correct(dev, mark, ins, outs, (fm, size), adds=1)
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_memory_refresh_with_check_tensor_index():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_memory_refresh_with_check_tensor_index):
     ge.featureBaseRefreshable=1, BuildSwitchMergeGraph (two Data inputs) run with one input tensor; GE
@@ -170,7 +170,7 @@ def fm_memory_refresh_with_check_tensor_index():
     expect(launches(dev, mark), [], 'launches(dev, mark)')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_memory_refresh_with_check_tensor_size():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_memory_refresh_with_check_tensor_size):
     ge.featureBaseRefreshable=1, BuildSwitchMergeGraph run with an output tensor of 1 byte (sizeof(bool))
@@ -187,7 +187,7 @@ def fm_memory_refresh_with_check_tensor_size():
     expect(launches(dev, mark), [], 'launches(dev, mark)')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def unrefreshable_graph_update_fm_failed():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, unrefreshable_graph_update_fm_failed): graph 0
     (BuildSwitchMergeGraph) compiled without ge.featureBaseRefreshable, graph 1 (BuildReshapeGraph) with it;
@@ -221,7 +221,7 @@ def unrefreshable_graph_update_fm_failed():
          'lm2.execute(ins2, alloc_outputs(dev, refreshable)).ok')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_memory_refresh_with_inputs_nozerocopy():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_memory_refresh_with_inputs_nozerocopy):
     ge.featureBaseRefreshable=1, BuildHcomGraph (two Data inputs of an HcomAllReduce with continuous
@@ -245,7 +245,7 @@ def fm_memory_refresh_with_inputs_nozerocopy():
              'any(src == b.addr and dst in read for src, dst in moved)', b.name)
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_reuse_ok_when_single_execution():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_reuse_ok_when_single_execution):
     ge.featureBaseRefreshable=1, BuildSwitchMergeGraphWithMultiAddNodes, the caller's weight memory
@@ -280,7 +280,7 @@ def _two_runs(move_fm: bool):
     return dev, mark, fm
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_reuse_ok_when_fm_unchanged_and_multiple_executions():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_reuse_ok_when_fm_unchanged_and_multiple_executions):
     the single-execution scenario run twice with the same feature memory and I/O tensors; GE expects the
@@ -290,7 +290,7 @@ def fm_reuse_ok_when_fm_unchanged_and_multiple_executions():
     expect(arg_refreshes(dev, mark), [], 'arg_refreshes(dev, mark)')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def fm_reuse_ok_when_fm_changed_and_multiple_executions():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, fm_reuse_ok_when_fm_changed_and_multiple_executions):
     the single-execution scenario, then UpdateGraphFeatureMemoryBase with new feature memory and a second
@@ -303,7 +303,7 @@ def fm_reuse_ok_when_fm_changed_and_multiple_executions():
          'all(fm[0] <= w.value < fm[0] + fm[1] for w in arg_refreshes(dev, mark))')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def no_task_args_associate_user_model_io():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, no_task_args_associate_user_model_io):
     NetoutputNotSupportZeroCopy (data_1 reaches NetOutput by a control edge only; the output is a
@@ -319,7 +319,7 @@ def no_task_args_associate_user_model_io():
         fact(lm.execute([inp], [out]).ok, 'lm.execute([inp], [out]).ok')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def zero_copy_ok_when_input_directly_connected_to_output():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, zero_copy_ok_when_input_directly_connected_to_output):
     ge.featureBaseRefreshable=0, data1 (int32 1x2x3x4) -> NetOutput, input and output tensors at different
@@ -329,15 +329,15 @@ def zero_copy_ok_when_input_directly_connected_to_output():
     tests/runtime_v1/test_execute.py::test_copies_of_zero_copy_ok_when_input_directly_connected_to_output.)"""
     model = data_to_netoutput()
     expect([(i.index, o.index) for i in model.tasks.inputs for o in model.tasks.outputs
-            if (i.region, i.offset) == (o.region, o.offset)], [(0, 0)], '[(i.index, o.index) for i in model.tasks.inputs for o in model.tasks.outputs if (i.region, i.offset) == (o.region, o.offset)]')
+            if (i.region, i.offset) == (o.region, o.offset)], [(0, 0)], "the (input, output) pairs at one address")
     dev = Device(model.soc)
     lm = load(dev, model)
     ins, outs = ge_io(dev, model)
     fact(lm.execute(ins, outs).ok, 'lm.execute(ins, outs).ok')
 
 
-@ge_case('test_fm_memory_refresh.cc', row='V6', raises=ParamInvalid,
-         reason=("GE: a Data -> NetOutput model run with the same tensor as input 0 and output 0 succeeds; GE checks no "
+@ge_case("test_fm_memory_refresh.cc", row="V6", raises=ParamInvalid, reason=(
+    "GE: a Data -> NetOutput model run with the same tensor as input 0 and output 0 succeeds; GE checks no "
     "overlap between user buffers (DavinciModel::CopyModelData -> CopyInputData / CopyOutputData, "
     "runtime/v1/graph/load/model_manager/davinci_model.cc, copy in and out through the shared model address); "
     "zcspec: ParamInvalid (E13025, 145000) 'an output may share memory with no other I/O' "
@@ -375,7 +375,7 @@ def _memcpy_addr_async_moves_user_io(update_io: bool):
                'sorted(w.value for w in arg_refreshes(dev, mark))')
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def memcpy_async_addr_non_david():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, memcpy_async_addr_non_david): Ascend910B,
     OPTION_BUILD_GRAPH_MODE=offline, BuildDataNetoutputGraph (float {64}): GE inserts a MemcpyAddrAsync;
@@ -385,7 +385,7 @@ def memcpy_async_addr_non_david():
     _memcpy_addr_async_moves_user_io(update_io=False)
 
 
-@ge_case('test_fm_memory_refresh.cc')
+@ge_case("test_fm_memory_refresh.cc")
 def memcpy_async_addr_non_david_update_io():
     """test_fm_memory_refresh.cc TEST_F(FmMemoryRefreshTest, memcpy_async_addr_non_david_update_io): the same,
     then a second ExecuteGraphWithStreamAsync with new input and output tensors; GE expects the task I/O

@@ -2,8 +2,8 @@
 
 GE's tests (``mirror-cann/ge`` ``tests/ge/ut/ge/graph/build/*_unittest.cc``) build
 graphs of untyped ops ("some") whose tensor sizes they set directly
-(``TensorUtils::SetSize``), then read offsets and memory sizes. :class:`GeGraph` is written the way a GE test is written (nodes in
-``AddNode`` order, edges in ``AddEdge`` order, control edges, stream ids, output and
+(``TensorUtils::SetSize``), then read offsets and memory sizes. :class:`GeGraph` is written the way a
+GE test is written (nodes in ``AddNode`` order, edges in ``AddEdge`` order, control edges, stream ids, output and
 workspace sizes) and turns it into what zcspec plans:
 
 - a GE size becomes a ``uint8`` tensor of that many bytes, planned with

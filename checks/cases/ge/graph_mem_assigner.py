@@ -19,7 +19,7 @@ from zcspec.impl.compiler.passes.outer_axis_views import outer_axis_views
 DATA = 1 * 1 * 224 * 224 * 4  # the graph DSL's default tensor, sized by UpdateGraphTensorSize
 
 
-@ge_case('graph_mem_assigner_unittest.cc')
+@ge_case("graph_mem_assigner_unittest.cc")
 def AssignContinuousInputMemory_Failed_SameOutAnchorToMultiContinuousIn():
     """graph_mem_assigner_unittest.cc TEST_F(UtestGraphMemAssigner,
     AssignContinuousInputMemory_Failed_SameOutAnchorToMultiContinuousIn) (graph DSL): data_1's one output
@@ -35,7 +35,7 @@ def AssignContinuousInputMemory_Failed_SameOutAnchorToMultiContinuousIn():
         g.plan()
 
 
-@ge_case('graph_mem_assigner_unittest.cc')
+@ge_case("graph_mem_assigner_unittest.cc")
 def PhonyConcatWithRefNodeInputs_AssignSuccess():
     """graph_mem_assigner_unittest.cc TEST_F(UtestGraphMemAssigner, PhonyConcatWithRefNodeInputs_AssignSuccess)
     (BuildPhonyConcatWithRefNodeInputs): d -> ref_node1, b -> ref_node2 (outputs are their inputs,
@@ -56,7 +56,7 @@ def PhonyConcatWithRefNodeInputs_AssignSuccess():
     expect(plan.tensor("b:0").offset, plan.tensor("ref_node2:0").offset, 'plan.tensor("b:0").offset')
 
 
-@ge_case('graph_mem_assigner_unittest.cc')
+@ge_case("graph_mem_assigner_unittest.cc")
 def ConstConnectPhonySplit_CheckOutputOffset():
     """graph_mem_assigner_unittest.cc TEST_F(UtestGraphMemAssigner, ConstConnectPhonySplit_CheckOutputOffset)
     (graph DSL): const1 (float {4}) -> split (PhonySplit: NoPadding continuous output reusing the input,

@@ -16,7 +16,7 @@ from zcspec.checks.cases.ge.graph import GeGraph
 SIZE = 1 * 1 * 224 * 224 * 4  # the graph DSL's default tensor
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_input_data_invalid():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_input_data_invalid)
     (SimpleFooGraph): input (RefData) -> foo (in-place ability (0, 0)) -> NetOutput; a graph input is
@@ -39,7 +39,7 @@ def _condition_calc_graph(out_size, ability=(0, 0)):
     return g
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_one_input_Success():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_one_input_Success):
     condition_calc, the last reader of add1's output, becomes in-place: one symbol fewer, ReuseInput set
@@ -48,7 +48,7 @@ def ProcessInplace_one_input_Success():
     expect(plan.tensor("condition_calc:0").alias_of, "add1:0", 'plan.tensor("condition_calc:0").alias_of')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_invalid_tensor_size():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_invalid_tensor_size):
     condition_calc's output reshaped to {1, 2, 3} ND; GE expects the symbol count unchanged (no in-place)."""
@@ -56,7 +56,7 @@ def ProcessInplace_invalid_tensor_size():
          '_condition_calc_graph(1 * 2 * 3 * 4).plan().tensor("condition_calc:0").alias_of is None')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_three_add_nodes_Success():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_three_add_nodes_Success)
     (BuildThreeAddNodeGraph): data1, data2 -> add1 -> add2 input 1; data1 -> add3 -> add2 input 0;
@@ -72,7 +72,7 @@ def ProcessInplace_three_add_nodes_Success():
     expect(g.plan().tensor("add2:0").alias_of, "add3:0", 'g.plan().tensor("add2:0").alias_of')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_can_not_inplace():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_can_not_inplace)
     (BuildStaticMinimumGradAndAddGraph): data0, data1, data2 -> mg (2 outputs); mg:0 -> NetOutput;
@@ -91,7 +91,7 @@ def ProcessInplace_can_not_inplace():
     fact(g.plan().tensor("add0:0").alias_of is None, 'g.plan().tensor("add0:0").alias_of is None')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_input_include_var():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_input_include_var)
     (BuildVarConnectToSplit): var -> split (in-place ability (0, 0)) -> add_2; a Variable's symbol is
@@ -104,7 +104,7 @@ def ProcessInplace_input_include_var():
     fact(g.plan().tensor("split:0").alias_of is None, 'g.plan().tensor("split:0").alias_of is None')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_one_invalid_input_index():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_one_invalid_input_index):
     as ProcessInplace_one_input_Success, condition_calc with in-place ability (0, 1) on its one input: the
@@ -113,7 +113,7 @@ def ProcessInplace_one_invalid_input_index():
          '_condition_calc_graph(SIZE, ability=(0, 1)).plan().tensor("condition_calc:0").alias_of is None')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_two_nodes_Success():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_Success):
     data1, data2 -> add1; data1 -> add2 input 0, add1 -> add2 input 1; add2 (in-place ability (0, 0),
@@ -145,8 +145,8 @@ def _switch_chain(ref: str):
     return g
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc', row='P9', raises=GeMismatch,
-         reason=("GE: swt1's mandatory ref puts its output on the Data (graph_utils.cc IsRefFromInput), so swt2's optional "
+@ge_case("hybrid_mem_assigner_unittest.cc", row="P9", raises=GeMismatch, reason=(
+    "GE: swt1's mandatory ref puts its output on the Data (graph_utils.cc IsRefFromInput), so swt2's optional "
     "in-place on it would write the user's input and ProcessInplace refuses it; zcspec gives swt1 its own "
     "memory (row P9), so swt2 is in place on it"))
 def ProcessInplace_two_nodes_not_inplace():
@@ -156,7 +156,7 @@ def ProcessInplace_two_nodes_not_inplace():
          '_switch_chain(ref="swt1").plan().tensor("swt2:0").alias_of is None')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_two_nodes_not_break_reuse():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_not_break_reuse):
     swt2 has a mandatory ref on swt1's output as well as the in-place ability; the ref survives ProcessInplace."""
@@ -164,7 +164,7 @@ def ProcessInplace_two_nodes_not_break_reuse():
            '_switch_chain(ref="swt2").plan().tensor("swt2:0").alias_of')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_continous_output_not_inplace():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_continous_output_not_inplace):
     the graph of ProcessInplace_one_input_Success with ATTR_NAME_CONTINUOUS_OUTPUT on condition_calc (one
@@ -175,7 +175,7 @@ def ProcessInplace_continous_output_not_inplace():
     fact(g.plan().tensor("condition_calc:0").alias_of is None, 'g.plan().tensor("condition_calc:0").alias_of is None')
 
 
-@ge_case('hybrid_mem_assigner_unittest.cc')
+@ge_case("hybrid_mem_assigner_unittest.cc")
 def ProcessInplace_two_nodes_continous_output():
     """hybrid_mem_assigner_unittest.cc TEST_F(UtestHybridMemAssigner, ProcessInplace_two_nodes_continous_output)
     (MemConflictShareGraph::BuildContinuousOutGraph): split1 -> split2 -> a (Cast, in-place ability (0, 0)) ->

@@ -28,7 +28,7 @@ def _continuous_reuse_graph():
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def block_memory_assign_continuous_memory():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, block_memory_assign_continuous_memory):
     MakeContinuousReuseGraph through MemoryAssigner::AssignMemory; GE expects HBM offset 3584, the lower
@@ -37,7 +37,7 @@ def block_memory_assign_continuous_memory():
            '_continuous_reuse_graph().plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def block_memory_assign_nopading_continuous_memory():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, block_memory_assign_nopading_continuous_memory):
     MakeContinuousReuseGraph(nopading) through HybridMemAssigner::Assign; GE expects 3584 (HBM)."""
@@ -45,7 +45,7 @@ def block_memory_assign_nopading_continuous_memory():
            '_continuous_reuse_graph().plan().regions["feature_map"]')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_first_not_max_life_continuous_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_first_not_max_life_continuous_reuse):
     MakeFirstNotMaxLifeContinuousGraph, a->d, b->e, c->f into h (NoPadding continuous input, 6144 B, output
@@ -63,8 +63,8 @@ def graph_first_not_max_life_continuous_reuse():
     expect(g.plan().attributes.memory_size, 11264, 'g.plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc', row='P5', raises=PlanError,
-         reason=("GE: HBM 13312 for a NoPadding concat h whose output is an input of another NoPadding concat j "
+@ge_case("mem_assigner_unittest.cc", row="P5", raises=PlanError, reason=(
+    "GE: HBM 13312 for a NoPadding concat h whose output is an input of another NoPadding concat j "
     "(cascade: BlockMemAssigner cascade_min_life_time_, GraphMemoryAssigner::ReAssignContinuousMemory ref "
     "cascades); zcspec raises PlanError: d:0 (h's first piece, the root of h's output) would sit in two "
     "continuous-input blocks (units._groups)"))
@@ -87,8 +87,8 @@ def graph_cascade_continuous_memory_reuse():
     expect(g.plan().attributes.memory_size, 13312, 'g.plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc', row='P16', raises=PlanCheckFailed,
-         reason=("GE: HBM 17408; GE lays each NoPadding piece after the previous one's shape bytes (graph_mem_assigner.cc "
+@ge_case("mem_assigner_unittest.cc", row="P16", raises=PlanCheckFailed, reason=(
+    "GE: HBM 17408; GE lays each NoPadding piece after the previous one's shape bytes (graph_mem_assigner.cc "
     "AssignContinuousInputMemory, GetMemorySize: 512 B for the fixture's 1x1x16x8 float) inside a block as large "
     "as g:0's set size (10240 B); a zcspec tensor has one size, so i:0 and h:0 follow g:0's 10240 B "
     "(units._group_unit), which the spec refuses here (MEM-CONT-INPUT: i:0 does not follow h:0, whose ref root "
@@ -117,10 +117,10 @@ def _not_first_graph(muti_ref=False, diff_stream=False, first_muti=True, second_
 
     With NoPadding, a, b and c are ported with their shape's bytes, 512 B (the fixture's 1x1x16x8 float), not
     the 2048 B the test sets: GE lays NoPadding pieces out by the shape (graph_mem_assigner.cc GetMemorySize,
-    CalculateTensorRealSizeAndOutSize, which call TensorUtils' CalcTensorMemSize) and sizes their block by the largest size set in the
-    symbol, which d's output (2048 B, refs input 0) still gives. zcspec's IR has one size per tensor, so the
-    2048 B of a and b (which only counted for the block) are left out: 4096 B of pieces would be a layout GE
-    never makes."""
+    CalculateTensorRealSizeAndOutSize, which call TensorUtils' CalcTensorMemSize) and sizes their block by the
+    largest size set in the symbol, which d's output (2048 B, refs input 0) still gives. zcspec's IR has one
+    size per tensor, so the 2048 B of a and b (which only counted for the block) are left out: 4096 B of
+    pieces would be a layout GE never makes."""
     g = GeGraph("not_first_continuous_input")
     piece = 512 if nopad else 2048
     some_op(g, "A", piece)
@@ -144,7 +144,8 @@ def _not_first_graph(muti_ref=False, diff_stream=False, first_muti=True, second_
 _NAME = "graph_not_first_continuous_input_as_symbol_reuse"
 
 
-@ge_cases('mem_assigner_unittest.cc', tuple(Param(_NAME + suffix, dict(kwargs=kwargs, expected=expected)) for suffix, kwargs, expected in (
+# (suffix of GE's TEST_F name, the graph's flags, GE's HBM)
+_NOT_FIRST = (
     ("", dict(muti_ref=True), 7168),
     ("1", dict(), 5120),
     ("2", dict(diff_stream=True), 8192),
@@ -152,7 +153,11 @@ _NAME = "graph_not_first_continuous_input_as_symbol_reuse"
     ("4", dict(muti_ref=True, diff_stream=True, first_muti=False), 8192),
     ("5", dict(muti_ref=True, first_muti=False, second_ref=False), 7168),
     ("6", dict(muti_ref=True, diff_stream=True, first_muti=False, second_ref=False), 8192),
-    ("7", dict(muti_ref=True, first_muti=False, second_ref=False, nopad=False), 9216))))
+    ("7", dict(muti_ref=True, first_muti=False, second_ref=False, nopad=False), 9216))
+
+
+@ge_cases("mem_assigner_unittest.cc", tuple(Param(_NAME + suffix, dict(kwargs=kwargs, expected=expected))
+                                            for suffix, kwargs, expected in _NOT_FIRST))
 def graph_not_first_continuous_input_as_symbol_reuse(kwargs, expected):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_not_first_continuous_input_as_symbol_reuse
     and ..._reuse1 to _reuse7): MakeNotFistContinuousInputAsSymbolGraph with the test's flags (muti_ref,
@@ -186,8 +191,8 @@ SEPARATE_CLEAN = ("c and f clean their inputs separately (need_gentask_atomic wi
                   "block that first-stage reuse never takes and level 2 never nests (ge_blocks._may_reuse, level_two)")
 
 
-@ge_case('mem_assigner_unittest.cc', row='P4', raises=GeMismatch,
-         reason=("GE: HBM 9216 and d:0 inside a:0's block; zcspec: 13312 and a:0, d:0 apart. " + SEPARATE_CLEAN))
+@ge_case("mem_assigner_unittest.cc", row="P4", raises=GeMismatch, reason=(
+    "GE: HBM 9216 and d:0 inside a:0's block; zcspec: 13312 and a:0, d:0 apart. " + SEPARATE_CLEAN))
 def graph_continuous_input_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_input_memory_reuse):
     MakePaddingInputContinuousReuseGraph; GE expects a:0 and d:0 to share memory (CheckReuse) and HBM 9216."""
@@ -217,8 +222,8 @@ def _multi_ref_graph(diff_stream):
     return g
 
 
-@ge_case('mem_assigner_unittest.cc', row='P4', raises=PlanError,
-         reason=("GE: HBM 17408 with a, b, f, i in one block: with separate clean one output may feed two continuous "
+@ge_case("mem_assigner_unittest.cc", row="P4", raises=PlanError, reason=(
+    "GE: HBM 17408 with a, b, f, i in one block: with separate clean one output may feed two continuous "
     "inputs (its block is ordinary, IsSeparateCleanContinuousInputNode); zcspec raises PlanError, a:0 would "
     "sit in two continuous-input blocks (units._groups; the compiler's mem_layout_conflict pass would copy it)"))
 def graph_continuous_input_memory_reuse_multi_ref():
@@ -229,8 +234,8 @@ def graph_continuous_input_memory_reuse_multi_ref():
     expect(plan.attributes.memory_size, 17408, 'plan.attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc', row='P4', raises=PlanError,
-         reason=("GE: HBM 20480 (separate clean, as in graph_continuous_input_memory_reuse_multi_ref); zcspec raises "
+@ge_case("mem_assigner_unittest.cc", row="P4", raises=PlanError, reason=(
+    "GE: HBM 20480 (separate clean, as in graph_continuous_input_memory_reuse_multi_ref); zcspec raises "
     "PlanError, a:0 would sit in two continuous-input blocks (units._groups)"))
 def graph_continuous_input_memory_reuse_multi_ref_diff_stream():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
@@ -240,7 +245,7 @@ def graph_continuous_input_memory_reuse_multi_ref_diff_stream():
            '_multi_ref_graph(True).plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def OneNodeConnectTwoPhonyConcat():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, OneNodeConnectTwoPhonyConcat) (graph DSL):
     c's two output anchors (the DSL gives each chain its own port) feed pc1 and pc2 (NoPadding), d -> pc1
@@ -260,7 +265,7 @@ def OneNodeConnectTwoPhonyConcat():
          'plan.tensor("c:0").alias_of == "pc1:0" and plan.tensor("c:1").alias_of == "pc2:0"')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def NoPaddingConcatWithReshapeRefInput():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, NoPaddingConcatWithReshapeRefInput):
     relu0, relu1 -> concatd (NoPadding, output refs input 0) -> out; relu1, new_reshape(_arg_0) -> reshape
@@ -280,8 +285,8 @@ def NoPaddingConcatWithReshapeRefInput():
     expect(plan.tensor("relu1:0").offset, plan.tensor("relu0:0").offset + size, 'plan.tensor("relu1:0").offset')
 
 
-@ge_case('mem_assigner_unittest.cc', row='P15', raises=PlanError,
-         reason=("GE: SUCCESS, hcom1's continuous outputs 1 and 2 and b laid out as hcom2's continuous inputs in one block "
+@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError, reason=(
+    "GE: SUCCESS, hcom1's continuous outputs 1 and 2 and b laid out as hcom2's continuous inputs in one block "
     "(BlockMemAssigner::AssignOutputMemoryWithReuse -> ContinuousMemMng); zcspec's planner raises PlanError, "
     "hcom1:1 would sit in two continuous blocks (units._output_groups; the compiler's mem_layout_conflict pass "
     "copies it, continuous_output_and_continuous_input.cc)"))
@@ -314,7 +319,7 @@ def _assign(g, name):
     g.node(name, op="Relu", outs=(TENSOR,), _reuse_input=True)
 
 
-@ge_case('mem_assigner_unittest.cc', row='P15', raises=PlanError,
+@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
          reason=(CONTINUOUS_MEM_MNG))
 def ContinuousOutIn_SUCCESS_InAsHeaderAndTail():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_InAsHeaderAndTail):
@@ -332,7 +337,7 @@ def ContinuousOutIn_SUCCESS_InAsHeaderAndTail():
     g.plan(order=("c", "d", "b", "hcom1", "a", "hcom2", "netoutput"))
 
 
-@ge_case('mem_assigner_unittest.cc', row='P15', raises=PlanError,
+@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
          reason=(CONTINUOUS_MEM_MNG))
 def ContinuousOutIn_SUCCESS_TwoContinuousInNode():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_TwoContinuousInNode):
@@ -377,7 +382,7 @@ def _dsl_continuous(name, chains, continuous_out, continuous_in):
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_OneInput():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_OneInput):
     BuildContinuousOutInWithOneInput: hcom1 (continuous output, 3 outputs) -> asign1 -> a -> netoutput,
@@ -388,7 +393,7 @@ def ContinuousOutIn_SUCCESS_OneInput():
            'len({p.tensor(f"hcom1:{k}").block for k in range(3)})')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_OneOutput():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_OneOutput):
     BuildContinuousOutInWithOneOutput: a, hcom1 (one output: no continuous output), b, each through an Assign,
@@ -397,7 +402,7 @@ def ContinuousOutIn_SUCCESS_OneOutput():
     _dsl_continuous("continuous_out_in_one_output", chains, {"hcom1"}, {"hcom2"}).plan()
 
 
-@ge_case('mem_assigner_unittest.cc', row='P15', raises=PlanError,
+@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
          reason=(CONTINUOUS_MEM_MNG))
 def ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode):
@@ -410,7 +415,7 @@ def ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode():
     _dsl_continuous("continuous_out_in_two_out_ref", chains, {"hcom1", "hcom2"}, {"hcom3"}).plan()
 
 
-@ge_case('mem_assigner_unittest.cc', row='P15', raises=PlanError,
+@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
          reason=(CONTINUOUS_MEM_MNG))
 def ContinuousOutIn_SUCCESS_ThreeNode():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_ThreeNode):

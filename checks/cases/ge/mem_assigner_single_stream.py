@@ -16,7 +16,7 @@ from zcspec.impl.compiler.memory import sizes
 from zcspec.impl.compiler.memory.errors import PlanError
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_ref_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_ref_memory_reuse): MakeRefReuseGraph,
     the chain A(6656) -> B -> C -> D -> E -> F with C and D outputs of 6500 B that reference input 0
@@ -34,7 +34,7 @@ def graph_ref_memory_reuse():
     expect(plan.attributes.memory_size, 14336, 'plan.attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_ref_not_zero_copy():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_ref_not_zero_copy):
     MakeOutputNotZeroCopyGraph, A -> B (HcomAllGather on the HCCL engine) -> C (output refs input 0) ->
@@ -63,14 +63,14 @@ def _sort_test_graph():
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_sort_test():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_sort_test): MakeSortTestGraph;
     GE expects HBM 9216."""
     expect(_sort_test_graph().plan().attributes.memory_size, 9216, '_sort_test_graph().plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_option_test():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_option_test): MakeSortTestGraph with
     ge.exec.disableReuseMemory=1 (PlanOptions(reuse=False)); GE expects HBM 15360, no reuse at all."""
@@ -86,7 +86,7 @@ def _workspace_chain(workspace):
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def InvalidWorkSpace():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, InvalidWorkSpace): a workspace of -2 B on B;
     GE expects AssignMemory to fail (GRAPH_FAILED)."""
@@ -94,8 +94,8 @@ def InvalidWorkSpace():
         _workspace_chain(-2).plan()
 
 
-@ge_case('mem_assigner_unittest.cc', row='P6', raises=PlanError,
-         reason=("GE: SUCCESS, a workspace of -1 B is taken as 0 (BlockMemAssigner::GetNodeWorkSpaceSize accepts -1 and "
+@ge_case("mem_assigner_unittest.cc", row="P6", raises=PlanError, reason=(
+    "GE: SUCCESS, a workspace of -1 B is taken as 0 (BlockMemAssigner::GetNodeWorkSpaceSize accepts -1 and "
     "rejects other negatives); zcspec raises PlanError for any negative workspace (lifetimes._workspaces)"))
 def ValidWorkSpaceNeg1():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ValidWorkSpaceNeg1): a workspace of -1 B on B;
@@ -104,7 +104,7 @@ def ValidWorkSpaceNeg1():
          '_workspace_chain(-1).plan().attributes.memory_size > 0')
 
 
-@ge_cases('mem_assigner_unittest.cc', (
+@ge_cases("mem_assigner_unittest.cc", (
     Param("MemReuseUtils_AlignMemOffset_Zero", dict(size=0, aligned=0)),
     Param("MemReuseUtils_AlignMemOffset_AlreadyAligned", dict(size=512, aligned=512)),
     Param("MemReuseUtils_AlignMemOffset_NotAligned", dict(size=100, aligned=512))))

@@ -36,7 +36,7 @@ def _multi_stream_graph(streams):
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_multi_stream_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_multi_stream_memory_reuse):
     MakeMultiDiffStreamGraph, a:1 -> b:0, c:2 -> d:1 -> e:1 (4 outputs) -> f:1; GE expects HBM 19456 (the
@@ -46,7 +46,7 @@ def graph_multi_stream_memory_reuse():
            '_multi_stream_graph((1, 0, 2, 1)).plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph1_multi_stream_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph1_multi_stream_memory_reuse):
     MakeMultiDiffStreamGraph1, a:1 -> b:0, c:2 -> d, e, f on stream 2 (the code sets b to stream 0);
@@ -55,7 +55,7 @@ def graph1_multi_stream_memory_reuse():
            '_multi_stream_graph((1, 0, 2, 2)).plan().attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_multi_stream_dependence_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_multi_stream_dependence_memory_reuse):
     MakeDiffStreamDependenceGraph, the chain a..e on stream 0 feeding f..j on stream 1, with a:1 -> g and
@@ -112,7 +112,7 @@ def _diff_stream_ref_graph(g_stream):
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_diff_stream_ref_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_diff_stream_ref_reuse):
     MakeDiffStreamRefMemGraph with g on stream 1; GE expects HBM 14336."""
@@ -122,7 +122,7 @@ def graph_diff_stream_ref_reuse():
     expect(plan.attributes.memory_size, 14336, 'plan.attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_diff_stream_ref_no_return_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_diff_stream_ref_no_return_reuse):
     MakeDiffStreamRefMemGraph with g on stream 0; GE expects HBM 16384."""
@@ -146,7 +146,7 @@ def _make_graph():
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def test_l2_memory_type():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, test_l2_memory_type): MakeGraph with b's
     output memory type RT_MEMORY_L2, which GE plans as HBM (GetSymbolMemType keeps only P2P, HOST and
@@ -155,7 +155,7 @@ def test_l2_memory_type():
     expect(plan.attributes.memory_size, 459264, 'plan.attributes.memory_size')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_memory_set_last_used_attr():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_memory_set_last_used_attr): MakeGraph;
     GE marks f's input 0 (d's output) ATTR_NAME_IS_END_OF_INPUTMEM_LIFECYCLE: f is the last reader of that
@@ -164,7 +164,7 @@ def graph_memory_set_last_used_attr():
     expect(plan.tensor("D:0").last, plan.order.index("F"), 'plan.tensor("D:0").last')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def block_memory_assign_with_release_first_reuse_first_strategy():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
     block_memory_assign_with_release_first_reuse_first_strategy): MakeGraph with graph attr
@@ -173,7 +173,7 @@ def block_memory_assign_with_release_first_reuse_first_strategy():
     fact(plan.attributes.memory_size > 0, 'plan.attributes.memory_size > 0')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_memory_stream_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_memory_stream_reuse): MakeStreamGraph,
     a:39 -> b:39 -> h:42, f:6 -> g:6 -> e:17; a -> c:44 -> d:44 -> e; GE asserts only SUCCESS."""
@@ -188,7 +188,7 @@ def graph_memory_stream_reuse():
     fact(g.plan().attributes.memory_size > 0, 'g.plan().attributes.memory_size > 0')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def DiffStreamNoPaddingContinuousInputNotReuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, DiffStreamNoPaddingContinuousInputNotReuse):
     MakeDiffStreamSameOutGraphWithNoPaddingContinousInput2, data -> A (two outputs, A:1 unread) -> B:0,
@@ -205,7 +205,7 @@ def DiffStreamNoPaddingContinuousInputNotReuse():
     fact(disjoint(g.plan(), "A:1", "B:0"), 'disjoint(g.plan(), "A:1", "B:0")')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def DiffStreamNoPaddingContinuousInputHasEdgeCanReuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, DiffStreamNoPaddingContinuousInputHasEdgeCanReuse):
     MakeDiffStreamSameOutGraphWithNoPaddingContinousInput3, E (two outputs, E:1 unread) -> A (two outputs) -> B:0,
@@ -221,7 +221,7 @@ def DiffStreamNoPaddingContinuousInputHasEdgeCanReuse():
     fact(reuses(g.plan(), "E:1", "B:0"), 'reuses(g.plan(), "E:1", "B:0")')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def DiffStreamNoPaddingContinuousInput_CanNotReuse_HasEdgeButLifeTimeTooBig():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
     DiffStreamNoPaddingContinuousInput_CanNotReuse_HasEdgeButLifeTimeTooBig):
@@ -256,7 +256,7 @@ def _same_out_graph(d_stream=2, d_before_f=False):
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def DiffStreamSameOut_NoPaddingContinousInput_NotReuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, DiffStreamSameOut_NoPaddingContinousInput_NotReuse):
     b (stream 0) and f (stream 1) may run concurrently, and b shares c's NoPadding block, so f must not
@@ -264,7 +264,7 @@ def DiffStreamSameOut_NoPaddingContinousInput_NotReuse():
     fact(disjoint(_same_out_graph().plan(), "B:0", "F:0"), 'disjoint(_same_out_graph().plan(), "B:0", "F:0")')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def DiffStreamSameOut_NoPaddingContinousInput_Reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, DiffStreamSameOut_NoPaddingContinousInput_Reuse):
     the same graph with d on stream 1 and d ..ctrl..> f (same stream: order only); GE asserts only SUCCESS
@@ -273,8 +273,8 @@ def DiffStreamSameOut_NoPaddingContinousInput_Reuse():
          '_same_out_graph(d_stream=1, d_before_f=True).plan().attributes.memory_size > 0')
 
 
-@ge_case('mem_assigner_unittest.cc', row='P1', raises=GeMismatch,
-         reason=("GE: f:0 inside c:0's memory (c, b -> d:1 NoPadding, d -> e -> f, all but b on stream 1); zcspec puts f "
+@ge_case("mem_assigner_unittest.cc", row="P1", raises=GeMismatch, reason=(
+    "GE: f:0 inside c:0's memory (c, b -> d:1 NoPadding, d -> e -> f, all but b on stream 1); zcspec puts f "
     "apart: the NoPadding group holds b, written on stream 0, so " + CROSS_STREAM + ". Ending the group at e "
     "(GE's CalNodeAsContinuousInputMaxLife on c's stream) is not enough: a:0, read by b on stream 0, is free on "
     "stream 1 only from e, the first node there with a task knowing b (units._Facts.stream_last), so f takes "
@@ -291,7 +291,7 @@ def graph_diff_stream_memory_reuse():
     fact(reuses(g.plan(), "C:0", "F:0"), 'reuses(g.plan(), "C:0", "F:0")')
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def DiffStreamEdgeExcludeData():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, DiffStreamEdgeExcludeData) (graph DSL):
     _arg_0 -> A -> B -> C -> out, _arg_1 -> D -> out, E:1 -> F:1 -> out, C ..ctrl..> _arg_1 ..ctrl..> E.
@@ -347,7 +347,7 @@ def _continuous_output_graph():
     return g
 
 
-@ge_case('mem_assigner_unittest.cc')
+@ge_case("mem_assigner_unittest.cc")
 def graph_continuous_output_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_output_memory_reuse):
     MakeContinuousOutputGraph; GE expects HBM 40960 (33792 with every node on one stream), which takes level 2

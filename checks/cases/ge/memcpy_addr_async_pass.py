@@ -18,7 +18,7 @@ def _types(graph):
     return sorted(n.op_type for n in graph.nodes)
 
 
-@ge_case('memcpy_addr_async_unittest.cc')
+@ge_case("memcpy_addr_async_unittest.cc")
 def Data2Netoutput_success_parent2():
     """memcpy_addr_async_unittest.cc TEST_F(UtestMemcpyAddrAsyncPass, Data2Netoutput_success_parent2):
     Data -> NetOutput on the root graph of an online build: the pass leaves the 2 nodes alone."""
@@ -28,7 +28,7 @@ def Data2Netoutput_success_parent2():
            '_types(run_passes(b.build(), CompileOptions()))')
 
 
-@ge_case('memcpy_addr_async_unittest.cc')
+@ge_case("memcpy_addr_async_unittest.cc")
 def Const2Netoutput_success_parent1():
     """memcpy_addr_async_unittest.cc TEST_F(UtestMemcpyAddrAsyncPass, Const2Netoutput_success_parent1):
     Const -> NetOutput: 3 nodes after the pass, the Const's reader and the NetOutput's input a MemcpyAddrAsync."""
@@ -40,7 +40,7 @@ def Const2Netoutput_success_parent1():
     fact(copy.inputs[0] in g.weight, 'copy.inputs[0] in g.weight')
 
 
-@ge_case('memcpy_addr_async_unittest.cc')
+@ge_case("memcpy_addr_async_unittest.cc")
 def IsEmptyTenor_test():
     """memcpy_addr_async_unittest.cc TEST_F(UtestMemcpyAddrAsyncPass, IsEmptyTenor_test): a {1, 3, 10, 10}
     tensor is not empty, so in an offline build its Data -> NetOutput edge gets a copy. (GE skips an

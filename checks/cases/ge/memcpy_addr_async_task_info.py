@@ -23,7 +23,7 @@ from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_
 from zcspec.impl.runtime.v1 import load, LoadOptions
 
 
-@ge_case('memcpy_addr_async_task_info_unittest.cc')
+@ge_case("memcpy_addr_async_task_info_unittest.cc")
 def memcpy_async_task_init_success():
     """memcpy_addr_async_task_info_unittest.cc TEST_F(UtestMemcpyAddrAsyncTaskInfo, memcpy_async_task_init_success):
     args format "{}{}{i_instance0*}{o_instance0*}", src and dst in the feature map; GE expects ParseTaskRunParam

@@ -79,7 +79,7 @@ def _sources(graph: ExeGraph, name: str) -> list[str]:
     return [graph.node[e.node].type for e in graph.node[name].inputs]
 
 
-@ge_case('model_out_tensor_zero_copy_unittest.cc')
+@ge_case("model_out_tensor_zero_copy_unittest.cc")
 def ZeroCopyAllDone():
     """model_out_tensor_zero_copy_unittest.cc TEST_F(ModelOutTensorZeroCopyUT, ZeroCopyAllDone): BuildGraph1;
     GE expects the AllocMemory turned into one AllocModelOutTensor that reads (allocator, size, OutputData)
@@ -95,7 +95,7 @@ def ZeroCopyAllDone():
     expect(_readers(after, OUT), ["AllocModelOutTensor", "EnsureTensorAtOutMemory"], '_readers(after, OUT)')
 
 
-@ge_case('model_out_tensor_zero_copy_unittest.cc')
+@ge_case("model_out_tensor_zero_copy_unittest.cc")
 def ZeroCopyAllDoneWithIdentity():
     """model_out_tensor_zero_copy_unittest.cc TEST_F(ModelOutTensorZeroCopyUT, ZeroCopyAllDoneWithIdentity):
     BuildGraph3 (EnsureTensorAtOutMemory reads the memory through IdentityAddr); GE expects the AllocMemory
@@ -109,7 +109,7 @@ def ZeroCopyAllDoneWithIdentity():
     expect(_readers(after, "alloc"), ["FreeMemory", "IdentityAddr", "LaunchKernel"], '_readers(after, "alloc")')
 
 
-@ge_case('model_out_tensor_zero_copy_unittest.cc')
+@ge_case("model_out_tensor_zero_copy_unittest.cc")
 def DoNotFuse_WhenCircle():
     """model_out_tensor_zero_copy_unittest.cc TEST_F(ModelOutTensorZeroCopyUT, DoNotFuse_WhenCircle): the
     shape EnsureTensorAtOutMemory reads comes from GetNewShape, which runs after the Launch that writes the
@@ -128,7 +128,7 @@ def DoNotFuse_WhenCircle():
            '_sources(after, "ensure")')
 
 
-@ge_case('model_out_tensor_zero_copy_unittest.cc')
+@ge_case("model_out_tensor_zero_copy_unittest.cc")
 def DoNotZeroCopy_WhenNoAllocKernel():
     """model_out_tensor_zero_copy_unittest.cc TEST_F(ModelOutTensorZeroCopyUT, DoNotZeroCopy_WhenNoAllocKernel):
     BuildGraph2 (the memory comes from Foo, not an alloc node); GE expects the graph unchanged and OutputData
@@ -139,7 +139,7 @@ def DoNotZeroCopy_WhenNoAllocKernel():
     expect(_readers(after, OUT), ["EnsureTensorAtOutMemory"], '_readers(after, OUT)')
 
 
-@ge_case('model_out_tensor_zero_copy_unittest.cc')
+@ge_case("model_out_tensor_zero_copy_unittest.cc")
 def AlwaysZeroCopy_ChangedToSplitTensor_WhenOptionIsEnable():
     """model_out_tensor_zero_copy_unittest.cc TEST_F(ModelOutTensorZeroCopyUT,
     AlwaysZeroCopy_ChangedToSplitTensor_WhenOptionIsEnable): BuildGraph1 with always_zero_copy; GE expects
@@ -156,8 +156,8 @@ def AlwaysZeroCopy_ChangedToSplitTensor_WhenOptionIsEnable():
     expect(_readers(after, "alloc"), ["EnsureTensorAtOutMemory", "LaunchKernel"], '_readers(after, "alloc")')
 
 
-@ge_case('model_out_tensor_zero_copy_unittest.cc', row='W5', raises=GeMismatch,
-         reason=("GE: with always_zero_copy and no alloc node behind the output, ModelOutTensorZeroCopy::Run "
+@ge_case("model_out_tensor_zero_copy_unittest.cc", row="W5", raises=GeMismatch, reason=(
+    "GE: with always_zero_copy and no alloc node behind the output, ModelOutTensorZeroCopy::Run "
     "(runtime/v2/lowering/pass/model_out_tensor_zero_copy.cc, 'Cannot enable zero copy because the alloc node "
     "cannot be found') leaves the graph unchanged: OutputData is read only by NetOutput and "
     "EnsureTensorAtOutMemory; zcspec: inserts a CheckOutputTensor that reads OutputData, so the caller's buffer "

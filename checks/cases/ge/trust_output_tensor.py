@@ -49,8 +49,8 @@ def _given_output(dev, placement="device", size=OUT_SIZE, shape=STORAGE) -> Tens
     return Tensor(addr, size, placement=placement, shape=shape)
 
 
-@ge_case('trust_output_tensor_system_test.cc', row='W6', raises=GeMismatch,
-         reason=("GE: with trust_shape_on_out_tensor the output tensor keeps the caller's shape (storage [8,1,224,224,16]) "
+@ge_case("trust_output_tensor_system_test.cc", row="W6", raises=GeMismatch, reason=(
+    "GE: with trust_shape_on_out_tensor the output tensor keeps the caller's shape (storage [8,1,224,224,16]) "
     "after each execution, because TrustOutTensor::Run (runtime/v2/lowering/pass/trust_out_tensor.cc, "
     "PrepareDeleteInferShapeNodes) replaces the output's InferShape by OutputData, so EnsureTensorAtOutMemory "
     "writes the caller's own shape back; zcspec: without always_zero_copy trust_out_tensor removes nothing "
@@ -70,8 +70,8 @@ def TrustOutputTensor_NoInferShape_WhenEnable():
     exe.unload()
 
 
-@ge_case('trust_output_tensor_system_test.cc', row='W7', raises=GeMismatch,
-         reason=("GE: with trust_shape_on_out_tensor and a host output tensor (no zero copy) the execution fails: "
+@ge_case("trust_output_tensor_system_test.cc", row="W7", raises=GeMismatch, reason=(
+    "GE: with trust_shape_on_out_tensor and a host output tensor (no zero copy) the execution fails: "
     "EnsureTensorAtOutMemory (runtime/v2/kernel/common_kernel_impl/memory_copy.cc, TensorToOut) takes the copy "
     "size from the trusted shape that TrustOutTensor::Run wired to it (25690112 bytes for storage "
     "8x1x224x224x16) and refuses it against the runtime's tensor data (4849664 bytes); zcspec: the Ensure "
@@ -93,7 +93,7 @@ def TrustOutputTensor_Failed_WhenDisableZeroCopy():
     exe.unload()
 
 
-@ge_case('trust_output_tensor_system_test.cc')
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensor_InferShape_WhenDefault():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST, TrustOutputTensor_InferShape_WhenDefault):
     default lowering options (trust off), the output tensor of storage shape 8x1x224x224x16 with TensorFaker's
@@ -110,8 +110,8 @@ def TrustOutputTensor_InferShape_WhenDefault():
     exe.unload()
 
 
-@ge_case('trust_output_tensor_system_test.cc', row='W6', raises=GeMismatch,
-         reason=("GE: trust_shape_on_out_tensor, a node whose output 0 feeds NetOutput and output 1 an Add: output 0 comes "
+@ge_case("trust_output_tensor_system_test.cc", row="W6", raises=GeMismatch, reason=(
+    "GE: trust_shape_on_out_tensor, a node whose output 0 feeds NetOutput and output 1 an Add: output 0 comes "
     "back with the inferred shape [1,2,3,4], output 1 (the Add's) keeps the caller's [5,6,7,8], because "
     "TrustOutTensor::Run (trust_out_tensor.cc, CanBeDeleted / PrepareDeleteInferShapeNodes) replaces an "
     "InferShape by OutputData only when every used output of it feeds a model-output Ensure; zcspec: both "
@@ -136,7 +136,7 @@ def TrustOutputTensor_InferShape_WhenNodeHasMultipleOutputs():
     exe.unload()
 
 
-@ge_case('trust_output_tensor_system_test.cc')
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensor_NoInferShapeAndAllocModelOut_WhenEnableNoInferShapeAndAlwaysZeroCopy():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST,
     TrustOutputTensor_NoInferShapeAndAllocModelOut_WhenEnableNoInferShapeAndAlwaysZeroCopy): BuildSingleNodeGraph,
@@ -166,7 +166,7 @@ def TrustOutputTensor_NoInferShapeAndAllocModelOut_WhenEnableNoInferShapeAndAlwa
     exe.unload()
 
 
-@ge_case('trust_output_tensor_system_test.cc')
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensorAndAlwaysZeroCopy_CheckOutTensorSizeFailed():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST,
     TrustOutputTensorAndAlwaysZeroCopy_CheckOutTensorSizeFailed): BuildSingleNodeGraph, trust_shape_on_out_tensor
@@ -186,7 +186,7 @@ def TrustOutputTensorAndAlwaysZeroCopy_CheckOutTensorSizeFailed():
     exe.unload()
 
 
-@ge_case('trust_output_tensor_system_test.cc')
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensor_NoInferShapeButHasFindInferShape_WhenEnableNoInferShapeAndAlwaysZeroCopy():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST,
     TrustOutputTensor_NoInferShapeButHasFindInferShape_WhenEnableNoInferShapeAndAlwaysZeroCopy):

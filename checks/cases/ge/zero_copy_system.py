@@ -52,7 +52,7 @@ def _run_twice_into_given_device_output(options, out_size):
     exe.unload()
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def ZeroCopy_Enabled_WhenOuptutGiven():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, ZeroCopy_Enabled_WhenOuptutGiven): default lowering
     options, a device output tensor of storage 8x1x224x224x16 float given; GE expects, on each of two
@@ -61,7 +61,7 @@ def ZeroCopy_Enabled_WhenOuptutGiven():
     _run_twice_into_given_device_output(LoweringOptions(), OUT_STORAGE)
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def ZeroCopy_Disable_WhenOuptutGivenButPlacementNotMatch():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, ZeroCopy_Disable_WhenOuptutGivenButPlacementNotMatch):
     the given output tensor is placed on the host; GE expects, on each of two executions, success, the
@@ -82,7 +82,7 @@ def ZeroCopy_Disable_WhenOuptutGivenButPlacementNotMatch():
     exe.unload()
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def ZeroCopy_Disable_WhenOuptutNotGiven():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, ZeroCopy_Disable_WhenOuptutNotGiven): the output
     tensor has no memory (DontAllocData), and its address is reset to null before the second execution;
@@ -101,7 +101,7 @@ def ZeroCopy_Disable_WhenOuptutNotGiven():
     exe.unload()
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def AlwaysZeroCopy_Enabled_WhenOuptutGiven():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, AlwaysZeroCopy_Enabled_WhenOuptutGiven):
     always_zero_copy, an output tensor of shape 8x3x224x224 float given; GE expects, on each of two
@@ -110,7 +110,7 @@ def AlwaysZeroCopy_Enabled_WhenOuptutGiven():
     _run_twice_into_given_device_output(AZC, IN_BYTES)
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def AlwaysZeroCopy_Success_WhenAllocNodeNotFound():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, AlwaysZeroCopy_Success_WhenAllocNodeNotFound):
     BuildReshapeGraph (data1 -> Reshape to {2, -1} -> NetOutput), always_zero_copy, input 1x2x3x4 float,
@@ -136,7 +136,7 @@ def AlwaysZeroCopy_Success_WhenAllocNodeNotFound():
     exe.unload()
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def AlwaysZeroCopy_Failed_WhenOuptutNotGiven():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, AlwaysZeroCopy_Failed_WhenOuptutNotGiven):
     always_zero_copy, the output tensor has no memory; GE expects both executions to fail with
@@ -151,7 +151,7 @@ def AlwaysZeroCopy_Failed_WhenOuptutNotGiven():
     exe.unload()
 
 
-@ge_case('zero_copy_system_test.cc')
+@ge_case("zero_copy_system_test.cc")
 def AlwaysZeroCopy_Failed_WhenOuptutSizeNotEnough():
     """zero_copy_system_test.cc TEST_F(ZeroCopyST, AlwaysZeroCopy_Failed_WhenOuptutSizeNotEnough), inside
     ``#if 0`` in GE ("enable once the check rule is settled"): Add on inputs 1x2x3x4, output tensor of shape
