@@ -9,6 +9,15 @@ Placed time neighbours are found through a bucket index built before the loop: t
 about n/4 buckets; a buffer spanning fewer than :data:`SPAN` buckets is listed in each, in placement
 order, the others in one list every query scans; a buffer spanning many buckets scans every placed
 buffer. A pass is then O(n x neighbours) machine steps instead of numpy calls per buffer.
+
+The neighbours must be read in offset order. Sorting them per buffer cost most of a pass where a
+thousand buffers live over the whole graph (a 100k-node graph's atomic outputs): every buffer
+sorted those thousand again, and each of them sorted everything placed before it. So the long
+buffers are kept in offset order as they are placed, a long query merges the buffers placed since
+the previous one into one offset-ordered list of everything placed, and only a short query's few
+bucket neighbours are sorted, then merged with the long ones. The order among equal offsets is left
+open, as before: with positive sizes only the first of them can open a gap (:func:`gap_offset`);
+an instance with a size of 0 takes the plain per-buffer sort.
 """
 from __future__ import annotations
 
@@ -53,6 +62,9 @@ def place_in_order(lower, upper, size, align, order, first, span=SPAN):
         else:
             longs[nlong] = k
             nlong += 1
+    if size.min() > 0:
+        return _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb, ptr, members, longs,
+                             nlong)
     # The placed buffers by position in the order: lifetime, offset, end.
     lo = np.empty(n, np.int64)
     up = np.empty(n, np.int64)
@@ -113,6 +125,107 @@ def gap_offset(offs, ends, size, align, first):
             if best < 0 or gap < best_gap:
                 best, best_gap = start, gap
         top = max(top, ends[srt[i]])
+    if best >= 0:
+        return best
+    return -(-top // align) * align
+
+
+@numba.njit(cache=True)
+def _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb, ptr, members, longs, nlong):
+    """:func:`place_in_order`'s loop with the neighbours merged in offset order instead of sorted per
+    buffer (see the module's docstring); every size positive."""
+    n = len(size)
+    lo = np.empty(n, np.int64)
+    up = np.empty(n, np.int64)
+    off = np.empty(n, np.int64)
+    end = np.empty(n, np.int64)
+    stamp = np.zeros(n, np.int64)
+    hit_off = np.empty(n, np.int64)
+    hit_end = np.empty(n, np.int64)
+    near_off = np.empty(n, np.int64)
+    near_end = np.empty(n, np.int64)
+    by_offset = np.empty(n, np.int64)   # positions 0..merged-1, offset order (refreshed at long queries)
+    scratch = np.empty(n, np.int64)
+    merged = 0
+    long_sorted = np.empty(max(nlong, 1), np.int64)   # placed long positions, offset order
+    placed_long = 0
+    for k in range(n):
+        b = order[k]
+        lb, ub = lower[b], upper[b]
+        is_long = bb[k] - ba[k] >= span
+        h = 0
+        if is_long:
+            if merged < k:
+                fresh = np.argsort(off[merged:k]) + merged
+                i, j, t = 0, 0, 0
+                while i < merged or j < len(fresh):
+                    if j == len(fresh) or (i < merged and off[by_offset[i]] <= off[fresh[j]]):
+                        scratch[t] = by_offset[i]
+                        i += 1
+                    else:
+                        scratch[t] = fresh[j]
+                        j += 1
+                    t += 1
+                by_offset[:k] = scratch[:k]
+                merged = k
+            for i in range(k):
+                j = by_offset[i]
+                if lo[j] < ub and lb < up[j]:
+                    hit_off[h], hit_end[h] = off[j], end[j]
+                    h += 1
+        else:
+            m_near = 0
+            for i in range(ba[k], bb[k] + 1):
+                for m in range(ptr[i], ptr[i + 1]):
+                    j = members[m]
+                    if j >= k:
+                        break
+                    if stamp[j] == k + 1:
+                        continue
+                    stamp[j] = k + 1
+                    if lo[j] < ub and lb < up[j]:
+                        near_off[m_near], near_end[m_near] = off[j], end[j]
+                        m_near += 1
+            srt = np.argsort(near_off[:m_near])
+            i = 0
+            for t in range(placed_long + 1):
+                j = long_sorted[t] if t < placed_long else -1
+                if j >= 0 and not (lo[j] < ub and lb < up[j]):
+                    continue
+                while i < m_near and (j < 0 or near_off[srt[i]] <= off[j]):
+                    hit_off[h], hit_end[h] = near_off[srt[i]], near_end[srt[i]]
+                    h += 1
+                    i += 1
+                if j >= 0:
+                    hit_off[h], hit_end[h] = off[j], end[j]
+                    h += 1
+        start = _gap_in_order(hit_off, hit_end, h, size[b], align[b], first)
+        offsets[b] = start
+        lo[k], up[k], off[k], end[k] = lb, ub, start, start + size[b]
+        if is_long:
+            t = placed_long
+            while t > 0 and off[long_sorted[t - 1]] > start:
+                long_sorted[t] = long_sorted[t - 1]
+                t -= 1
+            long_sorted[t] = k
+            placed_long += 1
+    return offsets
+
+
+@numba.njit(cache=True)
+def _gap_in_order(offs, ends, h, size, align, first):
+    """:func:`gap_offset` over the first ``h`` neighbours, already in offset order."""
+    top = 0
+    best, best_gap = -1, 0
+    for i in range(h):
+        start = -(-top // align) * align
+        gap = offs[i] - start
+        if gap >= size:
+            if first:
+                return start
+            if best < 0 or gap < best_gap:
+                best, best_gap = start, gap
+        top = max(top, ends[i])
     if best >= 0:
         return best
     return -(-top // align) * align
