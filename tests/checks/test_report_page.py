@@ -33,7 +33,8 @@ CLAIM = "LAYOUT-LIFETIME-COVERS-USES"   # what the lifetime-one-step-early bug b
 
 @pytest.fixture(scope="module")
 def bugged():
-    """A real verify run (one small model, plans only: about a second) with a lifetime bug installed."""
+    """A real verify run (one small model, plans only, GE's unit-test cases: a few seconds) with a lifetime bug
+    installed."""
     with installed("lifetime-one-step-early"):
         result = verify(CONFIG)
     assert {f.violation.invariant_id for f in result.findings} == {CLAIM}
@@ -115,10 +116,12 @@ def test_without_the_config_the_graph_is_named_not_drawn(bugged):
 
 
 def test_verify_times_each_phase_it_runs(bugged):
-    assert [p for p, _ in bugged.timings] == ["zoo cases and device probes", "other compilers' plans"]
+    assert [p for p, _ in bugged.timings] == ["zoo cases and device probes", "other compilers' plans",
+                                              "GE's unit-test cases"]
     assert 0 < bugged.timings[0][1] <= bugged.seconds
     report = verify_report(bugged, all_invariants(), config=CONFIG)
-    assert [p for p, _ in report.timings] == ["zoo cases and device probes", "other compilers' plans", "total"]
+    assert [p for p, _ in report.timings] == ["zoo cases and device probes", "other compilers' plans",
+                                              "GE's unit-test cases", "total"]
     assert "zoo cases and device probes" in _section(render_html(report), "timings")
 
 
