@@ -304,7 +304,7 @@ def _mirrored_offer(parent: Block, child: Block, options, clones: list, new_id, 
     size = child.align_size(options)
     slack = 0 if size == options.block_align else options.block_align
     root = mirror.node(parent, _timeline(parent), parent.align_size(options))
-    node, splits, moved_at = mirror.descend(root, True, _timeline(child), size, slack, MAX_DEPTH)
+    node, splits, moved_at = mirror.descend(root, True, child, _timeline(child), size, slack, MAX_DEPTH)
     if splits:
         kept, gone = [], [[] for _ in range(splits)]
         for u, at in zip(child.units, moved_at.tolist()):

@@ -22,6 +22,11 @@ import numba
 import numpy as np
 
 
+# Rows of Mirror.tree (one column per node) and of Mirror.members (one column per member of a node).
+FIRST_CHILD, NEXT_SIBLING, LAST_CHILD, BEGIN, END, LO, HI, OFFSET, ALIGN, MSTART, MLEN = range(11)
+SORTED_FIRST, REACH = range(2)
+
+
 @numba.njit(cache=True)
 def _refresh(yf, yl, n, yreach):
     """The offered block's order flag, begin and end, and the running maximum of its lasts, over its
@@ -40,14 +45,13 @@ def _refresh(yf, yl, n, yreach):
 
 
 @numba.njit(cache=True)
-def _gate(c, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach, yf, yl, yidx, yreach, cross, moved_at, n,
-          ordered, ybegin, yend, events):
-    """ge_blocks ``_may_share`` on one stream: the spans do not meet, or interval reuse keeps some
-    members (``_interval``, ``_crossing``), the crossing ones leaving as split number ``events``.
-    Returns (shared, and the offered block's new n, ordered, begin, end and split count)."""
-    if yend < nbegin[c] or ybegin > nend[c]:
-        return True, n, ordered, ybegin, yend, events
-    lo, hi = nlo[c], nhi[c]
+def _crossing(c, tree, members, yf, yl, yreach, n, ordered, ybegin, yend, cross):
+    """ge_blocks ``_may_share`` on one stream for node ``c``: -1 when the spans do not meet, else how
+    many of the offered block's ``n`` members cross one of ``c``'s (``_interval``, ``_crossing``),
+    their positions written to ``cross``. All of them: ``c`` refuses it; some: they leave it."""
+    if yend < tree[BEGIN, c] or ybegin > tree[END, c]:
+        return -1
+    lo, hi = tree[LO, c], tree[HI, c]
     if ordered:
         a = np.searchsorted(yreach[:n], lo, side="left")
         b = np.searchsorted(yf[:n], hi, side="right")
@@ -55,92 +59,99 @@ def _gate(c, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach, yf, yl, yidx
         a, b = 0, n
     k = 0
     if a < b:
-        s, m = mstart[c], mlen[c]
-        sorted_firsts = psorted[s:s + m]
+        s, m = tree[MSTART, c], tree[MLEN, c]
+        sorted_firsts = members[SORTED_FIRST, s:s + m]
         for i in range(a, b):
             last, first = yl[i], yf[i]
             if last >= lo and first <= hi:
                 j = np.searchsorted(sorted_firsts, last, side="right")
-                if j > 0 and preach[s + j - 1] >= first:
+                if j > 0 and members[REACH, s + j - 1] >= first:
                     cross[k] = i
                     k += 1
-    if k == n:
-        return False, n, ordered, ybegin, yend, events
-    if k > 0:
-        kept, ci = 0, 0
-        for i in range(n):
-            if ci < k and cross[ci] == i:
-                moved_at[yidx[i]] = events
-                ci += 1
-            else:
-                yf[kept], yl[kept], yidx[kept] = yf[i], yl[i], yidx[i]
-                kept += 1
-        n = kept
-        events += 1
-        ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
-    return True, n, ordered, ybegin, yend, events
+    return k
 
 
 @numba.njit(cache=True)
-def descend(root, gate_root, size, slack, max_depth, first_child, next_sibling, nbegin, nend, nlo, nhi, noffset,
-            nalign, mstart, mlen, psorted, preach, yf, yl, moved_at):
+def _leave(yf, yl, yidx, cross, k, n, moved_at, event):
+    """The ``k`` crossing members leave the offered block as split ``event``; returns how many stay."""
+    kept, ci = 0, 0
+    for i in range(n):
+        if ci < k and cross[ci] == i:
+            moved_at[yidx[i]] = event
+            ci += 1
+        else:
+            yf[kept], yl[kept], yidx[kept] = yf[i], yl[i], yidx[i]
+            kept += 1
+    return kept
+
+
+@numba.njit(cache=True)
+def descend(root, gate_root, size, slack, max_depth, tree, members, yf, yl, yreach, ordered, ybegin, yend):
     """The walk of ge_blocks ``_adopt`` from ``root`` for an offered block of aligned ``size`` whose
-    members' firsts and lasts are ``yf``/``yl`` (member order), after judging ``root`` itself first
+    members' firsts and lasts are ``yf``/``yl`` (member order; ``yreach``, ``ordered``, ``ybegin`` and
+    ``yend`` as its ``_Timeline`` and span give them; none is written), after judging ``root`` itself
     when ``gate_root`` (level 2's ``_may_share``). Returns (the node that takes the block, -1 if none,
-    -2 if ``root`` refused it; the number of splits); ``moved_at[i]`` is set to the split that took
-    member ``i`` away."""
+    -2 if ``root`` refused it; the number of splits; per member, the split that took it away or -1)."""
     n = yf.shape[0]
-    yf, yl = yf.copy(), yl.copy()
-    yidx = np.arange(n)
-    yreach = np.empty(n, np.int64)
+    moved_at = np.full(n, -1, np.int64)
     cross = np.empty(n, np.int64)
-    ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
+    yidx = np.arange(0)
+    own = False   # the member arrays are the caller's until the first split
     events = 0
     if gate_root:
-        ok, n, ordered, ybegin, yend, events = _gate(root, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach,
-                                                     yf, yl, yidx, yreach, cross, moved_at, n, ordered, ybegin,
-                                                     yend, events)
-        if not ok:
-            return -2, events
+        k = _crossing(root, tree, members, yf, yl, yreach, n, ordered, ybegin, yend, cross)
+        if k == n:
+            return -2, events, moved_at
+        if k > 0:
+            yf, yl, yreach, yidx, own = yf.copy(), yl.copy(), yreach.copy(), np.arange(n), True
+            n = _leave(yf, yl, yidx, cross, k, n, moved_at, events)
+            events += 1
+            ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
     stack_node = np.empty(max_depth + 2, np.int64)
     stack_next = np.empty(max_depth + 2, np.int64)
     depth = 0
     stack_node[0] = root
-    stack_next[0] = first_child[root] if max_depth > 0 else -1
+    stack_next[0] = tree[FIRST_CHILD, root] if max_depth > 0 else -1
     while True:
         node = stack_node[depth]
         c = stack_next[depth]
         descended = False
         while c != -1:
-            nxt = next_sibling[c]
-            ok, n, ordered, ybegin, yend, events = _gate(c, nbegin, nend, nlo, nhi, mstart, mlen, psorted, preach,
-                                                         yf, yl, yidx, yreach, cross, moved_at, n, ordered, ybegin,
-                                                         yend, events)
-            if ok:
-                if first_child[c] != -1:
+            nxt = tree[NEXT_SIBLING, c]
+            k = _crossing(c, tree, members, yf, yl, yreach, n, ordered, ybegin, yend, cross)
+            shared = k != n
+            if k > 0 and shared:
+                if not own:
+                    yf, yl, yreach, yidx, own = yf.copy(), yl.copy(), yreach.copy(), np.arange(n), True
+                n = _leave(yf, yl, yidx, cross, k, n, moved_at, events)
+                events += 1
+                ordered, ybegin, yend = _refresh(yf, yl, n, yreach)
+            if shared:
+                if tree[FIRST_CHILD, c] != -1:
                     stack_next[depth] = nxt
                     depth += 1
                     stack_node[depth] = c
-                    stack_next[depth] = first_child[c] if depth < max_depth else -1
+                    stack_next[depth] = tree[FIRST_CHILD, c] if depth < max_depth else -1
                     descended = True
                     break
-                if noffset[c] + size <= nalign[c] + slack:
-                    return c, events
+                if tree[OFFSET, c] + size <= tree[ALIGN, c] + slack:
+                    return c, events, moved_at
             c = nxt
         if descended:
             continue
-        if noffset[node] + size <= nalign[node] + slack:
-            return node, events
+        if tree[OFFSET, node] + size <= tree[ALIGN, node] + slack:
+            return node, events, moved_at
         if depth == 0:
-            return -1, events
+            return -1, events, moved_at
         depth -= 1
 
 
-def _grow(a: np.ndarray, need: int, fill: int) -> np.ndarray:
-    if need <= a.shape[0]:
+def _grow(a: np.ndarray, need: int) -> np.ndarray:
+    """``a`` with at least ``need`` columns (doubling), new columns -1."""
+    if need <= a.shape[1]:
         return a
-    out = np.full(max(need, 2 * a.shape[0]), fill, dtype=a.dtype)
-    out[:a.shape[0]] = a
+    out = np.full((a.shape[0], max(need, 2 * a.shape[1])), -1, dtype=np.int64)
+    out[:, :a.shape[1]] = a
     return out
 
 
@@ -150,15 +161,11 @@ class Mirror:
     which has no children and no parent yet, is ever split)."""
 
     def __init__(self, members: int, nodes: int):
-        self.count = 0
         self.slot: dict[int, int] = {}   # block id -> node
-        self.blocks: list = []
-        z = lambda k, fill=0: np.full(max(k, 1), fill, dtype=np.int64)  # noqa: E731
-        self.first_child, self.last_child, self.next_sibling = z(nodes, -1), z(nodes, -1), z(nodes, -1)
-        self.begin, self.end, self.lo, self.hi = z(nodes), z(nodes), z(nodes), z(nodes)
-        self.offset, self.align, self.mstart, self.mlen = z(nodes), z(nodes), z(nodes), z(nodes)
+        self.blocks: list = []           # node -> block
+        self.tree = np.full((11, max(nodes, 1)), -1, dtype=np.int64)
+        self.members = np.full((2, max(members, 1)), -1, dtype=np.int64)
         self.pool = 0
-        self.sorted_firsts, self.reach = z(members), z(members)
 
     @staticmethod
     def eligible(blocks) -> bool:
@@ -173,43 +180,34 @@ class Mirror:
         k = self.slot.get(block.id)
         if k is not None:
             return k
-        k = self.count
-        self.count += 1
+        k = len(self.blocks)
         self.slot[block.id] = k
         self.blocks.append(block)
-        for name, fill in (("first_child", -1), ("last_child", -1), ("next_sibling", -1), ("begin", 0),
-                           ("end", 0), ("lo", 0), ("hi", 0), ("offset", 0), ("align", 0), ("mstart", 0),
-                           ("mlen", 0)):
-            setattr(self, name, _grow(getattr(self, name), k + 1, fill))
-        m = len(timeline.sorted_firsts)
-        self.sorted_firsts = _grow(self.sorted_firsts, self.pool + m, 0)
-        self.reach = _grow(self.reach, self.pool + m, 0)
-        self.sorted_firsts[self.pool:self.pool + m] = timeline.sorted_firsts
-        self.reach[self.pool:self.pool + m] = timeline.reach
-        self.mstart[k], self.mlen[k] = self.pool, m
+        self.tree = tree = _grow(self.tree, k + 1)
+        m, start = len(timeline.sorted_firsts), self.pool
+        self.members = _grow(self.members, start + m)
+        self.members[SORTED_FIRST, start:start + m] = timeline.sorted_firsts
+        self.members[REACH, start:start + m] = timeline.reach
         self.pool += m
-        self.begin[k], self.end[k], self.lo[k], self.hi[k] = block.begin, block.end, timeline.lo, timeline.hi
-        self.offset[k], self.align[k] = block.child_offset, align
+        tree[BEGIN:, k] = (block.begin, block.end, timeline.lo, timeline.hi, block.child_offset, align, start, m)
         return k
 
     def link(self, parent: int, child: int, size: int) -> None:
         """``child`` becomes the last child of ``parent``, whose used room grows by ``size``."""
-        if self.last_child[parent] == -1:
-            self.first_child[parent] = child
-        else:
-            self.next_sibling[self.last_child[parent]] = child
-        self.last_child[parent] = child
-        self.offset[parent] += size
+        tree = self.tree
+        last = tree[LAST_CHILD, parent]
+        tree[FIRST_CHILD if last == -1 else NEXT_SIBLING, parent if last == -1 else last] = child
+        tree[LAST_CHILD, parent] = child
+        tree[OFFSET, parent] += size
 
-    def descend(self, root: int, gate_root: bool, timeline, size: int, slack: int, max_depth: int):
-        """:func:`descend` over the mirror for an offered block of ``timeline``: (node, -1 or -2,
-        splits, member -> split that took it or -1). The member arrays are kept on the timeline
-        (a block is offered to several parents; a split gives it a new timeline)."""
+    def descend(self, root: int, gate_root: bool, block, timeline, size: int, slack: int, max_depth: int):
+        """:func:`descend` over the mirror for ``block`` offered (``timeline`` its members'): (node, -1 or
+        -2; splits; member -> split that took it, or -1). The member arrays are kept on the timeline (a
+        block is offered to several parents; a split gives it a new timeline)."""
         if timeline.arrays is None:
-            timeline.arrays = (np.array(timeline.firsts, dtype=np.int64), np.array(timeline.lasts, dtype=np.int64))
-        yf, yl = timeline.arrays
-        moved_at = np.full(len(yf), -1, dtype=np.int64)
-        node, events = descend(root, gate_root, size, slack, max_depth, self.first_child, self.next_sibling,
-                               self.begin, self.end, self.lo, self.hi, self.offset, self.align, self.mstart,
-                               self.mlen, self.sorted_firsts, self.reach, yf, yl, moved_at)
-        return int(node), int(events), moved_at
+            timeline.arrays = (np.array(timeline.firsts, dtype=np.int64), np.array(timeline.lasts, dtype=np.int64),
+                               np.array(timeline.reach, dtype=np.int64))
+        yf, yl, yreach = timeline.arrays
+        node, splits, moved_at = descend(root, gate_root, size, slack, max_depth, self.tree, self.members, yf, yl,
+                                         yreach, timeline.ordered, block.begin, block.end)
+        return node, splits, moved_at
