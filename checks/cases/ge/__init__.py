@@ -2,7 +2,8 @@
 
 ``catalogue.py`` is the record (one :class:`~zcspec.checks.cases.ge.catalogue.GeCase` per GE ``TEST_F`` and
 parameter set: GE file, test name, status and, for a deviation, its docs/ge-deviations.md row and reason);
-``graph.py`` rebuilds a GE test graph on zcspec's IR; one module per GE test file holds the cases;
-``all.py`` imports them all and lists the catalogue. tests/ge runs each case under pytest and
-``zcspec verify`` runs them as its phase "GE's unit-test cases" (checks/verify_ge_cases.py).
+``graph.py`` rebuilds a GE memory-assignment test graph on zcspec's IR and ``*_scenarios.py`` the runtime
+tests' models; one module per GE test file holds the cases; ``all.py`` imports them all and lists the
+catalogue; ``judge.py`` says how a case came out against its record. tests/ge runs each case under pytest
+and ``zcspec verify`` runs them as its phase "GE's unit-test cases" (checks/verify.py).
 """
