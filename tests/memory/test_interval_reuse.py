@@ -11,7 +11,7 @@ from zcspec.impl.compiler.memory.units import build_units
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.spec.invariants.layout import NO_OVERLAP
 
-from tests.ge.conftest import GE_SIZES, GeGraph
+from zcspec.checks.cases.ge.graph import GE_SIZES, GeGraph
 
 
 def _chain() -> GeGraph:

@@ -12,7 +12,7 @@ from zcspec.impl.compiler.observe import observe_plan
 from zcspec.spec.invariants.layout import NO_OVERLAP
 from zcspec.spec.invariants.layout_streams import STREAM_ORDER
 
-from tests.ge.conftest import GE_SIZES, GeGraph
+from zcspec.checks.cases.ge.graph import GE_SIZES, GeGraph
 
 
 def _two_branches(edge: bool) -> GeGraph:
