@@ -27,6 +27,8 @@ _FAILED_ONLY = re.compile(r"^FAILED ", re.M)
 _VERIFY_FINDINGS = (("violation", re.compile(r"^VIOLATION (\S+)", re.M)),
                     ("violation", re.compile(r"^Random campaign found a violation of (\S+)", re.M)),
                     ("crash", re.compile(r"^(CRASH in .+)$", re.M)),
+                    ("refusal", re.compile(r"^(REFUSED in .+)$", re.M)),
+                    ("check", re.compile(r"^(FAILED CHECK in .+)$", re.M)),
                     ("violation", re.compile(r"^corpus: (REGRESSED: .+)$", re.M)),
                     # a Z3 proof that is not proved, under "Z3 proofs (...): N/M proved"
                     ("violation", re.compile(r"^  (\S.*?: (?:refuted|unknown) .+)$", re.M)))

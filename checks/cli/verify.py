@@ -96,6 +96,9 @@ def _report(result, invariants) -> None:
     run, failed = result.acl_refusals
     if run:
         print(f"ACL refusals (bad calls to the ACL entry points): {run} run, {failed} failed")
+    run, failed = result.ge_cases
+    if run:
+        print(f"GE's unit-test cases (checks/cases/ge, ge strategy): {run} run, {failed} failed")
     if result.foreign:
         bugs = [(label, expect) for label, expect, wrong in result.foreign if expect != "clean" and not wrong]
         clean = sum(1 for _, expect, wrong in result.foreign if expect == "clean" and not wrong)
@@ -106,8 +109,8 @@ def _report(result, invariants) -> None:
         print(f"  {claim} unknown on case {case[:12]}: {reason}")
     for r in result.corpus:
         print(f"corpus: {'ok' if r.as_expected else 'REGRESSED'}: {r.summary()}")
-    for case, err in result.errors:
-        print(f"CRASH in {case}: {err}")
+    for (case, err), kind in zip(result.errors, result.error_kinds):
+        print(f"{ERROR_LABELS[kind]} in {case}: {err}")
     _notes(result)
     for f in result.findings[:20]:
         print(f"\nVIOLATION {f.violation.invariant_id} in {f.case}\n  {f.violation.culprit}: {f.violation.message}")
@@ -126,6 +129,11 @@ def _report(result, invariants) -> None:
         print(f"  saved to {path}; replay with: zcspec replay {path}")
 
 
+# How verify's errors (checks/verify.py ERROR_KINDS) are printed: a crash of the code under test, impl
+# refusing an artefact it built itself, a check of verify's own (a GE case, a front-end case, a record).
+ERROR_LABELS = {"crash": "CRASH", "refusal": "REFUSED", "check": "FAILED CHECK"}
+
+
 def _list_unreached(result, ids, unreached) -> None:
     """Name the claims the models the user named left below the floor: never reached, then thin."""
     missing = result.unexercised(ids)
@@ -139,7 +147,9 @@ def _verdict(result, ok: bool, thin, unreached, ids) -> str:
     """The closing line's verdict. "all invariants held" only when every claim was also exercised by
     >= MIN_DISTINCT distinct cases: a claim no case reached held vacuously, which is no evidence."""
     if not ok:
-        return (f"FAILED ({sum(result.tally.violated.values())} violated checks, {len(result.errors)} crashes, "
+        kinds = Counter(result.error_kinds)
+        return (f"FAILED ({sum(result.tally.violated.values())} violated checks, {kinds['crash']} crashes, "
+                f"{kinds['refusal']} refusals of its own artefacts, {kinds['check']} failed checks, "
                 f"{len(result.failed_calls)} failed valid calls, {len(thin)} invariants below the floor of "
                 f"{MIN_DISTINCT} distinct cases)")
     if unreached:

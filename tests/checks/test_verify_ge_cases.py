@@ -9,7 +9,9 @@ import re
 import attrs
 
 from zcspec.checks.cases.ge.all import CASES
-from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.checks.cli.main import main
+from zcspec.checks.cli.verify import ERROR_LABELS
+from zcspec.checks.verify import ERROR_KINDS, VerifyConfig, verify
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.memory import lifetimes, rules
 
@@ -83,3 +85,20 @@ def test_a_deviation_that_starts_matching_is_reported(monkeypatch):
     assert case.startswith("mem_assigner_unittest.cc TEST_F ValidWorkSpaceNeg1 (") and kind == "check"
     assert message.startswith("recorded as a deviation (docs/ge-deviations.md row P6: GE: SUCCESS")
     assert "the record is stale" in message
+
+
+def test_the_command_line_names_a_failed_ge_case_as_a_failed_check_not_a_crash(monkeypatch, capsys):
+    """verify's report prints each error by its kind (a GE case that stops matching is one of verify's
+    checks failing, not a crash of the code under test) and counts the kinds apart in its verdict."""
+    monkeypatch.setattr(rules, "_VERSIONED", re.compile(r"^(.*)V\d+$"))
+    code = main(["verify", "--no-execution", "--no-proofs", "--examples", "0", "--strategy", "ge", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAILED CHECK in block_mem_assigner_unittest.cc TEST_F MatchNoReuseType (" in out
+    assert "CRASH in block_mem_assigner" not in out
+    assert f"GE's unit-test cases (checks/cases/ge, ge strategy): {len(CASES)} run, 1 failed" in out
+    assert "0 crashes, 0 refusals of its own artefacts, 1 failed checks" in out
+
+
+def test_every_error_kind_has_its_label():
+    assert set(ERROR_LABELS) == set(ERROR_KINDS)
