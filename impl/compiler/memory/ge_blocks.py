@@ -391,7 +391,7 @@ def level_two(blocks: list[Block], options) -> list[Block]:
     key = lambda b: _sort_key(b, options)  # noqa: E731
     blocks = sorted(blocks, key=key)
     mirror = (Mirror(sum(len(b.units) for b in blocks), 2 * len(blocks))
-              if COMPILED_DESCENT and Mirror.eligible(blocks) else None)
+              if _compiled_walk(blocks) else None)
     ids = iter(range(max((b.id for b in blocks), default=-1) + 1, 10**9))
     new_id = ids.__next__
     i = 0
@@ -422,6 +422,17 @@ def level_two(blocks: list[Block], options) -> list[Block]:
                 if nxt < len(blocks) and smallest < blocks[nxt].align_size(options):
                     blocks[j:] = sorted(blocks[j:], key=key)
     return blocks
+
+
+# The Python judgements of interval reuse, as defined here: the compiled walk makes the same ones.
+_PYTHON_JUDGES = (_interval, _crossing)
+
+
+def _compiled_walk(blocks) -> bool:
+    """Whether level 2 walks ``blocks`` with ge_descent: a one-stream list (``Mirror.eligible``), and only
+    while ``_interval`` and ``_crossing`` are this module's own; when one is replaced (a fault variant of
+    checks.faults, a test breaking interval reuse on purpose) the Python walk runs, which calls it."""
+    return COMPILED_DESCENT and (_interval, _crossing) == _PYTHON_JUDGES and Mirror.eligible(blocks)
 
 
 def regroup_continuous(blocks: list[Block]) -> list[Block]:

@@ -80,6 +80,6 @@ def lifetimes(graph: Graph, order: tuple[str, ...] | None = None) -> Lifetimes:
         if r in graph.weight:
             span[r] = (0, len(order) - 1)
             continue
-        span[r] = (min(own[m][0] for m in ms), max(own[m][1] for m in ms))
+        span[r] = own[ms[0]] if len(ms) == 1 else (min(own[m][0] for m in ms), max(own[m][1] for m in ms))
     return Lifetimes(order, step, own, root, offset, {r: tuple(m) for r, m in members.items()}, span,
                      _workspaces(graph, order))

@@ -84,32 +84,42 @@ def place_atomic(atomic_units, start: int, options, blocks: list, unit_offset: d
 
 
 def _export_tree(top, options, memo, offsets, blocks: list, unit_offset: dict) -> None:
-    index_of = {}
-    for b in subtree(top):
-        index_of[b.id] = len(blocks)
-        blocks.append(None)
-    for b in subtree(top):
-        i = index_of[b.id]
+    tree = subtree(top)
+    index_of = {b.id: len(blocks) + k for k, b in enumerate(tree)}
+    blocks.extend([None] * len(tree))
+    for b in tree:
+        i, at = index_of[b.id], offsets[b.id]
         parent = index_of.get(b.parent.id) if b.parent is not None else None
-        blocks[i] = BlockRecord(i, "feature_map", offsets[b.id], resize(b, options, memo), False,
-                                tuple(u.id for u in b.units), parent)
+        blocks[i] = BlockRecord(i, "feature_map", at, resize(b, options, memo), False, tuple(u.id for u in b.units),
+                                parent)
+        where = ("feature_map", at, i)
         for u in b.units:
-            unit_offset[u.id] = ("feature_map", offsets[b.id], i)
+            unit_offset[u.id] = where
 
 
 def _feature_map(units, steps: int, options, max_block: bool):
-    """One GE planner's block list and its layout; the score is the feature-map end (GE: hybrid_mem_assigner.cc)."""
+    """One GE planner's block list and its layout (block id -> offset, the sizes memo); the score is the
+    feature-map end (GE: hybrid_mem_assigner.cc)."""
     block_list, _ = assign_blocks(units, steps, options, max_block)
     block_list = assign_batches(block_list, options)
-    memo, offsets, blocks, unit_offset = {}, {}, [], {}
+    memo, offsets = {}, {}
     end = 0
     for b in block_list:
         if b.parent is not None or b.zero_copy is not None:
             continue
         place(b, end, options, memo, offsets)
-        _export_tree(b, options, memo, offsets, blocks, unit_offset)
         end += resize(b, options, memo)
-    return block_list, blocks, unit_offset, end
+    return block_list, memo, offsets, end
+
+
+def _export(block_list, memo, offsets, options):
+    """The winning planner's blocks as records, in block-list order, and unit id -> placement (only the
+    winner is exported: the loser's layout is only scored)."""
+    blocks, unit_offset = [], {}
+    for b in block_list:
+        if b.parent is None and b.zero_copy is None:
+            _export_tree(b, options, memo, offsets, blocks, unit_offset)
+    return blocks, unit_offset
 
 
 def ge_layout(units, steps: int, options) -> Placed:
@@ -117,7 +127,8 @@ def ge_layout(units, steps: int, options) -> Placed:
     binary; GE: hybrid_mem_assigner.cc ``HybridMemAssigner::Assign``); then atomic outputs and
     zero-copy memory after it."""
     candidates = [_feature_map(units, steps, options, max_block) for max_block in (False, True)]
-    block_list, blocks, unit_offset, end = min(candidates, key=lambda c: c[3])
+    block_list, memo, offsets, end = min(candidates, key=lambda c: c[3])
+    blocks, unit_offset = _export(block_list, memo, offsets, options)
     end = place_atomic([u for u in units if u.atomic], end, options, blocks, unit_offset)
     zc_units = [u for b in block_list if b.zero_copy is not None for u in b.units]
     zc = place_zero_copy(zc_units, options, blocks, unit_offset)

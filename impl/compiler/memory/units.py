@@ -97,8 +97,11 @@ def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
     at offset ``k`` ends by the root's raw end. Counting ``k`` plus its padded size made the last piece
     of a 468-byte tensor reach 516 bytes, so the block took 1024 bytes where the root's own size says
     512, and the model file (whose figures are the tensors' own sizes) was refused."""
-    return max(max(tensor_size(raw_bytes(graph.desc[m]), options), lt.offset[m] + raw_bytes(graph.desc[m]))
-               for m in lt.members[r])
+    desc, offset, size = graph.desc, lt.offset, 0
+    for m in lt.members[r]:
+        nbytes = raw_bytes(desc[m])
+        size = max(size, tensor_size(nbytes, options), offset[m] + nbytes)
+    return size
 
 
 class _Facts:
@@ -112,23 +115,33 @@ class _Facts:
             self.netoutput_slots[r] = self.netoutput_slots.get(r, 0) + 1
         self._producers: dict[str, list] = {}
         self._readers: dict[str, list] = {}
+        self._io: dict[str, bool] = {}
         self._clock = None
         self._on_stream: dict[int, list[str]] | None = None
         self._streams: int | None = None
+        # Every node on one stream: no reader or writer is on another stream than a producer's, so
+        # stream_last and first_write keep the symbol's own span (their loops would find nothing).
+        self.one_stream = len({n.stream for n in graph.nodes}) <= 1
 
     def producers(self, r: str):
-        if r not in self._producers:
-            self._producers[r] = [self.graph.node[self.graph.producer[m]] for m in self.lt.members[r]]
-        return self._producers[r]
+        found = self._producers.get(r)
+        if found is None:
+            node, producer = self.graph.node, self.graph.producer
+            found = self._producers[r] = [node[producer[m]] for m in self.lt.members[r]]
+        return found
 
     def readers(self, r: str):
-        if r not in self._readers:
+        found = self._readers.get(r)
+        if found is None:
             names = dict.fromkeys(c for m in self.lt.members[r] for c in self.graph.consumers.get(m, ()))
-            self._readers[r] = [self.graph.node[c] for c in names]
-        return self._readers[r]
+            found = self._readers[r] = [self.graph.node[c] for c in names]
+        return found
 
     def io(self, r: str) -> bool:
-        return rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
+        found = self._io.get(r)
+        if found is None:
+            found = self._io[r] = rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
+        return found
 
     def zero_copy(self, r: str) -> str | None:
         """IsZeroCopyBlock (inputs) and GetOutputFlowToNetoutputNum (outputs); the caller excludes continuous
@@ -169,6 +182,8 @@ class _Facts:
         dependency edge back); with no such node it is held to the end. Readers without a task (views,
         the NetOutput) touch no memory themselves. Along a stream each node knows at least what the one
         before it knows, so the first node knowing the reader is found by bisection."""
+        if self.one_stream:
+            return last
         end, step = self.lt.steps - 1, self.lt.step
         for n in self.readers(r):
             if n.stream == stream or not ops.task_kinds(n):
@@ -214,6 +229,8 @@ class _Facts:
         so the memory's life on ``stream`` begins there, or at step 0 if nothing is known: GE's
         ``CalNodeAsContinuousInputMaxLife`` lowers a NoPadding group's ``life_begin_`` by
         ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc)."""
+        if self.one_stream:
+            return first
         for r in roots:
             for p in self.producers(r):
                 if p.stream != stream and ops.task_kinds(p):
@@ -292,6 +309,8 @@ def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> 
 
 def _common_label(nodes) -> str:
     """A symbol belongs to a batch branch only if every node writing it runs in that branch."""
+    if len(nodes) == 1:
+        return rules.batch_label(nodes[0])
     labels = {rules.batch_label(n) for n in nodes}
     return labels.pop() if len(labels) == 1 else ""
 
@@ -303,17 +322,19 @@ def _interval(facts: _Facts, r_first: int, r_last: int, shared: bool) -> tuple[i
 
 def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     graph, lt = facts.graph, facts.lt
-    producer = facts.producers(r)[0]
+    producers = facts.producers(r)
+    producer = producers[0]
     zc = facts.zero_copy(r)
-    is_atomic = zc is None and any(rules.atomic(n) for n in facts.producers(r))
-    reusable = facts.reusable(r) and not is_atomic
+    is_atomic = zc is None and any(rules.atomic(n) for n in producers)
+    reusable = not is_atomic and facts.reusable(r)
     r_first, r_last = lt.span[r]
     first, last = _interval(facts, facts.first_write((r,), producer.stream, r_first),
                             facts.stream_last(r, producer.stream, r_last), reusable)
-    consumed = any(graph.consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
+    consumers = graph.consumers
+    consumed = any(consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
-        stream=producer.stream, batch=_common_label(facts.producers(r)), zero_copy=zc, reusable=reusable,
+        stream=producer.stream, batch=_common_label(producers), zero_copy=zc, reusable=reusable,
         atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
         unconsumed=not consumed, alloc_step=lt.step[producer.name], reach=r_last, **_order(facts, (r,)))
 
