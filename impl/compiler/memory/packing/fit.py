@@ -15,7 +15,9 @@ thousand buffers live over the whole graph (a 100k-node graph's atomic outputs):
 sorted those thousand again, and each of them sorted everything placed before it. So the long
 buffers are kept in offset order as they are placed, a long query merges the buffers placed since
 the previous one into one offset-ordered list of everything placed, and only a short query's few
-bucket neighbours are sorted, then merged with the long ones. The order among equal offsets is left
+bucket neighbours are sorted, then merged with the long ones; the long buffers that live over the
+whole time are read as the union of their offset intervals (the same gaps, a few entries where there
+were hundreds). The order among equal offsets is left
 open, as before: with positive sizes only the first of them can open a gap (:func:`gap_offset`);
 an instance with a size of 0 takes the plain per-buffer sort.
 """
@@ -149,6 +151,14 @@ def _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb
     merged = 0
     long_sorted = np.empty(max(nlong, 1), np.int64)   # placed long positions, offset order
     placed_long = 0
+    # Long buffers living over the whole time meet every buffer: a short query reads them as the union
+    # of their offset intervals (disjoint, in offset order), which leaves the same gaps.
+    t_first, t_last = lower.min(), upper.max()
+    union_lo = np.empty(max(nlong, 1), np.int64)
+    union_hi = np.empty(max(nlong, 1), np.int64)
+    n_union = 0
+    long_off = np.empty(max(nlong, 1), np.int64)
+    long_end = np.empty(max(nlong, 1), np.int64)
     for k in range(n):
         b = order[k]
         lb, ub = lower[b], upper[b]
@@ -187,22 +197,38 @@ def _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb
                         near_off[m_near], near_end[m_near] = off[j], end[j]
                         m_near += 1
             srt = np.argsort(near_off[:m_near])
-            i = 0
-            for t in range(placed_long + 1):
-                j = long_sorted[t] if t < placed_long else -1
-                if j >= 0 and not (lo[j] < ub and lb < up[j]):
-                    continue
-                while i < m_near and (j < 0 or near_off[srt[i]] <= off[j]):
+            # the long neighbours in offset order: the placed long buffers meeting this one in time,
+            # merged with the union of the whole-time ones
+            nl, t, u = 0, 0, 0
+            while t < placed_long or u < n_union:
+                j = -1
+                if t < placed_long:
+                    j = long_sorted[t]
+                    if not (lo[j] < ub and lb < up[j]):
+                        t += 1
+                        continue
+                if u < n_union and (j < 0 or union_lo[u] <= off[j]):
+                    long_off[nl], long_end[nl] = union_lo[u], union_hi[u]
+                    u += 1
+                else:
+                    long_off[nl], long_end[nl] = off[j], end[j]
+                    t += 1
+                nl += 1
+            i, t = 0, 0
+            while i < m_near or t < nl:
+                if t == nl or (i < m_near and near_off[srt[i]] <= long_off[t]):
                     hit_off[h], hit_end[h] = near_off[srt[i]], near_end[srt[i]]
-                    h += 1
                     i += 1
-                if j >= 0:
-                    hit_off[h], hit_end[h] = off[j], end[j]
-                    h += 1
+                else:
+                    hit_off[h], hit_end[h] = long_off[t], long_end[t]
+                    t += 1
+                h += 1
         start = _gap_in_order(hit_off, hit_end, h, size[b], align[b], first)
         offsets[b] = start
         lo[k], up[k], off[k], end[k] = lb, ub, start, start + size[b]
-        if is_long:
+        if is_long and lb == t_first and ub == t_last:
+            n_union = _join(union_lo, union_hi, n_union, start, start + size[b])
+        elif is_long:
             t = placed_long
             while t > 0 and off[long_sorted[t - 1]] > start:
                 long_sorted[t] = long_sorted[t - 1]
@@ -210,6 +236,29 @@ def _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb
             long_sorted[t] = k
             placed_long += 1
     return offsets
+
+
+@numba.njit(cache=True)
+def _join(union_lo, union_hi, count, lo, hi):
+    """Add ``[lo, hi)`` to the ``count`` disjoint intervals ``union_lo``/``union_hi`` (offset order,
+    touching ones joined); returns the new count."""
+    p = 0
+    while p < count and union_hi[p] < lo:
+        p += 1
+    q = p
+    while q < count and union_lo[q] <= hi:
+        q += 1
+    if q > p:
+        lo, hi = min(lo, union_lo[p]), max(hi, union_hi[q - 1])
+    shift = 1 - (q - p)   # intervals p..q-1 become one
+    if shift > 0:
+        for i in range(count - 1, q - 1, -1):
+            union_lo[i + shift], union_hi[i + shift] = union_lo[i], union_hi[i]
+    elif shift < 0:
+        for i in range(q, count):
+            union_lo[i + shift], union_hi[i + shift] = union_lo[i], union_hi[i]
+    union_lo[p], union_hi[p] = lo, hi
+    return count + shift
 
 
 @numba.njit(cache=True)
