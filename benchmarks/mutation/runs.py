@@ -21,6 +21,7 @@ from pathlib import Path
 import attrs
 
 TAIL_LINES = 25
+ERR_LINES = 10
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 _FAILED_ONLY = re.compile(r"^FAILED ", re.M)
 # What verify's report (checks/cli/verify.py) names first when it fails, in the order looked for.
@@ -181,5 +182,9 @@ def _last_line(text: str) -> str:
 
 
 def _tail(out: str, err: str) -> str:
-    lines = (out.rstrip() + "\n--- stderr ---\n" + err.rstrip()).splitlines()
-    return "\n".join(lines[-TAIL_LINES:])
+    """The ends of stdout and of stderr, each its own share: a judge's stderr full of warnings (pytest
+    plugins print them last) must not push out the stdout lines that say what failed."""
+    lines = out.rstrip().splitlines()[-TAIL_LINES:]
+    if err.strip():
+        lines += ["--- stderr ---", *err.rstrip().splitlines()[-ERR_LINES:]]
+    return "\n".join(lines)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mutation import mutator
+from benchmarks.mutation import mutator, runs
 from benchmarks.mutation.attribution import Kill
 from benchmarks.mutation.runs import Run, run
 from benchmarks.mutation.score import Outcome, Score, wilson
@@ -393,3 +393,11 @@ def test_a_baseline_whose_two_runs_write_different_artefacts_is_refused(tmp_path
     pristine = _fake_campaign(tmp_path, monkeypatch, noisy)
     with pytest.raises(campaign.CampaignError, match="two verify runs of the unmutated copy wrote different artefacts"):
         campaign.baseline(pristine, tmp_path / "work", campaign.Settings(), lambda s: None)
+
+
+def test_a_judges_tail_keeps_what_stdout_says_failed_under_a_flood_of_warnings():
+    """pytest prints its plugins' warnings on stderr last: the baseline's error must still show the failure."""
+    out = "\n".join(["." * 70] * 3 + ["FAILED tests/x.py::test_y - AssertionError", "1 failed in 3.0s"])
+    err = "\n".join(["PytestBenchmarkWarning: Benchmarks are automatically disabled"] * 200)
+    tail = runs._tail(out, err)
+    assert "FAILED tests/x.py::test_y" in tail and tail.count("PytestBenchmarkWarning") == runs.ERR_LINES
