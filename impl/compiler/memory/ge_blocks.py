@@ -216,6 +216,19 @@ class _Timeline:
         self.arrays = None  # firsts and lasts as arrays, for ge_descent
 
 
+    @classmethod
+    def in_order(cls, units, firsts, lasts, reach) -> "_Timeline":
+        """The timeline of ``units`` (members in order of their firsts) from the arrays of their firsts,
+        lasts and the running maximum of the lasts, as :class:`_Timeline` computes them."""
+        self = cls.__new__(cls)
+        self.firsts, self.lasts, self.ordered = firsts.tolist(), lasts.tolist(), True
+        self.sorted_firsts, self.reach = self.firsts, reach.tolist()
+        self.lo, self.hi = self.firsts[0], self.lasts[-1]
+        self.remote = bool(units[-1].uses) and _remote(units[-1])
+        self.arrays = (firsts, lasts, reach)
+        return self
+
+
 def _timeline(block: Block) -> _Timeline:
     if block.timeline is None:
         block.timeline = _Timeline(block.units)
@@ -304,7 +317,8 @@ def _mirrored_offer(parent: Block, child: Block, options, clones: list, new_id, 
     size = child.align_size(options)
     slack = 0 if size == options.block_align else options.block_align
     root = mirror.node(parent, _timeline(parent), parent.align_size(options))
-    node, splits, moved_at = mirror.descend(root, True, child, _timeline(child), size, slack, MAX_DEPTH)
+    node, splits, moved_at, firsts, lasts, reach, n, ordered = mirror.descend(root, True, child, _timeline(child),
+                                                                             size, slack, MAX_DEPTH)
     if splits:
         kept, gone = [], [[] for _ in range(splits)]
         for u, at in zip(child.units, moved_at.tolist()):
@@ -314,6 +328,8 @@ def _mirrored_offer(parent: Block, child: Block, options, clones: list, new_id, 
             clone.keep_only(moved)
             clones.append(clone)
         child.keep_only(kept)
+        if ordered:  # the walk's arrays of the members that stay are their timeline
+            child.timeline = _Timeline.in_order(kept, firsts[:n], lasts[:n], reach[:n])
     if node < 0:
         return False
     _take(mirror.blocks[node], child, size)

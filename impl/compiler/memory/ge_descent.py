@@ -91,7 +91,9 @@ def descend(root, gate_root, size, slack, max_depth, tree, members, yf, yl, yrea
     members' firsts and lasts are ``yf``/``yl`` (member order; ``yreach``, ``ordered``, ``ybegin`` and
     ``yend`` as its ``_Timeline`` and span give them; none is written), after judging ``root`` itself
     when ``gate_root`` (level 2's ``_may_share``). Returns (the node that takes the block, -1 if none,
-    -2 if ``root`` refused it; the number of splits; per member, the split that took it away or -1)."""
+    -2 if ``root`` refused it; the number of splits; per member, the split that took it away or -1; the
+    remaining members' firsts, lasts and running maximum of the lasts in the first ``n`` places of the
+    arrays returned, ``n``, and whether they are in order)."""
     n = yf.shape[0]
     moved_at = np.full(n, -1, np.int64)
     cross = np.empty(n, np.int64)
@@ -101,7 +103,7 @@ def descend(root, gate_root, size, slack, max_depth, tree, members, yf, yl, yrea
     if gate_root:
         k = _crossing(root, tree, members, yf, yl, yreach, n, ordered, ybegin, yend, cross)
         if k == n:
-            return -2, events, moved_at
+            return -2, events, moved_at, yf, yl, yreach, n, ordered
         if k > 0:
             yf, yl, yreach, yidx, own = yf.copy(), yl.copy(), yreach.copy(), np.arange(n), True
             n = _leave(yf, yl, yidx, cross, k, n, moved_at, events)
@@ -135,14 +137,14 @@ def descend(root, gate_root, size, slack, max_depth, tree, members, yf, yl, yrea
                     descended = True
                     break
                 if tree[OFFSET, c] + size <= tree[ALIGN, c] + slack:
-                    return c, events, moved_at
+                    return c, events, moved_at, yf, yl, yreach, n, ordered
             c = nxt
         if descended:
             continue
         if tree[OFFSET, node] + size <= tree[ALIGN, node] + slack:
-            return node, events, moved_at
+            return node, events, moved_at, yf, yl, yreach, n, ordered
         if depth == 0:
-            return -1, events, moved_at
+            return -1, events, moved_at, yf, yl, yreach, n, ordered
         depth -= 1
 
 
@@ -202,12 +204,12 @@ class Mirror:
 
     def descend(self, root: int, gate_root: bool, block, timeline, size: int, slack: int, max_depth: int):
         """:func:`descend` over the mirror for ``block`` offered (``timeline`` its members'): (node, -1 or
-        -2; splits; member -> split that took it, or -1). The member arrays are kept on the timeline (a
-        block is offered to several parents; a split gives it a new timeline)."""
+        -2; splits; member -> split that took it, or -1; the arrays of the members that stay, as
+        :func:`descend` returns them). The member arrays are kept on the timeline (a block is offered to
+        several parents; a split gives it a new timeline)."""
         if timeline.arrays is None:
             timeline.arrays = (np.array(timeline.firsts, dtype=np.int64), np.array(timeline.lasts, dtype=np.int64),
                                np.array(timeline.reach, dtype=np.int64))
         yf, yl, yreach = timeline.arrays
-        node, splits, moved_at = descend(root, gate_root, size, slack, max_depth, self.tree, self.members, yf, yl,
-                                         yreach, timeline.ordered, block.begin, block.end)
-        return node, splits, moved_at
+        return descend(root, gate_root, size, slack, max_depth, self.tree, self.members, yf, yl, yreach,
+                       timeline.ordered, block.begin, block.end)

@@ -18,6 +18,8 @@ from zcspec.impl.compiler.memory.packing.errors import InvalidBufferError
 def _integer(value):
     """Integers of any integral type (numpy's too) become ``int``; anything else is
     left as is for the validation to reject by name."""
+    if type(value) is int:   # the common case, first (a planner makes 100k buffers)
+        return value
     if isinstance(value, bool):
         return value
     try:
@@ -46,8 +48,7 @@ class Buffer:
     align: int = attrs.field(default=1, converter=_integer, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
-        for name in ("lower", "upper"):
-            value = getattr(self, name)
+        for name, value in (("lower", self.lower), ("upper", self.upper)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InvalidBufferError(self.id, f"{name}={value!r} must be a non-negative integer")
         if self.lower >= self.upper:
