@@ -9,6 +9,11 @@ blocks, offsets, placements, lower bound); the compact strategy runs the GE
 planner too (it keeps the better) plus the packer with ``--time-limit``. The
 exponent is the least-squares slope of log(time) against log(nodes).
 
+Both strategies run numba-compiled code (level 2's walk, the packer); a process's first call of it
+loads numba's compiler state (about half a second, once per process, even from its cache). So a
+100-node graph is planned first with each strategy, its time printed apart, and the figures are
+what each plan costs after that.
+
     python benchmarks/plan_scale.py [--sizes 1000 10000 100000]
 """
 from __future__ import annotations
@@ -67,6 +72,11 @@ def main() -> None:
                         help="seconds the compact strategy's packer may spend improving (default 1)")
     args = parser.parse_args()
     graphs = {n: synthetic_graph(n) for n in args.sizes}
+    t0 = time.perf_counter()
+    for strategy in args.strategies:
+        plan_memory(synthetic_graph(100), PlanOptions(strategy=strategy, time_limit=args.time_limit))
+    print(f"warm-up (numba's first call in this process, a 100-node graph per strategy): "
+          f"{time.perf_counter() - t0:.2f} s")
     print(f"{'nodes':>8}{'strategy':>10}{'seconds':>10}{'arena MB':>11}{'LB MB':>9}{'ratio':>8}")
     for strategy in args.strategies:
         points = []
