@@ -176,13 +176,17 @@ def _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb
                         scratch[t] = fresh[j]
                         j += 1
                     t += 1
-                by_offset[:k] = scratch[:k]
+                by_offset, scratch = scratch, by_offset
                 merged = k
-            for i in range(k):
-                j = by_offset[i]
-                if lo[j] < ub and lb < up[j]:
-                    hit_off[h], hit_end[h] = off[j], end[j]
-                    h += 1
+            if lb == t_first and ub == t_last:   # every placed buffer is a time neighbour
+                start = _gap_over(off, end, by_offset, k, size[b], align[b], first)
+            else:
+                for i in range(k):
+                    j = by_offset[i]
+                    if lo[j] < ub and lb < up[j]:
+                        hit_off[h], hit_end[h] = off[j], end[j]
+                        h += 1
+                start = _gap_in_order(hit_off, hit_end, h, size[b], align[b], first)
         else:
             m_near = 0
             for i in range(ba[k], bb[k] + 1):
@@ -223,7 +227,7 @@ def _place_merged(lower, upper, size, align, order, first, span, offsets, ba, bb
                     hit_off[h], hit_end[h] = long_off[t], long_end[t]
                     t += 1
                 h += 1
-        start = _gap_in_order(hit_off, hit_end, h, size[b], align[b], first)
+            start = _gap_in_order(hit_off, hit_end, h, size[b], align[b], first)
         offsets[b] = start
         lo[k], up[k], off[k], end[k] = lb, ub, start, start + size[b]
         if is_long and lb == t_first and ub == t_last:
@@ -259,6 +263,27 @@ def _join(union_lo, union_hi, count, lo, hi):
             union_lo[i + shift], union_hi[i + shift] = union_lo[i], union_hi[i]
     union_lo[p], union_hi[p] = lo, hi
     return count + shift
+
+
+@numba.njit(cache=True)
+def _gap_over(off, end, by_offset, k, size, align, first):
+    """:func:`_gap_in_order` over the first ``k`` placed buffers, ``by_offset`` their positions in
+    offset order."""
+    top = 0
+    best, best_gap = -1, 0
+    for i in range(k):
+        j = by_offset[i]
+        start = -(-top // align) * align
+        gap = off[j] - start
+        if gap >= size:
+            if first:
+                return start
+            if best < 0 or gap < best_gap:
+                best, best_gap = start, gap
+        top = max(top, end[j])
+    if best >= 0:
+        return best
+    return -(-top // align) * align
 
 
 @numba.njit(cache=True)
