@@ -98,7 +98,9 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
             return best
         offsets = greedy.climb(inst, _order_of(best, buffers), target, deadline)
         best = min(best, _packing(buffers, offsets, lb, "hill-climb"), key=_arena)
-        if deadline is not None and best.arena > target:  # the climb affords few passes at this size
+        # The climb affords few passes at this size. Past the deadline the squeaky wheel would only
+        # repeat the best greedy order's pass, which the climb's result is never worse than: skipped.
+        if deadline is not None and best.arena > target and time.monotonic() < deadline:
             offsets = greedy.squeaky(inst, best_order, target, deadline)
             best = min(best, _packing(buffers, offsets, lb, "squeaky-wheel"), key=_arena)
         return best
