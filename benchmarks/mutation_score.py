@@ -96,6 +96,8 @@ def main(argv=None) -> int:
         return _campaign(args, None if args.worktree else _resolve(args.commit), workdir)
     except (CampaignError, SandboxError, ValueError) as e:
         print(f"mutation_score: error: {e}", file=sys.stderr)
+        if isinstance(e, CampaignError) and e.evidence:   # the folders the error names: kept to be compared
+            args.keep = True
         return 2
     except (KeyboardInterrupt, Interrupted):
         print("mutation_score: interrupted; the judges running were stopped, no result written", file=sys.stderr)

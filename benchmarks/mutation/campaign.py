@@ -46,7 +46,12 @@ SUITE_WHEN = ("identical", "survivors", "none")
 
 
 class CampaignError(Exception):
-    """The campaign cannot give meaningful verdicts (a baseline judge fails on unmutated code)."""
+    """The campaign cannot give meaningful verdicts (a baseline judge fails on unmutated code). ``evidence``:
+    the error names files of the run's temporary folder to look at (then it is kept)."""
+
+    def __init__(self, message: str, *, evidence: bool = False):
+        super().__init__(message)
+        self.evidence = evidence
 
 
 @attrs.frozen
@@ -97,7 +102,8 @@ def baseline(pristine: Sandbox, workdir: Path, settings: Settings, progress: Cal
         _require_pass(r)
     if twice and (diff := first_difference(folders[0], folders[1])):
         raise CampaignError(f"two verify runs of the unmutated copy wrote different artefacts ({diff}): "
-                            f"identical artefacts would prove nothing; compare {folders[0]} and {folders[1]}")
+                            f"identical artefacts would prove nothing; compare {folders[0]} and {folders[1]}",
+                            evidence=True)
     v = min(runs, key=lambda r: r.seconds)
     progress(f"baseline: verify passed in {v.seconds:.1f} s" + (", artefacts identical twice" if twice else ""))
     verify_timeout = settings.verify_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * v.seconds)
