@@ -131,7 +131,8 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
                     "scales, or a scale whose output length is whole"),
     ),
     **{op: (_FLOAT_KERNEL,) for op in ("Exp", "Sqrt", "Tanh", "Sigmoid", "LeakyRelu", "Softmax", "LRN", "Conv",
-                                       "MaxPool", "AveragePool", "GlobalAveragePool", "Mean")},
+                                       "MaxPool", "AveragePool", "GlobalAveragePool", "Mean",
+                                       "Log", "Reciprocal", "Floor", "GlobalMaxPool")},
 }
 for _op in ("BatchNormalization", "Dropout"):
     UNSUPPORTED[_op] += (Unsupported(

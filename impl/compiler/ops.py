@@ -51,8 +51,11 @@ def _ops(*infos: OpInfo) -> dict[str, OpInfo]:
     return {i.op_type: i for i in infos}
 
 
-_UNARY = ("Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Exp", "Sqrt", "LeakyRelu", "Softmax", "LRN", "Cast")
-_BINARY = ("Add", "Sub", "Mul", "Div")
+_UNARY = ("Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Exp", "Sqrt", "LeakyRelu", "Softmax", "LRN", "Cast",
+          "Log", "Reciprocal", "Floor", "Not")
+_BINARY = ("Add", "Sub", "Mul", "Div", "And", "Or")
+# Comparisons: the output is bool whatever the inputs' type, so it never shares an input's block.
+_COMPARISONS = ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual")
 _VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
 OPS: dict[str, OpInfo] = _ops(
@@ -61,6 +64,7 @@ OPS: dict[str, OpInfo] = _ops(
     OpInfo("Variable", kind="variable", inputs=(0, 0)),
     *(OpInfo(op, inplace=True) for op in _UNARY),
     *(OpInfo(op, inputs=(2, 2), inplace=True) for op in _BINARY),
+    *(OpInfo(op, inputs=(2, 2)) for op in _COMPARISONS),
     # Reshape and friends may carry their shape operand as a second input (ONNX style).
     *(OpInfo(op, kind="view", inputs=(1, 2), outputs=(1, 2)) for op in _VIEWS),
     # Variadic elementwise ops (ONNX opset 8+ broadcasting, any number of inputs from 1).
@@ -73,6 +77,7 @@ OPS: dict[str, OpInfo] = _ops(
     OpInfo("MaxPool", outputs=(1, 2)),
     OpInfo("AveragePool"),
     OpInfo("GlobalAveragePool"),
+    OpInfo("GlobalMaxPool"),
     OpInfo("Gemm", inputs=(2, 3)),
     OpInfo("MatMul", inputs=(2, 2)),
     OpInfo("Transpose"),

@@ -11,10 +11,12 @@ from __future__ import annotations
 KERNEL_OPS: frozenset[str] = frozenset({
     # elementwise
     "Abs", "Add", "Cast", "Div", "Exp", "LeakyRelu", "Max", "Min", "Mul", "Neg", "Relu", "Sigmoid", "Sqrt", "Sub",
-    "Mean", "Sum", "Tanh",
+    "Mean", "Sum", "Tanh", "Floor", "Log", "Reciprocal",
+    # comparisons and logic (kernels/compare.py): bool outputs
+    "And", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Not", "Or",
     # nn, conv, pooling
     "BatchNormalization", "Conv", "Gemm", "LRN", "MatMul", "Softmax",
-    "AveragePool", "GlobalAveragePool", "MaxPool",
+    "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MaxPool",
     # shape and reduction
     "Concat", "ReduceSum", "Slice", "Split", "Transpose",
     # copies (MemcpyAsync, MemcpyAddrAsync tasks) and the benchmark's empty kernel

@@ -6,7 +6,7 @@ and ``hccl`` op of ``zcspec.impl.compiler.ops.OPS`` (a test checks it).
 """
 from zcspec.impl.device.kernels import conv, copy, elementwise, merge, nn, pool, shape  # noqa: F401  (registration)
 from zcspec.impl.device.kernels import activation, conv_transpose, indexing, norm, reduce, resize  # noqa: F401
-from zcspec.impl.device.kernels import recurrent  # noqa: F401  (registration)
+from zcspec.impl.device.kernels import compare, recurrent  # noqa: F401  (registration)
 from zcspec.impl.device.kernels.common import ACCUMULATES, KERNELS, Kernel
 
 __all__ = ["ACCUMULATES", "KERNELS", "Kernel"]

@@ -1,5 +1,8 @@
 """Elementwise kernels: unary maths, broadcasting binaries, variadic Max/Min/Sum/Mean, Cast.
 
+Log and Reciprocal follow IEEE as onnxruntime does: log(0) = -inf, log(x < 0) = NaN, 1/0 = inf
+(numpy's warnings for them are silenced, they are the defined results).
+
 Cast converts as onnx.reference does (numpy's and ml_dtypes' ``astype``, so also to and from
 the sub-byte types, which the device unpacks for the kernel), saturating to float8 when asked.
 
@@ -32,8 +35,11 @@ _UNARY = {
     "Tanh": lambda x, t: np.tanh(x),
     "Sigmoid": lambda x, t: _sigmoid(x),
     "LeakyRelu": lambda x, t: np.where(x >= 0, x, x * x.dtype.type(t.attr("alpha", 0.01))),
+    "Log": lambda x, t: np.log(x),
+    "Reciprocal": lambda x, t: np.reciprocal(x),
+    "Floor": lambda x, t: np.floor(x),
 }
-_FLOAT_ONLY = {"Exp", "Sqrt", "Tanh", "Sigmoid", "LeakyRelu"}
+_FLOAT_ONLY = {"Exp", "Sqrt", "Tanh", "Sigmoid", "LeakyRelu", "Log", "Reciprocal", "Floor"}
 
 
 @kernel(*_UNARY)
@@ -41,7 +47,8 @@ def unary(task, ins, outs):
     (x,) = ins
     if task.op_type in _FLOAT_ONLY:
         need_float(task, x)
-    return (_UNARY[task.op_type](x, task),)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (_UNARY[task.op_type](x, task),)
 
 
 def _div(a, b):

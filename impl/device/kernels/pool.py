@@ -1,4 +1,4 @@
-"""Pools: MaxPool (with optional Indices output), AveragePool, GlobalAveragePool.
+"""Pools: MaxPool (with optional Indices output), AveragePool, GlobalAveragePool, GlobalMaxPool.
 
 Windows come from ``windows.windows`` over an input padded with -inf (max; the
 lowest value for MaxPool's integer inputs) or 0 (average); AveragePool divides by the count of real (unpadded) elements unless
@@ -82,3 +82,12 @@ def global_average_pool(task, ins, outs):
     (x,) = ins
     need_float(task, x)
     return (x.mean(axis=tuple(range(2, x.ndim)), keepdims=True, dtype=np.float64).astype(x.dtype),)
+
+
+@kernel("GlobalMaxPool")
+def global_max_pool(task, ins, outs):
+    (x,) = ins
+    need_float(task, x)
+    if x.ndim < 3:
+        raise fail(task, f"needs an N x C x spatial input, got shape {x.shape}")
+    return (x.max(axis=tuple(range(2, x.ndim)), keepdims=True),)
