@@ -58,9 +58,14 @@ class ShapeError(GraphError):
 
 
 class UnsupportedOpError(GraphError):
-    def __init__(self, op_type: str, *, node: str = ""):
-        self.op_type = op_type
-        super().__init__(f"node {node!r} has unsupported op type {op_type!r}", node=node)
+    """A node's op type is not in the op table; ``domain`` is its ONNX domain when not the default one,
+    ``why`` what to do instead (the front end says it where it knows)."""
+
+    def __init__(self, op_type: str, *, node: str = "", domain: str = "", why: str = ""):
+        self.op_type, self.domain = op_type, domain
+        of = f" of domain {domain!r}" if domain else ""
+        super().__init__(f"node {node!r} has unsupported op type {op_type!r}{of}{': ' + why if why else ''}",
+                         node=node)
 
 
 class AttributeError_(GraphError):

@@ -123,11 +123,38 @@ def _stem(file: str) -> str:
     return os.path.splitext(os.path.basename(file))[0] or "onnx"
 
 
+# Domains other than ONNX's default one, as a refusal names them: zcspec's op table holds default-domain ops only.
+_DOMAINS = {"com.microsoft": "onnxruntime's contrib ops", "ai.onnx.ml": "ONNX-ML's classical machine-learning ops",
+            "ai.onnx.training": "ONNX's training ops", "ai.onnx.preview.training": "ONNX's training ops"}
+# The ops quantization tools write (onnxruntime.quantization's quantize_dynamic and quantize_static): what to do.
+_DYNAMIC_QUANTIZATION = frozenset({"DynamicQuantizeLSTM", "DynamicQuantizeLinear", "DynamicQuantizeMatMul",
+                                   "ConvInteger", "MatMulInteger", "MatMulIntegerToFloat"})
+_STATIC_QUANTIZATION = frozenset({"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
+                                  "QLinearAdd", "QLinearMul", "QGemm"})
+
+
+def unsupported_op(node: onnx.NodeProto, name: str) -> UnsupportedOpError:
+    """The refusal of a node whose op zcspec lacks: a non-default domain is named with whose ops those are,
+    and a quantization op says to re-export the float model (zcspec claims float and plain integer ops)."""
+    domain = node.domain if node.domain not in ("", "ai.onnx") else ""
+    whose = _DOMAINS.get(domain, "the ops of a custom domain") if domain else ""
+    if node.op_type in _DYNAMIC_QUANTIZATION:
+        fix = "re-export without dynamic quantization"
+    elif node.op_type in _STATIC_QUANTIZATION:
+        fix = "re-export without quantization"
+    else:
+        fix = "zcspec imports ONNX's default-domain ops only" if domain else ""
+    why = "; ".join(p for p in (f"{whose} are not supported" if whose else "", fix) if p)
+    return UnsupportedOpError(node.op_type, node=name, domain=domain, why=why)
+
+
 def _check_ops_known(st: OnnxStructure) -> None:
-    # An op outside ONNX and OPS would only surface later as a confusing shape-inference error.
+    # An op outside ONNX and OPS would only surface later as a confusing shape-inference error; an op of
+    # another domain is refused even when a default-domain op of its name exists (com.microsoft's Gelu is not
+    # ONNX's): the op table describes the default domain's.
     for node, name in zip(st.nodes, st.names):
-        if node.op_type not in ops.OPS and not onnx.defs.has(node.op_type, node.domain):
-            raise UnsupportedOpError(node.op_type, node=name)
+        if node.domain not in ("", "ai.onnx") or (node.op_type not in ops.OPS and not onnx.defs.has(node.op_type)):
+            raise unsupported_op(node, name)
 
 
 def _initial_consts(st: OnnxStructure) -> list:
@@ -200,7 +227,7 @@ def _import(model: onnx.ModelProto, shapes: InputShapes, *, name: str, values=No
         raise UnsupportedFeatureError(node_name, f"more than {MAX_INLINED_IFS} If nodes to inline")
     for node, node_name in zip(folded.nodes, folded.names):
         if node.op_type not in ops.OPS:
-            raise UnsupportedOpError(node.op_type, node=node_name)
+            raise unsupported_op(node, node_name)
     return Imported(validate(_assemble(name, st, folded, types, default_opset(model))), stale)
 
 
