@@ -21,7 +21,10 @@ Clip's ``min``/``max``, Pad's ``pads``/``mode``/``value``, the reductions' ``axe
   onnx.reference 1.23 evaluates an opset-9 BatchNormalization with the batch's own statistics
   (its ``momentum`` default makes it take the training branch), and cannot evaluate ``spatial``;
   the statistics broadcast per channel (``spatial`` 1, reshaped to C x 1 x ...) or per activation
-  (``spatial`` 0: C x D1 x ...). One with training-mode outputs has no oracle.
+  (``spatial`` 0: C x D1 x ...). One with training-mode outputs has no oracle;
+- GlobalMaxPool is written out as ReduceMax over the spatial axes with keepdims: onnx.reference 1.23's
+  GlobalMaxPool reduces axes (rank - 2, rank - 1), right only for 4-d inputs (a 3-d one kept its channels'
+  axis and lost the batch's).
 """
 from __future__ import annotations
 
@@ -34,8 +37,9 @@ from zcspec.impl.platform import dtypes
 REDUCTIONS = frozenset({"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"})
 WITHOUT_OPSET9 = {"Resize": 10}
 WRITTEN_OUT = frozenset({"HardSwish", "Gelu", "LayerNormalization"})   # ops after opset 9, in opset-9 arithmetic
+REFERENCE_BUGS = frozenset({"GlobalMaxPool"})   # onnx.reference evaluates these wrong: written out in other ops
 HANDLED = frozenset({"Expand", "Tile", "Pad", "Clip", "BatchNormalization", *REDUCTIONS, *WITHOUT_OPSET9,
-                     *WRITTEN_OUT})
+                     *WRITTEN_OUT, *REFERENCE_BUGS})
 VALUE_INPUTS = "_value_inputs"   # impl/platform/kernel_ops.py's node attribute, spelled here: no impl import
 
 
@@ -83,6 +87,9 @@ def opset9_nodes(node, graph, extra_inits: list) -> list:
         return _gelu(node, graph, extra_inits)
     if node.op_type == "LayerNormalization":
         return _layer_norm(node, graph, extra_inits)
+    if node.op_type == "GlobalMaxPool":
+        rank = len(graph.desc[ins[0]].shape)
+        return [helper.make_node("ReduceMax", ins, outs, name=node.name, axes=list(range(2, rank)), keepdims=1)]
     if node.op_type == "Clip":
         return _clip(node, ins, outs)
     if node.op_type == "Pad":

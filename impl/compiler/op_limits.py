@@ -143,11 +143,14 @@ for _op in ("BatchNormalization", "Dropout"):
 
 def _uninferred_opsets() -> dict[str, tuple[int, int]]:
     """Claimed ONNX op -> the opsets whose schema has no shape inference: ONNX cannot give the
-    static shapes the IR needs (only first versions lack one, e.g. Relu-1 with its consumed_inputs)."""
+    static shapes the IR needs (only first versions lack one, e.g. Relu-1 with its consumed_inputs).
+    A schema defined by a function body (GreaterOrEqual-12: Or(Greater, Equal)) is inferred through
+    its body, so it has one."""
     versions: dict[str, list] = {}
     for schema in defs.get_all_schemas_with_history():
         if schema.domain in ("", "ai.onnx") and schema.name in ops.OPS:
-            versions.setdefault(schema.name, []).append((schema.since_version, schema.has_type_and_shape_inference_function))
+            inferred = schema.has_type_and_shape_inference_function or schema.has_function
+            versions.setdefault(schema.name, []).append((schema.since_version, inferred))
     out = {}
     for op, vs in versions.items():
         vs.sort()

@@ -40,6 +40,9 @@ ORT_TESTED = {
     "LayerNormalization", "InstanceNormalization", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
     "ReduceL2", "Resize", "ConvTranspose",
     "LSTM", "GRU",   # end to end through both runtimes, tests/device/test_recurrent.py
+    # issue 39's registry sweep, end to end through both runtimes: tests/frontend/test_new_ops.py
+    "Log", "Reciprocal", "Floor", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And", "Or",
+    "GlobalMaxPool",
 }
 
 
