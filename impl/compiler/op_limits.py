@@ -101,6 +101,8 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
                     "the views take them: Cast the tensor to a whole-byte type first",
                     dtypes=SUB_BYTE, exempt=PACKED_OPS),
         Unsupported("non-tensor", "sequence, map and optional values", "the IR holds dense tensors only"),
+        Unsupported("string", "string element types",
+                    "a string has no fixed size, and the IR's tensors are fixed-size blocks of device memory"),
         Unsupported("omitted-operand", "an omitted optional operand before a given one",
                     "the IR's inputs and outputs are positional"),
         Unsupported("runtime-value", "a shape- or size-deciding operand known only at run time",
@@ -116,7 +118,7 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
                         "opsets 1-6 align B with A by rank (broadcast, axis) and need B's dims to match A's or be "
                         "1, which the import checks on the shapes ONNX infers before folding: fix the graph "
                         "inputs' dynamic dims with --shape, or re-export at opset 7 or later"),)
-       for op in ("Add", "Sub", "Mul", "Div", "Pow", "Gemm")},
+       for op in ("Add", "Sub", "Mul", "Div", "Pow", "Gemm", "And", "Or", "Equal", "Greater", "Less")},
     "BatchNormalization": (_FLOAT_KERNEL,),
     "Dropout": (
         Unsupported("training", "training mode with a non-zero ratio",

@@ -59,6 +59,8 @@ _FLOAT_ONLY = {
     "AveragePool": ([_X], (1, 2, 2, 2), {"kernel_shape": (2, 2)}),
     "Conv": ([_X, np.ones((2, 2, 2, 2), np.float32)], (1, 2, 2, 2), {}),
     "BatchNormalization": ([_X] + [np.ones(2, np.float32)] * 4, _X.shape, {}),
+    "Log": ([_X], _X.shape, {}), "Reciprocal": ([_X], _X.shape, {}), "Floor": ([_X], _X.shape, {}),
+    "GlobalMaxPool": ([_X], (1, 2, 1, 1), {}),
 }
 
 

@@ -287,7 +287,7 @@ def test_operands_of_unknown_shape_are_refused_naming_the_listed_feature():
 def test_op_limits_lists_every_claimed_op_with_opset6_broadcasting():
     legacy = {op for op in ops.OPS if any(legacy_schema(op, v) for v in range(1, 7))}
     listed = {op for op in ops.OPS if any(e.key == "legacy-broadcast" for e in op_limits.UNSUPPORTED.get(op, ()))}
-    assert legacy == listed == {"Add", "Sub", "Mul", "Div", "Pow", "Gemm"}
+    assert legacy == listed == {"Add", "Sub", "Mul", "Div", "Pow", "Gemm", "And", "Or", "Equal", "Greater", "Less"}
     assert all(defs.get_schema(op, 7, "").attributes.get("broadcast") is None for op in legacy)
 
 

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+from zcspec.impl.compiler import op_limits
 from zcspec.impl.compiler.errors import UnsupportedOpError
+from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
 from zcspec.impl.compiler.frontend.onnx_import import from_model
 from tests.helpers.onnx_e2e import check_model
 from tests.helpers.onnx_factory import init, model, vi
@@ -103,4 +105,13 @@ def test_a_default_domain_quantization_op_says_to_re_export():
               [vi("a", [2, 3], TensorProto.UINT8), vi("b", [3, 4], TensorProto.UINT8)], ["y"], opset=13)
     with pytest.raises(UnsupportedOpError, match="'mm' has unsupported op type 'MatMulInteger': re-export without "
                                                  "dynamic quantization"):
+        from_model(m)
+
+
+def test_a_string_tensor_is_refused_naming_the_listed_feature():
+    """Equal takes strings from opset 19; the IR's fixed-size tensors do not (op_limits' ``string`` entry)."""
+    m = model([node("Equal", ["x", "y"], ["z"], name="eq")],
+              [vi("x", [2], TensorProto.STRING), vi("y", [2], TensorProto.STRING)], ["z"], opset=19)
+    feature = op_limits.find(op_limits.ANY_OP, "string").feature
+    with pytest.raises(UnsupportedFeatureError, match=f"node 'x': {feature} not supported \\(tensor 'x'\\)"):
         from_model(m)

@@ -41,7 +41,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from zcspec.impl.compiler import ops
+from zcspec.impl.compiler import op_limits, ops
 from zcspec.impl.compiler.errors import GraphError, ShapeError, UnsupportedOpError
 from zcspec.impl.compiler.frontend.constant_fold import Folded, fold
 from zcspec.impl.compiler.frontend.errors import (DataDependentControlError, OnnxFileError, RuntimeValueError,
@@ -185,6 +185,9 @@ def _desc(tensor: str, types: Mapping[str, TypeInfo], producer: str) -> TensorDe
                          "shape inference could not fix every dimension", node=producer)
     if not info.elem:
         raise UnknownDTypeError("undefined", tensor=tensor)
+    if info.elem == onnx.TensorProto.STRING:   # a listed unsupported feature, not an unknown type
+        raise UnsupportedFeatureError(producer, op_limits.message("", op_limits.find(op_limits.ANY_OP, "string"),
+                                                                  f"tensor {tensor!r}"), tensor=tensor)
     return TensorDesc(tensor, info.shape, dtypes.from_onnx(info.elem, tensor=tensor).name)
 
 
