@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from zcspec.impl.compiler import op_limits
 from zcspec.impl.compiler.errors import UnsupportedOpError
+from zcspec.impl.compiler.frontend import constant_fold
 from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
 from zcspec.impl.compiler.frontend.onnx_import import from_model
 from tests.helpers.onnx_e2e import check_model
@@ -115,3 +116,24 @@ def test_a_string_tensor_is_refused_naming_the_listed_feature():
     feature = op_limits.find(op_limits.ANY_OP, "string").feature
     with pytest.raises(UnsupportedFeatureError, match=f"node 'x': {feature} not supported \\(tensor 'x'\\)"):
         from_model(m)
+
+
+@pytest.mark.parametrize("op", ["Log", "Reciprocal", "Floor", "Equal", "Greater", "Less", "GreaterOrEqual",
+                                "LessOrEqual", "Not", "And", "Or"])
+def test_the_new_elementwise_ops_of_splats_fold_to_splats(op, monkeypatch):
+    """A 2000 x 2000 splat through each op folds as a splat (constant_fold's element-wise shortcut): with
+    full evaluation capped at 16 elements, only the shortcut can fold it."""
+    monkeypatch.setattr(constant_fold, "MAX_FOLD_ELEMENTS", 16)
+    two = np.array([2.0], np.float32)
+    fill = {"Not": np.array([True]), "And": np.array([True]), "Or": np.array([False])}.get(op, two)
+    ins = ["w"] if op in ("Log", "Reciprocal", "Floor", "Not") else ["w", "k"]
+    k = fill.reshape(()) if op in ("And", "Or") else np.array(2.0, np.float32)
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["w"], value=numpy_helper.from_array(fill)),
+             node(op, ins, ["c"]), node("Cast", ["c"], ["cf"], to=TensorProto.FLOAT), node("Add", ["x", "cf"], ["y"])]
+    inits = [init("s", np.array([2000, 2000], np.int64)), init("k", k)]
+    graph = from_model(model(nodes, [vi("x", [2000, 2000])], ["y"], inits, opset=13))
+    assert [n.op_type for n in graph.nodes] == ["Data", "Add", "NetOutput"]
+    w = graph.weight["cf"]
+    want = {"Log": np.log(2.0), "Reciprocal": 0.5, "Floor": 2.0, "Equal": 1.0, "Greater": 0.0, "Less": 0.0,
+            "GreaterOrEqual": 1.0, "LessOrEqual": 1.0, "Not": 0.0, "And": 1.0, "Or": 0.0}[op]
+    assert w.splat and np.frombuffer(w.data, np.float32)[0] == np.float32(want)

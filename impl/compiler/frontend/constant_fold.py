@@ -50,7 +50,8 @@ SPLAT_PRESERVING = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Ide
                               "Transpose", "Tile"})
 ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Neg", "Abs",
                          "Relu", "Sqrt", "Exp", "Log", "Reciprocal", "Sigmoid", "Tanh", "Cast", "Clip",
-                         "Floor", "Ceil", "Sign", "Not", "And", "Or", "Equal", "Less", "Greater", "Where"})
+                         "Floor", "Ceil", "Sign", "Not", "And", "Or", "Xor", "Equal", "Less", "Greater",
+                         "LessOrEqual", "GreaterOrEqual", "Where"})
 
 
 class ConstTable:
