@@ -305,10 +305,9 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
         calls.append((lm.last_call, outputs, _given(caller), observe_execution(lm, outputs=outputs)))
     calls += [(r, o, _given(caller), observe_execution(lm, r, outputs=o))
               for r, o in _concurrent(lm, dev, api, model, runtime, rng, judged, notes)]
-    # The model's last call is observed after the unload (it shows the unload's frees): with threads
-    # it need not be the last one started.
-    last = lm.last_call
-    calls = [c for c in calls if c[0] is not last] + [next((c for c in calls if c[0] is last), (last, (), _given(caller), None))]
+    # The call started last is observed after the unload (it shows the unload's frees, after those of the
+    # racing calls that finished later): whichever of the threads' calls finished last, the same call
+    # carries the unload on every run.
     observations = [_as_asked(obs, options, g) for _r, _o, g, obs in calls[:-1]]
     begin = dev.trace.mark()
     api.unload(lm)   # the trace around the caller's unload call, not the model's record of it

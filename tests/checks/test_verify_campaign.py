@@ -8,6 +8,8 @@ campaign executed nothing and all three passed it.
 from __future__ import annotations
 
 import contextlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import numpy as np
@@ -28,6 +30,7 @@ from zcspec.checks.strategies.scenarios import scenarios
 from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, VerifyResult, verify
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.spec.check import check
 from zcspec.impl.runtime.v1 import execute
 from zcspec.impl.runtime.v1.errors import ParamInvalid
 from zcspec.spec.check import check
@@ -166,6 +169,39 @@ def test_concurrent_calls_from_threads_are_observed_and_judged():
     assert all(o.result.ok for o in observations)
     assert all(out.oracle_max_abs_diff == 0.0 for o in observations for out in o.outputs)
     assert not observations.notes
+
+
+def test_the_call_started_last_carries_the_unload_whichever_finished_last(monkeypatch):
+    """Racing calls take the model's lock in any order; the call the scenario started last shows the unload
+    (and the allocations of the calls that finished after it) on every run, so a campaign's counts of
+    distinct cases do not depend on the threads' schedule. The schedule is forced both ways here: the
+    threads' calls finish in start order, then in reverse."""
+    s = Scenario("execution", _passthrough_graph("g"), CompileOptions(), {"runtime": "v1", "threads": 2})
+    unloaded = []
+    for reverse in (False, True):
+        gates = [threading.Event(), threading.Event()]
+        started = []
+        real = ThreadPoolExecutor.submit
+
+        def submit(pool, fn, *args, **kwargs):
+            k = len(started)
+            started.append(k)
+
+            def gated(*a, **kw):
+                if reverse and k == 0:
+                    gates[1].wait(5)    # thread 0 waits until thread 1's call is done
+                out = fn(*a, **kw)
+                gates[k].set()
+                return out
+            return real(pool, gated, *args, **kwargs)
+        monkeypatch.setattr(ThreadPoolExecutor, "submit", submit)
+        observations = observe(s)
+        monkeypatch.undo()
+        with_unload = [i for i, o in enumerate(observations) if any(e.kind == "unload" for e in o.events)]
+        unloaded.append((with_unload, observations[-1].buffers))
+        report = check(observations[-1])
+        assert "EXEC-NO-LEAK" in report.exercised and report.ok, report.violations
+    assert unloaded[0] == unloaded[1] and unloaded[0][0] == [2]
 
 
 def test_explore_records_a_crash_and_goes_on():

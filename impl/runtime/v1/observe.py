@@ -79,7 +79,9 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
     When the model has been unloaded after this call (its last), the unload's frees and an
     ``unload`` event follow the call. ``unload_span`` is the ``[begin, end)`` of the device trace
     around the caller's own unload call: given, it is transcribed whatever the model says about its
-    unload (a facade that drops the unload then shows as a leak, not as a run without an unload).
+    unload (a facade that drops the unload then shows as a leak, not as a run without an unload),
+    after the allocations and frees of whatever ran between the call's end and the unload (racing
+    calls that finished later: the caller names the call it started last, whichever finished last).
     """
     record = record or lm.state.last_call
     load = observe_load(lm)
@@ -98,7 +100,11 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
                             code=str(getattr(err, "code", ""))))
     events.append(Event(len(events), "call_end", call="execute", ok=record.ok))
     span = unload_span if unload_span is not None else lm.state.unload_span
-    if span is not None and record is lm.state.last_call:   # unloaded since: show the frees (EXEC-NO-LEAK)
+    if span is not None and (unload_span is not None or record is lm.state.last_call):
+        # unloaded since: show the frees (EXEC-NO-LEAK). Calls that ran after this one and before the
+        # unload (racing calls the caller started earlier) show their allocations and frees first.
+        events += allocation_events(lm.device.trace, (record.trace[1], span[0]), _trace_names(lm),
+                                    first_seq=len(events))
         events += spec_events(lm.device.trace, span, _trace_names(lm), first_seq=len(events))
         events.append(Event(len(events), "unload"))
     result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None,
