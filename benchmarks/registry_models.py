@@ -14,11 +14,11 @@ that difference relative to the output's largest magnitude (``rel``, as ``zcspec
 execute call copied (zero copy means none); or, for a model zcspec refuses, the stage that refused
 and the error's class and full message.
 
-    python benchmarks/registry_models.py [--cache ~/.cache/zcspec-models] [--ops] [--verify] [NAME ...]
+    python benchmarks/registry_models.py [--cache ~/.cache/zcspec-models] [--ops] [--verify [--jobs N]] [NAME ...]
 
 ``--ops`` also prints the op types of each file (its subgraphs' included). ``--verify`` also runs
-``zcspec verify FILE --shape ... --value ...`` on each model in a subprocess and prints its exit code
-and last line; that is slow (minutes a model under load). NAME picks models by name (substring).
+``zcspec verify FILE --shape ... --value ...`` on each model in a subprocess (``--jobs`` at once, by
+default one per core) and prints its exit code and verdict line; that is slow (a minute or two a model). NAME picks models by name (substring).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import onnx
@@ -135,22 +136,33 @@ def main() -> None:
     parser.add_argument("--cache", default=os.path.expanduser("~/.cache/zcspec-models"))
     parser.add_argument("--ops", action="store_true", help="print each file's op types")
     parser.add_argument("--verify", action="store_true", help="also run zcspec verify on each model (slow)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="verify runs at once, beside the table (default: the machine's cores)")
     parser.add_argument("names", nargs="*", help="models whose name contains one of these (default all)")
     args = parser.parse_args()
     picked = [e for e in MODELS if not args.names or any(n in e.name for n in args.names)]
     print(f"{'model':20}{'package':28}{'file':>6}{'nodes':>6}"
           + "".join(f"{r + ' |diff|':>10}{'rel':>9}{'':>4}{'copied':>8}" for r in RUNTIMES), flush=True)
-    for e in picked:
-        path = os.path.join(wheel_root(args.cache, e.package), e.file)
-        ops = file_ops(onnx.load(path, load_external_data=False).graph)
-        print(f"{e.name:20}{e.package:28}{sum(ops.values()):>6}{judge(path, e)}", flush=True)
-        if args.ops:
-            print(f"{'':20}ops: {' '.join(f'{k}:{v}' for k, v in sorted(ops.items()))}", flush=True)
-        if args.verify:
-            done = subprocess.run(verify_args(path, e), capture_output=True, text=True)
-            # the verdict closes stdout; progress lines and a refusal go to stderr
-            lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""]
-            print(f"{'':20}verify: exit {done.returncode}: {lines[-1]}", flush=True)
+    paths = {e.name: os.path.join(wheel_root(args.cache, e.package), e.file) for e in picked}
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        # every verify starts at once (--jobs at a time) and its line is printed under its model's row
+        verdicts = {e.name: pool.submit(verify_line, paths[e.name], e) for e in picked} if args.verify else {}
+        for e in picked:
+            path = paths[e.name]
+            ops = file_ops(onnx.load(path, load_external_data=False).graph)
+            print(f"{e.name:20}{e.package:28}{sum(ops.values()):>6}{judge(path, e)}", flush=True)
+            if args.ops:
+                print(f"{'':20}ops: {' '.join(f'{k}:{v}' for k, v in sorted(ops.items()))}", flush=True)
+            if e.name in verdicts:
+                print(f"{'':20}verify: {verdicts[e.name].result()}", flush=True)
+
+
+def verify_line(path: str, e: Entry) -> str:
+    """``zcspec verify``'s exit code and verdict line on ``e``'s file."""
+    done = subprocess.run(verify_args(path, e), capture_output=True, text=True)
+    # the verdict closes stdout; progress lines and a refusal go to stderr
+    lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""]
+    return f"exit {done.returncode}: {lines[-1]}"
 
 
 if __name__ == "__main__":
