@@ -75,9 +75,10 @@ def _folding_cases() -> tuple[FrontendCase, ...]:
                      why="in training mode a ratio known only at run time decides what Dropout computes"),
         FrontendCase("random_never_folds", fold_refused("RandomNormal"), "UnsupportedOpError", ("'noise'", "'RandomNormal'"),
                      why="a random op is not folded (it changes per run) and is outside the op table"),
-        FrontendCase("non_standard_domain_never_folds", fold_refused("Gelu"), "ShapeError", ("'g'",),
-                     why="a com.microsoft Gelu of constants has no reference implementation to fold it, and no schema "
-                         "to type its output"),
+        FrontendCase("non_standard_domain_never_folds", fold_refused("Gelu"), "UnsupportedOpError",
+                     ("'gelu_ms'", "'Gelu' of domain 'com.microsoft'", "default-domain ops only"),
+                     why="a com.microsoft Gelu is onnxruntime's op, not ONNX's Gelu of the op table: refused before "
+                         "folding (no reference implementation folds it, no schema types its output)"),
         FrontendCase("fold_failure_names_node", fold_refused("Gather"), "FoldError", ("'oob'", "Gather", "IndexError"),
                      why="a constant node whose evaluation fails is named with its op and the error"),
     )
