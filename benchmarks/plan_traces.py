@@ -61,8 +61,9 @@ def run_zcspec(buffers, lb: int, time_limit: float) -> dict:
             "seconds": seconds, "lb": lb}
 
 
-def run_minimalloc(cli: str, path: Path, buffers, capacity: int, time_limit: float) -> str:
-    """MiniMalloc's CLI at ``capacity``: its wall time, or why it gave no packing."""
+def run_minimalloc(cli: str, path: Path, buffers, capacity: int, time_limit: float) -> tuple[str, float | None]:
+    """MiniMalloc's CLI at ``capacity``: its wall time (the cell, and the seconds), or why it gave no packing
+    (the cell, and None)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / path.name
         cmd = [cli, f"--capacity={capacity}", f"--input={path}", f"--output={out}"]
@@ -70,14 +71,14 @@ def run_minimalloc(cli: str, path: Path, buffers, capacity: int, time_limit: flo
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit)
         except subprocess.TimeoutExpired:
-            return f"no answer in {time_limit:g} s"
+            return f"no answer in {time_limit:g} s", None
         seconds = time.perf_counter() - start
         if done.returncode != 0 or not out.exists():
-            return f"failed (exit {done.returncode}) in {seconds:.1f} s"
+            return f"failed (exit {done.returncode}) in {seconds:.1f} s", None
         offsets = _minimalloc_offsets(out)
     arena = max((offsets.get(b.id, 0) + b.size for b in buffers), default=0)
     _judge("MiniMalloc", buffers, Packing(offsets, arena, False, "minimalloc"), capacity)
-    return f"{seconds:.1f} s"
+    return f"{seconds:.2f} s", seconds
 
 
 def _minimalloc_offsets(path: Path) -> dict[str, int]:
@@ -116,7 +117,7 @@ def main(argv=None) -> int:
     mm = " MiniMalloc at LB |" if args.minimalloc else ""
     print(f"| trace | buffers | max-live LB | arena | arena / LB | proved bound | zcspec s | stage |{mm} load |")
     print("|---|---|---|---|---|---|---|---|" + ("---|" if mm else "") + "---|")
-    at_lb, ratios = 0, []
+    at_lb, ratios, speed = 0, [], []   # speed: zcspec's seconds / MiniMalloc's, where MiniMalloc solved
     for name in names:
         path = Path(args.traces) / name
         buffers = read_minimalloc_csv(path)
@@ -128,13 +129,20 @@ def main(argv=None) -> int:
         proved = "optimal" if r["optimal"] else (f"{r['bound']:,}" if r["bound"] > lb else "max-live only")
         theirs = ""
         if args.minimalloc:
-            theirs = f" {run_minimalloc(args.minimalloc, path, buffers, lb, args.time_limit)} |"
+            cell, seconds = run_minimalloc(args.minimalloc, path, buffers, lb, args.time_limit)
+            theirs = f" {cell} |"
+            if seconds is not None:
+                speed.append(max(r["seconds"], 1e-3) / max(seconds, 1e-3))
         print(f"| {TRACES[name][0]} | {len(buffers):,} | {lb:,} | {r['arena']:,} | {r['arena'] / lb:.4f} | {proved} "
-              f"| {r['seconds']:.1f} | {r['method']} |{theirs} {before} -> {_load()} |", flush=True)
+              f"| {r['seconds']:.2f} | {r['method']} |{theirs} {before} -> {_load()} |", flush=True)
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     print(f"\n{at_lb} of {len(names)} traces at the max-live bound; geometric mean arena / LB {geo:.4f} "
           f"(time limit {args.time_limit:g} s each, {os.cpu_count()} cores"
           f"{'' if args.minimalloc else '; MiniMalloc not run: no --minimalloc or ZCSPEC_MINIMALLOC'})")
+    if speed:
+        print(f"on the {len(speed)} trace(s) MiniMalloc solved within {args.time_limit:g} s: geometric mean of zcspec's "
+              f"time / MiniMalloc's {math.exp(sum(math.log(x) for x in speed) / len(speed)):.2f} (each time at least "
+              f"1 ms; pair by pair, in this run)")
     print("\nSources:")
     for name in names:
         label, source, what = TRACES[name]
