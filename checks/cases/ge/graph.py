@@ -42,6 +42,7 @@ from zcspec.impl.compiler.memory.plan import plan_memory
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.impl.compiler.validate import validate
 from zcspec.spec.check import check
+from zcspec.spec.invariants.layout import TENSOR_SIZE
 from zcspec.spec.registry import all_invariants
 
 GE_SIZES = PlanOptions(size_align=1, size_padding=0)
@@ -49,7 +50,7 @@ _DUMMY = "ge_unconnected"  # the weight standing in for GE's unconnected input a
 # The spec's claims a plan of a GE test graph must satisfy: all but the tensor size, which the spec derives
 # from the SoC's 32-byte padding, while GE's tests set each size directly (TensorUtils::SetSize) and
 # GE_SIZES plans exactly that size.
-JUDGED = tuple(i for i in all_invariants() if i.id != "LAYOUT-TENSOR-SIZE")
+JUDGED = tuple(i for i in all_invariants() if i is not TENSOR_SIZE)
 
 
 class PlanCheckFailed(AssertionError):
