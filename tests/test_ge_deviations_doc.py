@@ -16,7 +16,7 @@ import pytest
 
 from zcspec.checks.cases.ge.all import CASES
 
-from tests.ge.ge_cases import params
+from tests.helpers.ge_cases import params
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "ge-deviations.md"

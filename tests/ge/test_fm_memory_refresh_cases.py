@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ge.ge_cases import params
+from tests.helpers.ge_cases import params
 
 
 @pytest.mark.parametrize("case", params("fm_memory_refresh"))

@@ -20,7 +20,7 @@ from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import run_passes
 from zcspec.spec.check import check
 
-from tests.ge.ge_cases import params
+from tests.helpers.ge_cases import params
 
 
 @pytest.mark.parametrize("case", params("memcpy_addr_async_pass"))

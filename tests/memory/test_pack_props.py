@@ -7,6 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.plain_fit import plain_fit
 from zcspec.checks.packing_check import validate
 from zcspec.checks.strategies.buffers import buffer_lists
 from zcspec.impl.compiler.memory.packing import Buffer, Packing, fit, greedy, lower_bound, pack, search
@@ -114,25 +115,6 @@ def test_capacity_search_returns_a_fitting_packing_when_one_exists(buffers, slac
         assert validate(buffers, result, capacity=capacity) == ()
 
 
-def _plain_fit(buffers, order, first):
-    """Greedy placement written plainly, for reference: every placed time neighbour, by offset."""
-    offsets, placed = {}, []
-    for k in order:
-        b = buffers[k]
-        near = sorted((offsets[p.id], offsets[p.id] + p.size) for p in placed if p.lower < b.upper and b.lower < p.upper)
-        top, choice = 0, None
-        for off, end in near:
-            start = -(-top // b.align) * b.align
-            if off - start >= b.size and (choice is None or (not first and off - start < choice[0])):
-                choice = (off - start, start)
-                if first:
-                    break
-            top = max(top, end)
-        offsets[b.id] = choice[1] if choice else -(-top // b.align) * b.align
-        placed.append(b)
-    return [offsets[b.id] for b in buffers]
-
-
 @given(buffer_lists(min_buffers=1, max_buffers=40, max_step=60, aligned=True), st.booleans(), st.integers(1, 20))
 def test_time_index_gives_the_same_packing_as_the_full_scan(buffers, first, span):
     """The compiled pass finds time neighbours through buckets; with any ``span`` (so with long buffers
@@ -140,7 +122,7 @@ def test_time_index_gives_the_same_packing_as_the_full_scan(buffers, first, span
     inst = greedy.Instance.of(buffers)
     order = greedy.order_by_size(inst)
     indexed = fit.place_in_order(inst.lower, inst.upper, inst.size, inst.align, order, first, span)
-    assert indexed.tolist() == _plain_fit(buffers, order.tolist(), first)
+    assert indexed.tolist() == plain_fit(buffers, order.tolist(), first)
 
 
 @given(buffer_lists(min_buffers=1, max_buffers=6, max_step=6, max_size=12))

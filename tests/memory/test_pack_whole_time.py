@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.plain_fit import plain_fit
 from zcspec.impl.compiler.memory.packing import Buffer, fit, greedy
-from tests.memory.test_pack_props import _plain_fit
 
 
 def _instance(seed: int, count: int, whole_share: float, steps: int = 60):
@@ -31,7 +31,7 @@ def _check(buffers, first: bool, span: int, order_name: str) -> None:
     inst = greedy.Instance.of(buffers)
     order = dict([("size", greedy.order_by_size(inst))] + greedy.orders(inst))[order_name]
     placed = fit.place_in_order(inst.lower, inst.upper, inst.size, inst.align, order, first, span)
-    assert placed.tolist() == _plain_fit(buffers, order.tolist(), first)
+    assert placed.tolist() == plain_fit(buffers, order.tolist(), first)
 
 
 @pytest.mark.parametrize("seed", range(6))
