@@ -42,23 +42,21 @@ A model of opset 7 or later, or without such nodes, is returned unchanged (the s
 from __future__ import annotations
 
 import functools
-import re
 from typing import Iterator, Mapping
 
 import onnx
-from onnx import defs, helper, shape_inference
+from onnx import defs, helper
 
 from zcspec.impl.compiler.errors import GraphError
-from zcspec.impl.compiler.frontend.errors import ShapeInferenceError, UnsupportedFeatureError
+from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
 from zcspec.impl.compiler.frontend.onnx_graph import NETOUTPUT, node_names, structure
-from zcspec.impl.compiler.frontend.onnx_shapes import Shape, fixed_input_shapes, inference_model
+from zcspec.impl.compiler.frontend.onnx_shapes import Shape, fixed_input_shapes, inference_model, inferred_model
 from zcspec.impl.compiler.op_limits import Unsupported, find, message
 
 LAST_LEGACY_OPSET = 6
 # Initializers up to this many elements go to the typing run by value (a Reshape's shape operand must),
 # larger ones by type alone: copying a large model's weights for it would double its memory.
 BY_VALUE = 4096
-_NODE_IN_MESSAGE = re.compile(r"node name: ([^)]*)\)")  # how ONNX's inference errors name the node
 
 
 class LegacyBroadcastError(GraphError):
@@ -134,12 +132,7 @@ def _types(model: onnx.ModelProto, shapes) -> dict[str, Shape | None]:
     consts = [t if _numel(t.dims) <= BY_VALUE else helper.make_tensor_value_info(t.name, t.data_type, t.dims)
               for t in st.initializers.values()]
     typing = inference_model(model, st.inputs, fixed, st.nodes, st.names, consts)
-    try:
-        typed = shape_inference.infer_shapes(typing, check_type=True, strict_mode=False, data_prop=True)
-    except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as e:
-        text = str(e).strip()
-        named = _NODE_IN_MESSAGE.search(text)
-        raise ShapeInferenceError(text, node=named.group(1) if named else "") from e
+    typed = inferred_model(typing, strict=False)
     out: dict[str, Shape | None] = {}
     for g, _ in _graphs(typed.graph):
         for t in g.initializer:

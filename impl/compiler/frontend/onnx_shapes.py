@@ -164,17 +164,22 @@ def inference_model(model: onnx.ModelProto, inputs, fixed: Mapping[str, tuple[in
 _NODE_IN_MESSAGE = re.compile(r"node name: ([^)]*)\)")
 
 
-def infer_types(model: onnx.ModelProto, *, strict: bool = True) -> dict[str, TypeInfo]:
-    """Tensor name -> TypeInfo for every tensor shape inference could type (inputs, outputs, values,
-    initializers). ShapeInferenceError naming the node when inference rejects the model. ``strict``
-    False types what it can and skips what it cannot (the bodies of If nodes still to be inlined)."""
+def inferred_model(model: onnx.ModelProto, *, strict: bool = True) -> onnx.ModelProto:
+    """``model`` as ONNX shape inference types it (strict, with data propagation: see the module doc);
+    ShapeInferenceError naming the node when inference rejects it."""
     try:
-        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=strict, data_prop=True)
+        return shape_inference.infer_shapes(model, check_type=True, strict_mode=strict, data_prop=True)
     except (shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as e:
         text = str(e).strip()
         m = _NODE_IN_MESSAGE.search(text)
         raise ShapeInferenceError(text, node=m.group(1) if m else "") from e
-    g = inferred.graph
+
+
+def infer_types(model: onnx.ModelProto, *, strict: bool = True) -> dict[str, TypeInfo]:
+    """Tensor name -> TypeInfo for every tensor shape inference could type (inputs, outputs, values,
+    initializers). ShapeInferenceError naming the node when inference rejects the model. ``strict``
+    False types what it can and skips what it cannot (the bodies of If nodes still to be inlined)."""
+    g = inferred_model(model, strict=strict).graph
     types: dict[str, TypeInfo] = {}
     for t in g.initializer:
         types[t.name] = TypeInfo(t.data_type, tuple(t.dims))
