@@ -344,13 +344,17 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     node = graph.node[name]
     padding = rules.continuous_input(node) == "padding"
     offsets, cursor, total = [], 0, 0
-    for r in roots:
+    for t, r in zip(node.inputs, roots):
         size = symbol_size(graph, lt, r, options)
         offsets.append((r, cursor))
         # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
         total = max(total, cursor + align(size, options.block_align))
-        # AssignContinuousInputMemory: padding advances by the 512-aligned size, no padding by the raw bytes.
-        cursor += align(size, options.block_align) if padding else raw_bytes(graph.desc[r])
+        # AssignContinuousInputMemory: padding advances by the 512-aligned size, no padding by the piece's raw
+        # bytes: the input itself, which may be a smaller ref of its root (GE's graph_ref_continuous_input_
+        # memory_reuse: h:0, 1024 B, refs e:0, 2048 B). The root's bytes past the piece then lie under the next
+        # pieces; the in-place guard (aliases.symbols) only lets h write e:0's memory when nothing reads e:0
+        # after h, so they are dead before a later piece is written (else LAYOUT-NO-OVERLAP refuses the plan).
+        cursor += align(size, options.block_align) if padding else lt.offset[t] + raw_bytes(graph.desc[t])
     # An atomic output keeps its bytes for the whole graph (AssignAtomicOutputMemory), also inside a continuous group.
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
     reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
