@@ -26,18 +26,25 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from zcspec.checks.counterexample import PROOF_PREFIX, Counterexample, proof_violation
+from zcspec.checks.execution import races
 from zcspec.checks.proofs.cases import CLAIMS, claimed_proofs
 from zcspec.checks.proofs.z3_layout import PROVED, UNKNOWN
 from zcspec.checks.scenario import key_of, notes_of, observe
 from zcspec.spec.check import check
 
 
-def observation_key(case: str, observation) -> str:
+def observation_key(case: str, observation, racing: bool = False) -> str:
     """What makes an observation a distinct case: its scenario (``case``, a fingerprint or a zoo
     case's name), the runtime and options it ran with, and the user's buffers it was given. Two
-    calls with the same buffers of one loaded model count once; a re-bound call counts again."""
+    calls with the same buffers of one loaded model count once; a re-bound call counts again.
+    ``racing``: the case's calls race (``execution.races``), so the buffers are told apart by name, role,
+    size and placement only: which racing call got which addresses, and which of them shows the unload,
+    is the threads' schedule, and a distinct count that followed it changed from run to run."""
     load = getattr(observation, "load", None)
-    what = (type(observation).__name__, repr(getattr(load, "options", None)), repr(getattr(observation, "buffers", None)))
+    buffers = getattr(observation, "buffers", None)
+    if racing and buffers is not None:
+        buffers = tuple((b.name, b.role, b.size, b.placement) for b in buffers)
+    what = (type(observation).__name__, repr(getattr(load, "options", None)), repr(buffers))
     return hashlib.sha1(repr((case, what)).encode()).hexdigest()[:16]
 
 
@@ -105,13 +112,14 @@ class Tally:
                                              if self.proofs[(c, st)]) for c in claims) or "no proofs"
 
 
-def check_observations(case: str, observations, tally: Tally) -> tuple[list, list]:
-    """Check every observation of one case into ``tally``; (reports, failed notes)."""
+def check_observations(case: str, observations, tally: Tally, racing: bool = False) -> tuple[list, list]:
+    """Check every observation of one case into ``tally``; (reports, failed notes). ``racing``: see
+    :func:`observation_key`."""
     reports = [check(o) for o in observations]
     notes = notes_of(observations)
     tally.judged += sum(1 for o in observations for out in getattr(o, "outputs", ())
                         if out.oracle_max_abs_diff is not None)
-    tally.add(reports, [observation_key(case, o) for o in observations], notes)
+    tally.add(reports, [observation_key(case, o, racing) for o in observations], notes)
     return reports, [n for n in notes if n.failed]
 
 
@@ -156,7 +164,7 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
 
     def prop(scenario):
         key, observations = key_of(scenario), observe(scenario)
-        reports, _failed = check_observations(key, observations, tally)   # failed: in tally.notes
+        reports, _failed = check_observations(key, observations, tally, races(scenario))   # failed: in tally.notes
         if on_observed:
             on_observed(key, scenario, observations, reports)
         violations = [v for r in reports for v in r.violations]

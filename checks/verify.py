@@ -46,6 +46,7 @@ from zcspec.checks.cases.ge.all import CASES as GE_CASES
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
 from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.execution import races
 from zcspec.checks.foreign.programs import foreign_cases
 from zcspec.checks.foreign.programs import problems as foreign_problems
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
@@ -192,7 +193,7 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
         _raised(result, case, e)
         result.artefacts.case(phase, case, scenario=scenario, error=result.errors[-1][1])
         return
-    reports, _failed = check_observations(case, observations, result.tally)   # failed calls: tally.notes
+    reports, _failed = check_observations(case, observations, result.tally, races(scenario))   # failed: tally.notes
     for obs, report in zip(observations, reports):
         for v in report.violations:
             result.findings.append(Finding(case, v, violation_rows(obs, v)))

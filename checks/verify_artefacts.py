@@ -30,7 +30,7 @@ from pathlib import Path
 import attrs
 
 from zcspec.checks.errors import UsageError
-from zcspec.checks.execution import runs_of
+from zcspec.checks.execution import races
 from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.compile import compile_stages
@@ -62,11 +62,6 @@ def _opaque(value) -> str:
     """A value JSON cannot hold (bytes, an array): its type and digest, never its address."""
     raw = value if isinstance(value, (bytes, bytearray)) else repr(value).encode()
     return f"<{type(value).__name__} sha256:{hashlib.sha256(raw).hexdigest()}>"
-
-
-def _concurrent(scenario) -> bool:
-    """Whether ``scenario`` makes calls from several threads at once (a run's ``threads``)."""
-    return scenario.kind == "execution" and any(run.get("threads") for run in runs_of(scenario.runtime))
 
 
 def _schedule_free(observations: list) -> list:
@@ -141,7 +136,7 @@ class ArtefactWriter:
         if self.folder is None:
             return
         data = [to_data(o) for o in observations]
-        if scenario is not None and _concurrent(scenario):
+        if scenario is not None and races(scenario):
             data = _schedule_free(data)
         entry = {"case": label, "observations": data,
                  "exercised": sorted({i for r in reports for i in r.exercised}),

@@ -64,6 +64,13 @@ def runs_of(runtime: dict) -> list[dict]:
     return runtime["runs"] if "runs" in runtime else [runtime]
 
 
+def races(scenario) -> bool:
+    """Whether ``scenario`` makes calls from several threads at once (a run's ``threads``): which call the
+    threads' schedule finishes first, and so which one shows the unload and what addresses each got,
+    varies from run to run."""
+    return scenario.kind == "execution" and any(run.get("threads") for run in runs_of(scenario.runtime))
+
+
 def observe_runs(scenario) -> Observations:
     """Compile ``scenario.graph`` once, then observe every run its ``runtime`` dict names, in order;
     the result's ``notes`` gather every run's unjudged outputs and failed valid calls."""
