@@ -20,13 +20,13 @@ from zcspec.checks.execution import check_runtime, observe_runs
 from zcspec.checks.device_probe_run import observe_probe
 from zcspec.checks.strategies.model_files import edit
 from zcspec.impl.compiler import graph_json
-from zcspec.impl.compiler.artefact_json import from_json, to_json
+from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.errors import OptionError
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.observe import observe_model_file, observe_plan
-from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.options import CompileOptions, options_from_json
 from zcspec.impl.compiler.passes import check_disabled_passes
 from zcspec.impl.platform.errors import UnknownSocError
 from zcspec.spec.check import check
@@ -70,7 +70,7 @@ class Scenario:
 def _compile_options(data) -> CompileOptions:
     """The scenario's CompileOptions, every value checked now (the SoC, the strategy and the planner's
     options, the disabled passes' names), so a bad one is a ScenarioError naming it, not a crash later."""
-    options = from_json(CompileOptions, data, "scenario.compile")
+    options = options_from_json(data, "scenario.compile")
     try:
         options.plan_options()
         check_disabled_passes(options.disabled_passes)

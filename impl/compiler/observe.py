@@ -163,10 +163,10 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
 
 
 def _build_facts(options) -> BuildFacts:
-    """The build options the file records (its ``options``): an offline (ATC) or single-op build. zcspec
-    compiles no unknown-shape graph (every dimension is fixed, validate.py) and takes no
-    ge.featureBaseRefreshable at build time (a load option of runtime v1), so those facts stay False."""
-    return BuildFacts(offline=bool(options.offline), single_op=bool(options.single_op))
+    """The build options the file records (its ``options``): an offline (ATC) or single-op build, and
+    whether it was built for a refreshable feature base (``ge.featureBaseRefreshable`` at build time)."""
+    return BuildFacts(offline=bool(options.offline), single_op=bool(options.single_op),
+                      feature_base_refreshable=bool(options.feature_base_refreshable))
 
 
 def observe_model_file(data: bytes, graph: Graph | None = None, options=None, *, edited=None, built=None):

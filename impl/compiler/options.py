@@ -6,8 +6,11 @@ task kinds can be refreshed, whether zero copy exists at all, granularities);
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
+from zcspec.impl.compiler.artefact_json import from_json
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.platform.soc import SocProfile, get_soc
 
@@ -22,6 +25,13 @@ class CompileOptions:
       ``NeedInsertMemAddrAsyncNodeAfterData``).
     - ``single_op``: a single-op build (GE's ``ATTR_SINGLE_OP_SCENE`` on the graph): as offline,
       a Data feeding the NetOutput gets a MemcpyAddrAsync (``NeedInsertMemAddrAsyncNodeAfterData``).
+    - ``feature_base_refreshable``: GE's ``ge.featureBaseRefreshable=1``, which GE reads at build time
+      too: the feature map will be re-based after load, so an HCCL op counts as address-refreshable
+      and the memory-layout conflict optimizer puts no copy between user memory and it
+      (mem_layout_conflict_util.cc ``IsAddressRefreshable``, passes/mem_layout_conflict.py). GE's
+      MemcpyAddrAsyncPass then also skips its RefData -> HCCL copy, a rule zcspec's IR (no RefData)
+      has no counterpart of. The load-time switch of runtime v1 is separate
+      (``LoadOptions.feature_base_refreshable``).
     - ``disabled_passes``: names of passes to skip (see ``passes.PIPELINE``).
     """
 
@@ -30,6 +40,7 @@ class CompileOptions:
     reuse: bool = True
     offline: bool = False
     single_op: bool = False
+    feature_base_refreshable: bool = False
     disabled_passes: frozenset = attrs.field(default=frozenset(), converter=frozenset)
 
     @property
@@ -42,3 +53,17 @@ class CompileOptions:
             strategy=self.strategy, reuse=self.reuse, block_align=p.mem_align,
             size_align=p.tensor_align, size_padding=p.padding, no_zero_copy_ops=p.hccl_no_zero_copy,
         )
+
+
+# Fields CompileOptions gained after model files and scenarios with its JSON form were first written,
+# with the value every file written before means: such a build had no way to ask for anything else.
+ADDED_LATER = {"feature_base_refreshable": False}
+
+
+def options_from_json(data, where: str = "options") -> CompileOptions:
+    """The CompileOptions of their JSON form (the artefacts' strict codec: every other field present, no
+    unknown key, each of its type); a field of ``ADDED_LATER`` that is absent takes the value a file
+    written before it existed means, so those files still load."""
+    if isinstance(data, Mapping):
+        data = {**{k: v for k, v in ADDED_LATER.items() if k not in data}, **data}
+    return from_json(CompileOptions, data, where)

@@ -74,6 +74,8 @@ FREE_FIELDS = {
     ("name",): "the model's label; nothing else names it",
     ("options", "offline"): "leaves a trace (a copy) only when a Data feeds the NetOutput directly",
     ("options", "single_op"): "as offline: leaves a trace (a copy) only when a Data feeds the NetOutput directly",
+    ("options", "feature_base_refreshable"): "leaves a trace (a copy fewer) only where user memory meets an HCCL "
+                                             "task on a SoC that cannot refresh HCCL tasks",
     ("tasks", "tasks", "*", "attrs"): "a kernel's attributes are its node's own semantics, with no second copy",
     ("tasks", "tasks", "*", "in_loop"): "whether the node sits in a loop is the graph's, not repeated elsewhere",
     ("tasks", "tasks", "*", "stream"): "the stream assignment is the graph's (node.stream); the plan records no "

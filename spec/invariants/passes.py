@@ -10,6 +10,8 @@ arguments refreshed is read from the spec's own SoC capability table
 """
 from __future__ import annotations
 
+import attrs
+
 from zcspec.spec.capabilities import TABLE, Capabilities, capabilities
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.observables.model_file import ModelFileObservation, NodeInfo, Task
@@ -102,14 +104,27 @@ def _writers(mf: ModelFileObservation, tasks: dict, name: str) -> list[Task]:
     return out
 
 
+def refresh_caps(mf: ModelFileObservation) -> Capabilities:
+    """What the conflict optimizer counts as refreshable: the SoC's capabilities, and in a build for a
+    refreshable feature base (``ge.featureBaseRefreshable=1``) HCCL as a kind it can refresh too (GE:
+    mem_layout_conflict_util.cc ``IsAddressRefreshable``: an HCCL op without address refresh is refreshable
+    when ``IsGraphFeatureMapRefreshable``). Tasks in loops keep the SoC's loop rule."""
+    caps = capabilities(mf.soc.name)
+    if mf.build.feature_base_refreshable:
+        return attrs.evolve(caps, refreshable_tasks=caps.refreshable_tasks | {"hccl"})
+    return caps
+
+
 def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None,
              direct: bool = True) -> tuple[str, str] | None:
     """(why, the copy's type) when GE must put a copy on src -> dst, else None: a MemcpyAddrAsync from
     MemcpyAddrAsyncPass or an Identity from MemLayoutConflictOptimizer between user memory and a task that
     cannot refresh its addresses. ``tasks``: node name -> its tasks (computed from ``mf`` when not given);
     ``direct``: src feeds dst with no view between (GE's ``InsertMemAddrAsyncNodeBeforeNetoutput`` looks
-    only at the NetOutput's direct inputs)."""
-    if mf.soc is None or mf.soc.name not in TABLE or mf.build.unknown_shape:
+    only at the NetOutput's direct inputs). The graph is static: GE's pass skips an unknown-shape graph
+    (``GetGraphUnknownFlag``), and zcspec's compiler refuses any dimension that is not a fixed integer
+    (impl/compiler/validate.py), so a model file never is one."""
+    if mf.soc is None or mf.soc.name not in TABLE:
         return None   # a SoC the capability table does not know: the claim is not exercised
     caps = capabilities(mf.soc.name)
     if not caps.zero_copy_memcpy:
@@ -122,10 +137,9 @@ def required(mf: ModelFileObservation, src: NodeInfo, dst: NodeInfo, tasks=None,
     if dst.type == "NetOutput" and src.type in DATA_TYPES and direct and (mf.build.offline or mf.build.single_op):
         return "a graph input feeds the graph output in an offline or single-op build", MEMCPY
     if (src.type == "RefData" and dst.type.startswith(HCCL_PREFIX) and stuck(caps, tasks.get(dst.name, []), "in")
-            and not mf.build.feature_base_refreshable):
+            and not mf.build.feature_base_refreshable):   # IsFeatureMapRefreshable
         return "a RefData feeds an HCCL op that cannot refresh its addresses", MEMCPY
-    if mf.build.feature_base_refreshable:  # every address is refreshed via the feature base (IsFeatureBaseRefreshable)
-        return None
+    caps = refresh_caps(mf)
     if src.type in DATA_TYPES and (t := stuck(caps, tasks.get(dst.name, []), "in")):
         return (f"a graph input feeds a {t.kind} task{' in a loop' if t.in_loop else ''} {caps.name} cannot "
                 "refresh", IDENTITY)
@@ -160,7 +174,8 @@ def _layout_conflict(mf: ModelFileObservation):
 MEMCPY_ADDR_ASYNC = Invariant(
     id="PASS-MEMCPY-ADDR-ASYNC",
     title="MemcpyAddrAsync is present exactly where the SoC profile requires it",
-    statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static, a MemcpyAddrAsync node sits on "
+    statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static (GE's pass "
+              "skips an unknown-shape graph; zcspec's compiler refuses one), a MemcpyAddrAsync node sits on "
               "exactly these edges (seen through views and other copies): graph input -> StreamMerge; Const -> "
               "NetOutput and, in offline or single-op builds, graph input -> NetOutput, both with no view "
               "between (the NetOutput's direct inputs); RefData -> an HCCL op that "
@@ -192,11 +207,13 @@ def _exercised(mf: ModelFileObservation, kind: str) -> bool:
 LAYOUT_CONFLICT = Invariant(
     id="PASS-LAYOUT-CONFLICT",
     title="User memory never meets a task that cannot refresh its addresses",
-    statement="When the SoC supports zero-copy memcpy (the spec's capability table), the graph is static and the "
-              "feature map is not refreshable, a copy (the conflict optimizer's Identity, or a MemcpyAddrAsync) "
+    statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static, a copy "
+              "(the conflict optimizer's Identity, or a MemcpyAddrAsync) "
               "sits on every edge (seen through views) from a graph input into a task whose input arguments the "
               "SoC cannot refresh, and from a task whose output arguments it cannot refresh into the NetOutput (a "
-              "task kind the profile cannot refresh, or a task inside a loop subgraph; an output written in place "
+              "task kind the profile cannot refresh, or a task inside a loop subgraph; in a build for a "
+              "refreshable feature base, ge.featureBaseRefreshable, HCCL counts as a kind the profile can refresh; "
+              "an output written in place "
               "over its input counts that input's writers too, e.g. an atomic producer's memset).",
     rationale="The runtime re-points a task at the caller's buffers on every execution only through its "
               "argument table; a task that cannot be refreshed would keep the first call's buffers. The Identity "

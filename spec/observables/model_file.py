@@ -134,13 +134,16 @@ class SocProfile:
 
 @attrs.frozen
 class BuildFacts:
-    """Build options the MemcpyAddrAsync pass reads (GE: memcpy_addr_async_pass.cc
-    `MemcpyAddrAsyncPass::Run`, `NeedInsertMemAddrAsyncNodeAfterData`)."""
+    """Build options the MemcpyAddrAsync pass and the memory-layout conflict optimizer read (GE:
+    memcpy_addr_async_pass.cc `MemcpyAddrAsyncPass::Run`, `NeedInsertMemAddrAsyncNodeAfterData`,
+    `IsFeatureMapRefreshable`; mem_layout_conflict_util.cc `IsAddressRefreshable`): an offline (ATC) or
+    single-op build, and ``ge.featureBaseRefreshable=1`` given at build time. The graph is static:
+    GE's passes skip an unknown-shape graph, and zcspec's compiler refuses a dimension that is not a
+    fixed integer (impl/compiler/validate.py), so no fact says otherwise."""
 
     offline: bool = False
     single_op: bool = False
     feature_base_refreshable: bool = False
-    unknown_shape: bool = False
 
 
 @attrs.frozen

@@ -35,7 +35,7 @@ def test_the_observer_transcribes_the_build_from_the_file(single_op, offline):
     data = compile(load(MODEL), CompileOptions(single_op=single_op, offline=offline))
     build = observe_model_file(data).build
     assert (build.single_op, build.offline) == (single_op, offline)
-    assert not build.unknown_shape and not build.feature_base_refreshable
+    assert not build.feature_base_refreshable
 
 
 def test_the_single_op_build_holds_and_exercises_the_rule():

@@ -38,7 +38,6 @@ _HCCL_OK = [node_task(0, "ar", "hccl")]
     ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL, "legacy", BuildFacts(feature_base_refreshable=True),
      PASS, False),
     ([node("r", "RefData"), node("ar", "HcomAllReduce", "r")], _HCCL_OK, "ascend910b", BuildFacts(), PASS, False),
-    ([node("c", "Const"), node("out", "NetOutput", "c")], [], "legacy", BuildFacts(unknown_shape=True), PASS, False),
     # The spec's table, not the compiler, says what a SoC refreshes: memset is stuck on ascend310p only.
     ([node("k", "ReduceSum"), node("out", "NetOutput", "k")], [node_task(0, "k", "memset", roles=("out",))],
      "ascend310p", BuildFacts(), CONFLICT, True),
@@ -50,8 +49,17 @@ _HCCL_OK = [node_task(0, "ar", "hccl")]
      "ascend310p", BuildFacts(), CONFLICT, False),    # a memset touches outputs only, so the input is not stuck
     ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "legacy", BuildFacts(), CONFLICT,
      True),
+    # A refreshable feature base makes HCCL refreshable (GE's IsAddressRefreshable), not a task in a loop.
     ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "legacy",
+     BuildFacts(feature_base_refreshable=True), CONFLICT, True),
+    ([node("x", "Data"), node("ar", "HcomAllReduce", "x")], _HCCL, "legacy", BuildFacts(), CONFLICT, True),
+    ([node("x", "Data"), node("ar", "HcomAllReduce", "x")], _HCCL, "legacy",
      BuildFacts(feature_base_refreshable=True), CONFLICT, False),
+    ([node("ar", "HcomAllReduce"), node("out", "NetOutput", "ar")], _HCCL, "legacy", BuildFacts(), CONFLICT, True),
+    ([node("ar", "HcomAllReduce"), node("out", "NetOutput", "ar")], _HCCL, "legacy",
+     BuildFacts(feature_base_refreshable=True), CONFLICT, False),
+    ([node("x", "Data"), node("ar", "HcomAllReduce", "x")], [node_task(0, "ar", "hccl", in_loop=True)], "legacy",
+     BuildFacts(feature_base_refreshable=True), CONFLICT, True),
     ([node("x", "Data"), node("k", "Relu", "x")], [node_task(0, "k", in_loop=True)], "ascend910b", BuildFacts(),
      CONFLICT, False),
 ])

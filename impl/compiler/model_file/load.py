@@ -15,11 +15,10 @@ from types import SimpleNamespace
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.model_file import schema
-from zcspec.impl.compiler.artefact_json import from_json
 from zcspec.impl.compiler.errors import ArtefactFormatError
 from zcspec.impl.compiler.memory.plan_types import MemoryPlan
 from zcspec.impl.compiler.model_file.consistency import MAX_SIZE, check_consistency, check_regions
-from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.compiler.options import CompileOptions, options_from_json
 from zcspec.impl.compiler.model_file.encode import HEADER, MAGIC, VERSION
 from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.model import CompiledModel, WeightEntry
@@ -213,7 +212,7 @@ def _top(meta: dict) -> None:
 def _artefacts(meta: dict) -> tuple[CompileOptions, MemoryPlan]:
     """The options and the plan, through the artefacts' one JSON parser."""
     try:
-        options = from_json(CompileOptions, meta["options"], "options")
+        options = options_from_json(meta["options"], "options")
         plan = MemoryPlan.from_json(meta["plan"], "plan")
     except ArtefactFormatError as e:
         raise ModelFormatError(e.path, e.why) from None

@@ -13,8 +13,10 @@ the copy joins the block or feeds the task (GE: mem_layout_conflict_optimizer.cc
 The anchor types zcspec's IR expresses (``OUT_TYPES``, ``IN_TYPES``): a graph input (a Data output);
 a graph output (a NetOutput input); an immutable output (a weight or a Variable's); an unrefreshable
 input or output (a node with a task the SoC cannot refresh on that side, ``SocProfile.can_refresh``:
-GE's ``IsAddressRefreshable`` for HCCL ops without address refresh, generalised to any task kind,
-the feature map not being refreshable at compile time); a (padding) continuous input (HCCL with two
+GE's ``IsAddressRefreshable`` for HCCL ops without address refresh, generalised to any task kind; in
+a build for a refreshable feature base, ``CompileOptions.feature_base_refreshable``, HCCL counts as a
+kind the SoC can refresh, as GE's ``IsGraphFeatureMapRefreshable`` exempts HCCL ops, while a task in a
+loop keeps the SoC's loop rule, ``refresh_profile``); a (padding) continuous input (HCCL with two
 or more inputs) or continuous output (``continuous_output`` with two or more outputs); a NoPadding
 continuous input (PhonyConcat with two or more inputs) or output (an outer-axis Split/Slice view, GE's
 no-task Split, whose outputs are pieces of its input). Reference outputs (views, in-place results)
@@ -61,7 +63,7 @@ from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.memory.lifetimes import lifetimes
 from zcspec.impl.compiler.passes.graph_edit import insert_before_output
 from zcspec.impl.compiler.validate import validate
-from zcspec.impl.platform.soc import get_soc
+from zcspec.impl.platform.soc import SocProfile, get_soc
 
 NAME = "mem_layout_conflict"
 OP = "MemcpyAddrAsync"
@@ -192,11 +194,23 @@ def _insert(graph: Graph, conflicts: list[Anchor]) -> Graph:
     return validate(_rewire(graph, {}, after) if after else graph)
 
 
+def refresh_profile(options) -> SocProfile:
+    """The SoC profile as the optimizer judges refreshability by: ``options``' own, with HCCL added to the
+    kinds it can refresh when the build is for a refreshable feature base (GE: mem_layout_conflict_util.cc
+    ``IsAddressRefreshable``, ``IsHcomNodeNotSupportAddrRefresh && !IsGraphFeatureMapRefreshable``). Only
+    this pass reads it: the tasks' zero-copy flags and the planner keep the SoC's own profile."""
+    soc = options.profile
+    if options.feature_base_refreshable:
+        return attrs.evolve(soc, refreshable_tasks=soc.refreshable_tasks | {"hccl"})
+    return soc
+
+
 def mem_layout_conflict(graph: Graph, options=None) -> Graph:
-    """``options``: CompileOptions (its SoC profile decides what is unrefreshable); None: the default SoC."""
+    """``options``: CompileOptions (its SoC profile, and whether the feature base is refreshable, decide
+    what is unrefreshable, ``refresh_profile``); None: the default SoC."""
     if graph.netoutput is None:
         return graph
-    soc = get_soc() if options is None else options.profile
+    soc = get_soc() if options is None else refresh_profile(options)
     for _ in range(4):   # a copy never creates a new conflict; the loop only guards that claim
         conflicts = _conflicts(graph, soc)
         if not conflicts:

@@ -21,7 +21,9 @@ heterogeneous builds as offline; zcspec copies an empty tensor too and has no he
 
 Inserted nodes are named ``<source>_MemcpyAddrAsync_<n>`` (CreateMemcpyAddrAsyncNode) and take the
 stream of the node they serve. GE's StreamMerge and RefData-to-HCCL rules (in
-``MemcpyAddrAsyncPass::Run``) have no counterpart: zcspec's IR has neither node. A graph input or output
+``MemcpyAddrAsyncPass::Run``) have no counterpart: zcspec's IR has neither node. So
+``CompileOptions.feature_base_refreshable``, whose only effect on GE's pass is to skip the RefData rule
+(``IsFeatureMapRefreshable``), changes nothing here. A graph input or output
 bound to a task the SoC cannot refresh is not this pass's business in GE: the
 memory-layout conflict optimizer puts a copy there (passes/mem_layout_conflict.py).
 """
