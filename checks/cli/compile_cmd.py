@@ -1,4 +1,4 @@
-"""``zcspec compile MODEL -o FILE.zcm [--soc NAME] [--strategy S]``."""
+"""``zcspec compile MODEL -o FILE.zcm [--soc NAME] [--strategy S] [--no-reuse] [--offline] [--feature-base-refreshable]``."""
 from __future__ import annotations
 
 import sys
@@ -19,11 +19,15 @@ def configure(parser) -> None:
     parser.add_argument("--strategy", default="ge", choices=("ge", "compact"), help="memory planning strategy")
     parser.add_argument("--no-reuse", action="store_true", help="disable memory reuse (ge.exec.disableReuseMemory=1)")
     parser.add_argument("--offline", action="store_true", help="ATC-style offline build (MemcpyAddrAsync for Data->NetOutput)")
+    parser.add_argument("--feature-base-refreshable", action="store_true",
+                        help="build for a refreshable feature base (ge.featureBaseRefreshable=1): HCCL ops count as "
+                             "address-refreshable, so user memory meets them with no copy")
 
 
 def run(args) -> int:
     graph = load_graph(args.model, args.shape, args.value)
-    options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse, offline=args.offline)
+    options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse, offline=args.offline,
+                             feature_base_refreshable=args.feature_base_refreshable)
     model = build_model(graph, options)
     data = encode(model)
     try:

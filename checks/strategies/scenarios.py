@@ -1,10 +1,10 @@
 """Hypothesis strategies for scenarios: a graph plus compile options (and, for executions, runtime choices).
 
 ``scenarios(kinds=...)`` composes ``graphs()`` with the compile options an engineer can choose
-(SoC profile, strategy, reuse, offline build) so a campaign reaches every rule the options switch
-on. Plan and model-file scenarios draw graphs decorated for planning (workspaces, ``_no_reuse``,
-a second stream, dynamic-batch labels); execution scenarios draw graphs decorated the same way
-but without labels (half of them over ``GROUP_FAMILIES``), with one node in three on stream 1
+(SoC profile, strategy, reuse, offline build, a build for a refreshable feature base) so a campaign
+reaches every rule the options switch on. Plan and model-file scenarios draw graphs decorated for
+planning (workspaces, ``_no_reuse``, a second stream, dynamic-batch labels); execution scenarios draw
+graphs decorated the same way but without labels (half of them over ``GROUP_FAMILIES``), with one node in three on stream 1
 or 2 (so continuous groups and producers meet across streams), and runs drawn from the graph (``checks.strategies.runs``):
 both runtimes, random bindings, against the oracle. It shrinks toward fewer nodes, the default
 options and one plain run.
@@ -35,6 +35,7 @@ def compile_options() -> st.SearchStrategy[CompileOptions]:
         strategy=st.sampled_from(["ge", "compact"]),
         reuse=st.booleans().map(lambda off: not off),
         offline=st.booleans(),
+        feature_base_refreshable=st.booleans(),
     )
 
 

@@ -14,7 +14,9 @@ import json
 import attrs
 import pytest
 
+from zcspec.checks.cli.main import main
 from zcspec.checks.scenario import Scenario
+from zcspec.impl.compiler import graph_json
 from zcspec.impl.compiler.artefact_json import to_json
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import compile_stages
@@ -135,3 +137,13 @@ def test_a_pass_that_spares_hccl_ops_without_the_option_fails_the_claim(monkeypa
     st, data = _built(False)
     report = check(observe_model_file(data, st.graph))
     assert set(report.violated()) == {CONFLICT}, str(report)
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_zcspec_compile_takes_the_option(tmp_path, capsys, flag):
+    graph = tmp_path / "io.json"
+    graph.write_text(graph_json.to_json(io_graph()), encoding="utf-8")
+    out = tmp_path / "io.zcm"
+    argv = ["compile", str(graph), "-o", str(out), "--soc", "legacy"] + (["--feature-base-refreshable"] if flag else [])
+    assert main(argv) == 0, capsys.readouterr().err
+    assert observe_model_file(out.read_bytes()).build.feature_base_refreshable is flag
