@@ -147,3 +147,13 @@ def test_zcspec_compile_takes_the_option(tmp_path, capsys, flag):
     argv = ["compile", str(graph), "-o", str(out), "--soc", "legacy"] + (["--feature-base-refreshable"] if flag else [])
     assert main(argv) == 0, capsys.readouterr().err
     assert observe_model_file(out.read_bytes()).build.feature_base_refreshable is flag
+
+
+def test_the_planner_keeps_a_collectives_io_out_of_zero_copy_even_so():
+    """docs/ge-deviations.md P17: GE's IsNodeAndPeerNodeTaskSupportZeroCopy would make the Data feeding the
+    collective, and the collective's output, zero copy in such a build; zcspec's planner does not read the
+    option (MEM-ZC-IO judges a plan, which carries no build facts), so the runtime copies them."""
+    st, _ = _built(True)
+    zero_copy = {t.name: t.zero_copy for t in st.plan.tensors}
+    assert (zero_copy["h"], zero_copy["allreduce:0"]) == (False, False)
+    assert st.plan.options == CompileOptions(soc="legacy").plan_options()

@@ -197,7 +197,7 @@ def _insert(graph: Graph, conflicts: list[Anchor]) -> Graph:
 def refresh_profile(options) -> SocProfile:
     """The SoC profile as the optimizer judges refreshability by: ``options``' own, with HCCL added to the
     kinds it can refresh when the build is for a refreshable feature base (GE: mem_layout_conflict_util.cc
-    ``IsAddressRefreshable``, ``IsHcomNodeNotSupportAddrRefresh && !IsGraphFeatureMapRefreshable``). Only
+    ``IsAddressRefreshable``: an HCCL-engine node is unrefreshable unless ``IsGraphFeatureMapRefreshable``). Only
     this pass reads it: the tasks' zero-copy flags and the planner keep the SoC's own profile."""
     soc = options.profile
     if options.feature_base_refreshable:
