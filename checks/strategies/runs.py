@@ -101,10 +101,9 @@ def _v2(draw, graph: Graph) -> dict:
     # refuse it, the default mode must fall back).
     if sizes := _sizes(draw, graph, list(dict.fromkeys(graph.outputs)), one_in=2):
         run["output_sizes"] = sizes
-    # A bad input only where the outputs are good: the claims on outputs (V2-DEFAULT-FALLBACK's fallback
-    # that succeeds, V2-AZC-REJECT's error naming the output) speak of calls whose inputs are valid.
-    if "output_sizes" not in run and "output_placement" not in run and \
-            (sizes := _sizes(draw, graph, list(graph.inputs), one_in=3)):
+    # A bad input, also beside a bad output: the call is then refused naming either (CALL-INVALID-REFUSED,
+    # V2-AZC-REJECT), where the default mode would otherwise fall back for the output (V2-DEFAULT-FALLBACK).
+    if sizes := _sizes(draw, graph, list(graph.inputs), one_in=3):
         run["input_sizes"] = sizes
     run["seed"] = draw(st.integers(0, 3))
     return run

@@ -16,7 +16,7 @@ from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
 from zcspec.spec.invariants.runtime_v1 import ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of
-from zcspec.spec.invariants.runtime_v2 import V2
+from zcspec.spec.invariants.runtime_v2 import V2, bad_inputs
 from zcspec.spec.observables.execution import ExecutionObservation
 
 # GE's codes for a caller's mistake (inc/external/ge/ge_error_codes.h, acl/acl_base.h): ACL_ERROR_GE_PARAM_INVALID
@@ -93,17 +93,17 @@ def _v2_invalid(obs: ExecutionObservation) -> dict[str, str]:
     """Buffer name -> why runtime v2 must refuse the call: a null or short input (the kernels would read
     past the caller's buffer) and, under always_zero_copy, an output that is null, short or in host
     memory (the caller promised device memory of the output's size: there is no fallback)."""
-    why: dict[str, str] = {}
+    why = bad_inputs(obs)
+    if not obs.load.options.always_zero_copy:
+        return why   # the default mode falls back to runtime memory for outputs (V2-DEFAULT-FALLBACK)
     live = _placements(obs)
-    for t in obs.load.io:
+    for t in (t for t in obs.load.io if t.role == "output"):
         b = obs.buffer(t.name)
-        if t.role == "output" and not obs.load.options.always_zero_copy:
-            continue   # the default mode falls back to runtime memory (V2-DEFAULT-FALLBACK)
         if b is None or not b.address:
             why[t.name] = "null address"
         elif b.size < t.raw_size:
-            why[t.name] = f"{b.size} bytes, below the {t.role}'s raw {t.raw_size}"
-        elif t.role == "output" and (_space_of(live, b) or b.placement) == "host":
+            why[t.name] = f"{b.size} bytes, below the output's raw {t.raw_size}"
+        elif (_space_of(live, b) or b.placement) == "host":
             why[t.name] = "host memory under always_zero_copy, which promises device memory"
     return why
 

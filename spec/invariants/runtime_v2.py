@@ -28,6 +28,22 @@ def _unusable(obs: ExecutionObservation, t) -> str | None:
     return None
 
 
+def bad_inputs(obs: ExecutionObservation) -> dict[str, str]:
+    """Input name -> why its buffer cannot be read: null, or below the input's raw size (the kernels would read
+    past the caller's buffer; GE's build_tensor.cc checks the tensors before a kernel runs). A call with one is
+    refused (CALL-INVALID-REFUSED), whatever its outputs: the claims on outputs speak of calls without one."""
+    why: dict[str, str] = {}
+    for t in obs.load.io:
+        if t.role != "input":
+            continue
+        b = obs.buffer(t.name)
+        if b is None or not b.address:
+            why[t.name] = "null address"
+        elif b.size < t.raw_size:
+            why[t.name] = f"{b.size} bytes, below the input's raw {t.raw_size}"
+    return why
+
+
 RUNTIME_MEMORY = ("runtime", "pool")
 
 
@@ -132,9 +148,12 @@ def _azc_reject(obs: ExecutionObservation):
         why = _unusable(obs, t)
         if why is None:
             continue
-        named = obs.result.culprit == t.name or any(e.kind == "error" and e.io == t.name for e in obs.events)
+        # An input the call cannot read either may be the one named (GE checks the buffers in some order).
+        may_name = {t.name} | set(bad_inputs(obs))
+        named = obs.result.culprit in may_name or any(e.kind == "error" and e.io in may_name for e in obs.events)
         if obs.result.ok or not named:
-            yield violation(f"buffer {t.name!r}", f"{why}, so the call must fail naming this buffer; "
+            also = f" or one of the invalid inputs {sorted(may_name - {t.name})!r}" if len(may_name) > 1 else ""
+            yield violation(f"buffer {t.name!r}", f"{why}, so the call must fail naming this buffer{also}; "
                             f"it returned ok={obs.result.ok}, culprit={obs.result.culprit!r}")
         b = obs.buffer(t.name)
         for e, lo, hi in (writes_into(obs.events, b) if b is not None else ()):
@@ -146,7 +165,8 @@ AZC_REJECT = Invariant(
     id="V2-AZC-REJECT",
     title="always_zero_copy errors on a null or undersized output buffer and leaves it untouched",
     statement="With always_zero_copy on, an execution whose output buffer is null or smaller than the output's "
-              "raw size fails with an error naming that output, and nothing is written into that buffer.",
+              "raw size fails with an error naming that output (or an input whose buffer is null or short too), "
+              "and nothing is written into that buffer.",
     rationale="GE's SplitTensorForOutputData returns PARAM_INVALID (E13031) for a null tensor or address and for "
               "a buffer below the raw storage size (no padding). Failing before any kernel runs keeps the "
               "caller's memory intact, so the caller can retry with a correct buffer.",
@@ -161,8 +181,8 @@ AZC_REJECT = Invariant(
 def _needs_fallback(obs: ExecutionObservation):
     """Outputs whose buffer cannot hold them directly in the default mode: null, host, or (except
     under ge_compat, where GE shares an undersized buffer unchecked and fails, AllocModelOutTensor) undersized."""
-    if not is_v2(obs) or obs.load.options.always_zero_copy:
-        return []
+    if not is_v2(obs) or obs.load.options.always_zero_copy or bad_inputs(obs):
+        return []   # a call with an unreadable input is refused, not run (CALL-INVALID-REFUSED)
     out = []
     for t in _outputs(obs):
         b = obs.buffer(t.name)
@@ -198,7 +218,9 @@ def _default_fallback(obs: ExecutionObservation):
 DEFAULT_FALLBACK = Invariant(
     id="V2-DEFAULT-FALLBACK",
     title="The default mode falls back to runtime memory",
-    statement="With always_zero_copy off, an output whose buffer is null, not device memory, or smaller than "
+    statement="With always_zero_copy off, in a call whose input buffers are all readable (not null, not below "
+              "the input's raw size: a call with such an input is refused, CALL-INVALID-REFUSED), an output "
+              "whose buffer is null, not device memory, or smaller than "
               "the output is computed in runtime memory and the execution succeeds; into a host buffer large "
               "enough the output is then copied, otherwise handed over. Judged from the trace: the kernel's write lands "
               "in a live runtime or pool allocation, a copy fills the host buffer. Under ge_compat an "

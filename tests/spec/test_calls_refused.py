@@ -13,6 +13,7 @@ from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.strategies.scenarios import scenarios
 from zcspec.impl.runtime.v1 import bind, execute
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
+from zcspec.impl.runtime.v2 import kernels
 from zcspec.spec.examples.build import RAW, X_BUF, Y_BUF, buffers, events, execution, load
 from zcspec.spec.invariants.calls_refused import invalid_buffers
 
@@ -126,3 +127,38 @@ def test_memory_the_trace_does_not_show_is_not_judged():
     short = execution(evs=events(dict(kind="alloc", address=X_BUF, size=RAW - 8, owner="user", space="device"),
                                  begin, end))
     assert "past the end" in invalid_buffers(short)["x"]
+
+
+# A short input beside a bad output: the call is refused naming either; neither mode's output claim asks
+# for more (V2-DEFAULT-FALLBACK's fallback that succeeds, V2-AZC-REJECT's error naming the output).
+BOTH_BAD = {
+    "default mode": {"runtime": "v2", "input_sizes": {"big": 1000}, "output_sizes": {"add_7:0": 0}},
+    "always_zero_copy": {"runtime": "v2", "always_zero_copy": True, "input_sizes": {"big": 1000},
+                         "output_sizes": {"add_7:0": 4}},
+}
+
+
+@pytest.mark.parametrize("run", BOTH_BAD.values(), ids=BOTH_BAD.keys())
+def test_a_call_with_a_bad_input_and_a_bad_output_is_refused_naming_either(run):
+    reports = _reports_all(run)
+    assert any(CLAIM in r.exercised for r in reports)
+    assert [str(v) for r in reports for v in r.violations] == []
+    if run.get("always_zero_copy"):
+        assert any("V2-AZC-REJECT" in r.exercised for r in reports)
+
+
+def test_a_v2_that_reads_a_short_input_is_caught_beside_a_bad_output(monkeypatch):
+    """Planted: SplitDataTensor no longer checks the input's size. In the default mode the call then runs,
+    falling back for the null output, and CALL-INVALID-REFUSED says the short input should have stopped it.
+    (Under always_zero_copy the call is still refused, naming the output: what the spec allows.)"""
+    run = BOTH_BAD["default mode"]
+    real = kernels.KERNELS["SplitDataTensor"]
+
+    def unchecked(frame, node, args):
+        (tensor,) = args
+        if tensor is not None and tensor.addr and tensor.size < node.attr("nbytes"):
+            tensor = attrs.evolve(tensor, size=node.attr("nbytes"))   # the size check sees a large enough buffer
+        return real(frame, node, (tensor,))
+    monkeypatch.setitem(kernels.KERNELS, "SplitDataTensor", unchecked)
+    found = {v.invariant_id for r in _reports_all(run) for v in r.violations}
+    assert CLAIM in found, found
