@@ -130,31 +130,33 @@ def _call_copies(obs: ExecutionObservation) -> list:
     return [e for e in obs.events if e.kind == "copy"]
 
 
-def _expected_copy(obs: ExecutionObservation, t, b) -> tuple[int, int]:
-    """(src, dst) of the one copy a copied I/O takes: user -> model for an input, model -> user after. An
-    I/O held in an earlier I/O's allocation is copied into (input) or out of (output) where that I/O is in
-    the call (GE: the allocation's active base): its user buffer when it is zero copy on a device buffer,
-    else where the call copied its buffer to (or its model address)."""
+def _expected_copies(obs: ExecutionObservation, t, b) -> list[tuple[int, int]]:
+    """The (src, dst) the one copy a copied I/O takes may have: user -> model for an input, model -> user
+    after. An I/O held in an earlier I/O's allocation is copied into (input) or out of (output) where that I/O
+    is in the call (GE: the allocation's active base): its user buffer when it is zero copy on a device buffer,
+    else where the call copied its buffer to (or its model address). A caller may pass one buffer for several
+    inputs: every copy the call made out of it holds the same bytes, so each is where that I/O is."""
     source = copy_source(obs.load, t)
     if source is None:
-        return (b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)
+        return [(b.address, t.model_address) if t.role == "input" else (t.model_address, b.address)]
     s, offset = source
     sb = obs.buffer(s.name)
     if sb is not None and sb.address and sb.placement == "device" and s.name in eligible(obs.load):
-        where = sb.address + offset
+        wheres = [sb.address + offset]
     else:
         staged = [e.dst for e in _call_copies(obs) if sb is not None and e.src == sb.address and e.dst is not None]
-        where = (staged[0] if staged else s.model_address) + offset
-    return (b.address, where) if t.role == "input" else (where, b.address)
+        wheres = [w + offset for w in dict.fromkeys(staged)] or [s.model_address + offset]
+    return [(b.address, w) if t.role == "input" else (w, b.address) for w in wheres]
 
 
 def _copy_only_once(obs: ExecutionObservation, only=None):
     copies_all = _call_copies(obs)
     zero_copy_buffers = [b for n in sorted(eligible(obs.load)) if (b := obs.buffer(n)) is not None and b.address]
     for t, b in _copy_only_io(obs, only):
-        src, dst = _expected_copy(obs, t, b)
+        expected = _expected_copies(obs, t, b)
+        src, dst = expected[0]
         # Recognised by the addresses moved, not by the runtime's label for the copy.
-        seen = [e for e in copies_all if (e.src, e.dst) == (src, dst)]
+        seen = [e for e in copies_all if (e.src, e.dst) in expected]
         if len(seen) != (src != dst):   # none onto itself (CopyOutputForNoZeroCopy)
             yield violation(f"buffer {t.name!r}", f"must be copied (the spec says: {reasons(obs.load)[t.name][0]}) "
                             f"exactly once {_hex(src)} -> {_hex(dst)} per execution; saw {len(seen)} such cop(ies)",
@@ -319,7 +321,7 @@ def _eligible_io(obs: ExecutionObservation):
 
 
 def _zero_copy_when_eligible(obs: ExecutionObservation):
-    legit = {_expected_copy(obs, t, b) for t, b in _copy_only_io(obs)}   # another I/O's copy into an overlapping buffer
+    legit = {c for t, b in _copy_only_io(obs) for c in _expected_copies(obs, t, b)}   # another I/O's copy into an overlapping buffer
     copies = [e for e in _call_copies(obs) if (e.src, e.dst) not in legit]
     for t, b in _eligible_io(obs):
         staged = [e for e in copies if (e.src is not None and b.contains(e.src)) or

@@ -274,3 +274,20 @@ def test_other_socs_run_and_satisfy_the_spec(soc):
     np.testing.assert_array_equal(got["fl:0"], y)
     if soc == "nozc":   # no refresh at all: every I/O is copied
         assert all(z.copy_only for z in lm.io) and lm.registered == 0
+
+
+def test_an_output_held_in_an_input_that_shares_a_host_buffer_is_copied_from_either_staging():
+    """Found by verify's campaign: inputs in0 and in1 on one host buffer, an output that is a view of in1 (held in
+    in1's allocation, copied out of it). The runtime stages the buffer twice, once per input, and copies the
+    output out of in1's staging; the spec expected the first copy made out of the shared buffer (in0's) and
+    reported a missing copy. Both stagings hold the same bytes: either is where in1 is in the call."""
+    from zcspec.checks.scenario import Scenario, observe
+    from zcspec.impl.compiler.builder import GraphBuilder
+    b = GraphBuilder("shared_host")
+    in0, in1 = b.input("in0", (1, 3)), b.input("in1", (1, 3))
+    b.output(b.op("Relu", [in0], name="r"), b.op("Unsqueeze", [in1], name="u", axes=(0,), shape=(1, 1, 3)))
+    run = {"runtime": "v1", "placement": "host", "share": [["in0", "in1"]]}
+    observations = observe(Scenario("execution", b.build(), runtime=run))
+    reports = [check(o) for o in observations]
+    assert any("V1-COPY-ONLY-ONCE" in r.exercised for r in reports)
+    assert [str(v) for r in reports for v in r.violations] == []
