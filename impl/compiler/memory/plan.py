@@ -149,13 +149,23 @@ def _io_attributes(graph: Graph, tensors: Mapping[str, TensorPlacement], regions
 def _no_cyclic_gc():
     """Planning a 100k-node graph allocates about a million small objects that all stay alive until
     it returns; the cyclic collector would rescan them again and again (half the time at 100k nodes).
-    Nothing the planner builds is garbage before it returns, so the collector is paused meanwhile."""
+    Nothing the planner builds is garbage before it returns, so the collector is paused meanwhile.
+
+    On the way out those objects are all in the youngest generation, and the first allocation after
+    ``gc.enable`` would scan them all (a quarter of a second at 100k nodes), then again on their way
+    through the middle generation. Most outlive the call (the plan holds them), so they are moved to the
+    oldest generation unscanned (``gc.freeze`` then ``gc.unfreeze``: two list splices), where only a full
+    collection looks at them. Skipped when the caller froze objects of its own: unfreezing would
+    release them."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
