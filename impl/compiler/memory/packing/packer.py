@@ -78,6 +78,8 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
     started = time.monotonic()
     best = _packing(buffers, greedy.best_fit(inst, greedy.order_by_size(inst)), lb, "greedy-size")
     one_pass = time.monotonic() - started
+    if best.arena <= target:   # the usual case on planner traces; the extra orders cost a quarter second at 100k
+        return best
     # Beyond MAX_ORDERS_SIZE buffers only MiniMalloc's static order is tried of the extra orders: the
     # one that helps on large real traces, where each pass costs seconds (long-lived buffers are every
     # other buffer's time neighbours).
