@@ -39,7 +39,8 @@ OBSERVES: dict[str, Observed] = {
     "LAYOUT-ALIGN": Observed("block and tensor offsets and sizes; the granularities come from the spec's "
                              "capability table for the plan's SoC", PLAN),
     "LAYOUT-TENSOR-SIZE": Observed("each tensor's size against its raw bytes (shape and dtype in the graph), "
-                                   "padding from the spec's capability table", PLAN),
+                                   "padding from the spec's capability table, or against the size the graph "
+                                   "sets for it", PLAN),
     "LAYOUT-REGION-COVER": Observed("region sizes, tensor and block placements, block membership", PLAN),
     "LAYOUT-IO-ATTRIBUTES": Observed("the memory_size, zero_copy_memory_size, basic offset and "
                                      "_is_zero_copy_block attributes against the placements and against which "

@@ -16,7 +16,7 @@ from zcspec.impl.compiler.model_file.model import CompiledModel, WeightEntry
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import run_passes
 from zcspec.impl.compiler.tasks.taskgen import generate_tasks
-from zcspec.impl.compiler.validate import validate
+from zcspec.impl.compiler.validate import no_set_sizes, validate
 
 
 @attrs.frozen
@@ -29,7 +29,7 @@ class Stages:
 
 
 def compile_stages(graph: Graph, options: CompileOptions = CompileOptions()) -> Stages:
-    graph = run_passes(validate(graph), options)
+    graph = run_passes(no_set_sizes(validate(graph)), options)
     plan = plan_memory(graph, options.plan_options())
     tasks = generate_tasks(graph, plan, options.profile)
     placed = {t.name: t for t in plan.tensors}

@@ -17,8 +17,12 @@ from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
 FORMAT = "zcspec-graph"
 # 2: every node carries "control_inputs" (the nodes it must run after, GE's control edges); a version-1
 #    file has none, and is read as such.
-VERSION = 2
-READS = (1, 2)
+# 3: a tensor may carry "size", its set size (TensorDesc.size, GE's TensorUtils::SetSize). A graph
+#    without set sizes is still written as version 2, byte for byte as before; one with set sizes is
+#    version 3, so that a reader that knows no set size refuses it instead of dropping them.
+VERSION = 3
+READS = (1, 2, 3)
+_WITHOUT_SET_SIZES = 2
 
 
 def encode_value(v: Any) -> Any:
@@ -42,10 +46,17 @@ def decode_value(v: Any) -> Any:
     return v
 
 
+def _tensor(t: TensorDesc) -> dict:
+    out = {"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "format": t.format}
+    if t.size is not None:
+        out["size"] = t.size
+    return out
+
+
 def to_dict(graph: Graph) -> dict:
     return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": VERSION if any(t.size is not None for t in graph.tensors) else _WITHOUT_SET_SIZES,
         "name": graph.name,
         "nodes": [
             {
@@ -59,9 +70,7 @@ def to_dict(graph: Graph) -> dict:
             }
             for n in graph.nodes
         ],
-        "tensors": [
-            {"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "format": t.format} for t in graph.tensors
-        ],
+        "tensors": [_tensor(t) for t in graph.tensors],
         "weights": [
             {"name": w.name, "splat": w.splat, "data": base64.b64encode(w.data).decode("ascii")}
             for w in graph.weights
@@ -85,7 +94,8 @@ def from_dict(doc: dict) -> Graph:
             )
             for n in doc["nodes"]
         ]
-        tensors = [TensorDesc(t["name"], t["shape"], t["dtype"], t["format"]) for t in doc["tensors"]]
+        tensors = [TensorDesc(t["name"], t["shape"], t["dtype"], t["format"], _set_size(t, version))
+                   for t in doc["tensors"]]
         weights = [Weight(w["name"], base64.b64decode(w["data"], validate=True), bool(w["splat"])) for w in doc["weights"]]
         return Graph(doc["name"], nodes, tensors, weights)
     # AttributeError: a field that must be an object is not ("attrs": [] has no .items())
@@ -93,6 +103,19 @@ def from_dict(doc: dict) -> Graph:
         if isinstance(e, GraphFormatError):
             raise
         raise GraphFormatError(f"malformed graph JSON: {type(e).__name__}: {e}") from e
+
+
+def _set_size(tensor: dict, version: int) -> int | None:
+    """A tensor's "size" (version 3 on): an integer, or absent (the size follows from the shape)."""
+    if "size" not in tensor:
+        return None
+    size = tensor["size"]
+    if version < 3:
+        raise GraphFormatError(f"tensor {tensor['name']!r}: \"size\" (a set size) needs graph format version 3, "
+                               f"this file is version {version}")
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise GraphFormatError(f"tensor {tensor['name']!r}: \"size\" must be an integer number of bytes, got {size!r}")
+    return size
 
 
 def _names(value, node) -> tuple[str, ...]:

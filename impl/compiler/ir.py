@@ -42,12 +42,22 @@ def freeze_attrs(node: str, values: Mapping[str, Any] | Iterable[tuple[str, Any]
 
 @attrs.frozen
 class TensorDesc:
-    """A tensor's name, static shape, dtype name (see ``dtypes``) and layout format."""
+    """A tensor's name, static shape, dtype name (see ``dtypes``) and layout format, and optionally
+    its set size.
+
+    ``size`` is GE's ``TensorUtils::SetSize``: the bytes the tensor asks the planner for, apart from
+    the bytes its shape holds. GE's block planner sizes a block by the largest set size in it
+    (block_mem_assigner.cc ``ApplyOutMemory``), while a NoPadding continuous input is laid out by its
+    shape's bytes (graph_mem_assigner.cc ``GetMemorySize``, ``CalculateTensorRealSizeAndOutSize``); GE's
+    memory tests set sizes larger than their shapes (``CreateOpWithWsSize``: 2048 B on a 1x1x16x8
+    float, 512 B). None: the size is derived from the shape (``memory.sizes.tensor_size``). It is
+    never below the shape's raw bytes (``validate``)."""
 
     name: str
     shape: tuple[int, ...] = attrs.field(converter=tuple)
     dtype: str = "float32"
     format: str = "ND"
+    size: int | None = None
 
     @property
     def nbytes(self) -> int:

@@ -76,17 +76,24 @@ def _nbytes(graph: Graph, name: str, ws: dict[str, str]) -> int | None:
     return None if desc is None else dtypes.nbytes(desc.shape, desc.dtype, tensor=name)
 
 
+def _set_size(graph: Graph, name: str) -> int | None:
+    """The size the graph sets for a tensor (``TensorDesc.size``), read from the graph, never the planner."""
+    desc = graph.desc.get(name)
+    return None if desc is None else desc.size
+
+
 def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> PlanObservation:
     """The spec's PlanObservation of ``plan``, made from ``graph``: a transcription of the plan's fields
     plus graph facts (who writes and reads each tensor, op types, which outputs are atomic, which
-    inputs must be contiguous, declared workspaces, raw tensor bytes, the stream of each node that runs a
+    inputs must be contiguous, declared workspaces, raw tensor bytes and set sizes, the stream of each node that runs a
     task and the control edges). ``soc`` names the SoC the plan
     was made for; the spec derives the granularities from it. Nothing here is the planner's verdict
     about itself: not its options, not its alignment."""
     planned = {t.name for t in plan.tensors}
     ws = _workspaces(graph, planned)
     tensors = tuple(PlacedTensor(t.name, t.region, t.offset, t.size, t.aligned_size, t.first, t.last, t.block,
-                                 t.zero_copy, t.alias_of, _nbytes(graph, t.name, ws)) for t in plan.tensors)
+                                 t.zero_copy, t.alias_of, _nbytes(graph, t.name, ws), _set_size(graph, t.name))
+                    for t in plan.tensors)
     blocks = tuple(Block(b.id, b.region, b.offset, b.size, b.zero_copy, tuple(b.tensors)) for b in plan.blocks)
     a = plan.attributes
     attributes = PlanAttributes(a.memory_size, a.zero_copy_memory_size,

@@ -120,10 +120,41 @@ def _descs_valid(graph: Graph) -> None:
             if dim < 0:  # 0 is fine: an empty tensor (GE gives it the size padding: CalibrateTensorSize)
                 raise ShapeError(t.name, t.shape, f"dimension {dim} is negative")
         try:
-            t.nbytes
+            nbytes = t.nbytes
         except SizeOverflowError as e:
             e.tensor = e.tensor or t.name
             raise
+        if t.size is not None:
+            _set_size_valid(t, nbytes)
+
+
+def no_set_sizes(graph: Graph) -> Graph:
+    """``graph`` unchanged if no tensor has a set size, else a GraphError naming the first that has.
+
+    A set size is a planning fact (``zcspec plan``, the spec's claims on a plan): the model file records
+    no set sizes, and its loader sizes every tensor a task or the I/O table accesses from the bytes
+    accessed (model_file/consistency.py), as the runtimes size user buffers from the I/O table
+    (docs/runtime-v1.md), so a file built from such a graph would be refused at load."""
+    for t in graph.tensors:
+        if t.size is not None:
+            raise GraphError(f"tensor {t.name!r} has set size {t.size} bytes: a model file records no set sizes "
+                             f"(they are for planning only); leave \"size\" out to compile", tensor=t.name)
+    return graph
+
+
+def _set_size_valid(t, nbytes: int) -> None:
+    """A set size (GE's TensorUtils::SetSize) is a whole number of bytes, at least one, that holds the
+    shape's raw bytes: the planner lays the shape's bytes out inside it (a NoPadding piece by the
+    shape, its block by the set size), so a smaller one would hand the tensor less than it holds."""
+    size = t.size
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise GraphError(f"tensor {t.name!r} has set size {size!r}: it must be an integer number of bytes",
+                         tensor=t.name)
+    if size < 1:
+        raise GraphError(f"tensor {t.name!r} has set size {size} bytes: it must be at least 1", tensor=t.name)
+    if size < nbytes:
+        raise GraphError(f"tensor {t.name!r} has set size {size} bytes, less than the {nbytes} raw bytes of its "
+                         f"shape {t.shape}x{t.dtype}", tensor=t.name)
 
 
 def _weights_consistent(graph: Graph) -> None:

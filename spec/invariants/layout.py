@@ -120,39 +120,48 @@ def _group_owners(plan: PlanObservation) -> set[str]:
 
 
 def _sized(plan: PlanObservation):
-    """(tensor, expected size, exact?) for every tensor whose raw bytes are known and that owns its memory."""
+    """(tensor, expected size, exact?, why) for every tensor whose raw bytes or set size are known and that owns
+    its memory."""
     caps = TABLE.get(plan.soc, GE_DEFAULT)
     owners = _group_owners(plan)
     for t in plan.tensors:
-        if t.nbytes is None or t.alias_of is not None or t.region not in ("feature_map", "zero_copy"):
+        if (t.nbytes is None and t.set_size is None) or t.alias_of is not None \
+                or t.region not in ("feature_map", "zero_copy"):
             continue
         if t.name in plan.workspaces:     # a kernel's scratch bytes are taken as it declares them
-            yield t, t.nbytes, True
+            yield t, t.nbytes, True, f"{t.nbytes} declared workspace bytes"
+        elif t.set_size is not None:      # the graph sets the size: GE plans by it as is
+            yield t, t.set_size, t.name not in owners, f"set size {t.set_size}"
         else:
-            yield t, caps.tensor_size(t.nbytes), t.name not in owners
+            yield t, caps.tensor_size(t.nbytes), t.name not in owners, f"{t.nbytes} raw bytes"
 
 
 def _tensor_size(plan: PlanObservation):
-    for t, want, exact in _sized(plan):
+    for t, want, exact, why in _sized(plan):
         if t.size != want if exact else t.size < want:
-            yield violation(f"tensor {t.name!r}", f"size={t.size} for {t.nbytes} raw bytes; expected "
+            yield violation(f"tensor {t.name!r}", f"size={t.size} for {why}; expected "
                             f"{'' if exact else 'at least '}{want}", nbytes=t.nbytes, expected=want)
 
 
 TENSOR_SIZE = Invariant(
     id="LAYOUT-TENSOR-SIZE",
-    title="A tensor's size is GE's padded size of its raw bytes",
+    title="A tensor's size is GE's padded size of its raw bytes, or the size its graph sets",
     statement="Every tensor of the feature map or the zero-copy region that owns its memory has size = "
               "align(nbytes, tensor granularity) + padding (GE: align32(bytes) + 32; an empty tensor gets the "
-              "padding), with the granularity and padding of the plan's SoC from the spec's capability table; "
+              "padding), with the granularity and padding of the plan's SoC from the spec's capability table, "
+              "or, when its graph sets its size (set_size), that size; "
               "a workspace's size is the byte count its node declares; the output of a NoPadding continuous "
               "node is at least that large (it spans its pieces).",
     rationale="Sizes decide everything downstream: the block a tensor asks for, the live bytes of the lower "
               "bound, the model's padded I/O size that runtime v1 compares user buffers against (user + 64 >= "
               "size). The spec recomputes the size from the tensor's shape and dtype instead of trusting the "
-              "planner's figure, so a rounding slip (one unit too many or too few) shows at once.",
+              "planner's figure, so a rounding slip (one unit too many or too few) shows at once. A size the "
+              "graph sets (GE's TensorUtils::SetSize, as GE's memory tests set every size) is what GE plans by, "
+              "read from the graph, not from the planner; a planner that sized such a tensor by its shape "
+              "would hand it fewer bytes than it asked for.",
     ge_source="compiler/engines/nn_engine/utils/common/op_tensor_utils.cc (OpTensorUtils::CalibrateTensorSize); "
-              "graph_metadef/graph/utils/tensor_size_utils.cc (TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding)",
+              "graph_metadef/graph/utils/tensor_size_utils.cc (TensorUtilsEx::GetTensorMemorySizeInBytesWithAutoPadding); "
+              "compiler/graph/build/memory/mem_reuse_strategy.cc (MemReuseUtils::GetTensorSize)",
     applies_to="plan", concern="layout", predicate=_tensor_size,
     precondition=lambda plan: next(_sized(plan), None) is not None,
     ge_only=True,

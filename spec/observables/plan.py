@@ -44,6 +44,9 @@ Optional keys (documented for exporters in docs/spec-guide.md):
 - ``producers``: tensor name -> the node (in ``order``) that writes it.
 - a tensor's ``nbytes``: its raw dense bytes (shape times dtype), from which
   GE derives its size (GE: op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`).
+- a tensor's ``set_size``: the size its graph sets for it, when it sets one (GE's
+  ``TensorUtils::SetSize``, which the planner takes as is: mem_reuse_strategy.cc
+  `MemReuseUtils::GetTensorSize`); it then replaces the size derived from ``nbytes``.
 
 The general form (any planner, docs/foreign-planners.md): a plan that declares
 ``arenas`` names its own memory areas instead of GE's four regions.
@@ -110,6 +113,7 @@ class PlacedTensor:
     zero_copy: bool
     alias_of: str | None = None
     nbytes: int | None = None
+    set_size: int | None = None
 
     @property
     def end(self) -> int:

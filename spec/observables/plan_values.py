@@ -36,7 +36,7 @@ def _granule(value: int, path: str, culprit: str) -> None:
 def check_values(plan) -> None:
     """ObservationConsistencyError, naming the JSON path, for the first value ``plan`` cannot hold."""
     for i, t in enumerate(plan.tensors):
-        for key in ("offset", "size", "aligned_size", "nbytes"):
+        for key in ("offset", "size", "aligned_size", "nbytes", "set_size"):
             _bytes(getattr(t, key), f"tensors[{i}].{key}", t.name)
         _bytes(t.offset + t.size, f"tensors[{i}]", t.name)   # its end, offset + size, must fit too
     for i, b in enumerate(plan.blocks):

@@ -1,7 +1,8 @@
 """GE tensor and block sizes (GE: mem_assigner.h `MEM_ALIGN_SIZE`, op_tensor_utils.cc
 `OpTensorUtils::CalibrateTensorSize`, mem_reuse_strategy.cc `MemReuseUtils::AlignMemOffset`).
 
-- a tensor's size (GE's "real size") is ``align(bytes, size_align) + size_padding``;
+- a tensor's size (GE's "real size") is ``align(bytes, size_align) + size_padding``, or the size the
+  graph sets for it (``TensorDesc.size``, GE's ``TensorUtils::SetSize``), taken as is;
 - a block's size is that rounded up to ``block_align``, and 0 stays 0 (AlignMemOffset);
 - workspaces are sized by the kernel, so their byte count is taken as is.
 """
@@ -33,6 +34,14 @@ def tensor_size(nbytes: int, options) -> int:
     """GE's padded tensor size: ``align32(bytes) + 32`` by default; an empty tensor gets the padding
     (CalibrateTensorSize)."""
     return align(nbytes, options.size_align) + options.size_padding if nbytes > 0 else max(options.size_padding, 1)
+
+
+def desc_size(desc, options) -> int:
+    """The size GE plans a tensor by: its set size when the graph sets one (``TensorDesc.size``, GE's
+    ``TensorUtils::SetSize``, which the block planner reads as is: mem_reuse_strategy.cc
+    ``MemReuseUtils::GetTensorSize``), else the padded size of its raw bytes."""
+    size = desc.size
+    return tensor_size(raw_bytes(desc), options) if size is None else size
 
 
 def block_size(size: int, options) -> int:

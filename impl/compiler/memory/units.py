@@ -96,12 +96,37 @@ def symbol_size(graph: Graph, lt: Lifetimes, r: str, options) -> int:
     AssignContinuousOutputMemory) adds its raw bytes there, not its own padding: a piece of ``b`` bytes
     at offset ``k`` ends by the root's raw end. Counting ``k`` plus its padded size made the last piece
     of a 468-byte tensor reach 516 bytes, so the block took 1024 bytes where the root's own size says
-    512, and the model file (whose figures are the tensors' own sizes) was refused."""
+    512, and the model file (whose figures are the tensors' own sizes) was refused.
+
+    A member's size is its set size when the graph sets one (``TensorDesc.size``, ``sizes.desc_size``;
+    inlined here, the planner asks once per member)."""
     desc, offset, size = graph.desc, lt.offset, 0
     for m in lt.members[r]:
-        nbytes = raw_bytes(desc[m])
-        size = max(size, tensor_size(nbytes, options), offset[m] + nbytes)
+        d = desc[m]
+        nbytes = raw_bytes(d)
+        size = max(size, tensor_size(nbytes, options) if d.size is None else d.size, offset[m] + nbytes)
     return size
+
+
+def _piece_sizes(graph: Graph, lt: Lifetimes, r: str, options) -> tuple[int, int]:
+    """A NoPadding piece's symbol: (its size from its shapes alone, as ``symbol_size`` counts it without set
+    sizes; the largest set size of a member, 0 if none).
+
+    GE gives a NoPadding group one block, applied for input 0 (block_mem_assigner.cc
+    ``GetNoNeedAssignMemoryFlag``: the other inputs get none), as large as the largest size set in that
+    symbol, which holds the concat's output (it refs input 0); the pieces sit in it by their shapes' bytes
+    (graph_mem_assigner.cc ``GetMemorySize``). So a set size sizes the group's block from its start and
+    does not push the block past a later piece: GE's graph_not_first_continuous_input_as_symbol_reuse
+    pieces, 2048 B set on 512 B of shape, sit at 0 and 512 in a 2048 B block. Without set sizes this is
+    ``symbol_size``, so such groups are planned as before."""
+    desc, offset, size, set_size = graph.desc, lt.offset, 0, 0
+    for m in lt.members[r]:
+        d = desc[m]
+        nbytes = raw_bytes(d)
+        size = max(size, tensor_size(nbytes, options), offset[m] + nbytes)
+        if d.size is not None:
+            set_size = max(set_size, d.size)
+    return size, set_size
 
 
 class _Facts:
@@ -345,13 +370,19 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
     padding = rules.continuous_input(node) == "padding"
     offsets, cursor, total = [], 0, 0
     for t, r in zip(node.inputs, roots):
-        size = symbol_size(graph, lt, r, options)
         offsets.append((r, cursor))
-        # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
-        total = max(total, cursor + align(size, options.block_align))
+        if padding:
+            size = symbol_size(graph, lt, r, options)
+            # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
+            total = max(total, cursor + align(size, options.block_align))
+        else:
+            size, set_size = _piece_sizes(graph, lt, r, options)
+            # The piece's shape-derived size from its offset, as above; a set size counts from the block's start.
+            total = max(total, cursor + align(size, options.block_align), align(set_size, options.block_align))
         # AssignContinuousInputMemory: padding advances by the 512-aligned size, no padding by the piece's raw
-        # bytes: the input itself, which may be a smaller ref of its root (GE's graph_ref_continuous_input_
-        # memory_reuse: h:0, 1024 B, refs e:0, 2048 B). The root's bytes past the piece then lie under the next
+        # bytes (its shape's, GetMemorySize/CalculateTensorRealSizeAndOutSize, not a set size, which only sizes
+        # the block above): the input itself, which may be a smaller ref of its root (GE's graph_ref_continuous_
+        # input_memory_reuse: h:0 refs e:0). The root's bytes past the piece then lie under the next
         # pieces; the in-place guard (aliases.symbols) only lets h write e:0's memory when nothing reads e:0
         # after h, so they are dead before a later piece is written (else LAYOUT-NO-OVERLAP refuses the plan).
         cursor += align(size, options.block_align) if padding else lt.offset[t] + raw_bytes(graph.desc[t])
