@@ -51,14 +51,19 @@ class Aliases:
 
 
 def own_lifetimes(graph: Graph, step: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """Tensor -> (its producer's step, or 0 for a Data node; its last reader's step, or the last step
+    for a graph output)."""
     last_step = len(step) - 1
     outputs = set(graph.outputs)
+    consumers = graph.consumers
     own: dict[str, tuple[int, int]] = {}
     for n in graph.nodes:
+        if not n.outputs:
+            continue
+        first = 0 if n.op_type == "Data" else step[n.name]
         for t in n.outputs:
-            first = 0 if n.op_type == "Data" else step[n.name]
-            readers = [step[c] for c in graph.consumers.get(t, ())]
-            last = max(readers, default=first)
+            readers = consumers.get(t)
+            last = max([step[c] for c in readers]) if readers else first
             own[t] = (first, last_step if t in outputs else max(last, first))
     return own
 
@@ -136,27 +141,33 @@ def symbols(graph: Graph, order, own) -> tuple[dict[str, str], dict[str, list[st
             known.append(stream_order.known_before(graph, tuple(order)))
         return known[0]
 
+    def safe(node, in_i: int) -> bool:
+        """Whether ``node`` may write its input ``in_i``'s memory (the guard above)."""
+        r = root[node.inputs[in_i]]
+        symbol_last = max(last_read.get(m, 0) for m in members[r])
+        return (not _fixed_root(graph, r) and not _spans_others(graph, members[r]) and symbol_last <= step[node.name]
+                and _readers_done(graph, members[r], node.name, step, clock()))
+
     for name in order:
         node = graph.node[name]
         shared: dict[int, tuple[str, int]] = {}  # output index -> (input tensor, byte offset inside it)
         if ops.is_view(node) and node.inputs:
             shared = {i: (node.inputs[0], off) for i, off in enumerate(ops.view_offsets(node))}
-        def safe(in_i: int) -> bool:
-            r = root[node.inputs[in_i]]
-            symbol_last = max(last_read.get(m, 0) for m in members[r])
-            return (not _fixed_root(graph, r) and not _spans_others(graph, members[r]) and symbol_last <= step[name]
-                    and _readers_done(graph, members[r], name, step, clock()))
-
         for out_i, in_i in ops.ref_outputs(node):   # a ref (GE: IsRefFromInput), under our guard
-            if safe(in_i):
+            if safe(node, in_i):
                 shared[out_i] = (node.inputs[in_i], 0)
         pairs = () if node.attr("continuous_output", False) is True else ops.inplace_pairs(node)  # RemoveOutRwConflicts
         for out_i, in_i in pairs:   # optional in-place (GE: ProcessInplace): the first pair that passes
-            if out_i not in shared and _same_size(graph, node, out_i, in_i) and safe(in_i) \
+            if out_i not in shared and _same_size(graph, node, out_i, in_i) and safe(node, in_i) \
                     and _producer_done(graph, node.inputs[in_i], name, step, last_read) \
                     and not conflict_across(graph, members[root[node.inputs[in_i]]],
                                             _with_views(graph, node.outputs[out_i])):
                 shared[out_i] = (node.inputs[in_i], 0)
+        if not shared:   # most nodes: every output is a root of its own
+            for t in node.outputs:
+                root[t], offset[t] = t, 0
+                members.setdefault(t, []).append(t)
+            continue
         for i, t in enumerate(node.outputs):
             src, off = shared.get(i, (t, 0))
             r = root[src] if src != t else t
