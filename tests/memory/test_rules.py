@@ -416,16 +416,17 @@ def test_atomic_outputs_of_each_batch_follow_one_another():
 
 
 def _ref_piece_graph(reads_root_late: bool):
-    """e (2048 B) -> h refs e with 1024 B; h, i (2048 B) into a NoPadding concat j; optionally k reads e:0 after j."""
-    from zcspec.checks.cases.ge.graph import GeGraph, some_op
+    """e (2048 B) -> h refs e with 1024 B; h, i (2048 B) into a NoPadding concat j; optionally k reads e:0 after j.
+    The tensors' shapes hold their sizes (``uint8``, ``GeGraph.node``), so h:0's piece is smaller than its root."""
+    from zcspec.checks.cases.ge.graph import GeGraph
     g = GeGraph("ref_piece")
-    some_op(g, "E")
-    some_op(g, "H", 1024, op="Max", _reuse_input=True)
-    some_op(g, "I")
-    some_op(g, "J", op="PhonyConcat")
+    g.node("E", outs=(2048,), ws=(1024,), stream=1)
+    g.node("H", "Max", outs=(1024,), ws=(1024,), stream=1, _reuse_input=True)
+    g.node("I", outs=(2048,), ws=(1024,), stream=1)
+    g.node("J", "PhonyConcat", outs=(2048,), ws=(1024,), stream=1)
     g.edge("E", 0, "H", 0).edge("H", 0, "J", 0).edge("I", 0, "J", 1)
     if reads_root_late:
-        some_op(g, "K")
+        g.node("K", outs=(2048,), ws=(1024,), stream=1)
         g.edge("E", 0, "K", 0).edge("J", 0, "K", 1)
     return g
 

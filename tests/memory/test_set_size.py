@@ -157,3 +157,12 @@ def test_tensor_size_holds_a_tensor_to_its_set_size_exactly():
     assert _tensor_size_violations(base)          # 512 raw bytes alone ask for 544
     shape_sized = attrs.evolve(with_set, tensors=[attrs.evolve(with_set.tensors[0], size=544, aligned_size=1024)])
     assert [v.culprit for v in _tensor_size_violations(shape_sized)] == ["tensor 'a'"]
+
+
+def test_the_planner_gives_a_tensor_its_set_size_and_the_plan_satisfies_every_claim():
+    graph = validate(_chain(4096))
+    plan = plan_memory(graph)
+    assert (plan.tensor("a").size, plan.tensor("a").aligned_size) == (4096, 4096)
+    assert plan.tensor("b").size == 544
+    report = check(observe_plan(graph, plan))
+    assert report.ok and "LAYOUT-TENSOR-SIZE" in report.applied

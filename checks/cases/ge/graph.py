@@ -6,11 +6,13 @@ graphs of untyped ops ("some") whose tensor sizes they set directly
 GE test is written (nodes in ``AddNode`` order, edges in ``AddEdge`` order, control edges, stream ids, output and
 workspace sizes) and turns it into what zcspec plans:
 
-- a GE size becomes a ``uint8`` tensor of that many bytes, planned with
-  :data:`GE_SIZES` (``GeGraph.OPTIONS``: no padding, no 32-byte rounding), so the planner's tensor size is
-  exactly the size the GE test set; block rounding (512) stays GE's. The raw bytes of
-  GE's shape, which some fixtures leave smaller than the size (``CreateOpWithWsSize``:
-  1x1x16x8 float, 512 B), are not modelled; where they matter a deviation's reason says so;
+- a GE size becomes the tensor's set size (``TensorDesc.size``, GE's ``TensorUtils::SetSize``), which
+  the planner takes as is; block rounding (512) stays GE's. ``CreateOpWithWsSize`` (:func:`some_op`,
+  or ``node(..., fixture=n)``) builds its output on a 1x1x16x8 float (512 B), so a NoPadding continuous
+  input advances by those 512 B while its block is sized by the set size, as in GE (graph_mem_assigner.cc
+  ``GetMemorySize``). Other outputs (the graph-DSL tests', whose sizes are their shapes' bytes, and the
+  empty ``GeTensorDesc`` s a test adds) are ``uint8`` tensors of their size. :data:`GE_SIZES`
+  (``GeGraph.OPTIONS``: no padding, no 32-byte rounding) sizes what has no set size (a size of 0);
 - a GE op becomes the zcspec op type the test names (``Sum`` for a plain op with any
   number of inputs, ``Max`` for one whose output is a ref of input 0, ``Split`` for
   several outputs, ``PhonyConcat``/``HcomAllReduce`` for NoPadding/padding continuous
@@ -42,15 +44,16 @@ from zcspec.impl.compiler.memory.plan import plan_memory
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.impl.compiler.validate import validate
 from zcspec.spec.check import check
-from zcspec.spec.invariants.layout import TENSOR_SIZE
 from zcspec.spec.registry import all_invariants
 
 GE_SIZES = PlanOptions(size_align=1, size_padding=0)
 _DUMMY = "ge_unconnected"  # the weight standing in for GE's unconnected input anchors
-# The spec's claims a plan of a GE test graph must satisfy: all but the tensor size, which the spec derives
-# from the SoC's 32-byte padding, while GE's tests set each size directly (TensorUtils::SetSize) and
-# GE_SIZES plans exactly that size.
-JUDGED = tuple(i for i in all_invariants() if i is not TENSOR_SIZE)
+# CreateOpWithWsSize's output tensor: shape {1, 1, 16, 8}, FORMAT_NCHW, DT_FLOAT (512 B of shape).
+FIXTURE_SHAPE = (1, 1, 16, 8)
+# The spec's claims a plan of a GE test graph must satisfy: all of them. GE's tests set each size directly
+# (TensorUtils::SetSize), every tensor here carries it as its set size, and LAYOUT-TENSOR-SIZE holds a
+# tensor with a set size to that size.
+JUDGED = all_invariants()
 
 
 class PlanCheckFailed(AssertionError):
@@ -74,11 +77,15 @@ class GeGraph:
         self._ctrl: list[tuple[str, str]] = []
         self._ports: dict[str, list[int]] = {}
 
-    def node(self, name: str, op: str = "Sum", outs=(1024,), ws=(), stream: int = 0, **node_attrs) -> "GeGraph":
-        """A node with output sizes ``outs`` (bytes), workspace sizes ``ws`` (zeros dropped, as GE does)
-        and zcspec node attributes ``node_attrs`` (``_reuse_input``...)."""
+    def node(self, name: str, op: str = "Sum", outs=(1024,), ws=(), stream: int = 0, fixture: int = 0,
+             **node_attrs) -> "GeGraph":
+        """A node with output sizes ``outs`` (bytes, set sizes), workspace sizes ``ws`` (zeros dropped, as GE
+        does) and zcspec node attributes ``node_attrs`` (``_reuse_input``...). ``fixture``: how many leading
+        outputs have the fixture's shape (:data:`FIXTURE_SHAPE`: ``CreateOpWithWsSize``'s output and the
+        copies of it a test adds with ``AddOutputDesc(GetOutputDesc(0))``); the others are ``uint8``
+        tensors of their sizes."""
         self._nodes[name] = {"op": op, "outs": tuple(outs), "ws": tuple(w for w in ws if w != 0),
-                             "stream": stream, "attrs": node_attrs}
+                             "stream": stream, "fixture": fixture, "attrs": node_attrs}
         return self
 
     def edge(self, src: str, out: int, dst: str, into: int) -> "GeGraph":
@@ -176,8 +183,8 @@ class GeGraph:
                 data_index += 1
             elif not inputs and ops.info(spec["op"]).inputs[0] > 0:
                 inputs, need_dummy = [_DUMMY], True
-            for t, size in zip(outputs, spec["outs"]):
-                descs[t] = TensorDesc(t, (size,), "uint8")
+            for k, (t, size) in enumerate(zip(outputs, spec["outs"])):
+                descs[t] = _desc(t, size, k < spec["fixture"])
             ctrl = tuple(dict.fromkeys(src for src, dst in self._ctrl if dst == name))
             nodes.append(Node(name, spec["op"], inputs, outputs, node_attrs, spec["stream"], ctrl))
         if not any(n.op_type == "NetOutput" for n in nodes):
@@ -207,6 +214,14 @@ class GeGraph:
         return plan
 
 
+def _desc(name: str, size: int, fixture: bool) -> TensorDesc:
+    """Output ``name`` with GE's set size ``size``: on the fixture's float32 shape, or else a ``uint8``
+    tensor of that many bytes (a size of 0, GE's unset size, sets nothing)."""
+    if fixture:
+        return TensorDesc(name, FIXTURE_SHAPE, "float32", "NCHW", size=size)
+    return TensorDesc(name, (size,), "uint8", size=size or None)
+
+
 def _span(plan, name: str):
     """(region, start, end) as GE's CheckReuse measures a tensor: its block's head and size when the
     tensor starts the block, else its own offset and 512-rounded size (a non-first continuous input)."""
@@ -234,5 +249,7 @@ def disjoint(plan, a: str, b: str) -> bool:
 
 def some_op(g: GeGraph, name, size=2048, ws=1024, stream=1, op="Sum", **attrs_):
     """``CreateOpWithWsSize(name, ws, "some", size)`` of GE's ``mem_assigner_unittest.cc`` fixture: one output
-    of ``size`` bytes (or several), one workspace, a stream."""
-    g.node(name, op=op, outs=size if isinstance(size, tuple) else (size,), ws=(ws,), stream=stream, **attrs_)
+    on the fixture's 1x1x16x8 float with set size ``size`` (or several outputs: the others are the empty
+    descs the test adds, ``uint8`` of their sizes here), one workspace, a stream."""
+    g.node(name, op=op, outs=size if isinstance(size, tuple) else (size,), ws=(ws,), stream=stream, fixture=1,
+           **attrs_)

@@ -22,8 +22,9 @@ def _continuous_reuse_graph():
     """MakeContinuousReuseGraph: A -> D -> {E, F, G}; B and C unconnected. D's continuous attrs sit on a
     one-input, one-output op, which GE plans as an ordinary op (IsContinuousInput/Output need > 1 anchor)."""
     g = GeGraph("continuous_reuse")
-    g.node("A", ws=(512,)).node("B").node("C", ws=(512,)).node("D", ws=(512,)).node("E", ws=(1024,))
-    g.node("F", outs=(2048,), ws=(512,)).node("G")
+    g.node("A", ws=(512,), fixture=1).node("B", fixture=1).node("C", ws=(512,), fixture=1)
+    g.node("D", ws=(512,), fixture=1).node("E", ws=(1024,), fixture=1)
+    g.node("F", outs=(2048,), ws=(512,), fixture=1).node("G", fixture=1)
     g.edge("A", 0, "D", 0).edge("D", 0, "E", 0).edge("D", 0, "F", 0).edge("D", 0, "G", 0)
     return g
 
@@ -87,16 +88,13 @@ def graph_cascade_continuous_memory_reuse():
     expect(g.plan().attributes.memory_size, 13312, 'g.plan().attributes.memory_size')
 
 
-@ge_case("mem_assigner_unittest.cc", row="P16", reason=(
-    "GE: HBM 17408; GE lays each NoPadding piece after the previous one's shape bytes (graph_mem_assigner.cc "
-    "AssignContinuousInputMemory, GetMemorySize: 512 B for the fixture's 1x1x16x8 float) inside a block as large "
-    "as g:0's set size (10240 B); a zcspec tensor has one size, so the pieces take their set sizes (g:0 10240 B, "
-    "h:0 1024 B, i:0 2048 B, back to back: i:0 follows h:0's 1024 B although h:0 refs e:0, 2048 B, whose tail is "
-    "dead by then) and zcspec plans 20480 B"))
+@ge_case("mem_assigner_unittest.cc")
 def graph_ref_continuous_input_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_ref_continuous_input_memory_reuse):
     MakeRefContinuousInputGraph, a->d, b->e, c->f into h (1024 B, its output refs input 1, e) and g (10240 B),
-    h, i into j (NoPadding continuous input, output refs input 0); GE expects HBM 17408."""
+    h, i into j (NoPadding continuous input, output refs input 0); GE expects HBM 17408. Every output is
+    the fixture's 1x1x16x8 float (512 B) with its set size: j's pieces g:0, h:0, i:0 sit 512 B apart
+    (graph_mem_assigner.cc GetMemorySize) in one block as large as g:0's set size, 10240 B."""
     g = GeGraph("ref_continuous_input")
     for name in "ABCDEF":
         some_op(g, name)
@@ -115,20 +113,17 @@ def _not_first_graph(muti_ref=False, diff_stream=False, first_muti=True, second_
     with output ref input 0, or padding with separate atomic clean) -> e -> f -> g -> h; optionally b or c
     also -> f, e..h on stream 0.
 
-    With NoPadding, a, b and c are ported with their shape's bytes, 512 B (the fixture's 1x1x16x8 float), not
-    the 2048 B the test sets: GE lays NoPadding pieces out by the shape (graph_mem_assigner.cc GetMemorySize,
-    CalculateTensorRealSizeAndOutSize, which call TensorUtils' CalcTensorMemSize) and sizes their block by the
-    largest size set in the symbol, which d's output (2048 B, refs input 0) still gives. zcspec's IR has one
-    size per tensor, so the 2048 B of a and b (which only counted for the block) are left out: 4096 B of
-    pieces would be a layout GE never makes."""
+    Every output has the test's 2048 B set size on the fixture's 1x1x16x8 float (512 B): GE lays NoPadding
+    pieces out by the shape (graph_mem_assigner.cc GetMemorySize, CalculateTensorRealSizeAndOutSize, which call
+    TensorUtils' CalcTensorMemSize), b:0 and c:0 512 B apart, and sizes their block by the largest size set in
+    the symbol (2048 B)."""
     g = GeGraph("not_first_continuous_input")
-    piece = 512 if nopad else 2048
-    some_op(g, "A", piece)
-    some_op(g, "B", piece, op="Max", _reuse_input=True)
+    some_op(g, "A")
+    some_op(g, "B", op="Max", _reuse_input=True)
     if second_ref:
-        some_op(g, "C", piece, op="Max", _reuse_input=True)
+        some_op(g, "C", op="Max", _reuse_input=True)
     else:
-        some_op(g, "C", piece)
+        some_op(g, "C")
     some_op(g, "D", op="PhonyConcat" if nopad else "HcomAllReduce")
     for name in "EFGH":
         some_op(g, name, stream=0 if diff_stream else 1)
@@ -162,9 +157,9 @@ def graph_not_first_continuous_input_as_symbol_reuse(kwargs, expected):
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_not_first_continuous_input_as_symbol_reuse
     and ..._reuse1 to _reuse7): MakeNotFistContinuousInputAsSymbolGraph with the test's flags (muti_ref,
     diff_stream, is_first_input_muti_ref, is_second_input_ref, is_no_padding); GE expects HBM 7168, 5120,
-    8192, 7168, 8192, 7168, 8192, 9216. _reuse3/_reuse5 and _reuse4/_reuse6 build the same graph. With the
-    pieces' GE sizes (see _not_first_graph) each NoPadding case gives GE's value; with 2048 B pieces zcspec
-    would lay out a 4096 B group and plan 2048 B more."""
+    8192, 7168, 8192, 7168, 8192, 9216. _reuse3/_reuse5 and _reuse4/_reuse6 build the same graph. The
+    NoPadding pieces advance by their shape's 512 B, not their 2048 B set size (see _not_first_graph): laid
+    out by their set sizes they would make a 4096 B group and zcspec would plan 2048 B more."""
     expect(_not_first_graph(**kwargs).plan().attributes.memory_size, expected,
            '_not_first_graph(**kwargs).plan().attributes.memory_size')
 

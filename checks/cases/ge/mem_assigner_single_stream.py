@@ -22,10 +22,10 @@ def graph_ref_memory_reuse():
     the chain A(6656) -> B -> C -> D -> E -> F with C and D outputs of 6500 B that reference input 0
     (CreateRefOpWithWsSize), every op with a 1024 B workspace; GE expects HBM 14336."""
     g = GeGraph("ref_reuse")
-    g.node("A", outs=(6656,), ws=(1024,)).node("B", ws=(1024,))
+    g.node("A", outs=(6656,), ws=(1024,), fixture=1).node("B", ws=(1024,), fixture=1)
     g.node("C", op="Max", outs=(6500,), ws=(1024,), _reuse_input=True)
     g.node("D", op="Max", outs=(6500,), ws=(1024,), _reuse_input=True)
-    g.node("E", ws=(1024,)).node("F", ws=(1024,))
+    g.node("E", ws=(1024,), fixture=1).node("F", ws=(1024,), fixture=1)
     for a, b in ("AB", "BC", "CD", "DE", "EF"):
         g.edge(a, 0, b, 0)
     plan = g.plan()

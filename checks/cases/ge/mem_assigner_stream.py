@@ -137,7 +137,7 @@ def _make_graph():
     for name, ws, stream in [("A", 6000, 0), ("B", 120000, 0), ("C", 16000, 1), ("D", 24000, 2),
                              ("E", 24000, 3), ("F", 30000, 2), ("G", 32000, 3), ("H", 48000, 2),
                              ("I", 60000, 2)]:
-        g.node(name, ws=(ws,), stream=stream)
+        g.node(name, ws=(ws,), stream=stream, fixture=1)
     g.node("J", op="NetOutput", outs=(), ws=(256000,), stream=3)
     for edge in [("A", 0, "B", 0), ("A", 0, "C", 0), ("B", 0, "D", 0), ("B", 0, "E", 0), ("C", 0, "G", 0),
                  ("D", 0, "F", 0), ("E", 0, "G", 1), ("F", 0, "H", 0), ("G", 0, "J", 0), ("H", 0, "I", 0),
@@ -181,7 +181,7 @@ def graph_memory_stream_reuse():
     for name, ws, size, stream in [("A", 6000, 1024, 39), ("B", 120000, 1024, 39), ("C", 16000, 20480, 44),
                                    ("D", 24000, 40960, 44), ("E", 24000, 1024, 17), ("F", 30000, 1024, 6),
                                    ("G", 32000, 1024, 6), ("H", 48000, 1024, 42)]:
-        g.node(name, outs=(size,), ws=(ws,), stream=stream)
+        g.node(name, outs=(size,), ws=(ws,), stream=stream, fixture=1)
     for edge in [("A", 0, "B", 0), ("A", 0, "C", 0), ("B", 0, "H", 0), ("B", 0, "F", 0), ("C", 0, "D", 0),
                  ("D", 0, "E", 0), ("F", 0, "G", 0), ("G", 0, "E", 1)]:
         g.edge(*edge)
@@ -196,11 +196,11 @@ def DiffStreamNoPaddingContinuousInputNotReuse():
     stream 0, so the group's life begins at the start and A:1 must not share B's memory (CheckNotReuse).
     GE's data has a second, unused output; zcspec's Data has one."""
     g = GeGraph("diff_stream_nopadding2")
-    g.node("data", op="Data", outs=(2048,))
-    g.node("A", op="Split", outs=(2048, 2048))
-    g.node("B", outs=(2048,))
-    g.node("C", outs=(2048,), stream=1)
-    g.node("D", op="PhonyConcat", outs=(4096,))
+    g.node("data", op="Data", outs=(2048,), fixture=1)
+    g.node("A", op="Split", outs=(2048, 2048), fixture=2)
+    g.node("B", outs=(2048,), fixture=1)
+    g.node("C", outs=(2048,), stream=1, fixture=1)
+    g.node("D", op="PhonyConcat", outs=(4096,), fixture=1)
     g.edge("data", 0, "A", 0).edge("A", 0, "B", 0).edge("B", 0, "D", 0).edge("C", 0, "D", 1)
     fact(disjoint(g.plan(), "A:1", "B:0"), 'disjoint(g.plan(), "A:1", "B:0")')
 
@@ -212,11 +212,11 @@ def DiffStreamNoPaddingContinuousInputHasEdgeCanReuse():
     and C:1, both into D:0 (NoPadding continuous input); a control edge A -> C. C's stream now knows stream 0 up
     to A, so the group's life begins at A and E:1, free before A, shares B's memory (CheckReuse)."""
     g = GeGraph("diff_stream_nopadding3")
-    g.node("E", op="Split", outs=(2048, 2048))
-    g.node("A", op="Split", outs=(2048, 2048))
-    g.node("B", outs=(2048,))
-    g.node("C", outs=(2048,), stream=1)
-    g.node("D", op="PhonyConcat", outs=(4096,))
+    g.node("E", op="Split", outs=(2048, 2048), fixture=2)
+    g.node("A", op="Split", outs=(2048, 2048), fixture=2)
+    g.node("B", outs=(2048,), fixture=1)
+    g.node("C", outs=(2048,), stream=1, fixture=1)
+    g.node("D", op="PhonyConcat", outs=(4096,), fixture=1)
     g.edge("E", 0, "A", 0).edge("A", 0, "B", 0).edge("B", 0, "D", 0).edge("C", 0, "D", 1).ctrl("A", "C")
     fact(reuses(g.plan(), "E:1", "B:0"), 'reuses(g.plan(), "E:1", "B:0")')
 
@@ -230,13 +230,13 @@ def DiffStreamNoPaddingContinuousInput_CanNotReuse_HasEdgeButLifeTimeTooBig():
     stream knows stream 0 up to A (through B), so the group's life begins at A and G:1 shares C's memory
     (CheckReuse, despite the test's name)."""
     g = GeGraph("diff_stream_nopadding4")
-    g.node("G", op="Split", outs=(3072, 3072))
-    g.node("A", outs=(2048,))
-    g.node("B", op="Split", outs=(2048, 2048), stream=1)
-    g.node("C", outs=(2048,))
-    g.node("D", outs=(2048,), stream=1)
-    g.node("E", op="PhonyConcat", outs=(4096,))
-    g.node("F", outs=(1024,), stream=1)
+    g.node("G", op="Split", outs=(3072, 3072), fixture=2)
+    g.node("A", outs=(2048,), fixture=1)
+    g.node("B", op="Split", outs=(2048, 2048), stream=1, fixture=2)
+    g.node("C", outs=(2048,), fixture=1)
+    g.node("D", outs=(2048,), stream=1, fixture=1)
+    g.node("E", op="PhonyConcat", outs=(4096,), fixture=1)
+    g.node("F", outs=(1024,), stream=1, fixture=1)
     g.edge("G", 0, "A", 0).edge("A", 0, "C", 0).edge("B", 0, "D", 0).edge("C", 0, "E", 0).edge("D", 0, "E", 1)
     g.edge("E", 0, "F", 0).ctrl("A", "B")
     fact(reuses(g.plan(), "G:1", "C:0"), 'reuses(g.plan(), "G:1", "C:0")')
@@ -246,9 +246,10 @@ def _same_out_graph(d_stream=2, d_before_f=False):
     """MakeDiffStreamSameOutGraphWithNoPaddingContinousInput: a:1 -> b:0, c:1; c, b -> d (NoPadding,
     output refs input 0); c -> e:1 -> f:1; optionally d ..ctrl..> f."""
     g = GeGraph("diff_stream_same_out")
-    g.node("A", outs=(2048,), stream=1).node("B", outs=(2048,), stream=0).node("C", outs=(2048,), stream=1)
-    g.node("D", op="PhonyConcat", outs=(2048,), stream=d_stream)
-    g.node("E", outs=(2048,), stream=1).node("F", outs=(2048,), stream=1)
+    g.node("A", outs=(2048,), stream=1, fixture=1).node("B", outs=(2048,), stream=0, fixture=1)
+    g.node("C", outs=(2048,), stream=1, fixture=1)
+    g.node("D", op="PhonyConcat", outs=(2048,), stream=d_stream, fixture=1)
+    g.node("E", outs=(2048,), stream=1, fixture=1).node("F", outs=(2048,), stream=1, fixture=1)
     g.edge("A", 0, "B", 0).edge("A", 0, "C", 0).edge("B", 0, "D", 1).edge("C", 0, "D", 0)
     g.edge("C", 0, "E", 0).edge("E", 0, "F", 0)
     if d_before_f:

@@ -27,7 +27,7 @@ from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan_types import (
     BlockPlacement, IoAttribute, MemoryPlan, ModelAttributes, TensorPlacement,
 )
-from zcspec.impl.compiler.memory.sizes import alias_sizes, align, raw_bytes, tensor_size
+from zcspec.impl.compiler.memory.sizes import alias_sizes, align, desc_size
 from zcspec.impl.compiler.memory.units import Units, build_units
 
 __all__ = ["plan_memory", "MemoryPlan", "TensorPlacement", "BlockPlacement", "ModelAttributes", "IoAttribute",
@@ -40,7 +40,7 @@ def _fixed_blocks(graph: Graph, lt: Lifetimes, options, start: int):
     roots = [(w.name, "weight") for w in graph.weights]
     roots += [(t, "fixed") for n in graph.nodes if rules.zero_memory(n) for t in n.outputs]
     for r, region in roots:
-        size = tensor_size(raw_bytes(graph.desc[r]), options)
+        size = desc_size(graph.desc[r], options)
         offset = align(ends[region], options.weight_align)
         ends[region] = offset + align(size, options.block_align)  # the region holds whole blocks
         index = start + len(blocks)
@@ -104,7 +104,7 @@ def _placements(graph, lt, units: Units, placed: Placed, fixed_where, options) -
             uid, inner = units.where[r]
             region, base, block = placed.unit_offset[uid]
             offset, unit = base + inner + lt.offset.get(t, 0), unit_of[uid]
-        size = ws_bytes[t] if t in ws_bytes else tensor_size(raw_bytes(graph.desc[t]), options)
+        size = ws_bytes[t] if t in ws_bytes else desc_size(graph.desc[t], options)
         if t in ws_step:
             first, last = ws_step[t], ws_step[t]
         elif t == target and r != t:  # a concat output owning its pieces' unit
