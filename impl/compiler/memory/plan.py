@@ -66,12 +66,14 @@ def _layout(units: Units, options, lower_bound: int) -> Placed:
 
 
 def _tensor_names(graph: Graph, lt: Lifetimes):
-    ws = {}
+    """Weights, then per step the node's outputs and its workspaces: the plan's tensor order."""
+    ws: dict[str, list[str]] = {}
     for w in lt.workspaces:
-        ws.setdefault(w.node, []).append(w)
+        ws.setdefault(w.node, []).append(w.name)
     names = [w.name for w in graph.weights]
     for name in lt.order:
-        names += list(graph.node[name].outputs) + [w.name for w in ws.get(name, ())]
+        names.extend(graph.node[name].outputs)
+        names.extend(ws.get(name, ()))
     return names
 
 
