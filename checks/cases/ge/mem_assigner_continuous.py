@@ -64,15 +64,13 @@ def graph_first_not_max_life_continuous_reuse():
     expect(g.plan().attributes.memory_size, 11264, 'g.plan().attributes.memory_size')
 
 
-@ge_case("mem_assigner_unittest.cc", row="P5", raises=PlanError, reason=(
-    "GE: HBM 13312 for a NoPadding concat h whose output is an input of another NoPadding concat j "
-    "(cascade: BlockMemAssigner cascade_min_life_time_, GraphMemoryAssigner::ReAssignContinuousMemory ref "
-    "cascades); zcspec raises PlanError: d:0 (h's first piece, the root of h's output) would sit in two "
-    "continuous-input blocks (units._groups)"))
+@ge_case("mem_assigner_unittest.cc")
 def graph_cascade_continuous_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_cascade_continuous_memory_reuse):
     MakeCascadeContinuousGraph, a->d, b->e, c->f into h (NoPadding) and g (10240 B), h, i into j (NoPadding);
-    GE expects HBM 13312."""
+    GE expects HBM 13312. The cascade is laid out in place (graph_mem_assigner.cc ReAssignContinuousMemory):
+    j's one block holds g | d e f (h's pieces, where h's output sits) | i, as large as g's set size, live
+    from d's step (block_mem_assigner.cc GetContinuousNodeLifeTimeBegin) to j's."""
     g = GeGraph("cascade_continuous")
     for name in "ABCDEF":
         some_op(g, name)
@@ -85,7 +83,11 @@ def graph_cascade_continuous_memory_reuse():
         g.edge(src, 0, dst, into)
     # The topo ids GE's test file draws for this topology (graph_ref_continuous_input_memory_reuse's comment).
     expect(g.ge_order(), tuple("ADBECFHGIJ"), 'g.ge_order()')
-    expect(g.plan().attributes.memory_size, 13312, 'g.plan().attributes.memory_size')
+    plan = g.plan()
+    expect(plan.attributes.memory_size, 13312, 'plan.attributes.memory_size')
+    at = {t.name: t.offset for t in plan.tensors}
+    expect(tuple(at[t] - at["G:0"] for t in ("D:0", "E:0", "F:0", "H:0", "I:0", "J:0")),
+           (512, 1024, 1536, 512, 2048, 0), 'offsets of d, e, f, h, i, j from g')
 
 
 @ge_case("mem_assigner_unittest.cc")

@@ -281,13 +281,25 @@ def _known_before_all(writers, clock, step) -> tuple[tuple[int, int], ...]:
     return tuple(sorted((s, k) for s, k in (out or {}).items() if k >= 0))
 
 
-def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
-    """Continuous-input node -> its input roots, checked: distinct, in one group only, not fixed."""
+def _groups(graph: Graph, lt: Lifetimes) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Continuous-input node -> its input roots, checked: distinct, in one group only, not fixed; and the
+    NoPadding concats nested in another (inner node -> outer node).
+
+    A cascade nests: when an input of a NoPadding concat X is the output of a NoPadding concat Y, and that
+    output's root is Y's first piece (a NoPadding concat's output aliases its input 0), Y's pieces sit in
+    X's block in Y's place, so X's group takes Y's roots and Y is no unit of its own. GE lays it out so:
+    ``ReAssignContinuousMemory`` assigns X's inputs first, then Y's from the offset X gave Y's output
+    (graph_mem_assigner.cc ``AssignContinuousInputMemory`` with ``reverse_refresh``), and its conflict
+    optimizer inserts no copy there (``nopadding_continuous_input_and_nopadding_continuous_input.cc``).
+    Deeper cascades nest by the same rule, innermost first. Any other tensor in two groups, or a cascade
+    through a padding (HCCL) group, stays a PlanError."""
     groups: dict[str, list[str]] = {}
+    inner: dict[str, str] = {}
     owner: dict[str, str] = {}
     for name in lt.order:
         node = graph.node[name]
-        if rules.continuous_input(node) is None:
+        kind = rules.continuous_input(node)
+        if kind is None:
             continue
         roots = []
         for t in node.inputs:
@@ -297,6 +309,11 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
                                 "weight or variable at a fixed address; copy it first (MemcpyAsync)",
                                 node=name, tensor=t,
                                 rule="continuous input, block_mem_assigner.cc AssignContinuousBlocks")
+            nested = _cascade(graph, groups, owner, kind, t, r)
+            if nested is not None:
+                roots += groups.pop(nested)
+                inner[nested] = name
+                continue
             if r in owner or r in roots:
                 other = owner.get(r, name)
                 raise PlanError(f"tensor {r!r} (via input {t!r}) would have to sit in two continuous-input "
@@ -306,7 +323,17 @@ def _groups(graph: Graph, lt: Lifetimes) -> dict[str, list[str]]:
         for r in roots:
             owner[r] = name
         groups[name] = roots
-    return groups
+    return groups, inner
+
+
+def _cascade(graph: Graph, groups: dict[str, list[str]], owner: dict[str, str], kind: str, t: str,
+             r: str) -> str | None:
+    """The NoPadding concat whose group nests in a NoPadding concat's input ``t`` (root ``r``), or None:
+    ``t`` is that concat's output, rooted at its first piece, and its group is still a unit of its own."""
+    y = graph.producer.get(t)
+    if kind != "nopadding" or y is None or owner.get(r) != y or y not in groups or groups[y][0] != r:
+        return None
+    return y if rules.continuous_input(graph.node[y]) == "nopadding" else None
 
 
 def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -364,38 +391,33 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
         unconsumed=not consumed, alloc_step=lt.step[producer.name], reach=r_last, **_order(facts, (r,)))
 
 
-def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
+def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapping[str, str]) -> Unit:
     graph, lt = facts.graph, facts.lt
     node = graph.node[name]
     padding = rules.continuous_input(node) == "padding"
-    offsets, cursor, total = [], 0, 0
-    for t, r in zip(node.inputs, roots):
-        offsets.append((r, cursor))
-        if padding:
-            size = symbol_size(graph, lt, r, options)
+    offsets: list[tuple[str, int]] = []
+    nodes = [node]   # the node and the NoPadding concats nested in it (cascades)
+    if padding:
+        cursor, total = 0, 0
+        for r in roots:
+            offsets.append((r, cursor))
             # Each piece reserves its block-rounded size (what the contract says a tensor occupies).
-            total = max(total, cursor + align(size, options.block_align))
-        else:
-            size, set_size = _piece_sizes(graph, lt, r, options)
-            # The piece's shape-derived size from its offset, as above; a set size counts from the block's start.
-            total = max(total, cursor + align(size, options.block_align), align(set_size, options.block_align))
-        # AssignContinuousInputMemory: padding advances by the 512-aligned size, no padding by the piece's raw
-        # bytes (its shape's, GetMemorySize/CalculateTensorRealSizeAndOutSize, not a set size, which only sizes
-        # the block above): the input itself, which may be a smaller ref of its root (GE's graph_ref_continuous_
-        # input_memory_reuse: h:0 refs e:0). The root's bytes past the piece then lie under the next
-        # pieces; the in-place guard (aliases.symbols) only lets h write e:0's memory when nothing reads e:0
-        # after h, so they are dead before a later piece is written (else LAYOUT-NO-OVERLAP refuses the plan).
-        cursor += align(size, options.block_align) if padding else lt.offset[t] + raw_bytes(graph.desc[t])
+            size = align(symbol_size(graph, lt, r, options), options.block_align)
+            total = max(total, cursor + size)
+            cursor += size
+    else:
+        cursor, total = _lay_nopadding(facts, node, 0, inner, offsets, nodes, options)
+    roots = [r for r, _ in offsets]
     # An atomic output keeps its bytes for the whole graph (AssignAtomicOutputMemory), also inside a continuous group.
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
-    reusable = all(facts.reusable(r) for r in roots) and not rules.no_reuse(node) and not atomic
+    reusable = all(facts.reusable(r) for r in roots) and not any(rules.no_reuse(n) for n in nodes) and not atomic
     first = facts.first_write(roots, node.stream, min(lt.span[r][0] for r in roots))
     # A group written or read on another stream than the node's is held to the end (GE's numbers for
     # graph_continuous_output_memory_reuse need it; ending it where stream_last would plans 34816 B).
     cross = any(n.stream != node.stream for r in roots for n in facts.producers(r) + facts.readers(r))
     last = max(lt.span[r][1] for r in roots)
     first, last = _interval(facts, first, lt.steps - 1 if cross else last, reusable)
-    label = _common_label([node] + [p for r in roots for p in facts.producers(r)])
+    label = _common_label(nodes + [p for r in roots for p in facts.producers(r)])
     return Unit(
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
         stream=node.stream, batch=label, zero_copy=None, reusable=reusable,
@@ -404,6 +426,39 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
         alloc_step=min(lt.step[graph.producer[r]] for r in roots),
         owner=None if padding or not node.outputs else node.outputs[0], reach=max(lt.span[r][1] for r in roots),
         **_order(facts, roots))
+
+
+def _lay_nopadding(facts: _Facts, node, base: int, inner: Mapping[str, str], offsets: list, nodes: list,
+                   options) -> tuple[int, int]:
+    """Lay a NoPadding concat's pieces back to back from ``base`` (appending (root, offset) to ``offsets``);
+    return (the cursor after its last piece, the bytes its block needs from the unit's start).
+
+    AssignContinuousInputMemory advances by the piece's raw bytes (its shape's, GetMemorySize/
+    CalculateTensorRealSizeAndOutSize, not a set size): the input itself, which may be a smaller ref of its
+    root (GE's graph_ref_continuous_input_memory_reuse: h:0 refs e:0). The root's bytes past the piece then
+    lie under the next pieces; the in-place guard (aliases.symbols) only lets h write e:0's memory when
+    nothing reads e:0 after h, so they are dead before a later piece is written (else LAYOUT-NO-OVERLAP
+    refuses the plan). A piece's shape-derived size counts from its offset; a set size from the start of
+    its concat's pieces (``_piece_sizes``). An input that is the output of a NoPadding concat nested here
+    (``inner``, a cascade) is that concat's pieces, laid out in its place by the same rule; the next piece
+    follows both them and the input's own bytes (equal in a consistent graph), so none overlaps."""
+    graph, lt = facts.graph, facts.lt
+    desc, offset = graph.desc, lt.offset
+    cursor, total = base, base
+    for t in node.inputs:
+        y = graph.producer.get(t)
+        if y is not None and inner.get(y) == node.name:
+            nodes.append(graph.node[y])
+            end, need = _lay_nopadding(facts, graph.node[y], cursor, inner, offsets, nodes, options)
+            total = max(total, need)
+            cursor = max(end, cursor + offset[t] + raw_bytes(desc[t]))
+            continue
+        r = lt.root[t]
+        offsets.append((r, cursor))
+        size, set_size = _piece_sizes(graph, lt, r, options)
+        total = max(total, cursor + align(size, options.block_align), base + align(set_size, options.block_align))
+        cursor += offset[t] + raw_bytes(desc[t])
+    return cursor, total
 
 
 def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
@@ -456,11 +511,11 @@ def fm_roots(graph: Graph, lt: Lifetimes) -> list[str]:
 def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     """Every unit of ``graph``, in GE's block creation order (by step: outputs, then workspaces)."""
     facts = _Facts(graph, lt, options)
-    groups = _groups(graph, lt)
+    groups, inner = _groups(graph, lt)
     out_groups = _output_groups(graph, lt, groups)
     grouped = {r for roots in (*groups.values(), *out_groups.values()) for r in roots}
     units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
-    units += [_group_unit(facts, name, roots, options) for name, roots in groups.items()]
+    units += [_group_unit(facts, name, roots, options, inner) for name, roots in groups.items()]
     units += [_output_group_unit(facts, name, roots, options) for name, roots in out_groups.items()]
     units += _workspace_units(facts, options)
     phase = {"tensor": 0, "group": 0, "workspace": 1}

@@ -36,9 +36,10 @@ The pairs (``RULES``, symmetric) and where the copy goes:
   ``nopadding_continuous_input_and_nopadding_continuous_out.cc``); continuous output x continuous input
   (``continuous_output_and_continuous_input.cc``); a tensor reaching two continuous inputs, or a
   continuous node's output feeding another (``continuous_input_and_continuous_input.cc``): before the
-  continuous input, all but the first in execution order. GE lets a NoPadding concat feed another
-  NoPadding concat (``nopadding_continuous_input_and_nopadding_continuous_input.cc`` has no cascade
-  rule) and lays the cascade out in place; zcspec copies it (docs/ge-deviations.md row P5).
+  continuous input, all but the first in execution order. A NoPadding concat's output read by another
+  NoPadding concat (a cascade, its first such reader) gets no copy: GE's
+  ``nopadding_continuous_input_and_nopadding_continuous_input.cc`` only copies an output feeding several
+  NoPadding concats, and the planner lays the cascade out in place (``ReAssignContinuousMemory``).
 
 A copy is not inserted where the anchor is already decoupled by a copy with a single consumer
 (``IsSkipInsert``): a MemcpyAddrAsyncPass node before the NetOutput, for instance. The inserted node is
@@ -56,7 +57,7 @@ from __future__ import annotations
 import attrs
 
 from zcspec.impl.compiler.anchor_types import (
-    CONTINUOUS_INPUTS, COPY_TYPES, RULES, Anchor, in_types, out_types, spared,
+    CONTINUOUS_INPUTS, COPY_TYPES, NOPAD_IN, RULES, Anchor, in_types, out_types, spared,
 )
 from zcspec.impl.compiler.ir import Graph, Node
 from zcspec.impl.compiler.memory import rules
@@ -104,8 +105,10 @@ def _conflicts(graph: Graph, soc) -> list[Anchor]:
         for a in anchors:
             for t in a.types:
                 by_type.setdefault(t, []).append(a)
-        # Continuous inputs reached by one symbol: every one but the first in execution order copies.
-        for a in [a for a in anchors if a.types & CONTINUOUS_INPUTS][1:]:
+        # Continuous inputs reached by one symbol: every one but the first in execution order copies,
+        # apart from a NoPadding cascade, which the planner lays out in place.
+        cascade = _cascade(graph, anchors)
+        for a in [a for a in anchors if a.types & CONTINUOUS_INPUTS and a not in cascade][1:]:
             choose(a)
         for ta, tb, at in RULES:
             if {ta, tb} <= CONTINUOUS_INPUTS or not by_type.get(ta) or not by_type.get(tb):
@@ -115,6 +118,25 @@ def _conflicts(graph: Graph, soc) -> list[Anchor]:
                 if any(b is not target and not spared(graph, target, at, b, other) for b in by_type[other]):
                     choose(target)
     return sorted(chosen.values(), key=lambda a: (a.step, a.side != "out", a.index))
+
+
+def _cascade(graph: Graph, anchors: list[Anchor]) -> list[Anchor]:
+    """The NoPadding continuous inputs of a symbol that need no copy: a NoPadding concat's output read by
+    another NoPadding concat, its first such reader in execution order (GE's
+    ``nopadding_continuous_input_and_nopadding_continuous_input.cc`` copies only where one output feeds
+    several NoPadding concats, all but the first; a concat's output and its first piece are two outputs
+    of one symbol, so a cascade is no conflict there, and ``ReAssignContinuousMemory`` lays the inner
+    concat's pieces inside the outer one's block, as the planner does, units._groups). A padding
+    (HCCL) input is no cascade: it keeps the copy."""
+    spared, seen = [], set()
+    for a in anchors:
+        if a.side != "in" or (a.types & CONTINUOUS_INPUTS) != {NOPAD_IN} or a.tensor in seen:
+            continue
+        producer = graph.producer.get(a.tensor)
+        if producer is not None and rules.continuous_input(graph.node[producer]) == "nopadding":
+            seen.add(a.tensor)
+            spared.append(a)
+    return spared
 
 
 class _Names:
