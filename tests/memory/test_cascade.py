@@ -92,8 +92,13 @@ def test_a_padding_group_does_not_nest():
     r = b.op("HcomAllReduce", [b.op("Exp", [x], name="g"), h], name="ar", outputs=[((2, 8), "float32"),
                                                                                    ((4, 8), "float32")])
     b.output(*r)
+    g = b.build()
     with pytest.raises(PlanError, match=r"'a:0'.*two continuous-input blocks \(nodes 'h' and 'ar'\)"):
-        plan_memory(b.build())
+        plan_memory(g)
+    fixed = mem_layout_conflict(g)   # an HCCL input is no cascade: the pass copies h's output before it
+    feed = fixed.producer[fixed.node["ar"].inputs[1]]
+    assert fixed.node[feed].attr("_inserted_by") == "mem_layout_conflict"
+    assert check_plan(fixed, plan_memory(fixed)) == []
 
 
 def test_the_conflict_pass_inserts_no_copy_for_a_cascade():
