@@ -7,7 +7,8 @@ place as a whole:
 - ``group``: the roots feeding one continuous-input node, laid out back to
   back in input order (padding: each 512-aligned, GE's block_mem_assigner.cc
   `AssignContinuousBlocks`; no padding: raw sizes, one block sized for all,
-  `CalNodeAsContinuousInputMaxLife`, graph_mem_assigner.cc `AssignContinuousInputMemory`), or the outputs
+  `CalNodeAsContinuousInputMaxLife`, graph_mem_assigner.cc `AssignContinuousInputMemory`; a NoPadding
+  concat whose output feeds another nests its pieces in that one's group, ``ReAssignContinuousMemory``), or the outputs
   of one continuous-output node (fused HCCL), back to back in output order,
   each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``);
 - ``workspace``: a node's scratch memory, live for its step only (ReleaseMemorys).
