@@ -27,7 +27,7 @@ from zcspec.impl.compiler.observe import observe_model_file
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import run_passes
 from zcspec.spec.check import check
-from tests.compiler.test_passes import copies, io_graph
+from tests.helpers.pass_graphs import copies, io_graph
 
 # the module (the package re-exports the pass function under the module's name)
 conflict_module = importlib.import_module("zcspec.impl.compiler.passes.mem_layout_conflict")

@@ -10,6 +10,7 @@ from zcspec.impl.compiler.passes import PIPELINE, run_passes
 from zcspec.impl.compiler.passes.memcpy_addr_async import memcpy_addr_async
 from zcspec.impl.compiler.passes.outer_axis_views import outer_axis_views
 from zcspec.impl.compiler.validate import validate
+from tests.helpers.pass_graphs import copies, io_graph
 
 OPTS = CompileOptions()
 
@@ -62,32 +63,6 @@ def test_a_piece_that_is_a_graph_output_stays_a_copy():
     b.output(b.op("Flatten", [y], shape=(2, 2), axis=1))
     g = b.build()
     assert outer_axis_views(g, OPTS) is g
-
-
-def io_graph():
-    """One case per MemcpyAddrAsync rule, each on its own input and output."""
-    b = GraphBuilder("io")
-    a = b.input("a", (2, 2))
-    h = b.input("h", (2, 2))
-    l_in = b.input("l", (2, 2))
-    d = b.input("d", (2, 2))
-    red = b.op("ReduceSum", [a], name="reduce", shape=(2, 1), axes=(1,), keepdims=1)   # memset + kernel
-    hc = b.op("HcomAllReduce", [h], name="allreduce", reduction="sum")                  # hccl
-    loop = b.op("Relu", [l_in], name="loop_relu", _in_loop=True)                        # kernel in a loop
-    w = b.weight("const", np.arange(4, dtype=np.float32).reshape(2, 2))
-    b.output(red, hc, loop, w, d)
-    return b.build()
-
-
-def copies(graph):
-    """(what the copy reads, what it writes) for every inserted copy (MemcpyAddrAsyncPass's or the conflict
-    optimizer's), by role: "out" before the NetOutput, else "in"."""
-    found = set()
-    for n in graph.nodes:
-        if n.op_type == "MemcpyAddrAsync":
-            readers = graph.consumers.get(n.outputs[0], ())
-            found.add(("out", n.outputs[0]) if "NetOutput" in readers else ("in", n.inputs[0]))
-    return found
 
 
 # Data h feeds a one-input HcomAllReduce directly. GE asks for more than one input anchor before it treats a node
