@@ -116,8 +116,10 @@ def in_types(graph: Graph, node, soc) -> frozenset:
 
 
 
-def spared(graph: Graph, a: Anchor, ta: str, b: Anchor, tb: str) -> bool:
-    """The pairs of listed types that GE's checkers let pass."""
+def spared(graph: Graph, a: Anchor, ta: str, b: Anchor, tb: str, real=None) -> bool:
+    """The pairs of listed types that GE's checkers let pass. ``real``: tensor -> the tensor whose memory it
+    is through in-place refs (GE's ``GetRealOutAnchor``), which the continuous output x continuous input pair
+    needs; without it (``conflict_across``, judging a merge before the symbols exist) that pair conflicts."""
     if USER_OUT in (ta, tb) and {ta, tb} & {CONT_IN, NOPAD_IN}:
         # user_out_and_continuous_input.cc: the NetOutput reads the continuous node's own output.
         out, cont = (a, b) if ta == USER_OUT else (b, a)
@@ -127,7 +129,32 @@ def spared(graph: Graph, a: Anchor, ta: str, b: Anchor, tb: str) -> bool:
         view, cont = (a, b) if ta == NOPAD_OUT else (b, a)
         node = graph.node[cont.node]
         return bool(node.outputs) and graph.node[view.node].inputs[0] == node.outputs[0]
+    if {ta, tb} == {CONT_OUT, CONT_IN} and real is not None:
+        # continuous_output_and_continuous_input.cc: the outputs and the inputs' real sources overlap as one run.
+        out, cont = (a, b) if ta == CONT_OUT else (b, a)
+        peers = [real(t) for t in graph.node[cont.node].inputs]
+        return same_or_partial_same(graph.node[graph.producer[out.tensor]].outputs, peers)
     return False
+
+
+def same_or_partial_same(outs, peers) -> bool:
+    """GE's ``IsSameOrPartialSame`` (mem_layout_conflict_util.cc), which ``IsContinuousOutAndInConflict`` asks of a
+    continuous-output node's outputs and a continuous-input node's real input sources: no conflict when their
+    common part is one run in both, in one order, that starts one of them and runs to the end of one of them,
+    and nothing either has past that run is in the other (one inside the other, or the end of one is the
+    start of the other: the outputs as the inputs' header, tail or middle and the other way round). The
+    planner lays out exactly these (units._merge); the optimizer copies the input of any other overlap."""
+    first = next(((i, peers.index(t)) for i, t in enumerate(outs) if t in peers), None)
+    if first is None:
+        return False    # GE's GetFirstSameIndex finds nothing: both indexes are its "none", not 0
+    i, j = first
+    if i and j:
+        return False
+    while i < len(outs) and j < len(peers) and outs[i] == peers[j]:
+        i, j = i + 1, j + 1
+    if i < len(outs) and j < len(peers):
+        return False
+    return not set(outs[i:]) & set(peers) and not set(peers[j:]) & set(outs)
 
 
 CONTINUOUS_INPUTS = frozenset({CONT_IN, NOPAD_IN})

@@ -71,17 +71,30 @@ def test_a_one_output_node_with_the_attribute_is_planned_as_an_ordinary_op():
     assert p.tensor("ar:0").zero_copy and p.tensor("ar:0").region == "zero_copy"
 
 
-def test_a_continuous_output_feeding_a_continuous_input_is_refused_without_the_pass_and_copied_with_it():
+def _feeding(order):
+    """ar (continuous outputs ar:0, ar:1) -> ar2 (HCCL continuous inputs) reading them in ``order``."""
     b = GraphBuilder("co_ci")
     x = b.input("x", (1, N))
-    o0, o1 = b.op("HcomAllReduce", [b.op("Relu", [x], name="r0"), b.op("Abs", [x], name="r1")], name="ar",
-                  outputs=[((1, N), "float32")] * 2, continuous_output=True)
-    b.output(*b.op("HcomAllReduce", [o0, o1], name="ar2", outputs=[((1, N), "float32")] * 2))
-    g = b.build()
-    with pytest.raises(PlanError, match="'ar:0' of continuous-output node 'ar' also feeds the continuous inputs"):
-        plan_memory(g)
-    st = compile_stages(g, CompileOptions())
-    assert st.graph.node["ar2"].inputs == ("identity_0_ar2_MemLayoutConflict_0:0", "identity_1_ar2_MemLayoutConflict_1:0")
+    outs = b.op("HcomAllReduce", [b.op("Relu", [x], name="r0"), b.op("Abs", [x], name="r1")], name="ar",
+                outputs=[((1, N), "float32")] * 2, continuous_output=True)
+    b.output(*b.op("HcomAllReduce", [outs[k] for k in order], name="ar2", outputs=[((1, N), "float32")] * 2))
+    return b.build()
+
+
+def test_a_continuous_output_feeding_a_continuous_input_in_order_shares_its_block_and_out_of_order_is_copied():
+    """GE's ContinuousMemMng: outputs read in their own order are the inputs' memory, one block, no copy
+    (tests/memory/test_continuous_out_in.py has the header, tail and chained shapes); read in another order,
+    the planner refuses and the conflict pass copies every shared input (IsContinuousOutAndInConflict)."""
+    g = _feeding((0, 1))
+    p = plan_memory(g)
+    assert p.tensor("ar:1").offset == p.tensor("ar:0").offset + 512 and check_plan(g, p) == []
+    assert compile_stages(g, CompileOptions()).graph.node["ar2"].inputs == ("ar:0", "ar:1")
+    swapped = _feeding((1, 0))
+    with pytest.raises(PlanError, match="continuous inputs of 'ar2' .* share ar:1, ar:0 in an order no one block"):
+        plan_memory(swapped)
+    st = compile_stages(swapped, CompileOptions())
+    assert st.graph.node["ar2"].inputs == ("identity_0_ar2_MemLayoutConflict_0:0",
+                                           "identity_1_ar2_MemLayoutConflict_1:0")
 
 
 def test_a_view_with_the_attribute_keeps_its_pieces_and_a_bad_flag_is_named():

@@ -282,16 +282,26 @@ def NoPaddingConcatWithReshapeRefInput():
     expect(plan.tensor("relu1:0").offset, plan.tensor("relu0:0").offset + size, 'plan.tensor("relu1:0").offset')
 
 
-@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError, reason=(
-    "GE: SUCCESS, hcom1's continuous outputs 1 and 2 and b laid out as hcom2's continuous inputs in one block "
-    "(BlockMemAssigner::AssignOutputMemoryWithReuse -> ContinuousMemMng); zcspec's planner raises PlanError, "
-    "hcom1:1 would sit in two continuous blocks (units._output_groups; the compiler's mem_layout_conflict pass "
-    "copies it, continuous_output_and_continuous_input.cc)"))
+HCOM_PIECE, TENSOR = 48 * 448 * 4, 448 * 448 * 4   # {1, 1, 48, 448} and {1, 1, 448, 448} float
+
+
+def _one_block(plan, pieces):
+    """GE's ContinuousMemMng (continuous_mem.cc; block_mem_assigner.cc ApplyContinuousMemWithMng) gives a
+    continuous output feeding a continuous input one block with the input's other pieces: ``pieces`` back to
+    back in that order, each at the sum of the 512-aligned sizes before it (SetOffsetForContinuousMem). The
+    order is the one GE's UtestContinuousMem tests (CheckContinuousMem) expect of the same graph builder."""
+    ts = [plan.tensor(p) for p in pieces]
+    fact(len({t.block for t in ts}) == 1, f"{pieces} share one block")
+    expect(tuple(t.offset - ts[0].offset for t in ts),
+           tuple(sum(t.aligned_size for t in ts[:k]) for k in range(len(ts))), f"offsets of {pieces} in the block")
+
+
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_OutAsHeader():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_OutAsHeader):
     BuildContinuousOutInWithOutAsHeader (test_memory_shared_graph.cc): hcom1 (continuous output, 3 outputs of
     1x1x48x448 float) -> a, hcom2 (continuous input: hcom1:1, hcom1:2, b) -> c (a, hcom2) -> d -> netoutput;
-    GE expects AssignMemory to succeed."""
+    GE expects AssignMemory to succeed (ContinuousMemMng: one block for hcom1's outputs and b, _one_block)."""
     g = GeGraph("continuous_out_in_out_as_header")
     g.node("hcom1", op="HcomAllReduce", outs=(48 * 448 * 4,) * 3, continuous_output=True)
     for name in "abcd":
@@ -301,14 +311,7 @@ def ContinuousOutIn_SUCCESS_OutAsHeader():
     for edge in [("hcom1", 0, "a", 0), ("hcom1", 1, "hcom2", 0), ("hcom1", 2, "hcom2", 1), ("b", 0, "hcom2", 2),
                  ("hcom2", 0, "c", 1), ("a", 0, "c", 0), ("c", 0, "d", 0), ("d", 0, "netoutput", 0)]:
         g.edge(*edge)
-    g.plan()
-
-
-HCOM_PIECE, TENSOR = 48 * 448 * 4, 448 * 448 * 4   # {1, 1, 48, 448} and {1, 1, 448, 448} float
-CONTINUOUS_MEM_MNG = ("GE: SUCCESS, a continuous output feeding a continuous input shares one block with the other "
-                      "inputs (BlockMemAssigner::AssignOutputMemoryWithReuse -> ContinuousMemMng); zcspec's planner "
-                      "raises PlanError, the output would sit in two continuous blocks (units._output_groups; the "
-                      "compiler's mem_layout_conflict pass copies it)")
+    _one_block(g.plan(), ("hcom1:0", "hcom1:1", "hcom1:2", "b:0"))
 
 
 def _assign(g, name):
@@ -316,12 +319,12 @@ def _assign(g, name):
     g.node(name, op="Relu", outs=(TENSOR,), _reuse_input=True)
 
 
-@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
-         reason=(CONTINUOUS_MEM_MNG))
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_InAsHeaderAndTail():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_InAsHeaderAndTail):
     BuildContinuousOutInWithInAsHeaderAndTail: c -> d -> b; a (stream 1), hcom1:0, hcom1:1 (continuous output),
-    b -> hcom2 (continuous input) -> netoutput, in the mocked order c, d, b, hcom1, a; GE expects SUCCESS."""
+    b -> hcom2 (continuous input) -> netoutput, in the mocked order c, d, b, hcom1, a; GE expects SUCCESS, with
+    a, hcom1's outputs and b in one block (_one_block)."""
     g = GeGraph("continuous_out_in_in_as_header_and_tail")
     g.node("hcom1", op="HcomAllReduce", outs=(HCOM_PIECE,) * 2, continuous_output=True)
     for name in "cdab":
@@ -331,16 +334,16 @@ def ContinuousOutIn_SUCCESS_InAsHeaderAndTail():
     for edge in [("c", 0, "d", 0), ("d", 0, "b", 0), ("a", 0, "hcom2", 0), ("hcom1", 0, "hcom2", 1),
                  ("hcom1", 1, "hcom2", 2), ("b", 0, "hcom2", 3), ("hcom2", 0, "netoutput", 0)]:
         g.edge(*edge)
-    g.plan(order=("c", "d", "b", "hcom1", "a", "hcom2", "netoutput"))
+    _one_block(g.plan(order=("c", "d", "b", "hcom1", "a", "hcom2", "netoutput")), ("a:0", "hcom1:0", "hcom1:1", "b:0"))
 
 
-@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
-         reason=(CONTINUOUS_MEM_MNG))
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_TwoContinuousInNode():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_TwoContinuousInNode):
     BuildContinuousOutInWithTwoContinuousInNode: hcom1 (continuous output, 6 outputs) -> a (stream 1), hcom2
-    (outputs 1, 2), hcom3 (outputs 3, 4), b -> c -> d -> netoutput; GE expects SUCCESS. GE's a, hcom2 and hcom3
-    have no outputs; zcspec's ops need one, so each has an unconsumed output."""
+    (outputs 1, 2), hcom3 (outputs 3, 4), b -> c -> d -> netoutput; GE expects SUCCESS, hcom1's outputs one block
+    holding both inputs (_one_block). GE's a, hcom2 and hcom3 have no outputs; zcspec's ops need one, so each
+    has an unconsumed output."""
     g = GeGraph("continuous_out_in_two_continuous_in")
     g.node("hcom1", op="HcomAllReduce", outs=(HCOM_PIECE,) * 6, continuous_output=True)
     g.node("a", op="Relu", outs=(TENSOR,), stream=1)
@@ -353,7 +356,8 @@ def ContinuousOutIn_SUCCESS_TwoContinuousInNode():
                  ("hcom1", 4, "hcom3", 1), ("hcom1", 5, "b", 0), ("b", 0, "c", 0), ("c", 0, "d", 0),
                  ("d", 0, "netoutput", 0)]:
         g.edge(*edge)
-    g.plan(order=("hcom1", "a", "hcom2", "hcom3", "b", "c", "d", "netoutput"))
+    _one_block(g.plan(order=("hcom1", "a", "hcom2", "hcom3", "b", "c", "d", "netoutput")),
+               tuple(f"hcom1:{k}" for k in range(6)))
 
 
 def _dsl_continuous(name, chains, continuous_out, continuous_in):
@@ -399,26 +403,27 @@ def ContinuousOutIn_SUCCESS_OneOutput():
     _dsl_continuous("continuous_out_in_one_output", chains, {"hcom1"}, {"hcom2"}).plan()
 
 
-@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
-         reason=(CONTINUOUS_MEM_MNG))
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_TwoContinuousOutNodeAndRefNode):
     BuildContinuousOutInWithTwoContinuousOutNodeAndRefNode: a, hcom1 (2 continuous outputs), b, hcom2 (2
     continuous outputs), c, each through an Assign, into hcom3 (7 continuous inputs) -> netoutput; GE expects
-    SUCCESS."""
+    SUCCESS, the seven in one block (_one_block; the Assigns' outputs are their inputs' memory)."""
     chains = [("a", "asign1", "hcom3", "netoutput"), ("hcom1", "asign2", "hcom3"), ("hcom1", "asign3", "hcom3"),
               ("b", "asign4", "hcom3"), ("hcom2", "asign5", "hcom3"), ("hcom2", "asign6", "hcom3"),
               ("c", "asign7", "hcom3")]
-    _dsl_continuous("continuous_out_in_two_out_ref", chains, {"hcom1", "hcom2"}, {"hcom3"}).plan()
+    plan = _dsl_continuous("continuous_out_in_two_out_ref", chains, {"hcom1", "hcom2"}, {"hcom3"}).plan()
+    _one_block(plan, ("a:0", "hcom1:0", "hcom1:1", "b:0", "hcom2:0", "hcom2:1", "c:0"))
 
 
-@ge_case("mem_assigner_unittest.cc", row="P15", raises=PlanError,
-         reason=(CONTINUOUS_MEM_MNG))
+@ge_case("mem_assigner_unittest.cc")
 def ContinuousOutIn_SUCCESS_ThreeNode():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, ContinuousOutIn_SUCCESS_ThreeNode):
     BuildContinuousOutInWithThreeNode: hcom1, hcom2, hcom3 (2 continuous outputs each) and a feed hcom4 (a,
-    hcom1), hcom5 (hcom1, Assign of hcom2), hcom6 (hcom2, hcom3); hcom3 -> b -> netoutput; GE expects SUCCESS."""
+    hcom1), hcom5 (hcom1, Assign of hcom2), hcom6 (hcom2, hcom3); hcom3 -> b -> netoutput; GE expects SUCCESS,
+    the three in-groups chained through the three out-groups in one block (_one_block)."""
     chains = [("a", "hcom4"), ("hcom1", "hcom4"), ("hcom1", "hcom5"), ("hcom2", "assign", "hcom5"), ("hcom2", "hcom6"),
               ("hcom3", "hcom6"), ("hcom3", "b", "netoutput")]
-    _dsl_continuous("continuous_out_in_three", chains, {"hcom1", "hcom2", "hcom3"},
-                    {"hcom4", "hcom5", "hcom6"}).plan()
+    plan = _dsl_continuous("continuous_out_in_three", chains, {"hcom1", "hcom2", "hcom3"},
+                           {"hcom4", "hcom5", "hcom6"}).plan()
+    _one_block(plan, ("a:0", "hcom1:0", "hcom1:1", "hcom2:0", "hcom2:1", "hcom3:0", "hcom3:1"))

@@ -10,7 +10,9 @@ place as a whole:
   `CalNodeAsContinuousInputMaxLife`, graph_mem_assigner.cc `AssignContinuousInputMemory`; a NoPadding
   concat whose output feeds another nests its pieces in that one's group, ``ReAssignContinuousMemory``), or the outputs
   of one continuous-output node (fused HCCL), back to back in output order,
-  each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``);
+  each 512-aligned, never zero copy (2.11: ``ApplyContinuousMemory``), or, where
+  continuous outputs feed padding continuous inputs, the chain of both sequences
+  in one block, never reused (``ContinuousMemMng``, ``ApplyContinuousMemWithMng``);
 - ``workspace``: a node's scratch memory, live for its step only (ReleaseMemorys).
 
 Each unit carries its planning lifetime, already widened where a GE rule says
@@ -341,7 +343,9 @@ def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> 
     """Continuous-output node -> its output roots (GE's block_mem_assigner.cc ``ApplyContinuousMemory``). A node
     whose outputs reuse its inputs is skipped (its outputs are its inputs): in zcspec's IR that is a view,
     whose outputs all alias input 0 (GE's INTERNAL_ERROR for only some cannot arise: in-place ops have one
-    output). An output also in a continuous-input group is a PlanError."""
+    output). An output that is also a padding (HCCL) continuous input is laid out with it (``_joint``); one
+    in a NoPadding group is a PlanError (GE's ContinuousMemMng only joins ``IsContinuousInput`` nodes, and
+    checker.cc registers that pair as an absolute conflict: the optimizer copies it)."""
     in_group = {r: name for name, roots in taken.items() for r in roots}
     groups: dict[str, list[str]] = {}
     for name in lt.order:
@@ -351,13 +355,98 @@ def _output_groups(graph: Graph, lt: Lifetimes, taken: dict[str, list[str]]) -> 
         if any(lt.root[t] != t for t in node.outputs):
             continue
         for t in node.outputs:
-            if t in in_group:
-                raise PlanError(f"output {t!r} of continuous-output node {name!r} also feeds the continuous inputs "
-                                f"of {in_group[t]!r}: it would sit in two continuous blocks; copy it first",
+            if t in in_group and rules.continuous_input(graph.node[in_group[t]]) != "padding":
+                raise PlanError(f"output {t!r} of continuous-output node {name!r} also feeds the NoPadding continuous "
+                                f"inputs of {in_group[t]!r}: it would sit in two continuous blocks; copy it first",
                                 node=name, tensor=t,
                                 rule="continuous output, block_mem_assigner.cc ApplyContinuousMemory")
         groups[name] = list(node.outputs)
     return groups
+
+
+@attrs.frozen
+class _Chain:
+    """One block for continuous outputs and the padding continuous inputs they feed (GE's ``ContinuousMem`` of
+    scenario ``kContinuousMemScenarioOutIn``): ``roots`` in block order; ``nodes``, the continuous-input and
+    continuous-output nodes whose groups it joins, in the order they were joined."""
+
+    roots: tuple[str, ...]
+    nodes: tuple[str, ...]
+
+
+def _joint(graph: Graph, groups: dict[str, list[str]], out_groups: dict[str, list[str]]) -> list[_Chain]:
+    """Join every continuous-output group that shares a root with a padding continuous-input group, and every
+    group joined to those, into one sequence in which each group is a run in its own order; the joined groups
+    leave ``groups`` and ``out_groups``.
+
+    GE's ``ContinuousMemMng::Init`` (continuous_mem.cc) walks from the first output of such a chain
+    (``FindFirstNode``) through each continuous output's outputs and each continuous input's inputs
+    (``SaveNodeOutInOrder``), and ``ApplyContinuousMemWithMng`` gives the whole chain one block, each piece at
+    the sum of the 512-aligned sizes before it (``SetOffsetForContinuousMem``): an output is a header, a tail
+    or the middle of an input sequence and the other way round. Two groups overlapping anywhere else (an
+    input sequence in another order than the outputs, a gap) have no such sequence: a PlanError naming the
+    tensors (GE's conflict checker copies such an input first, ``IsContinuousOutAndInConflict``). Groups are
+    joined breadth first from a continuous-output node in execution order; the sequence does not depend on
+    that order, since every joined group shares a run with what is joined already."""
+    padding_of = {r: name for name, roots in groups.items() if rules.continuous_input(graph.node[name]) == "padding"
+                  for r in roots}
+    out_of = {r: name for name, roots in out_groups.items() for r in roots}
+    starts = [name for name, roots in out_groups.items() if any(r in padding_of for r in roots)]
+    chains, done = [], set()
+    for start in starts:
+        if ("out", start) in done:
+            continue
+        key = ("out", start)
+        queue, seen, roots, joined = [key], {key}, list(out_groups[start]), []
+        while queue:
+            side, name = key = queue.pop(0)
+            seq = out_groups[name] if side == "out" else groups[name]
+            if joined:
+                merged = _merge(roots, seq)
+                if merged is None:
+                    raise _overlap_error(graph, side, name, seq, roots, padding_of, out_of)
+                roots = merged
+            joined.append(key)
+            for r in seq:
+                other = ("in", padding_of[r]) if side == "out" and r in padding_of else \
+                        ("out", out_of[r]) if side == "in" and r in out_of else None
+                if other is not None and other not in seen:
+                    seen.add(other)
+                    queue.append(other)
+        done |= set(joined)
+        chains.append(_Chain(tuple(roots), tuple(name for _, name in joined)))
+    for side, name in done:
+        (out_groups if side == "out" else groups).pop(name)
+    return chains
+
+
+def _merge(seq: list[str], group: list[str]) -> list[str] | None:
+    """``seq`` extended so that ``group`` is a run of it in its own order, or None if no sequence holds both:
+    their shared roots must be a run of each, in one order, and what ``group`` adds before (after) that run
+    needs the run to start (end) ``seq``. GE's ``IsSameOrPartialSame`` (mem_layout_conflict_util.cc) accepts
+    the same overlaps: one inside the other, or the end of one is the start of the other."""
+    at = {r: i for i, r in enumerate(seq)}
+    shared = [k for k, r in enumerate(group) if r in at]
+    k0, k1 = shared[0], shared[-1]
+    i0 = at[group[k0]]
+    if k1 - k0 + 1 != len(shared) or any(at[group[k]] != i0 + k - k0 for k in shared):
+        return None
+    head, tail = group[:k0], group[k1 + 1:]
+    if (head and i0 != 0) or (tail and i0 + len(shared) != len(seq)):
+        return None
+    return head + seq + tail
+
+
+def _overlap_error(graph: Graph, side: str, name: str, seq, roots, padding_of, out_of) -> PlanError:
+    shared = [r for r in seq if r in roots]
+    other_of = out_of if side == "in" else padding_of
+    other = next((other_of[r] for r in shared if r in other_of), None)
+    cont_in, cont_out = (name, other) if side == "in" else (other, name)
+    return PlanError(f"the continuous inputs of {cont_in!r} ({', '.join(graph.node[cont_in].inputs)}) and the "
+                     f"continuous outputs of {cont_out!r} ({', '.join(graph.node[cont_out].outputs)}) share "
+                     f"{', '.join(shared)} in an order no one block holds (each sequence back to back in its own "
+                     "order); copy the input first", node=cont_in, tensor=shared[0],
+                     rule="continuous output and continuous input, continuous_mem.cc ContinuousMemMng")
 
 
 def _common_label(nodes) -> str:
@@ -483,6 +572,29 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
         reach=max(lt.span[r][1] for r in roots), **_order(facts, roots))
 
 
+def _joint_unit(facts: _Facts, chain: _Chain, options) -> Unit:
+    """One block for a chain (``_joint``): piece i at the sum of the 512-aligned sizes before it, as a padding
+    group and a continuous output both lay their pieces (``SetOffsetForContinuousMem``). GE applies it where
+    the chain's first output is assigned (``ApplyContinuousMemWithMng``; the other pieces get none,
+    ``IsNeedAssignMemory``), for a block the ContinuousMem of this scenario never lets be reused
+    (``can_reuse_`` is false unless ATOMIC_CLEAN_POLICY cleans separately, which zcspec has not): its life
+    is the whole graph. It asks without ``continuous``, so it is no continuous input's block (the id's
+    ``#joint``, ge_blocks._feeds_continuous_input) and stays where it was created."""
+    graph, lt = facts.graph, facts.lt
+    offsets, cursor = [], 0
+    for r in chain.roots:
+        offsets.append((r, cursor))
+        cursor += align(symbol_size(graph, lt, r, options), options.block_align)
+    first = graph.node[graph.producer[chain.roots[0]]]
+    producers = [p for r in chain.roots for p in facts.producers(r)]
+    return Unit(
+        id=f"{chain.roots[0]}#joint", kind="group", roots=tuple(offsets), size=cursor, first=0, last=lt.steps - 1,
+        stream=first.stream, batch=_common_label([graph.node[n] for n in chain.nodes] + producers), zero_copy=None,
+        reusable=False, atomic=any(rules.atomic(p) for p in producers), continuous=True,
+        same_offset=rules.base_type(first.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[first.name],
+        reach=max(lt.span[r][1] for r in chain.roots), **_order(facts, chain.roots))
+
+
 def _order(facts: _Facts, roots) -> dict:
     """``Unit.uses`` and ``Unit.known`` of the memory of ``roots``: their symbols' writers and readers."""
     if not facts.multi_stream:
@@ -514,10 +626,12 @@ def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     facts = _Facts(graph, lt, options)
     groups, inner = _groups(graph, lt)
     out_groups = _output_groups(graph, lt, groups)
-    grouped = {r for roots in (*groups.values(), *out_groups.values()) for r in roots}
+    chains = _joint(graph, groups, out_groups)
+    grouped = {r for roots in (*groups.values(), *out_groups.values(), *(c.roots for c in chains)) for r in roots}
     units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
     units += [_group_unit(facts, name, roots, options, inner) for name, roots in groups.items()]
     units += [_output_group_unit(facts, name, roots, options) for name, roots in out_groups.items()]
+    units += [_joint_unit(facts, chain, options) for chain in chains]
     units += _workspace_units(facts, options)
     phase = {"tensor": 0, "group": 0, "workspace": 1}
     units.sort(key=lambda u: (u.alloc_step, phase[u.kind]))

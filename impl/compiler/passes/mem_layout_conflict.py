@@ -33,8 +33,10 @@ The pairs (``RULES``, symmetric) and where the copy goes:
   immutable output, unrefreshable input or output: before the NetOutput input;
 - immutable output x continuous or NoPadding continuous input; continuous input x NoPadding continuous
   output (a PhonyConcat whose own output a view cuts again is spared,
-  ``nopadding_continuous_input_and_nopadding_continuous_out.cc``); continuous output x continuous input
-  (``continuous_output_and_continuous_input.cc``); a tensor reaching two continuous inputs, or a
+  ``nopadding_continuous_input_and_nopadding_continuous_out.cc``); continuous output x continuous input,
+  unless the node's outputs and the input node's real sources overlap as one run (GE's
+  ``IsContinuousOutAndInConflict``, ``continuous_output_and_continuous_input.cc``: the planner lays such a
+  chain out in one block, units._joint); a tensor reaching two continuous inputs, or a
   continuous node's output feeding another (``continuous_input_and_continuous_input.cc``): before the
   continuous input, all but the first in execution order. A NoPadding concat's output read by another
   NoPadding concat (a cascade, its first such reader) gets no copy: GE's
@@ -97,6 +99,10 @@ def _conflicts(graph: Graph, soc) -> list[Anchor]:
     lt = lifetimes(graph)
     chosen: dict[tuple, Anchor] = {}
 
+    def real(t: str) -> str:
+        """GE's ``GetRealOutAnchor``: the tensor an in-place chain starts from (a whole root, not a piece of one)."""
+        return lt.root[t] if lt.offset[t] == 0 else t
+
     def choose(a: Anchor) -> None:
         chosen.setdefault((a.side, a.node, a.index if a.side == "in" else a.tensor), a)
 
@@ -115,7 +121,8 @@ def _conflicts(graph: Graph, soc) -> list[Anchor]:
                 continue
             other = tb if at == ta else ta
             for target in by_type[at]:
-                if any(b is not target and not spared(graph, target, at, b, other) for b in by_type[other]):
+                if any(b is not target and not spared(graph, target, at, b, other, real)
+                       for b in by_type[other]):
                     choose(target)
     return sorted(chosen.values(), key=lambda a: (a.step, a.side != "out", a.index))
 
