@@ -174,13 +174,17 @@ ZC_IO = Invariant(
 # -- MEM-ATOMIC-NOREUSE -----------------------------------------------------------------------
 
 def _group_mates(plan: PlanObservation, root: str) -> set[str]:
-    """Roots sharing a continuous-input group or a node's continuous outputs with ``root``: they share
-    its block by design."""
-    mates: set[str] = set()
-    for g in (*continuous_inputs(plan), *continuous_outputs(plan)):
-        roots = {plan.root(n) for n in g.tensors}
-        if root in roots:
-            mates |= roots
+    """Roots sharing a continuous-input group or a node's continuous outputs with ``root``, and the groups
+    chained to those through a shared root (continuous outputs feeding continuous inputs lie in one block,
+    GE's ``ContinuousMemMng``): they share its block by design."""
+    groups = [{plan.root(n) for n in g.tensors} for g in (*continuous_inputs(plan), *continuous_outputs(plan))]
+    mates, grew = {root}, True
+    while grew:
+        grew = False
+        for roots in groups:
+            if roots & mates and not roots <= mates:
+                mates |= roots
+                grew = True
     return mates
 
 
@@ -206,7 +210,8 @@ ATOMIC_NOREUSE = Invariant(
     title="Atomic-clean outputs are not reused by other nodes",
     statement="A tensor written by an atomic (memset-cleaned) output owns its block and its bytes for the "
               "whole run: no other tensor, at any step, uses any of its bytes. The one exception is a "
-              "continuous-input group it feeds, whose members share one block side by side.",
+              "continuous-input group it feeds, whose members share one block side by side (with the "
+              "continuous outputs and continuous-input groups chained to it through a shared tensor).",
     rationale="An atomic output is cleaned by a separate memset task before the kernel accumulates into it; GE "
               "gives atomic outputs a whole-graph life and places them after the feature-map blocks so the "
               "clean can never wipe another tensor's data, and blocks holding atomic memory never share with "

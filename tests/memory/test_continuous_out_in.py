@@ -125,6 +125,18 @@ def test_the_chain_is_never_reused():
     assert sorted(inside) == ["ar:0", "ar:1", "ar:2", "e:0"]
 
 
+def test_an_atomic_piece_shares_the_chain_block_with_pieces_of_groups_it_is_not_in():
+    """e (ReduceSum, atomic) is in ar2's inputs, not in ar's outputs, yet ar:0 shares its block through the
+    chain: MEM-ATOMIC-NOREUSE counts the whole chain as the atomic tensor's group."""
+    g = _Graph("atomic").fused("ar", 3)
+    g.t["e"] = g.b.op("ReduceSum", [g.source("e0")], name="e", shape=(1, N), axes=(0,), keepdims=1)
+    g = g.reads("ar2", "ar:1", "ar:2", "e").build()
+    p = plan_memory(g)
+    assert p.tensor("ar:0").block == p.tensor("e:0").block and p.tensor("e:0").offset - p.tensor("ar:0").offset == 1536
+    report = check(observe_plan(g, p))
+    assert "MEM-ATOMIC-NOREUSE" in report.exercised and report.violations == ()
+
+
 def test_the_conflict_pass_spares_what_the_planner_lays_out():
     for make, _ in LAYOUTS.values():
         g = make()
