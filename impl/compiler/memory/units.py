@@ -30,7 +30,7 @@ fixed offsets in their own regions (CheckIsZeroMemNodeType).
 from __future__ import annotations
 
 import bisect
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import attrs
 
@@ -132,6 +132,14 @@ def _piece_sizes(graph: Graph, lt: Lifetimes, r: str, options) -> tuple[int, int
     return size, set_size
 
 
+class _OpKind(NamedTuple):
+    """``rules.is_data``, ``rules.atomic`` and ``rules.reusable_producer`` of one op type."""
+
+    data: bool
+    atomic: bool
+    reusable_producer: bool
+
+
 class _Facts:
     """Per-symbol facts read off the graph once (cached: each is asked several times per symbol)."""
 
@@ -150,6 +158,15 @@ class _Facts:
         # Every node on one stream: no reader or writer is on another stream than a producer's, so
         # stream_last and first_write keep the symbol's own span (their loops would find nothing).
         self.one_stream = len({n.stream for n in graph.nodes}) <= 1
+        self._kinds: dict[str, _OpKind] = {}
+
+    def kind(self, node) -> "_OpKind":
+        """The rules that depend on the op type alone, asked once per type (100k symbols share a few types)."""
+        found = self._kinds.get(node.op_type)
+        if found is None:
+            found = self._kinds[node.op_type] = _OpKind(
+                rules.is_data(node), rules.atomic(node), rules.reusable_producer(node.op_type))
+        return found
 
     def producers(self, r: str):
         found = self._producers.get(r)
@@ -168,7 +185,7 @@ class _Facts:
     def io(self, r: str) -> bool:
         found = self._io.get(r)
         if found is None:
-            found = self._io[r] = rules.is_data(self.producers(r)[0]) or self.netoutput_slots.get(r, 0) > 0
+            found = self._io[r] = self.kind(self.producers(r)[0]).data or self.netoutput_slots.get(r, 0) > 0
         return found
 
     def zero_copy(self, r: str) -> str | None:
@@ -178,7 +195,7 @@ class _Facts:
             return None
         supported = all(rules.supports_zero_copy(n.op_type, self.options)
                         for n in self.producers(r) + self.readers(r))
-        if rules.is_data(self.producers(r)[0]):
+        if self.kind(self.producers(r)[0]).data:
             return "input" if supported else None
         return "output" if supported and self.netoutput_slots.get(r, 0) == 1 and self._output_holds(r) else None
 
@@ -194,9 +211,19 @@ class _Facts:
 
     def reusable(self, r: str) -> bool:
         """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (InitReuseFlag, ApplyMemory)."""
-        prods = self.producers(r)
-        return (self.options.reuse and not self.io(r)
-                and all(rules.reusable_producer(n.op_type) and not rules.no_reuse(n) for n in prods))
+        if not self.options.reuse or self.io(r):
+            return False
+        for n in self.producers(r):
+            if not self.kind(n).reusable_producer or rules.no_reuse(n):
+                return False
+        return True
+
+    def atomic(self, nodes) -> bool:
+        """Whether any of ``nodes`` writes atomic outputs (``rules.atomic``)."""
+        for n in nodes:
+            if self.kind(n).atomic:
+                return True
+        return False
 
     def _clock_of(self):
         if self._clock is None:
@@ -467,13 +494,12 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     producers = facts.producers(r)
     producer = producers[0]
     zc = facts.zero_copy(r)
-    is_atomic = zc is None and any(rules.atomic(n) for n in producers)
+    is_atomic = zc is None and facts.atomic(producers)
     reusable = not is_atomic and facts.reusable(r)
     r_first, r_last = lt.span[r]
     first, last = _interval(facts, facts.first_write((r,), producer.stream, r_first),
                             facts.stream_last(r, producer.stream, r_last), reusable)
-    consumers = graph.consumers
-    consumed = any(consumers.get(m) for m in lt.members[r]) or facts.netoutput_slots.get(r, 0)
+    consumed = any(map(graph.consumers.get, lt.members[r])) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
         stream=producer.stream, batch=_common_label(producers), zero_copy=zc, reusable=reusable,
