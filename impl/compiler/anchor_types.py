@@ -143,7 +143,7 @@ def same_or_partial_same(outs, peers) -> bool:
     common part is one run in both, in one order, that starts one of them and runs to the end of one of them,
     and nothing either has past that run is in the other (one inside the other, or the end of one is the
     start of the other: the outputs as the inputs' header, tail or middle and the other way round). The
-    planner lays out exactly these (units._merge); the optimizer copies the input of any other overlap."""
+    planner lays out exactly these (continuous_groups.merge); the optimizer copies the input of any other overlap."""
     first = next(((i, peers.index(t)) for i, t in enumerate(outs) if t in peers), None)
     if first is None:
         return False    # GE's GetFirstSameIndex finds nothing: both indexes are its "none", not 0

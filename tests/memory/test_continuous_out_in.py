@@ -5,7 +5,7 @@ continuous inputs they feed into one sequence (the outputs as the inputs' header
 way round), and ``ApplyContinuousMemWithMng`` (block_mem_assigner.cc) gives it one block, each piece at the sum
 of the 512-aligned sizes before it. Its conflict checker (``continuous_output_and_continuous_input.cc``,
 ``IsSameOrPartialSame``) copies the input only where no such sequence exists. zcspec's planner lays the chain
-out (units._joint) and its conflict pass spares what GE's checker spares; both runtimes run a compiled graph
+out (continuous_groups.chains) and its conflict pass spares what GE's checker spares; both runtimes run a compiled graph
 of the pattern and the oracle agrees.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.impl.compiler.anchor_types import same_or_partial_same
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import compile_stages
-from zcspec.impl.compiler.memory import units
+from zcspec.impl.compiler.memory import continuous_groups, units
 from zcspec.impl.compiler.memory.errors import PlanError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import plan_memory
@@ -177,7 +177,7 @@ def test_a_cycle_of_chains_stays_a_plan_error_as_in_ge():
 
 @given(st.permutations("abcdefg"), st.integers(1, 5), st.integers(0, 6), st.integers(1, 5), st.booleans())
 def test_the_checker_and_the_planner_agree_on_every_overlap(perm, n_out, start, n_in, shuffle):
-    """GE's IsSameOrPartialSame spares exactly the pairs units._merge joins (sequences of distinct tensors
+    """GE's IsSameOrPartialSame spares exactly the pairs continuous_groups.merge joins (sequences of distinct tensors
     sharing one or more)."""
     outs = list(perm[:n_out])
     pool = list(perm[start:start + n_in]) or [perm[0]]
@@ -185,8 +185,8 @@ def test_the_checker_and_the_planner_agree_on_every_overlap(perm, n_out, start, 
         pool = pool[1:] + pool[:1]
     if not set(outs) & set(pool):
         pool.append(outs[0])
-    assert same_or_partial_same(outs, pool) == (units._merge(outs, pool) is not None)
-    assert (units._merge(outs, pool) is None) == (units._merge(pool, outs) is None)
+    assert same_or_partial_same(outs, pool) == (continuous_groups.merge(outs, pool) is not None)
+    assert (continuous_groups.merge(outs, pool) is None) == (continuous_groups.merge(pool, outs) is None)
 
 
 def _shuffled(real):

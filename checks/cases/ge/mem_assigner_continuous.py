@@ -222,7 +222,7 @@ def _multi_ref_graph(diff_stream):
 @ge_case("mem_assigner_unittest.cc", row="P4", raises=PlanError, reason=(
     "GE: HBM 17408 with a, b, f, i in one block: with separate clean one output may feed two continuous "
     "inputs (its block is ordinary, IsSeparateCleanContinuousInputNode); zcspec raises PlanError, a:0 would "
-    "sit in two continuous-input blocks (units._groups; the compiler's mem_layout_conflict pass would copy it)"))
+    "sit in two continuous-input blocks (continuous_groups.input_groups; the compiler's mem_layout_conflict pass would copy it)"))
 def graph_continuous_input_memory_reuse_multi_ref():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_input_memory_reuse_multi_ref):
     GE expects a, b, f, i to share one block (CheckReuse) and HBM 17408."""
@@ -233,7 +233,7 @@ def graph_continuous_input_memory_reuse_multi_ref():
 
 @ge_case("mem_assigner_unittest.cc", row="P4", raises=PlanError, reason=(
     "GE: HBM 20480 (separate clean, as in graph_continuous_input_memory_reuse_multi_ref); zcspec raises "
-    "PlanError, a:0 would sit in two continuous-input blocks (units._groups)"))
+    "PlanError, a:0 would sit in two continuous-input blocks (continuous_groups.input_groups)"))
 def graph_continuous_input_memory_reuse_multi_ref_diff_stream():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
     graph_continuous_input_memory_reuse_multi_ref_diff_stream): the multi-ref graph with g and k on

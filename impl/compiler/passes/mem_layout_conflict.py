@@ -36,7 +36,7 @@ The pairs (``RULES``, symmetric) and where the copy goes:
   ``nopadding_continuous_input_and_nopadding_continuous_out.cc``); continuous output x continuous input,
   unless the node's outputs and the input node's real sources overlap as one run (GE's
   ``IsContinuousOutAndInConflict``, ``continuous_output_and_continuous_input.cc``: the planner lays such a
-  chain out in one block, units._joint); a tensor reaching two continuous inputs, or a
+  chain out in one block, continuous_groups.chains); a tensor reaching two continuous inputs, or a
   continuous node's output feeding another (``continuous_input_and_continuous_input.cc``): before the
   continuous input, all but the first in execution order. A NoPadding concat's output read by another
   NoPadding concat (a cascade, its first such reader) gets no copy: GE's
@@ -133,7 +133,7 @@ def _cascade(graph: Graph, anchors: list[Anchor]) -> list[Anchor]:
     ``nopadding_continuous_input_and_nopadding_continuous_input.cc`` copies only where one output feeds
     several NoPadding concats, all but the first; a concat's output and its first piece are two outputs
     of one symbol, so a cascade is no conflict there, and ``ReAssignContinuousMemory`` lays the inner
-    concat's pieces inside the outer one's block, as the planner does, units._groups). A padding
+    concat's pieces inside the outer one's block, as the planner does, continuous_groups.input_groups). A padding
     (HCCL) input is no cascade: it keeps the copy."""
     spared, seen = [], set()
     for a in anchors:
