@@ -251,11 +251,13 @@ def produce(figure: Figure, environ=os.environ) -> tuple[str, float]:
     load = os.getloadavg()[0]
     started = time.monotonic()
     with _LoadPeak() as peak:
-        run = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+        # stdout is the block; stderr (the scripts' progress) goes straight to ours, so a long run shows it.
+        run = subprocess.run([sys.executable, *argv], cwd=REPO, stdout=subprocess.PIPE, text=True,
                              env={**environ, **dict(figure.env)})
     seconds = time.monotonic() - started
     if run.returncode not in figure.printed or not run.stdout.strip():
-        raise RuntimeError(f"{' '.join(argv)} exited {run.returncode}: {(run.stderr or run.stdout)[-400:]}")
+        raise RuntimeError(f"{' '.join(argv)} exited {run.returncode} (its progress and errors are above): "
+                           f"{run.stdout[-400:]}")
     shown = " ".join(next((f"${v}" for v, value in outside.items() if value and a == value), a) for a in argv)
     shown = " ".join(f"{k}={v}" for k, v in figure.env) + (" " if figure.env else "") + f"python {shown}"
     stamp = f"{begun}-{time.strftime('%H:%M', time.gmtime())} UTC"

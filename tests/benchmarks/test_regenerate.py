@@ -110,3 +110,12 @@ def test_a_figure_may_need_several_variables_and_is_skipped_while_one_is_missing
     monkeypatch.setenv("B_DIR", "/y")
     assert regenerate.main(["t", "--docs", str(tmp_path)]) == 0
     assert "skipped: t (needs $A_DIR)" in capsys.readouterr().out
+
+
+def test_a_figures_progress_on_stderr_reaches_the_terminal_while_it_runs(capfd):
+    """A mutation-score run of two hours showed nothing but its header: regenerate captured the script's
+    stderr along with its stdout. stdout is still the block; stderr now passes through."""
+    script = "import sys; print('progress 1/2', file=sys.stderr, flush=True); print('the figure')"
+    body, _ = regenerate.produce(regenerate.Figure("t", ("-c", script), 0.1))
+    assert body.endswith("the figure") and "progress" not in body
+    assert "progress 1/2" in capfd.readouterr().err
