@@ -45,6 +45,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from itertools import accumulate
+from operator import itemgetter
 
 from zcspec.impl.compiler.memory.ge_descent import Mirror
 from zcspec.impl.compiler.memory.sizes import block_size
@@ -121,42 +122,44 @@ def first_stage(units, steps: int, options, max_block: bool = False) -> tuple[li
     and unit id -> block.
 
     Per step, in this order: the previous step's workspaces are released, the step's outputs then its
-    workspaces get blocks, the outputs whose life ends here are released. Every unit's events go into
-    one bucket per (step, phase) in unit order, so one pass over the buckets replays that walk."""
-    buckets: list[list] = [[] for _ in range(4 * (steps + 1))]
+    workspaces get blocks, the outputs whose life ends here are released. Every unit's events are keyed
+    by (step, phase) and sorted stably, so each (step, phase) keeps unit order and one pass over the
+    events replays that walk (a sort, not one list per (step, phase): 400k empty lists at 100k steps
+    cost half the walk)."""
+    events: list[tuple] = []
     for u in units:
         if u.atomic:
             continue
         workspace = u.kind == "workspace"
         reuse = _may_reuse(u, options)
         key = _pool_key(u, options, max_block) if reuse else None
-        buckets[4 * u.alloc_step + (2 if workspace else 1)].append((True, u, key))
+        events.append((4 * u.alloc_step + (2 if workspace else 1), True, u, key))
         if reuse:
             # ReleaseMemory: an output nobody reads is released at the next node; workspaces at the next step's start.
             release = u.last + 1 if u.unconsumed or workspace else u.last
             if release <= steps:  # later than the last step: nothing asks for a block after it
-                buckets[4 * release + (0 if workspace else 3)].append((False, u, key))
+                events.append((4 * release + (0 if workspace else 3), False, u, key))
+    events.sort(key=itemgetter(0))   # stable: within one (step, phase), unit order
     pool: dict = defaultdict(deque)
     blocks: list[Block] = []
     block_of: dict[str, Block] = {}
     fifo = options.mem_release_first_reuse_first
-    for bucket in buckets:
-        for alloc, u, key in bucket:
-            if not alloc:
-                pool[key].append(block_of[u.id])
-                continue
-            queue = pool.get(key) if key is not None else None
-            if queue:
-                block = queue.popleft() if fifo else queue.pop()
-                block.units.append(u)
-                if u.size > block.real:
-                    block.real = u.size
-                if u.last > block.end:
-                    block.end = u.last
-            else:
-                block = Block(len(blocks), u, options)
-                blocks.append(block)
-            block_of[u.id] = block
+    for _, alloc, u, key in events:
+        if not alloc:
+            pool[key].append(block_of[u.id])
+            continue
+        queue = pool.get(key) if key is not None else None
+        if queue:
+            block = queue.popleft() if fifo else queue.pop()
+            block.units.append(u)
+            if u.size > block.real:
+                block.real = u.size
+            if u.last > block.end:
+                block.end = u.last
+        else:
+            block = Block(len(blocks), u, options)
+            blocks.append(block)
+        block_of[u.id] = block
     return blocks, block_of
 
 
