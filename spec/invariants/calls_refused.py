@@ -15,7 +15,8 @@ from typing import Iterator
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
-from zcspec.spec.invariants.runtime_v1 import ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of
+from zcspec.spec.invariants.runtime_v1_buffers import (ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of,
+                                                       one_to_one, shared_with_output)
 from zcspec.spec.invariants.runtime_v2 import V2, bad_inputs
 from zcspec.spec.observables.execution import ExecutionObservation
 
@@ -60,7 +61,7 @@ def _outside(obs: ExecutionObservation, b) -> str | None:
 def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
     """Buffer name (or ``"inputs/outputs"`` for the count) -> why runtime v1 must refuse the call."""
     why: dict[str, str] = {}
-    if len(obs.buffers) != len(obs.load.io) or {b.name for b in obs.buffers} != {t.name for t in obs.load.io}:
+    if not one_to_one(obs):
         why["inputs/outputs"] = "the buffers do not match the model's I/O one to one (E13025)"
     live = _placements(obs)
     for b in obs.buffers:
@@ -78,14 +79,9 @@ def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
             why[b.name] = f"{b.size} bytes, below the I/O's raw {t.raw_size}: the tasks would access past its end"
         elif t is not None and b.size + GE_SIZE_TOLERANCE < t.size:
             why[b.name] = f"{b.size} + {GE_SIZE_TOLERANCE} bytes, below the model's padded {t.size} (E13025)"
-    for i, a in enumerate(obs.buffers):
-        for b in obs.buffers[:i]:
-            if "output" in (a.role, b.role) and a.address and b.address and a.size > 0 and b.size > 0 and \
-                    a.address < b.address + b.size and b.address < a.address + a.size:
-                why.setdefault(a.name, f"shares bytes with {b.name!r}, and an output may share memory with no "
-                                       "other I/O")
-                why.setdefault(b.name, f"shares bytes with {a.name!r}, and an output may share memory with no "
-                                       "other I/O")
+    for a, b in shared_with_output(obs.buffers):
+        why.setdefault(a.name, f"shares bytes with {b.name!r}, and an output may share memory with no other I/O")
+        why.setdefault(b.name, f"shares bytes with {a.name!r}, and an output may share memory with no other I/O")
     return why
 
 

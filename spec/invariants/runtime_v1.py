@@ -2,18 +2,17 @@
 
 Which I/O must be copied and which must be zero copy is the spec's own computation
 (spec/invariants/_copy_only.py, from the model file's tasks and the SoC table), never the
-runtime's copy-only label.
+runtime's copy-only label. The claims about the caller's buffers (their sizes, a valid call runs)
+live in runtime_v1_buffers.py; ``INVARIANTS`` below lists the whole concern in document order.
 """
 from __future__ import annotations
 
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._copy_only import HCCL, copy_only, copy_source, eligible, judged, reasons, users
-from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import is_v1
+from zcspec.spec.invariants.runtime_v1_buffers import BUFFER_SIZE, V1, VALID_CALL_SUCCEEDS
 from zcspec.spec.observables.execution import ADDR_BYTES, ExecutionObservation
 from zcspec.spec.observables.load import LoadObservation
-
-V1 = "runtime/v1/graph/load/model_manager/"
 
 
 def _refreshed_entries(obs: ExecutionObservation):
@@ -353,131 +352,6 @@ ZERO_COPY_WHEN_ELIGIBLE = Invariant(
               "ConstructZeroCopyIoActiveBaseAddrs); zero_copy_offset.cc (ZeroCopyOffset::SetOutsideAddrsValue)",
     applies_to="execution", concern="runtime_v1", predicate=_zero_copy_when_eligible,
     precondition=lambda obs: next(_eligible_io(obs), None) is not None,
-)
-
-# -- V1-BUFFER-SIZE ---------------------------------------------------------------------------
-
-GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare (GE: davinci_model.cc)
-
-
-def _sized_buffers(obs: ExecutionObservation):
-    """(io, buffer, too small?) for every device buffer bound to a v1 model I/O."""
-    if not is_v1(obs):
-        return
-    for t in obs.load.io:
-        b = obs.buffer(t.name)
-        if b is not None and b.address and b.placement == "device":
-            yield t, b, b.size + GE_SIZE_TOLERANCE < t.size
-
-
-def _buffer_size(obs: ExecutionObservation):
-    for t, b, too_small in _sized_buffers(obs):
-        if too_small and obs.result.ok:
-            yield violation(f"buffer {t.name!r}", f"is {b.size} bytes; {b.size} + {GE_SIZE_TOLERANCE} < the model's "
-                            f"{t.size}, yet the call succeeded", size=b.size, model_size=t.size)
-        elif (not obs.result.ok and obs.result.culprit == t.name and obs.result.rule == "size"
-              and b.size >= t.raw_size):
-            yield violation(f"buffer {t.name!r}", f"was refused although it is {b.size} bytes, at least the raw "
-                            f"size {t.raw_size}", size=b.size, raw_size=t.raw_size)
-
-
-BUFFER_SIZE = Invariant(
-    id="V1-BUFFER-SIZE",
-    title="v1 refuses I/O buffers below GE's tolerance and accepts raw-sized ones",
-    statement="In v1, an execution whose device I/O buffer is so small that its size plus 64 is below the "
-              "model's padded size for that I/O fails, and a buffer of at least the I/O's raw size is never "
-              "the reason a call is refused.",
-    rationale="GE's CheckUserAndModelSize errors only when user + 64 < model size (E13025): the model's size is "
-              "padded (align32 + 32), so a caller passing the raw byte count must always be accepted, while a "
-              "truly short buffer must be refused before any task writes into it.",
-    ge_source=V1 + "davinci_model.cc (CheckUserAndModelSize, kDataMemAlignSizeCompare)",
-    applies_to="execution", concern="runtime_v1", predicate=_buffer_size,
-    precondition=lambda obs: any(small or not obs.result.ok for _, _, small in _sized_buffers(obs)),
-)
-
-
-# -- V1-VALID-CALL-SUCCEEDS ------------------------------------------------------------------
-
-ADDRESS_GRAIN = 8   # the widest element size: an address off this grain may be misaligned for its dtype
-
-
-def _placements(obs: ExecutionObservation) -> dict[int, tuple[int, str]]:
-    """The caller's allocations live when the call began, from the trace's alloc and free events alone
-    (the load's, then those since): start -> (end, address space)."""
-    live: dict[int, tuple[int, str]] = {}
-    for e in obs.load.events + obs.events[:call_bounds(obs.events)[0]]:
-        if e.kind == "alloc" and e.owner == "user" and e.address is not None and e.size and e.space:
-            live[e.address] = (e.address + e.size, e.space)
-        elif e.kind == "free":
-            live.pop(e.address, None)
-    return live
-
-
-def _space_of(live: dict, b) -> str | None:
-    """The address space of the one live caller allocation holding all of ``b`` (None: no such allocation
-    in the trace, e.g. memory allocated before the load)."""
-    for start, (end, space) in live.items():
-        if start <= b.address and b.address + b.size <= end:
-            return space
-    return None
-
-
-def _refusal_reasons(obs: ExecutionObservation) -> list[str]:
-    """Why the spec would let a v1 runtime refuse this call's buffers (empty: the buffers are valid)."""
-    why = []
-    if {b.name for b in obs.buffers} != {t.name for t in obs.load.io} or len(obs.buffers) != len(obs.load.io):
-        why.append("the buffers do not match the model's I/O one to one")
-    live = _placements(obs)
-    for b in obs.buffers:
-        t = obs.load.io_tensor(b.name)
-        space = _space_of(live, b) if b.address else None
-        if not b.address:
-            why.append(f"{b.name!r}: null")
-        elif space is None:
-            why.append(f"{b.name!r}: inside no live allocation of the caller that the trace shows")
-        elif space == "host" and obs.load.options.reuse_zero_copy_memory:
-            why.append(f"{b.name!r}: host memory under reuseZeroCopyMemory (GE: davinci_model.cc "
-                       "ConstructZeroCopyIoActiveBaseAddrs)")
-        if t is not None and b.size < t.raw_size:
-            why.append(f"{b.name!r}: {b.size} bytes, below the raw {t.raw_size}")
-        if b.address % ADDRESS_GRAIN:
-            why.append(f"{b.name!r}: address not {ADDRESS_GRAIN}-byte aligned (its element size is not observed)")
-    for i, a in enumerate(obs.buffers):
-        for b in obs.buffers[:i]:
-            shared = (a.address < b.address + b.size and b.address < a.address + a.size and a.size > 0 and b.size > 0)
-            if shared and "output" in (a.role, b.role):
-                why.append(f"{a.name!r} overlaps {b.name!r}, and one is an output")
-    return why
-
-
-def _judged_call(obs: ExecutionObservation) -> bool:
-    return is_v1(obs) and any(e.kind == "call_begin" for e in obs.events) and not _refusal_reasons(obs)
-
-
-def _valid_call_succeeds(obs: ExecutionObservation):
-    if not obs.result.ok and _judged_call(obs):
-        yield violation("execute call", f"was refused with valid buffers (each non-null, inside a live allocation "
-                        f"of the caller, at least its I/O's raw size, no output sharing memory"
-                        f"{', none on the host under reuseZeroCopyMemory' if obs.load.options.reuse_zero_copy_memory else ''}"
-                        f"): {obs.result.error}", named=obs.result.culprit)
-
-
-VALID_CALL_SUCCEEDS = Invariant(
-    id="V1-VALID-CALL-SUCCEEDS",
-    title="v1 runs a call whose buffers are valid",
-    statement="A v1 execute call whose buffers the spec finds valid succeeds: one buffer per model I/O, each "
-              "non-null, inside one live allocation of the caller as the trace's allocation events show it "
-              "(device or host memory alike), at least its I/O's raw size and 8-byte aligned, no output sharing "
-              "bytes with another buffer, and no host buffer under reuseZeroCopyMemory. The placement is the "
-              "address space of that allocation, not the runtime's or the entry point's view of the buffer.",
-    rationale="A runtime or entry point that refuses good buffers passes every claim about refused calls (they "
-              "change nothing) while the caller's inference never runs: an ACL facade that took host buffers "
-              "for device ones made every host-placed call fail and verify passed. GE copies host-placed I/O "
-              "through the model's region (ConstructZeroCopyIoActiveBaseAddrs) and refuses it only when that "
-              "region is unbacked, as under reuseZeroCopyMemory.",
-    ge_source=V1 + "davinci_model.cc (NnExecute, ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize)",
-    applies_to="execution", concern="runtime_v1", predicate=_valid_call_succeeds,
-    precondition=_judged_call,
 )
 
 INVARIANTS = (SLOT_REFRESH, NO_MODEL_IO_SLOT, COPY_ONLY_ONCE, ZERO_COPY_WHEN_ELIGIBLE, REUSE_ZC_MEMORY, HCCL_COPY,
