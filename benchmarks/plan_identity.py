@@ -1,6 +1,6 @@
 """Plan identity: a digest of every plan of a fixed set of graphs, to show a planner change decides the same.
 
-A speed-up of the planner (ge_blocks, units, lifetimes, offsets) must not change one
+A speed-up of the planner (ge_blocks, ge_level2, units, lifetimes, offsets) must not change one
 offset: this records, per case, the SHA-256 of the plan's JSON (``artefact_json.to_json``,
 keys sorted) and compares it with a recording made before the change. Cases: every zoo
 graph (``checks.zoo``: the light ONNX models and the built-in rule graphs) with the ge

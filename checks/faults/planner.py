@@ -106,7 +106,7 @@ def _streams_by_steps():
     """Level 2 merges blocks of two streams when their spans of steps do not meet, as on one stream:
     the steps are one schedule of many, so a task of the other stream may still use the memory
     (GE's CanBlockLifeReuse asks for a stream dependency edge, GetDependLifeBegin)."""
-    return swap("zcspec.impl.compiler.memory.ge_blocks", "_follows",
+    return swap("zcspec.impl.compiler.memory.ge_level2", "_follows",
                 lambda follows: (lambda a, b: a.end < b.begin))
 
 
@@ -119,7 +119,7 @@ def _interval_touching():
             shifted = [attrs.evolve(u, first=u.first + 1) if u.last > u.first else u for u in units]
             return crossing(parent, shifted, window)
         return wrong
-    return swap("zcspec.impl.compiler.memory.ge_blocks", "_crossing", make)
+    return swap("zcspec.impl.compiler.memory.ge_level2", "_crossing", make)
 
 
 VARIANTS = (

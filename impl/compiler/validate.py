@@ -34,6 +34,7 @@ def validate(graph: Graph) -> Graph:
     _merges_valid(graph)
     _reuse_inputs_valid(graph)
     _continuous_outputs_valid(graph)
+    _separate_clean_valid(graph)
     _control_inputs_valid(graph)
     execution_order(graph)  # raises CycleError
     return graph
@@ -195,6 +196,18 @@ def _continuous_outputs_valid(graph: Graph) -> None:
         flag = n.attr("continuous_output", False)
         if not isinstance(flag, bool):
             raise GraphError(f"node {n.name!r} has continuous_output={flag!r}: it must be True or False", node=n.name)
+
+
+def _separate_clean_valid(graph: Graph) -> None:
+    """``need_gentask_atomic`` is a bool and ``atomic_input_index`` (GE's ATOMIC_ATTR_INPUT_INDEX) a tuple of
+    ints: together they make a continuous-input node clean its inputs separately (rules.separate_clean)."""
+    for n in graph.nodes:
+        flag, index = n.attr("need_gentask_atomic", False), n.attr("atomic_input_index", ())
+        if not isinstance(flag, bool):
+            raise GraphError(f"node {n.name!r} has need_gentask_atomic={flag!r}: it must be True or False", node=n.name)
+        if not (isinstance(index, tuple) and all(isinstance(k, int) and not isinstance(k, bool) for k in index)):
+            raise GraphError(f"node {n.name!r} has atomic_input_index={index!r}: it must be a tuple of input "
+                             "indexes (GE's ATOMIC_ATTR_INPUT_INDEX, (-1,) for all inputs)", node=n.name)
 
 
 def _merges_valid(graph: Graph) -> None:

@@ -39,6 +39,7 @@ def _bound_objects():
     mods = ["zcspec.impl.compiler.memory.offsets", "zcspec.impl.compiler.memory.compact", "zcspec.impl.compiler.memory.lifetimes",
             "zcspec.impl.compiler.aliases",
             "zcspec.impl.compiler.memory.units", "zcspec.impl.compiler.memory.plan", "zcspec.impl.compiler.memory.ge_blocks",
+            "zcspec.impl.compiler.memory.ge_level2", "zcspec.impl.compiler.memory.memory_block",
             "zcspec.impl.compiler.memory.sizes", "zcspec.impl.compiler.memory.bounds", "zcspec.impl.compiler.memory.rules",
             "zcspec.impl.compiler.passes", "zcspec.impl.runtime.v1.refresh", "zcspec.impl.runtime.v1.execute", "zcspec.impl.runtime.v1.bind",
             "zcspec.impl.runtime.v1.zero_copy", "zcspec.impl.runtime.v2.passes", "zcspec.impl.runtime.v2.kernels.outputs",

@@ -1,10 +1,10 @@
 """Level 2's interval reuse (block_mem_assigner.cc ``CanIntervalLifeReuse``, called from
 ``MemoryBlock::AddLifeReuseBlock``): on one stream, the members of a block whose lifetimes cross none of a
 parent's members may live in the parent's memory even though the two blocks' spans meet; the members that
-cross leave for a clone block (``ge_blocks._interval``)."""
+cross leave for a clone block (``ge_level2._interval``)."""
 from __future__ import annotations
 
-from zcspec.impl.compiler.memory import ge_blocks, offsets
+from zcspec.impl.compiler.memory import ge_level2, offsets
 from zcspec.impl.compiler.memory.lifetimes import lifetimes
 from zcspec.impl.compiler.memory.plan import plan_memory
 from zcspec.impl.compiler.memory.units import build_units
@@ -57,14 +57,14 @@ def _binary_feature_map() -> int:
 
 def test_without_interval_reuse_the_spans_keep_the_blocks_apart(monkeypatch):
     assert _binary_feature_map() == 2048 + 512
-    monkeypatch.setattr(ge_blocks, "_interval", lambda *args: False)
+    monkeypatch.setattr(ge_level2, "_interval", lambda *args: False)
     assert _binary_feature_map() == 2048 + 1024 + 512
 
 
 def test_keeping_the_crossing_members_is_caught_by_no_overlap(monkeypatch):
     """Broken on purpose: no member counts as crossing, so q and r stay in the 512 B block that joins p's
     memory while p is alive; the spec's LAYOUT-NO-OVERLAP names them."""
-    monkeypatch.setattr(ge_blocks, "_crossing", lambda parent, units, window: [])
+    monkeypatch.setattr(ge_level2, "_crossing", lambda parent, units, window: [])
     graph, plan = _plan()
     found = list(NO_OVERLAP.predicate(observe_plan(graph, plan)))
     assert found and any("N2:0" in v.culprit for v in found), found

@@ -1,12 +1,12 @@
 """Level 2 across streams: two blocks of different streams share memory only where GE's
 ``CanBlockLifeReuse`` (block_mem_assigner.cc) finds a stream dependency edge from the end of one to the
-start of the other (``ge_blocks._follows``, on the stream clocks of ``stream_order.known_before``), and
+start of the other (``ge_level2._follows``, on the stream clocks of ``stream_order.known_before``), and
 the spec's LAYOUT-STREAM-ORDER recomputes that order from the plan alone."""
 from __future__ import annotations
 
 import pytest
 
-from zcspec.impl.compiler.memory import ge_blocks
+from zcspec.impl.compiler.memory import ge_level2
 from zcspec.impl.compiler.memory.plan import plan_memory
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.spec.invariants.layout import NO_OVERLAP
@@ -49,7 +49,7 @@ def test_sharing_by_steps_alone_passes_no_overlap_and_fails_stream_order(monkeyp
     """Broken on purpose: level 2 merging across streams by steps (the fault variant
     streams-shared-by-steps). The steps of P's and T's memory do not meet, so LAYOUT-NO-OVERLAP holds,
     but nothing orders R (stream 1) before T (stream 0)."""
-    monkeypatch.setattr(ge_blocks, "_follows", lambda a, b: a.end < b.begin)
+    monkeypatch.setattr(ge_level2, "_follows", lambda a, b: a.end < b.begin)
     graph, plan = _plan(_two_branches(False))
     obs = observe_plan(graph, plan)
     assert list(NO_OVERLAP.predicate(obs)) == []

@@ -11,11 +11,15 @@ How each case compares with GE (and what a deviation records): graph.py.
 """
 from __future__ import annotations
 
-from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case, ge_cases, GeMismatch, Param
-from zcspec.checks.cases.ge.graph import GeGraph, PlanCheckFailed
+from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case, ge_cases, Param
+from zcspec.checks.cases.ge.graph import GeGraph
 from zcspec.checks.cases.ge.graph import reuses
 from zcspec.checks.cases.ge.graph import some_op
-from zcspec.impl.compiler.memory.errors import PlanError
+
+# GE's separate clean (block_mem_assigner.cc IsSeparateCleanContinuousInputNode): the tests set
+# need_gentask_atomic and ATOMIC_ATTR_INPUT_INDEX {-1} on a padding continuous-input node; zcspec's node
+# attributes of the same names (rules.separate_clean).
+SEPARATE_CLEAN = dict(need_gentask_atomic=True, atomic_input_index=(-1,))
 
 
 def _continuous_reuse_graph():
@@ -126,7 +130,10 @@ def _not_first_graph(muti_ref=False, diff_stream=False, first_muti=True, second_
         some_op(g, "C", op="Max", _reuse_input=True)
     else:
         some_op(g, "C")
-    some_op(g, "D", op="PhonyConcat" if nopad else "HcomAllReduce")
+    if nopad:
+        some_op(g, "D", op="PhonyConcat")
+    else:
+        some_op(g, "D", op="HcomAllReduce", **SEPARATE_CLEAN)
     for name in "EFGH":
         some_op(g, name, stream=0 if diff_stream else 1)
     g.edge("A", 0, "B", 0).edge("A", 0, "C", 0)
@@ -168,31 +175,26 @@ def graph_not_first_continuous_input_as_symbol_reuse(kwargs, expected):
 
 def _padding_continuous_graph():
     """MakePaddingInputContinuousReuseGraph: a, b -> c (padding continuous input, 4096 B) -> d; d, e -> f
-    (padding continuous input); c and f also clean their inputs separately (need_gentask_atomic), which
-    zcspec has no counterpart for. Both are HcomAllReduce here."""
+    (padding continuous input); c and f clean their inputs separately (need_gentask_atomic with
+    ATOMIC_ATTR_INPUT_INDEX), so each group is an ordinary reusable block of its first input (a:0, d:0),
+    as large as the group. Both are HcomAllReduce here."""
     g = GeGraph("padding_continuous")
     some_op(g, "A")
     some_op(g, "B")
-    some_op(g, "C", 4096, op="HcomAllReduce")
+    some_op(g, "C", 4096, op="HcomAllReduce", **SEPARATE_CLEAN)
     some_op(g, "D")
     some_op(g, "E")
-    some_op(g, "F", 4096, op="HcomAllReduce")
+    some_op(g, "F", 4096, op="HcomAllReduce", **SEPARATE_CLEAN)
     g.edge("A", 0, "C", 0).edge("B", 0, "C", 1).edge("C", 0, "D", 0).edge("D", 0, "F", 0).edge("E", 0, "F", 1)
     return g
 
 
-SEPARATE_CLEAN = ("c and f clean their inputs separately (need_gentask_atomic with ATOMIC_ATTR_INPUT_INDEX: "
-                  "BlockMemAssigner IsSeparateCleanContinuousInputNode), so GE gives the first input of each an "
-                  "ordinary reusable block sized for the group and the other inputs none (ApplyOutMemory with "
-                  "as_input_continuous false); zcspec has no separate-clean mode: a continuous-input group is one "
-                  "block that first-stage reuse never takes and level 2 never nests (ge_blocks._may_reuse, level_two)")
-
-
-@ge_case("mem_assigner_unittest.cc", row="P4", raises=GeMismatch, reason=(
-    "GE: HBM 9216 and d:0 inside a:0's block; zcspec: 13312 and a:0, d:0 apart. " + SEPARATE_CLEAN))
+@ge_case("mem_assigner_unittest.cc")
 def graph_continuous_input_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_input_memory_reuse):
-    MakePaddingInputContinuousReuseGraph; GE expects a:0 and d:0 to share memory (CheckReuse) and HBM 9216."""
+    MakePaddingInputContinuousReuseGraph; GE expects a:0 and d:0 to share memory (CheckReuse) and HBM 9216:
+    f's group (d, e) takes the block c's group (a, b) released at c, as an ordinary block of the same size
+    (units._clean_unit)."""
     plan = _padding_continuous_graph().plan()
     fact(reuses(plan, "A:0", "D:0"), 'reuses(plan, "A:0", "D:0")')
     expect(plan.attributes.memory_size, 9216, 'plan.attributes.memory_size')
@@ -200,16 +202,18 @@ def graph_continuous_input_memory_reuse():
 
 def _multi_ref_graph(diff_stream):
     """MakePaddingInputContinuousReuseGraphMultiRef: a feeds two padding continuous inputs, c = [a, b] and
-    g = [a, f]; i = [e, d, h] -> j -> k, h -> k."""
+    g = [a, f]; i = [e, d, h] -> j -> k, h -> k; c, g and i clean their inputs separately, so a:0 starts
+    both c's and g's group in one block as large as the larger (a, f), with b and f after a (never live at
+    once)."""
     g = GeGraph("padding_continuous_multi_ref")
     some_op(g, "A")
     some_op(g, "B")
     some_op(g, "F", 4096)
-    some_op(g, "C", 4096, op="HcomAllReduce")
-    some_op(g, "G", 4096, op="HcomAllReduce", stream=0 if diff_stream else 1)
+    some_op(g, "C", 4096, op="HcomAllReduce", **SEPARATE_CLEAN)
+    some_op(g, "G", 4096, op="HcomAllReduce", stream=0 if diff_stream else 1, **SEPARATE_CLEAN)
     for name in "HDE":
         some_op(g, name)
-    some_op(g, "I", 4096, op="HcomAllReduce")
+    some_op(g, "I", 4096, op="HcomAllReduce", **SEPARATE_CLEAN)
     some_op(g, "J")
     some_op(g, "K", stream=0 if diff_stream else 1)
     for edge in [("A", 0, "C", 0), ("B", 0, "C", 1), ("A", 0, "G", 0), ("F", 0, "G", 1), ("C", 0, "D", 0),
@@ -219,21 +223,22 @@ def _multi_ref_graph(diff_stream):
     return g
 
 
-@ge_case("mem_assigner_unittest.cc", row="P4", raises=PlanError, reason=(
-    "GE: HBM 17408 with a, b, f, i in one block: with separate clean one output may feed two continuous "
-    "inputs (its block is ordinary, IsSeparateCleanContinuousInputNode); zcspec raises PlanError, a:0 would "
-    "sit in two continuous-input blocks (continuous_groups.input_groups; the compiler's mem_layout_conflict pass would copy it)"))
+@ge_case("mem_assigner_unittest.cc")
 def graph_continuous_input_memory_reuse_multi_ref():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_input_memory_reuse_multi_ref):
-    GE expects a, b, f, i to share one block (CheckReuse) and HBM 17408."""
+    GE expects a, b, f, i to share one block (CheckReuse) and HBM 17408: b and f sit at the same bytes after
+    a:0 in its block (continuous_groups.clean_sets), and i:0 nests in it once g has run."""
     plan = _multi_ref_graph(False).plan()
     fact(reuses(plan, "A:0", "B:0", "F:0", "I:0"), 'reuses(plan, "A:0", "B:0", "F:0", "I:0")')
     expect(plan.attributes.memory_size, 17408, 'plan.attributes.memory_size')
 
 
-@ge_case("mem_assigner_unittest.cc", row="P4", raises=PlanError, reason=(
-    "GE: HBM 20480 (separate clean, as in graph_continuous_input_memory_reuse_multi_ref); zcspec raises "
-    "PlanError, a:0 would sit in two continuous-input blocks (continuous_groups.input_groups)"))
+@ge_case("mem_assigner_unittest.cc", row="P22", reason=(
+    "GE: HBM 20480; zcspec: 22528. a:0's block is read on stream 1 (c) and stream 0 (g); level 2 refuses it "
+    "interval reuse (ge_level2._remote: its last member is used on another stream), where GE's "
+    "CanIntervalLifeReuse refuses only a block whose diff_stream_life_time_ is set (SetReleaseBlockLifeEnd "
+    "sets it when the member is read on one other stream only, with no way back), so GE nests i:0 there "
+    "and zcspec does not"))
 def graph_continuous_input_memory_reuse_multi_ref_diff_stream():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
     graph_continuous_input_memory_reuse_multi_ref_diff_stream): the multi-ref graph with g and k on

@@ -16,7 +16,7 @@ from zcspec.checks.cases.ge.graph import disjoint, reuses
 from zcspec.checks.cases.ge.graph import some_op
 
 CROSS_STREAM = ("zcspec merges blocks of two streams in level 2 where GE's CanBlockLifeReuse would "
-                "(ge_blocks._follows, on stream_order's clocks), but keeps a continuous group fed or read across "
+                "(ge_level2._follows, on stream_order's clocks), but keeps a continuous group fed or read across "
                 "streams to the last step (units._group_unit)")
 
 
@@ -352,7 +352,7 @@ def _continuous_output_graph():
 def graph_continuous_output_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_output_memory_reuse):
     MakeContinuousOutputGraph; GE expects HBM 40960 (33792 with every node on one stream), which takes level 2
-    across streams (CanBlockLifeReuse: ge_blocks._follows) and continuous blocks used on another stream held
+    across streams (CanBlockLifeReuse: ge_level2._follows) and continuous blocks used on another stream held
     to the end. The continuous outputs themselves follow GE: one block,
     output i after the aligned sizes of the ones before it (ApplyContinuousMemory, AssignContinuousOutputMemory)."""
     p = _continuous_output_graph().plan()

@@ -68,7 +68,7 @@ def unit_intervals(units, options) -> list[Interval]:
     """The planner's view: each feature-map unit (a root, its aliases, a whole continuous group) once, live
     from its first step to the last its tensors reach (``Unit.reach``) when it may be shared: past that a
     unit is only held for the order of the streams, and a block of another stream may take its memory
-    there (``ge_blocks._follows``); on one stream the two are equal."""
+    there (``ge_level2._follows``); on one stream the two are equal."""
     return [Interval(u.first, min(u.reach, u.last) if u.reusable else u.last,
                      block_size(u.size, options), u.batch) for u in units if u.zero_copy is None]
 

@@ -1,8 +1,11 @@
 """Which tensors share one continuous block, read from the graph: the continuous-input groups (NoPadding concats
 nested in the concat that reads their output, a cascade), the continuous-output groups, and the chains in which
-continuous outputs feed padding continuous inputs (GE's ContinuousMemMng). ``units`` turns each into one unit;
-any other way a tensor would sit in two continuous blocks is a PlanError naming it."""
+continuous outputs feed padding continuous inputs (GE's ContinuousMemMng), and the separate-clean groups that
+start with one tensor (``clean_sets``). ``units`` turns each into one unit; any other way a tensor would sit in
+two continuous blocks is a PlanError naming it."""
 from __future__ import annotations
+
+from typing import Mapping
 
 import attrs
 
@@ -23,23 +26,18 @@ def input_groups(graph: Graph, lt: Lifetimes) -> tuple[dict[str, list[str]], dic
     (graph_mem_assigner.cc ``AssignContinuousInputMemory`` with ``reverse_refresh``), and its conflict
     optimizer inserts no copy there (``nopadding_continuous_input_and_nopadding_continuous_input.cc``).
     Deeper cascades nest by the same rule, innermost first. Any other tensor in two groups, or a cascade
-    through a padding (HCCL) group, stays a PlanError."""
+    through a padding (HCCL) group, stays a PlanError. A separate-clean node is no group here (``clean_sets``)."""
     groups: dict[str, list[str]] = {}
     inner: dict[str, str] = {}
     owner: dict[str, str] = {}
     for name in lt.order:
         node = graph.node[name]
         kind = rules.continuous_input(node)
-        if kind is None:
+        if kind is None or rules.separate_clean(node):
             continue
         roots = []
         for t in node.inputs:
-            r = lt.root[t]
-            if r in graph.weight or rules.zero_memory(graph.node[graph.producer[r]]):
-                raise PlanError(f"node {name!r} needs its inputs in one continuous block, but input {t!r} is a "
-                                "weight or variable at a fixed address; copy it first (MemcpyAsync)",
-                                node=name, tensor=t,
-                                rule="continuous input, block_mem_assigner.cc AssignContinuousBlocks")
+            r = _planned_root(graph, lt, name, t)
             nested = _cascade(graph, groups, owner, kind, t, r)
             if nested is not None:
                 roots += groups.pop(nested)
@@ -55,6 +53,70 @@ def input_groups(graph: Graph, lt: Lifetimes) -> tuple[dict[str, list[str]], dic
             owner[r] = name
         groups[name] = roots
     return groups, inner
+
+
+def _planned_root(graph: Graph, lt: Lifetimes, name: str, t: str) -> str:
+    """The root of continuous input ``t`` of node ``name``, which must be planner memory: a weight or variable
+    sits at a fixed address, where no block can put it next to the other inputs."""
+    r = lt.root[t]
+    if r in graph.weight or rules.zero_memory(graph.node[graph.producer[r]]):
+        raise PlanError(f"node {name!r} needs its inputs in one continuous block, but input {t!r} is a "
+                        "weight or variable at a fixed address; copy it first (MemcpyAsync)",
+                        node=name, tensor=t, rule="continuous input, block_mem_assigner.cc AssignContinuousBlocks")
+    return r
+
+
+@attrs.frozen
+class CleanSet:
+    """The separate-clean continuous-input nodes (``rules.separate_clean``) whose first inputs share one root,
+    ``head``: GE gives that root one ordinary block, as large as the largest of the groups
+    (block_mem_assigner.cc ``GetOutputTotalSizeAndOutCount`` takes the largest total over the output's
+    continuous-input readers), and lays each group out from its start (graph_mem_assigner.cc
+    ``AssignContinuousInputMemory``: input 0's offset, then each input after the one before). ``groups``:
+    (node, its input roots, head first), in execution order."""
+
+    head: str
+    groups: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def clean_sets(graph: Graph, lt: Lifetimes, taken: Mapping[str, list[str]],
+               out_groups: Mapping[str, list[str]]) -> list[CleanSet]:
+    """The separate-clean groups, one ``CleanSet`` per first input, in execution order of their first node.
+
+    Only the first input is shared: GE applies memory for input 0 alone (``GetNoNeedAssignMemoryFlag``: an
+    output that is input 0 of some reader gets its own block; one that is only a later input of a
+    separate-clean node gets none) and sizes that block for every group it starts, while a later input takes
+    the offset its group gives it (``SetMemOffset``). A later input in two groups, the first input of one
+    group and a later input of another, or an input also in a continuous group of another kind (``taken``,
+    ``out_groups``: GE would write its offset twice) is a PlanError naming the tensor and both nodes."""
+    other = {r: name for groups in (taken, out_groups) for name, roots in groups.items() for r in roots}
+    sets: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    place: dict[str, tuple[str, int]] = {}   # root -> (node, input index) of its first clean group
+    for name in lt.order:
+        node = graph.node[name]
+        if not rules.separate_clean(node):
+            continue
+        roots: list[str] = []
+        for k, t in enumerate(node.inputs):
+            r = _planned_root(graph, lt, name, t)
+            was = place.get(r)
+            if r in other:
+                clash = other[r]
+            elif r in roots:
+                clash = name
+            elif was is not None and (k > 0 or was[1] > 0):   # a later input here or where it was first seen
+                clash = was[0]
+            else:
+                clash = None
+            if clash is not None:
+                raise PlanError(f"tensor {r!r} (via input {t!r}) would have to sit in two continuous-input blocks "
+                                f"(nodes {clash!r} and {name!r}): only the first input of separate-clean "
+                                "continuous inputs may start several groups", node=name, tensor=t,
+                                rule="separate clean, block_mem_assigner.cc GetNoNeedAssignMemoryFlag")
+            place.setdefault(r, (name, k))
+            roots.append(r)
+        sets.setdefault(roots[0], []).append((name, tuple(roots)))
+    return [CleanSet(head, tuple(groups)) for head, groups in sets.items()]
 
 
 def _cascade(graph: Graph, groups: dict[str, list[str]], owner: dict[str, str], kind: str, t: str,

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from zcspec.impl.compiler.memory.ge_blocks import Block
 from zcspec.impl.compiler.memory.layout import resize
+from zcspec.impl.compiler.memory.memory_block import Block
 
 
 def _eligible(b: Block) -> bool:

@@ -1,4 +1,4 @@
-"""Level 2's descent into a tree of blocks (ge_blocks ``_adopt``), compiled by numba, for one-stream block lists.
+"""Level 2's descent into a tree of blocks (ge_level2 ``_adopt``), compiled by numba, for one-stream block lists.
 
 Level 2 offers every later block to every top-level block, and each offer walks the
 top-level block's tree depth first, judging at every node whether the offered block's
@@ -30,7 +30,7 @@ SORTED_FIRST, REACH = range(2)
 @numba.njit(cache=True)
 def _refresh(yf, yl, n, yreach):
     """The offered block's order flag, begin and end, and the running maximum of its lasts, over its
-    ``n`` remaining members (ge_blocks ``_Timeline`` and ``Block.keep_only``)."""
+    ``n`` remaining members (ge_level2 ``_Timeline`` and ``Block.keep_only``)."""
     ordered = True
     for i in range(n - 1):
         if yf[i] > yf[i + 1]:
@@ -46,7 +46,7 @@ def _refresh(yf, yl, n, yreach):
 
 @numba.njit(cache=True)
 def _crossing(c, tree, members, yf, yl, yreach, n, ordered, ybegin, yend, cross):
-    """ge_blocks ``_may_share`` on one stream for node ``c``: -1 when the spans do not meet, else how
+    """ge_level2 ``_may_share`` on one stream for node ``c``: -1 when the spans do not meet, else how
     many of the offered block's ``n`` members cross one of ``c``'s (``_interval``, ``_crossing``),
     their positions written to ``cross``. All of them: ``c`` refuses it; some: they leave it."""
     if yend < tree[BEGIN, c] or ybegin > tree[END, c]:
@@ -87,7 +87,7 @@ def _leave(yf, yl, yidx, cross, k, n, moved_at, event):
 
 @numba.njit(cache=True)
 def descend(root, gate_root, size, slack, max_depth, tree, members, yf, yl, yreach, ordered, ybegin, yend):
-    """The walk of ge_blocks ``_adopt`` from ``root`` for an offered block of aligned ``size`` whose
+    """The walk of ge_level2 ``_adopt`` from ``root`` for an offered block of aligned ``size`` whose
     members' firsts and lasts are ``yf``/``yl`` (member order; ``yreach``, ``ordered``, ``ybegin`` and
     ``yend`` as its ``_Timeline`` and span give them; none is written), after judging ``root`` itself
     when ``gate_root`` (level 2's ``_may_share``). Returns (the node that takes the block, -1 if none,

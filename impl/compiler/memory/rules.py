@@ -67,6 +67,19 @@ def continuous_input(node) -> str | None:
     return info.continuous_input
 
 
+def separate_clean(node) -> bool:
+    """GE's separate-clean continuous input (block_mem_assigner.cc ``IsSeparateCleanContinuousInputNode``): a
+    padding continuous-input node (``ATTR_NAME_CONTINUOUS_INPUT``, more than one input: NoPadding concats never
+    are one) that cleans its inputs with its own task, node attributes ``need_gentask_atomic`` True and
+    ``atomic_input_index`` (GE's ``ATOMIC_ATTR_INPUT_INDEX``; present with any value, as GE asks ``HasAttr``).
+    Its group is then no continuous block: the first input's memory is an ordinary reusable block as large as
+    the group (``GetOutputTotalSizeAndOutCount``, ``ApplyOutMemory`` with ``as_input_continuous`` false), the
+    other inputs get none (``GetNoNeedAssignMemoryFlag``) and sit after it (graph_mem_assigner.cc
+    ``AssignContinuousInputMemory``), so one first input may start several such groups."""
+    return (node.attr("need_gentask_atomic", False) is True and node.attr("atomic_input_index") is not None
+            and continuous_input(node) == "padding")
+
+
 def continuous_output(node) -> bool:
     """GE's ``ATTR_NAME_CONTINUOUS_OUTPUT`` (node attribute ``continuous_output``, fused HCCL) on a node
     with two or more outputs (``MemLayoutConflictUtil::IsContinuousOutput``, which the planner's

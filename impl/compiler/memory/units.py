@@ -55,7 +55,7 @@ class Unit:
     unit; the pieces are reported as its aliases.
 
     On a graph with several streams (else both are empty), what orders the unit against units of
-    other streams in level 2 (``ge_blocks._follows``): ``uses``, (stream, last step) of the tasks that
+    other streams in level 2 (``ge_level2._follows``): ``uses``, (stream, last step) of the tasks that
     write or read its memory, and ``known``, (stream, step) known to have run before every task that
     writes it (stream_order.py). ``reach``: the last step any member tensor's own lifetime reaches
     (its last reader's, with or without a task), before the stream rules widen ``last``.
@@ -441,7 +441,7 @@ def _joint_unit(facts: _Facts, chain: Chain, options) -> Unit:
     ``IsNeedAssignMemory``), for a block the ContinuousMem of this scenario never lets be reused
     (``can_reuse_`` is false unless ATOMIC_CLEAN_POLICY cleans separately, which zcspec has not): its life
     is the whole graph. It asks without ``continuous``, so it is no continuous input's block (the id's
-    ``#joint``, ge_blocks._feeds_continuous_input) and stays where it was created."""
+    ``#joint``, ge_level2._feeds_continuous_input) and stays where it was created."""
     graph, lt = facts.graph, facts.lt
     offsets, cursor = [], 0
     for r in chain.roots:
