@@ -37,7 +37,8 @@ import attrs
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.memory import rules, stream_order
-from zcspec.impl.compiler.memory.continuous_groups import Chain, chains, input_groups, output_groups
+from zcspec.impl.compiler.memory.continuous_groups import (Chain, CleanSet, chains, clean_sets, input_groups,
+                                                             output_groups)
 from zcspec.impl.compiler.memory.errors import PlanError
 from zcspec.impl.compiler.memory.lifetimes import Lifetimes
 from zcspec.impl.compiler.memory.sizes import align, raw_bytes, tensor_size
@@ -457,6 +458,67 @@ def _joint_unit(facts: _Facts, chain: Chain, options) -> Unit:
         reach=max(lt.span[r][1] for r in chain.roots), **_order(facts, chain.roots))
 
 
+def _clean_unit(facts: _Facts, clean: CleanSet, options) -> Unit:
+    """One ordinary block for the separate-clean groups that start with one tensor (``clean_sets``): each
+    group's pieces back to back from the block's start, each at the sum of the 512-aligned sizes before it in
+    its group (graph_mem_assigner.cc ``AssignContinuousInputMemory`` from input 0's offset), the block as large
+    as the largest group (block_mem_assigner.cc ``GetOutputTotalSizeAndOutCount``).
+
+    GE asks for it as the first input's own output block, without ``continuous`` (``ApplyOutMemory`` with
+    ``as_input_continuous`` false) and reusable, so first-stage reuse may take and give it and level 2 merges
+    it as any block: ``continuous`` is False and the id ends ``#clean``, which ge_blocks._may_reuse and
+    ``_feeds_continuous_input`` do not count as a continuous input's. It lives on the first input's stream,
+    from the first write of any piece (``CalNodeAsContinuousInputMaxLife`` lowers ``life_begin_`` to the
+    inputs' earliest producer) to the last read of any piece there (``GetNodeMaxLife`` of each input). It is
+    created with its earliest piece: GE creates it with the first input but takes no released block whose life
+    reaches that begin (``CanReuseBlock``), which comes to the same blocks.
+
+    Two groups' later pieces share the bytes after the first input; GE does not check that they are never live
+    at once (its test graphs' are not): a PlanError names two that are, as nothing can hold both."""
+    graph, lt = facts.graph, facts.lt
+    offsets: list[tuple[str, int]] = [(clean.head, 0)]
+    pieces: list[tuple[str, str, int, int]] = []   # (node, root, offset, end) of each later piece
+    size = head_size = align(symbol_size(graph, lt, clean.head, options), options.block_align)
+    for name, roots in clean.groups:
+        cursor = head_size
+        for r in roots[1:]:
+            size_of = align(symbol_size(graph, lt, r, options), options.block_align)
+            pieces.append((name, r, cursor, cursor + size_of))
+            offsets.append((r, cursor))
+            cursor += size_of
+        size = max(size, cursor)
+    _check_clean_pieces(lt, clean, pieces)
+    roots = [r for r, _ in offsets]
+    producers = [p for r in roots for p in facts.producers(r)]
+    head = facts.producers(clean.head)[0]
+    nodes = [graph.node[name] for name, _ in clean.groups]
+    atomic = any(rules.atomic(p) for p in producers)
+    reusable = all(facts.reusable(r) for r in roots) and not any(rules.no_reuse(n) for n in nodes) and not atomic
+    first = facts.first_write(roots, head.stream, min(lt.span[r][0] for r in roots))
+    last = max(facts.stream_last(r, head.stream, lt.span[r][1]) for r in roots)
+    first, last = _interval(facts, first, last, reusable)
+    return Unit(
+        id=f"{clean.head}#clean", kind="group", roots=tuple(offsets), size=size, first=first, last=last,
+        stream=head.stream, batch=_common_label(nodes + producers), zero_copy=None, reusable=reusable,
+        atomic=atomic, same_offset=rules.base_type(head.op_type) in rules.SAME_OFFSET_IN_BATCH,
+        alloc_step=min(lt.step[graph.producer[r]] for r in roots), reach=max(lt.span[r][1] for r in roots),
+        **_order(facts, roots))
+
+
+def _check_clean_pieces(lt: Lifetimes, clean: CleanSet, pieces) -> None:
+    """No two later pieces of different groups in one separate-clean block share a byte while both are live."""
+    for i, (a_node, a, a_at, a_end) in enumerate(pieces):
+        for b_node, b, b_at, b_end in pieces[i + 1:]:
+            if a_node == b_node or a_end <= b_at or b_end <= a_at:
+                continue
+            if lt.span[a][0] <= lt.span[b][1] and lt.span[b][0] <= lt.span[a][1]:
+                raise PlanError(f"tensors {a!r} (input of {a_node!r}) and {b!r} (input of {b_node!r}) sit at the "
+                                f"same bytes of the separate-clean block of {clean.head!r}, which starts both "
+                                "groups, while both are live; copy the shared first input for one of them",
+                                node=b_node, tensor=b,
+                                rule="separate clean, graph_mem_assigner.cc AssignContinuousInputMemory")
+
+
 def _order(facts: _Facts, roots) -> dict:
     """``Unit.uses`` and ``Unit.known`` of the memory of ``roots``: their symbols' writers and readers."""
     if not facts.multi_stream:
@@ -488,9 +550,12 @@ def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     facts = _Facts(graph, lt, options)
     groups, inner = input_groups(graph, lt)
     out_groups = output_groups(graph, lt, groups)
+    clean = clean_sets(graph, lt, groups, out_groups)   # before chains, which take the joined groups away
     joint = chains(graph, groups, out_groups)
     grouped = {r for roots in (*groups.values(), *out_groups.values(), *(c.roots for c in joint)) for r in roots}
+    grouped.update(r for c in clean for _, roots in c.groups for r in roots)
     units = [_tensor_unit(facts, r, options) for r in fm_roots(graph, lt) if r not in grouped]
+    units += [_clean_unit(facts, c, options) for c in clean]
     units += [_group_unit(facts, name, roots, options, inner) for name, roots in groups.items()]
     units += [_output_group_unit(facts, name, roots, options) for name, roots in out_groups.items()]
     units += [_joint_unit(facts, chain, options) for chain in joint]
