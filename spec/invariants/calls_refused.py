@@ -17,7 +17,7 @@ from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
 from zcspec.spec.invariants.runtime_v1_buffers import (ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of,
                                                        one_to_one, shared_with_output)
-from zcspec.spec.invariants.runtime_v2 import V2, bad_inputs
+from zcspec.spec.invariants.runtime_v2 import V2, bad_inputs, short_or_null
 from zcspec.spec.observables.execution import ExecutionObservation
 
 # GE's codes for a caller's mistake (inc/external/ge/ge_error_codes.h, acl/acl_base.h): ACL_ERROR_GE_PARAM_INVALID
@@ -95,10 +95,8 @@ def _v2_invalid(obs: ExecutionObservation) -> dict[str, str]:
     live = _placements(obs)
     for t in (t for t in obs.load.io if t.role == "output"):
         b = obs.buffer(t.name)
-        if b is None or not b.address:
-            why[t.name] = "null address"
-        elif b.size < t.raw_size:
-            why[t.name] = f"{b.size} bytes, below the output's raw {t.raw_size}"
+        if reason := short_or_null(obs, t):
+            why[t.name] = reason
         elif (_space_of(live, b) or b.placement) == "host":
             why[t.name] = "host memory under always_zero_copy, which promises device memory"
     return why

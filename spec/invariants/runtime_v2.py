@@ -17,14 +17,16 @@ def _azc(obs: ExecutionObservation) -> bool:
     return is_v2(obs) and obs.load.options.always_zero_copy
 
 
-def _unusable(obs: ExecutionObservation, t) -> str | None:
-    """Why the user's buffer for output ``t`` cannot hold it in always_zero_copy mode (GE: build_tensor.cc
-    `SplitTensorForOutputData`)."""
+def short_or_null(obs: ExecutionObservation, t) -> str | None:
+    """Why the caller's buffer for model I/O ``t`` cannot hold it, whatever the mode: null, or below ``t``'s
+    raw size (GE: build_tensor.cc ``SplitDataTensor``/``SplitTensorForOutputData`` check the tensors before a
+    kernel runs). One home for the judgement that the claims on v2's inputs, its always_zero_copy outputs and
+    CALL-INVALID-REFUSED share."""
     b = obs.buffer(t.name)
-    if b is None or b.address == 0:
-        return "no buffer (null address)"
+    if b is None or not b.address:
+        return "null address"
     if b.size < t.raw_size:
-        return f"buffer is {b.size} bytes, output needs {t.raw_size}"
+        return f"{b.size} bytes, below the {t.role}'s raw {t.raw_size}"
     return None
 
 
@@ -32,16 +34,7 @@ def bad_inputs(obs: ExecutionObservation) -> dict[str, str]:
     """Input name -> why its buffer cannot be read: null, or below the input's raw size (the kernels would read
     past the caller's buffer; GE's build_tensor.cc checks the tensors before a kernel runs). A call with one is
     refused (CALL-INVALID-REFUSED), whatever its outputs: the claims on outputs speak of calls without one."""
-    why: dict[str, str] = {}
-    for t in obs.load.io:
-        if t.role != "input":
-            continue
-        b = obs.buffer(t.name)
-        if b is None or not b.address:
-            why[t.name] = "null address"
-        elif b.size < t.raw_size:
-            why[t.name] = f"{b.size} bytes, below the input's raw {t.raw_size}"
-    return why
+    return {t.name: why for t in obs.load.io if t.role == "input" and (why := short_or_null(obs, t))}
 
 
 RUNTIME_MEMORY = ("runtime", "pool")
@@ -135,7 +128,7 @@ AZC_NO_ALLOC = Invariant(
     applies_to="execution", concern="runtime_v2", predicate=_azc_no_alloc,
     # A case tells right from wrong when a kernel computed an output, or when a buffer is unusable (a
     # runtime that falls back would compute the output elsewhere instead of refusing the call).
-    precondition=lambda obs: _azc(obs) and (bool(_kernel_outputs(obs)) or any(_unusable(obs, t) for t in _outputs(obs))),
+    precondition=lambda obs: _azc(obs) and (bool(_kernel_outputs(obs)) or any(short_or_null(obs, t) for t in _outputs(obs))),
 )
 
 
@@ -145,7 +138,7 @@ def _azc_reject(obs: ExecutionObservation):
     if not _azc(obs):
         return
     for t in _outputs(obs):
-        why = _unusable(obs, t)
+        why = short_or_null(obs, t)
         if why is None:
             continue
         # An input the call cannot read either may be the one named (GE checks the buffers in some order).
@@ -172,7 +165,7 @@ AZC_REJECT = Invariant(
               "caller's memory intact, so the caller can retry with a correct buffer.",
     ge_source=V2 + "kernel/common_kernel_impl/build_tensor.cc (SplitTensorForOutputData)",
     applies_to="execution", concern="runtime_v2", predicate=_azc_reject,
-    precondition=lambda obs: _azc(obs) and any(_unusable(obs, t) for t in _outputs(obs)),
+    precondition=lambda obs: _azc(obs) and any(short_or_null(obs, t) for t in _outputs(obs)),
 )
 
 
