@@ -205,3 +205,12 @@ def test_both_runtimes_run_compiled_separate_clean_groups_and_the_oracle_agrees(
     reports = evaluate(Scenario("execution", g, runtime={"runs": [RUNS[runtime]]}))
     assert any("EXEC-ORACLE" in r.exercised for r in reports)
     assert [str(v) for r in reports for v in r.violations] == []
+
+
+@pytest.mark.parametrize("strategy", ["ge", "compact"])
+@pytest.mark.parametrize("reuse", [True, False])
+@pytest.mark.parametrize("graph", [_two_groups, _shared_first], ids=lambda f: f.__name__)
+def test_every_strategy_keeps_the_claims(graph, strategy, reuse):
+    """The compact strategy packs the same units; with reuse off each block lives the whole graph."""
+    g = graph()
+    _judged(g, plan_memory(g, PlanOptions(strategy=strategy, reuse=reuse)))
