@@ -6,6 +6,8 @@ duration of a ``with`` block. The hunts draw plan scenarios.
 """
 from __future__ import annotations
 
+import copy
+
 import attrs
 
 from zcspec.checks.faults.strategies import plan_scenarios, stream_plan_scenarios
@@ -115,8 +117,9 @@ def _interval_touching():
     parent's (CrossLifeTime counts a shared step): a member written at the step where a parent member is
     last read stays in the parent's memory."""
     def make(crossing):
-        def wrong(parent, units, window):
-            shifted = [attrs.evolve(u, first=u.first + 1) if u.last > u.first else u for u in units]
+        def wrong(parent, child, window):
+            shifted = copy.copy(child)   # the child's timeline (ge_level2._Timeline), members' firsts one later
+            shifted.firsts = [f + 1 if last > f else f for f, last in zip(child.firsts, child.lasts)]
             return crossing(parent, shifted, window)
         return wrong
     return swap("zcspec.impl.compiler.memory.ge_level2", "_crossing", make)

@@ -15,6 +15,9 @@ from zcspec.checks.errors import UnknownVariant
 from zcspec.checks.faults.hunt import hunt
 from zcspec.checks.faults.variant import AREAS, preload
 from zcspec.checks.replay import export_pytest, replay
+from zcspec.impl.compiler.memory.plan import plan_memory
+
+from zcspec.checks.cases.ge.graph import GE_SIZES, GeGraph
 
 FAST = ("zc-align-32", "lifetime-half-open", "v1-size-slack-sign", "v2-azc-fallback")
 
@@ -67,6 +70,27 @@ def test_a_function_imported_by_name_is_patched_too():
     with registry.active("zc-align-32"):
         assert compact.place_zero_copy is offsets.place_zero_copy is not real
     assert compact.place_zero_copy is offsets.place_zero_copy is real
+
+
+def _interval_chain():
+    """N0 -> ... -> N6 on one stream, sized so that level 2's interval reuse splits a block (the graph of
+    tests/memory/test_interval_reuse.py): every planner function a variant replaces runs on it."""
+    g = GeGraph("interval_chain")
+    for name, size in [("N0", 1024), ("N1", 512), ("N2", 2048), ("N3", 512), ("N4", 1024), ("N5", 512), ("N6", 512)]:
+        g.node(name, outs=(size,))
+    for a, b in zip(["N0", "N1", "N2", "N3", "N4", "N5"], ["N1", "N2", "N3", "N4", "N5", "N6"]):
+        g.edge(a, 0, b, 0)
+    return g
+
+
+@pytest.mark.parametrize("name", [v.name for v in registry.variants() if v.area == "planner"])
+def test_a_planner_variant_plans_without_crashing(name):
+    """A variant that crashes is not the bug it describes: the hunt counts a crash as no detection. The
+    interval-touching variant called level 2's ``_crossing`` with the signature it had before that took
+    timelines, and raised TypeError on every interval-reuse offer, unnoticed."""
+    g = _interval_chain()
+    with registry.active(name):
+        plan_memory(g.build(), GE_SIZES, order=g.order())
 
 
 @pytest.mark.parametrize("name", FAST)
