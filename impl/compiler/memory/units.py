@@ -59,7 +59,9 @@ class Unit:
     other streams in level 2 (``ge_level2._follows``): ``uses``, (stream, last step) of the tasks that
     write or read its memory, and ``known``, (stream, step) known to have run before every task that
     writes it (stream_order.py). ``reach``: the last step any member tensor's own lifetime reaches
-    (its last reader's, with or without a task), before the stream rules widen ``last``.
+    (its last reader's, with or without a task), before the stream rules widen ``last``. ``remote``: every
+    task reading it runs on one other stream, with no node of its own stream known to run after some of
+    them (``_Facts.read_elsewhere_only``): level 2 gives its block no interval reuse.
     """
 
     id: str
@@ -83,6 +85,7 @@ class Unit:
     uses: tuple[tuple[int, int], ...] = ()
     known: tuple[tuple[int, int], ...] = ()
     reach: int = -1
+    remote: bool = False
 
 
 @attrs.frozen
@@ -278,6 +281,23 @@ class _Facts:
                     self._on_stream.setdefault(node.stream, []).append(name)
         return self._on_stream.get(stream, [])
 
+    def read_elsewhere_only(self, roots, stream: int) -> bool:
+        """GE's ``diff_stream_life_time_`` on a block's member (block_mem_assigner.cc ``SetReleaseBlockLifeEnd``):
+        set when every release of the memory of ``roots`` came from one stream other than ``stream`` (its
+        ``out_stream_life_time_`` has that one entry; a reader on ``stream`` adds its own) and its life there has
+        no end (``kMaxLifeTime``: for some reader no node of ``stream`` is known to run after it,
+        ``GetDiffStreamMaxLifeTime``). ``CanIntervalLifeReuse`` refuses such a block; a block also read on its own
+        stream, or known to be done on it, keeps interval reuse. Readers without a task release nothing here, as
+        for ``stream_last``; GE's ``diff_stream_prior_`` (set by the op's reuse strategy) is not modelled."""
+        if self.one_stream:
+            return False
+        readers = [n for r in roots for n in self.readers(r) if ops.task_kinds(n)]
+        if len({n.stream for n in readers}) != 1 or readers[0].stream == stream:
+            return False
+        clock, on_stream, step = self._clock_of(), self._stream_nodes(stream), self.lt.step
+        return any(bisect.bisect_left(on_stream, step[n.name], key=lambda m: clock[m].get(n.stream, -1))
+                   == len(on_stream) for n in readers)
+
     def first_write(self, roots, stream: int, first: int) -> int:
         """The step of ``stream`` from which the memory of ``roots`` may already be written.
 
@@ -341,7 +361,8 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
         stream=producer.stream, batch=_common_label(producers), zero_copy=zc, reusable=reusable,
         atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
-        unconsumed=not consumed, alloc_step=lt.step[producer.name], reach=r_last, **_order(facts, (r,)))
+        unconsumed=not consumed, alloc_step=lt.step[producer.name], reach=r_last,
+        remote=reusable and facts.read_elsewhere_only((r,), producer.stream), **_order(facts, (r,)))
 
 
 def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapping[str, str]) -> Unit:
@@ -378,7 +399,7 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapp
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots),
         owner=None if padding or not node.outputs else node.outputs[0], reach=max(lt.span[r][1] for r in roots),
-        **_order(facts, roots))
+        remote=reusable and facts.read_elsewhere_only(roots, node.stream), **_order(facts, roots))
 
 
 def _lay_nopadding(facts: _Facts, node, base: int, inner: Mapping[str, str], offsets: list, nodes: list,
@@ -432,7 +453,8 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
         id=f"{name}#out", kind="group", roots=tuple(offsets), size=cursor, first=first, last=last,
         stream=node.stream, batch=rules.batch_label(node), zero_copy=None, reusable=reusable, continuous=True,
         same_offset=rules.base_type(node.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[name],
-        reach=max(lt.span[r][1] for r in roots), **_order(facts, roots))
+        reach=max(lt.span[r][1] for r in roots), remote=reusable and facts.read_elsewhere_only(roots, node.stream),
+        **_order(facts, roots))
 
 
 def _joint_unit(facts: _Facts, chain: Chain, options) -> Unit:
@@ -502,7 +524,7 @@ def _clean_unit(facts: _Facts, clean: CleanSet, options) -> Unit:
         stream=head.stream, batch=_common_label(nodes + producers), zero_copy=None, reusable=reusable,
         atomic=atomic, same_offset=rules.base_type(head.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots), reach=max(lt.span[r][1] for r in roots),
-        **_order(facts, roots))
+        remote=reusable and facts.read_elsewhere_only(roots, head.stream), **_order(facts, roots))
 
 
 def _check_clean_pieces(lt: Lifetimes, clean: CleanSet, pieces) -> None:
