@@ -29,9 +29,10 @@ class Stages:
 
 
 def compile_stages(graph: Graph, options: CompileOptions = CompileOptions()) -> Stages:
-    graph = run_passes(no_set_sizes(validate(graph)), options)
+    callers = validate(graph)
+    graph = run_passes(no_set_sizes(callers), options)
     plan = plan_memory(graph, options.plan_options())
-    tasks = generate_tasks(graph, plan, options.profile)
+    tasks = generate_tasks(graph, plan, options.profile, callers.outputs)
     placed = {t.name: t for t in plan.tensors}
     weights = tuple(
         WeightEntry(w.name, placed[w.name].offset, graph.desc[w.name].shape, graph.desc[w.name].dtype, w.splat, w.data)

@@ -2,13 +2,14 @@
 
 Both runtimes take model inputs and outputs as :class:`UserBuffer` lists, in the
 model's I/O order (``model.tasks.inputs`` / ``model.tasks.outputs``), each named
-after the model tensor it binds. The helpers here are the *user's* work, not
-the model's: ``stage_inputs`` does a device malloc and one counted H2D copy per
-input (as ``aclrtMalloc`` + ``aclrtMemcpy`` would), ``read_outputs`` one counted
-D2H copy per device output. Take counter snapshots around the execute call alone
-to see what the runtime itself moved. A tensor of a sub-byte element type is given and read
-back as a numpy array of one element per value, and lies packed in its buffer
-(``impl.platform.storage``): the buffer holds the model I/O's ``nbytes``.
+as the caller's graph names that I/O (``IoDesc.name``, not the planned tensor behind
+it). The helpers here are the *user's* work, not the model's: ``stage_inputs`` does
+a device malloc and one counted H2D copy per input (as ``aclrtMalloc`` +
+``aclrtMemcpy`` would), ``read_outputs`` one counted D2H copy per device output.
+Take counter snapshots around the execute call alone to see what the runtime itself
+moved. A tensor of a sub-byte element type is given and read back as a numpy array
+of one element per value, and lies packed in its buffer (``impl.platform.storage``):
+the buffer holds the model I/O's ``nbytes``.
 
 Contract: every function validates its arguments before allocating anything and
 frees what it allocated if it fails part way; the buffers it returns are the
@@ -64,9 +65,9 @@ def _checked_array(io, array) -> np.ndarray:
     a = np.asarray(array)
     want = _np_dtype(io.dtype)
     if a.dtype != want:
-        raise UserBufferError(io.tensor, f"array dtype {a.dtype} but the model input is {io.dtype}")
+        raise UserBufferError(io.name, f"array dtype {a.dtype} but the model input is {io.dtype}")
     if tuple(a.shape) != tuple(io.shape):
-        raise UserBufferError(io.tensor, f"array shape {list(a.shape)} but the model input is {list(io.shape)}")
+        raise UserBufferError(io.name, f"array shape {list(a.shape)} but the model input is {list(io.shape)}")
     return np.ascontiguousarray(a)
 
 
@@ -83,17 +84,17 @@ def stage_inputs(device, model, arrays: dict, placement: Placement = "device") -
     """
     _check_placement(placement)
     ios = model.tasks.inputs
-    unknown = sorted(set(arrays) - {io.tensor for io in ios})
+    unknown = sorted(set(arrays) - {io.name for io in ios})
     if unknown:
-        raise UserBufferError(unknown[0], f"is not a model input; inputs are {[io.tensor for io in ios]}")
-    missing = [io.tensor for io in ios if io.tensor not in arrays]
+        raise UserBufferError(unknown[0], f"is not a model input; inputs are {[io.name for io in ios]}")
+    missing = [io.name for io in ios if io.name not in arrays]
     if missing:
         raise UserBufferError(missing[0], "no array given for this model input")
-    checked = [(io, storage.to_storage(_checked_array(io, arrays[io.tensor]), io.dtype)) for io in ios]
+    checked = [(io, storage.to_storage(_checked_array(io, arrays[io.name]), io.dtype)) for io in ios]
     out: list[UserBuffer] = []
     try:
         for io, a in checked:
-            out.append(_stage_one(device, io.tensor, a, placement))
+            out.append(_stage_one(device, io.name, a, placement))
     except BaseException:
         free_buffers(device, out)
         raise
@@ -112,19 +113,19 @@ def alloc_outputs(device, model, placement: Placement = "device", sizes: dict | 
     """One uninitialised user buffer per model output, of ``sizes[name]`` bytes (default: the raw bytes)."""
     _check_placement(placement)
     sizes = dict(sizes or {})
-    names = [io.tensor for io in model.tasks.outputs]
+    names = [io.name for io in model.tasks.outputs]
     unknown = sorted(set(sizes) - set(names))
     if unknown:
         raise UserBufferError(unknown[0], f"is not a model output; outputs are {names}")
     out: list[UserBuffer] = []
     try:
         for io in model.tasks.outputs:
-            n = int(sizes.get(io.tensor, io.nbytes))
+            n = int(sizes.get(io.name, io.nbytes))
             if n < 0:
-                raise UserBufferError(io.tensor, f"size={n} is negative")
-            tag = f"user output {io.tensor}"
+                raise UserBufferError(io.name, f"size={n} is negative")
+            tag = f"user output {io.name}"
             addr = device.malloc(max(n, 1), tag=tag) if placement == "device" else device.host_malloc(max(n, 1), tag=tag)
-            out.append(UserBuffer(io.tensor, addr, n, placement))
+            out.append(UserBuffer(io.name, addr, n, placement))
     except BaseException:
         free_buffers(device, out)
         raise
@@ -136,16 +137,16 @@ def read_outputs(device, model, buffers) -> dict[str, np.ndarray]:
     by_name = {b.name: b for b in buffers}
     result = {}
     for io in model.tasks.outputs:
-        b = by_name.get(io.tensor)
+        b = by_name.get(io.name)
         if b is None:
-            raise UserBufferError(io.tensor, "no buffer for this model output")
+            raise UserBufferError(io.name, "no buffer for this model output")
         if b.size < io.nbytes:
-            raise UserBufferError(io.tensor, f"buffer is {b.size} bytes, the output has {io.nbytes}")
+            raise UserBufferError(io.name, f"buffer is {b.size} bytes, the output has {io.nbytes}")
         if b.placement == "device":
             raw = device.download(b.addr, (io.nbytes,), np.uint8)
         else:
             raw = device.host_read(b.addr, (io.nbytes,), np.uint8)
-        result[io.tensor] = storage.from_storage(raw, io.shape, io.dtype)
+        result[io.name] = storage.from_storage(raw, io.shape, io.dtype)
     return result
 
 

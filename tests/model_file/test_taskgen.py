@@ -5,7 +5,12 @@ import pytest
 
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
+from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.device import Device
+from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
+from zcspec.impl.runtime.v1 import LoadOptions, load
 
 
 def model(graph, **opts):
@@ -61,3 +66,45 @@ def test_every_zero_copy_slot_is_in_the_table_and_nothing_else():
         for i, s in enumerate(t.slots):
             in_io = any(s.region == d.region and d.offset <= s.offset < d.offset + d.size for d in io.values() if d.zero_copy)
             assert in_io == ((t.index, i) in listed), (t.node, s.tensor)
+
+
+def _input_returned_through_a_slice_view():
+    # x is a graph input and a graph output, and an outer-axis Slice view of it is read by a Concat: the
+    # conflict pass copies x before the NetOutput (graph output x NoPadding continuous output). The copy's
+    # output cannot be called "x" in the graph, the input is.
+    b = GraphBuilder("returned_input")
+    x = b.input("x", (2, 4))
+    s = b.op("Slice", [x], name="slice", shape=(1, 4), axes=(0,), starts=(0,), ends=(1,))
+    b.output(b.op("Concat", [x, s], name="concat", shape=(3, 4), axis=0), x)
+    return b.build()
+
+
+def _input_returned_directly():
+    b = GraphBuilder("returned_input_offline")
+    x = b.input("x", (2, 4))
+    b.output(b.op("Relu", [x], name="relu"), x)
+    return b.build()
+
+
+@pytest.mark.parametrize("graph, opts", [
+    (_input_returned_through_a_slice_view, {}),                   # mem_layout_conflict's copy
+    (_input_returned_directly, {"offline": True}),                # memcpy_addr_async's Data -> NetOutput copy
+])
+def test_a_returned_input_keeps_the_callers_output_name_when_a_copy_writes_it(graph, opts):
+    g = graph()
+    m = model(g, **opts)
+    outs = m.tasks.outputs
+    assert [o.name for o in outs] == list(g.outputs)                 # what the caller binds and reads
+    copied = outs[-1]
+    assert copied.tensor != "x" and m.plan.tensor(copied.tensor)     # the copy's own planned tensor
+    assert [i.name for i in m.tasks.inputs] == [i.tensor for i in m.tasks.inputs] == ["x"]
+    assert load_model(encode(m)).tasks.outputs == outs                # the model file keeps both
+    dev = Device(m.soc)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    ins, bufs = stage_inputs(dev, m, {"x": x}), alloc_outputs(dev, m)
+    lm = load(dev, m, LoadOptions(zero_copy=True))
+    lm.execute(ins, bufs)
+    got = read_outputs(dev, m, bufs)
+    lm.unload()
+    free_buffers(dev, ins + bufs)
+    assert set(got) == set(g.outputs) and got["x"].tobytes() == x.tobytes()

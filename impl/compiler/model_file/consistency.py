@@ -221,14 +221,34 @@ def _relative_offsets(plan: MemoryPlan, attr, p, base: int, where: str) -> None:
             _fail(where, f"piece at +{r} ({p.region}+{p.offset + r}) is no tensor the plan places there")
 
 
+def _copied_inputs(tasks) -> dict[str, str]:
+    """Tensor -> the model input a MemcpyAddrAsync task copies into it: the only outputs whose caller's name
+    is not their tensor's are such copies of a graph input the passes put before the NetOutput (the copy
+    cannot take the input's name, graph_edit.insert_before_output; the I/O table keeps it,
+    taskgen.generate_tasks)."""
+    inputs = {io.tensor for io in tasks.inputs}
+    out = {}
+    for task in tasks.tasks:
+        ins = [s.tensor for s in task.slots if s.role == "in"]
+        if task.kind == "memcpy_addr" and len(ins) == 1 and ins[0] in inputs:
+            out.update((s.tensor, ins[0]) for s in task.slots if s.role == "out")
+    return out
+
+
 def _io(plan: MemoryPlan, tensors: dict, tasks) -> None:
-    """Each I/O table must be exactly the one the compiler's rule gives for this plan."""
+    """Each I/O table must be exactly the one the compiler's rule gives for this plan: an input's name is its
+    tensor's, an output's its tensor's or, for a copy of a model input, that input's."""
+    copied = _copied_inputs(tasks)
     for role, table in (("input", tasks.inputs), ("output", tasks.outputs)):
         for io in table:
             if io.tensor not in tensors:
                 _fail(f"{role}s[{io.index}] ({io.tensor!r})", "is not a planned tensor")
+            allowed = {io.tensor} | ({copied[io.tensor]} if role == "output" and io.tensor in copied else set())
+            if io.name not in allowed:
+                _fail(f"{role}s[{io.index}].name", f"{io.name!r}, but {role} {io.index} can only be called "
+                                                   f"{' or '.join(map(repr, sorted(allowed)))}")
         descs = [SimpleNamespace(nbytes=io.nbytes, shape=io.shape, dtype=io.dtype) for io in table]
-        expected = io_table(plan, role, [io.tensor for io in table], descs)
+        expected = io_table(plan, role, [io.tensor for io in table], descs, [io.name for io in table])
         for io, want in zip(table, expected):
             if io != want:
                 _fail(f"{role}s[{io.index}] ({io.tensor!r})", "disagrees with the plan's placement")

@@ -2,7 +2,7 @@
 
     offset  size  field
     0       8     magic b"ZCSPECM\\0"
-    8       4     format version (little-endian u32), currently 4
+    8       4     format version (little-endian u32), currently 5
     12      4     header length (u32), 64
     16      8     metadata length M (u64)
     24      8     weight blob length W (u64)
@@ -25,7 +25,9 @@ MAGIC = b"ZCSPECM\0"
 #    a version-2 reader would run every branch, and their memory overlaps.
 # 4: every task carries ``after``, the tasks its node's control edges order it after; a version-3
 #    reader would put no event on a control edge between streams.
-VERSION = 4
+# 5: every I/O entry carries ``name``, the caller's name for it, which differs from its ``tensor`` for a graph
+#    input returned through a copy; a version-4 reader would name that output after the copy.
+VERSION = 5
 HEADER = struct.Struct("<8sIIQQ32s")
 
 

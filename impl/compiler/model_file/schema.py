@@ -28,7 +28,7 @@ TASK = {"index": _INT, "node": _STR, "kind": _STR, "op_type": _STR, "stream": _I
         "attrs": _LIST, "in_loop": _BOOL, "zero_copy_in": _LIST, "zero_copy_out": _LIST, "batch": _STR,
         "after": _LIST}
 IO = {"role": _STR, "index": _INT, "tensor": _STR, "region": _STR, "offset": _INT, "size": _INT, "nbytes": _INT,
-      "shape": _LIST, "dtype": _STR, "zero_copy": _BOOL}
+      "shape": _LIST, "dtype": _STR, "zero_copy": _BOOL, "name": _STR}
 REF = {"task": _INT, "slot": _INT, "role": _STR, "index": _INT, "relative_offset": _INT}
 WEIGHT = {"name": _STR, "offset": _INT, "shape": _LIST, "dtype": _STR, "splat": _BOOL, "blob_offset": _INT,
           "blob_nbytes": _INT}
@@ -116,7 +116,7 @@ def _task(d, where: str) -> TaskDef:
 def _io(d, where: str) -> IoDesc:
     obj(d, IO, where)
     return IoDesc(d["role"], d["index"], d["tensor"], d["region"], d["offset"], d["size"], d["nbytes"],
-                  ints(d["shape"], f"{where}.shape"), d["dtype"], d["zero_copy"])
+                  ints(d["shape"], f"{where}.shape"), d["dtype"], d["zero_copy"], d["name"])
 
 
 def tasklist(d: dict) -> TaskList:

@@ -41,7 +41,8 @@ def insert_before_output(graph: Graph, tensor: str, op_type: str, name: str, *, 
     The output keeps its name (users bind buffers by it); every other reader of
     the old tensor reads the renamed source, so nothing waits on the copy.
     A weight source is renamed the same way; a graph input cannot be (it is the
-    input's name), so then the output gets the copy's name (``<name>:0``).
+    input's name), so then the output gets the copy's name (``<name>:0``); the model's I/O
+    table still calls that output by the caller's name (``IoDesc.name``, taskgen.generate_tasks).
     """
     if tensor in graph.inputs:
         return insert_after_tensor(graph, tensor, (graph.netoutput.name,), op_type, name, stream=stream, **attrs_)

@@ -39,8 +39,9 @@ def _slot(graph: Graph, tensors: dict[str, TensorPlacement], role: str, name: st
     return ArgSlot(role, name, t.region, t.offset, d.shape, d.dtype, d.nbytes)
 
 
-def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
-    """The I/O table of ``names`` (graph inputs or outputs) with their ``descs`` (shape, dtype, nbytes).
+def io_table(plan: MemoryPlan, role: str, names, descs, callers) -> list[IoDesc]:
+    """The I/O table of ``names`` (graph inputs or outputs) with their ``descs`` (shape, dtype, nbytes),
+    each called ``callers[i]`` by the caller (``IoDesc.name``).
 
     ``size`` is the tensor's own GE size (``tensor_size``: ``align(bytes, 32) + 32``, GE's
     op_tensor_utils.cc `OpTensorUtils::CalibrateTensorSize`), what a user buffer is checked against; the plan
@@ -53,11 +54,11 @@ def io_table(plan: MemoryPlan, role: str, names, descs) -> list[IoDesc]:
     """
     inputs = {a.tensor for a in plan.attributes.inputs}
     out = []
-    for index, (name, d) in enumerate(zip(names, descs)):
+    for index, (name, d, caller) in enumerate(zip(names, descs, callers, strict=True)):
         t = plan.tensor(name)
         through = role == "output" and plan.root(name) in inputs
         out.append(IoDesc(role, index, name, t.region, t.offset, min(t.size, tensor_size(d.nbytes, plan.options)),
-                          d.nbytes, d.shape, d.dtype, t.zero_copy and not through))
+                          d.nbytes, d.shape, d.dtype, t.zero_copy and not through, caller))
     return out
 
 
@@ -90,8 +91,12 @@ def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str, af
     return tasks
 
 
-def generate_tasks(graph: Graph, plan: MemoryPlan, soc) -> TaskList:
-    """Tasks in the plan's execution order, with the I/O table and the zero-copy table."""
+def generate_tasks(graph: Graph, plan: MemoryPlan, soc, output_names) -> TaskList:
+    """Tasks in the plan's execution order, with the I/O table and the zero-copy table.
+
+    ``output_names``: the caller's graph outputs, before the passes. A pass keeps each NetOutput input
+    at its index and, where it copies before one, gives the copy the output's name, except for a
+    graph input (graph_edit.insert_before_output); the I/O table keeps the caller's name there too."""
     tensors = {t.name: t for t in plan.tensors}
     tasks: list[TaskDef] = []
     last_task: dict[str, int] = {}
@@ -109,8 +114,8 @@ def generate_tasks(graph: Graph, plan: MemoryPlan, soc) -> TaskList:
             behind[name] = frozenset().union(*(_tasks_behind(p, last_task, behind)
                                                for p in graph.predecessors[name]))
         tasks.extend(mine)
-    inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs])
-    outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs])
+    inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs], graph.inputs)
+    outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs], output_names)
     zero_copy_io = {(d.role, d.index) for d in inputs + outputs if d.zero_copy}
     owner = io_offsets(graph, plan).owner
     refs = []

@@ -61,6 +61,12 @@ class IoDesc:
 
     ``size`` is the planned (padded) size, ``nbytes`` the raw dense bytes; runtime v1
     accepts a user buffer of at least ``size - 64`` (GE: davinci_model.cc `CheckUserAndModelSize`).
+    ``tensor`` is the planned tensor that holds it; ``name`` is what the caller calls it (binds a buffer
+    by, reads a result under): the graph's input or output name as the caller built it. The two differ
+    only for an output that is also a graph input and gets a copy before the NetOutput: the copy's
+    tensor cannot take the input's name, which the Data keeps (graph_edit.insert_before_output). GE
+    names model outputs after the user's graph the same way, whatever its passes insert
+    (``ATTR_MODEL_OUT_NODES_NAME``).
     """
 
     role: str
@@ -73,6 +79,7 @@ class IoDesc:
     shape: tuple[int, ...] = field(converter=tuple)
     dtype: str
     zero_copy: bool
+    name: str
 
 
 @attrs.frozen

@@ -60,7 +60,7 @@ def bind(lm, inputs: list, outputs: list) -> list[Binding]:
 def _bind_one(lm, z, b) -> Binding:
     if not isinstance(b, UserBuffer):
         raise InvalidParam(f"expected a UserBuffer for {z.role} {z.index}, got {type(b).__name__}", buffer=z.name)
-    if b.name not in (z.name, z.desc.tensor):
+    if b.name not in (z.name, z.desc.name, z.desc.tensor):
         raise ParamInvalid(f"is passed as {z.role} {z.index}, which is model {z.role} {z.name!r}", buffer=b.name)
     if not b.addr:
         raise InvalidParam("null address (ACL_ERROR_INVALID_PARAM)", buffer=z.name)

@@ -139,7 +139,7 @@ def _overlaps(model, sources) -> dict[tuple, list[str]]:
     """Legacy rule: I/O key -> the other I/O its range overlaps, leaving out each copy source and the
     output it holds."""
     ranges = classify.io_ranges(model)
-    names = {(d.role, d.index): d.tensor for d in model.tasks.inputs + model.tasks.outputs}
+    names = {(d.role, d.index): d.name for d in model.tasks.inputs + model.tasks.outputs}
     out: dict[tuple, list[str]] = {}
     for k, s, e in ranges:
         for k2, s2, e2 in ranges:
