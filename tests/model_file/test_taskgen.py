@@ -5,7 +5,8 @@ import pytest
 
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
-from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.model_file.encode import encode, metadata, pack
+from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.device import Device
@@ -108,3 +109,11 @@ def test_a_returned_input_keeps_the_callers_output_name_when_a_copy_writes_it(gr
     lm.unload()
     free_buffers(dev, ins + bufs)
     assert set(got) == set(g.outputs) and got["x"].tobytes() == x.tobytes()
+
+
+def test_a_model_file_naming_an_output_other_than_its_tensor_or_copied_input_is_refused():
+    m = model(_input_returned_through_a_slice_view())
+    meta, blob = metadata(m)
+    meta["tasks"]["outputs"][0]["name"] = "x"       # concat's output is no copy of x
+    with pytest.raises(ModelFormatError, match=r"outputs\[0\]\.name"):
+        load_model(pack(meta, blob))
