@@ -23,6 +23,12 @@ claims on the silent mutants, those whose code neither crashed, hung nor refused
 claims alone; the claims but the oracle on the silent ones outside the kernels) and the breakdown;
 writes every verdict and the output's tail to --out as JSON. Progress goes to stderr. Exits 1 when
 the overall score is under --target (default 90).
+
+Every verdict is also appended, as it comes, to a journal beside --out (``<out>.journal.jsonl``,
+benchmarks/mutation/journal.py). A run that stops before its end (a figure run takes hours) resumes
+when the same command is run again on the same commit: a drawn seed is then the journal's, every
+verdict it holds is reused and only the rest is judged; --fresh starts over. A finished run's journal
+is not resumed.
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ import time
 from pathlib import Path
 
 from mutation.campaign import SUITE_WHEN, Baseline, CampaignError, Settings, baseline, judge
+from mutation.journal import Identity, Journal, read_header
 from mutation.mutator import in_modules, sample, sites
 from mutation.runs import Interrupted, stop_all, suite_command, verify_command
 from mutation.sandbox import Sandbox, SandboxError
@@ -77,13 +84,13 @@ def _args(argv):
     ap.add_argument("--skip-baseline", action="store_true",
                     help="run verify once on the unmutated copy (for its artefacts) and not the suite")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies (their folder is printed)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="start over: do not resume the unfinished run the journal beside --out holds")
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.sample < 1:
         ap.error(f"--sample must be >= 1, got {args.sample}")
     args.drawn = args.seed is None
-    if args.drawn:
-        args.seed = secrets.randbelow(SEEDS)
     return args
 
 
@@ -115,7 +122,37 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _identity(args, commit: str, seed: int) -> Identity:
+    return Identity(commit, seed, args.sample, tuple(args.module), tuple(shlex.split(args.verify_args)),
+                    tuple(shlex.split(args.suite_args)), args.suite, args.suite_workers, args.timeout,
+                    args.suite_timeout)
+
+
+def _journal(args, commit: str | None) -> Journal | None:
+    """The run's journal (None for --worktree: a working tree has no identity to resume by). Sets the seed
+    when none was given: the journal's if it holds an unfinished run of this command on this commit, else
+    a drawn one."""
+    path = args.out.with_suffix(".journal.jsonl")
+    if args.fresh:
+        path.unlink(missing_ok=True)
+    if args.drawn:
+        header = read_header(path) if commit is not None else None
+        seed = (header or {}).get("run", {}).get("seed")
+        resumable = (isinstance(seed, int) and not header["finished"]
+                     and header["run"] == _identity(args, commit, seed).to_json())
+        args.seed = seed if resumable else secrets.randbelow(SEEDS)
+    if commit is None:
+        return None
+    journal = Journal.open(path, _identity(args, commit, args.seed))
+    if journal.resumed:
+        print(f"resuming the unfinished run in {path}: {journal.resumed} verdicts recorded", file=sys.stderr)
+    return journal
+
+
 def _campaign(args, commit: str | None, workdir: Path) -> int:
+    journal = None if args.list else _journal(args, commit)
+    if args.seed is None:   # --list draws its seed here; it keeps no journal
+        args.seed = secrets.randbelow(SEEDS)
     pristine = Sandbox.create(REPO, workdir / "pristine", commit)
     all_sites = in_modules(sites(pristine.tree), args.module)
     chosen = sample(all_sites, args.sample, args.seed, pristine.tree)
@@ -138,16 +175,20 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
                         verify_timeout=args.timeout, suite_timeout=args.suite_timeout, keep=args.keep,
                         suite=args.suite)
     t0 = time.monotonic()
-    limits = baseline(pristine, workdir, settings, _progress, full=not args.skip_baseline)
+    pending = journal is None or any(journal.verify(i, m) is None for i, m in enumerate(chosen))
+    limits = baseline(pristine, workdir, settings, _progress, full=not args.skip_baseline, journal=journal,
+                      artefacts=pending)
     print(f"verify: {_command(verify_command(list(settings.verify_args), Path('DIR')))} "
           f"({_baseline_text(limits, 'verify')})\n"
           f"suite:  {_command(suite_command(settings.suite_workers, list(settings.suite_args)))} "
           f"({_baseline_text(limits, 'suite')}; run on {args.suite})\n", flush=True)
-    outcomes = judge(chosen, pristine, workdir, settings, limits, _progress)
+    outcomes = judge(chosen, pristine, workdir, settings, limits, _progress, journal)
     for o in outcomes:
         print(f"  {o.mutation.label:<48} {o.mutation.describe()}\n  {'':<48} {_verdict(o)}; {o.seconds:.0f} s")
     score = _summary(outcomes)
     _write(args, commit, len(all_sites), limits, outcomes, score, time.monotonic() - t0)
+    if journal is not None:
+        journal.finish()
     return 0 if score.percent is not None and score.percent >= args.target else 1
 
 

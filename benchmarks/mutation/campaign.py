@@ -23,6 +23,7 @@ import attrs
 from zcspec.checks.verify_artefacts import first_difference
 
 from .attribution import Kill, read_verdict
+from .journal import Journal
 from .mutator import Mutation
 from .runs import Run, run, suite_command, verify_command
 from .sandbox import Sandbox
@@ -84,14 +85,39 @@ class Baseline:
     suite: Run | None     # None with --skip-baseline (then verify runs once)
     verify_timeout: float
     suite_timeout: float
-    artefacts: Path       # that run's --artefacts folder
+    artefacts: Path | None   # that run's --artefacts folder (None: every mutant's verify is in the journal)
 
 
 def baseline(pristine: Sandbox, workdir: Path, settings: Settings, progress: Callable[[str], None], *,
-             full: bool = True) -> Baseline:
+             full: bool = True, journal: Journal | None = None, artefacts: bool = True) -> Baseline:
     """verify on the unmutated copy (twice with ``settings.twice``, the two runs' artefacts compared), then
     the suite (unless not ``full``: then verify once and limits from ``settings`` or LIMIT_UNSET); raises
-    CampaignError if a judge fails or the two runs' artefacts differ."""
+    CampaignError if a judge fails or the two runs' artefacts differ. A baseline the ``journal`` holds is
+    not judged again: only its artefacts are made anew, by one verify run, if ``artefacts`` (a mutant's
+    verify is still to come)."""
+    recorded = journal.baseline() if journal is not None else None
+    if recorded is not None:
+        return _recorded_baseline(recorded, pristine, workdir, settings, progress, artefacts)
+    limits = _judged_baseline(pristine, workdir, settings, progress, full)
+    if journal is not None:
+        journal.record_baseline(limits.verify, limits.suite, limits.verify_timeout, limits.suite_timeout)
+    return limits
+
+
+def _recorded_baseline(recorded, pristine: Sandbox, workdir: Path, settings: Settings,
+                       progress: Callable[[str], None], artefacts: bool) -> Baseline:
+    progress(f"baseline: in the journal (verify passed in {recorded.verify.seconds:.1f} s"
+             + (f", suite in {recorded.suite.seconds:.1f} s" if recorded.suite else "") + ")")
+    folder = None
+    if artefacts:
+        progress("baseline: zcspec verify on the unmutated copy again, for its artefacts ...")
+        folder = workdir / f"baseline-{ARTEFACTS}-0"
+        _require_pass(_verify(pristine, folder, settings, recorded.verify_timeout))
+    return Baseline(recorded.verify, recorded.suite, recorded.verify_timeout, recorded.suite_timeout, folder)
+
+
+def _judged_baseline(pristine: Sandbox, workdir: Path, settings: Settings, progress: Callable[[str], None],
+                     full: bool) -> Baseline:
     twice = full and settings.twice
     progress(f"baseline: zcspec verify on the unmutated copy{' (twice, at once)' if twice else ''} ...")
     folders = [workdir / f"baseline-{ARTEFACTS}-{k}" for k in range(2 if twice else 1)]
@@ -130,15 +156,26 @@ def _require_pass(r: Run) -> None:
 
 
 def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings: Settings,
-          limits: Baseline, progress: Callable[[str], None]) -> list[Outcome]:
+          limits: Baseline, progress: Callable[[str], None], journal: Journal | None = None) -> list[Outcome]:
     """Verify every mutant (``settings.jobs`` at a time) and attribute each kill or compare the artefacts;
-    then run the suite where ``settings.suite`` says."""
-    boxes = [_mutant_copy(pristine, m, workdir / f"mutant-{i:03d}") for i, m in enumerate(mutations)]
+    then run the suite where ``settings.suite`` says. Verdicts the ``journal`` holds are taken from it, the
+    others recorded in it as they come."""
+    boxes: dict[int, Sandbox] = {}
     n = len(mutations)
 
+    def box(i: int) -> Sandbox:   # a mutant's copy, made when a judge first needs it (one thread per mutant)
+        if i not in boxes:
+            boxes[i] = _mutant_copy(pristine, mutations[i], workdir / f"mutant-{i:03d}")
+        return boxes[i]
+
     def verify_one(i: int) -> tuple[Run, Kill, str | None]:
-        folder = boxes[i].tree.parent / ARTEFACTS
-        r = _verify(boxes[i], folder, settings, limits.verify_timeout)
+        recorded = journal.verify(i, mutations[i]) if journal is not None else None
+        if recorded is not None:
+            progress(f"[{i + 1}/{n}] verify {mutations[i].label} {mutations[i].operator}: {recorded[0].short()} "
+                     "(in the journal)")
+            return recorded
+        folder = box(i).tree.parent / ARTEFACTS
+        r = _verify(box(i), folder, settings, limits.verify_timeout)
         kill = Kill.of(r, read_verdict(folder))
         compared = None if r.killed else _compare(limits.artefacts, folder)
         said = kill.short() if r.killed else ("artefacts identical" if compared == "" else compared)
@@ -146,6 +183,8 @@ def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings:
                  f"({r.seconds:.0f} s)")
         if not settings.keep:
             shutil.rmtree(folder, ignore_errors=True)
+        if journal is not None:
+            journal.record_verify(i, mutations[i], r, kill, compared)
         return r, kill, compared
 
     with ThreadPoolExecutor(settings.jobs) as pool:
@@ -155,16 +194,23 @@ def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings:
              f"({settings.suite}) ...")
 
     def suite_one(i: int) -> Run:
-        r = run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), boxes[i].tree,
-                _suite_env(boxes[i]), limits.suite_timeout)
+        recorded = journal.suite(i, mutations[i]) if journal is not None else None
+        if recorded is not None:
+            progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator}: {recorded.short()} "
+                     "(in the journal)")
+            return recorded
+        r = run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), box(i).tree,
+                _suite_env(box(i)), limits.suite_timeout)
         progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator}: {r.short()} ({r.seconds:.0f} s)")
+        if journal is not None:
+            journal.record_suite(i, mutations[i], r)
         return r
 
     with ThreadPoolExecutor(settings.jobs) as pool:
         suites = dict(zip(chosen, pool.map(suite_one, chosen)))
     if not settings.keep:
-        for box in boxes:
-            shutil.rmtree(box.tree.parent, ignore_errors=True)
+        for copy in boxes.values():
+            shutil.rmtree(copy.tree.parent, ignore_errors=True)
     return [Outcome(m, *verdicts[i], suites.get(i)) for i, m in enumerate(mutations)]
 
 

@@ -401,3 +401,69 @@ def test_a_judges_tail_keeps_what_stdout_says_failed_under_a_flood_of_warnings()
     err = "\n".join(["PytestBenchmarkWarning: Benchmarks are automatically disabled"] * 200)
     tail = runs._tail(out, err)
     assert "FAILED tests/x.py::test_y" in tail and tail.count("PytestBenchmarkWarning") == runs.ERR_LINES
+
+
+def _judged_with_journal(tmp_path, monkeypatch, journal_path, *, seed=7):
+    """The fake campaign's three mutants judged with a journal at ``journal_path``: (outcomes, journal)."""
+    from benchmarks.mutation import campaign
+    from benchmarks.mutation.journal import Identity, Journal
+    pristine = _fake_campaign(tmp_path, monkeypatch, FAKE_VERIFY)
+    found = {(m.operator, m.after): m for m in mutator.file_sites(SOURCE, "impl/x.py")}
+    chosen = [found[("compare", "(a <= 1)")], found[("table-drop", '({"a": 1})')], found[("table-drop", '({"b": 2})')]]
+    journal = Journal.open(journal_path, Identity("c0ffee", seed, 3, (), (), (), "identical", 2, None, None))
+    settings = campaign.Settings(jobs=2)
+    pending = any(journal.verify(i, m) is None for i, m in enumerate(chosen))
+    limits = campaign.baseline(pristine, tmp_path / "work", settings, lambda s: None, journal=journal,
+                               artefacts=pending)
+    return campaign.judge(chosen, pristine, tmp_path / "work", settings, limits, lambda s: None, journal), journal
+
+
+def test_a_stopped_run_resumes_from_its_journal_without_judging_again(tmp_path, monkeypatch):
+    """A figure run killed after hours left nothing; the journal keeps each verdict as it comes, and a run
+    of the same identity reads them back instead of running a judge."""
+    from benchmarks.mutation import campaign
+    path = tmp_path / "out" / "run.journal.jsonl"
+    first, _ = _judged_with_journal(tmp_path / "a", monkeypatch, path)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"kind": "suite", "index": 1, "muta')   # the line a kill cut short
+    monkeypatch.setattr(campaign, "run", lambda *a, **k: pytest.fail("a judge ran although its verdict is recorded"))
+    again, journal = _judged_with_journal(tmp_path / "b", monkeypatch, path)
+    assert journal.resumed == 1 + 3 + 1   # the baseline, three verify runs, one suite run
+    assert [o.to_json() for o in again] == [o.to_json() for o in first]
+
+
+def test_a_journal_of_another_run_or_a_finished_one_starts_afresh(tmp_path, monkeypatch):
+    from benchmarks.mutation.journal import Identity, Journal
+    path = tmp_path / "run.journal.jsonl"
+    _, journal = _judged_with_journal(tmp_path / "a", monkeypatch, path)
+    assert Journal.open(path, Identity("c0ffee", 8, 3, (), (), (), "identical", 2, None, None)).resumed == 0
+    _, journal = _judged_with_journal(tmp_path / "b", monkeypatch, path)
+    journal.finish()
+    assert Journal.open(path, Identity("c0ffee", 7, 3, (), (), (), "identical", 2, None, None)).resumed == 0
+
+
+def test_a_journal_whose_mutants_are_not_the_samples_is_refused(tmp_path, monkeypatch):
+    from benchmarks.mutation.journal import Identity, Journal
+    path = tmp_path / "run.journal.jsonl"
+    _judged_with_journal(tmp_path / "a", monkeypatch, path)
+    journal = Journal.open(path, Identity("c0ffee", 7, 3, (), (), (), "identical", 2, None, None))
+    found = {(m.operator, m.after): m for m in mutator.file_sites(SOURCE, "impl/x.py")}
+    with pytest.raises(ValueError, match="the journal is not of this sample"):
+        journal.verify(0, found[("table-drop", '({"b": 2})')])   # mutant 0 is the compare
+
+
+def test_the_script_resumes_the_seed_of_an_unfinished_run_of_the_same_command(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import mutation_score
+    out = tmp_path / "score.json"
+    args = mutation_score._args(["--sample", "40", "--out", str(out)])
+    mutation_score._journal(args, "c0ffee")
+    drawn = args.seed
+    again = mutation_score._args(["--sample", "40", "--out", str(out)])
+    mutation_score._journal(again, "c0ffee")
+    assert again.seed == drawn                       # unfinished, same command and commit: resumed
+    other = mutation_score._args(["--sample", "40", "--out", str(out)])
+    assert mutation_score._journal(other, "beef00").resumed == 0   # another commit: a new run, a new journal
+    assert mutation_score.read_header(out.with_suffix(".journal.jsonl"))["run"]["commit"] == "beef00"
+    fresh = mutation_score._args(["--sample", "40", "--out", str(out), "--seed", "5", "--fresh"])
+    assert mutation_score._journal(fresh, "beef00").resumed == 0 and fresh.seed == 5
