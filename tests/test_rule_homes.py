@@ -84,3 +84,12 @@ def test_sub_byte_packing_has_one_home():
         return (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and n.func.attr in ("packbits", "unpackbits"))
     assert _where(packs, "impl", "checks") == {"impl/platform/storage.py"}, "use zcspec.impl.platform.storage"
+
+
+def test_a_nodes_place_on_its_stream_is_decided_in_one_place():
+    """The planner's clocks and task generation's waits read one rule for where a node without a task holds
+    its stream (a stream edge lands on it): a second copy would let the planner count an order no runtime
+    waits for."""
+    assert _where(_defines("takes_place"), "impl", "checks") == {"impl/compiler/memory/stream_order.py"}
+    callers = _where(lambda n: isinstance(n, ast.Attribute) and n.attr == "takes_place", "impl", "checks")
+    assert callers == {"impl/compiler/memory/units.py", "impl/compiler/tasks/stream_waits.py"}

@@ -119,6 +119,8 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
         producers={t: p for t, p in graph.producer.items() if t in planned and p in steps},
         streams={n.name: n.stream for n in graph.nodes
                  if n.name in steps and op_facts.runs_task(n.op_type, dict(n.attrs))},
+        stream_labels={n.name: n.stream for n in graph.nodes if n.name in steps and n.op_type != "NetOutput"
+                       and not op_facts.runs_task(n.op_type, dict(n.attrs))},
         control={n.name: tuple(n.control_inputs) for n in graph.nodes if n.name in steps and n.control_inputs},
     )
 

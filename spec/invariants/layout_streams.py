@@ -5,7 +5,9 @@ spec/invariants/layout.py).
 LAYOUT-NO-OVERLAP judges lifetimes by steps, a total order. On several streams the steps are only one
 order the nodes may run in: tasks of one stream run in step order, and across streams only a chain of
 data edges, control edges and same-stream successions orders two tasks (each edge between streams is an
-event). This claim recomputes that happens-before order from the plan's own facts (``streams``,
+event). A node without a task where such an edge lands (``stream_labels``) holds its stream there: the
+edge's receive event sits in front of it, so the next task of its stream waits for it. This claim
+recomputes that happens-before order from the plan's own facts (``streams``, ``stream_labels``,
 ``producers``, ``consumers``, ``control``) as a vector clock per node, and asks of every two pieces of
 memory that share bytes that one is done with before the other is first touched, in every schedule.
 """
@@ -29,8 +31,11 @@ def _clocks(plan: PlanObservation):
     included}; and the edges that point backwards in ``order`` (which no schedule can keep).
 
     A node with a stream runs a task there, after the stream's previous task; a node without one
-    (a view, the NetOutput) passes on what its predecessors know. The node producing a graph input
-    runs nothing and passes nothing on, whatever edges reach it."""
+    (a view, the NetOutput) passes on what its predecessors know, and when an edge from a node of
+    another stream lands on it, it is a point of the stream it is labelled with (``stream_labels``:
+    GE puts the edge's receive event in front of it), after the stream's previous point and before
+    its next. The node producing a graph input runs nothing and passes nothing on, whatever edges
+    reach it, so an edge from it orders nothing."""
     at = {n: i for i, n in enumerate(plan.order)}
     preds: dict[str, set[str]] = {n: set(plan.control.get(n, ())) for n in plan.order}
     for t, steps in plan.consumers.items():
@@ -42,10 +47,14 @@ def _clocks(plan: PlanObservation):
     clock: dict[str, dict[int, int]] = {}
     backwards = []
     last_on: dict[int, str] = {}
+    labels = plan.stream_labels
     for node in plan.order:
         stream = plan.streams.get(node)
         mine: dict[int, int] = {}
         ps = set() if node in sources else set(preds[node])
+        if stream is None and node in labels and any(
+                p not in sources and plan.streams.get(p, labels.get(p, labels[node])) != labels[node] for p in ps):
+            stream = labels[node]
         if stream is not None and stream in last_on:
             ps.add(last_on[stream])
         for p in sorted(ps):
@@ -235,7 +244,10 @@ STREAM_ORDER = Invariant(
               "task that writes or reads the other. Happens-before is recomputed from the plan: tasks of one "
               "stream run in step order, and a data edge (producers, consumers) or a control edge (control) from "
               "one node to another orders them across streams; a node without a stream passes its predecessors' "
-              "order on, the producer of a graph input none. A graph input's memory is live from the start and a "
+              "order on, and one labelled with a stream (stream_labels) that such an edge from a node of another "
+              "stream reaches also holds that stream at its step, after the stream's earlier nodes and before its "
+              "later ones (the edge's receive event sits in front of it); the producer of a graph input passes "
+              "on none. A graph input's memory is live from the start and a "
               "graph output's to the end. Every edge must point forward in order.",
     rationale="Step lifetimes (LAYOUT-NO-OVERLAP) assume one order of execution; on several streams a task with a "
               "later step may run before one with an earlier step of another stream, so two tensors whose steps "
@@ -246,6 +258,7 @@ STREAM_ORDER = Invariant(
               "with no event between them fails here, where only a run on the device (EXEC-NO-RACE) saw it before.",
     ge_source=GE_MEM + "block_mem_assigner.cc (GetDiffStreamEdgeLife, GetDiffStreamMaxLifeTime, CanBlockLifeReuse); "
               "compiler/graph/build/stream/stream_allocator.cc (InsertSyncEvents: an event on every data and "
-              "control edge between streams)",
+              "control edge between streams; GenerateSyncEventNodes: its receive node in front of the edge's "
+              "destination, a node without a task too)",
     applies_to="plan", concern="layout", predicate=_stream_order, precondition=_multi_stream,
 )

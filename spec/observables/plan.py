@@ -68,6 +68,11 @@ The general form (any planner, docs/foreign-planners.md): a plan that declares
   ranges of the root it reads, each with where its bytes go (``to`` = ``lo``: element by element).
 - ``streams``: node (of ``order``) -> the stream it runs its task on; nodes without a task are left
   out. With two or more streams LAYOUT-STREAM-ORDER judges sharing by the order the streams guarantee.
+- ``stream_labels``: node (of ``order``) without a task -> the stream it is labelled with (the NetOutput,
+  which ends the model, is left out). One where
+  an edge (data or control) from a node of another stream lands takes a place on that stream: GE
+  puts the edge's receive event in front of it, so the next task of the stream waits
+  (``StreamAllocator::InsertSyncEvents``, ``GenerateSyncEventNodes``). Read by LAYOUT-STREAM-ORDER.
 - ``control``: node -> the nodes it waits for beyond its data inputs (control edges).
 - ``arena_allocations``: arena -> the steps that allocate it on the execution path the plan
   describes (TVM Relax's ``R.memory.alloc_storage``); an arena not listed exists before the first
@@ -271,6 +276,7 @@ class PlanObservation:
     exclusive_groups: tuple[ExclusiveGroup, ...] = ()
     in_place: tuple[InPlaceStep, ...] = ()
     streams: dict[str, int] = attrs.field(factory=dict)
+    stream_labels: dict[str, int] = attrs.field(factory=dict)
     control: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     arena_allocations: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     planner: str | None = None
@@ -435,6 +441,13 @@ def _check_references(plan: PlanObservation) -> None:
     for node in plan.streams:
         if node not in steps:
             raise ObservationConsistencyError(f"streams names node {node!r}, which is not in order", culprit=node)
+    for node in plan.stream_labels:
+        if node not in steps:
+            raise ObservationConsistencyError(f"stream_labels names node {node!r}, which is not in order",
+                                              culprit=node)
+        if node in plan.streams:
+            raise ObservationConsistencyError(f"stream_labels names node {node!r}, which streams lists as running "
+                                              "a task: a node is in one of the two", culprit=node)
     for node, waits in plan.control.items():
         for w in (node, *waits):
             if w not in steps:

@@ -60,9 +60,10 @@ def check_values(plan) -> None:
     _granule(plan.alignment.tensor, "alignment.tensor", "tensor")
     for name, arena in plan.arenas.items():
         _granule(arena.alignment, f"arenas.{name}.alignment", name)
-    for node, stream in plan.streams.items():
-        if stream < 0:
-            raise ObservationConsistencyError(f"stream {stream} is negative", culprit=node, path=f"streams.{node}")
+    for key in ("streams", "stream_labels"):
+        for node, stream in getattr(plan, key).items():
+            if stream < 0:
+                raise ObservationConsistencyError(f"stream {stream} is negative", culprit=node, path=f"{key}.{node}")
     _check_in_place(plan)
 
 

@@ -225,8 +225,8 @@ def test_a_control_edge_back_frees_a_tensor_read_on_another_stream_and_runs_race
 def test_without_the_control_edges_event_the_reuse_races(monkeypatch):
     """Break on purpose: tasks that forget their control edges (no ``after``) let n overwrite a:0 while b
     may still read it on stream 0; the device trace shows it (EXEC-NO-RACE)."""
-    from zcspec.impl.compiler.tasks import taskgen
-    monkeypatch.setattr(taskgen, "_tasks_behind", lambda *args: frozenset())
+    from zcspec.impl.compiler.tasks import stream_waits
+    monkeypatch.setattr(stream_waits.StreamWaits, "stands_for", lambda self, name: frozenset())
     scenario = Scenario("execution", control_edge_back(), CompileOptions(strategy="ge"),
                         {"runtime": "differential", "zero_copy": True, "inputs": "normal", "seed": 0})
     failed = {i for r in evaluate(scenario, ("EXEC-NO-RACE",)) for i in r.violated()}

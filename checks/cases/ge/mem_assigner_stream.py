@@ -10,14 +10,10 @@ How each case compares with GE (and what a deviation records): graph.py.
 """
 from __future__ import annotations
 
-from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case, GeMismatch
+from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case
 from zcspec.checks.cases.ge.graph import GeGraph
 from zcspec.checks.cases.ge.graph import disjoint, reuses
 from zcspec.checks.cases.ge.graph import some_op
-
-CROSS_STREAM = ("zcspec merges blocks of two streams in level 2 where GE's CanBlockLifeReuse would "
-                "(ge_level2._follows, on stream_order's clocks), but keeps a continuous group fed or read across "
-                "streams to the last step (units._group_unit)")
 
 
 def _multi_stream_graph(streams):
@@ -274,16 +270,15 @@ def DiffStreamSameOut_NoPaddingContinousInput_Reuse():
          '_same_out_graph(d_stream=1, d_before_f=True).plan().attributes.memory_size > 0')
 
 
-@ge_case("mem_assigner_unittest.cc", row="P1", raises=GeMismatch, reason=(
-    "GE: f:0 inside c:0's memory (c, b -> d:1 NoPadding, d -> e -> f, all but b on stream 1); zcspec puts f "
-    "apart: the NoPadding group holds b, written on stream 0, so " + CROSS_STREAM + ". Ending the group at e "
-    "(GE's CalNodeAsContinuousInputMaxLife on c's stream) is not enough: a:0, read by b on stream 0, is free on "
-    "stream 1 only from e, the first node there with a task knowing b (units._Facts.stream_last), so f takes "
-    "a:0's block in the first stage; GE's stream edge b -> d reaches d itself (GetDiffStreamEdgeLife), which "
-    "frees a:0 before e"))
+@ge_case("mem_assigner_unittest.cc")
 def graph_diff_stream_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_diff_stream_memory_reuse):
-    MakeDiffStreamGraph; GE expects c:0 and f:0 to share memory (CheckReuse)."""
+    MakeDiffStreamGraph (c, b -> d:1 NoPadding, d -> e -> f, all but b on stream 1); GE expects c:0 and
+    f:0 to share memory (CheckReuse). Two rules give it: the stream edge b -> d lands on d, a PhonyConcat
+    without a task, so a:0, read by b on stream 0, is free on stream 1 from d on (GetDiffStreamEdgeLife,
+    GetDiffStreamMaxLifeTime; stream_order.takes_place) and e takes its block; and the NoPadding group
+    ends at e, where its pieces' readers are known done on d's stream (CalNodeAsContinuousInputMaxLife),
+    so f takes the group's block."""
     g = GeGraph("diff_stream")
     for name, stream in zip("ABCDEF", (1, 0, 1, 1, 1, 1)):
         some_op(g, name, stream=stream, op="PhonyConcat" if name == "D" else "Sum")
@@ -352,8 +347,8 @@ def _continuous_output_graph():
 def graph_continuous_output_memory_reuse():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest, graph_continuous_output_memory_reuse):
     MakeContinuousOutputGraph; GE expects HBM 40960 (33792 with every node on one stream), which takes level 2
-    across streams (CanBlockLifeReuse: ge_level2._follows) and continuous blocks used on another stream held
-    to the end. The continuous outputs themselves follow GE: one block,
+    across streams (CanBlockLifeReuse: ge_level2._follows) and padding continuous-input blocks used on another
+    stream held to the end (units._group_unit; ended where their readers are known done, 38912). The continuous outputs themselves follow GE: one block,
     output i after the aligned sizes of the ones before it (ApplyContinuousMemory, AssignContinuousOutputMemory)."""
     p = _continuous_output_graph().plan()
     for node in "DK":

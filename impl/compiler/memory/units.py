@@ -20,7 +20,8 @@ its memory is never shared: graph I/O symbols that are not zero-copy and
 producers in GE's no-reuse sets (InitReuseFlag), ``_no_reuse`` nodes (ApplyMemory),
 atomic outputs (whole graph, AssignAtomicOutputMemory), symbols read on another stream than
 their producer's (until the first node of the producer's stream known to run
-after that reader, GetDiffStreamMaxLifeTime; continuous groups written or read there to the end), and everything
+after that reader, GetDiffStreamMaxLifeTime, a node without a task where a stream edge lands counting as one,
+stream_order.takes_place; padding continuous groups written or read there to the end), and everything
 when reuse is off (AssignMemoryWithReuse). Widened at the start too: a piece written on another
 stream than the unit's may run as soon as that stream's events allow, so the
 unit begins at the latest step of its own stream known to run before that
@@ -272,12 +273,13 @@ class _Facts:
         return self._streams > 1
 
     def _stream_nodes(self, stream: int) -> list[str]:
-        """The nodes with a task on ``stream``, in execution order."""
+        """The points of ``stream`` (``stream_order.takes_place``: a task, or a node without one where a
+        stream edge lands, which the next task there waits behind), in execution order."""
         if self._on_stream is None:
             self._on_stream = {}
             for name in self.lt.order:
                 node = self.graph.node[name]
-                if ops.task_kinds(node):
+                if stream_order.takes_place(self.graph, node):
                     self._on_stream.setdefault(node.stream, []).append(name)
         return self._on_stream.get(stream, [])
 
@@ -386,11 +388,16 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapp
     atomic = any(rules.atomic(p) for r in roots for p in facts.producers(r))
     reusable = all(facts.reusable(r) for r in roots) and not any(rules.no_reuse(n) for n in nodes) and not atomic
     first = facts.first_write(roots, node.stream, min(lt.span[r][0] for r in roots))
-    # A group written or read on another stream than the node's is held to the end (GE's numbers for
-    # graph_continuous_output_memory_reuse need it; ending it where stream_last would plans 34816 B).
-    cross = any(n.stream != node.stream for r in roots for n in facts.producers(r) + facts.readers(r))
-    last = max(lt.span[r][1] for r in roots)
-    first, last = _interval(facts, first, lt.steps - 1 if cross else last, reusable)
+    if padding:
+        # A padding group written or read on another stream than the node's is held to the end (GE's numbers
+        # for graph_continuous_output_memory_reuse need it; ending it where stream_last would plans 38912 B).
+        cross = any(n.stream != node.stream for r in roots for n in facts.producers(r) + facts.readers(r))
+        last = lt.steps - 1 if cross else max(lt.span[r][1] for r in roots)
+    else:
+        # A NoPadding group ends where each piece's readers are known done on the node's stream: GE's
+        # CalNodeAsContinuousInputMaxLife takes GetNodeMaxLife of every input (GetDiffStreamMaxLifeTime).
+        last = max(facts.stream_last(r, node.stream, lt.span[r][1]) for r in roots)
+    first, last = _interval(facts, first, last, reusable)
     label = _common_label(nodes + [p for r in roots for p in facts.producers(r)])
     return Unit(
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,

@@ -11,10 +11,11 @@
   is zero copy (HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs);
 - view, Data, NetOutput and Variable nodes: no task.
 
-A task lists the tasks its node's control edges make it follow (``TaskDef.after``): the last
-task of each control predecessor, or, for a predecessor without a task (a Data, a view), of
-the nodes that one follows in turn, so a runtime can put GE's event on a control edge between
-streams (``StreamAllocator::InsertSyncEvents``).
+A task lists the earlier tasks it must follow besides the bytes it reads (``TaskDef.after``,
+``stream_waits.py``): the last task of each control predecessor (through nodes without a task),
+and what a node without a task that is a point on its stream stands for, so a runtime puts GE's
+event on a control edge between streams and in front of the next task of a stream where a stream
+edge lands on a node without a task (``StreamAllocator::InsertSyncEvents``).
 
 Every task records its node's dynamic-batch branch (``TaskDef.batch``, the node's
 ``_batch_label``; "" outside any branch), so a runtime can launch one branch only.
@@ -31,6 +32,7 @@ from zcspec.impl.compiler.ir import Graph
 from zcspec.impl.compiler.memory.plan_types import MemoryPlan, TensorPlacement
 from zcspec.impl.compiler.memory.sizes import tensor_size
 from zcspec.impl.compiler.tasks.io_offsets import io_offsets
+from zcspec.impl.compiler.tasks.stream_waits import StreamWaits
 from zcspec.impl.compiler.tasks.tasklist import ArgSlot, IoDesc, TaskDef, TaskList, ZeroCopyRef
 
 
@@ -63,12 +65,6 @@ def io_table(plan: MemoryPlan, role: str, names, descs, callers) -> list[IoDesc]
 
 
 
-def _tasks_behind(name: str, last_task: dict[str, int], behind: dict[str, frozenset]) -> frozenset:
-    """The tasks node ``name`` stands for as a control predecessor: its own last task, or for a node
-    without tasks what its predecessors stand for (``behind``, filled in execution order)."""
-    return frozenset((last_task[name],)) if name in last_task else behind[name]
-
-
 def _tasks_of(graph: Graph, node, tensors: dict, soc, start: int, batch: str, after: tuple[int, ...]) -> list[TaskDef]:
     ins = [_slot(graph, tensors, "in", t) for t in node.inputs]
     outs = [_slot(graph, tensors, "out", t) for t in node.outputs]
@@ -99,20 +95,12 @@ def generate_tasks(graph: Graph, plan: MemoryPlan, soc, output_names) -> TaskLis
     graph input (graph_edit.insert_before_output); the I/O table keeps the caller's name there too."""
     tensors = {t.name: t for t in plan.tensors}
     tasks: list[TaskDef] = []
-    last_task: dict[str, int] = {}
-    behind: dict[str, frozenset] = {}   # a task-less node -> the tasks it stands for (only with control edges)
-    controlled = any(n.control_inputs for n in graph.nodes)
+    waits = StreamWaits(graph)
     for name in plan.order:
         node = graph.node[name]
-        after = tuple(sorted(frozenset().union(*(_tasks_behind(p, last_task, behind)
-                                                 for p in node.control_inputs))))
         # the branch these tasks run in, as the plan records it; "" for every execution
-        mine = _tasks_of(graph, node, tensors, soc, len(tasks), plan.branches.get(name, ""), after)
-        if mine:
-            last_task[name] = mine[-1].index
-        elif controlled:
-            behind[name] = frozenset().union(*(_tasks_behind(p, last_task, behind)
-                                               for p in graph.predecessors[name]))
+        mine = _tasks_of(graph, node, tensors, soc, len(tasks), plan.branches.get(name, ""), waits.after(name))
+        waits.ran(name, mine)
         tasks.extend(mine)
     inputs = io_table(plan, "input", graph.inputs, [graph.desc[t] for t in graph.inputs], graph.inputs)
     outputs = io_table(plan, "output", graph.outputs, [graph.desc[t] for t in graph.outputs], output_names)

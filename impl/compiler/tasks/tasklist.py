@@ -36,10 +36,11 @@ class TaskDef:
     branch the task belongs to (its node's ``_batch_label``, GE: ATTR_NAME_BATCH_LABEL), "" for a task that
     runs in every execution: a runtime launches only the chosen branch's tasks and the unlabelled
     ones (runtime/branches.py). ``after`` lists the earlier tasks (by index) this one must follow
-    through its node's control edges: the last task of each control predecessor, found through
-    nodes without tasks; a runtime orders one on another stream with an event, as GE's
-    ``StreamAllocator::InsertSyncEvents`` does for control edges (data edges need no list: a
-    runtime sees them as reads of bytes another stream wrote)."""
+    besides the bytes it reads (tasks/stream_waits.py): the last task of each control predecessor,
+    found through nodes without tasks, and what a node without a task that holds a stream stands
+    for, on the next task of that stream and on its readers; a runtime orders one on another stream
+    with an event, as GE's ``StreamAllocator::InsertSyncEvents`` does (data edges between tasks need
+    no list: a runtime sees them as reads of bytes another stream wrote)."""
 
     index: int
     node: str
