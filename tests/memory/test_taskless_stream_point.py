@@ -197,3 +197,25 @@ def test_layout_stream_order_counts_a_labelled_taskless_node_where_an_edge_lands
     # labelled with stream 0, the edge from n1 stays on its stream: n2 holds nothing of stream 1
     same = check(_hand_plan(stream_labels={"n2": 0}), invariants=stream_order_claim)
     assert {v.invariant_id for v in same.violations} == {"LAYOUT-STREAM-ORDER"}
+
+
+def ge_case_shape():
+    """graph_diff_stream_memory_reuse with kernels the device runs: C, B -> D (PhonyConcat, stream 1), B on
+    stream 0, then E, F and G on stream 1."""
+    b = GraphBuilder("diff_stream_concat")
+    a = b.op("Neg", [b.input("x", (4, 4))], name="A", stream=1)
+    d = b.op("PhonyConcat", [b.op("Neg", [a], name="C", stream=1), b.op("Relu", [a], name="B", stream=0)],
+             name="D", stream=1, shape=(8, 4), axis=0)
+    f = b.op("Neg", [b.op("Relu", [d], name="E", stream=1)], name="F", stream=1, shape=(8, 4))
+    b.output(b.op("Exp", [f], name="G", stream=1, shape=(8, 4)))
+    return b.build()
+
+
+def test_the_ge_case_shape_reuses_as_ge_and_runs_race_free():
+    g = ge_case_shape()
+    model = build_model(g, OPTIONS)
+    plan = model.plan
+    assert plan.tensor("E:0").block == plan.tensor("A:0").block      # A:0 free on stream 1 from D on
+    assert plan.tensor("F:0").offset == plan.tensor("C:0").offset     # f reuses c
+    assert _task(model, "B").index in _task(model, "E").after
+    assert _violated(g) == set()
