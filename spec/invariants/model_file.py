@@ -81,8 +81,9 @@ FREE_FIELDS = {
     ("tasks", "tasks", "*", "stream"): "the stream assignment is the graph's (node.stream); the plan records no "
                                        "stream, so any small stream id is as good as another (only its range is "
                                        "checked)",
-    ("tasks", "tasks", "*", "after"): "the control edges are the graph's, not repeated elsewhere: only their form "
-                                      "is checked (earlier tasks, ascending, each once)",
+    ("tasks", "tasks", "*", "after"): "the waits are the graph's (its control edges, and the nodes without a task "
+                                      "that hold their stream), not repeated elsewhere: only their form is "
+                                      "checked (earlier tasks, ascending, each once)",
     ("tasks", "tasks", "*", "node"): "which nodes run tasks is not in the file (a task-less node's op type is not "
                                      "recorded): only the plan order and the lifetimes of its slots bound it",
     ("tasks", "tasks", "*", "slots", "*", "tensor"): "another tensor at the same address (an alias) is the same "
