@@ -233,16 +233,12 @@ def graph_continuous_input_memory_reuse_multi_ref():
     expect(plan.attributes.memory_size, 17408, 'plan.attributes.memory_size')
 
 
-@ge_case("mem_assigner_unittest.cc", row="P22", reason=(
-    "GE: HBM 20480; zcspec: 22528. a:0's block is read on stream 1 (c) and stream 0 (g); level 2 refuses it "
-    "interval reuse (ge_level2._remote: its last member is used on another stream), where GE's "
-    "CanIntervalLifeReuse refuses only a block whose diff_stream_life_time_ is set (SetReleaseBlockLifeEnd "
-    "sets it when the member is read on one other stream only, with no way back), so GE nests i:0 there "
-    "and zcspec does not"))
+@ge_case("mem_assigner_unittest.cc")
 def graph_continuous_input_memory_reuse_multi_ref_diff_stream():
     """mem_assigner_unittest.cc TEST_F(UtestMemoryAssignerTest,
     graph_continuous_input_memory_reuse_multi_ref_diff_stream): the multi-ref graph with g and k on
-    stream 0; GE expects HBM 20480."""
+    stream 0; GE expects HBM 20480. a:0's block is read on both streams (c, g), so level 2 still gives it
+    interval reuse (GE's diff_stream_life_time_ stays empty, ge_level2._remote) and i:0 nests in it."""
     expect(_multi_ref_graph(True).plan().attributes.memory_size, 20480,
            '_multi_ref_graph(True).plan().attributes.memory_size')
 

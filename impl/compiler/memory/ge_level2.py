@@ -63,8 +63,12 @@ def _follows(a: Block, b: Block) -> bool:
 
 
 def _remote(unit) -> bool:
-    """A unit used on another stream than its own (GE: ``diff_stream_life_time_`` is not empty)."""
-    return any(stream != unit.stream for stream, _ in unit.uses)
+    """GE's ``diff_stream_life_time_`` is not empty on the member (``CanIntervalLifeReuse`` then refuses its
+    block): ``SetReleaseBlockLifeEnd`` sets it only when every task reading the member runs on one other
+    stream and for some of them no node of the member's stream is known to run after it (``Unit.remote``).
+    A member also read on its own stream gets its end there and keeps interval reuse
+    (graph_continuous_input_memory_reuse_multi_ref_diff_stream: GE's 20480 needs it)."""
+    return unit.remote
 
 
 class _Timeline:
