@@ -111,6 +111,21 @@ def test_a_returned_input_keeps_the_callers_output_name_when_a_copy_writes_it(gr
     assert set(got) == set(g.outputs) and got["x"].tobytes() == x.tobytes()
 
 
+def test_an_input_returned_through_a_chain_of_copies_keeps_its_name_and_the_file_loads():
+    """zcspec explore (seed 34) crashed on a file the compiler wrote: y feeds two NoPadding concats (the
+    conflict pass copies it for each) and is a graph output of an offline build, whose MemcpyAddrAsync then
+    reads the first of those copies, not y; the loader allowed the caller's name only for a direct copy."""
+    b = GraphBuilder("two_concats")
+    x, y = b.input("x", (2, 4)), b.input("y", (2, 4))
+    b.output(b.op("PhonyConcat", [y, x], name="c1", shape=(4, 4)),
+             b.op("PhonyConcat", [y, x], name="c2", shape=(4, 4)), y)
+    m = model(b.build(), offline=True)
+    copy = next(t for t in m.tasks.tasks if t.node == "y_MemcpyAddrAsync_0")
+    assert copy.slots[0].tensor != "y"                                     # it reads another copy of y
+    assert [o.name for o in m.tasks.outputs] == ["c1:0", "c2:0", "y"]
+    assert load_model(encode(m)).tasks.outputs == m.tasks.outputs
+
+
 def test_a_model_file_naming_an_output_other_than_its_tensor_or_copied_input_is_refused():
     m = model(_input_returned_through_a_slice_view())
     meta, blob = metadata(m)

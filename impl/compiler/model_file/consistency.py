@@ -222,16 +222,26 @@ def _relative_offsets(plan: MemoryPlan, attr, p, base: int, where: str) -> None:
 
 
 def _copied_inputs(tasks) -> dict[str, str]:
-    """Tensor -> the model input a MemcpyAddrAsync task copies into it: the only outputs whose caller's name
-    is not their tensor's are such copies of a graph input the passes put before the NetOutput (the copy
-    cannot take the input's name, graph_edit.insert_before_output; the I/O table keeps it,
-    taskgen.generate_tasks)."""
+    """Tensor -> the model input MemcpyAddrAsync tasks copy into it, directly or through a chain of such
+    copies: the only outputs whose caller's name is not their tensor's are such copies of a graph input
+    the passes put before the NetOutput (the copy cannot take the input's name,
+    graph_edit.insert_before_output; the I/O table keeps it, taskgen.generate_tasks). A chain arises when
+    one pass's copy reads another's: an offline build's copy of a graph input that the conflict pass had
+    already copied for a NoPadding concat."""
     inputs = {io.tensor for io in tasks.inputs}
-    out = {}
+    source = {}   # a copy's output -> its input
     for task in tasks.tasks:
         ins = [s.tensor for s in task.slots if s.role == "in"]
-        if task.kind == "memcpy_addr" and len(ins) == 1 and ins[0] in inputs:
-            out.update((s.tensor, ins[0]) for s in task.slots if s.role == "out")
+        if task.kind == "memcpy_addr" and len(ins) == 1:
+            source.update((s.tensor, ins[0]) for s in task.slots if s.role == "out")
+    out = {}
+    for t in source:
+        seen, s = {t}, source[t]
+        while s not in inputs and s in source and s not in seen:   # a cycle of copies reaches no input
+            seen.add(s)
+            s = source[s]
+        if s in inputs:
+            out[t] = s
     return out
 
 
