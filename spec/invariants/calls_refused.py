@@ -16,7 +16,7 @@ from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
 from zcspec.spec.invariants.runtime_v1_buffers import (ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of,
-                                                       one_to_one, shared_with_output)
+                                                       null_allowed, one_to_one, shared_with_output)
 from zcspec.spec.invariants.runtime_v2 import V2, bad_inputs, short_or_null
 from zcspec.spec.observables.execution import ExecutionObservation
 
@@ -66,8 +66,8 @@ def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
     live = _placements(obs)
     for b in obs.buffers:
         t = obs.load.io_tensor(b.name)
-        if not b.address:
-            why[b.name] = "null address"
+        if not b.address and not null_allowed(obs, b):
+            why[b.name] = "null address, and not 0 bytes for an I/O of 0 raw bytes"
             continue
         space = _space_of(live, b)
         if space is None and (outside := _outside(obs, b)):
@@ -79,7 +79,7 @@ def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
             why[b.name] = f"{b.size} bytes, below the I/O's raw {t.raw_size}: the tasks would access past its end"
         elif t is not None and b.size + GE_SIZE_TOLERANCE < t.size:
             why[b.name] = f"{b.size} + {GE_SIZE_TOLERANCE} bytes, below the model's padded {t.size} (E13025)"
-    for a, b in shared_with_output(obs.buffers):
+    for a, b in shared_with_output(obs):
         why.setdefault(a.name, f"shares bytes with {b.name!r}, and an output may share memory with no other I/O")
         why.setdefault(b.name, f"shares bytes with {a.name!r}, and an output may share memory with no other I/O")
     return why
@@ -167,11 +167,13 @@ INVALID_REFUSED = Invariant(
     statement="An execute call whose buffers the spec finds invalid fails with GE's error for a caller's "
               "mistake, naming one of the invalid buffers, before it does anything: no kernel launch, no copy, no "
               "argument slot rewritten, no allocation left behind. Runtime v1: the buffers do not match the "
-              "model's I/O one to one, or one is null, reaches past the end of the caller's allocation it starts "
-              "in or starts in one the caller freed (the trace's allocation events since the load; memory from "
-              "before the load is not judged), is host memory for an I/O the model file binds zero copy under "
-              "reuseZeroCopyMemory, is below its I/O's raw size or 64 bytes below its padded size, or an output "
-              "shares bytes with another buffer; the error is "
+              "model's I/O one to one, or one is null (but for a 0-byte buffer for an I/O of 0 raw bytes), "
+              "reaches past the end of the caller's allocation it starts in or starts in one the caller freed "
+              "(the trace's allocation events since the load; memory from before the load is not judged), is "
+              "host memory for an I/O the model file binds zero copy under reuseZeroCopyMemory, is below its "
+              "I/O's raw size or 64 bytes below its padded size, or an output shares bytes with another buffer "
+              "(but for the very buffer of an input the model file places at the output's logical address with "
+              "its sizes, a pass-through); the error is "
               "ACL_ERROR_GE_PARAM_INVALID (145000), or ACL_ERROR_INVALID_PARAM (100000) for a null pointer. "
               "Runtime v2: an input is null or below its raw size, or, under always_zero_copy, an output is null, "
               "below its raw size or in host memory; the error is PARAM_INVALID.",
@@ -184,15 +186,18 @@ INVALID_REFUSED = Invariant(
               "configured to share an address that do not; ConstructZeroCopyIoActiveBaseAddrs applies "
               "CheckUserAndModelSize (user + 64 < model size) and refuses host memory when the model's I/O region "
               "is unbacked (mem_base_size_ < TotalMemSize(), as under reuseZeroCopyMemory); ACL refuses a null "
-              "data-buffer address with ACL_ERROR_INVALID_PARAM; gert's SplitTensorForOutputData refuses a null or "
-              "short output under always_zero_copy (PARAM_INVALID, E13031). Beyond GE, which trusts the caller's "
-              "pointers, runtime v1 refuses a buffer outside one live allocation, below its raw size, or an output "
-              "sharing bytes with another I/O (docs/runtime-v1.md), and runtime v2 a null or short input and a "
-              "host output under always_zero_copy (a check GE's source leaves for later), each with the same caller-error code.",
+              "data-buffer address with ACL_ERROR_INVALID_PARAM, while DavinciModel skips a buffer of length 0 "
+              "(CopyInputData), so a null one for an empty tensor runs; gert's SplitTensorForOutputData refuses a "
+              "null or short output under always_zero_copy (PARAM_INVALID, E13031). Beyond GE, which trusts the "
+              "caller's pointers, runtime v1 refuses a buffer outside one live allocation, below its raw size, or "
+              "an output sharing bytes with another I/O other than an input it passes through "
+              "(docs/runtime-v1.md), and runtime v2 a null or short input and a host output under "
+              "always_zero_copy (a check GE's source leaves for later), each with the same caller-error code.",
     ge_source=V1 + "davinci_model.cc (DavinciModel::NnExecute, UpdateAllNodeArgs, CheckIoReuseAddrs, "
-              "ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize); api/acl/acl_model/model/model.cpp (a null "
-              "data-buffer address: ACL_ERROR_INVALID_PARAM); " + V2 + "kernel/common_kernel_impl/build_tensor.cc "
-              "(SplitTensorForOutputData); inc/external/ge/ge_error_codes.h (ACL_ERROR_GE_PARAM_INVALID)",
+              "ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize, CopyInputData); "
+              "api/acl/acl_model/model/model.cpp (a null data-buffer address: ACL_ERROR_INVALID_PARAM); " + V2 +
+              "kernel/common_kernel_impl/build_tensor.cc (SplitTensorForOutputData); "
+              "inc/external/ge/ge_error_codes.h (ACL_ERROR_GE_PARAM_INVALID)",
     applies_to="execution", concern="calls_refused", predicate=_invalid_refused,
     precondition=lambda obs: bool(invalid_buffers(obs)),
 )

@@ -3,9 +3,10 @@
 
 Also the one home of what these claims and their converse (calls_refused.py, CALL-INVALID-REFUSED)
 read of the caller's buffers: where the caller's memory is as the trace's allocation events show it
-(``_placements``, ``_space_of``), whether the buffers match the model's I/O one to one, and which
-pairs of buffers share bytes with an output. The claims belong to the runtime_v1 concern:
-runtime_v1.py lists them in its ``INVARIANTS``.
+(``_placements``, ``_space_of``), whether the buffers match the model's I/O one to one, which null
+buffers are allowed (``null_allowed``) and which pairs of buffers share bytes with an output
+(``shared_with_output``, leaving out an output given the very buffer of an input it passes through).
+The claims belong to the runtime_v1 concern: runtime_v1.py lists them in its ``INVARIANTS``.
 """
 from __future__ import annotations
 
@@ -26,13 +27,36 @@ def one_to_one(obs: ExecutionObservation) -> bool:
     return len(obs.buffers) == len(obs.load.io) and {b.name for b in obs.buffers} == {t.name for t in obs.load.io}
 
 
-def shared_with_output(buffers) -> Iterator[tuple]:
-    """``(a, b)``, ``b`` listed before ``a``, for every two non-null buffers that share bytes while one of
-    them is an output (an output may share memory with no other I/O)."""
+def null_allowed(obs: ExecutionObservation, b) -> bool:
+    """Whether buffer ``b`` is a null the v1 runtime must accept: 0 bytes for an I/O of 0 raw bytes, through
+    which no task or copy reaches (GE: davinci_model.cc CopyInputData and CopyInputForNoZeroCopy skip a
+    buffer of length 0, CopyOutputForNoZeroCopy one of 0 bytes)."""
+    t = obs.load.io_tensor(b.name)
+    return not b.address and b.size == 0 and t is not None and t.raw_size == 0
+
+
+def passes_through(obs: ExecutionObservation, a, b) -> bool:
+    """Whether ``a`` and ``b`` are one output and one input given the very same buffer (address, size,
+    placement) while the model file places both I/O at one logical address with one size and raw size: the
+    output is the input's bytes, which no task writes (the pairs GE's compiled-graph summary lists as
+    sharing one address, GetIOIndexesWithSameAddr)."""
+    if {a.role, b.role} != {"input", "output"} or (a.address, a.size, a.placement) != (b.address, b.size, b.placement):
+        return False
+    s, t = obs.load.io_tensor(a.name), obs.load.io_tensor(b.name)
+    return s is not None and t is not None and \
+        (s.region, s.offset, s.size, s.raw_size) == (t.region, t.offset, t.size, t.raw_size)
+
+
+def shared_with_output(obs: ExecutionObservation) -> Iterator[tuple]:
+    """``(a, b)``, ``b`` listed before ``a``, for every two non-null buffers of the call that share bytes
+    while one of them is an output (an output may share memory with no other I/O), except an output and an
+    input that pass one buffer through (``passes_through``)."""
+    buffers = obs.buffers
     for i, a in enumerate(buffers):
         for b in buffers[:i]:
             if "output" in (a.role, b.role) and a.address and b.address and a.size > 0 and b.size > 0 and \
-                    a.address < b.address + b.size and b.address < a.address + a.size:
+                    a.address < b.address + b.size and b.address < a.address + a.size and \
+                    not passes_through(obs, a, b):
                 yield a, b
 
 
@@ -113,7 +137,8 @@ def _refusal_reasons(obs: ExecutionObservation) -> list[str]:
         t = obs.load.io_tensor(b.name)
         space = _space_of(live, b) if b.address else None
         if not b.address:
-            why.append(f"{b.name!r}: null")
+            if not null_allowed(obs, b):
+                why.append(f"{b.name!r}: null, and not 0 bytes for an I/O of 0 raw bytes")
         elif space is None:
             why.append(f"{b.name!r}: inside no live allocation of the caller that the trace shows")
         elif space == "host" and obs.load.options.reuse_zero_copy_memory:
@@ -123,7 +148,7 @@ def _refusal_reasons(obs: ExecutionObservation) -> list[str]:
             why.append(f"{b.name!r}: {b.size} bytes, below the raw {t.raw_size}")
         if b.address % ADDRESS_GRAIN:
             why.append(f"{b.name!r}: address not {ADDRESS_GRAIN}-byte aligned (its element size is not observed)")
-    for a, b in shared_with_output(obs.buffers):   # a null buffer is a reason of its own, above
+    for a, b in shared_with_output(obs):   # a null buffer is a reason of its own, above
         why.append(f"{a.name!r} overlaps {b.name!r}, and one is an output")
     return why
 
@@ -134,8 +159,9 @@ def _judged_call(obs: ExecutionObservation) -> bool:
 
 def _valid_call_succeeds(obs: ExecutionObservation):
     if not obs.result.ok and _judged_call(obs):
-        yield violation("execute call", f"was refused with valid buffers (each non-null, inside a live allocation "
-                        f"of the caller, at least its I/O's raw size, no output sharing memory"
+        yield violation("execute call", f"was refused with valid buffers (each non-null or a 0-byte null for an I/O "
+                        f"of 0 raw bytes, inside a live allocation of the caller, at least its I/O's raw size, no "
+                        f"output sharing memory but with an input it passes through"
                         f"{', none on the host under reuseZeroCopyMemory' if obs.load.options.reuse_zero_copy_memory else ''}"
                         f"): {obs.result.error}", named=obs.result.culprit)
 
@@ -146,14 +172,21 @@ VALID_CALL_SUCCEEDS = Invariant(
     statement="A v1 execute call whose buffers the spec finds valid succeeds: one buffer per model I/O, each "
               "non-null, inside one live allocation of the caller as the trace's allocation events show it "
               "(device or host memory alike), at least its I/O's raw size and 8-byte aligned, no output sharing "
-              "bytes with another buffer, and no host buffer under reuseZeroCopyMemory. The placement is the "
+              "bytes with another buffer, and no host buffer under reuseZeroCopyMemory. Two exceptions: a null "
+              "buffer of 0 bytes for an I/O of 0 raw bytes is valid (nothing is read or written through it), and "
+              "an output may be given the very buffer (address, size, placement) of an input that the model file "
+              "places at the same logical address with the same sizes (a pass-through). The placement is the "
               "address space of that allocation, not the runtime's or the entry point's view of the buffer.",
     rationale="A runtime or entry point that refuses good buffers passes every claim about refused calls (they "
               "change nothing) while the caller's inference never runs: an ACL facade that took host buffers "
               "for device ones made every host-placed call fail and verify passed. GE copies host-placed I/O "
               "through the model's region (ConstructZeroCopyIoActiveBaseAddrs) and refuses it only when that "
-              "region is unbacked, as under reuseZeroCopyMemory.",
-    ge_source=V1 + "davinci_model.cc (NnExecute, ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize)",
+              "region is unbacked, as under reuseZeroCopyMemory. GE skips a buffer of length 0 (CopyInputData, "
+              "CopyInputForNoZeroCopy), so a null 0-byte buffer for an empty tensor runs, and it checks no overlap "
+              "at all: a Data -> NetOutput model runs with one buffer as its input and its output (the output "
+              "copy from the input's active base onto itself is skipped, CopyOutputForNoZeroCopy).",
+    ge_source=V1 + "davinci_model.cc (NnExecute, ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize, "
+              "CopyInputData, CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy)",
     applies_to="execution", concern="runtime_v1", predicate=_valid_call_succeeds,
     precondition=_judged_call,
 )

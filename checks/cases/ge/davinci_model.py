@@ -27,7 +27,7 @@ from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.device.trace import Alloc
 from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs, UserBuffer
-from zcspec.impl.runtime.v1 import InvalidParam, load, LoadOptions, ParamInvalid
+from zcspec.impl.runtime.v1 import load, LoadOptions, ParamInvalid
 
 REUSE = LoadOptions(reuse_zero_copy_memory=1)
 LEGACY = LoadOptions(legacy_copy_only_addrs=True)   # GE's copy_only_addrs_, which only its legacy paths read
@@ -242,19 +242,18 @@ def NnExecute_FmMemoryRefresh_CopyOutput():
          'rec.ok and rec.counters.d2d_bytes == 512 and all((v == 1).all() for v in got.values())')
 
 
-@ge_case("davinci_model_unittest.cc", row="V9", raises=InvalidParam, reason=(
-    "GE: a zero-length input buffer with a null address is skipped, CopyInputData returns SUCCESS "
-    "(DavinciModel::CopyInputData, runtime/v1/graph/load/model_manager/davinci_model.cc: data_buf.length == 0 "
-    "-> continue); zcspec: any null buffer address is InvalidParam (100000), even for a 0-byte input "
-    "(impl/runtime/v1 buffer checks)"))
+@ge_case("davinci_model_unittest.cc")
 def copy_input_data_null_tensor():
     """davinci_model_unittest.cc TEST_F(UtestDavinciModel, copy_input_data_null_tensor): an input of shape {0}
-    given DataBuffer(nullptr, 0) on the copy path; GE expects CopyInputData to succeed. Here the copy path is
-    zero copy off (every input copied), the input a float tensor of shape (0,)."""
+    given DataBuffer(nullptr, 0) on the copy path; GE expects CopyInputData to succeed (a buffer of length 0
+    is skipped: nothing is copied). Here the copy path is zero copy off (every input copied), the input a
+    float tensor of shape (0,); the call succeeds and copies no byte."""
     b = GraphBuilder("empty_input")
     b.output(b.op("Relu", [b.input("data", (0,))], name="relu"))
     model = build_model(b.build())
     dev = Device(model.soc)
     lm = load(dev, model, LoadOptions(zero_copy=False))
     outs = alloc_outputs(dev, model)
-    fact(lm.execute([UserBuffer("data", 0, 0)], outs).ok, 'lm.execute([UserBuffer("data", 0, 0)], outs).ok')
+    rec = lm.execute([UserBuffer("data", 0, 0)], outs)
+    fact(rec.ok, 'lm.execute([UserBuffer("data", 0, 0)], outs).ok')
+    expect(rec.counters.copy_bytes(), 0, "rec.counters.copy_bytes()")

@@ -5,7 +5,9 @@ rejected call changes nothing. The rules, in order, each error naming the buffer
 
 1. count: as many inputs and outputs as the model has (E13025, ``davinci_model.cc`` ``UpdateAllNodeArgs``);
 2. each buffer bound to the I/O of its position, named after it;
-3. null address: ACL_ERROR_INVALID_PARAM;
+3. null address: ACL_ERROR_INVALID_PARAM, except a 0-byte buffer for an I/O of 0 raw bytes, which GE
+   accepts (``davinci_model.cc`` ``CopyInputData`` and ``CopyInputForNoZeroCopy`` skip a buffer of length 0):
+   nothing is read or written through it, so it is not looked up in the live allocations (rule 5) either;
 4. size: ``size + 64 < model size`` is E13025 (``CheckUserAndModelSize``); and, beyond GE, a buffer smaller
    than the raw tensor bytes is refused too (GE would let the kernel run past it);
 5. the buffer lies inside one live allocation of its placement (device or host);
@@ -15,7 +17,11 @@ rejected call changes nothing. The rules, in order, each error naming the buffer
    memory (``ConstructZeroCopyIoActiveBaseAddrs``);
 8. no overlap with the model's own memory (its allocations, the caller's work
    and weight memory), between two outputs, or between an input and an output;
-   two inputs may share memory (both are only read).
+   two inputs may share memory (both are only read), and an output may be given the very buffer
+   (address, size and placement) of an input the model file places at the same logical address with
+   the same size: a pass-through (Data -> NetOutput), whose bytes no task writes; its copy, if any,
+   carries the input's bytes back onto themselves (GE checks no overlap at all; its compiled-graph
+   summary lists such input/output pairs as sharing one address, GetIOIndexesWithSameAddr).
 
 Modes: ``copy`` (copy-only I/O, or zero copy off), ``stage`` (zero-copy I/O in host
 memory: a temporary device buffer for the call), ``refresh`` (the user's device
@@ -62,16 +68,18 @@ def _bind_one(lm, z, b) -> Binding:
         raise InvalidParam(f"expected a UserBuffer for {z.role} {z.index}, got {type(b).__name__}", buffer=z.name)
     if b.name not in (z.name, z.desc.name, z.desc.tensor):
         raise ParamInvalid(f"is passed as {z.role} {z.index}, which is model {z.role} {z.name!r}", buffer=b.name)
-    if not b.addr:
-        raise InvalidParam("null address (ACL_ERROR_INVALID_PARAM)", buffer=z.name)
     d = z.desc
+    if not b.addr and not null_allowed(b, d):
+        raise InvalidParam(f"null address (ACL_ERROR_INVALID_PARAM): only a 0-byte buffer for an I/O of 0 raw bytes "
+                           f"may be null; this one is {b.size} bytes, the {z.role} has {d.nbytes}", buffer=z.name)
     if b.size + GE_SIZE_SLACK < d.size:
         raise ParamInvalid(f"The user provided {b.size} bytes of buffer size plus the aligned {GE_SIZE_SLACK} bytes, "
                            f"which is less than the tensor size {d.size} bytes required by the model", buffer=z.name, rule="size")
     if b.size < d.nbytes:
         raise ParamInvalid(f"is {b.size} bytes, the {z.role} has {d.nbytes} bytes ({d.dtype}{list(d.shape)}); "
                            "the tasks would access past its end", buffer=z.name, rule="size")
-    _check_live(lm, z, b)
+    if b.addr:
+        _check_live(lm, z, b)
     if b.placement == "device":
         item = max(1, dtypes.get(d.dtype).bits // 8)
         if b.addr % item:
@@ -84,6 +92,23 @@ def _bind_one(lm, z, b) -> Binding:
     if z.copy_only:
         return Binding(z, b, "copy", lm.model_address(z))
     return Binding(z, b, "refresh", b.addr) if b.placement == "device" else Binding(z, b, "stage")
+
+
+def null_allowed(b: UserBuffer, d) -> bool:
+    """Whether user buffer ``b`` may be null for I/O ``d``: it is 0 bytes and so is the I/O's raw data
+    (``davinci_model.cc`` ``CopyInputData``: ``data_buf.length == 0`` -> no copy), so no task or copy
+    reaches through it."""
+    return b.size == 0 and d.nbytes == 0
+
+
+def pass_through(x: Binding, y: Binding) -> bool:
+    """Whether output binding ``x`` and input binding ``y`` share one buffer as a pass-through: the
+    same address, size and placement, and the model file places both I/O at one logical address with
+    one size (the output is the input's bytes, which no task writes)."""
+    same_buffer = (x.buffer.addr, x.buffer.size, x.buffer.placement) == (y.buffer.addr, y.buffer.size, y.buffer.placement)
+    a, b = x.io.desc, y.io.desc
+    same_bytes = (a.region, a.offset, a.size, a.nbytes) == (b.region, b.offset, b.size, b.nbytes)
+    return (x.io.role, y.io.role) == ("output", "input") and same_buffer and same_bytes
 
 
 def _check_live(lm, z, b) -> None:
@@ -106,6 +131,7 @@ def _check_overlaps(lm, bindings: list[Binding]) -> None:
                                        buffer=x.io.name)
         for y in bindings[:i]:
             both_inputs = x.io.role == y.io.role == "input"
-            if not both_inputs and b.overlaps(y.buffer):
+            if not both_inputs and b.overlaps(y.buffer) and not pass_through(x, y):
                 raise ParamInvalid(f"overlaps the buffer of {y.io.role} {y.io.name!r}; an output may share memory "
-                                   "with no other I/O", buffer=x.io.name)
+                                   "with no other I/O, except the very buffer of an input it passes through "
+                                   "(one logical address and size in the model file)", buffer=x.io.name)
