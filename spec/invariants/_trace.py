@@ -19,7 +19,7 @@ def writes_into(events: Iterable[Event], buf: UserBuffer) -> Iterator[tuple[Even
                 yield e, r.address, r.end
 
 
-def live_allocations(events: Iterable[Event], owners=("model", "runtime", "pool")) -> dict[int, Event]:
+def live_allocations(events: Iterable[Event], owners=("model", "runtime", "pool", "session")) -> dict[int, Event]:
     """Allocations of ``owners`` not freed by the end of ``events`` (the caller's are never counted), by address."""
     live: dict[int, Event] = {}
     for e in events:

@@ -78,11 +78,35 @@ NO_FAULT = Invariant(
 
 # -- EXEC-NO-LEAK -----------------------------------------------------------------------------
 
+def _allocator(tag: str | None) -> str:
+    """The allocator a session allocation's tag names ("<allocator>#<n> <purpose>")."""
+    tag = tag or ""
+    end = tag.find(" ", tag.find("#"))
+    return tag if end < 0 else tag[:end]
+
+
+def _session_held(obs: ExecutionObservation) -> set[str]:
+    """The session allocators whose memory the model's load held (its load's ``session`` allocations)."""
+    return {_allocator(e.purpose) for e in obs.load.events if e.kind == "alloc" and e.owner == "session"}
+
+
+def _shared_still(e, held: set[str], holders: int | None) -> bool:
+    """A live session allocation that is not a leak of this model: another session's, or the model's own
+    session's while other loads still hold it (the unload gave its hold back and holders remain)."""
+    if e.owner != "session":
+        return False
+    return _allocator(e.purpose) not in held or (holders is not None and holders > 0)
+
+
 def _no_leak(obs: ExecutionObservation):
     events = all_events(obs)
-    if not any(e.kind == "unload" for e in events):
+    unload = next((e for e in reversed(events) if e.kind == "unload"), None)
+    if unload is None:
         return
+    held = _session_held(obs)
     for address, e in sorted(live_allocations(events).items()):
+        if _shared_still(e, held, unload.holders):
+            continue
         yield violation(f"allocation {hex(address)}", f"{e.size} bytes ({e.purpose or e.io or 'unnamed'}, "
                         f"alloc #{e.seq} by {e.owner}) is still live after unload", address=address, size=e.size)
 
@@ -92,13 +116,18 @@ NO_LEAK = Invariant(
     title="Nothing leaks after unload",
     statement="After a model is unloaded (and the caller has released what it was handed), every device "
               "allocation the model or the runtime made, at load or in any execution, has been freed, the spans "
-              "a caching allocator kept included; the user's own buffers are not the runtime's to free. Judged "
+              "a caching allocator kept included; the user's own buffers are not the runtime's to free. Memory "
+              "of a session's allocator that the model shared (runtime v1's extend-size feature maps) stays only "
+              "while the unload gave the model's hold back and other loads still hold it, counted from the "
+              "allocator's calls in the trace; another session's memory is not the model's. Judged "
               "from the device's allocation and free events, not from the runtime's own allocator log.",
     rationale="Serving processes load and unload models for days; fallback output allocations (v2 default "
               "mode), copy staging buffers and a caching allocator that never returns its spans are the usual "
               "leaks. A runtime's log of its own blocks cannot show a pool that is never given back.",
     ge_source="runtime/v2/kernel/memory/memory_kernel.cc (FreeMemory); runtime/v2/core/utils/tensor_utils.cc; "
-              "runtime/v2/kernel/memory/caching_mem_allocator.cc (the pool released with its allocator)",
+              "runtime/v2/kernel/memory/caching_mem_allocator.cc (the pool released with its allocator); "
+              "runtime/v1/graph/load/model_manager/davinci_model.cc (FreeFeatureMapMem), "
+              "runtime/v1/graph/manager/active_memory_allocator.cc (FreeMemory: the last holder frees)",
     applies_to="execution", concern="execution", predicate=_no_leak,
     precondition=lambda obs: any(e.kind == "unload" for e in all_events(obs)),
 )

@@ -20,13 +20,16 @@ kind           fields
 ``error``      ``message``, ``io`` (the buffer the error names), ``code``
 ``call_begin`` ``call`` (load/execute/unload/...)
 ``call_end``   ``call``, ``ok``
-``unload``     the model was unloaded (everything it owns should be freed)
+``unload``     the model was unloaded (everything it owns should be freed); ``holders``: the loads still
+               holding the session memory the model held, after it gave its hold back (None: it gave none)
 =============  =================================================================
 
 Allocation owners: ``model`` (what a load allocates: regions, argument tables), ``runtime`` (what an
 execute call allocates, directly or through the caller's allocator hook), ``pool`` (a span a
 runtime's caching allocator keeps across calls and hands blocks out of, which the device never
-sees), ``user`` (the caller's own memory). An execution's events may begin, before its
+sees), ``session`` (memory a session's allocator holds for the session's models, runtime v1's
+extend-size feature maps: freed when the last model holding it is unloaded), ``user`` (the caller's
+own memory). An execution's events may begin, before its
 ``call_begin``, with the allocations and frees made since the load (earlier calls, the caller's
 buffers), so that what is live at the call is known from the trace alone.
 """
@@ -38,7 +41,7 @@ import attrs
 
 EventKind = Literal["alloc", "free", "copy", "arg_write", "launch", "record", "wait", "fault", "error",
                     "call_begin", "call_end", "unload"]
-Owner = Literal["model", "runtime", "pool", "user"]
+Owner = Literal["model", "runtime", "pool", "session", "user"]
 Direction = Literal["h2d", "d2h", "d2d", "h2h"]
 
 
@@ -85,6 +88,7 @@ class Event:
     stream: int | None = None
     event_id: int | None = None
     space: Literal["device", "host"] | None = None
+    holders: int | None = None
 
     def written(self) -> tuple[Range, ...]:
         """The ranges this event writes: a copy's destination or a kernel's writes."""

@@ -6,6 +6,9 @@ Public API::
     loaded = load(device, model, LoadOptions(zero_copy=True))
     loaded.execute(inputs, outputs)      # lists of impl.runtime.user_buffers.UserBuffer, model order
     loaded.unload()
+    # models of one session sharing its feature-map memory (GE's extend-size static memory policy):
+    session = Session(static_memory_policy="2")
+    a, b = load(device, m1, LoadOptions(session=session)), load(device, m2, LoadOptions(session=session))
 
 See docs/runtime-v1.md for the rules and where they differ from GE.
 """
@@ -15,9 +18,10 @@ from zcspec.impl.runtime.v1.errors import (
     InternalError, InvalidParam, MemoryAllocationError, ModelUnloadedError, ParamInvalid, RuntimeV1Error,
 )
 from zcspec.impl.runtime.v1.load import LoadedModel, load, query_size
+from zcspec.impl.runtime.v1.session import Session
 
 __all__ = [
     "ACL_ERROR_GE_INTERNAL_ERROR", "ACL_ERROR_GE_MEMORY_ALLOCATION", "ACL_ERROR_GE_PARAM_INVALID",
     "ACL_ERROR_INVALID_PARAM", "InternalError", "InvalidParam", "LoadOptions", "LoadedModel", "MemoryAllocationError",
-    "ModelUnloadedError", "ParamInvalid", "RuntimeV1Error", "load", "query_size",
+    "ModelUnloadedError", "ParamInvalid", "RuntimeV1Error", "Session", "load", "query_size",
 ]

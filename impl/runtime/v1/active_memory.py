@@ -8,7 +8,8 @@
   ``MallocByActiveMemorys``), then pieces contiguous both logically and in memory are merged
   (``MergeBlocks``; the zero-copy piece never), then every piece still without memory gets a new
   device block (``MallocActiveMemorys``: above 2 MiB its size rounded up to 2 MiB; a piece that
-  needs no memory gets the highest address handed out so far). ``used_count`` counts the calls;
+  needs no memory gets the highest address handed out so far); every block in use is then zeroed, as GE's ``aclrtMemset``
+  after each call. ``used_count`` counts the calls;
   ``free_memory`` frees every block when it drops to 0. ``memory_size`` is the peak bytes used.
 - :class:`PhysicalMemoryAllocator` (GE's ``PhysicalMemoryAllocator``): a pool of physical pages
   of one size class (``DRV_PAGE`` 2 MiB, ``LARGE_PAGE`` 8 MiB, ``DRV_1G_PAGE`` 1 GiB) shared by the
@@ -35,8 +36,10 @@ Not modelled (docs/runtime-v1.md): the extend-size-full mode in which ``ActiveMe
 maps its blocks through the expandable allocator and recycles physical pages between executions
 (``Recycle``, ``MallocPhysicalMemory``, GE's NEW_VA / PHYSICAL_MEM_USING paths and the VA/PA page
 records); a page asking back its own last physical page first (``last_pa_index``); GE's delayed
-unmap. Runtime v1 does not call these allocators at load (GE does in
-``DavinciModel::MallocFeatureMapMem`` under the extend-size static memory policy).
+unmap. Runtime v1's load takes a model's feature map from its session's ``ActiveMemoryAllocator`` as
+GE's ``DavinciModel::MallocFeatureMapMem`` does under the extend-size static memory policy
+(session.py, load.py); the other allocators here are not called by the loader (GE's fixed feature
+memory from ``FixedBaseExpandableAllocator``, model_executor.cc, is not modelled).
 """
 from __future__ import annotations
 
@@ -174,6 +177,9 @@ class ActiveMemoryAllocator(_Traced):
             self.blocks.append(_ActiveBlock(piece.active_addr, size, piece.memory_size))
             self.blocks.sort(key=lambda b: -b.total_size)
         used = [(b.addr, b.used_size) for b in self.blocks if b.used_size]
+        with self._device_lock:   # GE: aclrtMemset of every block in use, for each model
+            for addr, size in used:
+                self.device.memset(addr, size, 0)
         self.peak_size = max(self.peak_size, sum(b.used_size for b in self.blocks))
         return used
 

@@ -7,7 +7,11 @@
   ParamInvalid E13025, ``InitWeightMem``) or a read-only model allocation; the weights are
   copied into it by one H2D copy either way;
 - feature map: the caller's ``work=(ptr, size)`` (size >= the feature map, else
-  ParamInvalid E19999, ``InitFeatureMapAndP2PMem``) or a model allocation of the feature-map size;
+  ParamInvalid E19999, ``InitFeatureMapAndP2PMem``), or, for a model loaded into a session under
+  its extend-size static memory policy (``LoadOptions.session``), memory of the session's
+  ActiveMemoryAllocator shared with the session's other models (``MallocFeatureMapMem``,
+  session.py; with zero copy off the I/O region comes from it too), else a model allocation of
+  the feature-map size;
 - the zero-copy (I/O) region: allocated only when zero copy is off (every I/O is
   then copied through it). With zero copy on it is left unbacked (a deliberate
   difference from GE, which backs it unless reuseZeroCopyMemory=1) except when
@@ -34,8 +38,11 @@ from zcspec.impl.runtime.v1 import classify
 from zcspec.impl.runtime.v1.allocator import V1Allocator
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import InvalidParam, ParamInvalid
-from zcspec.impl.runtime.v1.loaded import WEIGHT_MEMORY, WORK_MEMORY, LoadedModel, ModelState, RegionBases
+from zcspec.impl.runtime.v1.loaded import (
+    WEIGHT_MEMORY, WORK_MEMORY, LoadedModel, ModelState, RegionBases, SessionMemory,
+)
 from zcspec.impl.runtime.v1.refresh import Registration, RefreshTable
+from zcspec.impl.runtime.v1.session import malloc_feature_map
 from zcspec.impl.runtime.v1.zero_copy import build_io, resolve_slots
 
 _UNBACKED_ALIGN = 1 << 20
@@ -110,21 +117,26 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
     alloc = V1Allocator(device)
     owned: list[int] = []
     own = _Owner(alloc, owned)
+    held: list[SessionMemory] = []
     with alloc.lock:
         start = device.trace.mark()
         try:
-            bases, feature_map, user_ranges = _place_regions(device, model, options, io, own, work, weight)
+            bases, feature_map, user_ranges = _place_regions(device, model, options, io, own, work, weight, held)
             tasks = tuple(task_args.build_tasks(model, own(task_args.args_bytes(model), "argument tables")))
             streams = _streams(device, model)
             table, active = _write_tasks(device, io, refs, tasks, bases, feature_map,
                                          movable=options.feature_base_refreshable)
         except BaseException:
-            alloc.free_all(owned)
+            try:
+                alloc.free_all(owned)
+            finally:
+                for h in held:
+                    h.allocator.free_memory()
             raise
         span = (start, device.trace.mark())
     return LoadedModel(device, model, options, alloc, io, tuple(tuple(t) for t in refs), tasks, streams,
                        tuple(cross_stream_waits(model)), table, bases, span,
-                       ModelState(feature_map, active, owned, user_ranges))
+                       ModelState(feature_map, active, owned, user_ranges, session_memory=held[0] if held else None))
 
 
 def cross_stream_waits(model) -> list[tuple[int, ...]]:
@@ -191,8 +203,9 @@ class _Owner:
         return addr
 
 
-def _place_regions(device, model, opts, io, own: _Owner, work, weight) -> tuple[RegionBases, int, list]:
-    """Back (or not) each region: (the fixed region bases, the feature map's base, the caller's memory ranges)."""
+def _place_regions(device, model, opts, io, own: _Owner, work, weight, held: list) -> tuple[RegionBases, int, list]:
+    """Back (or not) each region: (the fixed region bases, the feature map's base, the caller's memory ranges).
+    Memory taken from the session's allocator is appended to ``held`` (one hold, given back at unload)."""
     regions, user_ranges = model.regions, []
     if weight is not None:
         weight_base = weight[0]
@@ -201,9 +214,16 @@ def _place_regions(device, model, opts, io, own: _Owner, work, weight) -> tuple[
         weight_base = own(regions.get("weight", 0), "weights", read_only=True)
     _weight_image(device, model, weight_base)
     fm = regions.get("feature_map", 0)
+    session_io = None
     if work is not None:
         feature_map = work[0]
         user_ranges.append((WORK_MEMORY, work[0], work[0] + work[1]))
+    elif opts.shares_feature_map and fm:
+        allocator = opts.session.allocator(device)
+        io_backed = not opts.zero_copy
+        feature_map, session_io = malloc_feature_map(allocator, model.name, fm, model.zero_copy_size, io_backed)
+        ranges = ((feature_map, fm),) + (((session_io, model.zero_copy_size),) if session_io is not None else ())
+        held.append(SessionMemory(allocator.name, allocator, ranges))
     else:
         feature_map = own(fm, "feature map")
     fixed = own(regions["fixed"], "fixed memory") if regions.get("fixed", 0) else _unbacked_base(device)
@@ -211,6 +231,8 @@ def _place_regions(device, model, opts, io, own: _Owner, work, weight) -> tuple[
     in_work = None
     if _io_in_work(model, opts, work):
         zero_copy, backed, in_work = work[0] + fm, True, fm
+    elif session_io is not None:
+        zero_copy, backed = session_io, True
     elif not opts.zero_copy:
         zero_copy, backed = own(model.zero_copy_size, "I/O region"), True
     else:

@@ -55,6 +55,17 @@ class RegionBases:
         return feature_map + off if region == "feature_map" else getattr(self, region) + off
 
 
+@attrs.frozen(eq=False)
+class SessionMemory:
+    """The model's hold on its session's ActiveMemoryAllocator (``allocator``, named ``name`` in the
+    device trace): the ``(address, size)`` ranges it was given at load, shared with the session's other
+    models; unload gives the hold back (GE: ``FreeFeatureMapMem`` -> ``ActiveMemoryAllocator::FreeMemory``)."""
+
+    name: str
+    allocator: object
+    ranges: tuple[tuple[int, int], ...]
+
+
 @attrs.define
 class ModelState:
     """What changes after load, all under the device lock.
@@ -65,7 +76,8 @@ class ModelState:
     - ``owned``: the model's own allocations, freed at unload;
     - ``user_ranges``: ``(what, start, end)`` of the caller's work and weight memory;
     - ``executions``: successful execute calls; ``last_call``: the last call's record;
-    - ``unloaded`` and ``unload_span`` (the unload's ``[begin, end)`` trace positions).
+    - ``unloaded`` and ``unload_span`` (the unload's ``[begin, end)`` trace positions);
+    - ``session_memory``: the model's hold on its session's feature-map memory (None: it has none).
     """
 
     feature_map: int
@@ -76,6 +88,7 @@ class ModelState:
     last_call: ExecutionRecord | None = None
     unloaded: bool = False
     unload_span: tuple[int, int] | None = None
+    session_memory: SessionMemory | None = None
 
 
 @attrs.frozen(eq=False)
@@ -143,6 +156,8 @@ class LoadedModel:
         """(what, start, end) of all memory the model uses: its allocations and the caller's work/weight."""
         out = [(f"model allocation {self.device.allocation(a).tag!r}", a, self.device.allocation(a).end)
                for a in self.state.owned if self.device.allocation(a) is not None]
+        shared = self.state.session_memory
+        out += [(f"session memory of {shared.name!r}", a, a + n) for a, n in shared.ranges] if shared else []
         return out + self.state.user_ranges
 
     # -- public calls ----------------------------------------------------------------
@@ -182,7 +197,12 @@ class LoadedModel:
             state.unloaded = True
             owned, state.owned = state.owned, []
             start = self.device.trace.mark()
+            shared, state.session_memory = state.session_memory, None
             try:
-                self.alloc.free_all(owned)
+                try:
+                    self.alloc.free_all(owned)
+                finally:
+                    if shared is not None:
+                        shared.allocator.free_memory()
             finally:
                 state.unload_span = (start, self.device.trace.mark())

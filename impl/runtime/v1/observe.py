@@ -9,9 +9,21 @@ names are ``impl.runtime.io_names``'s, tasks are numbered as in the model file, 
 are the addresses each launched task read from its argument table as the device trace records
 them (a task the call did not launch has none), and events are the device trace as
 ``impl.device.trace_events`` transcribes it (allocation owners from the runtime's tags:
-``v1 model`` -> model, other ``v1 `` tags -> runtime, anything else -> user).
+``v1 model`` -> model, ``v1 active memory`` (a session's allocator) -> session, other ``v1 `` tags
+-> runtime, anything else -> user).
+
+Models of one session share its allocator's memory (session.py). What a load took from it is read
+from the device trace, not from the runtime: the allocator's ``malloc_memory`` exit in the load's
+span gives the feature map's address, and the load's events begin with the allocator's blocks live
+when the load began (made by the session's earlier loads). Between the load and a call, and between
+the call and the unload, ``v1 model`` allocations are other models' loads (a model allocates only at
+load) and are left out. The ``unload`` event's ``holders`` counts, from the allocator's calls in the
+trace, the loads still holding the session's memory after the unload gave its hold back (None: the
+unload gave back none).
 """
 from __future__ import annotations
+
+import attrs
 
 from zcspec.spec.observables.execution import CallResult, ExecutionObservation
 from zcspec.spec.observables.execution import UserBuffer as SpecBuffer
@@ -19,6 +31,7 @@ from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsO
 from zcspec.spec.observables.model_file import ZeroCopyEntry
 from zcspec.spec.observables.trace import Event
 
+from zcspec.impl.device import trace as tr
 from zcspec.impl.device.trace_events import TraceNames, allocation_events, launched_slots, slot_tensors, spec_events
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
@@ -26,14 +39,45 @@ from zcspec.impl.runtime.v1.allocator import MODEL_TAG
 from zcspec.impl.runtime.v1.args import task_names
 from zcspec.impl.compiler.observe import model_tasks
 
-OWNERS = ((MODEL_TAG, "model"), ("v1 ", "runtime"))   # by tag prefix; any other tag is the user's
+SESSION_TAG = "v1 active memory"   # a session's ActiveMemoryAllocator (active_memory.py names it so)
+OWNERS = ((MODEL_TAG, "model"), (SESSION_TAG, "session"), ("v1 ", "runtime"))   # by tag prefix; else the user's
+# outside the model's load: a model allocation is another model's
+OWNERS_ELSEWHERE = ((MODEL_TAG, None),) + OWNERS[1:]
 
 
-def _trace_names(lm, copies: dict | None = None) -> TraceNames:
+def _trace_names(lm, copies: dict | None = None, owners=OWNERS) -> TraceNames:
     """The trace's task names and tags in the observation's terms; ``copies``: position -> (role, index)."""
     names = io_names(lm.model)
     return TraceNames({n: i for i, n in enumerate(task_names(lm.model))},
-                      {p: names[k] for p, k in (copies or {}).items()}, OWNERS, "user", slot_tensors(lm.model.tasks.tasks))
+                      {p: names[k] for p, k in (copies or {}).items()}, owners, "user", slot_tensors(lm.model.tasks.tasks))
+
+
+def _session_calls(trace, span: tuple[int, int], call: str) -> list:
+    """The session allocators' ``call`` exits in trace positions ``[span[0], span[1])``."""
+    return [e for e in trace.since(span[0])[:span[1] - span[0]]
+            if isinstance(e, tr.AllocatorCall) and e.allocator.startswith(SESSION_TAG) and e.call == call
+            and e.phase == "exit"]
+
+
+def _session_blocks(lm, allocator: str) -> list[Event]:
+    """``allocator``'s blocks live when the load began (the session's earlier loads made them), as alloc events."""
+    names = TraceNames({}, {}, ((allocator + " ", "session"),), None)
+    live: dict[int, Event] = {}
+    for e in allocation_events(lm.device.trace, (0, lm.load_span[0]), names):
+        if e.kind == "alloc":
+            live[e.address] = e
+        else:
+            live.pop(e.address, None)
+    return [attrs.evolve(e, seq=i) for i, e in enumerate(live.values())]
+
+
+def _holders(trace, allocator: str, end: int) -> int:
+    """Holders of ``allocator``'s memory at trace position ``end``, counted from its calls (GE's used_count_)."""
+    count = 0
+    for e in trace.since(0)[:end]:
+        if isinstance(e, tr.AllocatorCall) and e.allocator == allocator and e.phase == "exit":
+            count = count + 1 if e.call == "malloc_memory" else max(count - 1, 0) if e.call == "free_memory" else count
+    return count
 
 
 def _hccl_without_zero_copy(model) -> set[str]:
@@ -56,8 +100,11 @@ def observe_load(lm) -> LoadObservation:
                                      reuse_zero_copy_memory=bool(opts.reuse_zero_copy_memory),
                                      legacy_copy_only_addrs=opts.legacy_copy_only_addrs)
     sizes = lm.model.regions
+    shared = _session_calls(lm.device.trace, lm.load_span, "malloc_memory")
+    # a feature map from the session's allocator: where the allocator's call put it, as the trace says
+    base = {"feature_map": shared[0].addr} if shared else {}
     regions = tuple(
-        RegionBinding(name, lm.base(name), sizes.get(name, 0),
+        RegionBinding(name, base.get(name, lm.base(name)), sizes.get(name, 0),
                       (name != "zero_copy" or lm.bases.zero_copy_backed) and (sizes.get(name, 0) > 0 or name != "fixed"))
         for name in ("feature_map", "zero_copy", "weight", "fixed"))
     unsupported = _hccl_without_zero_copy(lm.model)
@@ -67,7 +114,8 @@ def observe_load(lm) -> LoadObservation:
     table = tuple(ZeroCopyEntry(e.task, e.slot, names[(e.role, e.index)], e.role, e.relative_offset)
                   for e in lm.model.tasks.zero_copy)
     copy_only = tuple(z.name for z in lm.io if z.copy_only)   # the runtime's label, for reports only
-    events = spec_events(lm.device.trace, lm.load_span, _trace_names(lm))
+    events = _session_blocks(lm, shared[0].allocator) if shared else []
+    events += spec_events(lm.device.trace, lm.load_span, _trace_names(lm), first_seq=len(events))
     return LoadObservation(options, regions, io, table, copy_only, tuple(events), model_tasks(lm.model),
                            lm.model.options.soc)
 
@@ -91,7 +139,8 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
     # stopped before launching anything.
     slots = tuple(launched_slots(lm.device.trace, record.trace, _trace_names(lm)))
     # allocations since the load first (what is live at the call, EXEC-NO-OVERRUN), then the call
-    events = allocation_events(lm.device.trace, (lm.load_span[1], record.trace[0]), _trace_names(lm))
+    elsewhere = _trace_names(lm, owners=OWNERS_ELSEWHERE)
+    events = allocation_events(lm.device.trace, (lm.load_span[1], record.trace[0]), elsewhere)
     events.append(Event(len(events), "call_begin", call="execute"))
     events += spec_events(lm.device.trace, record.trace, _trace_names(lm, record.copies), first_seq=len(events))
     err = record.error
@@ -103,10 +152,11 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
     if span is not None and (unload_span is not None or record is lm.state.last_call):
         # unloaded since: show the frees (EXEC-NO-LEAK). Calls that ran after this one and before the
         # unload (racing calls the caller started earlier) show their allocations and frees first.
-        events += allocation_events(lm.device.trace, (record.trace[1], span[0]), _trace_names(lm),
-                                    first_seq=len(events))
+        events += allocation_events(lm.device.trace, (record.trace[1], span[0]), elsewhere, first_seq=len(events))
         events += spec_events(lm.device.trace, span, _trace_names(lm), first_seq=len(events))
-        events.append(Event(len(events), "unload"))
+        released = _session_calls(lm.device.trace, span, "free_memory")
+        holders = _holders(lm.device.trace, released[-1].allocator, span[1]) if released else None
+        events.append(Event(len(events), "unload", holders=holders))
     result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None,
                         getattr(err, "rule", None) or None)
     io_addresses = {names[k]: a for k, a in record.io_addresses.items()}
