@@ -177,12 +177,24 @@ def _needs_fallback(obs: ExecutionObservation):
     if not is_v2(obs) or obs.load.options.always_zero_copy or bad_inputs(obs):
         return []   # a call with an unreadable input is refused, not run (CALL-INVALID-REFUSED)
     out = []
+    declared = _declared_elsewise(obs)
     for t in _outputs(obs):
+        if t.name in declared:
+            continue   # the caller's trusted shape decides its bytes (V2-TRUST-SHAPE); GE's Ensure may refuse it
         b = obs.buffer(t.name)
         small = b is not None and b.size < t.raw_size and not obs.load.options.ge_compat
         if b is None or b.address == 0 or b.placement != "device" or small:
             out.append(t)
     return out
+
+
+def _declared_elsewise(obs: ExecutionObservation) -> set[str]:
+    """Trusted outputs (:func:`trusted_outputs`) whose caller's tensor is not known to declare the model's
+    shape or none: GE's EnsureTensorAtOutMemory delivers the declared shape's bytes (memory_copy.cc
+    ``TensorToOut``) and fails when they exceed the caller's buffer or the output's data, so no fallback is
+    owed there. An observation without the caller's tensors leaves every trusted output unknown."""
+    model_bytes = {t.name for t in obs.out_tensors if t.given is None or tuple(t.given) == tuple(t.computed)}
+    return trusted_outputs(obs) - model_bytes
 
 
 def _default_fallback(obs: ExecutionObservation):
@@ -217,7 +229,10 @@ DEFAULT_FALLBACK = Invariant(
               "the output is computed in runtime memory and the execution succeeds; into a host buffer large "
               "enough the output is then copied, otherwise handed over. Judged from the trace: the kernel's write lands "
               "in a live runtime or pool allocation, a copy fills the host buffer. Under ge_compat an "
-              "undersized buffer is GE's hazard instead (V2-NO-OVERRUN).",
+              "undersized buffer is GE's hazard instead (V2-NO-OVERRUN). An output whose shape is trusted "
+              "(V2-TRUST-SHAPE) is not judged unless the caller's tensor declares the model's shape or none: "
+              "the declared shape's bytes are delivered then, and GE refuses more than the buffer or the data "
+              "holds.",
     rationale="Without the caller's promise GE keeps AllocModelOutTensor: no address means allocate into the "
               "user tensor, a wrong placement means allocate and let EnsureTensorAtOutMemory copy.",
     ge_source=V2 + "kernel/outputs/model_outputs.cc (AllocModelOutTensor); kernel/common_kernel_impl/memory_copy.cc "
@@ -314,47 +329,48 @@ NO_OVERRUN = Invariant(
 
 # -- V2-TRUST-SHAPE ---------------------------------------------------------------------------
 
-def _split(obs: ExecutionObservation) -> set[str]:
-    """Outputs GE computes straight into the caller's memory, SplitTensorForOutputData of their own OutputData
-    slot (ModelOutTensorZeroCopy under always_zero_copy), from the model file's plan: the output's tensor has
-    memory of its own (no alias root: not a view or an in-place result of another tensor), is no graph input
-    and no weight, and no earlier output has that memory (the alloc is rewritten for the first output only).
-    (A buffer SplitTensorForOutputData refuses fails the call, which the claim does not judge.)"""
-    if not obs.load.options.always_zero_copy:
+def trusted_outputs(obs: ExecutionObservation) -> set[str]:
+    """Outputs whose shape GE takes from the caller's tensor under trust_shape_on_out_tensor, from the model
+    file's tasks: a node whose tasks write the output's tensor computes it, and every tensor that node's tasks
+    write is a model output (TrustOutTensor replaces that node's InferShape by OutputData only then:
+    trust_out_tensor.cc ``CanBeDeleted``). A model input or weight passed through, or a tensor no task writes
+    (a view), has no such node. Empty with the option off."""
+    if not obs.load.options.trust_shape_on_out_tensor:
         return set()
-    inputs = {t.tensor or t.name for t in obs.load.io if t.role == "input"}
-    taken, out = set(), set()
-    for t in _outputs(obs):
-        memory = t.alias_root or t.tensor or t.name
-        b = obs.buffer(t.name)
-        if t.alias_root is None and memory not in inputs and t.region not in ("weight", "fixed") \
-                and memory not in taken and b is not None:
-            out.add(t.name)
-        taken.add(memory)
-    return out
+    outs = [(t.tensor or t.name, t.name) for t in _outputs(obs)]
+    delivered = {tensor for tensor, _ in outs}
+    written: dict[str, set[str]] = {}
+    writers: dict[str, set[str]] = {}
+    for task in obs.load.tasks:
+        for s in task.slots:
+            if s.role == "out":
+                written.setdefault(task.node, set()).add(s.tensor)
+                writers.setdefault(s.tensor, set()).add(task.node)
+    return {name for tensor, name in outs
+            if writers.get(tensor) and all(written[n] <= delivered for n in writers[tensor])}
 
 
 def _judged_outputs(obs: ExecutionObservation):
-    """(caller's tensor, straight?) for every output of a successful v2 call whose two possible outcomes differ
+    """(caller's tensor, trusted?) for every output of a successful v2 call whose two possible outcomes differ
     (the shape the caller gave is not the model's) and that has bytes to compute."""
     if not (is_v2(obs) and obs.result.ok):
         return
-    raw, split = {t.name: t.raw_size for t in _outputs(obs)}, _split(obs)
+    raw, trusted = {t.name: t.raw_size for t in _outputs(obs)}, trusted_outputs(obs)
     for t in obs.out_tensors:
         if t.given != t.computed and raw.get(t.name, 0) > 0:
-            yield t, t.name in split
+            yield t, t.name in trusted
 
 
 def _trust_shape(obs: ExecutionObservation):
-    trusted = obs.load.options.trust_shape_on_out_tensor
-    for t, straight in _judged_outputs(obs):
-        if trusted and straight and t.after != t.given:
-            yield violation(f"output {t.name!r}", f"is computed straight into the caller's memory with "
-                            f"trust_shape_on_out_tensor on, yet came back with shape {t.after}, not the {t.given} the "
-                            "caller gave: an EnsureTensorAtOutMemory still ran after its SplitTensorForOutputData "
-                            "(TrustOutTensor removes it)", given=t.given, after=t.after)
-        elif not (trusted and straight) and t.after != t.computed:
-            why = ("its data does not come straight into the caller's memory" if trusted
+    on = obs.load.options.trust_shape_on_out_tensor
+    for t, trusted in _judged_outputs(obs):
+        if trusted and t.after != t.given:
+            yield violation(f"output {t.name!r}", f"has its shape trusted (trust_shape_on_out_tensor on, and every "
+                            f"output of the node computing it is a model output), yet came back with shape "
+                            f"{t.after}, not the {t.given} the caller gave: its EnsureTensorAtOutMemory set the "
+                            "model's shape (TrustOutTensor gives it the caller's)", given=t.given, after=t.after)
+        elif not trusted and t.after != t.computed:
+            why = ("no node whose every output is a model output computes it" if on
                    else "trust_shape_on_out_tensor is off")
             yield violation(f"output {t.name!r}", f"came back with shape {t.after}, not the model's {t.computed}, "
                             f"but {why}: its EnsureTensorAtOutMemory must deliver it and set the shape",
@@ -363,22 +379,24 @@ def _trust_shape(obs: ExecutionObservation):
 
 TRUST_SHAPE = Invariant(
     id="V2-TRUST-SHAPE",
-    title="trust_shape_on_out_tensor drops exactly the redundant output checks",
-    statement="After a successful runtime-v2 call under always_zero_copy, an output that GE computes straight "
-              "into the caller's memory (SplitTensorForOutputData of its own slot: by the model file's plan, its "
-              "tensor has memory of its own, is no graph input or weight, and no earlier output shares that memory) "
-              "comes back, with trust_shape_on_out_tensor on, with the shape the caller put on its tensor (its "
-              "EnsureTensorAtOutMemory is removed); every other output, and every output with the option off, "
-              "comes back with the model's output shape (its Ensure ran). Judged where the caller's shape and the "
-              "model's differ.",
-    rationale="TrustOutTensor trusts the caller's output shapes and skips the output check that only repeats "
-              "what SplitTensorForOutputData already checked and shared; an Ensure left in place overwrites the "
-              "caller's shape with the computed one (losing what the option promises), and one removed where "
-              "the data did not come from the caller's memory leaves an output undelivered and unshaped. Which "
-              "outputs are split the spec derives from the model file; what ran, from the tensors the caller got "
-              "back: the runtime's lowered graph is not read.",
-    ge_source=V2 + "lowering/pass/trust_out_tensor.cc (TrustOutTensor); kernel/common_kernel_impl/memory_copy.cc "
-              "(EnsureTensorAtOutMemory); inc/graph_metadef/external/exe_graph/lowering/lowering_opt.h",
+    title="trust_shape_on_out_tensor keeps the caller's shape on exactly the outputs GE trusts",
+    statement="After a successful runtime-v2 call with trust_shape_on_out_tensor on, an output whose computing "
+              "node has only model outputs (by the model file's tasks: a node whose tasks write the output's "
+              "tensor, every tensor those tasks write a model output) comes back with the shape the caller put "
+              "on its tensor, with or without always_zero_copy; every other output (a model input or a weight "
+              "passed through, a tensor no task writes, an output of a node that also feeds another node), and "
+              "every output with the option off, comes back with the model's output shape. Judged where the "
+              "caller's shape and the model's differ.",
+    rationale="GE's TrustOutTensor replaces the InferShape of such a node by OutputData, so the output's "
+              "EnsureTensorAtOutMemory reads the caller's own shape and writes it back (and is removed where it "
+              "only repeats SplitTensorForOutputData); an InferShape with an output no model-output Ensure reads "
+              "stays, and so does the model's shape. An Ensure that overwrites a trusted shape loses what the "
+              "option promises; one that leaves an untrusted output with the caller's shape leaves it unshaped. "
+              "Which outputs are trusted the spec derives from the model file; what ran, from the tensors the "
+              "caller got back: the runtime's lowered graph is not read.",
+    ge_source=V2 + "lowering/pass/trust_out_tensor.cc (TrustOutTensor::Run, CanBeDeleted, "
+              "PrepareDeleteInferShapeNodes); kernel/common_kernel_impl/memory_copy.cc (EnsureTensorAtOutMemory); "
+              "inc/graph_metadef/external/exe_graph/lowering/lowering_opt.h",
     applies_to="execution", concern="runtime_v2", predicate=_trust_shape,
     precondition=lambda obs: next(_judged_outputs(obs), None) is not None,
 )

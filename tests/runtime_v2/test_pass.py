@@ -28,7 +28,7 @@ def simple() -> ExeGraph:
         N("alloc/y", "AllocMemory", "alloc_sel", size=4032, raw=4000, tensor="y"),
         N("kernel/n", "LaunchKernel", "alloc/y", outputs=0, task=0),
         N("ensure/y", "EnsureTensorAtOutMemory", "alloc/y", "OutputData:0", outputs=0, after=["kernel/n"],
-          output="y", index=0, nbytes=4000),
+          output="y", index=0, nbytes=4000, infer_shape=("n",), node_outputs=("y",)),
         N("free/y", "FreeMemory", "alloc/y", outputs=0, after=["ensure/y"]),
     ]).validate()
 
@@ -138,12 +138,54 @@ def test_two_outputs_sharing_one_alloc_zero_copy_only_the_first():
     assert node.type == "AllocModelOutTensor" and node.inputs[-1] == Edge("OutputData", 0) and node.attr("index") == 0
 
 
-def test_trust_out_tensor_removes_only_the_duplicate_ensure():
+TRUST = LoweringOptions(trust_shape_on_out_tensor=True)
+
+
+def test_trust_out_tensor_removes_the_ensure_that_repeats_split_tensor_for_output_data():
     azc = model_out_tensor_zero_copy(simple(), AZC)
     trusted = trust_out_tensor(azc, LoweringOptions(always_zero_copy=True, trust_shape_on_out_tensor=True))
     assert "ensure/y" not in trusted.node
+
+
+def test_trust_out_tensor_gives_the_ensure_the_callers_shape_without_always_zero_copy():
+    """GE's TrustOutTensor replaces the node's InferShape by OutputData whatever ModelOutTensorZeroCopy did:
+    the Ensure after an AllocModelOutTensor stays (it may have to copy) and reads the caller's shape."""
     default = model_out_tensor_zero_copy(simple())
-    assert trust_out_tensor(default) is default  # AllocModelOutTensor may fall back: its Ensure must stay
+    trusted = trust_out_tensor(default, TRUST)
+    assert trusted.node["ensure/y"] == default.node["ensure/y"].with_attrs(trust_shape=True)
+    assert [n for n in trusted.nodes if n.name != "ensure/y"] == [n for n in default.nodes if n.name != "ensure/y"]
+
+
+def _two_outputs(node_outputs) -> ExeGraph:
+    """Node n writes y (a model output) and t; y's Ensure names n's outputs as ``node_outputs``."""
+    return ExeGraph("two", head() + [
+        N("alloc/y", "AllocMemory", "alloc_sel", size=512, raw=400, tensor="y"),
+        N("alloc/t", "AllocMemory", "alloc_sel", size=512, raw=400, tensor="t"),
+        N("kernel/n", "LaunchKernel", "alloc/y", "alloc/t", outputs=0, task=0),
+        N("ensure/y", "EnsureTensorAtOutMemory", "alloc/y", "OutputData:0", outputs=0, after=["kernel/n"],
+          output="y", index=0, nbytes=400, infer_shape=("n",), node_outputs=node_outputs),
+    ]).validate()
+
+
+@pytest.mark.parametrize("options", [TRUST, LoweringOptions(trust_shape_on_out_tensor=True, always_zero_copy=True)],
+                         ids=["trust", "trust+azc"])
+def test_trust_out_tensor_keeps_the_model_shape_when_the_node_has_an_output_no_ensure_delivers(options):
+    """GE's CanBeDeleted: an InferShape with an output that is not a model output stays, so the Ensure of
+    its other output keeps the model's shape and, fed by SplitTensorForOutputData, is not removed."""
+    g = model_out_tensor_zero_copy(_two_outputs(("t", "y")), options)
+    assert trust_out_tensor(g, options) is g
+    g = model_out_tensor_zero_copy(_two_outputs(("y",)), options)
+    assert trust_out_tensor(g, options) is not g
+
+
+def test_trust_out_tensor_keeps_the_model_shape_of_an_output_no_node_computes():
+    """A model input or weight passed through has no InferShape in GE: nothing to replace."""
+    g = ExeGraph("through", head() + [
+        N("const/w", "ConstTensorData", region="weight", offset=0, size=512),
+        N("ensure/y", "EnsureTensorAtOutMemory", "const/w", "OutputData:0", outputs=0, output="y", index=0,
+          nbytes=400, infer_shape=(), node_outputs=()),
+    ]).validate()
+    assert trust_out_tensor(g, TRUST) is g
 
 
 def test_pipeline_switches():

@@ -161,7 +161,9 @@ def AlwaysZeroCopy_ChangedToSplitTensor_WhenOptionIsEnable():
     "(runtime/v2/lowering/pass/model_out_tensor_zero_copy.cc, 'Cannot enable zero copy because the alloc node "
     "cannot be found') leaves the graph unchanged: OutputData is read only by NetOutput and "
     "EnsureTensorAtOutMemory; zcspec: inserts a CheckOutputTensor that reads OutputData, so the caller's buffer "
-    "is checked up front for every output (docs/runtime-v2.md, deviation 2)"))
+    "is checked up front for every output (docs/runtime-v2.md, deviation 2). At run time GE's Ensure "
+    "(memory_copy.cc TensorToOut) would share the input's or the weights' memory into a null buffer, fail a short "
+    "one only after the kernels ran, and copy into a host one; zcspec refuses all three before anything runs"))
 def AlwaysZeroCopy_NotEnable_WhenZeroCopyMissmatch():
     """model_out_tensor_zero_copy_unittest.cc TEST_F(ModelOutTensorZeroCopyUT,
     AlwaysZeroCopy_NotEnable_WhenZeroCopyMissmatch): BuildGraph2 (no alloc node) with always_zero_copy; GE

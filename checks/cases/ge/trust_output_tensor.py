@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case, GeMismatch, refuses
+from zcspec.checks.cases.ge.catalogue import expect, fact, ge_case, refuses
 from zcspec.checks.cases.ge.runtime_scenarios import copies, launches, two_input_add, written_starts
 from zcspec.checks.cases.ge.trust_memcpy_scenarios import (
     device_inputs,
@@ -28,7 +28,7 @@ from zcspec.checks.cases.ge.trust_memcpy_scenarios import (
 )
 from zcspec.impl.device import Device
 from zcspec.impl.device.trace import Alloc
-from zcspec.impl.runtime.v2.errors import OutputBufferError, PARAM_INVALID, RuntimeV2Error
+from zcspec.impl.runtime.v2.errors import EnsureOutputError, GRAPH_FAILED, OutputBufferError, PARAM_INVALID
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
@@ -49,20 +49,18 @@ def _given_output(dev, placement="device", size=OUT_SIZE, shape=STORAGE) -> Tens
     return Tensor(addr, size, placement=placement, shape=shape)
 
 
-@ge_case("trust_output_tensor_system_test.cc", row="W6", raises=GeMismatch, reason=(
-    "GE: with trust_shape_on_out_tensor the output tensor keeps the caller's shape (storage [8,1,224,224,16]) "
-    "after each execution, because TrustOutTensor::Run (runtime/v2/lowering/pass/trust_out_tensor.cc, "
-    "PrepareDeleteInferShapeNodes) replaces the output's InferShape by OutputData, so EnsureTensorAtOutMemory "
-    "writes the caller's own shape back; zcspec: without always_zero_copy trust_out_tensor removes nothing "
-    "(it drops only an Ensure fed by SplitTensorForOutputData), the Ensure stays and sets the model's shape "
-    "(1204224,) (impl/runtime/v2/passes/trust_out_tensor.py trust_out_tensor)"))
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensor_NoInferShape_WhenEnable():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST, TrustOutputTensor_NoInferShape_WhenEnable):
     BuildSingleNodeGraph (data1, data2 -> Add -> NetOutput), trust_shape_on_out_tensor, inputs 8*3*224*224 float,
     a device output tensor of origin shape 8x3x224x224 and storage shape 8x1x224x224x16; GE expects both
     executions to succeed with the output tensor's shapes unchanged (the tiling sees them too), no InferShape
-    kernel run and the Init graph's FindInferShapeFunc turned into a NoOp (tiling and Init graph not ported)."""
+    kernel run and the Init graph's FindInferShapeFunc turned into a NoOp (tiling and Init graph not ported).
+    Here the Add's output Ensure reads the caller's shape (TrustOutTensor: the Add's only output is the model's),
+    the Add computes into the given buffer and the Ensure hands the tensor back with its own shape."""
     dev, exe, ins = _single_add(TRUST)
+    (ensure,) = exe.graph.of_type("EnsureTensorAtOutMemory")
+    fact(ensure.attr("trust_shape") is True, 'ensure.attr("trust_shape") is True')
     out = _given_output(dev)
     for _ in range(2):
         (got,) = exe.execute(ins, [out])
@@ -70,26 +68,25 @@ def TrustOutputTensor_NoInferShape_WhenEnable():
     exe.unload()
 
 
-@ge_case("trust_output_tensor_system_test.cc", row="W7", raises=GeMismatch, reason=(
-    "GE: with trust_shape_on_out_tensor and a host output tensor (no zero copy) the execution fails: "
-    "EnsureTensorAtOutMemory (runtime/v2/kernel/common_kernel_impl/memory_copy.cc, TensorToOut) takes the copy "
-    "size from the trusted shape that TrustOutTensor::Run wired to it (25690112 bytes for storage "
-    "8x1x224x224x16) and refuses it against the runtime's tensor data (4849664 bytes); zcspec: the Ensure "
-    "copies the model output's own 4816896 bytes device to host and the execution succeeds "
-    "(impl/runtime/v2/kernels/outputs.py ensure_tensor_at_out_memory: nbytes is the model's)"))
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensor_Failed_WhenDisableZeroCopy():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST, TrustOutputTensor_Failed_WhenDisableZeroCopy):
     as TrustOutputTensor_NoInferShape_WhenEnable, the output tensor placed on the host (it does not match the
     Add output's placement, so zero copy cannot apply); GE expects the execution to fail, logging "output tensor
-    data size 4849664 is less than copy size size 25690112"."""
+    data size 4849664 is less than copy size size 25690112". Here the Ensure's copy size is the caller's shape's
+    25690112 bytes, more than the runtime's tensor data (the Add's output, allocated for the model's 4816896 bytes:
+    4849664 in GE's allocator, zcspec's caching allocator rounds otherwise), so the call fails with GRAPH_FAILED
+    naming both sizes; the caller's buffer is not written and the call leaves no allocation behind."""
     dev, exe, ins = _single_add(TRUST)
     out = _given_output(dev, "host")
-    try:
+    dev.host_write(out.addr, np.zeros(OUT_SIZE, np.uint8))
+    with refuses(EnsureOutputError) as e:
         exe.execute(ins, [out])
-        failed = False
-    except RuntimeV2Error:
-        failed = True
-    fact(failed, 'failed')
+    expect(e.value.code, GRAPH_FAILED, 'e.value.code')
+    fact("is less than copy size 25690112" in str(e.value), '"is less than copy size 25690112" in str(e.value)')
+    fact(not dev.host_read(out.addr, (OUT_SIZE,), np.uint8).any(), 'not dev.host_read(out.addr, (OUT_SIZE,), np.uint8).any()')
+    expect((out.shape, out.placement, out.owned), (STORAGE, "host", None), '(out.shape, out.placement, out.owned)')
+    expect(exe.allocator.in_use, 0, 'exe.allocator.in_use')
     exe.unload()
 
 
@@ -110,20 +107,16 @@ def TrustOutputTensor_InferShape_WhenDefault():
     exe.unload()
 
 
-@ge_case("trust_output_tensor_system_test.cc", row="W6", raises=GeMismatch, reason=(
-    "GE: trust_shape_on_out_tensor, a node whose output 0 feeds NetOutput and output 1 an Add: output 0 comes "
-    "back with the inferred shape [1,2,3,4], output 1 (the Add's) keeps the caller's [5,6,7,8], because "
-    "TrustOutTensor::Run (trust_out_tensor.cc, CanBeDeleted / PrepareDeleteInferShapeNodes) replaces an "
-    "InferShape by OutputData only when every used output of it feeds a model-output Ensure; zcspec: both "
-    "Ensures stay without always_zero_copy and both outputs come back (1,2,3,4) "
-    "(impl/runtime/v2/passes/trust_out_tensor.py trust_out_tensor)"))
+@ge_case("trust_output_tensor_system_test.cc")
 def TrustOutputTensor_InferShape_WhenNodeHasMultipleOutputs():
     """trust_output_tensor_system_test.cc TEST_F(TrustOutputTensorST,
     TrustOutputTensor_InferShape_WhenNodeHasMultipleOutputs): BuildMinimumGradAndAddGraph (MinimumGrad output 0
     -> NetOutput, output 1 -> Add -> NetOutput), trust_shape_on_out_tensor, inputs 1x2x3x4 float, two device
     output tensors of shape 5x6x7x8 (FakeTensors: 13472 bytes each); GE expects both executions to succeed,
     output 0 with shape [1,2,3,4] and output 1 with [5,6,7,8]. MinimumGrad is a two-output Split here; GE's
-    FakeTensors share one buffer between the two outputs, here each has its own."""
+    FakeTensors share one buffer between the two outputs, here each has its own. The Split's output 1 feeds the Add,
+    so its output 0's Ensure keeps the model's shape; the Add's only output is the model's, so its Ensure reads the
+    caller's shape (TrustOutTensor's CanBeDeleted)."""
     model = two_output_node_and_add()
     dev = Device(model.soc)
     exe = StreamExecutor(model, dev, TRUST)

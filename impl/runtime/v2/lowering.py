@@ -15,7 +15,10 @@
    ``LaunchHccl``) reading every slot's tensor data, then a ``FreeMemory`` after the last
    task touching a group;
 6. NetOutput's lowering: per output an ``EnsureTensorAtOutMemory(tensor data, OutputData:i)``,
-   then the ``FreeMemory`` of the groups that hold outputs.
+   then the ``FreeMemory`` of the groups that hold outputs. Its shape is the model's, which GE's
+   Ensure reads from the InferShape of the node computing the output: ``infer_shape`` names that
+   node (none for a model input or a weight passed through), ``node_outputs`` every output of it
+   (what TrustOutTensor reads).
 
 The graph is what GE builds before its passes; ``passes.run_passes`` then applies
 ModelOutTensorZeroCopy and TrustOutTensor as the options say.
@@ -159,15 +162,33 @@ class _Builder:
         outs = {o.tensor for o in self.model.tasks.outputs}
         return any(m.tensor in outs for m in g.members)
 
+    def shape_sources(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        """Output tensor -> (the nodes whose tasks write it, every output of those nodes): where GE's
+        Ensure reads the output's shape from, the InferShape of the node computing it (a model input or
+        a weight passed through has none), and what TrustOutTensor's ``CanBeDeleted`` asks of that
+        InferShape (every output of it a model output)."""
+        outs: dict[str, set[str]] = {}
+        writers: dict[str, set[str]] = {}
+        for task in self.model.tasks.tasks:
+            for s in task.slots:
+                if s.role == "out":
+                    outs.setdefault(task.node, set()).add(s.tensor)
+                    writers.setdefault(s.tensor, set()).add(task.node)
+        return {t: (tuple(sorted(nodes)), tuple(sorted(set().union(*(outs[n] for n in nodes)))))
+                for t, nodes in writers.items()}
+
     def outputs(self) -> None:
         ensures = []
         last_launch = next((n.name for n in reversed(self.nodes) if n.type.startswith("Launch")), None)
+        sources = self.shape_sources()
         for io in self.model.tasks.outputs:
+            infer_shape, node_outputs = sources.get(io.tensor, ((), ()))
             node = ExeNode(f"ensure/{io.tensor}", "EnsureTensorAtOutMemory",
                            [self.td[io.tensor], Edge(OUTPUT_DATA, io.index), Edge(ALLOCATOR)],
                            outputs=0, after=[last_launch] if last_launch else [],
                            attrs={"output": io.tensor, "index": io.index, "shape": io.shape, "dtype": io.dtype,
-                                  "nbytes": io.nbytes, "placement": "device", "fallback": not self.options.ge_compat})
+                                  "nbytes": io.nbytes, "placement": "device", "fallback": not self.options.ge_compat,
+                                  "infer_shape": infer_shape, "node_outputs": node_outputs})
             ensures.append(self.add(node).name)
         for g in self.groups.values():  # output memory, and inputs nothing reads
             if g.kind != "const" and g.root not in self.freed:

@@ -29,6 +29,7 @@ execution.py) then check this runtime from outside.
 """
 from __future__ import annotations
 
+from zcspec.impl.compiler.observe import model_tasks
 from zcspec.impl.device.trace_events import TraceNames, allocation_events, slot_tensors, spec_event
 from zcspec.impl.runtime.io_names import io_names
 from zcspec.impl.runtime.record import ExecutionRecord
@@ -65,7 +66,8 @@ def observe_load(exe) -> LoadObservation:
                for d in exe.model.tasks.inputs + exe.model.tasks.outputs)
     events = _Events(names)
     events.device(exe.device.trace, (exe.load_begin, exe.load_end), _trace_names(exe, "model"))
-    return LoadObservation(options, regions, io, (), (), tuple(events.out))
+    # the tasks as the model file writes them: V2-TRUST-SHAPE reads which node computes each output
+    return LoadObservation(options, regions, io, (), (), tuple(events.out), model_tasks(exe.model))
 
 
 def _alias_roots(plan) -> dict[str, str]:

@@ -3,6 +3,7 @@ build_tensor.cc, memory_copy.cc)."""
 from __future__ import annotations
 
 from zcspec.impl.device import MemcpyTask
+from zcspec.impl.platform import dtypes
 from zcspec.impl.runtime.v2.errors import EnsureOutputError, OutputBufferError
 from zcspec.impl.runtime.v2.tensors import Tensor, TensorData
 
@@ -93,26 +94,44 @@ def ensure_tensor_at_out_memory(frame, node, args):
     With ``fallback`` (zcspec's default; off under ge_compat) a buffer too small for the output is
     treated like no buffer: the output is handed over in runtime memory instead of GE's GRAPH_FAILED
     (EnsureTensorAtOutMemory), so the default mode never fails because of an output buffer.
+
+    With ``trust_shape`` (TrustOutTensor) the shape is the one the caller put on its tensor, which is
+    left as it is (GE writes the caller's own shape back), and the bytes to deliver are that shape's
+    (memory_copy.cc ``TensorToOut``); more than the caller's buffer or the runtime's tensor data holds
+    fails, as in GE (the fallback stays for a buffer short of the model's output bytes). A
+    tensor with no shape (None) declares no size: the model's bytes are delivered and its shape stays None.
     """
     td, tensor, allocator = args
-    output, nbytes = node.attr("output"), node.attr("nbytes")
+    output = node.attr("output")
     if td is None or tensor is None:
         raise EnsureOutputError(output, "null tensor data or output tensor", node=node.name,
                                 index=node.attr("index"))
-    tensor.shape, tensor.dtype = tuple(node.attr("shape")), node.attr("dtype")
+    trusted = node.attr("trust_shape", False)
+    nbytes = _nbytes(node, tensor) if trusted else node.attr("nbytes")
+    if not trusted:
+        tensor.shape = tuple(node.attr("shape"))
+    tensor.dtype = node.attr("dtype")
     frame.io_addresses.setdefault(_key(node), td.addr)
-    if not tensor.addr or (node.attr("fallback", False) and nbytes > tensor.size):
-        return _hand_over(frame, node, td, tensor, allocator)
+    if not tensor.addr or (node.attr("fallback", False) and node.attr("nbytes") > tensor.size):
+        return _hand_over(frame, node, td, tensor, allocator)  # the fallback is for a buffer short of the output
     if nbytes > tensor.size:
         raise EnsureOutputError(output, f"given buffer size {tensor.size} is less than output tensor size {nbytes}",
                                 node=node.name, index=node.attr("index"))
     if td.addr == tensor.addr:
         return ()  # zero copy took effect
     if nbytes > td.size:
-        raise EnsureOutputError(output, f"source tensor data holds {td.size} bytes, output needs {nbytes}",
+        raise EnsureOutputError(output, f"output tensor data size {td.size} is less than copy size {nbytes}",
                                 node=node.name, index=node.attr("index"))
     _copy(frame, node, td, tensor, nbytes, output)
     return ()
+
+
+def _nbytes(node, tensor) -> int:
+    """The bytes a trusted-shape Ensure delivers: those of the caller's shape (TrustOutTensor wires OutputData
+    to the Ensure's shape input), or the model's when the caller's tensor has none."""
+    if tensor.shape is None:
+        return node.attr("nbytes")
+    return dtypes.nbytes(tuple(tensor.shape), node.attr("dtype"), tensor=node.attr("output"))
 
 
 def _hand_over(frame, node, td, tensor, allocator) -> tuple:
