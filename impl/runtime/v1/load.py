@@ -117,11 +117,10 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
     alloc = V1Allocator(device)
     owned: list[int] = []
     own = _Owner(alloc, owned)
-    held: list[SessionMemory] = []
     with alloc.lock:
         start = device.trace.mark()
         try:
-            bases, feature_map, user_ranges = _place_regions(device, model, options, io, own, work, weight, held)
+            bases, feature_map, user_ranges = _place_regions(device, model, options, io, own, work, weight)
             tasks = tuple(task_args.build_tasks(model, own(task_args.args_bytes(model), "argument tables")))
             streams = _streams(device, model)
             table, active = _write_tasks(device, io, refs, tasks, bases, feature_map,
@@ -130,13 +129,13 @@ def load(device, model, options: LoadOptions = LoadOptions(), *, work=None, weig
             try:
                 alloc.free_all(owned)
             finally:
-                for h in held:
+                for h in own.held:
                     h.allocator.free_memory()
             raise
         span = (start, device.trace.mark())
     return LoadedModel(device, model, options, alloc, io, tuple(tuple(t) for t in refs), tasks, streams,
                        tuple(cross_stream_waits(model)), table, bases, span,
-                       ModelState(feature_map, active, owned, user_ranges, session_memory=held[0] if held else None))
+                       ModelState(feature_map, active, owned, user_ranges, session_memory=own.held[0] if own.held else None))
 
 
 def cross_stream_waits(model) -> list[tuple[int, ...]]:
@@ -192,10 +191,12 @@ def _check_io_refreshable(model, soc, io) -> None:
 
 
 class _Owner:
-    """Allocates model memory and remembers it in ``owned`` (freed at unload, or if the load fails)."""
+    """Allocates model memory and remembers it in ``owned`` (freed at unload, or if the load fails);
+    ``held``: the model's hold on its session's memory (given back at unload, or if the load fails)."""
 
     def __init__(self, alloc: V1Allocator, owned: list[int]):
         self.alloc, self.owned = alloc, owned
+        self.held: list[SessionMemory] = []
 
     def __call__(self, size: int, what: str, **kw) -> int:
         addr = self.alloc.malloc(size, what, **kw)
@@ -203,9 +204,9 @@ class _Owner:
         return addr
 
 
-def _place_regions(device, model, opts, io, own: _Owner, work, weight, held: list) -> tuple[RegionBases, int, list]:
+def _place_regions(device, model, opts, io, own: _Owner, work, weight) -> tuple[RegionBases, int, list]:
     """Back (or not) each region: (the fixed region bases, the feature map's base, the caller's memory ranges).
-    Memory taken from the session's allocator is appended to ``held`` (one hold, given back at unload)."""
+    Memory taken from the session's allocator is recorded in ``own.held`` (one hold, given back at unload)."""
     regions, user_ranges = model.regions, []
     if weight is not None:
         weight_base = weight[0]
@@ -223,7 +224,7 @@ def _place_regions(device, model, opts, io, own: _Owner, work, weight, held: lis
         io_backed = not opts.zero_copy
         feature_map, session_io = malloc_feature_map(allocator, model.name, fm, model.zero_copy_size, io_backed)
         ranges = ((feature_map, fm),) + (((session_io, model.zero_copy_size),) if session_io is not None else ())
-        held.append(SessionMemory(allocator.name, allocator, ranges))
+        own.held.append(SessionMemory(allocator.name, allocator, ranges))
     else:
         feature_map = own(fm, "feature map")
     fixed = own(regions["fixed"], "fixed memory") if regions.get("fixed", 0) else _unbacked_base(device)
