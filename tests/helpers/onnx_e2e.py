@@ -37,15 +37,15 @@ def run_v1(model, feeds: dict) -> dict:
 
 def run_v2(model, feeds: dict) -> dict:
     dev = Device(model.soc)
-    ins = [Tensor(dev.upload(storage.to_storage(np.reshape(feeds[io.tensor], io.shape), io.dtype), tag=f"in {io.tensor}"),
-                  io.nbytes, name=io.tensor) for io in model.tasks.inputs]
-    outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"out {io.tensor}"), io.nbytes, name=io.tensor)
+    ins = [Tensor(dev.upload(storage.to_storage(np.reshape(feeds[io.name], io.shape), io.dtype), tag=f"in {io.tensor}"),
+                  io.nbytes, name=io.name) for io in model.tasks.inputs]
+    outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"out {io.name}"), io.nbytes, name=io.name)
             for io in model.tasks.outputs]
     exe = StreamExecutor(model, dev, LoweringOptions())
     got = {}
     for io, t in zip(model.tasks.outputs, exe.execute(ins, outs)):
         read = dev.peek if t.placement == "device" else dev.host_read
-        got[io.tensor] = storage.from_storage(read(t.addr, (io.nbytes,), np.uint8), io.shape, io.dtype)
+        got[io.name] = storage.from_storage(read(t.addr, (io.nbytes,), np.uint8), io.shape, io.dtype)
     exe.unload()
     return got
 
