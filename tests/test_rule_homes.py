@@ -92,4 +92,4 @@ def test_a_nodes_place_on_its_stream_is_decided_in_one_place():
     waits for."""
     assert _where(_defines("takes_place"), "impl", "checks") == {"impl/compiler/memory/stream_order.py"}
     callers = _where(lambda n: isinstance(n, ast.Attribute) and n.attr == "takes_place", "impl", "checks")
-    assert callers == {"impl/compiler/memory/units.py", "impl/compiler/tasks/stream_waits.py"}
+    assert callers == {"impl/compiler/memory/unit_facts.py", "impl/compiler/tasks/stream_waits.py"}

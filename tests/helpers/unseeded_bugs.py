@@ -168,7 +168,7 @@ def _group_begins_at_first_step():
     """The cross-stream bug an independent suite found: a continuous group whose piece is written on
     another stream begins at its first step, so that piece may overwrite a tensor still alive on
     the group's stream (GE lowers the start by GetDiffStreamMinLifeTime)."""
-    from zcspec.impl.compiler.memory.units import _Facts
+    from zcspec.impl.compiler.memory.unit_facts import Facts as _Facts
     return attribute(_Facts, "first_write", lambda original: (lambda self, roots, stream, first: first))
 
 

@@ -4,7 +4,7 @@ GE's ``CanIntervalLifeReuse`` (block_mem_assigner.cc) refuses a block whose last
 ``diff_stream_life_time_``; ``SetReleaseBlockLifeEnd`` sets it only when every release of that member came from
 one stream other than the block's and its life there has no end (``kMaxLifeTime``). A member also read on its
 own stream, or known to be done before a later node of its own stream, keeps interval reuse
-(``units._Facts.read_elsewhere_only``, ``Unit.remote``, ``ge_level2._remote``).
+(``unit_facts.Facts.read_elsewhere_only``, ``Unit.remote``, ``ge_level2._remote``).
 """
 from __future__ import annotations
 

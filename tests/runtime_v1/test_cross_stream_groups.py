@@ -27,7 +27,7 @@ import pytest
 from zcspec.checks.zoo import cross_stream_group
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
-from zcspec.impl.compiler.memory import stream_order, units as units_module
+from zcspec.impl.compiler.memory import stream_order, unit_facts
 from zcspec.impl.compiler.topology import execution_order
 from zcspec.impl.device import Device
 from zcspec.impl.runtime.user_buffers import alloc_outputs, free_buffers, read_outputs, stage_inputs
@@ -134,7 +134,7 @@ def test_waits_matched_by_name_compute_a_wrong_result(monkeypatch):
 
 
 def test_a_group_begun_at_its_first_step_computes_a_wrong_result(monkeypatch):
-    monkeypatch.setattr(units_module._Facts, "first_write", lambda self, roots, stream, first: first)
+    monkeypatch.setattr(unit_facts.Facts, "first_write", lambda self, roots, stream, first: first)
     graph, want = piece_written_early()
     model = build_model(graph)
     with pytest.raises(AssertionError):

@@ -11,7 +11,7 @@ from zcspec.checks import zoo
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.memory import plan as plan_module
-from zcspec.impl.compiler.memory import units
+from zcspec.impl.compiler.memory import unit_facts
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.spec.registry import get
@@ -44,8 +44,8 @@ def test_an_input_kept_out_of_the_io_region_with_matching_attributes_is_caught(m
     """Planted: the planner no longer makes graph inputs zero copy. Its flag, region and attributes agree
     with each other (x in the feature map, _is_zero_copy_block false, its basic offset there), so a claim
     that compares the attributes with the plan's own flags holds; GE makes x zero copy."""
-    real = units._Facts.zero_copy
-    monkeypatch.setattr(units._Facts, "zero_copy", lambda self, r: None if real(self, r) == "input" else real(self, r))
+    real = unit_facts.Facts.zero_copy
+    monkeypatch.setattr(unit_facts.Facts, "zero_copy", lambda self, r: None if real(self, r) == "input" else real(self, r))
     p = _observed(_chain())
     x = p.tensor["x"]
     assert (x.zero_copy, x.region, p.attributes.is_zero_copy_block.get("x", False)) == (False, "feature_map", False)

@@ -59,8 +59,8 @@ def _zero_copy_flag_dropped():
     claim that starts from the plan's own zero_copy flag is satisfied."""
     def make(zero_copy):
         return lambda self, r: None if zero_copy(self, r) == "input" else zero_copy(self, r)
-    from zcspec.impl.compiler.memory import units
-    return attribute(units._Facts, "zero_copy", make)
+    from zcspec.impl.compiler.memory import unit_facts
+    return attribute(unit_facts.Facts, "zero_copy", make)
 
 
 @pytest.mark.parametrize("bug, claim", [

@@ -43,7 +43,7 @@ def takes_place(graph: Graph, node) -> bool:
     """Whether ``node`` is a point on its stream: it runs a task there, or it runs none, is neither a Data
     nor the NetOutput (GE-local nodes: the NetOutput ends the model, nothing of it runs after) and an edge
     (data or control) from a node on another stream that is no Data lands on it (module docstring). The
-    planner's clocks (:func:`known_before`, ``units._Facts``) and task generation's waits
+    planner's clocks (:func:`known_before`, ``unit_facts.Facts``) and task generation's waits
     (``tasks/stream_waits.py``) both ask this."""
     if ops.task_kinds(node):
         return True

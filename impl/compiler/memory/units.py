@@ -30,19 +30,18 @@ fixed offsets in their own regions (CheckIsZeroMemNodeType).
 """
 from __future__ import annotations
 
-import bisect
-from typing import Mapping, NamedTuple
+from typing import Mapping
 
 import attrs
 
-from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph
-from zcspec.impl.compiler.memory import rules, stream_order
+from zcspec.impl.compiler.memory import rules
 from zcspec.impl.compiler.memory.continuous_groups import (Chain, CleanSet, chains, clean_sets, input_groups,
                                                              output_groups)
 from zcspec.impl.compiler.memory.errors import PlanError
 from zcspec.impl.compiler.memory.lifetimes import Lifetimes
 from zcspec.impl.compiler.memory.sizes import align, raw_bytes, tensor_size
+from zcspec.impl.compiler.memory.unit_facts import Facts, common_label
 
 
 @attrs.frozen
@@ -62,7 +61,7 @@ class Unit:
     writes it (stream_order.py). ``reach``: the last step any member tensor's own lifetime reaches
     (its last reader's, with or without a task), before the stream rules widen ``last``. ``remote``: every
     task reading it runs on one other stream, with no node of its own stream known to run after some of
-    them (``_Facts.read_elsewhere_only``): level 2 gives its block no interval reuse.
+    them (``Facts.read_elsewhere_only``): level 2 gives its block no interval reuse.
     """
 
     id: str
@@ -138,217 +137,12 @@ def _piece_sizes(graph: Graph, lt: Lifetimes, r: str, options) -> tuple[int, int
     return size, set_size
 
 
-class _OpKind(NamedTuple):
-    """``rules.is_data``, ``rules.atomic`` and ``rules.reusable_producer`` of one op type."""
-
-    data: bool
-    atomic: bool
-    reusable_producer: bool
-
-
-class _Facts:
-    """Per-symbol facts read off the graph once (cached: each is asked several times per symbol)."""
-
-    def __init__(self, graph: Graph, lt: Lifetimes, options):
-        self.graph, self.lt, self.options = graph, lt, options
-        self.netoutput_slots: dict[str, int] = {}
-        for t in graph.outputs:
-            r = lt.root[t]
-            self.netoutput_slots[r] = self.netoutput_slots.get(r, 0) + 1
-        self._producers: dict[str, list] = {}
-        self._readers: dict[str, list] = {}
-        self._io: dict[str, bool] = {}
-        self._clock = None
-        self._on_stream: dict[int, list[str]] | None = None
-        self._streams: int | None = None
-        # Every node on one stream: no reader or writer is on another stream than a producer's, so
-        # stream_last and first_write keep the symbol's own span (their loops would find nothing).
-        self.one_stream = len({n.stream for n in graph.nodes}) <= 1
-        self._kinds: dict[str, _OpKind] = {}
-
-    def kind(self, node) -> "_OpKind":
-        """The rules that depend on the op type alone, asked once per type (100k symbols share a few types)."""
-        found = self._kinds.get(node.op_type)
-        if found is None:
-            found = self._kinds[node.op_type] = _OpKind(
-                rules.is_data(node), rules.atomic(node), rules.reusable_producer(node.op_type))
-        return found
-
-    def producers(self, r: str):
-        found = self._producers.get(r)
-        if found is None:
-            node, producer = self.graph.node, self.graph.producer
-            found = self._producers[r] = [node[producer[m]] for m in self.lt.members[r]]
-        return found
-
-    def readers(self, r: str):
-        found = self._readers.get(r)
-        if found is None:
-            names = dict.fromkeys(c for m in self.lt.members[r] for c in self.graph.consumers.get(m, ()))
-            found = self._readers[r] = [self.graph.node[c] for c in names]
-        return found
-
-    def io(self, r: str) -> bool:
-        found = self._io.get(r)
-        if found is None:
-            found = self._io[r] = self.kind(self.producers(r)[0]).data or self.netoutput_slots.get(r, 0) > 0
-        return found
-
-    def zero_copy(self, r: str) -> str | None:
-        """IsZeroCopyBlock (inputs) and GetOutputFlowToNetoutputNum (outputs); the caller excludes continuous
-        groups (IsZeroCopyBlock)."""
-        if not self.io(r):
-            return None
-        supported = all(rules.supports_zero_copy(n.op_type, self.options)
-                        for n in self.producers(r) + self.readers(r))
-        if self.kind(self.producers(r)[0]).data:
-            return "input" if supported else None
-        return "output" if supported and self.netoutput_slots.get(r, 0) == 1 and self._output_holds(r) else None
-
-    def _output_holds(self, r: str) -> bool:
-        """The user's output buffer holds only that output: it can be the symbol's memory only when the
-        output starts the symbol and is as large as it. An output that is a piece of a larger symbol
-        (a view, or an in-place result of a view, of a bigger tensor) would have the symbol's other
-        writers run past the user's buffer, so its memory stays the model's and the output is copied."""
-        lt, desc = self.lt, self.graph.desc
-        extent = max(lt.offset[m] + raw_bytes(desc[m]) for m in lt.members[r])   # the bytes tasks write
-        outputs = set(self.graph.outputs)
-        return all(lt.offset[m] == 0 and raw_bytes(desc[m]) >= extent for m in lt.members[r] if m in outputs)
-
-    def reusable(self, r: str) -> bool:
-        """GE's reuse_mem_ AND (pre-reuse OR post-reuse) for a symbol (InitReuseFlag, ApplyMemory)."""
-        if not self.options.reuse or self.io(r):
-            return False
-        for n in self.producers(r):
-            if not self.kind(n).reusable_producer or rules.no_reuse(n):
-                return False
-        return True
-
-    def atomic(self, nodes) -> bool:
-        """Whether any of ``nodes`` writes atomic outputs (``rules.atomic``)."""
-        for n in nodes:
-            if self.kind(n).atomic:
-                return True
-        return False
-
-    def _clock_of(self):
-        if self._clock is None:
-            self._clock = stream_order.known_before(self.graph, self.lt.order)
-        return self._clock
-
-    def stream_last(self, r: str, stream: int, last: int) -> int:
-        """The last step of ``stream`` at which the memory of ``r`` may still be in use: GE's
-        ``GetDiffStreamMaxLifeTime`` (block_mem_assigner.cc). A reader on another
-        stream holds it until the first node of ``stream`` known to run after that reader (the stream
-        dependency edge back); with no such node it is held to the end. Readers without a task (views,
-        the NetOutput) touch no memory themselves. Along a stream each node knows at least what the one
-        before it knows, so the first node knowing the reader is found by bisection."""
-        if self.one_stream:
-            return last
-        end, step = self.lt.steps - 1, self.lt.step
-        for n in self.readers(r):
-            if n.stream == stream or not ops.task_kinds(n):
-                continue
-            clock, on_stream = self._clock_of(), self._stream_nodes(stream)
-            i = bisect.bisect_left(on_stream, step[n.name], key=lambda m: clock[m].get(n.stream, -1))
-            if i == len(on_stream):
-                return end
-            last = max(last, step[on_stream[i]])
-        return last
-
-    def order_facts(self, writers, readers=()) -> dict:
-        """``Unit.uses`` and ``Unit.known`` (as keyword arguments) of memory written by the nodes
-        ``writers`` and read by ``readers``; both empty on one stream. Nodes without a task touch nothing."""
-        if not self.multi_stream:
-            return {}
-        clock, step = self._clock_of(), self.lt.step
-        writers = [n for n in writers if ops.task_kinds(n)]
-        tasks = writers + [n for n in readers if ops.task_kinds(n)]
-        return {"uses": _last_per_stream(tasks, step), "known": _known_before_all(writers, clock, step)}
-
-    @property
-    def multi_stream(self) -> bool:
-        if self._streams is None:
-            self._streams = len({n.stream for n in self.graph.nodes if ops.task_kinds(n)})
-        return self._streams > 1
-
-    def _stream_nodes(self, stream: int) -> list[str]:
-        """The points of ``stream`` (``stream_order.takes_place``: a task, or a node without one where a
-        stream edge lands, which the next task there waits behind), in execution order."""
-        if self._on_stream is None:
-            self._on_stream = {}
-            for name in self.lt.order:
-                node = self.graph.node[name]
-                if stream_order.takes_place(self.graph, node):
-                    self._on_stream.setdefault(node.stream, []).append(name)
-        return self._on_stream.get(stream, [])
-
-    def read_elsewhere_only(self, roots, stream: int) -> bool:
-        """GE's ``diff_stream_life_time_`` on a block's member (block_mem_assigner.cc ``SetReleaseBlockLifeEnd``):
-        set when every release of the memory of ``roots`` came from one stream other than ``stream`` (its
-        ``out_stream_life_time_`` has that one entry; a reader on ``stream`` adds its own) and its life there has
-        no end (``kMaxLifeTime``: for some reader no node of ``stream`` is known to run after it,
-        ``GetDiffStreamMaxLifeTime``). ``CanIntervalLifeReuse`` refuses such a block; a block also read on its own
-        stream, or known to be done on it, keeps interval reuse. Readers without a task release nothing here, as
-        for ``stream_last``; GE's ``diff_stream_prior_`` (set by the op's reuse strategy) is not modelled."""
-        if self.one_stream:
-            return False
-        readers = [n for r in roots for n in self.readers(r) if ops.task_kinds(n)]
-        if len({n.stream for n in readers}) != 1 or readers[0].stream == stream:
-            return False
-        clock, on_stream, step = self._clock_of(), self._stream_nodes(stream), self.lt.step
-        return any(bisect.bisect_left(on_stream, step[n.name], key=lambda m: clock[m].get(n.stream, -1))
-                   == len(on_stream) for n in readers)
-
-    def first_write(self, roots, stream: int, first: int) -> int:
-        """The step of ``stream`` from which the memory of ``roots`` may already be written.
-
-        A writer on ``stream`` writes at its own step (``first`` covers it). A writer on another
-        stream may run at any time after the latest node of ``stream`` known to run before it,
-        so the memory's life on ``stream`` begins there, or at step 0 if nothing is known: GE's
-        ``CalNodeAsContinuousInputMaxLife`` lowers a NoPadding group's ``life_begin_`` by
-        ``GetDiffStreamMinLifeTime`` (block_mem_assigner.cc)."""
-        if self.one_stream:
-            return first
-        for r in roots:
-            for p in self.producers(r):
-                if p.stream != stream and ops.task_kinds(p):
-                    first = min(first, self._clock_of()[p.name].get(stream, 0))
-        return first
-
-
-def _last_per_stream(tasks, step) -> tuple[tuple[int, int], ...]:
-    out: dict[int, int] = {}
-    for n in tasks:
-        out[n.stream] = max(out.get(n.stream, -1), step[n.name])
-    return tuple(sorted(out.items()))
-
-
-def _known_before_all(writers, clock, step) -> tuple[tuple[int, int], ...]:
-    """Per stream, the latest step known to have run before every one of ``writers`` (a stream some
-    writer knows nothing of is left out)."""
-    out: dict[int, int] | None = None
-    for w in writers:
-        mine = {s: k for s, k in clock[w.name].items() if s != w.stream}
-        mine[w.stream] = step[w.name] - 1
-        out = mine if out is None else {s: min(k, mine[s]) for s, k in out.items() if s in mine}
-    return tuple(sorted((s, k) for s, k in (out or {}).items() if k >= 0))
-
-
-def _common_label(nodes) -> str:
-    """A symbol belongs to a batch branch only if every node writing it runs in that branch."""
-    if len(nodes) == 1:
-        return rules.batch_label(nodes[0])
-    labels = {rules.batch_label(n) for n in nodes}
-    return labels.pop() if len(labels) == 1 else ""
-
-
-def _interval(facts: _Facts, r_first: int, r_last: int, shared: bool) -> tuple[int, int]:
+def _interval(facts: Facts, r_first: int, r_last: int, shared: bool) -> tuple[int, int]:
     """The planning lifetime: the whole graph for memory that is never shared."""
     return (r_first, r_last) if shared else (0, facts.lt.steps - 1)
 
 
-def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
+def _tensor_unit(facts: Facts, r: str, options) -> Unit:
     graph, lt = facts.graph, facts.lt
     producers = facts.producers(r)
     producer = producers[0]
@@ -361,13 +155,13 @@ def _tensor_unit(facts: _Facts, r: str, options) -> Unit:
     consumed = any(map(graph.consumers.get, lt.members[r])) or facts.netoutput_slots.get(r, 0)
     return Unit(
         id=r, kind="tensor", roots=((r, 0),), size=symbol_size(graph, lt, r, options), first=first, last=last,
-        stream=producer.stream, batch=_common_label(producers), zero_copy=zc, reusable=reusable,
+        stream=producer.stream, batch=common_label(producers), zero_copy=zc, reusable=reusable,
         atomic=is_atomic, input_size=raw_bytes(graph.desc[r]) if zc == "input" else 0,
         unconsumed=not consumed, alloc_step=lt.step[producer.name], reach=r_last,
         remote=reusable and facts.read_elsewhere_only((r,), producer.stream), **_order(facts, (r,)))
 
 
-def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapping[str, str]) -> Unit:
+def _group_unit(facts: Facts, name: str, roots: list[str], options, inner: Mapping[str, str]) -> Unit:
     graph, lt = facts.graph, facts.lt
     node = graph.node[name]
     padding = rules.continuous_input(node) == "padding"
@@ -398,7 +192,7 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapp
         # CalNodeAsContinuousInputMaxLife takes GetNodeMaxLife of every input (GetDiffStreamMaxLifeTime).
         last = max(facts.stream_last(r, node.stream, lt.span[r][1]) for r in roots)
     first, last = _interval(facts, first, last, reusable)
-    label = _common_label(nodes + [p for r in roots for p in facts.producers(r)])
+    label = common_label(nodes + [p for r in roots for p in facts.producers(r)])
     return Unit(
         id=f"{name}#in", kind="group", roots=tuple(offsets), size=max(total, cursor), first=first, last=last,
         stream=node.stream, batch=label, zero_copy=None, reusable=reusable,
@@ -409,7 +203,7 @@ def _group_unit(facts: _Facts, name: str, roots: list[str], options, inner: Mapp
         remote=reusable and facts.read_elsewhere_only(roots, node.stream), **_order(facts, roots))
 
 
-def _lay_nopadding(facts: _Facts, node, base: int, inner: Mapping[str, str], offsets: list, nodes: list,
+def _lay_nopadding(facts: Facts, node, base: int, inner: Mapping[str, str], offsets: list, nodes: list,
                    options) -> tuple[int, int]:
     """Lay a NoPadding concat's pieces back to back from ``base`` (appending (root, offset) to ``offsets``);
     return (the cursor after its last piece, the bytes its block needs from the unit's start).
@@ -442,7 +236,7 @@ def _lay_nopadding(facts: _Facts, node, base: int, inner: Mapping[str, str], off
     return cursor, total
 
 
-def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> Unit:
+def _output_group_unit(facts: Facts, name: str, roots: list[str], options) -> Unit:
     """One block for all outputs of a continuous-output node, at output 0: output i at the sum of the
     512-aligned sizes before it; live from the node to the last use of any output (ApplyContinuousMemory,
     AssignContinuousOutputMemory)."""
@@ -464,7 +258,7 @@ def _output_group_unit(facts: _Facts, name: str, roots: list[str], options) -> U
         **_order(facts, roots))
 
 
-def _joint_unit(facts: _Facts, chain: Chain, options) -> Unit:
+def _joint_unit(facts: Facts, chain: Chain, options) -> Unit:
     """One block for a chain (``chains``): piece i at the sum of the 512-aligned sizes before it, as a padding
     group and a continuous output both lay their pieces (``SetOffsetForContinuousMem``). GE applies it where
     the chain's first output is assigned (``ApplyContinuousMemWithMng``; the other pieces get none,
@@ -481,13 +275,13 @@ def _joint_unit(facts: _Facts, chain: Chain, options) -> Unit:
     producers = [p for r in chain.roots for p in facts.producers(r)]
     return Unit(
         id=f"{chain.roots[0]}#joint", kind="group", roots=tuple(offsets), size=cursor, first=0, last=lt.steps - 1,
-        stream=first.stream, batch=_common_label([graph.node[n] for n in chain.nodes] + producers), zero_copy=None,
+        stream=first.stream, batch=common_label([graph.node[n] for n in chain.nodes] + producers), zero_copy=None,
         reusable=False, atomic=any(rules.atomic(p) for p in producers), continuous=True,
         same_offset=rules.base_type(first.op_type) in rules.SAME_OFFSET_IN_BATCH, alloc_step=lt.step[first.name],
         reach=max(lt.span[r][1] for r in chain.roots), **_order(facts, chain.roots))
 
 
-def _clean_unit(facts: _Facts, clean: CleanSet, options) -> Unit:
+def _clean_unit(facts: Facts, clean: CleanSet, options) -> Unit:
     """One ordinary block for the separate-clean groups that start with one tensor (``clean_sets``): each
     group's pieces back to back from the block's start, each at the sum of the 512-aligned sizes before it in
     its group (graph_mem_assigner.cc ``AssignContinuousInputMemory`` from input 0's offset), the block as large
@@ -528,7 +322,7 @@ def _clean_unit(facts: _Facts, clean: CleanSet, options) -> Unit:
     first, last = _interval(facts, first, last, reusable)
     return Unit(
         id=f"{clean.head}#clean", kind="group", roots=tuple(offsets), size=size, first=first, last=last,
-        stream=head.stream, batch=_common_label(nodes + producers), zero_copy=None, reusable=reusable,
+        stream=head.stream, batch=common_label(nodes + producers), zero_copy=None, reusable=reusable,
         atomic=atomic, same_offset=rules.base_type(head.op_type) in rules.SAME_OFFSET_IN_BATCH,
         alloc_step=min(lt.step[graph.producer[r]] for r in roots), reach=max(lt.span[r][1] for r in roots),
         remote=reusable and facts.read_elsewhere_only(roots, head.stream), **_order(facts, roots))
@@ -548,7 +342,7 @@ def _check_clean_pieces(lt: Lifetimes, clean: CleanSet, pieces) -> None:
                                 rule="separate clean, graph_mem_assigner.cc AssignContinuousInputMemory")
 
 
-def _order(facts: _Facts, roots) -> dict:
+def _order(facts: Facts, roots) -> dict:
     """``Unit.uses`` and ``Unit.known`` of the memory of ``roots``: their symbols' writers and readers."""
     if not facts.multi_stream:
         return {}
@@ -556,7 +350,7 @@ def _order(facts: _Facts, roots) -> dict:
                              [n for r in roots for n in facts.readers(r)])
 
 
-def _workspace_units(facts: _Facts, options) -> list[Unit]:
+def _workspace_units(facts: Facts, options) -> list[Unit]:
     graph, lt = facts.graph, facts.lt
     out = []
     for ws in lt.workspaces:
@@ -576,7 +370,7 @@ def fm_roots(graph: Graph, lt: Lifetimes) -> list[str]:
 
 def build_units(graph: Graph, lt: Lifetimes, options) -> Units:
     """Every unit of ``graph``, in GE's block creation order (by step: outputs, then workspaces)."""
-    facts = _Facts(graph, lt, options)
+    facts = Facts(graph, lt, options)
     groups, inner = input_groups(graph, lt)
     out_groups = output_groups(graph, lt, groups)
     clean = clean_sets(graph, lt, groups, out_groups)   # before chains, which take the joined groups away
