@@ -33,6 +33,7 @@ ALLOWED = {
     },
     "impl/runtime/v1/observe.py": {
         "zcspec.impl.compiler.observe": "the model file's tasks, transcribed",
+        "zcspec.impl.device.trace": "the device trace's event types (the session allocator's calls)",
         "zcspec.impl.device.trace_events": "the device trace transcribed into events",
         "zcspec.impl.runtime.io_names": "the I/O naming rule (names, not verdicts)",
         "zcspec.impl.runtime.record": "the ExecutionRecord artefact type",
@@ -40,6 +41,7 @@ ALLOWED = {
         "zcspec.impl.runtime.v1.args": "task names as the argument tables list them",
     },
     "impl/runtime/v2/observe.py": {
+        "zcspec.impl.compiler.observe": "the model file's tasks, transcribed",
         "zcspec.impl.device.trace_events": "the device trace transcribed into events",
         "zcspec.impl.runtime.io_names": "the I/O naming rule (names, not verdicts)",
         "zcspec.impl.runtime.record": "the ExecutionRecord artefact type",
