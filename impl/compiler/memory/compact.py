@@ -35,12 +35,12 @@ from zcspec.impl.compiler.memory.packing import Buffer, pack
 from zcspec.impl.compiler.memory.sizes import block_size
 
 
-def _pack_units(units, options) -> tuple[dict[str, int], int]:
-    """Offsets (bytes, from 0) and arena of one set of units packed together."""
+def _pack_units(units, sizes: dict[str, int], options) -> tuple[dict[str, int], int]:
+    """Offsets (bytes, from 0) and arena of one set of units packed together (``sizes``: each unit's block)."""
     if not units:
         return {}, 0
     grain = options.block_align
-    buffers = [Buffer(u.id, u.first, u.last + 1, block_size(u.size, options) // grain) for u in units]
+    buffers = [Buffer(u.id, u.first, u.last + 1, sizes[u.id] // grain) for u in units]
     packing = pack(buffers, time_limit=options.time_limit)
     return {k: v * grain for k, v in packing.offsets.items()}, packing.arena * grain
 
@@ -52,16 +52,15 @@ def _branch(u) -> str:
     return u.batch if u.batch and (u.reusable or u.same_offset) else ""
 
 
-def _stream_layout(units, options) -> tuple[dict[str, int], int]:
+def _stream_layout(units, sizes: dict[str, int], options) -> tuple[dict[str, int], int]:
     """One stream: unbatched units, then the batch region (max over branches)."""
-    offsets, base = _pack_units([u for u in units if _branch(u) == ""], options)
     by_label = defaultdict(list)
     for u in units:
-        if _branch(u) != "":
-            by_label[_branch(u)].append(u)
+        by_label[_branch(u)].append(u)
+    offsets, base = _pack_units(by_label.pop("", []), sizes, options)
     region = 0
     for label in sorted(by_label):
-        sub, arena = _pack_units(by_label[label], options)
+        sub, arena = _pack_units(by_label[label], sizes, options)
         offsets.update({k: v + base for k, v in sub.items()})
         region = max(region, arena)
     return offsets, base + region
@@ -73,14 +72,14 @@ def compact_layout(units, steps: int, options) -> Placed:
     by_stream = defaultdict(list)
     for u in fm:
         by_stream[u.stream].append(u)
+    sizes = {u.id: block_size(u.size, options) for u in fm}
     blocks, unit_offset, end = [], {}, 0
     for stream in sorted(by_stream):
-        offsets, arena = _stream_layout(by_stream[stream], options)
+        offsets, arena = _stream_layout(by_stream[stream], sizes, options)
         for u in by_stream[stream]:
-            index = len(blocks)
-            blocks.append(BlockRecord(index, "feature_map", end + offsets[u.id], block_size(u.size, options),
-                                      False, (u.id,)))
-            unit_offset[u.id] = ("feature_map", end + offsets[u.id], index)
+            index, offset = len(blocks), end + offsets[u.id]
+            blocks.append(BlockRecord(index, "feature_map", offset, sizes[u.id], False, (u.id,)))
+            unit_offset[u.id] = ("feature_map", offset, index)
         end += arena
     zc = place_zero_copy(zero_copy_order([u for u in units if u.zero_copy], options), options, blocks, unit_offset)
     return Placed(unit_offset, tuple(blocks), {"feature_map": end, "zero_copy": zc})
