@@ -18,11 +18,15 @@ from zcspec.impl.compiler.observe import observe_model_file
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.compiler.passes import run_passes
 from zcspec.impl.device import Device
+from zcspec.impl.device.trace import Copy
+from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
+from zcspec.impl.runtime.v1.observe import observe_execution
 from zcspec.impl.runtime.v2.errors import InputBufferError, OutputBufferError
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.check import check
+from tests.helpers.runtime_v1 import buffers, mlp
 from tests.helpers.runtime_v2 import out_buffer, relu_neg, stage
 
 N = 256  # (1, N) float32: 1024 bytes
@@ -258,3 +262,30 @@ def test_a_continuous_block_takes_a_block_that_starts_before_an_atomic_node(ge_g
     plan = g.plan()
     group = next(b for b in plan.blocks if "P:0" in b.tensors)
     assert next(b for b in plan.blocks if "X:0" in b.tensors).parent == group.id
+
+
+def test_host_io_is_staged_whatever_work_memory_the_caller_gave():
+    # GE (davinci_model.cc ConstructZeroCopyIoActiveBaseAddrs, InitFeatureMapAndP2PMem): a host-placed zero-copy
+    # I/O is copied into the model's own I/O region, and refused (E13025) whenever the memory the model holds
+    # is below TotalMemSize (mem_base_size_: the caller's work memory as given, or what GE allocated, the
+    # feature map alone under reuseZeroCopyMemory). zcspec stages a host I/O through a device buffer of its
+    # own for the call (runtime/v1/execute.py _stage), so it runs with work memory that leaves the I/O region
+    # out, and it refuses host I/O under reuseZeroCopyMemory even when the caller's work memory covers it.
+    m = mlp()
+    fm = m.regions["feature_map"]
+    assert fm < m.memory_size                       # the I/O region is not in this work memory: GE refuses
+    dev = Device(m.soc)
+    work = dev.malloc(fm, tag="caller work memory")
+    lm = load(dev, m, LoadOptions(), work=(work, fm))
+    ins, outs = buffers(dev, m, placement="host")
+    mark = dev.trace.mark()
+    rec = lm.execute(ins, outs)
+    assert rec.ok and check(observe_execution(lm, rec)).ok
+    h2d = [e for e in dev.trace.since(mark) if isinstance(e, Copy) and e.direction == "h2d"]
+    assert h2d and all(not work <= e.dst < work + fm for e in h2d)   # staged outside the caller's memory
+    dev = Device(m.soc)
+    work = dev.malloc(m.memory_size, tag="caller work memory")   # covers TotalMemSize: GE accepts host I/O
+    lm = load(dev, m, LoadOptions(reuse_zero_copy_memory=1), work=(work, m.memory_size))
+    ins, outs = buffers(dev, m, placement="host")
+    with pytest.raises(ParamInvalid, match="Zero-copy memory reuse mode"):
+        lm.execute(ins, outs)
