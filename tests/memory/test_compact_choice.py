@@ -3,12 +3,19 @@ when the packer stays above the lower bound (no layout is below it: a plan's bou
 feature map, checked for both strategies in test_sweep.py and by the model-file loader)."""
 from __future__ import annotations
 
+import sys
+import threading
+from pathlib import Path
+
 import pytest
 
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.memory import plan as plan_module
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.compiler.memory.plan import plan_memory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from plan_scale import synthetic_graph  # noqa: E402
 
 COMPACT = PlanOptions(strategy="compact", time_limit=None)
 
@@ -66,3 +73,29 @@ def test_above_the_lower_bound_the_smaller_of_both_wins(ge_calls, monkeypatch):
     packer, ge = packed[0].regions["feature_map"], ge_calls[0].regions["feature_map"]
     assert packer > plan.lower_bound
     assert plan.arena == min(packer, ge)
+
+
+def test_side_by_side_plans_what_the_serial_path_plans(monkeypatch):
+    """From SIDE_BY_SIDE_UNITS units on, the packer runs in a second thread beside GE's layout: every plan is
+    the serial path's (on two streams the packer stays above the bound, so both layouts are compared there)."""
+    graphs = [_chain(), _two_streams(), synthetic_graph(800, seed=3)]
+    serial = [plan_memory(g, COMPACT) for g in graphs]
+    monkeypatch.setattr(plan_module, "SIDE_BY_SIDE_UNITS", 0)
+    threads = _recording(monkeypatch, "_side_by_side")
+    assert [plan_memory(g, COMPACT) for g in graphs] == serial
+    assert len(threads) == len(graphs)
+    assert serial[1].arena > serial[1].lower_bound
+
+
+def test_side_by_side_runs_the_packer_in_another_thread(monkeypatch):
+    seen = []
+    real = plan_module.compact_layout
+
+    def packer(*args, **kwargs):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "compact_layout", packer)
+    monkeypatch.setattr(plan_module, "SIDE_BY_SIDE_UNITS", 0)
+    plan_memory(_two_streams(), COMPACT)
+    assert seen == [False]

@@ -29,7 +29,7 @@ import numpy as np
 SPAN = 16  # buckets beyond which a buffer counts as long (listed once, or scanning everything)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def place_in_order(lower, upper, size, align, order, first, span=SPAN):
     """Offsets (int64, by buffer position) of the greedy pass over ``order`` (positions); ``span``: buckets
     from which a buffer counts as long (the result does not depend on it, only the time does)."""
