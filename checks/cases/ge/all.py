@@ -9,6 +9,7 @@ from __future__ import annotations
 from zcspec.checks.cases.ge import (  # noqa: F401 - imported to declare their cases
     block_mem_assigner,
     davinci_model,
+    davinci_model_execute,
     fm_memory_refresh,
     graph_mem_assigner,
     hybrid_mem_assigner,

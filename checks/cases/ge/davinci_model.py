@@ -27,7 +27,7 @@ from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.device import Device
 from zcspec.impl.device.trace import Alloc
 from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs, UserBuffer
-from zcspec.impl.runtime.v1 import load, LoadOptions, ParamInvalid
+from zcspec.impl.runtime.v1 import load, LoadOptions, MemoryAllocationError, ParamInvalid, Session
 
 REUSE = LoadOptions(reuse_zero_copy_memory=1)
 LEGACY = LoadOptions(legacy_copy_only_addrs=True)   # GE's copy_only_addrs_, which only its legacy paths read
@@ -257,3 +257,33 @@ def copy_input_data_null_tensor():
     rec = lm.execute([UserBuffer("data", 0, 0)], outs)
     fact(rec.ok, 'lm.execute([UserBuffer("data", 0, 0)], outs).ok')
     expect(rec.counters.copy_bytes(), 0, "rec.counters.copy_bytes()")
+
+
+def _neg_chain(name: str, shape: tuple[int, ...]):
+    """x -> Neg -> Relu -> NetOutput: a feature map of the ``shape``'s bytes."""
+    b = GraphBuilder(name)
+    b.output(b.op("Relu", [b.op("Neg", [b.input("x", shape)], name="neg")], name="relu"))
+    return build_model(b.build())
+
+
+@ge_case("davinci_model_unittest.cc")
+def static_graph_memory_extend_fail():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, static_graph_memory_extend_fail): policy "2" with
+    reuseZeroCopyMemory=1; model 1 (4096 bytes, 1024 of them zero copy) initialises with one feature-map piece
+    and its session's ActiveMemoryAllocator holds one block; model 2 (2103296 bytes, more than a 2 MiB page)
+    asks the allocator for more while the runtime stub fails ``aclrtMallocWithCfg``, and GE expects Init to
+    fail with ACL_ERROR_GE_MEMORY_ALLOCATION. Here both models load into one ``Session("2")`` on a device of
+    1 MiB, which has no room for model 2's feature map (4 MiB); GE's sub-memory infos (four pieces) are not
+    in zcspec's model file, whose feature map is one piece (docs/runtime-v1.md, Sessions)."""
+    session = Session("2")
+    opts = LoadOptions(session=session, reuse_zero_copy_memory=1)
+    small, large = _neg_chain("model1", (4, 4)), _neg_chain("model2", (1024, 1024))
+    fact(large.memory_size > 2 << 20 and small.zero_copy_size > 0, "model 2 needs more than a 2 MiB page")
+    dev = Device(small.soc, capacity=1 << 20)
+    m1 = load(dev, small, opts)
+    expect(len(m1.state.session_memory.ranges), 1, "model 1's GetFmMemoryInfos().size()")
+    expect(len(session.allocator(dev).blocks), 1, "the allocator's active_memorys_.size()")
+    with refuses(MemoryAllocationError, "model 2's Init (ACL_ERROR_GE_MEMORY_ALLOCATION)") as refused:
+        load(dev, large, opts)
+    expect(refused.value.code, MemoryAllocationError.code, "model 2's Init")
+    m1.unload()
