@@ -12,6 +12,7 @@ from typing import Mapping
 import numpy as np
 
 from zcspec.checks.errors import OracleUnavailable
+from zcspec.impl.platform import dtypes
 
 
 def onnxruntime_outputs(path: str, inputs: Mapping[str, np.ndarray], values: Mapping[str, object]) -> dict:
@@ -29,9 +30,23 @@ def onnxruntime_outputs(path: str, inputs: Mapping[str, np.ndarray], values: Map
                 np.int32 if "int32" in declared.get(name, "") else np.float32)
             feeds[name] = np.asarray(value, dtype)
         names = [o.name for o in session.get_outputs()]
-        return dict(zip(names, session.run(names, feeds)))
+        types = [o.type for o in session.get_outputs()]
+        return {n: _as_declared(a, t) for n, a, t in zip(names, session.run(names, feeds), types)}
     except Exception as e:  # onnxruntime refuses the file or the feeds: no oracle, said why
         raise OracleUnavailable(f"onnxruntime cannot run {path!r}: {type(e).__name__}: {e}") from e
+
+
+def _as_declared(array: np.ndarray, declared: str) -> np.ndarray:
+    """``array`` as the element type ``declared`` ("tensor(float8e4m3fn)"): onnxruntime hands float8e4m3fn
+    back as its raw bytes (uint8), which would differ from any correct output in dtype alone."""
+    name = declared[len("tensor("):-1] if declared.startswith("tensor(") else ""
+    name = {"float": "float32", "double": "float64"}.get(name, name)
+    if name not in dtypes.DTYPES:
+        return array
+    want = np.dtype(dtypes.numpy_dtype(name))
+    if array.dtype != want and array.dtype.kind in "ui" and array.dtype.itemsize == want.itemsize:
+        return array.view(want)
+    return array
 
 
 def onnxruntime_node(op_type: str, inputs, n_outputs: int, attrs: Mapping[str, object], opset: int = 13) -> list:

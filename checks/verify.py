@@ -12,7 +12,13 @@ How each imports (refused naming which feature, which inputs frozen) must be wha
 checks/conformance/imports.json states: a front end that refuses more, or asks for more values, fails.
 Crafted models (checks/frontend_cases.py: unsorted nodes, an If its initializers decide, a cycle, a
 missing tensor, an unknown op, an opset-6 training-mode BatchNormalization) must import and match
-onnxruntime, or be refused with the expected error naming the culprit. With the proofs, the packing
+onnxruntime, or be refused with the expected error naming the culprit. The pytorch models shipped in the
+onnx package (checks/shipped_pytorch_cases.py: opset 6, ``broadcast=1`` attributes, Constant nodes) of
+claimed ops must import, compile and give their shipped outputs on both runtimes. The dtype sweep
+(checks/dtype_sweep_cases.py) puts each op of the op table, alone in a model, in each element type ONNX
+allows it: refused at import naming the node and the type, or run through both runtimes against
+onnxruntime on its file; one that imports and then fails on the device is an error (the front end
+accepted what the device cannot compute). With the proofs, the packing
 cases (checks/packing_cases.py) run the packer's capacity, time-limit, search, refusal and CSV-file
 paths, judged by the checker's own facts (the optimum by construction or Z3's, greedy by size). With
 executions, bad calls to the ACL entry points (checks/acl_refusal_cases.py: null pointers, zero sizes,
@@ -28,7 +34,8 @@ counted again and again, is not a verified claim; distinct: ``campaign.observati
 Outputs that no oracle judged are counted and listed with the reason (``VerifyResult.notes``).
 With ``fail_fast`` the run stops at the first violation, crash or failed valid call.
 ``VerifyResult.timings`` has the seconds of each phase that ran to its end (zoo cases, front-end cases,
-ACL refusals, packing proofs and cases, GE's unit-test cases, node tests, campaign, corpus).
+shipped pytorch cases, ACL refusals, packing proofs and cases, GE's unit-test cases, node tests, dtype
+sweep, campaign, corpus).
 """
 from __future__ import annotations
 
@@ -46,6 +53,9 @@ from zcspec.checks.cases.ge.all import CASES as GE_CASES
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
 from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
+from zcspec.checks.dtype_sweep_cases import KNOWN as SWEEP_KNOWN
+from zcspec.checks.dtype_sweep_cases import SweepCase, sweep_cases
+from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
 from zcspec.checks.execution import races
 from zcspec.checks.foreign.programs import foreign_cases
 from zcspec.checks.foreign.programs import problems as foreign_problems
@@ -57,6 +67,9 @@ from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, Scenario, notes_of, observe
+from zcspec.checks.shipped_pytorch_cases import judge as judge_shipped
+from zcspec.checks.shipped_pytorch_cases import label as shipped_label
+from zcspec.checks.shipped_pytorch_cases import shipped_cases
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.verify_artefacts import ArtefactWriter
 from zcspec.checks.verify_cases import case_runs, device_cases, zoo_cases
@@ -84,6 +97,8 @@ class VerifyConfig:
     onnx_node_tests: bool = True   # ONNX's backend node tests of the claimed ops (with the execution kind)
     acl_refusals: bool = True      # bad calls to the ACL entry points (with the execution kind)
     ge_cases: bool = True          # GE's ported unit tests, checks/cases/ge (with the ge strategy)
+    shipped_cases: bool = True     # onnx's shipped pytorch models, checks/shipped_pytorch_cases.py (with execution)
+    dtype_sweep: bool = True       # each op in each element type, checks/dtype_sweep_cases.py (with execution)
     artefacts: str | None = None   # a folder: write every artefact of the run (checks/verify_artefacts.py)
 
 
@@ -107,6 +122,20 @@ class NodeTestResult:
 
 
 @attrs.define
+class SweepResult:
+    """The dtype sweep in this run (checks/dtype_sweep_cases.py): ``run`` models imported and run, ``refused``
+    labels of those refused at import naming the node and the type, ``unjudged`` labels of those run whose
+    outputs no oracle judged, ``failed`` labels, ``known`` (label, why) of the recorded failures that
+    still fail (``KNOWN``: not failures of the run)."""
+
+    run: int = 0
+    refused: list = attrs.Factory(list)
+    unjudged: list = attrs.Factory(list)
+    failed: list = attrs.Factory(list)
+    known: list = attrs.Factory(list)
+
+
+@attrs.define
 class VerifyResult:
     tally: Tally = attrs.Factory(Tally)
     findings: list = attrs.Factory(list)
@@ -122,6 +151,8 @@ class VerifyResult:
     packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
     acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
     ge_cases: tuple[int, int] = (0, 0)          # (run, failed) of GE's unit-test cases (checks/cases/ge)
+    shipped_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/shipped_pytorch_cases.py
+    dtype_sweep: SweepResult | None = None      # None: not run
     foreign: list = attrs.Factory(list)         # (case label, expect, problems) of checks/foreign/programs.py
     artefacts: ArtefactWriter = attrs.Factory(ArtefactWriter)   # where each case was written (--artefacts)
 
@@ -232,6 +263,12 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "front-end cases", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the front-end cases")
+    if "execution" in config.kinds and config.shipped_cases:
+        shipped = shipped_cases()
+        progress(f"shipped pytorch cases: {len(shipped)} models of the onnx package (opset 6) against their outputs")
+        if not _shipped_cases(result, shipped, config.soc, config.fail_fast):
+            return _stop(result, start, "the shipped pytorch cases")
+        lap = _lap(result, "shipped pytorch cases", lap)
     if "execution" in config.kinds and config.acl_refusals:
         refusals = acl_refusal_cases()
         progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
@@ -269,6 +306,12 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
             return _stop(result, start, "the ONNX node tests")
         lap = _lap(result, "ONNX node tests", lap)
+    if "execution" in config.kinds and config.dtype_sweep:
+        swept = sweep_cases()   # after the node tests: built from them, collected once per process
+        progress(f"dtype sweep: {len(swept)} one-node models, each op in each element type ONNX allows")
+        if not _dtype_sweep(result, swept, config.soc, progress, config.fail_fast):
+            return _stop(result, start, "the dtype sweep")
+        lap = _lap(result, "dtype sweep", lap)
     kinds = tuple(k for k in config.kinds if k in default_kinds())
     if config.examples and kinds:
         progress(f"random campaign: {config.examples} scenarios ({', '.join(kinds)}), seed {config.seed}")
@@ -411,6 +454,94 @@ def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
                 continue
             scenario = Scenario("execution", graph, CompileOptions(soc=config.soc), case_runs("execution", graph, path))
             _check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
+
+
+def _shipped_cases(result: VerifyResult, cases, soc: str, fail_fast: bool) -> bool:
+    """Each shipped pytorch model (checks/shipped_pytorch_cases.py) imported, compiled and run on both
+    runtimes, held to its shipped outputs: anything else is an error naming the case. Returns False when
+    ``fail_fast`` stopped the phase."""
+    failed = 0
+    for i, case in enumerate(cases, 1):
+        label_ = shipped_label(case.name)
+        r, outcome = judge_shipped(case, soc)
+        if outcome is not None:
+            failed += 1
+            _error(result, label_, outcome.message, outcome.kind)
+        result.artefacts.case("shipped-pytorch", label_, status=r.status, stage=r.stage, detail=r.detail,
+                              frozen=list(r.frozen))
+        if fail_fast and result.failing():
+            result.shipped_cases = (i, failed)
+            return False
+    result.shipped_cases = (len(cases), failed)
+    return True
+
+
+# What a model of the dtype sweep that imports and then fails on the device is.
+ACCEPTED_UNCOMPUTABLE = "the front end accepted what the device cannot compute"
+
+
+def _dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast: bool) -> bool:
+    """Each model of checks/dtype_sweep_cases.py: refused at import naming its node and element type, or
+    imported and run through both runtimes against onnxruntime on its file, with no call failing, no crash
+    and no claim violated. A recorded failure (``KNOWN``) must still fail; one that passes is an error (its
+    record is stale). Returns False when ``fail_fast`` stopped the phase."""
+    sweep = result.dtype_sweep = SweepResult()
+    with tempfile.TemporaryDirectory(prefix="zcspec-dtype-sweep-") as folder:
+        for i, case in enumerate(cases, 1):
+            if i % 200 == 0:
+                progress(f"  dtype sweep model {i}/{len(cases)}")
+            own = VerifyResult(artefacts=result.artefacts)   # judged apart: a known failure must not fail the run
+            outcome = _sweep_case(own, case, folder, soc)
+            why = SWEEP_KNOWN.get(case.key)
+            if why is not None:
+                if own.failing():
+                    sweep.known.append((case.label, why))
+                else:
+                    now = "is refused naming its node and type" if outcome == "refused" else "passes"
+                    _error(result, case.label, f"recorded as failing ({why}) but {now}: its record in "
+                                               "checks/dtype_sweep_cases.py KNOWN is stale", "check")
+                    sweep.failed.append(case.label)
+            else:
+                result.tally.merge(own.tally)
+                result.findings.extend(own.findings)
+                result.errors.extend(own.errors)
+                result.error_kinds.extend(own.error_kinds)
+                if own.failing():
+                    sweep.failed.append(case.label)
+                elif outcome == "refused":
+                    sweep.refused.append(case.label)
+                elif own.unjudged:
+                    sweep.unjudged.append(case.label)
+            sweep.run += outcome != "refused"
+            if fail_fast and result.failing():
+                return False
+    return True
+
+
+def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> str:
+    """Judge one model of the dtype sweep into ``own``; what it did: "refused", or "ran" (also when a
+    failure of it is recorded in ``own``), or "did not import"."""
+    path = os.path.join(folder, f"{case.node}.onnx")
+    onnx.save(case.model, path)
+    try:
+        graph = load_graph(path)
+    except BadInput as e:
+        if problem := check_sweep_refusal(case, e):
+            _error(own, case.label, problem, "check")
+        own.artefacts.case("dtype-sweep", case.label, refused=f"{type(e).__name__}: {e}", problem=problem)
+        return "refused"
+    except Exception as e:  # a crash of the front end
+        _error(own, case.label, f"{type(e).__name__}: {e}", "crash")
+        own.artefacts.case("dtype-sweep", case.label, error=own.errors[-1][1])
+        return "did not import"
+    run = {"runtime": "differential", "zero_copy": True, "onnx": path, "values": {}}
+    _check_case(own, case.label, Scenario("execution", graph, CompileOptions(soc=soc), {"runs": [run]}),
+                prove=False, phase="dtype-sweep")
+    # a crash of the run, or a call that failed on valid buffers: the device could not compute what was accepted
+    own.errors[:] = [(c, f"{ACCEPTED_UNCOMPUTABLE}: {m}") for c, m in own.errors]
+    for note in own.failed_calls:
+        _error(own, case.label, f"{ACCEPTED_UNCOMPUTABLE}: {note.run}: {note.reason}", "check")
+    return "ran"
 
 
 def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: bool) -> bool:

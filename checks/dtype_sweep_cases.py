@@ -1,0 +1,215 @@
+"""The dtype sweep: every op of the op table, alone in a model, in each element type ONNX allows it.
+
+What the front end accepts, the device must compute: a node in an element type no kernel takes must be
+refused at import, naming the node, not compiled into a model whose run fails. Which types a kernel
+takes is impl's own knowledge (impl/compiler/op_limits.py lists the refusals); the sweep does not ask
+it (a table the front end reads cannot judge the front end). It observes instead: for each ONNX op of
+the op table and each element type ONNX's schema allows for one of its type parameters
+(``onnx.defs.get_schema(op).type_constraints``) that zcspec has (impl/platform/dtypes.py ``DTYPES``),
+a one-node model (``sweep_cases()``), which verify must find either
+
+- refused at import with a BadInput naming the node and the element type (``check_refusal``), or
+- imported, and run through both runtimes against onnxruntime on the same file (onnx.reference on the
+  imported graph where onnxruntime cannot run it: the execution scenario every ONNX file of verify
+  gets, checks/execution/judge.py), with no call failing, no crash and no claim violated. A model
+  that imports and then fails on the device is the front end accepting what the device cannot compute.
+
+How a model is built. The node is that of an ONNX node test of the op (checks/conformance/cases.py;
+``templates()``): one node of the default domain whose inputs are all non-empty numeric arrays,
+preferring a float32 first input, inputs of float32/int64/bool only, a case not ``_expanded``, then
+the fewest input elements (its attributes, shapes and constant operands are ONNX's own, so valid). The
+node's first input (the data: X, A, Where's condition) is the one graph input, verify feeds it random
+values; every other input is an initializer holding the node test's values, converted to the swept type
+where the parameter types it (so shape- and index-deciding operands stay the test's, an index type is
+swept as a constant, as in a real model, and a divisor or an exponent stays one the test chose). The outputs the parameter types are declared in the swept type (Cast's ``to`` is set to
+it), the others as the node test declares them. One model per (op, type parameter, element type).
+
+Left out, and why:
+
+- string and the non-tensor types (sequences, optionals) of a constraint: zcspec has no IR type for
+  them (its front end refuses them; checks/frontend_cases.py has those refusals);
+- the op table's ops without an ONNX schema (Data, NetOutput, the Hcom and Memcpy ops, Merge,
+  PhonyConcat, Variable): no ONNX file holds them, so no import to judge;
+- nothing else. A pair with no oracle (onnxruntime has no kernel for it, and onnx.reference cannot
+  evaluate it either) is still run: it is judged on what needs no oracle (the call succeeds on both
+  runtimes, v1 equals v2, every other execution claim) and its outputs are counted unjudged in
+  verify's report, with the reason. Skipping it would skip exactly the exotic types whose kernels the
+  sweep is for (onnxruntime computes no bfloat16 Erf, and zcspec's kernel cannot either).
+
+``KNOWN`` lists the pairs that fail today, each with why (a gap in impl for its owner to close, or a
+tolerance the oracle cannot meet): verify runs them and requires them to still fail; one that passes
+is reported as a stale record, so the list shrinks as impl is fixed.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+import attrs
+import numpy as np
+import onnx
+from onnx import defs, helper, numpy_helper
+
+from zcspec.checks.conformance.cases import node_cases
+from zcspec.impl.compiler import ops
+from zcspec.impl.platform import dtypes
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+PLAIN = frozenset({"float32", "int64", "bool"})   # a template's inputs in these convert to any swept type
+# ONNX's spellings of a constraint's tensor types where zcspec names them otherwise.
+ONNX_NAMES = {"float": "float32", "double": "float64"}
+
+_KERNEL_GAP = ("impl gap: the front end imports it, and the kernel refuses bfloat16 on the device "
+               "(needs float16, float32 or float64): op_limits' float-only list lacks the op")
+_REDUCE_GAP = ("impl gap: the front end imports it, and the kernel crashes on bfloat16 on the device "
+               "(numpy's reduction has no identity for it)")
+_FLOAT16_ULP = ("EXEC-ORACLE's tolerance (1e-4 of the largest magnitude) is finer than float16's spacing "
+                "(2**-10): onnxruntime's float16 kernel rounds otherwise than zcspec's float32 one, by one ulp")
+# (op, type parameter, element type) -> why it fails today (see the module doc).
+_INT_MEAN = ("impl bug: the kernel divides an integer sum by the count with Python's floor division, ONNX's "
+             "reference and onnxruntime truncate toward zero (a negative mean of -1.5 gives -2, not -1)")
+_COMPLEX_PAD = ("the refusal names the node and 'complex' (Pad's constant value, moved into an attribute, "
+                "cannot be one) but not the element type")
+KNOWN: dict[tuple[str, str, str], str] = {
+    **{(op, "T", "bfloat16"): _KERNEL_GAP for op in ("ConvTranspose", "Erf", "Gelu", "HardSigmoid", "HardSwish",
+                                                       "InstanceNormalization", "LayerNormalization", "GRU", "LSTM")},
+    **{(op, "T", "bfloat16"): _REDUCE_GAP for op in ("ReduceMax", "ReduceMin")},
+    ("HardSwish", "T", "float16"): _FLOAT16_ULP,
+    ("Softmax", "T", "float16"): _FLOAT16_ULP,
+    ("ReduceMean", "T", "int32"): _INT_MEAN,
+    ("ReduceMean", "T", "int64"): _INT_MEAN,
+    ("Pad", "T", "complex64"): _COMPLEX_PAD,
+    ("Pad", "T", "complex128"): _COMPLEX_PAD,
+}
+
+
+@attrs.frozen(eq=False)
+class SweepCase:
+    """``op`` in element type ``dtype`` for its type parameter ``param``, built from node test ``template``."""
+
+    op: str
+    param: str
+    dtype: str
+    template: str
+    model: onnx.ModelProto
+
+    @property
+    def node(self) -> str:
+        return self.model.graph.node[0].name
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.op, self.param, self.dtype)
+
+    @property
+    def label(self) -> str:
+        return f"dtype sweep {self.op} {self.param}={self.dtype}"
+
+
+def swept_ops() -> tuple[str, ...]:
+    """The op table's ops an ONNX file can hold (those with a default-domain schema)."""
+    return tuple(sorted(op for op in ops.OPS if defs.has(op, "")))
+
+
+@functools.lru_cache(maxsize=1)
+def templates() -> dict:
+    """Op -> the node test case its models are built from (see the module doc)."""
+    best: dict = {}
+    for case in node_cases():
+        nodes = case.model.graph.node
+        if len(nodes) != 1 or nodes[0].domain not in DEFAULT_DOMAINS:
+            continue
+        if not all(isinstance(a, np.ndarray) and a.size and a.dtype.kind in "biufc" for a in case.inputs):
+            continue
+        rank = (case.inputs[0].dtype != np.float32, any(a.dtype.name not in PLAIN for a in case.inputs),
+                "_expanded" in case.name, sum(a.size for a in case.inputs), case.name)
+        op = nodes[0].op_type
+        if op not in best or rank < best[op][0]:
+            best[op] = (rank, case)
+    return {op: case for op, (_, case) in best.items()}
+
+
+def untemplated() -> tuple[str, ...]:
+    """Ops of ``swept_ops()`` without a node test to build from (none today: a test holds it so)."""
+    return tuple(op for op in swept_ops() if op not in templates())
+
+
+def _formal(params, i: int) -> str | None:
+    """The type string of formal parameter ``i`` (the last one repeats: a variadic one)."""
+    return params[min(i, len(params) - 1)].type_str if params else None
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return next(o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS)
+
+
+def allowed(constraint) -> tuple[str, ...]:
+    """zcspec's names of the tensor element types a type constraint allows (string, sequences,
+    optionals left out: see the module doc)."""
+    out = []
+    for text in constraint.allowed_type_strs:
+        if text.startswith("tensor(") and text.endswith(")"):
+            name = ONNX_NAMES.get(text[7:-1], text[7:-1])
+            if name in dtypes.DTYPES:
+                out.append(name)
+    return tuple(out)
+
+
+def sweep_cases() -> tuple[SweepCase, ...]:
+    """One model per (op, type parameter, allowed element type), ops in name order."""
+    out = []
+    found = templates()
+    for op in swept_ops():
+        case = found.get(op)
+        if case is None:
+            continue
+        schema = defs.get_schema(op, _opset(case.model), "")
+        for constraint in schema.type_constraints:
+            for dtype in allowed(constraint):
+                out.append(SweepCase(op, constraint.type_param_str, dtype, case.name,
+                                     _model(case, schema, constraint.type_param_str, dtype)))
+    return tuple(out)
+
+
+def _model(case, schema, param: str, dtype: str) -> onnx.ModelProto:
+    """``case``'s node with ``param`` bound to ``dtype`` (see the module doc)."""
+    node = case.model.graph.node[0]
+    typed_in = [i for i, name in enumerate(node.input) if name and _formal(schema.inputs, i) == param]
+    typed_out = [i for i, name in enumerate(node.output) if name and _formal(schema.outputs, i) == param]
+    onnx_type, np_type = dtypes.get(dtype).onnx_id, dtypes.numpy_dtype(dtype)
+    arrays = dict(zip(case.input_names, case.inputs))
+    inputs, weights = [], []
+    for i, name in enumerate(node.input):
+        if not name:
+            continue
+        with np.errstate(invalid="ignore", over="ignore"):   # a negative float to an unsigned type wraps: fine
+            array = arrays[name].astype(np_type) if i in typed_in else arrays[name]
+        if i == 0:
+            inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype),
+                                                        array.shape))
+        else:
+            weights.append(numpy_helper.from_array(array, name))
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if not typed_in and "to" in attributes:   # the output's type is an attribute's (Cast's T2)
+        attributes["to"] = onnx_type
+    name = f"sweep_{node.op_type}_{param}_{dtype}"
+    declared = {o.name: o.type.tensor_type.elem_type for o in case.model.graph.output}
+    outputs = [helper.make_tensor_value_info(o, onnx_type if i in typed_out else declared[o], None)
+               for i, o in enumerate(node.output) if o]
+    graph = helper.make_graph([helper.make_node(node.op_type, list(node.input), list(node.output), name=name,
+                                                **attributes)], name, inputs, outputs, weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", _opset(case.model))],
+                             ir_version=case.model.ir_version)
+
+
+def check_refusal(case: SweepCase, error: BaseException) -> str | None:
+    """What is wrong with ``error`` (a BadInput) as a refusal of ``case``: it must name the node and the
+    element type (a refusal for anything else is no answer to whether the type is computed); None: fine."""
+    text = str(error)
+    rest = text.replace(case.node, "")   # the node's name (and its file's) spells the type too
+    named = re.search(rf"\b{case.dtype}\b", rest) is not None
+    missing = [what for what, shown in ((f"the node {case.node!r}", repr(case.node) in text),
+                                        (f"the element type {case.dtype}", named)) if not shown]
+    if missing:
+        return f"refused without naming {' and '.join(missing)}: {type(error).__name__}: {text}"
+    return None
