@@ -289,3 +289,25 @@ def test_host_io_is_staged_whatever_work_memory_the_caller_gave():
     ins, outs = buffers(dev, m, placement="host")
     with pytest.raises(ParamInvalid, match="Zero-copy memory reuse mode"):
         lm.execute(ins, outs)
+
+
+def test_an_in_place_pair_is_judged_against_the_symbols_merged_so_far(ge_graph):
+    # GE (mem_inplace.cc ProcessInplace, RemoveSymbolConflicts, MergeSymbolTable): every node's pairs are judged
+    # against the symbol table as it was before ProcessInplace, and the kept pairs are merged once at the end.
+    # Here a1 (in place on b:0, which the collective ar reads as a continuous input) and a2 (in place on a1:0,
+    # writing a graph output) both pass in GE, since a1:0's symbol holds no continuous anchor yet, and the
+    # merge then puts the graph output into the collective's continuous symbol. zcspec judges a2 against the
+    # symbol a1 already joined: the graph output with the continuous input conflicts, so a2:0 keeps its own
+    # (zero-copy) memory.
+    g = ge_graph("chain_into_continuous_input")
+    g.node("x", op="Data", outs=(1024,)).node("b", op="Neg", outs=(1024,)).node("c", op="Abs", outs=(1024,))
+    g.node("ar", op="HcomAllReduce", outs=(1024, 1024))
+    g.node("a1", op="Relu", outs=(1024,), _inplace_ability=(0, 0))
+    g.node("a2", op="Relu", outs=(1024,), _inplace_ability=(0, 0))
+    g.node("out", op="NetOutput", outs=())
+    g.edge("x", 0, "b", 0).edge("x", 0, "c", 0).edge("b", 0, "a1", 0).edge("b", 0, "ar", 0).edge("c", 0, "ar", 1)
+    g.edge("a1", 0, "a2", 0).edge("a2", 0, "out", 0).edge("ar", 0, "out", 1).edge("ar", 1, "out", 2)
+    assert g.order().index("ar") < g.order().index("a1") < g.order().index("a2")
+    plan = g.plan()
+    assert plan.tensor("a1:0").alias_of == "b:0"
+    assert plan.tensor("a2:0").alias_of is None and plan.tensor("a2:0").zero_copy
