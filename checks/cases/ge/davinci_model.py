@@ -287,3 +287,81 @@ def static_graph_memory_extend_fail():
         load(dev, large, opts)
     expect(refused.value.code, MemoryAllocationError.code, "model 2's Init")
     m1.unload()
+
+
+def _widened(name: str, rows: int):
+    """x (1x16 float) + w (rows x 16) -> Relu -> ReduceSum over the rows -> NetOutput: a feature map of
+    ``rows`` lines beside an I/O region of two 64-byte tensors (1024 bytes, as GE's zero-copy size)."""
+    b = GraphBuilder(name)
+    x = b.input("x", (1, 16))
+    h = b.op("Add", [x, b.weight("w", np.ones((rows, 16), np.float32))], name="add", shape=(rows, 16))
+    h = b.op("Relu", [h], name="relu")
+    b.output(b.op("ReduceSum", [h], name="sum", axes=(0,), keepdims=1, shape=(1, 16)))
+    return build_model(b.build())
+
+
+@ge_case("davinci_model_unittest.cc")
+def no_split_info_om():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, no_split_info_om): policy "2", models without
+    sub-memory infos (one feature-map piece, then the zero-copy piece, backed: GE's default); model 1 (4096
+    bytes, 1024 zero copy) leaves its session's allocator with two blocks; model 2 (7168, 1024 zero copy)
+    needs a block of its own for its feature map (three blocks, another feature-map base); model 3 (2560, no
+    zero copy) takes model 2's block (three blocks, model 2's base); each has one feature-map piece (so has
+    every zcspec model: its file has no sub-memory infos, session.malloc_feature_map). zcspec backs the I/O
+    region only with zero copy off (docs/ge-deviations.md V2), so the models load with ``zero_copy=False``;
+    their feature maps are 4096, 7168 and 3072 bytes, their I/O regions 1024."""
+    session = Session("2")
+    opts = LoadOptions(session=session, zero_copy=False)
+    models = [_widened("model1", 24), _widened("model2", 48), _widened("model3", 20)]
+    expect([m.zero_copy_size for m in models], [1024] * 3, "the models' zero-copy sizes")
+    dev = Device(models[0].soc)
+    allocator, loaded = session.allocator(dev), []
+    for i, (m, blocks) in enumerate(zip(models, (2, 3, 3))):
+        loaded.append(load(dev, m, opts))
+        expect(len(allocator.blocks), blocks, f"the allocator's active_memorys_.size() after model {i + 1}")
+    m1, m2, m3 = (lm.base("feature_map") for lm in loaded)
+    fact(m2 != m1, "model 2's feature map base is not model 1's")
+    expect(m3, m2, "model 3's feature map base (model 2's)")
+    for lm in loaded:
+        lm.unload()
+
+
+@ge_case("davinci_model_unittest.cc")
+def static_graph_memory_no_extend():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, static_graph_memory_no_extend): policy "2"; model 1
+    (4096 bytes, 1024 zero copy, four contiguous 1024-byte sub-memory pieces, which MallocFeatureMapMem merges
+    into one) leaves two blocks; models 2 (3072) and 3 (2560), no larger, take model 1's memory: still two
+    blocks, model 1's feature-map base. Here the feature maps are 4096, 3072 and 2048 bytes, each model with an
+    I/O region of 1024 backed (``zero_copy=False``, as in no_split_info_om), which takes the second block."""
+    session = Session("2")
+    opts = LoadOptions(session=session, zero_copy=False)
+    models = [_widened("model1", 24), _widened("model2", 20), _widened("model3", 12)]
+    fm = [m.regions["feature_map"] for m in models]
+    fact(fm[0] > fm[1] > fm[2], "models 2 and 3 need less memory than model 1, model 3 the least", fm)
+    dev = Device(models[0].soc)
+    allocator, loaded = session.allocator(dev), []
+    for i, m in enumerate(models):
+        loaded.append(load(dev, m, opts))
+        expect(len(allocator.blocks), 2, f"the allocator's active_memorys_.size() after model {i + 1}")
+    bases = [lm.base("feature_map") for lm in loaded]
+    expect(bases[1:], bases[:1] * 2, "models 2 and 3's feature-map bases (model 1's)")
+    for lm in loaded:
+        lm.unload()
+
+
+@ge_case("davinci_model_unittest.cc")
+def split_info_om_no_extend():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, split_info_om_no_extend): no static memory policy
+    (""): the models of no_split_info_om's sizes (with sub-memory infos, which then play no part) each get
+    feature memory of their own: the session's allocator holds no block, and models 2 and 3 have feature-map
+    bases other than model 1's."""
+    session = Session("")
+    opts = LoadOptions(session=session, zero_copy=False)
+    models = [_widened("model1", 24), _widened("model2", 48), _widened("model3", 20)]
+    dev = Device(models[0].soc)
+    loaded = [load(dev, m, opts) for m in models]
+    expect(len(session.allocator(dev).blocks), 0, "the allocator's active_memorys_.size()")
+    m1, m2, m3 = (lm.base("feature_map") for lm in loaded)
+    fact(m2 != m1 and m3 != m1, "models 2 and 3's feature-map bases are not model 1's")
+    for lm in loaded:
+        lm.unload()
