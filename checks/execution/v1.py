@@ -40,6 +40,12 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
   allocation (``LoadedModel.update_work_memory``) and frees the old one (needs ``work_memory`` and
   ``feature_base_refreshable``; direct entry only, ACL has no such call): a feature-map slot left
   pointing at the old memory then reads or writes freed memory;
+- ``static_memory_policy``: the model is loaded into a fresh session (impl/runtime/v1/session.py) whose
+  ge.exec.staticMemoryPolicy is this string ("0" to "3"): under "1" and "2" its feature map (and, zero copy
+  off, its I/O region) comes from the session's ActiveMemoryAllocator and goes back to it at unload (GE's
+  ``MallocFeatureMapMem`` / ``FreeFeatureMapMem``); under "0" and "3" the model keeps memory of its own
+  (default: no session). Direct entry only (the ACL facade loads into no session), and not with
+  ``feature_base_refreshable`` (a session's feature map cannot move);
 - ``api``: the entry points the run goes through (checks/execution/entries.py): ``direct`` (default),
   ``acl`` (the model file's bytes through aclmdlLoadFromMem / aclmdlLoadFromMemWithMem, aclrtMalloc and
   aclrtMemcpy for the caller's buffers, datasets for execute) or ``acl_config`` (aclmdlLoadWithConfig).
@@ -72,13 +78,15 @@ from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.config import LoadOptions
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 from zcspec.impl.runtime.v1.observe import observe_execution
+from zcspec.impl.runtime.v1.session import Session
 from zcspec.spec.observables.load import LoadOptionsObservation, RegionBinding
 
 _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable", "legacy_copy_only_addrs")
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {
     "runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement", "misalign", "overhang",
-    "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work"}
+    "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work", "static_memory_policy"}
+_POLICIES = ("0", "1", "2", "3")
 
 
 def options_of(runtime: dict) -> LoadOptions:
@@ -103,7 +111,24 @@ def options_of(runtime: dict) -> LoadOptions:
     rebind = runtime.get("rebind", True)
     if not isinstance(rebind, (bool, list)):
         raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
-    return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime})
+    return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime}, session=_session(runtime))
+
+
+def _session(runtime: dict) -> Session | None:
+    """A fresh session with the run's static memory policy, or None when the run names none."""
+    if "static_memory_policy" not in runtime:
+        return None
+    policy = runtime["static_memory_policy"]
+    if policy not in _POLICIES:
+        raise ScenarioError(f"runtime v1 scenario: static_memory_policy is one of {list(_POLICIES)} (a string), got "
+                            f"{policy!r}", key="static_memory_policy")
+    if runtime.get("api", "direct") != "direct":
+        raise ScenarioError("runtime v1 scenario: static_memory_policy goes through the direct entry only: the ACL "
+                            "facade loads into no session", key="static_memory_policy")
+    if runtime.get("feature_base_refreshable"):
+        raise ScenarioError("runtime v1 scenario: static_memory_policy with feature_base_refreshable: a feature map "
+                            "taken from a session cannot move", key="static_memory_policy")
+    return Session(policy)
 
 
 def _fill(dev, api, addr: int, placement: str, data: np.ndarray) -> None:

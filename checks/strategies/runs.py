@@ -5,7 +5,7 @@ keys) for a compiled ``graph``: the differential run (v1 and v2 on the same inpu
 oracle, zero copy on or off); runtime v1 with a binding sequence (fresh buffers, the same
 buffers again, re-binding, undersized or null buffers, host placement, two I/O bound to one
 buffer, a buffer reaching past its allocation or freed before the call, a retry with good
-buffers after such a call, reuseZeroCopyMemory,
+buffers after such a call, reuseZeroCopyMemory, a session's static memory policy,
 calls from several threads at once); runtime v2 in the default mode or under always_zero_copy,
 with correct or undersized output buffers, null or short inputs, host-placed outputs,
 external allocators or one stream, and calls from several threads at once. A graph with collectives sometimes runs crafted, as a
@@ -78,6 +78,8 @@ def _v1(draw, graph: Graph) -> dict:
     bad = ("input_sizes", "output_sizes", "share", "overhang", "dangling")
     if calls > 1 and any(k in run for k in bad) and draw(st.booleans()):
         run["retry"] = True   # the later calls retry with good buffers: the refused call changed nothing
+    if draw(st.integers(0, 5)) == 0:   # loaded into a session: its feature map from the session's allocator
+        run["static_memory_policy"] = draw(st.sampled_from(["2", "1", "3", "0"]))
     run["seed"] = draw(st.integers(0, 3))
     return run
 
