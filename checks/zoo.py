@@ -78,6 +78,24 @@ def _fused_broadcast() -> Graph:
     return b.build()
 
 
+def _continuous_out_in() -> Graph:
+    """Fused collectives' continuous outputs feeding HCCL continuous inputs (GE's ContinuousMemMng): ``ar``'s
+    outputs 1 and 2 head ``ar2``'s inputs (one run in both: one block for the chain, no copy), while ``br``'s
+    two outputs feed ``br2`` swapped, which no chain can lay out (continuous_output_and_continuous_input.cc
+    ``IsSameOrPartialSame`` fails): the conflict pass copies an input."""
+    b = GraphBuilder("continuous_out_in")
+    x = b.input("x", (1, 100))
+    f = ((1, 100), "float32")
+    a = b.op("HcomAllReduce", [b.op("Relu", [x]), b.op("Abs", [x]), b.op("Neg", [x])], name="ar", outputs=[f] * 3,
+             continuous_output=True)
+    ar2 = b.op("HcomAllReduce", [a[1], a[2], b.op("Exp", [x])], name="ar2", outputs=[f] * 3)
+    c = b.op("HcomAllReduce", [b.op("Sigmoid", [x]), b.op("Tanh", [x])], name="br", outputs=[f] * 2,
+             continuous_output=True)
+    br2 = b.op("HcomAllReduce", [c[1], c[0]], name="br2", outputs=[f] * 2)
+    b.output(b.op("Neg", [a[0]]), *ar2, *br2)
+    return b.build()
+
+
 def _phony_concat() -> Graph:
     b = GraphBuilder("phony_concat")
     x = b.input("x", (2, 24))
@@ -229,6 +247,7 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "collectives": _collectives,
     "fused_collective": _fused_collective,
     "fused_broadcast": _fused_broadcast,
+    "continuous_out_in": _continuous_out_in,
     "phony_concat": _phony_concat,
     "split_views": _split_views,
     "inplace_passthrough": _inplace_and_passthrough,
