@@ -3,7 +3,7 @@ and how it kills them.
 
     python benchmarks/mutation_score.py [--sample N] [--seed S] [--jobs J] [--timeout S]
                                         [--suite-timeout S] [--suite identical|survivors|none] [--out FILE]
-                                        [--list] [--commit REV | --worktree] [--module GLOB ...]
+                                        [--list] [--commit REV | --worktree] [--module GLOB ...] [--whole-suite]
 
 Samples N small mutations of impl/'s logic and tables (benchmarks/mutation/mutator.py and tables.py
 list the operators and what is left alone) with a seed drawn at random unless --seed names one (it is
@@ -16,9 +16,11 @@ one of verify's other checks, the exercise floor, the time limit. A mutant verif
 artefacts (every plan, model file, device trace, output digest, the case table) compared with the
 unmutated run's: if any differs it is verify's miss, whatever the suite says; if all are identical,
 the test suite (``pytest -n 2 -q -x``, only there unless --suite survivors) decides between a miss
-and an equivalent mutant, now one with evidence. Before the mutants, the unmutated copy must pass both
-judges, verify twice with identical artefacts (the baseline, whose times set the default limits: 4x,
-at least 120 s). Prints one line per mutant, then the scores with 95% Wilson intervals (overall; the
+and an equivalent mutant, now one with evidence: only the tests that ran the mutated line in the
+baseline's suite run, which runs under coverage (benchmarks/mutation/selection.py argues why their verdict
+is the whole suite's, and names where the whole suite runs instead; --whole-suite: always). Before the
+mutants, the unmutated copy must pass both judges, verify twice with identical artefacts (the baseline,
+whose times set the default limits: 4x, at least 120 s). Prints one line per mutant, then the scores with 95% Wilson intervals (overall; the
 claims on the silent mutants, those whose code neither crashed, hung nor refused its artefacts; the
 claims alone; the claims but the oracle on the silent ones outside the kernels) and the breakdown;
 writes every verdict and the output's tail to --out as JSON. Progress goes to stderr. Exits 1 when
@@ -28,7 +30,8 @@ Every verdict is also appended, as it comes, to a journal beside --out (``<out>.
 benchmarks/mutation/journal.py). A run that stops before its end (a figure run takes hours) resumes
 when the same command is run again on the same commit: a drawn seed is then the journal's, every
 verdict it holds is reused and only the rest is judged; --fresh starts over. A finished run's journal
-is not resumed.
+is not resumed. The baseline's coverage data is kept beside it too (``<out>.coverage``, and its commit in
+``<out>.coverage.json``) and reused by a resumed run of the same commit.
 """
 from __future__ import annotations
 
@@ -84,6 +87,9 @@ def _args(argv):
     ap.add_argument("--skip-baseline", action="store_true",
                     help="run verify once on the unmutated copy (for its artefacts) and not the suite")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies (their folder is printed)")
+    ap.add_argument("--whole-suite", action="store_true",
+                    help="run the whole suite on each mutant the suite judges, not only the tests that ran its line "
+                         "(then the baseline's suite runs without coverage)")
     ap.add_argument("--fresh", action="store_true",
                     help="start over: do not resume the unfinished run the journal beside --out holds")
     args = ap.parse_args(argv)
@@ -173,7 +179,8 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
     settings = Settings(jobs=args.jobs, verify_args=tuple(shlex.split(args.verify_args)),
                         suite_workers=args.suite_workers, suite_args=tuple(shlex.split(args.suite_args)),
                         verify_timeout=args.timeout, suite_timeout=args.suite_timeout, keep=args.keep,
-                        suite=args.suite)
+                        suite=args.suite, commit=commit,
+                        coverage=None if args.whole_suite or args.suite == "none" else _coverage_path(args.out))
     t0 = time.monotonic()
     pending = journal is None or any(journal.verify(i, m) is None for i, m in enumerate(chosen))
     limits = baseline(pristine, workdir, settings, _progress, full=not args.skip_baseline, journal=journal,
@@ -190,6 +197,11 @@ def _campaign(args, commit: str | None, workdir: Path) -> int:
     if journal is not None:
         journal.finish()
     return 0 if score.percent is not None and score.percent >= args.target else 1
+
+
+def _coverage_path(out: Path) -> Path:
+    """Where the baseline suite's coverage data is kept: beside --out and its journal."""
+    return out.with_suffix(".coverage")
 
 
 def _progress(line: str) -> None:
@@ -234,7 +246,8 @@ def _write(args, commit, n_sites, limits: Baseline, outcomes, score: Score, seco
         "modules": args.module,
         "baseline": {"verify": limits.verify.to_json(),
                      "suite": limits.suite.to_json() if limits.suite else None,
-                     "verify_timeout": limits.verify_timeout, "suite_timeout": limits.suite_timeout},
+                     "verify_timeout": limits.verify_timeout, "suite_timeout": limits.suite_timeout,
+                     "coverage": str(limits.coverage.data) if limits.coverage else None},
         "seed_drawn": args.drawn, "suite_on": args.suite,
         "verify_killed": len(score.killed), "missed": len(score.missed), "equivalent": len(score.equivalent),
         "score_percent": None if score.percent is None else round(score.percent, 1),

@@ -10,6 +10,10 @@ A mutant verify kills is attributed (attribution.py); one it passes has its arte
 the pristine run's: any difference is verify's miss, whatever the suite says; identical artefacts
 make it equivalent on verify's cases, unless the suite (``suite="identical"``, the default: run only
 there) kills it, a miss too. score.py says what each status and score means.
+
+The suite runs on a mutant as selection.py chooses: only the tests that ran its line in the baseline's
+suite run, which runs under coverage when ``Settings.coverage`` names where to keep its data (the whole
+suite where the data cannot tell; selection.py argues why the verdict is the whole suite's).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from .mutator import Mutation
 from .runs import Run, run, suite_command, verify_command
 from .sandbox import Sandbox
 from .score import Outcome
+from .selection import BaselineCoverage, load, measure, select
 
 # Default limits: this many times the baseline's seconds, never under MIN_TIMEOUT (the machine is
 # shared and --jobs runs several judges at once, so a mutant's run is slower than the baseline).
@@ -67,6 +72,9 @@ class Settings:
     suite: str = "identical"              # run the suite on: verify's survivors with identical artefacts,
                                           # all of verify's survivors, or none (SUITE_WHEN)
     twice: bool = True                    # the baseline runs verify twice and compares the artefacts
+    coverage: Path | None = None          # where to keep the baseline suite's coverage data, read to select a
+                                          # mutant's tests (None: every mutant's suite run is the whole suite)
+    commit: str | None = None             # the commit judged: kept data is reused for it only (None: never)
 
     def __attrs_post_init__(self):
         if self.suite not in SUITE_WHEN:
@@ -86,6 +94,7 @@ class Baseline:
     verify_timeout: float
     suite_timeout: float
     artefacts: Path | None   # that run's --artefacts folder (None: every mutant's verify is in the journal)
+    coverage: BaselineCoverage | None = None   # the suite run's coverage (None: not measured, or not kept)
 
 
 def baseline(pristine: Sandbox, workdir: Path, settings: Settings, progress: Callable[[str], None], *,
@@ -113,7 +122,8 @@ def _recorded_baseline(recorded, pristine: Sandbox, workdir: Path, settings: Set
         progress("baseline: zcspec verify on the unmutated copy again, for its artefacts ...")
         folder = workdir / f"baseline-{ARTEFACTS}-0"
         _require_pass(_verify(pristine, folder, settings, recorded.verify_timeout))
-    return Baseline(recorded.verify, recorded.suite, recorded.verify_timeout, recorded.suite_timeout, folder)
+    return Baseline(recorded.verify, recorded.suite, recorded.verify_timeout, recorded.suite_timeout, folder,
+                    load(settings.coverage, settings.commit))
 
 
 def _judged_baseline(pristine: Sandbox, workdir: Path, settings: Settings, progress: Callable[[str], None],
@@ -135,13 +145,22 @@ def _judged_baseline(pristine: Sandbox, workdir: Path, settings: Settings, progr
     verify_timeout = settings.verify_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * v.seconds)
     if not full:
         return Baseline(v, None, verify_timeout, settings.suite_timeout or LIMIT_UNSET, folders[0])
-    progress("baseline: the suite ...")
-    s = run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), pristine.tree,
-            _suite_env(pristine), settings.suite_timeout or 3600.0)
+    progress("baseline: the suite" + (" under coverage" if settings.coverage else "") + " ...")
+    s, cov = _baseline_suite(pristine, workdir, settings, settings.suite_timeout or 3600.0)
     _require_pass(s)
-    progress(f"baseline: suite passed in {s.seconds:.1f} s")
+    progress(f"baseline: suite passed in {s.seconds:.1f} s" + (f", coverage kept in {cov.data}" if cov else ""))
     return Baseline(v, s, verify_timeout, settings.suite_timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * s.seconds),
-                    folders[0])
+                    folders[0], cov)
+
+
+def _baseline_suite(pristine: Sandbox, workdir: Path, settings: Settings,
+                    timeout: float) -> tuple[Run, BaselineCoverage | None]:
+    """The suite on the unmutated copy, under coverage if ``settings.coverage`` (its data kept there)."""
+    if settings.coverage is None:
+        return run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), pristine.tree,
+                   _suite_env(pristine), timeout), None
+    return measure(pristine, workdir, settings.suite_workers, list(settings.suite_args), SUITE_ENV, timeout,
+                   settings.coverage, settings.commit)
 
 
 def _verify(box: Sandbox, artefacts: Path, settings: Settings, timeout: float) -> Run:
@@ -192,6 +211,13 @@ def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings:
     chosen = [i for i, (r, _, compared) in enumerate(verdicts) if _runs_suite(settings.suite, r, compared)]
     progress(f"verify killed {sum(v[0].killed for v in verdicts)} of {n}; the suite on {len(chosen)} "
              f"({settings.suite}) ...")
+    cov = limits.coverage
+    if cov is None and settings.coverage is not None and any(
+            journal is None or journal.suite(i, mutations[i]) is None for i in chosen):
+        progress("the suite on the unmutated copy under coverage, to select each mutant's tests ...")
+        measured, cov = _baseline_suite(pristine, workdir, settings, limits.suite_timeout)
+        progress(f"coverage run {measured.short()} in {measured.seconds:.0f} s"
+                 + ("" if cov else ": every mutant's suite run is the whole suite"))
 
     def suite_one(i: int) -> Run:
         recorded = journal.suite(i, mutations[i]) if journal is not None else None
@@ -199,11 +225,14 @@ def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings:
             progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator}: {recorded.short()} "
                      "(in the journal)")
             return recorded
-        r = run("suite", suite_command(settings.suite_workers, list(settings.suite_args)), box(i).tree,
-                _suite_env(box(i)), limits.suite_timeout)
-        progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator}: {r.short()} ({r.seconds:.0f} s)")
+        chosen_tests = select(cov, mutations[i], (pristine.tree / mutations[i].path).read_text(encoding="utf-8"))
+        r = run("suite", suite_command(settings.suite_workers, [*settings.suite_args,
+                                                                 *chosen_tests.pytest_args(box(i).tree.parent)]),
+                box(i).tree, _suite_env(box(i)), limits.suite_timeout)
+        progress(f"[{i + 1}/{n}] suite on {chosen_tests.describe()} {mutations[i].label} {mutations[i].operator}: "
+                 f"{r.short()} ({r.seconds:.0f} s)")
         if journal is not None:
-            journal.record_suite(i, mutations[i], r)
+            journal.record_suite(i, mutations[i], r, chosen_tests.to_json())
         return r
 
     with ThreadPoolExecutor(settings.jobs) as pool:

@@ -5,7 +5,8 @@ A figure run takes hours on two cores (verify on 40 mutants, then the suite on t
 identical); twice one was killed after most of its verdicts and left nothing. The journal is a JSON-lines
 file: a header naming the run (``Identity``: the commit, the seed, the sample and every setting that
 changes a verdict), then one record per verdict: the baseline's (its runs and the time limits they set),
-a mutant's verify run (its kill and how its artefacts compared) and a mutant's suite run. A line cut short
+a mutant's verify run (its kill and how its artefacts compared) and a mutant's suite run (with the tests it
+was given, selection.py: their node ids, or none and why the whole suite, for a reader to audit). A line cut short
 by a kill is ignored. A run asks ``Journal.open``: a journal of the same identity that is not finished is
 resumed (its verdicts reused, the mutants' indexes and texts checked against the sample), any other is
 replaced; ``finish`` marks it done when the result is written, so the next run starts afresh.
@@ -113,9 +114,10 @@ class Journal:
         self._append({"kind": "verify", "index": index, "mutation": mutation.to_json(), "run": run.to_json(),
                       "kill": attrs.asdict(kill), "artefacts": compared})
 
-    def record_suite(self, index: int, mutation: Mutation, run: Run) -> None:
+    def record_suite(self, index: int, mutation: Mutation, run: Run, selection: dict | None = None) -> None:
         self._suite[index] = (mutation.to_json(), run)
-        self._append({"kind": "suite", "index": index, "mutation": mutation.to_json(), "run": run.to_json()})
+        self._append({"kind": "suite", "index": index, "mutation": mutation.to_json(), "run": run.to_json(),
+                      "selection": selection})
 
     def finish(self) -> None:
         """The run's result is written: the next run with this identity starts afresh."""
