@@ -7,14 +7,18 @@ child_contexts.py's plugin); a mutant then runs only the tests whose context ran
 
 Why that gives the whole suite's verdict: a mutant changes one expression on one line, so a test that
 never runs that line runs exactly the code it ran on the pristine copy, and the suite is deterministic
-(the suite phase runs under the CI Hypothesis profile, tests/conftest.py: ``derandomize=True``; no test
-reads the clock or the pid to decide), so it passes again as it passed at the baseline. Only the tests
-that ran the line can fail. What could break "never runs the line" and how it is closed:
+(the suite phase runs under the CI Hypothesis profile, tests/conftest.py: ``derandomize=True``, which
+also leaves Hypothesis's example database out; a test whose verdict hung on the clock, the load or the
+order xdist hands out tests would be flaky in the whole suite too), so it passes again as it passed at
+the baseline. Only the tests that ran the line can fail. What could break "never runs the line" and how
+it is closed:
 
 - the line runs at import (module-level tables and definitions, class bodies, decorators, default
-  values): every test depends on it, whichever test happened to import the module first. Such a site
-  (not inside a function body, found from the module's AST) or a line the empty context (import time,
-  collection) ran takes the whole suite;
+  values, a function the module calls to build a table): every test depends on it, whichever test
+  happened to import the module first. Such a site (not inside a function body, found from the
+  module's AST), a line the empty context (import time, collection) ran, and any line of a module a
+  test imported (a module-level statement ran under a test's context, not at collection) take the
+  whole suite;
 - the line is compiled by numba (``@njit``, ``numba.jit``): coverage never sees it run. A site in a
   function so decorated, or a line no test context ran at all, takes the whole suite;
 - the line runs in a child process (CLI tests, forked workers) or once for several tests (a
@@ -177,6 +181,10 @@ def select(cov: BaselineCoverage | None, mutation: Mutation, source: str) -> Sel
     data = coverage.CoverageData(str(cov.data))
     data.read()
     by_line = data.contexts_by_lineno(str(Path(cov.tree) / mutation.path))
+    if any(c.rpartition("|")[0] and c.rpartition("|")[2] != child_contexts.CHILD_PHASE
+           for stmt in ast.parse(source).body for c in by_line.get(stmt.lineno, ())):
+        # imported inside a test, not at collection: its functions may have run at import for the others
+        return whole_suite("the module is first imported inside a test")
     contexts = {c for line in lines for c in by_line.get(line, ())}
     tests: set[str] = set()
     setup_files: set[str] = set()

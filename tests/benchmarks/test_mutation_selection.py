@@ -55,6 +55,8 @@ def _site(operator: str, line: int) -> mutator.Mutation:
 def _coverage(tmp_path, contexts: dict[str, list[int]], commit: str = "c0ffee") -> selection.BaselineCoverage:
     """Coverage data of a copy at tmp_path/tree where each context ran the lines given, as pytest-cov writes."""
     tree = tmp_path / "tree"
+    tmp_path.mkdir(exist_ok=True)
+    assert not (tmp_path / "suite.coverage").exists()
     data = coverage.CoverageData(str(tmp_path / "suite.coverage"))
     for context, lines in contexts.items():
         data.set_context(context)
@@ -101,6 +103,14 @@ def test_an_import_time_site_takes_the_whole_suite_whatever_the_data_says(tmp_pa
 def test_a_line_the_empty_context_ran_takes_the_whole_suite(tmp_path):
     cov = _coverage(tmp_path, {"": [7], "tests/t.py::test_f[1]|run": [7]})
     assert selection.select(cov, _site("compare", 7), SOURCE).why == "the line runs at import"
+
+
+def test_a_module_a_test_imported_takes_the_whole_suite(tmp_path):
+    """Imported inside one test, not at collection: the functions it calls at import ran for that test only."""
+    cov = _coverage(tmp_path, {"tests/t.py::test_f[1]|run": [1, 3, 6, 7]})
+    assert selection.select(cov, _site("compare", 7), SOURCE).why == "the module is first imported inside a test"
+    child = _coverage(tmp_path / "child", {"tests/t.py::test_f[1]|child": [1, 3, 6, 7]})   # a child imports it afresh
+    assert selection.select(child, _site("compare", 7), SOURCE).tests == ("tests/t.py::test_f[1]",)
 
 
 def test_a_line_no_test_ran_or_numba_compiles_takes_the_whole_suite(tmp_path):
