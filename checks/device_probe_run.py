@@ -20,6 +20,7 @@ from zcspec.checks.errors import OracleUnavailable, ScenarioError
 from zcspec.impl.device import (
     SLOT_BYTES, Device, DeviceError, DeviceFault, HcclComm, HcclTask, KernelTask, MemsetTask, Slot,
 )
+from zcspec.impl.device.kernels import ACCUMULATES
 from zcspec.impl.device.observe import observe_device
 from zcspec.checks.onnxruntime_oracle import onnxruntime_node
 from zcspec.spec.observables.device import CollectiveRun, KernelRun, OracleRun, OracleTensor
@@ -184,12 +185,14 @@ def _fill_small(dev: Device, addr: int, slot: Slot, salt: int) -> None:
         dev.memset(addr + k * size, 1, (7 * k + salt) % 10)
 
 
-def _oracle_slots(step: dict, i: int) -> tuple[list[Slot], list[int]]:
-    """The input and output slots of an oracle step and each input's ONNX input position."""
+def _oracle_slots(step: dict, i: int) -> tuple[list[Slot], list[int], list]:
+    """The kernel's input and output slots of an oracle step, each input's ONNX input position (the kernel's
+    inputs first, then the ``onnx_only`` ones) and each input's given values (None: the default fill)."""
     ins, outs = step.get("inputs"), step.get("outs")
     if not isinstance(ins, list) or not isinstance(outs, list) or not outs or not all(
             isinstance(x, dict) for x in ins + outs):
         raise _bad(i, "an oracle step needs inputs and outs: lists of {shape, dtype}")
+    ins = [x for x in ins if not x.get("onnx_only")] + [x for x in ins if x.get("onnx_only")]
     try:
         slots = [Slot("in", _shape(x, i, "shape"), x.get("dtype")) for x in ins]
         slots += [Slot("out", _shape(x, i, "shape"), x.get("dtype")) for x in outs]
@@ -198,7 +201,30 @@ def _oracle_slots(step: dict, i: int) -> tuple[list[Slot], list[int]]:
     positions = [x.get("index", k) for k, x in enumerate(ins)]
     if len(set(positions)) != len(positions) or not all(type(p) is int and 0 <= p < 16 for p in positions):
         raise _bad(i, f"input indices {positions!r} must be distinct ints in 0..15")
-    return slots, positions
+    values = [_values(x, s, i) for x, s in zip(ins, slots)]
+    if any(x.get("onnx_only") and v is None for x, v in zip(ins, values)):
+        raise _bad(i, "an onnx_only input needs its values")
+    return slots, positions, values
+
+
+def _values(x: dict, slot: Slot, i: int) -> np.ndarray | None:
+    """An input's ``values`` (a flat list) as a tensor of its slot's shape and dtype; None without them."""
+    if "values" not in x:
+        return None
+    v = x["values"]
+    if not isinstance(v, list) or len(v) != math.prod(slot.shape) or not all(
+            isinstance(e, (int, float)) for e in v):
+        raise _bad(i, f"values={v!r} must be a flat list of {math.prod(slot.shape)} numbers (shape {list(slot.shape)})")
+    return np.asarray(v).astype(slot.np_dtype).reshape(slot.shape)
+
+
+def _write(dev: Device, addr: int, value: np.ndarray) -> None:
+    """``value``'s bytes into device memory at ``addr``, one memset per run of equal bytes (a probe's trace
+    holds device-side events only: no host staging copy)."""
+    raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+    starts = np.flatnonzero(np.diff(raw, prepend=np.int16(-1)) != 0) if raw.size else np.zeros(0, np.int64)
+    for begin, end in zip(starts.tolist(), starts[1:].tolist() + [raw.size]):
+        dev.memset(addr + begin, end - begin, int(raw[begin]))
 
 
 _RECURRENT = ("LSTM", "GRU", "RNN")
@@ -221,18 +247,27 @@ def _run_oracle(dev: Device, i: int, step: dict) -> OracleRun | None:
     op, attrs_ = step.get("kernel"), step.get("attrs", {})
     if not isinstance(op, str) or not isinstance(attrs_, dict):
         raise _bad(i, "an oracle step needs kernel (an op type) and attrs (a dict)")
-    slots, positions = _oracle_slots(step, i)
-    n_in = len(positions)
+    slots, positions, values = _oracle_slots(step, i)
+    n_only = sum(1 for x in step["inputs"] if x.get("onnx_only"))
+    n_in = len(positions) - n_only   # the kernel's inputs; the onnx_only ones are onnxruntime's alone
+    only = [(s, v) for s, v in zip(slots[n_in:len(positions)], values[n_in:])]
+    slots = slots[:n_in] + slots[len(positions):]
+    onnx_given = step.get("onnx_attrs", attrs_)
+    if not isinstance(onnx_given, dict):
+        raise _bad(i, "onnx_attrs must be a dict (onnxruntime's attributes)")
     kernel_attrs = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs_.items()))
-    onnx_attrs = tuple(sorted((k, v) for k, v in attrs_.items() if not k.startswith("_")))
+    onnx_attrs = tuple(sorted((k, v) for k, v in onnx_given.items() if not k.startswith("_")))
     task = KernelTask(f"probe {i} {op}", op, 0, tuple(slots), kernel_attrs)
     try:
         addrs = [dev.malloc(max(s.nbytes, 1), tag=f"probe {i} slot {j}") for j, s in enumerate(slots)]
         task = attrs.evolve(task, args=dev.malloc(SLOT_BYTES * len(slots), tag=f"probe {i} args"))
-        for k, (a, s) in enumerate(zip(addrs[:n_in], slots[:n_in])):
-            (_fill if s.np_dtype.kind == "f" else _fill_small)(dev, a, s, 3 * k)
-        for a, s in zip(addrs[n_in:], slots[n_in:]):
-            dev.memset(a, s.nbytes, _OUT_FILL)
+        for k, (a, s, v) in enumerate(zip(addrs[:n_in], slots[:n_in], values)):
+            if v is not None:
+                _write(dev, a, v)
+            else:
+                (_fill if s.np_dtype.kind == "f" else _fill_small)(dev, a, s, 3 * k)
+        for a, s in zip(addrs[n_in:], slots[n_in:]):   # an accumulating kernel's: cleaned, as the runtime does
+            dev.memset(a, s.nbytes, 0 if op in ACCUMULATES else _OUT_FILL)
         inputs = [_bytes(dev, a, s) for a, s in zip(addrs[:n_in], slots[:n_in])]
         before = tuple(_bytes(dev, a, s) for a, s in zip(addrs[n_in:], slots[n_in:]))
     except DeviceFault:
@@ -240,6 +275,8 @@ def _run_oracle(dev: Device, i: int, step: dict) -> OracleRun | None:
     feeds = [None] * (max(positions, default=-1) + 1)
     for p, text, s in zip(positions, inputs, slots):
         feeds[p] = np.frombuffer(bytes.fromhex(text), s.np_dtype).reshape(s.shape)
+    for p, (s, v) in zip(positions[n_in:], only):
+        feeds[p] = v
     oracle, oracle_error = (), ""
     try:
         got = _onnxruntime(op, feeds, len(slots) - n_in, dict(onnx_attrs), int(step.get("opset", 13)))

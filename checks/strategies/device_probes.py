@@ -51,7 +51,10 @@ one-node ONNX model of the same op, attributes and input bytes (a batch-first re
 onnxruntime's CPU kernels refuse, as its time-major equivalent) and the probe records both (``OracleRun``);
 the spec holds one to the other (DEVICE-KERNEL-ORACLE). The program draws reductions of float32 and int32
 (one into the other keepdims' shape, one over an axis past the rank), ConvTransposes (one whose weight does
-not fit, one whose output is one longer than its pads give) and two LSTM or GRU nodes. Without
+not fit, one whose output is one longer than its pads give), an LSTM and a GRU, and the steps of
+:mod:`zcspec.checks.strategies.kernel_steps`: every other kernel onnxruntime can run, with the edge attributes
+its unit tests draw, and some nodes it refuses. An input may give its ``values``; an ``onnx_only`` one (an
+ONNX operand the IR keeps as an attribute) and ``onnx_attrs`` go to onnxruntime alone. Without
 onnxruntime, oracle steps are skipped (and DEVICE-KERNEL-ORACLE is not exercised).
 
 Before the allocator steps come three ``allocator_threads`` steps (checks/allocator_threads.py): 2 to 4
@@ -82,6 +85,7 @@ from hypothesis import strategies as st
 
 from zcspec.checks.allocator_threads import ALLOCATORS
 from zcspec.checks.device_probe_run import COLLECTIVES, PROBE_CAPACITY
+from zcspec.checks.strategies.kernel_steps import DRAWN_ELSEWHERE, kernel_steps
 from zcspec.impl.compiler.ir import Graph
 
 PROBE_GRAPH = Graph("device_probe", [], [], [])   # a device scenario's graph: a probe compiles nothing
@@ -236,10 +240,9 @@ def _conv_transpose(rng: random.Random, case: str = "runs") -> dict:
             "attrs": {"group": group, "strides": strides, "pads": pads, "kernel_shape": kern}}
 
 
-def _recurrent(rng: random.Random) -> dict:
+def _recurrent(rng: random.Random, op: str) -> dict:
     """An LSTM or GRU over a short sequence: forward, reverse or bidirectional, either layout, with or without
     a bias and an initial state (skipped optional inputs named by position, as the front end records them)."""
-    op = rng.choice(["LSTM", "GRU"])
     gates = 4 if op == "LSTM" else 3
     direction = rng.choice(["forward", "reverse", "bidirectional"])
     dirs = 2 if direction == "bidirectional" else 1
@@ -265,11 +268,13 @@ def _recurrent(rng: random.Random) -> dict:
 def _oracle_steps(rng: random.Random) -> list[dict]:
     """Oracle steps (judged against onnxruntime, DEVICE-KERNEL-ORACLE): reductions of float32 and int32 (one
     whose output has the other keepdims' shape, one over an axis past the rank), ConvTransposes (one whose
-    weight does not fit, one whose output is one longer than its pads give) and two recurrent nodes."""
+    weight does not fit, one whose output is one longer than its pads give), an LSTM and a GRU, and
+    kernel_steps' steps for every other kernel onnxruntime runs (some it refuses)."""
     steps = [_reduce(rng, "float32"), _reduce(rng, "int32"), _reduce(rng, rng.choice(["float32", "int32"]),
                                                                     "wrong_out"),
              _reduce(rng, "float32", "bad_axis"), _conv_transpose(rng), _conv_transpose(rng, "bad_weight"),
-             _conv_transpose(rng, "wrong_out"), _recurrent(rng), _recurrent(rng)]
+             _conv_transpose(rng, "wrong_out"), *(_recurrent(rng, op) for op in rng.sample(DRAWN_ELSEWHERE, 2))]
+    steps += kernel_steps(rng)
     rng.shuffle(steps)
     return steps
 

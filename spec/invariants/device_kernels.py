@@ -21,7 +21,7 @@ from zcspec.spec.observables.device import CollectiveRun, DeviceObservation, Ker
 # The elementwise binaries a probe launches, as ONNX defines them, and the dtypes the spec can read.
 _BINARIES = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
 _DTYPES = {"float16": "<f2", "float32": "<f4", "float64": "<f8", "int8": "i1", "int16": "<i2",
-           "int32": "<i4", "int64": "<i8", "uint8": "u1"}
+           "int32": "<i4", "int64": "<i8", "uint8": "u1", "bool": "?"}
 
 
 def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
