@@ -14,6 +14,9 @@ would otherwise hide a test's dependence on a line:
   tests modules before each test, so each test runs every line its values come from.
 - a module-scoped fixture: its lines run in the first test's setup only; selection.py widens a
   ``|setup``/``|teardown`` context to the whole test file.
+
+The ``sitecustomize`` imports this module before pytest registers it as a plugin, too late for assertion
+rewriting (it has no asserts): PYTEST_DONT_REWRITE keeps pytest from warning about it.
 """
 from __future__ import annotations
 

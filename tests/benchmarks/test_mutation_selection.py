@@ -139,6 +139,7 @@ def test_selected_ids_reach_pytest_through_a_file(tmp_path):
 # change, so every mutant goes to the suite.
 TESTS = '''\
 import subprocess, sys
+import pytest
 from zcspec.impl.x import f, g, h, nonnegative
 
 
@@ -191,6 +192,11 @@ def test_the_campaign_runs_only_the_tests_that_ran_each_mutants_line(tmp_path, m
     lines = []
     limits = campaign.baseline(pristine, work, settings, lines.append, journal=journal)
     assert limits.coverage is not None and selection.load(kept, "c0ffee") == limits.coverage
+    resumed = Journal.open(journal.path, journal.identity)   # the coverage is part of the recorded baseline
+    assert campaign.baseline(pristine, work, settings, lines.append, journal=resumed,
+                             artefacts=False).coverage == limits.coverage
+    other = campaign.Settings(jobs=2, twice=False, coverage=kept, commit="beef00")
+    assert campaign.baseline(pristine, work, other, lines.append, journal=resumed, artefacts=False).coverage is None
     source = (pristine.tree / FILE).read_text()
     chosen = [next(m for m in mutator.file_sites(source, FILE) if (m.operator, m.line) == site)
               for site in (("compare", 7), ("arith", 11), ("arith", 15), ("table-drop", 3), ("compare", 19))]
