@@ -21,8 +21,10 @@ the fewest input elements (its attributes, shapes and constant operands are ONNX
 node's first input (the data: X, A, Where's condition) is the one graph input, verify feeds it random
 values; every other input is an initializer holding the node test's values, converted to the swept type
 where the parameter types it (so shape- and index-deciding operands stay the test's, an index type is
-swept as a constant, as in a real model, and a divisor or an exponent stays one the test chose). The outputs the parameter types are declared in the swept type (Cast's ``to`` is set to
-it), the others as the node test declares them. One model per (op, type parameter, element type).
+swept as a constant, as in a real model, and a divisor or an exponent stays one the test chose). The
+outputs the parameter types are declared in the swept type (when it types no input, the attribute that
+sets it is set too: Cast's ``to``, LayerNormalization's ``stash_type``), the others as the node test
+declares them, shapes included. One model per (op, type parameter, element type), IR 4 at least.
 
 Left out, and why:
 
@@ -56,13 +58,15 @@ from zcspec.impl.platform import dtypes
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 PLAIN = frozenset({"float32", "int64", "bool"})   # a template's inputs in these convert to any swept type
+# The attribute that sets the type of an op's outputs a type parameter types when no input has it.
+TYPE_ATTRIBUTES = {"Cast": "to", "LayerNormalization": "stash_type"}
 # ONNX's spellings of a constraint's tensor types where zcspec names them otherwise.
 ONNX_NAMES = {"float": "float32", "double": "float64"}
 
 _KERNEL_GAP = ("impl gap: the front end imports it, and the kernel refuses bfloat16 on the device "
                "(needs float16, float32 or float64): op_limits' float-only list lacks the op")
 _REDUCE_GAP = ("impl gap: the front end imports it, and the kernel crashes on bfloat16 on the device "
-               "(numpy's reduction has no identity for it)")
+               "(the reduction's identity asks numpy's iinfo of a float numpy does not know: ValueError)")
 _FLOAT16_ULP = ("EXEC-ORACLE's tolerance (1e-4 of the largest magnitude) is finer than float16's spacing "
                 "(2**-10): onnxruntime's float16 kernel rounds otherwise than zcspec's float32 one, by one ulp")
 # (op, type parameter, element type) -> why it fails today (see the module doc).
@@ -185,21 +189,27 @@ def _model(case, schema, param: str, dtype: str) -> onnx.ModelProto:
         with np.errstate(invalid="ignore", over="ignore"):   # a negative float to an unsigned type wraps: fine
             array = arrays[name].astype(np_type) if i in typed_in else arrays[name]
         if i == 0:
-            inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype),
-                                                        array.shape))
+            fed = onnx_type if i in typed_in else helper.np_dtype_to_tensor_dtype(array.dtype)
+            inputs.append(helper.make_tensor_value_info(name, fed, array.shape))
         else:
             weights.append(numpy_helper.from_array(array, name))
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    if not typed_in and "to" in attributes:   # the output's type is an attribute's (Cast's T2)
-        attributes["to"] = onnx_type
+    if not typed_in and node.op_type in TYPE_ATTRIBUTES:   # the output's type is an attribute's
+        attributes[TYPE_ATTRIBUTES[node.op_type]] = onnx_type
     name = f"sweep_{node.op_type}_{param}_{dtype}"
-    declared = {o.name: o.type.tensor_type.elem_type for o in case.model.graph.output}
-    outputs = [helper.make_tensor_value_info(o, onnx_type if i in typed_out else declared[o], None)
-               for i, o in enumerate(node.output) if o]
+    declared = {o.name: o for o in case.model.graph.output}
+    outputs = []
+    for i, output in enumerate(node.output):
+        if output:
+            outputs.append(onnx.ValueInfoProto())
+            outputs[-1].CopyFrom(declared[output])   # the node test's shape: no type changes one
+            if i in typed_out:
+                outputs[-1].type.tensor_type.elem_type = onnx_type
     graph = helper.make_graph([helper.make_node(node.op_type, list(node.input), list(node.output), name=name,
                                                 **attributes)], name, inputs, outputs, weights)
+    # IR 4 on: initializers need not be graph inputs (an IR 3 node test's would all be fed)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", _opset(case.model))],
-                             ir_version=case.model.ir_version)
+                             ir_version=max(case.model.ir_version, 4))
 
 
 def check_refusal(case: SweepCase, error: BaseException) -> str | None:

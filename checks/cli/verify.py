@@ -82,9 +82,30 @@ def _node_test_line(nodes) -> None:
         print(f"  known failure (not run): {name}: {why}")
 
 
+def _sweep_line(sweep) -> None:
+    if sweep is None:
+        return
+    print(f"dtype sweep (each op alone in each element type ONNX allows): {sweep.run} run "
+          f"({len(sweep.unjudged)} with no oracle), {len(sweep.refused)} refused naming node and type, "
+          f"{len(sweep.failed)} failed" + (f", {len(sweep.known)} recorded failures still failing" if sweep.known else ""))
+    for case in sweep.failed[:10]:
+        print(f"  FAILED {case}")
+    if len(sweep.failed) > 10:
+        print(f"  ... and {len(sweep.failed) - 10} more failed sweep models")
+    by_why: dict = {}
+    for case, why in sweep.known:
+        by_why.setdefault(why, []).append(case.removeprefix("dtype sweep "))
+    for why, cases in by_why.items():
+        print(f"  recorded failures ({', '.join(cases)}): {why}")
+
+
 def _report(result, invariants) -> None:
     print("\n".join(invariant_table(result, invariants)))
     _node_test_line(result.node_tests)
+    run, failed = result.shipped_cases
+    if run:
+        print(f"shipped pytorch cases (onnx's pytorch-operator/-converted models, opset 6): {run} run, {failed} failed")
+    _sweep_line(result.dtype_sweep)
     proved = sum(p.passed for _, p in result.proofs)
     print(f"\nZ3 proofs (layouts, v1 refresh, packing optimality): {proved}/{len(result.proofs)} proved")
     for case, p in result.proofs:
