@@ -311,3 +311,33 @@ def test_an_in_place_pair_is_judged_against_the_symbols_merged_so_far(ge_graph):
     plan = g.plan()
     assert plan.tensor("a1:0").alias_of == "b:0"
     assert plan.tensor("a2:0").alias_of is None and plan.tensor("a2:0").zero_copy
+
+
+def test_an_in_place_pair_across_streams_is_kept_when_the_stream_order_allows_it(ge_graph):
+    # GE (graph_utils.cc GraphUtils::GetSupportInplaceOutput, HasSameStreamId): an optional pair is a candidate
+    # only when the input's producer and all its consumers run on one stream; n (stream 1) reading p:0 (stream
+    # 0) stays out of place. zcspec keeps the pair when every earlier reader of the symbol is known to have run
+    # before n (aliases._readers_done, stream_order.known_before): p's only reader is n.
+    g = ge_graph("inplace_other_stream")
+    g.node("x", op="Data", outs=(1024,)).node("p", op="Neg", outs=(1024,))
+    g.node("n", op="Relu", outs=(1024,), _inplace_ability=(0, 0), stream=1)
+    g.node("o", op="Abs", outs=(1024,), stream=1).node("out", op="NetOutput", outs=())
+    g.edge("x", 0, "p", 0).edge("p", 0, "n", 0).edge("n", 0, "o", 0).edge("o", 0, "out", 0)
+    assert g.plan().tensor("n:0").alias_of == "p:0"
+
+
+def test_a_ref_before_a_later_reader_gets_its_own_memory_and_the_later_pair_is_kept(ge_graph):
+    # GE (graph_utils.cc IsRefFromInput; GetSupportInplaceOutput, HasRefAttr): the ref c is trusted (c:0 writes
+    # p:0 in place although n reads p:0 after c), and n's optional pair is refused because a consumer of p
+    # carries the reference attribute. zcspec's guard gives c:0 its own memory (n still needs p:0's bytes), and
+    # then n, p:0's last reader, runs in place.
+    g = ge_graph("inplace_ref_sibling")
+    g.node("x", op="Data", outs=(1024,)).node("p", op="Neg", outs=(1024,))
+    g.node("c", op="Relu", outs=(1024,), _reuse_input=True)
+    g.node("n", op="Abs", outs=(1024,), _inplace_ability=(0, 0))
+    g.node("s", op="Add", outs=(1024,)).node("out", op="NetOutput", outs=())
+    g.edge("x", 0, "p", 0).edge("p", 0, "c", 0).edge("p", 0, "n", 0).edge("c", 0, "s", 0).edge("n", 0, "s", 1)
+    g.edge("s", 0, "out", 0).ctrl("c", "n")
+    assert g.order().index("c") < g.order().index("n")
+    plan = g.plan()
+    assert plan.tensor("c:0").alias_of is None and plan.tensor("n:0").alias_of == "p:0"
