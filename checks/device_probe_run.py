@@ -295,6 +295,8 @@ def _run_oracle(dev: Device, i: int, step: dict) -> OracleRun | None:
         refused, message = type(e).__name__, str(e)
     try:
         after = tuple(_bytes(dev, a, s) for a, s in zip(addrs[n_in:], slots[n_in:]))
+        for a in addrs + [task.args]:   # given back: a program's many oracle steps leave the allocator steps room
+            dev.free(a)
     except DeviceFault:
         return None
     return OracleRun(i, task.name, op, json.dumps(dict(kernel_attrs), sort_keys=True),

@@ -81,18 +81,20 @@ def test_the_claim_is_not_exercised_without_a_legal_and_an_illegal_kernel(progra
 
 def _run_kernel(refusal: str):
     """executor.run_kernel with a refusal mishandled: ``swallowed`` (nothing written, no error),
-    ``garbage`` (swallowed, zeros written), ``written first`` (zeros written, then re-raised)."""
+    ``garbage`` (swallowed, zeros written), ``written first`` (zeros written, then re-raised). A refusal is a
+    KernelError or numpy rejecting the operands, as for the real one (the oracle steps' Gemm, Conv and
+    BatchNormalization with a bias or scale that does not fit)."""
 
     def run_kernel(dev, task, token, sid):
         bound = operands.bind(dev, task, sid)
         try:
             results = operands.check_results(task, bound, KERNELS[task.op_type](task, bound.ins, bound.outs))
-        except KernelError:
+        except (KernelError, ValueError, TypeError, IndexError, ArithmeticError) as e:
             if refusal == "swallowed":
                 return
             operands.commit(dev, task, bound, [np.zeros(o.shape, o.dtype) for o in bound.outs], sid)
             if refusal == "written first":
-                raise
+                raise KernelError(task.name, task.op_type, str(e)) from e
             return
         operands.commit(dev, task, bound, results, sid)
 
