@@ -130,7 +130,9 @@ def _batch_norm(rng: random.Random) -> list[dict]:
         good = step("BatchNormalization", [_x(rng, shape)] + params, attrs, opset=15, n_out=3)
     else:
         good = step("BatchNormalization", [_x(rng, shape)] + params, {"epsilon": eps}, opset=rng.choice([9, 15]))
-    wrong = [_x(rng, [c + 1])] + params[1:]   # a scale one longer than the channels
+    # a scale one longer than the channels (2 or 3 of them: one channel would broadcast against any scale)
+    shape = [shape[0], rng.randint(2, 3)] + shape[2:]
+    wrong = [_x(rng, [shape[1] + 1])] + [_x(rng, [shape[1]]) for _ in range(2)] + [_x(rng, [shape[1]], 0.125, 2)]
     bad = step("BatchNormalization", [_x(rng, shape)] + wrong, {"epsilon": eps}, opset=15, outs=[io(shape)])
     return [good, bad]
 
