@@ -1,7 +1,9 @@
 """Running a device probe program (drawn by :mod:`zcspec.checks.strategies.device_probes`) on a fresh
 emulated device: each step's allocation, access, compute, collective, oracle or allocator call, its
 fault transcribed rather than raised, and for oracle steps onnxruntime's outputs on a one-node model of
-the same bytes.
+the same bytes (an input's given ``values`` or the element-varying fill; ``onnx_only`` inputs and
+``onnx_attrs`` go to onnxruntime alone; an accumulating kernel's outputs are cleaned to zero first, as the
+runtime's atomic clean does; the step's allocations are freed after it).
 
 ``run_probe(steps)`` runs one (``run_program`` when only the device is wanted); ``observe_probe(scenario)``
 runs one and transcribes the trace (with the device's memory and SoC name) and the compute records.
