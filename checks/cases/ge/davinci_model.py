@@ -28,6 +28,7 @@ from zcspec.impl.device import Device
 from zcspec.impl.device.trace import Alloc
 from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs, UserBuffer
 from zcspec.impl.runtime.v1 import load, LoadOptions, MemoryAllocationError, ParamInvalid, Session
+from zcspec.impl.runtime.v1.active_memory import ExpandableActiveMemoryAllocator, SessionMemAllocator
 
 REUSE = LoadOptions(reuse_zero_copy_memory=1)
 LEGACY = LoadOptions(legacy_copy_only_addrs=True)   # GE's copy_only_addrs_, which only its legacy paths read
@@ -365,3 +366,25 @@ def split_info_om_no_extend():
     fact(m2 != m1 and m3 != m1, "models 2 and 3's feature-map bases are not model 1's")
     for lm in loaded:
         lm.unload()
+
+
+@ge_case("davinci_model_unittest.cc")
+def expandable_memory_allocator():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, expandable_memory_allocator): session 0's
+    ExpandableActiveMemoryAllocator on devices 1 and 2; 1024 then 4096 bytes on device 1 (two holders), 2048
+    on device 2; GE expects used_memory_size_ 4096 and 2048, still 4096 after device 1's first FreeMemory,
+    0 on both after the last, and no active memory left (ActiveMemorySize 0: here, no page mapped and the
+    virtual range given back)."""
+    sessions = SessionMemAllocator(ExpandableActiveMemoryAllocator, {1: Device(device_id=1), 2: Device(device_id=2)})
+    one, two = sessions.get_mem_allocator(0, 1), sessions.get_mem_allocator(0, 2)
+    fact(one is not two, "one allocator per device")
+    for allocator, size in ((one, 1024), (two, 2048), (one, 4096)):
+        fact(allocator.malloc_memory("test", size), f"MallocMemory(\"test\", {size}) != nullptr")
+    expect((one.used_memory_size, two.used_memory_size), (4096, 2048), "used_memory_size_ of the two")
+    two.free_memory()
+    one.free_memory()
+    expect(one.used_memory_size, 4096, "device 1's used_memory_size_ with one holder left")
+    one.free_memory()
+    expect((one.used_memory_size, two.used_memory_size), (0, 0), "used_memory_size_ of the two")
+    expect((one.mapped_pages, two.mapped_pages, one.base, two.base), (0, 0, None, None),
+           "the active memory left (pages mapped, reserved ranges)")
