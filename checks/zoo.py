@@ -81,7 +81,7 @@ def _fused_broadcast() -> Graph:
 def _continuous_out_in() -> Graph:
     """Fused collectives' continuous outputs feeding HCCL continuous inputs (GE's ContinuousMemMng): ``ar``'s
     outputs 1 and 2 head ``ar2``'s inputs (one run in both: one block for the chain, no copy), while ``br``'s
-    two outputs feed ``br2`` swapped, which no chain can lay out (continuous_output_and_continuous_input.cc
+    two outputs feed ``br2`` swapped, which no chain can lay out (mem_layout_conflict_util.cc
     ``IsSameOrPartialSame`` fails): the conflict pass copies an input."""
     b = GraphBuilder("continuous_out_in")
     x = b.input("x", (1, 100))
