@@ -229,7 +229,7 @@ def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings:
         r = run("suite", suite_command(settings.suite_workers, [*settings.suite_args,
                                                                  *chosen_tests.pytest_args(box(i).tree.parent)]),
                 box(i).tree, _suite_env(box(i)), limits.suite_timeout)
-        progress(f"[{i + 1}/{n}] suite on {chosen_tests.describe()} {mutations[i].label} {mutations[i].operator}: "
+        progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator} on {chosen_tests.describe()}: "
                  f"{r.short()} ({r.seconds:.0f} s)")
         if journal is not None:
             journal.record_suite(i, mutations[i], r, chosen_tests.to_json())

@@ -211,5 +211,5 @@ def test_the_campaign_runs_only_the_tests_that_ran_each_mutants_line(tmp_path, m
                      15: {"tests": [], "why": "no test ran the line"},
                      3: {"tests": [], "why": "the site runs at import"},
                      19: {"tests": ["tests/test_x.py::test_nonnegative"], "why": ""}}
-    assert any("suite on 2 tests impl/x.py:7 compare: killed (violation: tests/test_x.py::test_f" in s
+    assert any("suite impl/x.py:7 compare on 2 tests: killed (violation: tests/test_x.py::test_f" in s
                for s in lines)
