@@ -28,7 +28,9 @@ from zcspec.impl.device import Device
 from zcspec.impl.device.trace import Alloc
 from zcspec.impl.runtime.user_buffers import alloc_outputs, read_outputs, stage_inputs, UserBuffer
 from zcspec.impl.runtime.v1 import load, LoadOptions, MemoryAllocationError, ParamInvalid, Session
-from zcspec.impl.runtime.v1.active_memory import ExpandableActiveMemoryAllocator, SessionMemAllocator
+from zcspec.impl.runtime.v1.active_memory import (
+    DRV_1G_PAGE, DRV_PAGE, ExpandableActiveMemoryAllocator, SessionMemAllocator,
+)
 
 REUSE = LoadOptions(reuse_zero_copy_memory=1)
 LEGACY = LoadOptions(legacy_copy_only_addrs=True)   # GE's copy_only_addrs_, which only its legacy paths read
@@ -388,3 +390,69 @@ def expandable_memory_allocator():
     expect((one.used_memory_size, two.used_memory_size), (0, 0), "used_memory_size_ of the two")
     expect((one.mapped_pages, two.mapped_pages, one.base, two.base), (0, 0, None, None),
            "the active memory left (pages mapped, reserved ranges)")
+
+
+def _pg_type(allocator) -> str:
+    """The page type its physical pool asks the driver for (GE's ``prop_.pg_type``): 1G for 1 GiB pages until
+    the driver refused one (``MallocPhysicalPage`` then retries, and keeps asking, with 2M), else 2M."""
+    pool = allocator.pool
+    last = next(p for p in reversed(pool.pages) if p is not None)
+    huge = pool.page_size == DRV_1G_PAGE and not pool.fell_back_to_2m and last.addr % DRV_1G_PAGE == 0
+    return "1G" if huge else "2M"
+
+
+def _expandable(dev, page_size=None):
+    sessions = SessionMemAllocator(ExpandableActiveMemoryAllocator, {dev.device_id: dev})
+    return sessions.get_mem_allocator(0, dev.device_id, "hbm", page_size or DRV_1G_PAGE)
+
+
+@ge_case("davinci_model_unittest.cc")
+def ExpandableActiveMemoryAllocator_Use1GSuccess_CheckPgType():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, ExpandableActiveMemoryAllocator_Use1GSuccess_CheckPgType):
+    an expandable allocator of 1 GiB pages backs 4096 bytes with a page of pg_type 1G; one of the default
+    page size (2 MiB) backs an incremental 1024 bytes with pg_type 2M. A caller's allocation at the start of
+    device 1 makes a 1G page (1 GiB-aligned) and a 2M one land apart."""
+    dev = Device(device_id=1, poison=False)
+    occupant = dev.malloc(4096, tag="occupant")
+    huge = _expandable(dev)
+    fact(huge.malloc_memory("test", 4096), 'MallocMemory("test", 4096) != nullptr')
+    expect(_pg_type(huge), "1G", "pg_type of the 1 GiB allocator's page")
+    huge.free_memory()
+    dev.free(occupant)
+    small = _expandable(Device(device_id=2, poison=False), DRV_PAGE)
+    fact(small.malloc_memory("test", 1024, incremental=True), 'MallocMemory("test", 1024, true) != nullptr')
+    expect(_pg_type(small), "2M", "pg_type of the default allocator's page")
+    small.free_memory()
+
+
+@ge_case("davinci_model_unittest.cc")
+def ExpandableActiveMemoryAllocator_Use1GMallocSuccessThenFailed():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, ExpandableActiveMemoryAllocator_Use1GMallocSuccessThenFailed):
+    1 GiB pages; the first incremental gigabyte gets a 1G page, the driver refuses the second 1G page and
+    MallocPhysicalPage retries with pg_type 2M, which succeeds. Here the driver's refusal is a device of
+    2.5 GiB on which a caller's allocation right after the first page leaves no 1 GiB-aligned gigabyte."""
+    dev = Device(device_id=1, capacity=(2 << 30) + (512 << 20), poison=False)
+    allocator = _expandable(dev)
+    fact(allocator.malloc_memory("test", 1 << 30, incremental=True), "the first gigabyte's address != nullptr")
+    expect(_pg_type(allocator), "1G", "pg_type of the first page")
+    occupant = dev.malloc(4096, tag="occupant")
+    fact(allocator.malloc_memory("test", 1 << 30, incremental=True), "the second gigabyte's address != nullptr")
+    expect((_pg_type(allocator), allocator.mapped_pages), ("2M", 2), "pg_type of the second page, pages mapped")
+    allocator.free_memory()
+    dev.free(occupant)
+
+
+@ge_case("davinci_model_unittest.cc")
+def ExpandableActiveMemoryAllocator_Use1GMallocFailed_NotSupport():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, ExpandableActiveMemoryAllocator_Use1GMallocFailed_NotSupport):
+    1 GiB pages on a driver that refuses every 1G page: an incremental 20480 bytes get one page of 1 GiB asked
+    for with pg_type 2M. Here: a device of 1.5 GiB whose first bytes a caller holds (no 1 GiB-aligned
+    gigabyte)."""
+    dev = Device(device_id=1, capacity=(1 << 30) + (512 << 20), poison=False)
+    occupant = dev.malloc(4096, tag="occupant")
+    allocator = _expandable(dev)
+    fact(allocator.malloc_memory("test", 20480, incremental=True), 'MallocMemory("test", 20480, true) != nullptr')
+    expect((_pg_type(allocator), allocator.pool.page_size, allocator.mapped_pages), ("2M", DRV_1G_PAGE, 1),
+           "pg_type, the size asked for, pages mapped")
+    allocator.free_memory()
+    dev.free(occupant)
