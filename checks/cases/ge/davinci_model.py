@@ -456,3 +456,21 @@ def ExpandableActiveMemoryAllocator_Use1GMallocFailed_NotSupport():
            "pg_type, the size asked for, pages mapped")
     allocator.free_memory()
     dev.free(occupant)
+
+
+@ge_case("davinci_model_unittest.cc")
+def static_graph_memory_outer_alloc():
+    """davinci_model_unittest.cc TEST_F(UtestDavinciModel, static_graph_memory_outer_alloc): policy "2" with
+    reuseZeroCopyMemory=1, and the caller's own 4096 bytes of feature memory (``ModelParam.mem_base``); GE
+    expects Init to succeed with one feature-map piece and the session's ActiveMemoryAllocator to hold no
+    block (MallocFeatureMapMem runs only without the caller's memory). Here the caller's work memory is as
+    large as the model's memory size; the feature map is placed at its start."""
+    session = Session("2")
+    model = _widened("model1", 24)
+    dev = Device(model.soc)
+    work = dev.malloc(model.memory_size, tag="caller work memory")
+    lm = load(dev, model, LoadOptions(session=session, reuse_zero_copy_memory=1), work=(work, model.memory_size))
+    expect(len(session.allocator(dev).blocks), 0, "the allocator's active_memorys_.size()")
+    expect(lm.base("feature_map"), work, "the feature map's base (the caller's memory)")
+    lm.unload()
+    dev.free(work)
