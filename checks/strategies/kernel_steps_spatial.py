@@ -91,10 +91,14 @@ def _pool(rng: random.Random, op: str) -> list[dict]:
     sizes, k, s, d, pads = _windowed(rng, 2)
     shape = [rng.randint(1, 2), rng.randint(1, 3)] + sizes
     attrs = {"kernel_shape": k, "strides": s, "pads": pads}
-    if op == "AveragePool":
+    if op == "AveragePool":   # one with count_include_pad and ceil_mode drawn, one at their defaults (0)
         attrs["count_include_pad"], attrs["ceil_mode"] = rng.choice([(0, 0), (0, 1), (1, 0)])
         outs = _ceil_out(shape, attrs) if attrs["ceil_mode"] else None
-        return [step(op, [_x(rng, shape)], omit(rng, attrs, count_include_pad=0, ceil_mode=0), outs=outs)]
+        plain = {k: v for k, v in attrs.items() if k not in ("count_include_pad", "ceil_mode")}
+        # begin pads to count or not (below the kernel: onnxruntime refuses a pad as long as the kernel)
+        plain["pads"] = [min(max(p, 1), k[j] - 1) if j < len(k) else p for j, p in enumerate(pads)]
+        return [step(op, [_x(rng, shape)], omit(rng, attrs, count_include_pad=0, ceil_mode=0), outs=outs),
+                step(op, [_x(rng, shape)], plain)]
     form = rng.choice(["dilated", "indices", "integers"])
     if form == "dilated":
         attrs.update(dilations=d, ceil_mode=rng.randint(0, 1))
