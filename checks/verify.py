@@ -34,7 +34,7 @@ counted again and again, is not a verified claim; distinct: ``campaign.observati
 Outputs that no oracle judged are counted and listed with the reason (``VerifyResult.notes``).
 With ``fail_fast`` the run stops at the first violation, crash or failed valid call.
 ``VerifyResult.timings`` has the seconds of each phase that ran to its end (zoo cases, front-end cases,
-shipped pytorch cases, ACL refusals, packing proofs and cases, GE's unit-test cases, node tests, dtype
+ACL refusals, packing proofs and cases, GE's unit-test cases, node tests, shipped pytorch cases, dtype
 sweep, campaign, corpus).
 """
 from __future__ import annotations
@@ -97,8 +97,8 @@ class VerifyConfig:
     onnx_node_tests: bool = True   # ONNX's backend node tests of the claimed ops (with the execution kind)
     acl_refusals: bool = True      # bad calls to the ACL entry points (with the execution kind)
     ge_cases: bool = True          # GE's ported unit tests, checks/cases/ge (with the ge strategy)
-    shipped_cases: bool = True     # onnx's shipped pytorch models, checks/shipped_pytorch_cases.py (with execution)
-    dtype_sweep: bool = True       # each op in each element type, checks/dtype_sweep_cases.py (with execution)
+    shipped_cases: bool = True     # onnx's shipped pytorch models, checks/shipped_pytorch_cases.py (with the node tests)
+    dtype_sweep: bool = True       # each op in each element type, checks/dtype_sweep_cases.py (with the node tests)
     artefacts: str | None = None   # a folder: write every artefact of the run (checks/verify_artefacts.py)
 
 
@@ -263,12 +263,6 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "front-end cases", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the front-end cases")
-    if "execution" in config.kinds and config.shipped_cases:
-        shipped = shipped_cases()
-        progress(f"shipped pytorch cases: {len(shipped)} models of the onnx package (opset 6) against their outputs")
-        if not _shipped_cases(result, shipped, config.soc, config.fail_fast):
-            return _stop(result, start, "the shipped pytorch cases")
-        lap = _lap(result, "shipped pytorch cases", lap)
     if "execution" in config.kinds and config.acl_refusals:
         refusals = acl_refusal_cases()
         progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
@@ -306,8 +300,16 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
             return _stop(result, start, "the ONNX node tests")
         lap = _lap(result, "ONNX node tests", lap)
-    if "execution" in config.kinds and config.dtype_sweep:
-        swept = sweep_cases()   # after the node tests: built from them, collected once per process
+    # With the node tests (as the front-end cases), after them: a front-end bug they catch is named by them
+    # first under --fail-fast, and the sweep is built from their cases, collected once per process.
+    if "execution" in config.kinds and config.onnx_node_tests and config.shipped_cases:
+        shipped = shipped_cases()
+        progress(f"shipped pytorch cases: {len(shipped)} models of the onnx package (opset 6) against their outputs")
+        if not _shipped_cases(result, shipped, config.soc, config.fail_fast):
+            return _stop(result, start, "the shipped pytorch cases")
+        lap = _lap(result, "shipped pytorch cases", lap)
+    if "execution" in config.kinds and config.onnx_node_tests and config.dtype_sweep:
+        swept = sweep_cases()
         progress(f"dtype sweep: {len(swept)} one-node models, each op in each element type ONNX allows")
         if not _dtype_sweep(result, swept, config.soc, progress, config.fail_fast):
             return _stop(result, start, "the dtype sweep")
@@ -512,7 +514,7 @@ def _dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast: boo
                     sweep.refused.append(case.label)
                 elif own.unjudged:
                     sweep.unjudged.append(case.label)
-            sweep.run += outcome != "refused"
+            sweep.run += outcome == "ran"
             if fail_fast and result.failing():
                 return False
     return True

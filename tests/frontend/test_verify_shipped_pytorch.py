@@ -14,9 +14,9 @@ from zcspec.checks.shipped_pytorch_cases import shipped_cases
 from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.impl.compiler.frontend import legacy_broadcast
 
-# Phase-only runs: no zoo model, no other phase.
+# Phase-only runs: no zoo model, no other phase (the phase runs with the node tests, which are stubbed out).
 ONLY_SHIPPED = VerifyConfig(models=(), kinds=("execution",), examples=0, proofs=False, corpus=False, ge_cases=False,
-                            acl_refusals=False, onnx_node_tests=False, dtype_sweep=False)
+                            acl_refusals=False, dtype_sweep=False)
 BROADCASTING = ("test_Softsign", "test_operator_add_broadcast", "test_operator_addconstant")
 
 
@@ -30,11 +30,13 @@ def _named(*names):
     return [c for c in shipped_cases() if c.name in names]
 
 
-def test_verify_runs_every_shipped_case_clean():
+def test_verify_runs_every_shipped_case_clean(monkeypatch):
+    monkeypatch.setattr(verify, "_node_tests", lambda *args: True)
+    monkeypatch.setattr(verify, "_frontend_cases", lambda *args: None)
     result = verify.verify(ONLY_SHIPPED)
     assert result.shipped_cases == (len(shipped_cases()), 0) and len(shipped_cases()) >= 100
     assert not result.errors and not result.failing()
-    assert [phase for phase, _ in result.timings] == ["zoo cases and device probes", "shipped pytorch cases"]
+    assert [phase for phase, _ in result.timings][-2:] == ["ONNX node tests", "shipped pytorch cases"]
 
 
 def test_broadcast_read_as_absent_fails_each_broadcasting_case_naming_it(monkeypatch):
@@ -62,6 +64,11 @@ def test_a_recorded_refusal_that_imports_now_fails(monkeypatch):
     result = _run(_named("test_operator_exp"))
     assert result.error_kinds == ["check"]
     assert "expected refused (a refusal recorded for the test), got pass" in result.errors[0][1]
+
+
+def test_without_the_node_tests_the_phase_is_left_out():
+    result = verify.verify(attrs.evolve(ONLY_SHIPPED, onnx_node_tests=False))
+    assert result.shipped_cases == (0, 0) and "shipped pytorch cases" not in dict(result.timings)
 
 
 def test_fail_fast_stops_at_the_first_failed_case(monkeypatch):
