@@ -12,6 +12,7 @@ import coverage
 
 from benchmarks.mutation import campaign, mutator, selection
 from benchmarks.mutation.journal import Identity, Journal
+from benchmarks.mutation.runs import Run
 from benchmarks.mutation.sandbox import Sandbox
 
 SOURCE = '''\
@@ -213,3 +214,37 @@ def test_the_campaign_runs_only_the_tests_that_ran_each_mutants_line(tmp_path, m
                      19: {"tests": ["tests/test_x.py::test_nonnegative"], "why": ""}}
     assert any("suite impl/x.py:7 compare on 2 tests: killed (violation: tests/test_x.py::test_f" in s
                for s in lines)
+
+
+def test_a_resumed_run_without_the_baselines_coverage_measures_it_before_the_suite_phase(tmp_path, monkeypatch):
+    """A journal from before the coverage was kept (or whose data was removed): the suite's verdicts still
+    to come get their selection from a coverage run made then, on the unmutated copy."""
+    pristine = _project(tmp_path)
+    (tmp_path / "verify.py").write_text(VERIFY)
+    monkeypatch.setattr(campaign, "verify_command", lambda extra, artefacts=None: [
+        sys.executable, str(tmp_path / "verify.py"), "--artefacts", str(artefacts)])
+    real_run, suites = campaign.run, []
+
+    def run(judge, cmd, cwd, env, timeout):   # the mutants' suite runs are only recorded
+        if judge == "suite":
+            suites.append(cmd)
+            return Run("suite", "survived", "", 0, 0.1, "", "")
+        return real_run(judge, cmd, cwd, env, timeout)
+
+    monkeypatch.setattr(campaign, "run", run)
+    journal = Journal.open(tmp_path / "out" / "run.journal.jsonl",
+                           Identity("c0ffee", 7, 1, (), (), (), "identical", 2, None, None))
+    journal.record_baseline(Run("verify", "survived", "", 0, 1.0, "", ""), Run("suite", "survived", "", 0, 9.0, "", ""),
+                            120.0, 600.0)
+    kept = tmp_path / "out" / "run.coverage"
+    settings = campaign.Settings(jobs=1, coverage=kept, commit="c0ffee", keep=True)   # keep: the listing stays
+    lines = []
+    limits = campaign.baseline(pristine, tmp_path / "work", settings, lines.append, journal=journal)
+    assert limits.coverage is None
+    source = (pristine.tree / FILE).read_text()
+    chosen = [next(m for m in mutator.file_sites(source, FILE) if (m.operator, m.line) == ("compare", 7))]
+    campaign.judge(chosen, pristine, tmp_path / "work", settings, limits, lines.append, journal)
+    assert selection.load(kept, "c0ffee") is not None
+    (cmd,) = suites
+    listing = next(a for a in cmd if a.startswith("@"))
+    assert open(listing[1:]).read().split() == ["tests/test_x.py::test_f[0]", "tests/test_x.py::test_f[1]"]
