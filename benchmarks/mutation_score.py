@@ -17,14 +17,14 @@ artefacts (every plan, model file, device trace, output digest, the case table) 
 unmutated run's: if any differs it is verify's miss, whatever the suite says; if all are identical,
 the test suite (``pytest -n 2 -q -x``, only there unless --suite survivors) decides between a miss
 and an equivalent mutant, now one with evidence: only the tests that ran the mutated line in the
-baseline's suite run, which runs under coverage (benchmarks/mutation/selection.py argues why their verdict
-is the whole suite's, and names where the whole suite runs instead; --whole-suite: always). Before the
-mutants, the unmutated copy must pass both judges, verify twice with identical artefacts (the baseline,
-whose times set the default limits: 4x, at least 120 s). Prints one line per mutant, then the scores with 95% Wilson intervals (overall; the
-claims on the silent mutants, those whose code neither crashed, hung nor refused its artefacts; the
-claims alone; the claims but the oracle on the silent ones outside the kernels) and the breakdown;
-writes every verdict and the output's tail to --out as JSON. Progress goes to stderr. Exits 1 when
-the overall score is under --target (default 90).
+baseline's suite run, which runs under coverage (benchmarks/mutation/selection.py argues why their
+verdict is the whole suite's, and names where the whole suite runs instead; --whole-suite: always).
+Before the mutants, the unmutated copy must pass both judges, verify twice with identical artefacts
+(the baseline, whose times set the default limits: 4x, at least 120 s). Prints one line per mutant,
+then the scores with 95% Wilson intervals (overall; the claims on the silent mutants, those whose
+code neither crashed, hung nor refused its artefacts; the claims alone; the claims but the oracle on
+the silent ones outside the kernels) and the breakdown; writes every verdict and the output's tail to
+--out as JSON. Progress goes to stderr. Exits 1 when the overall score is under --target (default 90).
 
 Every verdict is also appended, as it comes, to a journal beside --out (``<out>.journal.jsonl``,
 benchmarks/mutation/journal.py). A run that stops before its end (a figure run takes hours) resumes
