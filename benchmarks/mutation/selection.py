@@ -75,9 +75,6 @@ class BaselineCoverage:
     commit: str
     seconds: float
 
-    def meta_path(self) -> Path:
-        return meta_path(self.data)
-
 
 @attrs.frozen
 class Selection:
