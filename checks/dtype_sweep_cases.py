@@ -69,11 +69,11 @@ _REDUCE_GAP = ("impl gap: the front end imports it, and the kernel crashes on bf
                "(the reduction's identity asks numpy's iinfo of a float numpy does not know: ValueError)")
 _FLOAT16_ULP = ("EXEC-ORACLE's tolerance (1e-4 of the largest magnitude) is finer than float16's spacing "
                 "(2**-10): onnxruntime's float16 kernel rounds otherwise than zcspec's float32 one, by one ulp")
-# (op, type parameter, element type) -> why it fails today (see the module doc).
 _INT_MEAN = ("impl bug: the kernel divides an integer sum by the count with Python's floor division, ONNX's "
              "reference and onnxruntime truncate toward zero (a negative mean of -1.5 gives -2, not -1)")
 _COMPLEX_PAD = ("the refusal names the node and 'complex' (Pad's constant value, moved into an attribute, "
                 "cannot be one) but not the element type")
+# (op, type parameter, element type) -> why it fails today (see the module doc).
 KNOWN: dict[tuple[str, str, str], str] = {
     **{(op, "T", "bfloat16"): _KERNEL_GAP for op in ("ConvTranspose", "Erf", "Gelu", "HardSigmoid", "HardSwish",
                                                        "InstanceNormalization", "LayerNormalization", "GRU", "LSTM")},
