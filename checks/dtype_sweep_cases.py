@@ -63,25 +63,14 @@ TYPE_ATTRIBUTES = {"Cast": "to", "LayerNormalization": "stash_type"}
 # ONNX's spellings of a constraint's tensor types where zcspec names them otherwise.
 ONNX_NAMES = {"float": "float32", "double": "float64"}
 
-_KERNEL_GAP = ("impl gap: the front end imports it, and the kernel refuses bfloat16 on the device "
-               "(needs float16, float32 or float64): op_limits' float-only list lacks the op")
-_REDUCE_GAP = ("impl gap: the front end imports it, and the kernel crashes on bfloat16 on the device "
-               "(the reduction's identity asks numpy's iinfo of a float numpy does not know: ValueError)")
 _FLOAT16_ULP = ("EXEC-ORACLE's tolerance (1e-4 of the largest magnitude) is finer than float16's spacing "
                 "(2**-10): onnxruntime's float16 kernel rounds otherwise than zcspec's float32 one, by one ulp")
-_INT_MEAN = ("impl bug: the kernel divides an integer sum by the count with Python's floor division, ONNX's "
-             "reference and onnxruntime truncate toward zero (a negative mean of -1.5 gives -2, not -1)")
 _COMPLEX_PAD = ("the refusal names the node and 'complex' (Pad's constant value, moved into an attribute, "
                 "cannot be one) but not the element type")
 # (op, type parameter, element type) -> why it fails today (see the module doc).
 KNOWN: dict[tuple[str, str, str], str] = {
-    **{(op, "T", "bfloat16"): _KERNEL_GAP for op in ("ConvTranspose", "Erf", "Gelu", "HardSigmoid", "HardSwish",
-                                                       "InstanceNormalization", "LayerNormalization", "GRU", "LSTM")},
-    **{(op, "T", "bfloat16"): _REDUCE_GAP for op in ("ReduceMax", "ReduceMin")},
     ("HardSwish", "T", "float16"): _FLOAT16_ULP,
     ("Softmax", "T", "float16"): _FLOAT16_ULP,
-    ("ReduceMean", "T", "int32"): _INT_MEAN,
-    ("ReduceMean", "T", "int64"): _INT_MEAN,
     ("Pad", "T", "complex64"): _COMPLEX_PAD,
     ("Pad", "T", "complex128"): _COMPLEX_PAD,
 }

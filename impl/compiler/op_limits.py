@@ -134,7 +134,9 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
     ),
     **{op: (_FLOAT_KERNEL,) for op in ("Exp", "Sqrt", "Tanh", "Sigmoid", "LeakyRelu", "Softmax", "LRN", "Conv",
                                        "MaxPool", "AveragePool", "GlobalAveragePool", "Mean",
-                                       "Log", "Reciprocal", "Floor", "GlobalMaxPool")},
+                                       "Log", "Reciprocal", "Floor", "GlobalMaxPool", "ConvTranspose", "Erf",
+                                       "Gelu", "HardSigmoid", "HardSwish", "InstanceNormalization",
+                                       "LayerNormalization", "GRU", "LSTM")},
 }
 for _op in ("BatchNormalization", "Dropout"):
     UNSUPPORTED[_op] += (Unsupported(

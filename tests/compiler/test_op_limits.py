@@ -61,6 +61,16 @@ _FLOAT_ONLY = {
     "BatchNormalization": ([_X] + [np.ones(2, np.float32)] * 4, _X.shape, {}),
     "Log": ([_X], _X.shape, {}), "Reciprocal": ([_X], _X.shape, {}), "Floor": ([_X], _X.shape, {}),
     "GlobalMaxPool": ([_X], (1, 2, 1, 1), {}),
+    "ConvTranspose": ([_X, np.ones((2, 2, 2, 2), np.float32)], (1, 2, 4, 4), {}),
+    "Erf": ([_X], _X.shape, {}), "Gelu": ([_X], _X.shape, {}), "HardSigmoid": ([_X], _X.shape, {}),
+    "HardSwish": ([_X], _X.shape, {}),
+    "InstanceNormalization": ([_X, np.ones(2, np.float32), np.ones(2, np.float32)], _X.shape, {}),
+    "LayerNormalization": ([_X, np.ones(3, np.float32), np.ones(3, np.float32)], _X.shape, {}),
+    # recurrent ops: several outputs (Y, Y_h), so a list of shapes
+    "GRU": ([np.ones((2, 1, 3), np.float32), np.ones((1, 6, 3), np.float32), np.ones((1, 6, 2), np.float32)],
+            [(2, 1, 1, 2), (1, 1, 2)], {"hidden_size": 2}),
+    "LSTM": ([np.ones((2, 1, 3), np.float32), np.ones((1, 8, 3), np.float32), np.ones((1, 8, 2), np.float32)],
+             [(2, 1, 1, 2), (1, 1, 2)], {"hidden_size": 2}),
 }
 
 
@@ -72,11 +82,12 @@ def test_every_op_listed_as_float_only_is_checked_here():
 @pytest.mark.parametrize("op", sorted(_FLOAT_ONLY))
 def test_a_float_only_kernel_runs_float16_and_refuses_bfloat16(op):
     ins, shape, attrs = _FLOAT_ONLY[op]
+    shapes = shape if isinstance(shape, list) else [shape]
     half = [a.astype(np.float16) for a in ins]
-    device_run(DEV, op, half, [np.zeros(shape, np.float16)], **attrs)
+    device_run(DEV, op, half, [np.zeros(s, np.float16) for s in shapes], **attrs)
     bf16 = dtypes.numpy_dtype("bfloat16")
     with pytest.raises(KernelError, match="floating-point"):
-        device_run(DEV, op, [a.astype(bf16) for a in ins], [np.zeros(shape, bf16)], **attrs)
+        device_run(DEV, op, [a.astype(bf16) for a in ins], [np.zeros(s, bf16) for s in shapes], **attrs)
 
 
 def test_check_names_the_value_the_node_has():

@@ -20,19 +20,24 @@ def _l2(x, axis, keepdims):
 
 
 def _mean(x, axis, keepdims):
-    if x.dtype.kind in "iu":  # onnxruntime divides integer sums with integer division
-        return np.sum(x, axis=axis, keepdims=keepdims) // max(int(np.prod([x.shape[a] for a in axis])), 1)
+    if x.dtype.kind in "iu":
+        # onnxruntime and ONNX's reference divide an integer sum as C does, truncating toward zero (a mean
+        # of -1.5 is -1): numpy's floor division, raised by one where a negative sum leaves a remainder
+        total = np.sum(x, axis=axis, keepdims=keepdims)
+        count = max(int(np.prod([x.shape[a] for a in axis])), 1)
+        return total // count + ((total < 0) & (total % count != 0))
     return np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims)
 
 
 def _lowest(dtype, highest: bool = False):
-    """The identity of max (``highest`` False) or min over an empty set: -inf/+inf, an int's bounds, bool's."""
-    if dtype.kind == "f":
-        return np.inf if highest else -np.inf
+    """The identity of max (``highest`` False) or min over an empty set: an int's bounds, bool's, and
+    -inf/+inf for any float (bfloat16's numpy kind is not "f")."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.max if highest else info.min
     if dtype.kind == "b":
         return highest
-    info = np.iinfo(dtype)
-    return info.max if highest else info.min
+    return np.inf if highest else -np.inf
 
 
 _REDUCE = {
