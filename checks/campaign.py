@@ -25,7 +25,7 @@ import attrs
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from zcspec.checks.counterexample import PROOF_PREFIX, Counterexample, proof_violation
+from zcspec.checks.counterexample import CRASH, PROOF_PREFIX, Counterexample, crash_violation, proof_violation
 from zcspec.checks.execution import races
 from zcspec.checks.proofs.cases import CLAIMS, claimed_proofs
 from zcspec.checks.proofs.z3_layout import PROVED, UNKNOWN
@@ -151,18 +151,33 @@ class CampaignResult:
 def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with: str | None = None,
                  on_case: Callable[[int], None] | None = None, shrink: bool = True,
                  proofs: tuple[str, ...] = CAMPAIGN_PROOFS, database=None,
-                 on_observed: Callable[[str, object, list, list], None] | None = None) -> CampaignResult:
+                 on_observed: Callable[[str, object, list, list], None] | None = None,
+                 crashes_as_failures: bool = False) -> CampaignResult:
     """``max_examples`` scenarios of ``strategy``: every invariant, and the proofs named by ``proofs``
     (claim ids of ``checks.proofs.cases``; ``()``: none); the first failure shrunk.
 
     ``database`` (a Hypothesis ``ExampleDatabase``): the failing examples saved there are replayed
     first, and a new failure is saved there shrunk (checks/explore_parallel.py shares one between
     workers); None (the default) keeps nothing between runs. ``on_observed(key, scenario, observations,
-    reports)`` is called for each case checked (``zcspec verify --artefacts`` writes them)."""
+    reports)`` is called for each case checked (``zcspec verify --artefacts`` writes them).
+
+    ``crashes_as_failures``: an exception the code under test raises on a case is a failure like a violated
+    invariant (shrunk, and the counterexample's invariant is ``CRASH``); by default it propagates."""
     tally = Tally()
     last_failure: list = []
 
     def prop(scenario):
+        try:
+            judged(scenario)
+        except _Failed:
+            raise
+        except Exception as e:
+            if not crashes_as_failures:
+                raise
+            last_failure[:] = [scenario, (CRASH, crash_violation(e))]
+            raise _Failed(f"{CRASH}: {type(e).__name__}: {e}") from e
+
+    def judged(scenario):
         key, observations = key_of(scenario), observe(scenario)
         reports, _failed = check_observations(key, observations, tally, races(scenario))   # failed: in tally.notes
         if on_observed:
@@ -179,7 +194,7 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
             on_case(tally.cases)
         if failure:
             last_failure[:] = [scenario, failure]
-            raise AssertionError(f"{failure[0]}: {failure[1]['culprit']}: {failure[1]['message']}")
+            raise _Failed(f"{failure[0]}: {failure[1]['culprit']}: {failure[1]['message']}")
 
     phases = ([Phase.reuse] if database is not None else []) + \
         ([Phase.generate, Phase.shrink] if shrink else [Phase.generate])
@@ -202,6 +217,20 @@ def run_campaign(strategy, *, max_examples: int = 100, seed: int = 0, found_with
     return CampaignResult(tally, cx, time.perf_counter() - start)
 
 
+def _crash_case(strategy, batch: int, seed: int) -> Counterexample | None:
+    """The campaign of ``seed`` again, a crash of the code under test a failure Hypothesis shrinks: its
+    ``CRASH`` counterexample, or None when the crash does not come back (or comes from the drawing itself,
+    outside the code under test)."""
+    try:
+        return run_campaign(strategy, max_examples=batch, seed=seed, crashes_as_failures=True).counterexample
+    except Exception:
+        return None
+
+
+class _Failed(AssertionError):
+    """A case failed a claim, a proof or (``crashes_as_failures``) raised: what Hypothesis shrinks."""
+
+
 def _jsonable(values: dict) -> dict:
     return json.loads(json.dumps(values, default=str))
 
@@ -214,8 +243,9 @@ def explore(strategy, *, seconds: float, seed: int = 0, batch: int = EXPLORE_BAT
             crashes: list | None = None, seed_step: int = 1, database=None) -> tuple[Tally, list[Counterexample]]:
     """Campaigns with seeds ``seed, seed + seed_step, ...`` until ``seconds`` have passed; every
     failure kept. A campaign whose code under test crashed (not a spec verdict) is recorded in
-    ``crashes`` (``"seed N: error"``) and the next seed runs; without a ``crashes`` list the crash
-    is raised. ``database``: see ``run_campaign`` (each campaign replays it first)."""
+    ``crashes`` (``"seed N: error"``), run again with the crash as a failure so that its case is shrunk
+    into a ``CRASH`` counterexample among those returned, and the next seed runs; without a ``crashes``
+    list the crash is raised. ``database``: see ``run_campaign`` (each campaign replays it first)."""
     total, found = Tally(), []
     start = time.perf_counter()
     k = 0
@@ -226,6 +256,8 @@ def explore(strategy, *, seconds: float, seed: int = 0, batch: int = EXPLORE_BAT
             if crashes is None:
                 raise
             crashes.append(f"seed {seed + k * seed_step}: {type(e).__name__}: {str(e)[:200]}")
+            if (cx := _crash_case(strategy, batch, seed + k * seed_step)) is not None:
+                found.append(cx)
             k += 1
             continue
         total.merge(result.tally)

@@ -17,10 +17,16 @@ A case that a Z3 proof refuted (the random campaign runs them, checks/campaign.p
 invariant of the spec to name: its ``invariant`` is the proof's pseudo-claim id, ``PROOF-`` and
 the proof kind (``PROOF-LAYOUT``, ``PROOF-V1-REFRESH``: checks/proofs/cases.py), and its
 ``violation`` the proof's verdict (``proof_violation``); ``zcspec replay`` re-runs that proof.
+
+A case on which the code under test raised (a crash, not a spec verdict; ``zcspec explore`` shrinks the
+case of a crashed campaign) names no invariant either: its ``invariant`` is ``CRASH`` and its
+``violation`` the exception (``crash_violation``: its type, message and the innermost frame);
+``zcspec replay`` re-runs every check on the scenario and fails while it still raises.
 """
 from __future__ import annotations
 
 import json
+import traceback
 from importlib import metadata
 
 import attrs
@@ -33,6 +39,15 @@ FORMAT = "zcspec-counterexample"
 VERSION = 1
 EXPECTS = ("fixed", "violation")
 PROOF_PREFIX = "PROOF-"
+CRASH = "CRASH"
+
+
+def crash_violation(error: BaseException) -> dict:
+    """The ``violation`` of a case on which the code under test raised ``error``: its type, its message and
+    where it was raised (the innermost frame of its traceback)."""
+    frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    where = f"{frame.filename}:{frame.lineno} in {frame.name}" if frame else ""
+    return {"culprit": type(error).__name__, "message": str(error)[:2000], "values": {"raised_at": where}}
 
 
 def proof_violation(claim: str, proof) -> dict:
@@ -61,6 +76,11 @@ class Counterexample:
     found_with: str | None = None
     note: str = ""
     zcspec: str = attrs.field(factory=zcspec_version)
+
+    @property
+    def is_crash(self) -> bool:
+        """Whether the code under test raised on the scenario (no invariant was judged)."""
+        return self.invariant == CRASH
 
     @property
     def is_proof(self) -> bool:

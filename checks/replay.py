@@ -33,6 +33,8 @@ class ReplayResult:
             state = "still fails:\n" + "\n".join(f"  {v}" for v in self.violations)
         elif cx.is_proof:
             state = "passes now (proved)"
+        elif cx.is_crash:
+            state = "passes now (it no longer raises, and every invariant holds)"
         else:
             state = "passes now (the invariant holds)"
         hazard = " [documented hazard: expected to keep failing]" if cx.expect == "violation" else ""
@@ -41,11 +43,12 @@ class ReplayResult:
 
 def replay(cx: Counterexample) -> ReplayResult:
     """Re-run the scenario on the code as it is now and re-check the counterexample's invariant
-    (for a proof's pseudo-claim id, re-run that proof: it passes only when proved)."""
+    (for a proof's pseudo-claim id, re-run that proof: it passes only when proved; for a crash, every
+    invariant: it passes once the scenario no longer raises and none is violated)."""
     if cx.is_proof:
         return _replay_proof(cx)
     try:
-        reports = evaluate(cx.scenario, (cx.invariant,))
+        reports = evaluate(cx.scenario, None if cx.is_crash else (cx.invariant,))
     except Exception as e:  # a crash of the code under test is a failure to report, not to hide
         return ReplayResult(cx, True, (), f"{type(e).__name__}: {e}")
     violations = tuple(v for r in reports for v in r.violations)
