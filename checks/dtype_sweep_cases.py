@@ -65,14 +65,10 @@ ONNX_NAMES = {"float": "float32", "double": "float64"}
 
 _FLOAT16_ULP = ("EXEC-ORACLE's tolerance (1e-4 of the largest magnitude) is finer than float16's spacing "
                 "(2**-10): onnxruntime's float16 kernel rounds otherwise than zcspec's float32 one, by one ulp")
-_COMPLEX_PAD = ("the refusal names the node and 'complex' (Pad's constant value, moved into an attribute, "
-                "cannot be one) but not the element type")
 # (op, type parameter, element type) -> why it fails today (see the module doc).
 KNOWN: dict[tuple[str, str, str], str] = {
     ("HardSwish", "T", "float16"): _FLOAT16_ULP,
     ("Softmax", "T", "float16"): _FLOAT16_ULP,
-    ("Pad", "T", "complex64"): _COMPLEX_PAD,
-    ("Pad", "T", "complex128"): _COMPLEX_PAD,
 }
 
 

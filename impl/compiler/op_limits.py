@@ -120,6 +120,11 @@ UNSUPPORTED: dict[str, tuple[Unsupported, ...]] = {
                         "inputs' dynamic dims with --shape, or re-export at opset 7 or later"),)
        for op in ("Add", "Sub", "Mul", "Div", "Pow", "Gemm", "And", "Or", "Equal", "Greater", "Less")},
     "BatchNormalization": (_FLOAT_KERNEL,),
+    # detected by the front end (onnx_nodes._no_complex_attribute), only where a constant value is given:
+    # a complex Pad padding with the default zero imports
+    "Pad": (Unsupported("complex", "a complex constant value",
+                        "the front end moves Pad's constant value into the node's attributes, which hold no complex "
+                        "number; pad the real and the imaginary part apart"),),
     "Dropout": (
         Unsupported("training", "training mode with a non-zero ratio",
                     f"{_TRAINING}: it drops random elements, different ones on every run (training mode "

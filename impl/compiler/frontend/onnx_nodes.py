@@ -168,6 +168,15 @@ def _operand_value(tensor: str, consts: ConstTable):
     return value.item() if value.ndim == 0 else tuple(value.reshape(-1).tolist())
 
 
+def _no_complex_attribute(name: str, op_type: str, tensor: str, consts: ConstTable) -> None:
+    """A complex constant cannot become an attribute (the IR's attributes hold no complex number): refused
+    by the op's ``complex`` entry of op_limits, naming the element type (Pad's constant value)."""
+    dtype = consts[tensor].desc(tensor).dtype
+    if dtype.startswith("complex") and any(e.key == "complex" for e in op_limits.entries(op_type)):
+        entry = op_limits.find(op_type, "complex")
+        raise UnsupportedFeatureError(name, op_limits.message(op_type, entry, f"element type {dtype}"))
+
+
 def _dropout_operands(node, name: str, attrs: dict, consts: ConstTable, behind) -> list[str]:
     """Dropout's ratio and training_mode operands (opset 12) as attributes. An identity Dropout (see
     ``constant_fold.dropout_is_identity``) needs no training_mode, and its ratio only when it is known;
@@ -204,6 +213,7 @@ def _operands_to_attrs(node, name: str, inputs: list[str], attrs: dict, consts: 
         if operand is None:
             kept.append(tensor)
         elif tensor and tensor in consts:
+            _no_complex_attribute(name, node.op_type, tensor, consts)
             attrs[operand.name] = _operand_value(tensor, consts)
         elif tensor and operand.decides == VALUE:
             late[operand.name] = tensor
