@@ -275,13 +275,19 @@ def _alias_shares_root(plan: PlanObservation):
         elif t.block is not None and root.block is not None and t.block != root.block:
             yield violation(f"tensor {t.name!r}", f"aliases {root.name!r} but is in block {t.block!r}, "
                             f"the root is in block {root.block!r}", root=root.name)
+        elif t.offset + t.aligned_size > root.offset + root.aligned_size:
+            yield violation(f"tensor {t.name!r}", f"aliases {root.name!r} but reserves [{t.offset}, "
+                            f"{t.offset + t.aligned_size}) of {t.region!r} (aligned_size={t.aligned_size}), past "
+                            f"the root's reserved [{root.offset}, {root.offset + root.aligned_size})", root=root.name)
 
 
 ALIAS_SHARES_ROOT = Invariant(
     id="LAYOUT-ALIAS-SHARES-ROOT",
     title="Aliases share their root's memory",
     statement="A tensor with alias_of (a view, a ref or in-place output) lies inside the memory of the root "
-              "of its alias chain: same region, inside the root's byte range, and in the root's block.",
+              "of its alias chain: same region, inside the root's byte range, and in the root's block; the "
+              "range it reports as reserved (offset + aligned_size) ends no later than the root's: an alias "
+              "reserves nothing of its own.",
     rationale="GE plans one block per symbol (the set of anchors that must share a buffer) and gives ref "
               "outputs their input's offset; a view that does not sit in its root's memory reads stale data. "
               "The non-overlap check treats root and aliases as one piece of memory, which is sound only if "

@@ -172,6 +172,26 @@ def _group_begins_at_first_step():
     return attribute(_Facts, "first_write", lambda original: (lambda self, roots, stream, first: first))
 
 
+def _alias_reserves_past_root():
+    """An alias's aligned size rounded up on its own instead of cut at its root's reserved end (``max`` for
+    ``min`` in sizes.alias_sizes): a piece near the end of its root then reports reserving bytes past it,
+    which the model-file loader refuses on GE's plans and no layout claim read (a mutant verify missed)."""
+    def make(alias_sizes):
+        def wrong(size, offset, root_offset, root_size, root_aligned, options):
+            size, _ = alias_sizes(size, offset, root_offset, root_size, root_aligned, options)
+            return size, max(size, block_size(size, options), root_offset + root_aligned - offset)
+        return wrong
+    from zcspec.impl.compiler.memory.sizes import block_size
+    return swap("zcspec.impl.compiler.memory.sizes", "alias_sizes", make)
+
+
+def _inner_axis_cut_as_view():
+    """The outer axis taken as the first axis whose size is not 2 (``!= 2`` for ``!= 1``): a Split along
+    axis 1 of a (2, 4, 8) tensor becomes a view whose pieces are not contiguous (a mutant verify missed)."""
+    return swap("zcspec.impl.compiler.passes.outer_axis_views", "_outer_axis",
+                lambda f: (lambda shape: next((i for i, d in enumerate(shape) if d != 2), 0)))
+
+
 BUGS = {
     "lifetime-one-step-early": ("a lifetime ending a step early", _lifetime_one_step_early),
     "zero-copy-takes-freed-blocks": ("zero-copy units allowed to take freed blocks", _zero_copy_takes_freed_blocks),
@@ -187,6 +207,8 @@ BUGS = {
                                  _group_begins_at_first_step),
     "bounds-loosened-overrun": ("a loosened bounds check letting a kernel write past a user buffer",
                                 _bounds_loosened_and_size_check_off),
+    "alias-reserves-past-root": ("an alias reporting reserved bytes past its root's", _alias_reserves_past_root),
+    "inner-axis-cut-as-view": ("a Split along an inner axis made a view", _inner_axis_cut_as_view),
 }
 
 
