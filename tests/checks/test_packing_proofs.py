@@ -76,3 +76,26 @@ def test_verify_fails_on_the_twin_pruning_bug(monkeypatch):
     failed = [case for case, p in result.proofs if not p.passed]
     assert failed and all(case.startswith("packing [") for case in failed)
     assert not result.ok(())
+
+
+def test_a_buffer_defaulting_to_alignment_2_is_refuted(monkeypatch):
+    # A mutant verify missed: Buffer's default ``align`` 1 -> 2 made every compact plan looser and passed,
+    # because each instance gave its alignment explicitly and the judge read it back from the Buffer.
+    monkeypatch.setattr(Buffer.__init__, "__defaults__", (2,))
+    assert Buffer("x", 0, 1, 3).align == 2   # the planted default is in force
+    refuted = [r for r in (packing.prove_packing(b) for b in packing.instances(PACKINGS, 0)) if r.status == "refuted"]
+    assert refuted and {r.kind for r in refuted} <= {"suboptimal", "bound"}
+
+
+def test_instances_leave_alignment_1_to_the_buffer_default():
+    built = [w.buffer() for inst in packing.instances(PACKINGS, 0) for w in inst if w.align == 1]
+    assert built and all(b.align == 1 for b in built)
+
+
+def test_verify_fails_on_a_buffer_default_alignment_of_2(monkeypatch):
+    monkeypatch.setattr(Buffer.__init__, "__defaults__", (2,))
+    config = VerifyConfig(models=(), kinds=("plan",), examples=0, corpus=False, onnx_node_tests=False)
+    result = verify(config)
+    failed = [case for case, p in result.proofs if not p.passed]
+    assert failed and all(case.startswith("packing [") for case in failed)
+    assert not result.ok(())
