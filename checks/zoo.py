@@ -105,11 +105,19 @@ def _phony_concat() -> Graph:
 
 
 def _split_views() -> Graph:
+    """Outer-axis cuts that become views (axis 0 of (6, 40); axis 1 of (1, 4, 8), the first axis not 1)
+    and one that must not (axis 1 of (2, 4, 8): its pieces are not contiguous, so a view there reads the
+    wrong rows, which only the outputs show)."""
     b = GraphBuilder("split_views")
     x = b.input("x", (6, 40))
     top, rest = b.op("Split", [x], outputs=[((2, 40), "float32"), ((4, 40), "float32")], axis=0, split=(2, 4))
     sl = b.op("Slice", [x], shape=(3, 40), starts=(1,), ends=(4,), axes=(0,))
-    b.output(b.op("Relu", [top]), b.op("Neg", [rest]), b.op("Abs", [sl]))
+    one = b.op("Relu", [b.input("one", (1, 4, 8))])
+    left, right = b.op("Split", [one], outputs=[((1, 1, 8), "float32"), ((1, 3, 8), "float32")], axis=1, split=(1, 3))
+    two = b.op("Relu", [b.input("two", (2, 4, 8))])
+    front, back = b.op("Split", [two], outputs=[((2, 2, 8), "float32"), ((2, 2, 8), "float32")], axis=1, split=(2, 2))
+    b.output(b.op("Relu", [top]), b.op("Neg", [rest]), b.op("Abs", [sl]), b.op("Neg", [left]), b.op("Abs", [right]),
+             b.op("Neg", [front]), b.op("Abs", [back]))
     return b.build()
 
 
