@@ -2,11 +2,11 @@
 
 ``spec_events(trace, span, names, first_seq=0)`` turns the device events at positions
 ``[begin, end)`` of ``trace`` into :class:`zcspec.spec.observables.trace.Event` s numbered
-from ``first_seq``; ``spec_event(e, position, seq, names)`` does one. This transcribes and
+from ``first_seq``; ``spec_event(e, seq, names)`` does one. This transcribes and
 decides nothing: each device event becomes the spec event of the same happening, its
 addresses, sizes and stream copied over. What the trace says in the runtime's own words
-(device task names, allocation tags, which copy moved which I/O, which tensor a task's
-argument slot holds in the model file) is translated through :class:`TraceNames`, plain
+(device task names, allocation tags, which tensor a task's argument slot holds in the
+model file) is translated through :class:`TraceNames`, plain
 data the runtime's observer supplies.
 
 =================  ==========================================================================
@@ -14,7 +14,8 @@ device event       spec event
 =================  ==========================================================================
 ``Alloc``          ``alloc``: address, size, owner (from the tag), purpose (the tag), space
 ``Free``           ``free``: address
-``Copy``           ``copy``: direction, src, dst, size, io (the I/O the copy moves, if any), stream
+``Copy``           ``copy``: direction, src, dst, size, stream (which I/O a copy moves is the spec's to tell,
+                   from the addresses: a runtime's word for it is not transcribed)
 ``ArgWrite``       ``arg_write``: task, slot, value
 ``Launch``         ``launch``: task, op, reads (its input slots' ranges, then the outputs an accumulating
                    kernel read before writing them), writes (each range named by its slot's tensor), stream
@@ -49,7 +50,6 @@ class TraceNames:
 
     - ``tasks``: device task name -> the model's task index (the model file's numbering);
       a task not listed is transcribed with ``task=None``;
-    - ``copies``: trace position of a ``Copy`` -> the display name of the I/O it moves;
     - ``owners``: ``(tag prefix, owner)`` pairs, the first prefix the tag starts with wins;
       an owner of None leaves the allocation (and its free) out;
     - ``default_owner``: the owner of a tag no prefix matches (None: left out);
@@ -58,7 +58,6 @@ class TraceNames:
     """
 
     tasks: Mapping[str, int]
-    copies: Mapping[int, str] = attrs.field(factory=dict)
     owners: tuple[tuple[str, str | None], ...] = ()
     default_owner: str | None = "user"
     slots: Mapping[int, SlotTensors] = attrs.field(factory=dict)
@@ -80,8 +79,8 @@ def _ranges(pairs, tensors: tuple[str, ...]) -> tuple[Range, ...]:
     return tuple(Range(a, n, tensors[i] if named else None) for i, (a, n) in enumerate(pairs))
 
 
-def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
-    """The spec event numbered ``seq`` for device event ``e`` at trace ``position`` (None: not observed)."""
+def spec_event(e, seq: int, names: TraceNames) -> Event | None:
+    """The spec event numbered ``seq`` for device event ``e`` (None: not observed)."""
     if isinstance(e, (tr.Alloc, tr.Free)):
         owner = names.owner(e.tag)
         if owner is None:
@@ -90,8 +89,7 @@ def spec_event(e, position: int, seq: int, names: TraceNames) -> Event | None:
             return Event(seq, "free", address=e.addr)
         return Event(seq, "alloc", address=e.addr, size=e.size, owner=owner, purpose=e.tag, space=e.space)
     if isinstance(e, tr.Copy):
-        return Event(seq, "copy", direction=e.direction, src=e.src, dst=e.dst, size=e.nbytes,
-                     io=names.copies.get(position), stream=e.stream)
+        return Event(seq, "copy", direction=e.direction, src=e.src, dst=e.dst, size=e.nbytes, stream=e.stream)
     if isinstance(e, tr.ArgWrite):
         return Event(seq, "arg_write", task=names.tasks.get(e.task), slot=e.slot, value=e.value)
     if isinstance(e, (tr.Launch, tr.FaultedLaunch)):
@@ -111,8 +109,8 @@ def spec_events(trace: tr.Trace, span: tuple[int, int], names: TraceNames, first
     """The spec events of trace positions ``[span[0], span[1])``, numbered from ``first_seq``."""
     begin, end = span
     out: list[Event] = []
-    for k, e in enumerate(trace.since(begin)[:end - begin]):
-        ev = spec_event(e, begin + k, first_seq + len(out), names)
+    for e in trace.since(begin)[:end - begin]:
+        ev = spec_event(e, first_seq + len(out), names)
         if ev is not None:
             out.append(ev)
     return out
@@ -127,7 +125,7 @@ def allocation_events(trace: tr.Trace, span: tuple[int, int], names: TraceNames 
     out: list[Event] = []
     for k, e in enumerate(trace.since(begin)[:max(end - begin, 0)]):
         if isinstance(e, (tr.Alloc, tr.Free)):
-            ev = spec_event(e, begin + k, first_seq + len(out), names_at(begin + k))
+            ev = spec_event(e, first_seq + len(out), names_at(begin + k))
             if ev is not None:
                 out.append(ev)
     return out

@@ -38,7 +38,6 @@ class ExecutionRecord:
     - ``buffers``: the caller's buffers as passed, in model order (also when the call was refused);
     - ``counters``: the device counters of the call alone;
     - ``io_addresses``: ``(role, index)`` -> the device address the tasks used for that I/O;
-    - ``copies``: trace position of each copy that moved an I/O -> its ``(role, index)``;
     - ``error``: what the call raised, None when it succeeded.
 
     Fields one runtime fills (the other leaves the default):
@@ -55,7 +54,6 @@ class ExecutionRecord:
     buffers: tuple[GivenBuffer, ...]
     counters: Counters
     io_addresses: Mapping[tuple[str, int], int]
-    copies: Mapping[int, tuple[str, int]]
     error: BaseException | None = None
     refresh: object = None
     log: tuple[int, int] = (0, 0)

@@ -9,8 +9,10 @@ kind           fields
 ``alloc``      ``address``, ``size``, ``owner``, ``purpose``, ``space`` (``device`` or ``host``: the
                address space the allocation was made in)
 ``free``       ``address``
-``copy``       ``direction`` (h2d/d2h/d2d/h2h), ``src``, ``dst``, ``size``, ``io``, ``stream``
-               (None: a synchronous copy the host made, ordered with everything before and after it)
+``copy``       ``direction`` (h2d/d2h/d2d/h2h), ``src``, ``dst``, ``size``, ``stream``
+               (None: a synchronous copy the host made, ordered with everything before and after it),
+               ``io`` (a display label only: no claim reads it; which I/O a copy moves is told from its
+               addresses, and zcspec's own observers leave it unset)
 ``arg_write``  ``task``, ``slot``, ``value`` (an argument slot refreshed)
 ``launch``     ``task``, ``op`` (its op type), ``reads``, ``writes`` (ranges a kernel touched, or designated
                before a ``fault``; each names the tensor its slot holds in the model file), ``stream``

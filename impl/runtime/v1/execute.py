@@ -49,7 +49,6 @@ class _Call:
     temps: list[int] = attrs.field(factory=list)         # staging buffers to free
     refresh: Refresh | None = None                         # the refresh, once applied
     addresses: dict = attrs.field(factory=dict)          # (role, index) -> address the tasks use
-    copies: dict = attrs.field(factory=dict)             # trace position of an I/O copy -> (role, index)
 
 
 def execute(lm, inputs: list, outputs: list, batch: str | None = None) -> ExecutionRecord:
@@ -132,7 +131,7 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     call.refresh = plan
     for b in bindings:
         if b.io.role == "input" and b.mode != "refresh":
-            _copy(lm, call, b, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
+            _copy(lm, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
     for task, t, waits in zip(lm.tasks, lm.model.tasks.tasks, lm.waits):
         if not branches.launches(t, batch):
             continue   # another dynamic-batch branch: its memory may be this branch's (dynamic_batch_mem_assigner.cc)
@@ -146,13 +145,12 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     for b in bindings:
         if b.io.role == "output" and b.mode != "refresh" and b.address != b.buffer.addr:
             # none onto itself (CopyOutputForNoZeroCopy)
-            _copy(lm, call, b, b.buffer.addr, b.address, b.io.desc.nbytes)
+            _copy(lm, b.buffer.addr, b.address, b.io.desc.nbytes)
 
 
-def _copy(lm, call: _Call, b: Binding, dst: int, src: int, nbytes: int) -> None:
+def _copy(lm, dst: int, src: int, nbytes: int) -> None:
     if nbytes == 0:
         return   # zero-length copies are skipped (CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy)
-    call.copies[lm.device.trace.mark()] = b.io.key
     lm.device.memcpy(dst, src, nbytes)
 
 
@@ -164,4 +162,4 @@ def _finish(lm, call: _Call, error) -> None:
         dev = lm.device
         lm.state.last_call = ExecutionRecord(
             (call.mark, dev.trace.mark()), call.given, dev.counters - call.before, dict(call.addresses),
-            dict(call.copies), error, refresh=call.refresh)
+            error, refresh=call.refresh)

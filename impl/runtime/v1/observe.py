@@ -45,11 +45,10 @@ OWNERS = ((MODEL_TAG, "model"), (SESSION_TAG, "session"), ("v1 ", "runtime"))   
 OWNERS_ELSEWHERE = ((MODEL_TAG, None),) + OWNERS[1:]
 
 
-def _trace_names(lm, copies: dict | None = None, owners=OWNERS) -> TraceNames:
-    """The trace's task names and tags in the observation's terms; ``copies``: position -> (role, index)."""
-    names = io_names(lm.model)
-    return TraceNames({n: i for i, n in enumerate(task_names(lm.model))},
-                      {p: names[k] for p, k in (copies or {}).items()}, owners, "user", slot_tensors(lm.model.tasks.tasks))
+def _trace_names(lm, owners=OWNERS) -> TraceNames:
+    """The trace's task names and tags in the observation's terms."""
+    return TraceNames({n: i for i, n in enumerate(task_names(lm.model))}, owners, "user",
+                      slot_tensors(lm.model.tasks.tasks))
 
 
 def _session_calls(trace, span: tuple[int, int], call: str) -> list:
@@ -61,7 +60,7 @@ def _session_calls(trace, span: tuple[int, int], call: str) -> list:
 
 def _session_blocks(lm, allocator: str) -> list[Event]:
     """``allocator``'s blocks live when the load began (the session's earlier loads made them), as alloc events."""
-    names = TraceNames({}, {}, ((allocator + " ", "session"),), None)
+    names = TraceNames({}, ((allocator + " ", "session"),), None)
     live: dict[int, Event] = {}
     for e in allocation_events(lm.device.trace, (0, lm.load_span[0]), names):
         if e.kind == "alloc":
@@ -142,7 +141,7 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
     elsewhere = _trace_names(lm, owners=OWNERS_ELSEWHERE)
     events = allocation_events(lm.device.trace, (lm.load_span[1], record.trace[0]), elsewhere)
     events.append(Event(len(events), "call_begin", call="execute"))
-    events += spec_events(lm.device.trace, record.trace, _trace_names(lm, record.copies), first_seq=len(events))
+    events += spec_events(lm.device.trace, record.trace, _trace_names(lm), first_seq=len(events))
     err = record.error
     if err is not None:
         events.append(Event(len(events), "error", message=str(err), io=getattr(err, "buffer", None) or None,

@@ -28,7 +28,6 @@ import attrs
 
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.impl.device import Device, DeviceFault, EventRecordTask, EventWaitTask, HcclTask, KernelTask, MemsetTask, Slot
-from zcspec.impl.device import trace as tr
 from zcspec.impl.device.tasks import SLOT_BYTES
 from zcspec.impl.platform import dtypes, storage
 from zcspec.impl.runtime import branches
@@ -187,14 +186,9 @@ class StreamExecutor:
             end = len(self.device.trace)
             self.records.append(ExecutionRecord(
                 (begin, end), _given(inputs, t.inputs) + _given(before, t.outputs), self.device.counters - counters,
-                dict(frame.io_addresses), self._copies(frame, begin, end), error, log=(log_begin, len(self.log)),
+                dict(frame.io_addresses), error, log=(log_begin, len(self.log)),
                 handed=dict(frame.handed)))
         return outputs
-
-    def _copies(self, frame: Frame, begin: int, end: int) -> dict[int, tuple]:
-        """Trace position -> (role, index) of every copy in ``[begin, end)`` made by a copy task that moves an I/O."""
-        return {begin + k: frame.copy_io[e.task] for k, e in enumerate(self.device.trace.since(begin)[:end - begin])
-                if isinstance(e, tr.Copy) and e.task in frame.copy_io}
 
     def _run(self, frame: Frame) -> None:
         values = frame.values

@@ -37,7 +37,6 @@ class Frame:
         self.held: dict[int, MemBlock] = {}
         self.deferred: list[MemBlock] = []
         self.io_addresses: dict[tuple, int] = {}  # (role, index) -> address the tasks used for that I/O
-        self.copy_io: dict[str, tuple] = {}       # copy task name -> (role, index) of the I/O it moves
         self.handed: dict[int, tuple] = {}        # block address -> (role, index) of the caller tensor now owning it
 
     def log(self, kind: str, **fields) -> None:

@@ -9,7 +9,7 @@ execution.py) then check this runtime from outside.
 - I/O names are ``impl.runtime.io_names``'s, tasks are numbered as in the model file; each I/O's
   region, offset, tensor and alias root (its ``alias_of`` chain) are the model file's plan's.
 - Device copies, argument writes, launches and faults are the device trace as
-  ``impl.device.trace_events`` transcribes it; a copy names the I/O it moves, and a kernel
+  ``impl.device.trace_events`` transcribes it (a copy's addresses, not the I/O the runtime says it moves); a kernel
   that faulted shows as the launch it attempted (the device's ``FaultedLaunch``) followed
   by the fault.
 - Memory events are the *device's*: every allocation and free the device trace shows, owners by
@@ -42,14 +42,14 @@ from zcspec.spec.observables.trace import Event
 _LOGGED = ("error", "unload")   # what the runtime log contributes: the call's reports, not its allocations
 
 
-def _trace_names(exe, default_owner: str, copies: dict | None = None) -> TraceNames:
+def _trace_names(exe, default_owner: str) -> TraceNames:
     """The trace in the observation's names: tags of the model's load and of its caching allocator's spans
     (as the executor names them, executor.py) by prefix; any other tag belongs to ``default_owner``."""
-    names, name = io_names(exe.model), exe.model.name
+    name = exe.model.name
     owners = ((f"{name} hbm", "pool"), (f"{name} weight", "model"), (f"{name} fixed", "model"),
               (f"{name} args", "model"))
     return TraceNames({f"{t.kind}/{t.node}": t.index for t in exe.model.tasks.tasks},
-                      {p: names[k] for p, k in (copies or {}).items()}, owners, default_owner,
+                      owners, default_owner,
                       slot_tensors(exe.model.tasks.tasks))
 
 
@@ -100,7 +100,7 @@ class _Events:
         for k, e in enumerate(trace.since(begin)[:end - begin]):
             while log and log[0].at <= begin + k:
                 self.runtime(log.pop(0))
-            ev = spec_event(e, begin + k, len(self.out), names)
+            ev = spec_event(e, len(self.out), names)
             if ev is not None:
                 self.out.append(ev)
         for entry in log:
@@ -147,7 +147,7 @@ def observe_execution(exe, record: ExecutionRecord | None = None, outputs=(),
     ev = _Events(names)
     ev.between(trace, (exe.load_end, record.trace[0]), [r.trace for r in exe.records if r is not record], exe)
     ev.add("call_begin", call="execute")
-    ev.device(trace, record.trace, _trace_names(exe, "runtime", record.copies), log=exe.log[log_begin:log_end])
+    ev.device(trace, record.trace, _trace_names(exe, "runtime"), log=exe.log[log_begin:log_end])
     ev.add("call_end", call="execute", ok=record.error is None)
     if (exe.closed or caller_unloaded) and record is exe.records[-1]:
         ev.device(trace, (record.trace[1], len(trace)), _trace_names(exe, "user"), log=exe.log[log_end:])

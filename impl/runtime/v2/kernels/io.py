@@ -44,7 +44,6 @@ def make_sure_tensor_at_device(frame, node, args):
     block = allocator.malloc(nbytes, tag=f"input {name} on device", io=f"input:{node.attr('index')}")
     frame.hold(block)
     frame.device.launch(MemcpyTask(node.name, block.addr, td.addr, nbytes, "h2d"))
-    frame.copy_io[node.name] = ("input", node.attr("index"))
     frame.io_addresses[("input", node.attr("index"))] = block.addr
     return (TensorData(block.addr, block.size, "device", block),)
 
@@ -52,7 +51,6 @@ def make_sure_tensor_at_device(frame, node, args):
 def copy_tensor_data(frame, node, args):
     """Copy a caller's input into the runtime memory it is planned inside (async D2D on stream 0)."""
     src, dst = args
-    frame.copy_io[node.name] = ("input", node.attr("index"))
     frame.device.launch(MemcpyTask(node.name, dst.addr, src.addr, node.attr("nbytes"), "d2d"))
     return ()
 

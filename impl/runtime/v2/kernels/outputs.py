@@ -167,7 +167,6 @@ def _copy(frame, node, td, tensor, nbytes: int, output: str) -> None:
     if direction is None:
         raise EnsureOutputError(output, f"no copy from {td.placement} to {tensor.placement} memory",
                                 node=node.name, index=node.attr("index"))
-    frame.copy_io[node.name] = _key(node)
     if frame.loaded.multi_stream:
         frame.loaded.join_streams()  # the copy runs on stream 0, after every stream's writes
     if direction == "h2h":  # H2H is synchronous in GE (EnsureTensorAtOutMemory)
