@@ -143,9 +143,9 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
     events.append(Event(len(events), "call_begin", call="execute"))
     events += spec_events(lm.device.trace, record.trace, _trace_names(lm), first_seq=len(events))
     err = record.error
+    named = getattr(err, "buffer", None) or None   # the buffer the error names: one transcription, read twice
     if err is not None:
-        events.append(Event(len(events), "error", message=str(err), io=getattr(err, "buffer", None) or None,
-                            code=str(getattr(err, "code", ""))))
+        events.append(Event(len(events), "error", message=str(err), io=named, code=str(getattr(err, "code", ""))))
     events.append(Event(len(events), "call_end", call="execute", ok=record.ok))
     span = unload_span if unload_span is not None else lm.state.unload_span
     if span is not None and (unload_span is not None or record is lm.state.last_call):
@@ -156,8 +156,7 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
         released = _session_calls(lm.device.trace, span, "free_memory")
         holders = _holders(lm.device.trace, released[-1].allocator, span[1]) if released else None
         events.append(Event(len(events), "unload", holders=holders))
-    result = CallResult(record.ok, None if err is None else str(err), getattr(err, "buffer", None) or None,
-                        getattr(err, "rule", None) or None)
+    result = CallResult(record.ok, None if err is None else str(err), named, getattr(err, "rule", None) or None)
     io_addresses = {names[k]: a for k, a in record.io_addresses.items()}
     return ExecutionObservation(load, buffers, slots, io_addresses, tuple(events), tuple(outputs), result,
                                 record.counters.as_dict())
