@@ -387,4 +387,5 @@ def observe_probe(scenario) -> list:
     dev = run.device
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
                            memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
-                           collective_runs=run.collective_runs, soc=dev.soc.name, oracle_runs=run.oracle_runs)]
+                           collective_runs=run.collective_runs, soc=dev.soc.name, oracle_runs=run.oracle_runs,
+                           counters=dev.counters.as_dict())]

@@ -170,6 +170,9 @@ OBSERVES: dict[str, Observed] = {
     "DEVICE-COLLECTIVE": Observed("each collective step's op, rank count, shapes and attributes, every rank's "
                                   "input bytes and output bytes after the synchronize, and what the device raised",
                                   "the probe's record of each collective step over several emulated devices"),
+    "DEVICE-COUNTERS-TRUE": Observed("the device's own counters over a probe (faults, tasks executed, mallocs, frees) "
+                                     "against the probe's refused and performed accesses, mallocs and frees",
+                                     PROBE + ", with the device's counters copied as they are"),
     "DEVICE-ALLOC-FIT": Observed("every allocation's address and size, every free's address, each refused malloc's "
                                  "size and each refused free's fault kind, in order, the device's memory (base and "
                                  "capacity) and its SoC's name, against the spec's own alignment table",

@@ -1,6 +1,6 @@
 """A bare device's trace as a device-probe observation (spec/observables/device.py).
 
-``observe_device(trace, mark=0, name="", memory=None, kernel_runs=(), soc=None)`` transcribes the
+``observe_device(trace, mark=0, name="", memory=None, kernel_runs=(), soc=None, counters=None)`` transcribes the
 device events from position ``mark`` on; ``memory`` is the device's (base, capacity), copied as the
 observation's address space, and ``soc`` its SoC profile's name; ``kernel_runs`` are the probe's
 own records of its compute steps (what the device API raised, the bytes before and after), copied
@@ -63,8 +63,9 @@ def _ranges(pairs) -> tuple[Range, ...]:
 
 def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None,
                    kernel_runs: tuple[KernelRun, ...] = (), collective_runs: tuple = (),
-                   soc: str | None = None, oracle_runs: tuple = ()) -> DeviceObservation:
-    """The probe observation of ``trace`` from position ``mark`` on (see the module doc)."""
+                   soc: str | None = None, oracle_runs: tuple = (), counters=None) -> DeviceObservation:
+    """The probe observation of ``trace`` from position ``mark`` on (see the module doc); ``counters``: the
+    device's counters over the same span (``Counters.as_dict()``), copied as they are."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
     for position, e in enumerate(trace.since(mark), mark):
@@ -97,4 +98,5 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
     if pending is not None:
         raise ProbeTraceError(len(trace) - 1, "a refused launch with no fault after it")
     return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs),
-                             tuple(collective_runs), soc, tuple(oracle_runs), allocator_events(trace, mark))
+                             tuple(collective_runs), soc, tuple(oracle_runs), allocator_events(trace, mark),
+                             dict(counters or {}))

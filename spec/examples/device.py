@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import struct
 
+import attrs
+
 from zcspec.spec.examples.build import Example
 from zcspec.spec.observables.device import (
     CollectiveRun, DeviceEvent, DeviceObservation, KernelRun, OracleRun, OracleTensor,
@@ -15,6 +17,12 @@ _BASE = 0x1_0000_0000_0000
 
 
 _MEMORY = Range(_BASE, 1 << 30)
+
+
+def _counted(faults: int) -> DeviceObservation:
+    """The probe of :func:`_probe` with the device's counters: two mallocs, one free, one access run, two refused."""
+    counters = {"faults": faults, "tasks_executed": 1, "alloc_calls": 2, "free_calls": 1}
+    return attrs.evolve(_probe("out_of_bounds"), counters=counters)
 
 
 def _probe(past_end_refused: str | None, stale_refused: str = "use_after_free") -> DeviceObservation:
@@ -97,6 +105,10 @@ EXAMPLES = (
     Example("DEVICE-ALLOC-FIT", _allocator(True), _allocator(False),
             culprit="malloc 6 of 1024 bytes",
             why="a malloc the freed block's 1024 bytes hold exactly was refused: the free did not give them back"),
+    Example("DEVICE-COUNTERS-TRUE", _counted(2), _counted(1),
+            culprit="counter 'faults'",
+            why="the probe's trace shows two refused accesses (past an allocation's end, into freed memory), the "
+                "device's counters one fault"),
     Example("DEVICE-KERNEL-ORACLE", _reductions(False), _reductions(True),
             culprit="oracle step 1 (task 'max 2', ReduceMax)",
             why="a ReduceMax into an output slot of another shape than onnxruntime's ran"),

@@ -261,4 +261,55 @@ ALLOC_FIT = Invariant(
 )
 
 
-INVARIANTS = (BOUNDS, FAULT_KIND, ALLOC_FIT)
+
+# -- DEVICE-COUNTERS-TRUE ---------------------------------------------------------------------
+
+# What a probe's events count, and the device counter that must say the same.
+_PROBE_COUNTED = {
+    "faults": "faults (refused accesses, mallocs and frees)",
+    "tasks_executed": "tasks run (launches the device did not refuse, collectives included)",
+    "alloc_calls": "device mallocs that got memory",
+    "free_calls": "frees that released memory",
+}
+
+
+def probe_counts(obs: DeviceObservation) -> dict[str, int]:
+    """The probe's counts as the spec takes them from its events: each refusal is one fault, each access the
+    device did not refuse one task run, each malloc and free that went through one call."""
+    return {"faults": sum(1 for e in obs.events if e.refused is not None),
+            "tasks_executed": sum(1 for e in obs.events if e.kind == "access" and e.refused is None),
+            "alloc_calls": sum(1 for e in obs.events if e.kind == "alloc" and e.refused is None),
+            "free_calls": sum(1 for e in obs.events if e.kind == "free" and e.refused is None)}
+
+
+def _probe_counters_true(obs: DeviceObservation):
+    if not obs.counters:   # not transcribed (a hand-written or another device's observation): nothing to compare
+        return
+    seen = probe_counts(obs)
+    for key, what in _PROBE_COUNTED.items():
+        said = obs.counters.get(key)
+        if said is not None and said != seen[key]:   # a counter the device does not keep is not judged
+            yield violation(f"counter {key!r}", f"the device's counters report {said} {what}; its trace shows "
+                            f"{seen[key]}", counted=said, traced=seen[key])
+
+
+COUNTERS_TRUE = Invariant(
+    id="DEVICE-COUNTERS-TRUE",
+    title="A device's counters are what its trace shows: faults, tasks run, mallocs and frees",
+    statement="Over a probe program on a fresh device, each of these counters the device keeps equals the count "
+              "of the probe's events: faults, one per refused access, malloc or free; tasks executed, one per access "
+              "the device did not refuse (kernels, memset tasks and collectives alike); mallocs and frees that "
+              "went through.",
+    rationale="`zcspec run` and the benchmarks report these counters, and a test that the device faulted reads "
+              "them: a device that runs a collective or refuses an access without counting it reports a clean "
+              "run where its trace shows otherwise. EXEC-COUNTERS-TRUE holds an execution's copy, launch and "
+              "argument counters to the trace; this holds the rest of the device's accounts, recounted from the "
+              "probe's events, never taken from the device.",
+    ge_source="(zcspec) emulated NPU: the counters stand for the profiling counts a GE execution's tasks and the "
+              "runtime's rtMalloc/rtFree calls would show",
+    applies_to="device", concern="device_memory", predicate=_probe_counters_true,
+    precondition=lambda obs: bool(obs.counters),
+)
+
+
+INVARIANTS = (BOUNDS, FAULT_KIND, ALLOC_FIT, COUNTERS_TRUE)

@@ -168,7 +168,9 @@ class AllocatorEvent:
 @attrs.frozen
 class DeviceObservation:
     """The events of one probe program run on a fresh device (``name`` identifies the program), and its
-    compute steps' outcomes."""
+    compute steps' outcomes. ``counters``: what the device's own counters say of the whole program (its
+    ``faults``, ``tasks_executed``, ``alloc_calls``, ``free_calls``...), copied as they are; empty when not
+    transcribed."""
 
     name: str
     events: tuple[DeviceEvent, ...]
@@ -178,6 +180,7 @@ class DeviceObservation:
     soc: str | None = None
     oracle_runs: tuple[OracleRun, ...] = ()
     allocator_events: tuple[AllocatorEvent, ...] = ()
+    counters: dict[str, int] = attrs.field(factory=dict)
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")

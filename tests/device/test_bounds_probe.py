@@ -179,7 +179,7 @@ def test_a_bad_probe_step_is_an_error_naming_it(step, key):
 def test_the_claim_copes_with_any_well_typed_observation(obs):
     report = check(obs)
     claims = {"DEVICE-BOUNDS", "DEVICE-FAULT-KIND", "DEVICE-KERNEL-REFUSAL", "DEVICE-COLLECTIVE", "DEVICE-ALLOC-FIT",
-              "DEVICE-KERNEL-ORACLE"}
+              "DEVICE-KERNEL-ORACLE", "DEVICE-COUNTERS-TRUE"}
     assert {v.invariant_id for v in report.violations} <= claims
 
 
