@@ -12,7 +12,7 @@ the text of a file:
 - one refusal per malformed field (not JSON, wrong format or version, a missing key, a wrong type, an
   untagged list, bad base64) and per rule of validate.py (duplicate names, a tensor written twice, an
   unknown op, a wrong input count, NetOutput and Data index rules, dangling edges, missing descs,
-  unknown dtypes, dynamic, negative and overflowing dims, weight sizes, Merge labels and shapes), each
+  unknown dtypes, dynamic, negative and overflowing dims, set sizes, weight sizes, Merge labels and shapes), each
   naming its culprit.
 
 The cases are texts written here (``base()`` and a change to it), so no code under test builds them,
@@ -109,6 +109,14 @@ def _drop(path):
         for key in path[:-1]:
             target = target[key]
         del target[path[-1]]
+    return change
+
+
+def _set_size(size):
+    """A version-3 document whose output tensor 'y' (2x3 float32: 24 bytes) carries set size ``size``."""
+    def change(doc):
+        doc["version"] = 3
+        doc["tensors"][3]["size"] = size
     return change
 
 
@@ -218,6 +226,12 @@ def graph_json_cases():
           ("'y'", "dimension True is dynamic"), why="a dim that is a boolean, not an integer"),
         C("graph_json_negative_dim", _changed(_set(tensor(3, "shape"), [2, -3])), "ShapeError",
           ("'y'", "dimension -3 is negative"), why="a negative dim"),
+        C("graph_json_set_size_zero", _changed(_set_size(0)), "GraphError", ("'y'", "set size 0 bytes", "at least 1"),
+          why="a set size of no bytes"),
+        C("graph_json_set_size_short", _changed(_set_size(20)), "GraphError", ("'y'", "set size 20 bytes",
+          "less than the 24 raw bytes"), why="a set size that does not hold the shape's bytes"),
+        C("graph_json_set_size_float", _changed(_set_size(24.5)), "GraphFormatError", ("'y'", "integer number of bytes",
+          "24.5"), why="a set size that is not a whole number of bytes"),
         C("graph_json_size_overflow", _changed(_set(tensor(3, "shape"), [2 ** 40, 2 ** 40])), "SizeOverflowError",
           ("'y'", "too large"), why="a tensor whose byte size overflows int64"),
         C("graph_json_weight_size", _changed(_set(("weights", 0, "data"), _b64(np.zeros(2, np.float32)))), "GraphError",
