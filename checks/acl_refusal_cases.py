@@ -158,6 +158,8 @@ def acl_refusal_cases() -> list[AclRefusal]:
         AclRefusal("aclmdlQuerySizeFromMem modelSize 0", lambda f: f.acl.mdl_query_size_from_mem(b""), inv, ACL_SOURCE),
         AclRefusal("aclmdlLoadFromMemWithMem work memory too small",
                    lambda f: f.acl.mdl_load_from_mem_with_mem(f.data, f.scratch, 1, 0, 0), ge, GE_SOURCE),
+        AclRefusal("aclmdlLoadFromMemWithMem negative work size",
+                   lambda f: f.acl.mdl_load_from_mem_with_mem(f.data, f.scratch, -1, 0, 0), inv, ACL_SOURCE),
         AclRefusal("aclmdlSetConfigOpt unknown attribute",
                    lambda f: f.acl.mdl_set_config_opt(f.acl.mdl_create_config_handle(), "ACL_MDL_NO_SUCH", 1), inv,
                    CONFIG_SOURCE),
