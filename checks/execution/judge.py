@@ -20,6 +20,7 @@ import hashlib
 import os
 
 import attrs
+import ml_dtypes
 import numpy as np
 
 from zcspec.checks.conformance.cases import case_named
@@ -146,6 +147,19 @@ def distance(mine: np.ndarray, want) -> float:
     return float(np.max(np.abs(got[differ] - want[differ]), initial=0.0)) / scale
 
 
+ORACLE_TOLERANCE = 1e-4   # EXEC-ORACLE's default: of the reference's largest magnitude (at least 1)
+# Element types computed in fewer mantissa bits than the default tolerance resolves: a kernel that computes
+# in the type itself rounds by a unit where the reference (or onnxruntime's kernel) rounds otherwise.
+COARSE_FLOATS = {"float16": float(np.finfo(np.float16).eps), "bfloat16": float(ml_dtypes.finfo(ml_dtypes.bfloat16).eps)}
+
+
+def tolerance_for(array) -> float:
+    """EXEC-ORACLE's tolerance for an output of ``array``'s element type: the default, or two units of the
+    type's own precision where that is coarser (float16: 2**-9, bfloat16: 2**-6). The 8-bit floats keep the
+    default: the ops that output them (Cast) round exactly, as the references do."""
+    return max(ORACLE_TOLERANCE, 2 * COARSE_FLOATS.get(np.asarray(array).dtype.name, 0.0))
+
+
 def reference(oracle: Oracle, arrays: dict, run: str, notes: list) -> dict | None:
     """The oracle's outputs, or None with a note saying why there are none."""
     try:
@@ -172,5 +186,6 @@ def results(outputs, names, keys, got: dict, want: dict | None, run: str, notes:
                 diff = distance(mine, want[key])
             else:
                 notes.append(Note(run, f"no oracle for output {name!r}: the reference has no {key!r}"))
-        out.append(OutputResult(name, digest(mine), None if other is None else digest(other), diff))
+        out.append(OutputResult(name, digest(mine), None if other is None else digest(other), diff,
+                                tolerance_for(mine)))
     return tuple(out)
