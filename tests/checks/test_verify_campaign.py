@@ -45,22 +45,23 @@ CAMPAIGN = VerifyConfig(models=(), examples=attrs.fields(VerifyConfig).examples.
 @contextlib.contextmanager
 def _nan_for_input_that_is_an_output():
     """Runtime v1 copies NaN into the buffer of an output that is also a model input (pass-through)."""
-    real = execute._copy
+    real = execute._copy_output
 
-    def wrong(lm, call, b, dst, src, nbytes):
-        real(lm, call, b, dst, src, nbytes)
-        if b.io.role == "output" and any(z.role == "input" and z.desc.tensor == b.io.desc.tensor for z in lm.io):
+    def wrong(lm, b):
+        real(lm, b)
+        if any(z.role == "input" and z.desc.tensor == b.io.desc.tensor for z in lm.io):
+            dst, nbytes = b.buffer.addr, b.io.desc.nbytes
             dev = lm.device
             host = dev.host_malloc(nbytes, tag="bug")
             dev.host_write(host, np.full(nbytes // 4, np.nan, np.float32))
             dev.memcpy(dst, host, nbytes)
             dev.host_free(host)
 
-    execute._copy = wrong
+    execute._copy_output = wrong
     try:
         yield
     finally:
-        execute._copy = real
+        execute._copy_output = real
 
 
 def _caught(result: VerifyResult) -> set[str]:

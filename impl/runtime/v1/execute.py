@@ -131,7 +131,7 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     call.refresh = plan
     for b in bindings:
         if b.io.role == "input" and b.mode != "refresh":
-            _copy(lm, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
+            _copy_input(lm, b)
     for task, t, waits in zip(lm.tasks, lm.model.tasks.tasks, lm.waits):
         if not branches.launches(t, batch):
             continue   # another dynamic-batch branch: its memory may be this branch's (dynamic_batch_mem_assigner.cc)
@@ -145,7 +145,17 @@ def _run(lm, bindings: list[Binding], call: _Call, batch: str | None) -> None:
     for b in bindings:
         if b.io.role == "output" and b.mode != "refresh" and b.address != b.buffer.addr:
             # none onto itself (CopyOutputForNoZeroCopy)
-            _copy(lm, b.buffer.addr, b.address, b.io.desc.nbytes)
+            _copy_output(lm, b)
+
+
+def _copy_input(lm, b: Binding) -> None:
+    """The caller's input bytes into the model's address for them (CopyInputForNoZeroCopy)."""
+    _copy(lm, b.address, b.buffer.addr, min(b.buffer.size, b.io.desc.size))
+
+
+def _copy_output(lm, b: Binding) -> None:
+    """The output's bytes from the model's address into the caller's buffer (CopyOutputForNoZeroCopy)."""
+    _copy(lm, b.buffer.addr, b.address, b.io.desc.nbytes)
 
 
 def _copy(lm, dst: int, src: int, nbytes: int) -> None:
