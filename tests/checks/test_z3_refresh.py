@@ -58,11 +58,14 @@ def _run_split_views(offset: int):
     bufs = []
     for d in model.tasks.inputs + model.tasks.outputs:
         bufs.append(UserBuffer(d.tensor, dev.malloc(d.size + 64) + offset, d.size))
-    host = dev.host_malloc(x.nbytes)
-    dev.host_write(host, x)
-    dev.memcpy(bufs[0].addr, host, x.nbytes, "h2d")
-    lm.execute(bufs[:1], bufs[1:])
-    outs = [dev.peek(b.addr, d.shape, "<f4") for b, d in zip(bufs[1:], model.tasks.outputs)]
+    n = len(model.tasks.inputs)   # x first; the graph's other inputs get counting values too
+    for b, d in zip(bufs[:n], model.tasks.inputs):
+        values = x if d.tensor == bufs[0].name else np.arange(np.prod(d.shape), dtype=np.float32) - 5
+        host = dev.host_malloc(values.nbytes)
+        dev.host_write(host, values)
+        dev.memcpy(b.addr, host, values.nbytes, "h2d")
+    lm.execute(bufs[:n], bufs[n:])
+    outs = [dev.peek(b.addr, d.shape, "<f4") for b, d in zip(bufs[n:], model.tasks.outputs)]
     return x, outs
 
 
