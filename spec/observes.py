@@ -83,6 +83,9 @@ OBSERVES: dict[str, Observed] = {
     "PASS-LAYOUT-CONFLICT": Observed("the copies (Identity tasks, MemcpyAddrAsync tasks) on the edges between graph "
                                      "I/O and tasks (task kinds, loop flags, slot roles) against the spec's "
                                      "capability table", MODEL_FILE + " and the graph after the passes"),
+    "PASS-VIEW-CONTIGUOUS": Observed("each Split and Slice node with no task whose output aliases its input: its "
+                                     "attributes (axes, starts, ends, steps; a Split's axis and first output) and "
+                                     "its input's shape", "the graph after the passes and the model file's tasks"),
     "PASS-MEMCPY-ADDR-ASYNC": Observed("MemcpyAddrAsync tasks and the edges they sit on (producers, task kinds, "
                                        "loop flags, I/O edges) against the spec's capability table",
                                        MODEL_FILE + " and the graph after the passes"),

@@ -21,7 +21,8 @@ from zcspec.impl.compiler.model_file.errors import ModelFormatError
 from zcspec.impl.compiler.model_file.load import load_model
 from zcspec.spec import dtypes, op_facts
 from zcspec.spec.observables.model_file import (
-    ArgSlot, BuildFacts, FileEdit, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task, ZeroCopyEntry,
+    ArgSlot, BuildFacts, Cut, FileEdit, Header, LoadOutcome, ModelFileObservation, NodeInfo, SocProfile, Task,
+    ZeroCopyEntry,
 )
 from zcspec.spec.observables.plan import (
     Block, ContinuousGroup, ContinuousOutputs, PlacedTensor, PlanAttributes, PlanObservation, alias_root,
@@ -167,8 +168,28 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
         # A copy the memory-layout conflict optimizer made is GE's Identity (a copy task reading its
         # addresses through pointers, so refreshable), not one of MemcpyAddrAsyncPass's nodes.
         kind = "Identity" if n.attr("_inserted_by") == "mem_layout_conflict" else n.op_type
-        out.append(NodeInfo(n.name, kind, srcs, view=view, stream=n.stream))
+        out.append(NodeInfo(n.name, kind, srcs, view=view, stream=n.stream, cut=_cut(graph, n)))
     return tuple(out)
+
+
+def _cut(graph: Graph, n) -> Cut | None:
+    """What a Split or Slice node cuts, copied from its attributes and its tensors' shapes (None when its
+    parameters are inputs, not attributes)."""
+    if n.op_type not in ("Split", "Slice") or not n.inputs or n.inputs[0] not in graph.desc:
+        return None
+    shape = tuple(graph.desc[n.inputs[0]].shape)
+    if n.op_type == "Split":
+        axis = int(n.attr("axis", 0))
+        out0 = graph.desc[n.outputs[0]].shape
+        extent = out0[axis] if -len(out0) <= axis < len(out0) else 0
+        return Cut(shape, (axis,), (0,), (extent,), (1,))
+    starts, ends = n.attr("starts"), n.attr("ends")
+    if starts is None or ends is None:
+        return None
+    axes = n.attr("axes") or tuple(range(len(starts)))
+    steps = n.attr("steps") or (1,) * len(starts)
+    return Cut(shape, tuple(int(a) for a in axes), tuple(int(v) for v in starts), tuple(int(v) for v in ends),
+               tuple(int(v) for v in steps))
 
 
 def _build_facts(options) -> BuildFacts:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.spec.observables.model_file import ArgSlot, FileEdit, SocProfile, Task
+from zcspec.spec.observables.model_file import ArgSlot, Cut, FileEdit, SocProfile, Task
 from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, node_task, soc, task
 
 _GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
@@ -13,6 +13,12 @@ _GRAPH_BAD = (node("x", "Data"), node("c", "Const"), node("relu", "Relu", "x"), 
 _SUM_IN, _SUM_OUT = ArgSlot(0, "feature_map", 0, 64, "in", "x"), ArgSlot(1, "feature_map", 512, 32, "out", "s")
 _CLEAN = Task(0, "memset", (ArgSlot(0, "feature_map", 512, 32, "out", "s"),), node="sum")
 _SUM = (node("x", "Data"), node("sum", "ReduceSum", "x"), node("out", "NetOutput", "sum"))
+
+def _cut_view(shape):
+    """A Split of ``shape`` along axis 1 into halves, made a view (no task, its output aliases x)."""
+    return attrs.evolve(node("split", "Split", "x", view=True),
+                        cut=Cut(shape, (1,), (0,), (shape[1] // 2,), (1,)))
+
 
 EXAMPLES = (
     Example("PASS-MEMCPY-ADDR-ASYNC",
@@ -31,6 +37,11 @@ EXAMPLES = (
                        regions={"feature_map": 1024}),
             culprit="'x' -> 'k'", why="the graph input feeds a kernel inside a loop, which legacy cannot refresh, "
                                       "with no copy in between"),
+    Example("PASS-VIEW-CONTIGUOUS",
+            model_file(nodes=(node("x", "Data"), _cut_view((1, 4, 8)), node("out", "NetOutput", "split"))),
+            model_file(nodes=(node("x", "Data"), _cut_view((2, 4, 8)), node("out", "NetOutput", "split"))),
+            culprit="node 'split'", why="a Split along axis 1 of a (2, 4, 8) input made a view: each of the 2 outer rows "
+                                        "holds a piece of the output, apart from the other"),
     Example("MF-WELL-FORMED",
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(False)),
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(True)),

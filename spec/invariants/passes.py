@@ -14,7 +14,7 @@ import attrs
 
 from zcspec.spec.capabilities import TABLE, Capabilities, capabilities
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.observables.model_file import ModelFileObservation, NodeInfo, Task
+from zcspec.spec.observables.model_file import Cut, ModelFileObservation, NodeInfo, Task
 
 MEMCPY = "MemcpyAddrAsync"
 IDENTITY = "Identity"   # a conflict copy has a task; a plain Identity is a view
@@ -228,4 +228,66 @@ LAYOUT_CONFLICT = Invariant(
     precondition=lambda mf: _exercised(mf, IDENTITY),
 )
 
-INVARIANTS = (MEMCPY_ADDR_ASYNC, LAYOUT_CONFLICT)
+
+# -- PASS-VIEW-CONTIGUOUS ---------------------------------------------------------------------
+
+def kept_range(cut: Cut, k: int) -> range:
+    """The indexes of axis ``cut.axes[k]`` the cut keeps, counted as ONNX's Slice counts them: negative bounds
+    from the axis's end, then clamped to it ([0, dim] for a positive step, [-1, dim - 1] for a negative one)."""
+    dim = cut.shape[cut.axes[k] % len(cut.shape)]
+    lo, hi, step = cut.starts[k], cut.ends[k], cut.steps[k] or 1
+    lo, hi = (lo + dim if lo < 0 else lo), (hi + dim if hi < 0 else hi)
+    low, high = (0, dim) if step > 0 else (-1, dim - 1)
+    return range(min(max(lo, low), high), min(max(hi, low), high), step)
+
+
+def contiguous_cut(cut: Cut) -> str | None:
+    """Why the bytes a cut keeps are not one run of its input's bytes (row-major), or None when they are:
+    every axis after the last one it cuts is kept whole, that one keeps consecutive indexes in order, and
+    every axis before it keeps a single index (an axis of size 1, or one cut to one index)."""
+    rank = len(cut.shape)
+    kept = {i: range(d) for i, d in enumerate(cut.shape)}
+    for k, a in enumerate(cut.axes):
+        if not -rank <= a < rank:
+            return f"axis {a} is not an axis of a rank-{rank} input"
+        kept[a % rank] = kept_range(cut, k)
+    cut_axes = [i for i, r in kept.items() if r != range(cut.shape[i])]
+    if not cut_axes:
+        return None
+    last = max(cut_axes)
+    if len(kept[last]) > 1 and kept[last].step != 1:
+        return f"it keeps the indexes of axis {last} in steps of {kept[last].step}"
+    wide = [i for i in range(last) if len(kept[i]) > 1]
+    if wide:
+        i = wide[0]
+        return (f"it cuts axis {last} of {list(cut.shape)} and keeps {len(kept[i])} indexes of axis {i} before it: "
+                f"each of those rows holds a piece, apart from the others")
+    return None
+
+
+def _view_contiguous(mf: ModelFileObservation):
+    for n in mf.nodes:
+        if n.view and n.cut is not None and (why := contiguous_cut(n.cut)):
+            yield violation(f"node {n.name!r}", f"is a view of its input (no task, its output aliases input 0), but "
+                            f"a {n.type} whose output is not one run of the input's bytes: {why}", type=n.type)
+
+
+VIEW_CONTIGUOUS = Invariant(
+    id="PASS-VIEW-CONTIGUOUS",
+    title="A Split or Slice made a view keeps one run of its input's bytes",
+    statement="A Split or Slice node that runs no task and whose output aliases its input 0 (a view) keeps a "
+              "contiguous byte range of that input: along at most one axis it keeps less than the whole axis, "
+              "with step 1, and every axis before that one has size 1 (or keeps one index). Judged from the "
+              "node's attributes and its input's shape, not from the offsets the planner gave the pieces.",
+    rationale="A view is an address inside its input: the consumer reads size bytes from there. A cut along an "
+              "inner axis keeps one piece of every outer row, so a view reads the neighbouring rows' bytes in "
+              "place of its own, silently (only the outputs show it). GE makes only its no-task Split a view, whose "
+              "NoPadding continuous outputs sit back to back inside the input's block.",
+    ge_source="compiler/graph/build/memory/graph_mem_assigner.cc (AssignContinuousOutputMemory: a no-task "
+              "Split's outputs by their no-padding sizes, back to back); "
+              "compiler/graph/passes/memory_conflict/set_input_output_offset_pass.cc (SetInputOutputOffsetPass::Run)",
+    applies_to="model_file", concern="passes", predicate=_view_contiguous,
+    precondition=lambda mf: any(n.view and n.cut is not None for n in mf.nodes),
+)
+
+INVARIANTS = (MEMCPY_ADDR_ASYNC, LAYOUT_CONFLICT, VIEW_CONTIGUOUS)

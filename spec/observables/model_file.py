@@ -110,11 +110,26 @@ class ZeroCopyEntry:
 
 
 @attrs.frozen
+class Cut:
+    """What a Split or Slice node cuts, as its attributes and its input's shape say: ``shape`` the shape of
+    input 0; per axis it cuts (``axes``), the range it keeps, ``starts`` to ``ends`` (exclusive) every
+    ``steps``-th element, as ONNX's Slice attributes give them (negative values count from the axis's end,
+    ranges past it are clamped). A Split keeps, per output, a range of its one axis: the first output's."""
+
+    shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    steps: tuple[int, ...]
+
+
+@attrs.frozen
 class NodeInfo:
     """A node of the compiled graph as transcribed: its op type, the nodes feeding it (in input
     order), its stream, and whether it is a view (``view``: it has no task and the plan makes its
     output an alias of its input 0: Reshape, ...). Its tasks are the model file's tasks naming it
     (``Task.node``); what a task of this SoC can refresh is the spec's to say (spec/capabilities.py).
+    ``cut``: for a Split or a Slice, what it cuts (None for other nodes, or where the attributes do not say).
     """
 
     name: str
@@ -122,6 +137,7 @@ class NodeInfo:
     inputs: tuple[str, ...] = ()
     view: bool = False
     stream: int = 0
+    cut: Cut | None = None
 
 
 @attrs.frozen

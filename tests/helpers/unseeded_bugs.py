@@ -187,7 +187,8 @@ def _alias_reserves_past_root():
 
 def _inner_axis_cut_as_view():
     """The outer axis taken as the first axis whose size is not 2 (``!= 2`` for ``!= 1``): a Split along
-    axis 1 of a (2, 4, 8) tensor becomes a view whose pieces are not contiguous (a mutant verify missed)."""
+    axis 1 of a (2, 4, 8) tensor becomes a view whose pieces are not contiguous (a mutant verify missed;
+    PASS-VIEW-CONTIGUOUS now judges the cut, EXEC-ORACLE the numbers)."""
     return swap("zcspec.impl.compiler.passes.outer_axis_views", "_outer_axis",
                 lambda f: (lambda shape: next((i for i, d in enumerate(shape) if d != 2), 0)))
 
