@@ -27,7 +27,7 @@ import attrs
 from zcspec.checks.errors import UsageError
 from zcspec.checks.report_html import render_html
 from zcspec.checks.scenario import observe
-from zcspec.checks.verify import MIN_DISTINCT, violation_rows
+from zcspec.checks.verify_result import MIN_DISTINCT, violation_rows
 from zcspec.checks.verify_cases import zoo_cases
 from zcspec.impl.compiler.ir import Graph
 from zcspec.spec.picture import plan_svg

@@ -48,7 +48,7 @@ import attrs
 import onnx
 
 from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
-from zcspec.checks.campaign import CAMPAIGN_PROOFS, Tally, check_observations, run_campaign
+from zcspec.checks.campaign import CAMPAIGN_PROOFS, check_observations, run_campaign
 from zcspec.checks.cases.ge.all import CASES as GE_CASES
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
 from zcspec.checks.conformance import import_record
@@ -73,13 +73,13 @@ from zcspec.checks.shipped_pytorch_cases import shipped_cases
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.verify_artefacts import ArtefactWriter
 from zcspec.checks.verify_cases import case_runs, device_cases, zoo_cases
+from zcspec.checks.verify_result import (
+    Finding, NodeTestResult, SweepResult, VerifyResult, exception_kind, record_error,
+    record_raised, violation_rows,
+)
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
 from zcspec.spec.check import check
-
-# The non-vacuity floor: every invariant must be exercised by at least this many distinct cases.
-MIN_DISTINCT = 3
-
 
 @attrs.frozen
 class VerifyConfig:
@@ -102,126 +102,11 @@ class VerifyConfig:
     artefacts: str | None = None   # a folder: write every artefact of the run (checks/verify_artefacts.py)
 
 
-@attrs.define
-class Finding:
-    case: str
-    violation: object
-    rows: list = attrs.Factory(list)
-
-
-@attrs.define
-class NodeTestResult:
-    """ONNX's node tests in this run: ``run`` cases executed, ``refused`` (name, why) at import as
-    unsupported, ``failed`` case labels (a finding, a crash, a failed valid call or an unjudged output),
-    ``known`` (name, why) of the known failures left out (checks/conformance/cases.py)."""
-
-    run: int = 0
-    refused: list = attrs.Factory(list)
-    failed: list = attrs.Factory(list)
-    known: list = attrs.Factory(list)
-
-
-@attrs.define
-class SweepResult:
-    """The dtype sweep in this run (checks/dtype_sweep_cases.py): ``run`` models imported and run, ``refused``
-    labels of those refused at import naming the node and the type, ``unjudged`` labels of those run whose
-    outputs no oracle judged, ``failed`` labels, ``known`` (label, why) of the recorded failures that
-    still fail (``KNOWN``: not failures of the run)."""
-
-    run: int = 0
-    refused: list = attrs.Factory(list)
-    unjudged: list = attrs.Factory(list)
-    failed: list = attrs.Factory(list)
-    known: list = attrs.Factory(list)
-
-
-@attrs.define
-class VerifyResult:
-    tally: Tally = attrs.Factory(Tally)
-    findings: list = attrs.Factory(list)
-    proofs: list = attrs.Factory(list)          # (case, ProofResult)
-    corpus: list = attrs.Factory(list)          # ReplayResult
-    counterexample: object = None               # the campaign's shrunk failure
-    errors: list = attrs.Factory(list)          # (case, message): a crash, a refusal or a failed check
-    error_kinds: list = attrs.Factory(list)     # the kind of each of ``errors`` (ERROR_KINDS), in its order
-    seconds: float = 0.0
-    stopped: str = ""                           # why a fail-fast run stopped early
-    timings: list = attrs.Factory(list)         # (phase, seconds) of each phase that ran to its end
-    node_tests: NodeTestResult | None = None    # None: not run
-    packing_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/packing_cases.py
-    acl_refusals: tuple[int, int] = (0, 0)      # (run, failed) of checks/acl_refusal_cases.py
-    ge_cases: tuple[int, int] = (0, 0)          # (run, failed) of GE's unit-test cases (checks/cases/ge)
-    shipped_cases: tuple[int, int] = (0, 0)     # (run, failed) of checks/shipped_pytorch_cases.py
-    dtype_sweep: SweepResult | None = None      # None: not run
-    foreign: list = attrs.Factory(list)         # (case label, expect, problems) of checks/foreign/programs.py
-    artefacts: ArtefactWriter = attrs.Factory(ArtefactWriter)   # where each case was written (--artefacts)
-
-    def unexercised(self, ids) -> list[str]:
-        return [i for i in ids if not self.tally.exercised[i]]
-
-    def below_floor(self, ids, floor: int = MIN_DISTINCT) -> list[str]:
-        """Invariants exercised by fewer than ``floor`` distinct cases (never exercised included)."""
-        return [i for i in ids if self.tally.distinct_count(i) < floor]
-
-    @property
-    def failed_calls(self) -> list:
-        """Notes of calls that failed although their buffers were valid."""
-        return [n for n in self.tally.notes if n.failed]
-
-    @property
-    def unjudged(self) -> list:
-        """Notes of outputs no oracle judged."""
-        return [n for n in self.tally.notes if not n.failed]
-
-    def failing(self) -> bool:
-        """Whether anything already makes the run fail (what ``fail_fast`` stops on)."""
-        return bool(self.findings or self.errors or self.counterexample is not None or self.failed_calls)
-
-    def ok(self, ids) -> bool:
-        return (not self.failing() and all(p.passed for _, p in self.proofs)
-                and all(r.as_expected for r in self.corpus) and not self.below_floor(ids))
-
-
-# What an error of the run is: the code under test crashed (an exception other than its own refusal),
-# refused its own artefact or a valid input (impl's BadInput), or a check of verify other than a claim
-# found a problem (a bad call not refused as the C API refuses it, a packing answer the facts contradict,
-# a front-end refusal other than the expected one, an import other than the record's, an output left
-# unjudged). benchmarks/mutation_score.py attributes each kill by it (--artefacts' verdict.json).
-ERROR_KINDS = ("crash", "refusal", "check")
-
-
-def _error(result: "VerifyResult", case: str, message: str, kind: str) -> None:
-    """Record one error of the run, of ``kind`` (ERROR_KINDS)."""
-    if kind not in ERROR_KINDS:
-        raise ValueError(f"error kind {kind!r} is not one of {ERROR_KINDS}")
-    result.errors.append((case, message))
-    result.error_kinds.append(kind)
-
-
-def _exception_kind(e: BaseException) -> str:
-    """The error kind of an exception of the code under test: impl's own refusal (its BadInput), else a crash."""
-    return "refusal" if isinstance(e, BadInput) and type(e).__module__.startswith("zcspec.impl.") else "crash"
-
-
-def _raised(result: "VerifyResult", case: str, e: Exception, prefix: str = "") -> None:
-    """An exception of the code under test: impl's own refusal (its BadInput), else a crash."""
-    _error(result, case, f"{prefix}{type(e).__name__}: {e}", _exception_kind(e))
-
-
-def violation_rows(observation, violation) -> list:
-    """Plan rows of the tensors a violation names (for the report)."""
-    tensor = getattr(observation, "tensor", None)
-    if not isinstance(tensor, dict):
-        return []
-    text = violation.culprit + " " + str(violation.values)
-    return [t for name, t in tensor.items() if f"'{name}'" in text]
-
-
 def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool, phase: str = "zoo") -> None:
     try:
         observations = observe(scenario)
     except Exception as e:  # the code under test crashed or refused its own artefact: a finding of its own
-        _raised(result, case, e)
+        record_raised(result, case, e)
         result.artefacts.case(phase, case, scenario=scenario, error=result.errors[-1][1])
         return
     reports, _failed = check_observations(case, observations, result.tally, races(scenario))   # failed: tally.notes
@@ -233,7 +118,7 @@ def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: b
         try:
             proofs = list(case_proofs(scenario, observations))
         except Exception as e:  # e.g. the loader refuses a file the compiler wrote: the code under test's
-            _raised(result, case, e, "proof: ")
+            record_raised(result, case, e, "proof: ")
         result.proofs.extend((case, p) for p in proofs)
     result.artefacts.case(phase, case, scenario=scenario, observations=observations, reports=reports,
                           notes=[[n.run, n.reason, n.failed] for n in notes_of(observations)],
@@ -350,8 +235,8 @@ def _ge_cases(result: VerifyResult, cases, fail_fast: bool) -> bool:
         if not outcome.ok:   # a mismatch or a stale record is the check's finding; an exception is zcspec's
             failed += 1
             e = outcome.error
-            kind = "check" if e is None or isinstance(e, AssertionError) else _exception_kind(e)
-            _error(result, case.label, outcome.message, kind)
+            kind = "check" if e is None or isinstance(e, AssertionError) else exception_kind(e)
+            record_error(result, case.label, outcome.message, kind)
         result.artefacts.case("ge-cases", case.label, verdict=outcome.verdict, message=outcome.message)
         if fail_fast and result.failing():
             result.ge_cases = (i, failed)
@@ -369,11 +254,11 @@ def _packing_cases(result: VerifyResult, cases) -> None:
         try:
             problems = check_packing_case(case)
         except Exception as e:  # a crash of the packer (check_packing_case expects only its declared refusals)
-            _raised(result, label_, e)
+            record_raised(result, label_, e)
             problems = [result.errors[-1][1]]
         else:
             for p in problems:
-                _error(result, label_, p, "check")
+                record_error(result, label_, p, "check")
         failed += bool(problems)
         result.artefacts.case("packing-cases", label_, problems=problems)
     result.packing_cases = (len(cases), failed)
@@ -387,7 +272,7 @@ def _foreign_cases(result: VerifyResult, cases) -> None:
         try:
             plans = case.imported()
         except Exception as e:  # the reader failed on a file it was made for
-            _raised(result, f"foreign {case.label}", e)
+            record_raised(result, f"foreign {case.label}", e)
             result.artefacts.case("foreign", case.label, error=result.errors[-1][1])
             continue
         reports = [check(p.plan) for p in plans]
@@ -402,7 +287,7 @@ def _foreign_cases(result: VerifyResult, cases) -> None:
                                    for p, r in zip(plans, reports) for v in r.violations)
         else:
             for w in wrong:
-                _error(result, f"foreign {case.label}", w, "check")
+                record_error(result, f"foreign {case.label}", w, "check")
         result.artefacts.case("foreign", case.label, observations=[p.plan for p in plans], reports=reports,
                               titles=[p.title for p in plans], problems=list(wrong))
 
@@ -416,11 +301,11 @@ def _acl_refusals(result: VerifyResult, cases) -> None:
         try:
             problems = check_acl_refusal(case)
         except Exception as e:  # the facade raised something a C caller would never get back
-            _error(result, label_, f"{type(e).__name__}: {e}", "crash")
+            record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
             problems = [result.errors[-1][1]]
         else:
             for p in problems:
-                _error(result, label_, p, "check")
+                record_error(result, label_, p, "check")
         failed += bool(problems)
         result.artefacts.case("acl-refusals", label_, problems=problems)
     result.acl_refusals = (len(cases), failed)
@@ -442,15 +327,15 @@ def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
                 graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
             except BadInput as e:
                 if why := check_refusal(case, e):
-                    _error(result, label_, why, "check")
+                    record_error(result, label_, why, "check")
                 result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why)
                 continue
             except Exception as e:  # a crash of the front end
-                _error(result, label_, f"{type(e).__name__}: {e}", "crash")
+                record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
                 result.artefacts.case("frontend", label_, error=result.errors[-1][1])
                 continue
             if case.refused:
-                _error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
+                record_error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
                                        f"({case.why})", "check")
                 result.artefacts.case("frontend", label_, problem=result.errors[-1][1])
                 continue
@@ -468,7 +353,7 @@ def _shipped_cases(result: VerifyResult, cases, soc: str, fail_fast: bool) -> bo
         r, outcome = judge_shipped(case, soc)
         if outcome is not None:
             failed += 1
-            _error(result, label_, outcome.message, outcome.kind)
+            record_error(result, label_, outcome.message, outcome.kind)
         result.artefacts.case("shipped-pytorch", label_, status=r.status, stage=r.stage, detail=r.detail,
                               frozen=list(r.frozen))
         if fail_fast and result.failing():
@@ -500,7 +385,7 @@ def _dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast: boo
                     sweep.known.append((case.label, why))
                 else:
                     now = "is refused naming its node and type" if outcome == "refused" else "passes"
-                    _error(result, case.label, f"recorded as failing ({why}) but {now}: its record in "
+                    record_error(result, case.label, f"recorded as failing ({why}) but {now}: its record in "
                                                "checks/dtype_sweep_cases.py KNOWN is stale", "check")
                     sweep.failed.append(case.label)
             else:
@@ -529,11 +414,11 @@ def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> st
         graph = load_graph(path)
     except BadInput as e:
         if problem := check_sweep_refusal(case, e):
-            _error(own, case.label, problem, "check")
+            record_error(own, case.label, problem, "check")
         own.artefacts.case("dtype-sweep", case.label, refused=f"{type(e).__name__}: {e}", problem=problem)
         return "refused"
     except Exception as e:  # a crash of the front end
-        _error(own, case.label, f"{type(e).__name__}: {e}", "crash")
+        record_error(own, case.label, f"{type(e).__name__}: {e}", "crash")
         own.artefacts.case("dtype-sweep", case.label, error=own.errors[-1][1])
         return "did not import"
     run = {"runtime": "differential", "zero_copy": True, "onnx": path, "values": {}}
@@ -542,7 +427,7 @@ def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> st
     # a crash of the run, or a call that failed on valid buffers: the device could not compute what was accepted
     own.errors[:] = [(c, f"{ACCEPTED_UNCOMPUTABLE}: {m}") for c, m in own.errors]
     for note in own.failed_calls:
-        _error(own, case.label, f"{ACCEPTED_UNCOMPUTABLE}: {note.run}: {note.reason}", "check")
+        record_error(own, case.label, f"{ACCEPTED_UNCOMPUTABLE}: {note.run}: {note.reason}", "check")
     return "ran"
 
 
@@ -552,11 +437,11 @@ def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: boo
     ONNX's expected outputs: one missing is an error of the case, recorded as a crash of it)."""
     nodes = result.node_tests = NodeTestResult(refused=list(tests.refused), known=list(tests.known))
     for name, why in tests.broken:   # refused naming no unsupported feature, or the front end crashed
-        _error(result, f"{label(name)} [import]", why, "refusal" if why.split(":")[0] in _refusal_names() else "crash")
+        record_error(result, f"{label(name)} [import]", why, "refusal" if why.split(":")[0] in _refusal_names() else "crash")
         nodes.failed.append(label(name))
     record = import_record.load_record()
     for name, why in import_record.differences(import_record.observed(tests), record, [n for n, _ in tests.frozen]):
-        _error(result, f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})", "check")
+        record_error(result, f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})", "check")
         nodes.failed.append(label(name))
     for name, why in (*tests.refused, *tests.broken):
         result.artefacts.case("node-tests", f"{label(name)} [import]", refused=why)
@@ -570,7 +455,7 @@ def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: boo
         nodes.run += 1
         for note in result.tally.notes[before[2]:]:
             if not note.failed:
-                _error(result, case, f"output not judged by the node test's expected outputs: {note.reason}", "check")
+                record_error(result, case, f"output not judged by the node test's expected outputs: {note.reason}", "check")
         if (len(result.findings), len(result.errors), len(result.tally.notes)) != before:
             nodes.failed.append(case)
         if fail_fast and result.failing():

@@ -8,7 +8,8 @@ from collections import Counter
 
 from zcspec.checks.report_page import check_writable, coverage_rows, verify_report, write_report
 from zcspec.checks.scenario import KINDS
-from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, verify
+from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.checks.verify_result import MIN_DISTINCT
 from zcspec.checks.verify_artefacts import ArtefactWriter, verdict
 from zcspec.checks.zoo import zoo_names
 from zcspec.spec.registry import all_invariants

@@ -126,10 +126,10 @@ def test_a_folder_with_files_is_refused_on_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("error, kind", [(KeyError("k"), "crash"), (None, "refusal")])
 def test_an_impl_refusal_is_told_from_a_crash(error, kind):
-    from zcspec.checks import verify as V
+    from zcspec.checks.verify_result import VerifyResult, record_raised
     from zcspec.impl.compiler.errors import CycleError
-    result = V.VerifyResult()
-    V._raised(result, "zoo:x", error if error is not None else CycleError(("a", "b")))
+    result = VerifyResult()
+    record_raised(result, "zoo:x", error if error is not None else CycleError(("a", "b")))
     assert result.error_kinds == [kind]
 
 

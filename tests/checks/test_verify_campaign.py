@@ -27,7 +27,8 @@ from zcspec.checks.scenario import Scenario, observe
 from zcspec.checks.strategies.graphs import graphs
 from zcspec.checks.strategies.runs import runs
 from zcspec.checks.strategies.scenarios import scenarios
-from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, VerifyResult, verify
+from zcspec.checks.verify import VerifyConfig, VerifyResult, verify
+from zcspec.checks.verify_result import MIN_DISTINCT
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.spec.check import check

@@ -11,7 +11,8 @@ from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime
 from zcspec.checks.execution.v2 import FAILS_AT
 from zcspec.checks.scenario import Scenario, observe
-from zcspec.checks.verify import MIN_DISTINCT, VerifyConfig, VerifyResult, _check_case
+from zcspec.checks.verify import VerifyConfig, VerifyResult, _check_case
+from zcspec.checks.verify_result import MIN_DISTINCT
 from zcspec.checks.verify_cases import EXTERNAL_ALLOC_FAILS_AT, EXTERNAL_ALLOC_MODELS, TRUST_SHAPE_MODELS, zoo_cases
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions

@@ -11,7 +11,8 @@ import attrs
 from zcspec.checks.cases.ge.all import CASES
 from zcspec.checks.cli.main import main
 from zcspec.checks.cli.verify import ERROR_LABELS
-from zcspec.checks.verify import ERROR_KINDS, VerifyConfig, verify
+from zcspec.checks.verify import VerifyConfig, verify
+from zcspec.checks.verify_result import ERROR_KINDS
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.memory import lifetimes, rules
 
