@@ -80,9 +80,11 @@ OBSERVES: dict[str, Observed] = {
     "MEM-CONT-OUTPUT": Observed("the placements of each continuous-output node's outputs, in output order (the "
                                 "node attribute in the graph)", PLAN),
     "MEM-WS-OWNER": Observed("workspace lifetimes against the step of the node that declares them", PLAN),
-    "PASS-LAYOUT-CONFLICT": Observed("the copies (Identity tasks, MemcpyAddrAsync tasks) on the edges between graph "
-                                     "I/O and tasks (task kinds, loop flags, slot roles) against the spec's "
-                                     "capability table", MODEL_FILE + " and the graph after the passes"),
+    "PASS-LAYOUT-CONFLICT": Observed("the copies (Identity tasks, MemcpyAddrAsync tasks) on the graph's tensors "
+                                     "(each node's input and output tensors, views, the continuous_output "
+                                     "attribute; task kinds, loop flags, slots and their addresses for in-place "
+                                     "writes) against the spec's capability table and op facts",
+                                     MODEL_FILE + " and the graph after the passes"),
     "PASS-VIEW-CONTIGUOUS": Observed("each Split and Slice node with no task whose output aliases its input: its "
                                      "attributes (axes, starts, ends, steps; a Split's axis and first output) and "
                                      "its input's shape", "the graph after the passes and the model file's tasks"),

@@ -5,7 +5,9 @@ reduction ops, views (no task, alias of their input), continuous-input ops
 (HCCL collectives, PhonyConcat), atomic-clean ops (ReduceSum accumulates into
 its output), in-place ops (``_reuse_input``), several inputs and outputs, an
 output that also feeds other nodes, and a graph input passed straight to an
-output; collectives are HcomAllReduce (one or two inputs) and HcomBroadcast. Every tensor is float32; attributes use the opset-9 attribute forms
+output; collectives are HcomAllReduce (one or two inputs; fused, ``continuous_output``: two inputs whose
+outputs sit in one block, which GE's conflict optimizer copies where a graph output or another continuous
+input meets them) and HcomBroadcast. Every tensor is float32; attributes use the opset-9 attribute forms
 (Slice/Split/ReduceSum/Squeeze parameters are attributes, Reshape's target is
 an int64 weight), as the ONNX front end keeps them.
 
@@ -23,7 +25,7 @@ from zcspec.impl.compiler.ir import Graph
 
 FAMILIES = ("unary", "binary", "sum", "concat", "matmul", "transpose", "softmax", "reduce", "reshape",
             "flatten", "identity", "unsqueeze", "split", "slice", "allreduce", "phony_concat", "inplace",
-            "broadcast")
+            "broadcast", "fused_allreduce")
 UNARY = ("Relu", "Neg", "Abs", "Sigmoid", "Tanh")
 BINARY = ("Add", "Sub", "Mul", "Max", "Min")
 
@@ -138,6 +140,13 @@ def _step(d: _Draft, family: str) -> None:  # noqa: C901 - a table of small case
         y = _distinct_activation(d, x, lambda t: t == s) if draw(st.booleans()) else None
         ins = [x] if y is None else [x, y]
         d.add("HcomAllReduce", ins, outputs=[(d.shape(t), "float32") for t in ins], reduction="sum")
+    elif family == "fused_allreduce":
+        y = _distinct_activation(d, x, lambda t: t == s)
+        if y is None:
+            d.add("Relu", [x])
+            return
+        d.add("HcomAllReduce", [x, y], outputs=[(s, "float32"), (s, "float32")], reduction="sum",
+              continuous_output=True)
     elif family == "broadcast":
         # A one-input, one-output collective: its output is no continuous group, so as a model output
         # only the HCCL zero-copy flags decide whether it is copied (runtime v1's HCCL rule).

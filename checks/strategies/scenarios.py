@@ -50,7 +50,7 @@ def _static(kind: str):
 # in-place nodes (with elementwise ops around them), so groups meet streams and HCCL meets model I/O
 # often; the other half draw from every family.
 GROUP_FAMILIES = ("unary", "binary", "allreduce", "broadcast", "phony_concat", "concat", "split", "slice", "inplace",
-                  "identity")
+                  "identity", "fused_allreduce")
 
 
 def _executions(max_nodes: int):

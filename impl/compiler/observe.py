@@ -160,7 +160,7 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
     placed = {t.name: t for t in model.plan.tensors}
     root = {name: alias_root(placed, name) for name in placed}
     consts = sorted({t for n in graph.nodes for t in n.inputs if t in graph.weight})
-    out = [NodeInfo(w, "Const") for w in consts]
+    out = [NodeInfo(w, "Const", out_tensors=(w,)) for w in consts]
     for n in graph.nodes:
         srcs = tuple(dict.fromkeys(producer.get(t, t) for t in n.inputs))
         view = (n.name not in with_task and bool(n.inputs) and bool(n.outputs) and n.outputs[0] in root
@@ -168,7 +168,9 @@ def _nodes(graph: Graph, model) -> tuple[NodeInfo, ...]:
         # A copy the memory-layout conflict optimizer made is GE's Identity (a copy task reading its
         # addresses through pointers, so refreshable), not one of MemcpyAddrAsyncPass's nodes.
         kind = "Identity" if n.attr("_inserted_by") == "mem_layout_conflict" else n.op_type
-        out.append(NodeInfo(n.name, kind, srcs, view=view, stream=n.stream, cut=_cut(graph, n)))
+        out.append(NodeInfo(n.name, kind, srcs, view=view, stream=n.stream, cut=_cut(graph, n),
+                            in_tensors=tuple(n.inputs), out_tensors=tuple(n.outputs),
+                            continuous_output=bool(n.attr("continuous_output", False))))
     return tuple(out)
 
 

@@ -14,6 +14,7 @@ import attrs
 
 from zcspec.spec.capabilities import TABLE, Capabilities, capabilities
 from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants._conflicts import Conflicts, is_copy
 from zcspec.spec.observables.model_file import Cut, ModelFileObservation, NodeInfo, Task
 
 MEMCPY = "MemcpyAddrAsync"
@@ -162,13 +163,83 @@ def _memcpy_addr_async(mf: ModelFileObservation):
                             f"where none is required (soc={getattr(mf.soc, 'name', None)!r})")
 
 
+def conflicts(mf: ModelFileObservation, *, inplace: bool = True, keep: frozenset = frozenset()) -> Conflicts | None:
+    """The graph GE's conflict optimizer saw and the anchors its table makes copy, or None when the file does
+    not say enough: a SoC the capability table does not know, or nodes without their tensors. The switches:
+    see Conflicts."""
+    if mf.soc is None or mf.soc.name not in TABLE or not any(n.out_tensors for n in mf.nodes):
+        return None
+    caps = refresh_caps(mf)
+    return Conflicts(mf, caps if caps.zero_copy_memcpy else None, inplace=inplace, keep=keep)
+
+
+def _readings(mf: ModelFileObservation, keep: frozenset) -> list[dict]:
+    """The anchors the table wants copied in each reading of the file (with and without the outputs written
+    over an input as one memory with it, Conflicts), with the conflict copies ``keep`` names left in the graph."""
+    return [conflicts(mf, inplace=i, keep=keep).chosen() for i in (True, False)]
+
+
+def _unwanted(mf: ModelFileObservation, c: Conflicts, readings: list[dict]):
+    """The conflict copies no order of GE's work explains. GE solves one symbol after another on the graph as
+    the earlier ones left it (``MemLayoutConflictOptimizer::Process``), so a copy may answer a conflict that
+    earlier copies made: starting from the graph without copies, every copy the table wants in some reading
+    is made, and the rest are judged again with the made ones in the graph, until none is added."""
+    made: frozenset = frozenset()
+    left = list(c.copies)
+    while left:
+        graph = c if not made else conflicts(mf, keep=made)
+        copies = {x.name: x for x in graph.copies}
+        wanted = []
+        for copy in left:
+            mine = copies[copy.name]
+            keys = [("in", node, i) for node, i in mine.readers] + [("out", graph.producer.get(mine.source), mine.source)]
+            if any(k in r for k in keys for r in readings):
+                wanted.append(copy.name)
+        if not wanted:
+            break
+        made |= frozenset(wanted)
+        left = [x for x in left if x.name not in made]
+        readings = _readings(mf, made)
+    return left
+
+
 def _layout_conflict(mf: ModelFileObservation):
-    tasks = _tasks_of(mf)
+    tasks, reported = _tasks_of(mf), set()
     for src, dst, through, direct in _logical_edges(mf):
         need = required(mf, src, dst, tasks, direct)
         if need and need[1] == IDENTITY and not through:
+            reported.add(dst.name)
             yield violation(f"edge {src.name!r} -> {dst.name!r}", f"needs a copy ({need[0]}) and has none",
                             reason=need[0])
+    if (c := conflicts(mf)) is None:
+        return
+    # The file cannot say which outputs written over an input were one memory with it when the optimizer ran
+    # (Conflicts): a copy is demanded only where the table wants it in both readings, and each copy must be
+    # wanted in some reading, in some order of GE's work (_unwanted).
+    readings = _readings(mf, frozenset())
+    chosen = {k: v for k, v in readings[0].items() if all(k in r for r in readings[1:])}
+    for copy in _unwanted(mf, c, readings):
+        readers = ", ".join(f"{node} input {i}" for node, i in copy.readers) or "nothing"
+        yield violation(f"node {copy.name!r}", f"is a conflict copy of {copy.source!r} (read by {readers}) where no "
+                        "pair of that memory's anchors conflicts in GE's checker table", reason="extra copy")
+    writes = {t: n for n in mf.nodes for t in n.out_tensors}
+    for anchor, why in chosen.values():
+        if anchor.side == "in":
+            reads = c.node[anchor.node].in_tensors[anchor.index]
+            copied = reads in writes and is_copy(writes[reads])
+            said = anchor.node in reported and "unrefreshable" in why   # the edge's violation above says it
+            if not copied and not c.decoupled(anchor.tensor) and not said:
+                yield violation(f"node {anchor.node!r} input {anchor.index}", f"reads {anchor.tensor!r} with no copy "
+                                f"between, where GE's checker table puts one ({why})", reason="missing copy")
+        else:
+            readers = c.readers.get(anchor.tensor, [])
+            if len(readers) == 1 and is_copy(c.node[readers[0][0]]):
+                continue
+            direct = [f"{node} input {i}" for node, i in readers if c.node[node].in_tensors[i] == anchor.tensor]
+            if direct:
+                yield violation(f"tensor {anchor.tensor!r}", f"is read by {', '.join(direct)} with no copy after "
+                                f"its producer {anchor.node!r}, where GE's checker table puts one ({why})",
+                                reason="missing copy")
 
 
 MEMCPY_ADDR_ASYNC = Invariant(
@@ -204,9 +275,15 @@ def _exercised(mf: ModelFileObservation, kind: str) -> bool:
                for s, d, t, direct in _logical_edges(mf))
 
 
+def _conflicts_exercised(mf: ModelFileObservation) -> bool:
+    """GE's checker table has a say: the file has a conflict copy, or some pair of anchors conflicts."""
+    c = conflicts(mf)
+    return c is not None and (bool(c.copies) or bool(c.chosen()))
+
+
 LAYOUT_CONFLICT = Invariant(
     id="PASS-LAYOUT-CONFLICT",
-    title="User memory never meets a task that cannot refresh its addresses",
+    title="Conflict copies sit exactly where GE's checker table puts them",
     statement="When the SoC supports zero-copy memcpy (the spec's capability table) and the graph is static, a copy "
               "(the conflict optimizer's Identity, or a MemcpyAddrAsync) "
               "sits on every edge (seen through views) from a graph input into a task whose input arguments the "
@@ -214,18 +291,32 @@ LAYOUT_CONFLICT = Invariant(
               "task kind the profile cannot refresh, or a task inside a loop subgraph; in a build for a "
               "refreshable feature base, ge.featureBaseRefreshable, HCCL counts as a kind the profile can refresh; "
               "an output written in place "
-              "over its input counts that input's writers too, e.g. an atomic producer's memset).",
+              "over its input counts that input's writers too, e.g. an atomic producer's memset). On every SoC, "
+              "the conflict copies sit exactly where GE's checker table puts them, judged on the graph the "
+              "optimizer saw (the compiled graph with its conflict copies taken out): per symbol (the tensors "
+              "that share memory through views and outputs written over an input), every anchor is typed (graph "
+              "input or output, immutable output, unrefreshable input or output, continuous or NoPadding "
+              "continuous input or output), and for every pair the table lists as conflicting (and its checker "
+              "does not spare) the anchor it names reads or writes through a copy, unless a copy with a single "
+              "reader already decouples it; a tensor reaching several continuous inputs is copied before all but "
+              "the first in execution order (a NoPadding concat cascade excepted); and every conflict copy in the "
+              "file sits at such an anchor.",
     rationale="The runtime re-points a task at the caller's buffers on every execution only through its "
               "argument table; a task that cannot be refreshed would keep the first call's buffers. The Identity "
-              "takes the user's buffer instead, so the input stays zero copy at the cost of one device copy.",
+              "takes the user's buffer instead, so the input stays zero copy at the cost of one device copy. "
+              "Continuous layouts are one block each: memory two of them, or one and the user's buffer, would "
+              "have to share cannot be laid out, so GE copies. A copy GE would not insert costs a device copy "
+              "per execution and a block, silently: a layout stays valid, only the count of copies shows it.",
     ge_source="compiler/graph/optimize/mem_layout_conflict_optimize/ (MemLayoutConflictOptimizer::Run, "
-              "checker/checker.cc RegAllAbsoluteConflict: user input x unrefreshable input; "
-              "checker/funcs/user_out_and_unrefresh_out_checker.cc, user_out_and_unrefresh_in_checker.cc; "
-              "mem_layout_conflict_util.cc IsAddressRefreshable, "
-              "CreateIdentityOpDesc); task_args_refresh_type_classifier.cc (TaskArgsRefreshTypeClassifier::"
-              "ClassifyMultiTasks)",
+              "checker/checker.cc RegAllAbsoluteConflict and the registrations of checker/funcs/*.cc: "
+              "user_out_and_unrefresh_out_checker.cc, user_out_and_unrefresh_in_checker.cc, "
+              "user_out_and_continuous_input.cc, continuous_output_and_continuous_input.cc, "
+              "continuous_input_and_continuous_input.cc, nopadding_continuous_input_and_nopadding_continuous_out.cc; "
+              "mem_layout_conflict_util.cc GetNodeOutputTypes, GetNodeInputTypes, IsAddressRefreshable, "
+              "IsSameOrPartialSame, IsSkipInsert, CreateIdentityOpDesc); task_args_refresh_type_classifier.cc "
+              "(TaskArgsRefreshTypeClassifier::ClassifyMultiTasks)",
     applies_to="model_file", concern="passes", predicate=_layout_conflict,
-    precondition=lambda mf: _exercised(mf, IDENTITY),
+    precondition=lambda mf: _exercised(mf, IDENTITY) or _conflicts_exercised(mf),
 )
 
 

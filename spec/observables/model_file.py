@@ -130,6 +130,11 @@ class NodeInfo:
     output an alias of its input 0: Reshape, ...). Its tasks are the model file's tasks naming it
     (``Task.node``); what a task of this SoC can refresh is the spec's to say (spec/capabilities.py).
     ``cut``: for a Split or a Slice, what it cuts (None for other nodes, or where the attributes do not say).
+    ``in_tensors`` / ``out_tensors``: the tensors it reads (in input order, a tensor read twice listed twice) and
+    writes (in output order), as the graph names them (a graph input's tensor is its Data node's output, a
+    weight's its Const node's); empty when the observer does not give them (then the claims that need them are
+    not exercised). ``continuous_output``: the node carries GE's ``ATTR_NAME_CONTINUOUS_OUTPUT`` (a fused
+    collective: its outputs in one block), as the graph's attribute says.
     """
 
     name: str
@@ -138,6 +143,9 @@ class NodeInfo:
     view: bool = False
     stream: int = 0
     cut: Cut | None = None
+    in_tensors: tuple[str, ...] = ()
+    out_tensors: tuple[str, ...] = ()
+    continuous_output: bool = False
 
 
 @attrs.frozen
@@ -183,3 +191,15 @@ class ModelFileObservation:
                 if src not in names:
                     raise ObservationConsistencyError(
                         f"node {n.name!r} reads from {src!r}, which is not a node", culprit=n.name)
+        writer: dict[str, str] = {}
+        for n in self.nodes:
+            for t in n.out_tensors:
+                if writer.setdefault(t, n.name) != n.name:
+                    raise ObservationConsistencyError(
+                        f"tensor {t!r} is written by both {writer[t]!r} and {n.name!r}", culprit=t)
+        if writer:
+            for n in self.nodes:
+                for t in n.in_tensors:
+                    if t not in writer:
+                        raise ObservationConsistencyError(
+                            f"node {n.name!r} reads tensor {t!r}, which no node writes", culprit=n.name)
