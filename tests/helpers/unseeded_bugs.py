@@ -193,6 +193,13 @@ def _inner_axis_cut_as_view():
                 lambda f: (lambda shape: next((i for i, d in enumerate(shape) if d != 2), 0)))
 
 
+def _conflict_never_spared():
+    """GE's IsSameOrPartialSame always false: the conflict optimizer copies a continuous input whose sources are a
+    fused collective's outputs in order (builtin:continuous_out_in's ar2), a copy GE would not make; every
+    layout stays valid, only the two-sided PASS-LAYOUT-CONFLICT sees it."""
+    return swap("zcspec.impl.compiler.anchor_types", "same_or_partial_same", lambda f: (lambda outs, peers: False))
+
+
 BUGS = {
     "lifetime-one-step-early": ("a lifetime ending a step early", _lifetime_one_step_early),
     "zero-copy-takes-freed-blocks": ("zero-copy units allowed to take freed blocks", _zero_copy_takes_freed_blocks),
@@ -210,6 +217,8 @@ BUGS = {
                                 _bounds_loosened_and_size_check_off),
     "alias-reserves-past-root": ("an alias reporting reserved bytes past its root's", _alias_reserves_past_root),
     "inner-axis-cut-as-view": ("a Split along an inner axis made a view", _inner_axis_cut_as_view),
+    "conflict-never-spared": ("a conflict copy where the fused outputs feed a continuous input in order",
+                              _conflict_never_spared),
 }
 
 
