@@ -332,14 +332,16 @@ def same_or_partial_same(outs: list[str], peers: list[str]) -> bool:
     order in both, starts one of them, runs to the end of one of them, and nothing either has past it is in
     the other (one inside the other, or the end of one is the start of the other). No common tensor at all is
     no such run (GE's ``GetFirstSameIndex`` finds none)."""
-    first = next(((i, peers.index(t)) for i, t in enumerate(outs) if t in peers), None)
-    if first is None:
+    hits = [(i, peers.index(t)) for i, t in enumerate(outs) if t in peers]
+    if not hits:
         return False
-    i, j = first
+    i, j = hits[0]
     if i and j:
-        return False
-    while i < len(outs) and j < len(peers) and outs[i] == peers[j]:
-        i, j = i + 1, j + 1
-    if i < len(outs) and j < len(peers):
-        return False
-    return not set(outs[i:]) & set(peers) and not set(peers[j:]) & set(outs)
+        return False    # the common part starts neither list
+    run = 0
+    while i + run < len(outs) and j + run < len(peers) and outs[i + run] == peers[j + run]:
+        run += 1
+    rest_outs, rest_peers = outs[i + run:], peers[j + run:]
+    if rest_outs and rest_peers:
+        return False    # the run ends inside both
+    return not set(rest_outs) & set(peers) and not set(rest_peers) & set(outs)

@@ -9,6 +9,7 @@ output row (no copy between a fused collective and the NetOutput).
 from __future__ import annotations
 
 import importlib
+import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -27,6 +28,7 @@ from zcspec.impl.compiler.options import CompileOptions
 from zcspec.spec.check import check
 from zcspec.spec.errors import ObservationConsistencyError
 from zcspec.spec.examples.build import model_file
+from zcspec.spec.invariants._conflicts import same_or_partial_same
 from zcspec.spec.observables.model_file import NodeInfo
 
 # The pass's module (the package exports a function of the same name).
@@ -116,3 +118,12 @@ def test_node_tensors_must_be_consistent():
         model_file(nodes=(NodeInfo("a", "Data", out_tensors=("t",)), NodeInfo("b", "Data", out_tensors=("t",))))
     with pytest.raises(ObservationConsistencyError, match="no node writes"):
         model_file(nodes=(NodeInfo("a", "Data", out_tensors=("t",)), NodeInfo("b", "Relu", ("a",), in_tensors=("u",))))
+
+
+def test_the_spec_reads_is_same_or_partial_same_as_the_compiler_does():
+    """Two transcriptions of GE's IsSameOrPartialSame (the spec's own and the compiler's), equal on every pair
+    of short lists, a tensor read twice among the sources included."""
+    pairs = [(list(outs), list(peers)) for lo in range(4) for outs in itertools.permutations("abcd", lo)
+             for lp in range(5) for peers in itertools.product("abcd", repeat=lp)]
+    assert [same_or_partial_same(o, p) for o, p in pairs] == [anchor_types.same_or_partial_same(o, p) for o, p in pairs]
+    assert same_or_partial_same(["a", "b"], ["a", "b", "c"]) and not same_or_partial_same(["a", "b"], ["b", "a"])
