@@ -24,9 +24,9 @@ from zcspec.checks.frontend_models import (
     bad_attribute, batchnorm_opset15, batchnorm_opset6, batchnorm_per_activation, chained_ifs, cycle,
     cycle_graph_json, dropout_inference_mask, dropout_ratio_from_input, dropout_training_default_ratio,
     dynamic_input, external_data_missing, fold_refused, if_computed_condition, if_condition_from_shape, if_of_if,
-    if_refused, ir3_initializers, lstm_activations, missing_tensor, name_clashes, nested_if, refolding_chain,
-    reshape_from_input, resize_opset10, shape_gather_concat, shape_inference_refused, shape_slice_and_size,
-    slice_operands, splat_chain, split_constant, structure_refused, unknown_op, unsorted_nodes,
+    if_refused, ir3_initializers, lstm_activations, lstm_hidden_only, missing_tensor, name_clashes, nested_if,
+    refolding_chain, reshape_from_input, resize_opset10, shape_gather_concat, shape_inference_refused,
+    shape_slice_and_size, slice_operands, splat_chain, split_constant, structure_refused, unknown_op, unsorted_nodes,
 )
 from zcspec.checks.graph_json_cases import graph_json_cases
 
@@ -132,6 +132,9 @@ def _import_cases() -> tuple[FrontendCase, ...]:
         FrontendCase("lstm_custom_activations", lstm_activations(), "UnsupportedFeatureError",
                      ("'lstm'", "activations=('Sigmoid', 'Tanh', 'Relu')"),
                      why="recurrent activations other than the defaults are refused"),
+        FrontendCase("lstm_hidden_state_only", lstm_hidden_only(),
+                     why="a recurrent node naming only Y_h, Y omitted before it and Y_c after it, imports with the "
+                         "omitted Y named for the IR"),
         FrontendCase("attribute_not_utf8", bad_attribute("utf8"), "AttributeError_", ("'conv'", "'auto_pad'", "not UTF-8"),
                      why="a string attribute that is not UTF-8 is named"),
         FrontendCase("tensor_attribute_on_kept_node", bad_attribute("tensor"), "AttributeError_",

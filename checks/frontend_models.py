@@ -343,6 +343,15 @@ def lstm_activations() -> onnx.ModelProto:
     return _model([node], [_vi("x", [2, 1, size])], [_vi("Y", [2, 1, 1, hidden])], inits)
 
 
+def lstm_hidden_only() -> onnx.ModelProto:
+    """An LSTM that names only Y_h: Y omitted before it and Y_c omitted after it (a trailing empty output)."""
+    hidden, size = 2, 3
+    inits = [_init("W", np.full((1, 4 * hidden, size), 0.1, np.float32)),
+             _init("R", np.full((1, 4 * hidden, hidden), 0.1, np.float32))]
+    node = _n("LSTM", ["x", "W", "R"], ["", "Y_h", ""], "lstm", hidden_size=hidden)
+    return _model([node], [_vi("x", [2, 1, size])], [_vi("Y_h", [1, 1, hidden])], inits)
+
+
 def bad_attribute(kind: str) -> onnx.ModelProto:
     if kind == "utf8":   # Conv's auto_pad, a string attribute, holding bytes that are not UTF-8
         node = _n("Conv", ["x", "w"], ["y"], "conv", auto_pad=b"\xff\xfe")
