@@ -2,9 +2,12 @@
 v1 refresh, the packer's arena against the optimum on small instances), a bounded random campaign and
 the corpus; per-invariant counts of the distinct cases that exercised it.
 
-``verify(config)`` returns a VerifyResult; ``checks/cli/verify.py`` prints it. The random
-campaign draws the default scenario mix (checks/strategies/scenarios.py): plans, model files
-and executions of random graphs through both runtimes with random bindings, against the oracle.
+``verify(config)`` returns a VerifyResult (checks/verify_result.py); ``checks/cli/verify.py`` prints it.
+The phases on ONNX models (front-end cases, node tests, shipped pytorch cases, dtype sweep) live in
+checks/verify_onnx_cases.py, and each case observed from a scenario is checked by checks/verify_one_case.py;
+verify() here runs every phase in turn. The random campaign draws the default scenario mix
+(checks/strategies/scenarios.py): plans, model files and executions of random graphs through both
+runtimes with random bindings, against the oracle.
 ONNX's node tests of the claimed ops are held-out models (checks/onnx_node_cases.py): each that
 imports runs through both runtimes on its own inputs, judged by every execution claim, its outputs
 by ONNX's expected outputs (EXEC-ORACLE); one refused at import as unsupported is counted, not run.
@@ -39,46 +42,36 @@ sweep, campaign, corpus).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from typing import Callable
 
 import attrs
-import onnx
 
 from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
-from zcspec.checks.campaign import CAMPAIGN_PROOFS, check_observations, run_campaign
+from zcspec.checks.campaign import CAMPAIGN_PROOFS, run_campaign
 from zcspec.checks.cases.ge.all import CASES as GE_CASES
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
-from zcspec.checks.conformance import import_record
 from zcspec.checks.counterexample import Counterexample
-from zcspec.checks.dtype_sweep_cases import KNOWN as SWEEP_KNOWN
-from zcspec.checks.dtype_sweep_cases import SweepCase, sweep_cases
-from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
-from zcspec.checks.execution import races
+from zcspec.checks.dtype_sweep_cases import sweep_cases
 from zcspec.checks.foreign.programs import foreign_cases
 from zcspec.checks.foreign.programs import problems as foreign_problems
-from zcspec.checks.frontend_cases import check_refusal, frontend_cases
-from zcspec.checks.models import load_graph
-from zcspec.checks.onnx_node_cases import NodeTests, label, node_test_cases
+from zcspec.checks.frontend_cases import frontend_cases
+from zcspec.checks.onnx_node_cases import node_test_cases
 from zcspec.checks.packing_cases import check_packing_case, packing_cases
 from zcspec.checks.proofs import packing as packing_proofs
-from zcspec.checks.proofs.cases import case_proofs
 from zcspec.checks.replay import corpus_files, replay
-from zcspec.checks.scenario import KINDS, Scenario, notes_of, observe
-from zcspec.checks.shipped_pytorch_cases import judge as judge_shipped
-from zcspec.checks.shipped_pytorch_cases import label as shipped_label
+from zcspec.checks.scenario import KINDS, notes_of
 from zcspec.checks.shipped_pytorch_cases import shipped_cases
 from zcspec.checks.strategies.scenarios import default_kinds, scenarios
 from zcspec.checks.verify_artefacts import ArtefactWriter
-from zcspec.checks.verify_cases import case_runs, device_cases, zoo_cases
-from zcspec.checks.verify_result import (
-    Finding, NodeTestResult, SweepResult, VerifyResult, exception_kind, record_error,
-    record_raised, violation_rows,
+from zcspec.checks.verify_cases import device_cases, zoo_cases
+from zcspec.checks.verify_one_case import check_case
+from zcspec.checks.verify_onnx_cases import (
+    check_dtype_sweep, check_frontend_cases, check_node_tests, check_shipped_cases,
 )
-from zcspec.impl.compiler.options import CompileOptions
-from zcspec.impl.platform.errors import BadInput
+from zcspec.checks.verify_result import (
+    Finding, VerifyResult, exception_kind, record_error, record_raised, violation_rows,
+)
 from zcspec.spec.check import check
 
 @attrs.frozen
@@ -102,29 +95,6 @@ class VerifyConfig:
     artefacts: str | None = None   # a folder: write every artefact of the run (checks/verify_artefacts.py)
 
 
-def _check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool, phase: str = "zoo") -> None:
-    try:
-        observations = observe(scenario)
-    except Exception as e:  # the code under test crashed or refused its own artefact: a finding of its own
-        record_raised(result, case, e)
-        result.artefacts.case(phase, case, scenario=scenario, error=result.errors[-1][1])
-        return
-    reports, _failed = check_observations(case, observations, result.tally, races(scenario))   # failed: tally.notes
-    for obs, report in zip(observations, reports):
-        for v in report.violations:
-            result.findings.append(Finding(case, v, violation_rows(obs, v)))
-    proofs = []
-    if prove:
-        try:
-            proofs = list(case_proofs(scenario, observations))
-        except Exception as e:  # e.g. the loader refuses a file the compiler wrote: the code under test's
-            record_raised(result, case, e, "proof: ")
-        result.proofs.extend((case, p) for p in proofs)
-    result.artefacts.case(phase, case, scenario=scenario, observations=observations, reports=reports,
-                          notes=[[n.run, n.reason, n.failed] for n in notes_of(observations)],
-                          proofs=[[p.status, p.kind, p.pair] for p in proofs])
-
-
 def _lap(result: VerifyResult, phase: str, since: float) -> float:
     """Record ``phase`` as having taken the time since ``since``; the time now (the next phase's start)."""
     now = time.perf_counter()
@@ -138,13 +108,13 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     cases = list(zoo_cases(config)) + list(device_cases(config))
     for i, (case, scenario) in enumerate(cases, 1):
         progress(f"[{i}/{len(cases)}] {case}")
-        _check_case(result, case, scenario, prove=config.proofs, phase="zoo")
+        check_case(result, case, scenario, prove=config.proofs, phase="zoo")
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
     lap = _lap(result, "zoo cases and device probes" + (" (with their proofs)" if config.proofs else ""), lap)
     if "execution" in config.kinds and config.onnx_node_tests:
         progress(f"front-end cases: {len(frontend_cases())} crafted ONNX models")
-        _frontend_cases(result, config)
+        check_frontend_cases(result, config.soc)
         lap = _lap(result, "front-end cases", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the front-end cases")
@@ -182,7 +152,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "GE's unit-test cases", lap)
     if config.onnx_node_tests and "execution" in config.kinds:
         progress("ONNX node tests: importing the cases of claimed ops")
-        if not _node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
+        if not check_node_tests(result, node_test_cases(config.soc), progress, config.fail_fast):
             return _stop(result, start, "the ONNX node tests")
         lap = _lap(result, "ONNX node tests", lap)
     # With the node tests (as the front-end cases), after them: a front-end bug they catch is named by them
@@ -190,13 +160,13 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     if "execution" in config.kinds and config.onnx_node_tests and config.shipped_cases:
         shipped = shipped_cases()
         progress(f"shipped pytorch cases: {len(shipped)} models of the onnx package (opset 6) against their outputs")
-        if not _shipped_cases(result, shipped, config.soc, config.fail_fast):
+        if not check_shipped_cases(result, shipped, config.soc, config.fail_fast):
             return _stop(result, start, "the shipped pytorch cases")
         lap = _lap(result, "shipped pytorch cases", lap)
     if "execution" in config.kinds and config.onnx_node_tests and config.dtype_sweep:
         swept = sweep_cases()
         progress(f"dtype sweep: {len(swept)} one-node models, each op in each element type ONNX allows")
-        if not _dtype_sweep(result, swept, config.soc, progress, config.fail_fast):
+        if not check_dtype_sweep(result, swept, config.soc, progress, config.fail_fast):
             return _stop(result, start, "the dtype sweep")
         lap = _lap(result, "dtype sweep", lap)
     kinds = tuple(k for k in config.kinds if k in default_kinds())
@@ -309,169 +279,6 @@ def _acl_refusals(result: VerifyResult, cases) -> None:
         failed += bool(problems)
         result.artefacts.case("acl-refusals", label_, problems=problems)
     result.acl_refusals = (len(cases), failed)
-
-
-def _frontend_cases(result: VerifyResult, config: VerifyConfig) -> None:
-    """Each crafted model of checks/frontend_cases.py: a refusal must be the expected one (an error of the
-    run otherwise); a model that must import runs through both runtimes against onnxruntime on its file."""
-    with tempfile.TemporaryDirectory(prefix="zcspec-frontend-") as folder:
-        for case in frontend_cases():
-            label_ = f"front-end case {case.name}"
-            path = os.path.join(folder, case.name + (".json" if isinstance(case.model, str) else ".onnx"))
-            if isinstance(case.model, str):
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(case.model)
-            else:
-                onnx.save(case.model, path)
-            try:
-                graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
-            except BadInput as e:
-                if why := check_refusal(case, e):
-                    record_error(result, label_, why, "check")
-                result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why)
-                continue
-            except Exception as e:  # a crash of the front end
-                record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
-                result.artefacts.case("frontend", label_, error=result.errors[-1][1])
-                continue
-            if case.refused:
-                record_error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
-                                       f"({case.why})", "check")
-                result.artefacts.case("frontend", label_, problem=result.errors[-1][1])
-                continue
-            scenario = Scenario("execution", graph, CompileOptions(soc=config.soc), case_runs("execution", graph, path))
-            _check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
-
-
-def _shipped_cases(result: VerifyResult, cases, soc: str, fail_fast: bool) -> bool:
-    """Each shipped pytorch model (checks/shipped_pytorch_cases.py) imported, compiled and run on both
-    runtimes, held to its shipped outputs: anything else is an error naming the case. Returns False when
-    ``fail_fast`` stopped the phase."""
-    failed = 0
-    for i, case in enumerate(cases, 1):
-        label_ = shipped_label(case.name)
-        r, outcome = judge_shipped(case, soc)
-        if outcome is not None:
-            failed += 1
-            record_error(result, label_, outcome.message, outcome.kind)
-        result.artefacts.case("shipped-pytorch", label_, status=r.status, stage=r.stage, detail=r.detail,
-                              frozen=list(r.frozen))
-        if fail_fast and result.failing():
-            result.shipped_cases = (i, failed)
-            return False
-    result.shipped_cases = (len(cases), failed)
-    return True
-
-
-# What a model of the dtype sweep that imports and then fails on the device is.
-ACCEPTED_UNCOMPUTABLE = "the front end accepted what the device cannot compute"
-
-
-def _dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast: bool) -> bool:
-    """Each model of checks/dtype_sweep_cases.py: refused at import naming its node and element type, or
-    imported and run through both runtimes against onnxruntime on its file, with no call failing, no crash
-    and no claim violated. A recorded failure (``KNOWN``) must still fail; one that passes is an error (its
-    record is stale). Returns False when ``fail_fast`` stopped the phase."""
-    sweep = result.dtype_sweep = SweepResult()
-    with tempfile.TemporaryDirectory(prefix="zcspec-dtype-sweep-") as folder:
-        for i, case in enumerate(cases, 1):
-            if i % 200 == 0:
-                progress(f"  dtype sweep model {i}/{len(cases)}")
-            own = VerifyResult(artefacts=result.artefacts)   # judged apart: a known failure must not fail the run
-            outcome = _sweep_case(own, case, folder, soc)
-            why = SWEEP_KNOWN.get(case.key)
-            if why is not None:
-                if own.failing():
-                    sweep.known.append((case.label, why))
-                else:
-                    now = "is refused naming its node and type" if outcome == "refused" else "passes"
-                    record_error(result, case.label, f"recorded as failing ({why}) but {now}: its record in "
-                                               "checks/dtype_sweep_cases.py KNOWN is stale", "check")
-                    sweep.failed.append(case.label)
-            else:
-                result.tally.merge(own.tally)
-                result.findings.extend(own.findings)
-                result.errors.extend(own.errors)
-                result.error_kinds.extend(own.error_kinds)
-                if own.failing():
-                    sweep.failed.append(case.label)
-                elif outcome == "refused":
-                    sweep.refused.append(case.label)
-                elif own.unjudged:
-                    sweep.unjudged.append(case.label)
-            sweep.run += outcome == "ran"
-            if fail_fast and result.failing():
-                return False
-    return True
-
-
-def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> str:
-    """Judge one model of the dtype sweep into ``own``; what it did: "refused", or "ran" (also when a
-    failure of it is recorded in ``own``), or "did not import"."""
-    path = os.path.join(folder, f"{case.node}.onnx")
-    onnx.save(case.model, path)
-    try:
-        graph = load_graph(path)
-    except BadInput as e:
-        if problem := check_sweep_refusal(case, e):
-            record_error(own, case.label, problem, "check")
-        own.artefacts.case("dtype-sweep", case.label, refused=f"{type(e).__name__}: {e}", problem=problem)
-        return "refused"
-    except Exception as e:  # a crash of the front end
-        record_error(own, case.label, f"{type(e).__name__}: {e}", "crash")
-        own.artefacts.case("dtype-sweep", case.label, error=own.errors[-1][1])
-        return "did not import"
-    run = {"runtime": "differential", "zero_copy": True, "onnx": path, "values": {}}
-    _check_case(own, case.label, Scenario("execution", graph, CompileOptions(soc=soc), {"runs": [run]}),
-                prove=False, phase="dtype-sweep")
-    # a crash of the run, or a call that failed on valid buffers: the device could not compute what was accepted
-    own.errors[:] = [(c, f"{ACCEPTED_UNCOMPUTABLE}: {m}") for c, m in own.errors]
-    for note in own.failed_calls:
-        record_error(own, case.label, f"{ACCEPTED_UNCOMPUTABLE}: {note.run}: {note.reason}", "check")
-    return "ran"
-
-
-def _node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: bool) -> bool:
-    """Check every node test case into ``result``; False when a fail-fast run must stop. A case fails
-    on any finding, crash or failed valid call, and on any output left unjudged (its oracle is
-    ONNX's expected outputs: one missing is an error of the case, recorded as a crash of it)."""
-    nodes = result.node_tests = NodeTestResult(refused=list(tests.refused), known=list(tests.known))
-    for name, why in tests.broken:   # refused naming no unsupported feature, or the front end crashed
-        record_error(result, f"{label(name)} [import]", why, "refusal" if why.split(":")[0] in _refusal_names() else "crash")
-        nodes.failed.append(label(name))
-    record = import_record.load_record()
-    for name, why in import_record.differences(import_record.observed(tests), record, [n for n, _ in tests.frozen]):
-        record_error(result, f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})", "check")
-        nodes.failed.append(label(name))
-    for name, why in (*tests.refused, *tests.broken):
-        result.artefacts.case("node-tests", f"{label(name)} [import]", refused=why)
-    if fail_fast and result.failing():
-        return False
-    for i, (case, scenario) in enumerate(tests.cases, 1):
-        if i % 100 == 0:
-            progress(f"  ONNX node test {i}/{len(tests.cases)}")
-        before = (len(result.findings), len(result.errors), len(result.tally.notes))
-        _check_case(result, case, scenario, prove=False, phase="node-tests")   # execution cases have no proofs
-        nodes.run += 1
-        for note in result.tally.notes[before[2]:]:
-            if not note.failed:
-                record_error(result, case, f"output not judged by the node test's expected outputs: {note.reason}", "check")
-        if (len(result.findings), len(result.errors), len(result.tally.notes)) != before:
-            nodes.failed.append(case)
-        if fail_fast and result.failing():
-            return False
-    return True
-
-
-def _refusal_names() -> set[str]:
-    """The class names of impl's refusals (BadInput and its subclasses under zcspec.impl): an import error
-    of a node test arrives as text ("Name: message"), its class known by name only."""
-    found, todo = set(), [BadInput]
-    while todo:
-        cls = todo.pop()
-        found.add(cls.__name__)
-        todo.extend(cls.__subclasses__())
-    return found
 
 
 def _campaign_case(artefacts: ArtefactWriter):

@@ -10,7 +10,8 @@ import onnx
 import pytest
 
 from zcspec.checks.frontend_cases import FrontendCase, check_refusal, frontend_cases
-from zcspec.checks.verify import VerifyConfig, VerifyResult, _frontend_cases
+from zcspec.checks.verify import VerifyConfig, VerifyResult
+from zcspec.checks.verify_onnx_cases import check_frontend_cases
 from zcspec.impl.compiler import op_limits, topology
 from zcspec.impl.compiler.errors import CycleError
 from zcspec.impl.compiler.frontend import onnx_graph
@@ -20,7 +21,7 @@ from tests.helpers.frontend_cases import run_cases
 
 def _errors() -> dict[str, str]:
     result = VerifyResult()
-    _frontend_cases(result, VerifyConfig(models=()))
+    check_frontend_cases(result, VerifyConfig(models=()).soc)
     assert not result.findings, [(f.case, str(f.violation)) for f in result.findings]
     return dict(result.errors)
 
@@ -96,7 +97,7 @@ def test_a_batchnorm_kernel_that_ignores_spatial_fails(monkeypatch):
 
     monkeypatch.setitem(common.KERNELS, "BatchNormalization", per_channel)
     result = VerifyResult()
-    _frontend_cases(result, VerifyConfig(models=()))
+    check_frontend_cases(result, VerifyConfig(models=()).soc)
     assert {(f.case, f.violation.invariant_id) for f in result.findings} == {
         ("front-end case batchnorm_opset7_per_activation [execution]", "EXEC-ORACLE")}
 

@@ -9,6 +9,7 @@ from zcspec.checks import verify as V
 from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v1
+from zcspec.checks.verify_one_case import check_case
 from zcspec.impl.runtime import acl
 
 MODELS = C.ACL_MODELS
@@ -19,7 +20,7 @@ def _acl_result() -> V.VerifyResult:
     result = V.VerifyResult()
     for case, scenario in C.zoo_cases(config):
         if "api=" in case:
-            V._check_case(result, case, scenario, prove=False)
+            check_case(result, case, scenario, prove=False)
     return result
 
 
@@ -84,7 +85,7 @@ def test_valid_calls_are_put_to_the_test_and_invalid_ones_are_not():
     for case, scenario in C.zoo_cases(config):
         if "api=" in case:
             before = result.tally.exercised["V1-VALID-CALL-SUCCEEDS"]
-            V._check_case(result, case, scenario, prove=False)
+            check_case(result, case, scenario, prove=False)
             exercised[case] = result.tally.exercised["V1-VALID-CALL-SUCCEEDS"] - before
     assert not result.findings
     assert all(n == 0 for c, n in exercised.items() if "output_sizes" in c), exercised

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib
 
-from zcspec.checks.verify import VerifyConfig, VerifyResult, _check_case
+from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.checks.verify_cases import CALLER_MEMORY_MODELS, MOVED_WORK_MODELS, zoo_cases
+from zcspec.checks.verify_one_case import check_case
 
 v1_load = importlib.import_module("zcspec.impl.runtime.v1.load")
 v1_loaded = importlib.import_module("zcspec.impl.runtime.v1.loaded")
@@ -19,7 +20,7 @@ def _run(models=CALLER_MEMORY_MODELS, marker: str = "caller") -> VerifyResult:
     result = VerifyResult()
     for case, scenario in zoo_cases(VerifyConfig(models=models, proofs=False)):
         if marker in case:
-            _check_case(result, case, scenario, prove=False)
+            check_case(result, case, scenario, prove=False)
     return result
 
 

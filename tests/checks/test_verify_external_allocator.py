@@ -11,9 +11,10 @@ from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import check_runtime
 from zcspec.checks.execution.v2 import FAILS_AT
 from zcspec.checks.scenario import Scenario, observe
-from zcspec.checks.verify import VerifyConfig, VerifyResult, _check_case
+from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.checks.verify_result import MIN_DISTINCT
 from zcspec.checks.verify_cases import EXTERNAL_ALLOC_FAILS_AT, EXTERNAL_ALLOC_MODELS, TRUST_SHAPE_MODELS, zoo_cases
+from zcspec.checks.verify_one_case import check_case
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.runtime.v2.allocators import ExternalAllocator, align_size
@@ -28,7 +29,7 @@ def _run() -> tuple[VerifyResult, list[str]]:
     for case, scenario in zoo_cases(VerifyConfig(models=EXTERNAL_ALLOC_MODELS, proofs=False)):
         if CASE in case:
             cases.append(case)
-            _check_case(result, case, scenario, prove=False)
+            check_case(result, case, scenario, prove=False)
     return result, cases
 
 
@@ -123,6 +124,6 @@ def test_the_fixed_trust_shape_runs_reach_the_floor_without_the_campaign():
     result = VerifyResult()
     for case, scenario in zoo_cases(VerifyConfig(models=TRUST_SHAPE_MODELS, kinds=("execution",), proofs=False)):
         if "trust_shape_on_out_tensor" in case:
-            _check_case(result, case, scenario, prove=False)
+            check_case(result, case, scenario, prove=False)
     assert not result.findings and not result.errors
     assert result.tally.distinct_count("V2-TRUST-SHAPE") >= MIN_DISTINCT

@@ -1,4 +1,4 @@
-"""verify's dtype sweep (checks/dtype_sweep_cases.py, ``checks.verify._dtype_sweep``).
+"""verify's dtype sweep (checks/dtype_sweep_cases.py, ``checks.verify_onnx_cases.check_dtype_sweep``).
 
 The sweep covers every ONNX op of the op table in each element type its schema allows (that zcspec
 has), runs clean on the tree as it is (its recorded failures still failing), and fails on a planted
@@ -13,11 +13,12 @@ import onnx
 import pytest
 from onnx import TensorProto, defs, helper
 
-from zcspec.checks import dtype_sweep_cases, verify
+from zcspec.checks import dtype_sweep_cases, verify, verify_onnx_cases
 from zcspec.checks.execution import judge
 from zcspec.checks.dtype_sweep_cases import KNOWN, allowed, check_refusal, sweep_cases, swept_ops, untemplated
 from zcspec.checks.onnxruntime_oracle import onnxruntime_outputs
-from zcspec.checks.verify import ACCEPTED_UNCOMPUTABLE, VerifyConfig, VerifyResult
+from zcspec.checks.verify import VerifyConfig, VerifyResult
+from zcspec.checks.verify_onnx_cases import ACCEPTED_UNCOMPUTABLE
 from zcspec.impl.compiler import op_limits
 from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
 
@@ -27,7 +28,7 @@ ONLY_SWEEP = VerifyConfig(models=(), kinds=("execution",), examples=0, proofs=Fa
 
 def _run(cases, fail_fast: bool = False) -> tuple[VerifyResult, bool]:
     result = VerifyResult()
-    return result, verify._dtype_sweep(result, tuple(cases), "ascend910b", lambda s: None, fail_fast)
+    return result, verify_onnx_cases.check_dtype_sweep(result, tuple(cases), "ascend910b", lambda s: None, fail_fast)
 
 
 def _of(op: str, dtype: str | None = None):
@@ -58,8 +59,8 @@ def test_a_model_is_the_node_alone_its_first_input_fed_the_rest_constant_in_the_
 
 
 def test_verify_runs_the_sweep_clean_with_its_recorded_failures_still_failing(monkeypatch):
-    monkeypatch.setattr(verify, "_node_tests", lambda *args: True)   # the sweep runs with them: stubbed out
-    monkeypatch.setattr(verify, "_frontend_cases", lambda *args: None)
+    monkeypatch.setattr(verify, "check_node_tests", lambda *args: True)   # the sweep runs with them: stubbed out
+    monkeypatch.setattr(verify, "check_frontend_cases", lambda *args: None)
     result = verify.verify(ONLY_SWEEP)
     sweep = result.dtype_sweep
     assert not result.failing() and sweep.failed == []

@@ -1,4 +1,4 @@
-"""verify's shipped-pytorch-case phase (checks/shipped_pytorch_cases.py, ``checks.verify._shipped_cases``).
+"""verify's shipped-pytorch-case phase (checks/shipped_pytorch_cases.py, ``checks.verify_onnx_cases.check_shipped_cases``).
 
 The phase runs clean on the onnx package installed, and a planted fault fails the cases it breaks,
 each named: the opset 1-6 rewrite reading ``broadcast=1`` as absent (the mutant that only a unit test
@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from zcspec.checks import shipped_pytorch_cases, verify
+from zcspec.checks import shipped_pytorch_cases, verify, verify_onnx_cases
 from zcspec.checks.shipped_pytorch_cases import shipped_cases
 from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.impl.compiler.frontend import legacy_broadcast
@@ -22,7 +22,7 @@ BROADCASTING = ("test_Softsign", "test_operator_add_broadcast", "test_operator_a
 
 def _run(cases) -> VerifyResult:
     result = VerifyResult()
-    assert verify._shipped_cases(result, tuple(cases), "ascend910b", fail_fast=False)
+    assert verify_onnx_cases.check_shipped_cases(result, tuple(cases), "ascend910b", fail_fast=False)
     return result
 
 
@@ -31,8 +31,8 @@ def _named(*names):
 
 
 def test_verify_runs_every_shipped_case_clean(monkeypatch):
-    monkeypatch.setattr(verify, "_node_tests", lambda *args: True)
-    monkeypatch.setattr(verify, "_frontend_cases", lambda *args: None)
+    monkeypatch.setattr(verify, "check_node_tests", lambda *args: True)
+    monkeypatch.setattr(verify, "check_frontend_cases", lambda *args: None)
     result = verify.verify(ONLY_SHIPPED)
     assert result.shipped_cases == (len(shipped_cases()), 0) and len(shipped_cases()) >= 100
     assert not result.errors and not result.failing()
@@ -76,5 +76,5 @@ def test_fail_fast_stops_at_the_first_failed_case(monkeypatch):
     monkeypatch.setattr(legacy_broadcast, "_attr",
                         lambda node, name, default=None: 0 if name == "broadcast" else read(node, name, default))
     result = VerifyResult()
-    assert not verify._shipped_cases(result, tuple(_named(*BROADCASTING)), "ascend910b", fail_fast=True)
+    assert not verify_onnx_cases.check_shipped_cases(result, tuple(_named(*BROADCASTING)), "ascend910b", fail_fast=True)
     assert result.shipped_cases == (1, 1)

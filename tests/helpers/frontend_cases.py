@@ -2,7 +2,7 @@
 ``zcspec verify`` does, optionally only some of them, and say what each one reported.
 
 ``run_cases(monkeypatch, *names)``: the cases called ``names`` (all when none are given) through
-``checks.verify._frontend_cases``; returns :class:`Outcome`: ``errors`` (case label -> why: a refusal
+``checks.verify_onnx_cases.check_frontend_cases``; returns :class:`Outcome`: ``errors`` (case label -> why: a refusal
 that is not the expected one, an import that had to refuse, a crash) and ``findings`` (case label ->
 the invariant ids of its violations: an imported model whose runs break an invariant).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.checks import verify
+from zcspec.checks import verify_onnx_cases
 from zcspec.checks.frontend_cases import frontend_cases
 from zcspec.checks.verify import VerifyConfig, VerifyResult
 
@@ -38,9 +38,9 @@ def run_cases(monkeypatch, *names: str) -> Outcome:
         known = {c.name for c in cases}
         assert set(names) <= known, sorted(set(names) - known)
         chosen = tuple(c for c in cases if c.name in names)
-        monkeypatch.setattr(verify, "frontend_cases", lambda: chosen)
+        monkeypatch.setattr(verify_onnx_cases, "frontend_cases", lambda: chosen)
     result = VerifyResult()
-    verify._frontend_cases(result, VerifyConfig(models=()))
+    verify_onnx_cases.check_frontend_cases(result, VerifyConfig(models=()).soc)
     findings: dict = {}
     for f in result.findings:
         findings.setdefault(f.case, set()).add(f.violation.invariant_id)

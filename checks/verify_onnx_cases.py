@@ -1,0 +1,201 @@
+"""The phases of ``zcspec verify`` that put ONNX models to the front end and run what imports (checks/verify.py
+says when each runs, and in which order). Each records into a VerifyResult, checking a model that
+imports with ``check_case`` (checks/verify_one_case.py) under its own artefact phase:
+
+- ``check_frontend_cases(result, soc)``: the crafted models of checks/frontend_cases.py; a refusal must
+  be the expected one, a model that must import runs through both runtimes against onnxruntime.
+- ``check_shipped_cases(result, cases, soc, fail_fast)``: the pytorch models shipped in the onnx package
+  (checks/shipped_pytorch_cases.py), held to their shipped outputs.
+- ``check_dtype_sweep(result, cases, soc, progress, fail_fast)``: each op alone in a model, in each element
+  type ONNX allows (checks/dtype_sweep_cases.py); ``ACCEPTED_UNCOMPUTABLE`` prefixes the error of one that
+  imports and then fails on the device.
+- ``check_node_tests(result, tests, progress, fail_fast)``: ONNX's backend node tests of the claimed ops
+  (checks/onnx_node_cases.py), how each imports held to checks/conformance/imports.json.
+
+The three taking ``fail_fast`` return False when it stopped the phase, True otherwise.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import onnx
+
+from zcspec.checks.conformance import import_record
+from zcspec.checks.dtype_sweep_cases import KNOWN as SWEEP_KNOWN
+from zcspec.checks.dtype_sweep_cases import SweepCase
+from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
+from zcspec.checks.frontend_cases import check_refusal, frontend_cases
+from zcspec.checks.models import load_graph
+from zcspec.checks.onnx_node_cases import NodeTests, label
+from zcspec.checks.scenario import Scenario
+from zcspec.checks.shipped_pytorch_cases import judge as judge_shipped
+from zcspec.checks.shipped_pytorch_cases import label as shipped_label
+from zcspec.checks.verify_cases import case_runs
+from zcspec.checks.verify_one_case import check_case
+from zcspec.checks.verify_result import NodeTestResult, SweepResult, VerifyResult, record_error
+from zcspec.impl.compiler.options import CompileOptions
+from zcspec.impl.platform.errors import BadInput
+
+
+def check_frontend_cases(result: VerifyResult, soc: str) -> None:
+    """Each crafted model of checks/frontend_cases.py: a refusal must be the expected one (an error of the
+    run otherwise); a model that must import runs through both runtimes against onnxruntime on its file."""
+    with tempfile.TemporaryDirectory(prefix="zcspec-frontend-") as folder:
+        for case in frontend_cases():
+            label_ = f"front-end case {case.name}"
+            path = os.path.join(folder, case.name + (".json" if isinstance(case.model, str) else ".onnx"))
+            if isinstance(case.model, str):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(case.model)
+            else:
+                onnx.save(case.model, path)
+            try:
+                graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
+            except BadInput as e:
+                if why := check_refusal(case, e):
+                    record_error(result, label_, why, "check")
+                result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why)
+                continue
+            except Exception as e:  # a crash of the front end
+                record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
+                result.artefacts.case("frontend", label_, error=result.errors[-1][1])
+                continue
+            if case.refused:
+                record_error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
+                                       f"({case.why})", "check")
+                result.artefacts.case("frontend", label_, problem=result.errors[-1][1])
+                continue
+            scenario = Scenario("execution", graph, CompileOptions(soc=soc), case_runs("execution", graph, path))
+            check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
+
+
+def check_shipped_cases(result: VerifyResult, cases, soc: str, fail_fast: bool) -> bool:
+    """Each shipped pytorch model (checks/shipped_pytorch_cases.py) imported, compiled and run on both
+    runtimes, held to its shipped outputs: anything else is an error naming the case. Returns False when
+    ``fail_fast`` stopped the phase."""
+    failed = 0
+    for i, case in enumerate(cases, 1):
+        label_ = shipped_label(case.name)
+        r, outcome = judge_shipped(case, soc)
+        if outcome is not None:
+            failed += 1
+            record_error(result, label_, outcome.message, outcome.kind)
+        result.artefacts.case("shipped-pytorch", label_, status=r.status, stage=r.stage, detail=r.detail,
+                              frozen=list(r.frozen))
+        if fail_fast and result.failing():
+            result.shipped_cases = (i, failed)
+            return False
+    result.shipped_cases = (len(cases), failed)
+    return True
+
+
+# What a model of the dtype sweep that imports and then fails on the device is.
+ACCEPTED_UNCOMPUTABLE = "the front end accepted what the device cannot compute"
+
+
+def check_dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast: bool) -> bool:
+    """Each model of checks/dtype_sweep_cases.py: refused at import naming its node and element type, or
+    imported and run through both runtimes against onnxruntime on its file, with no call failing, no crash
+    and no claim violated. A recorded failure (``KNOWN``) must still fail; one that passes is an error (its
+    record is stale). Returns False when ``fail_fast`` stopped the phase."""
+    sweep = result.dtype_sweep = SweepResult()
+    with tempfile.TemporaryDirectory(prefix="zcspec-dtype-sweep-") as folder:
+        for i, case in enumerate(cases, 1):
+            if i % 200 == 0:
+                progress(f"  dtype sweep model {i}/{len(cases)}")
+            own = VerifyResult(artefacts=result.artefacts)   # judged apart: a known failure must not fail the run
+            outcome = _sweep_case(own, case, folder, soc)
+            why = SWEEP_KNOWN.get(case.key)
+            if why is not None:
+                if own.failing():
+                    sweep.known.append((case.label, why))
+                else:
+                    now = "is refused naming its node and type" if outcome == "refused" else "passes"
+                    record_error(result, case.label, f"recorded as failing ({why}) but {now}: its record in "
+                                               "checks/dtype_sweep_cases.py KNOWN is stale", "check")
+                    sweep.failed.append(case.label)
+            else:
+                result.tally.merge(own.tally)
+                result.findings.extend(own.findings)
+                result.errors.extend(own.errors)
+                result.error_kinds.extend(own.error_kinds)
+                if own.failing():
+                    sweep.failed.append(case.label)
+                elif outcome == "refused":
+                    sweep.refused.append(case.label)
+                elif own.unjudged:
+                    sweep.unjudged.append(case.label)
+            sweep.run += outcome == "ran"
+            if fail_fast and result.failing():
+                return False
+    return True
+
+
+def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> str:
+    """Judge one model of the dtype sweep into ``own``; what it did: "refused", or "ran" (also when a
+    failure of it is recorded in ``own``), or "did not import"."""
+    path = os.path.join(folder, f"{case.node}.onnx")
+    onnx.save(case.model, path)
+    try:
+        graph = load_graph(path)
+    except BadInput as e:
+        if problem := check_sweep_refusal(case, e):
+            record_error(own, case.label, problem, "check")
+        own.artefacts.case("dtype-sweep", case.label, refused=f"{type(e).__name__}: {e}", problem=problem)
+        return "refused"
+    except Exception as e:  # a crash of the front end
+        record_error(own, case.label, f"{type(e).__name__}: {e}", "crash")
+        own.artefacts.case("dtype-sweep", case.label, error=own.errors[-1][1])
+        return "did not import"
+    run = {"runtime": "differential", "zero_copy": True, "onnx": path, "values": {}}
+    check_case(own, case.label, Scenario("execution", graph, CompileOptions(soc=soc), {"runs": [run]}),
+               prove=False, phase="dtype-sweep")
+    # a crash of the run, or a call that failed on valid buffers: the device could not compute what was accepted
+    own.errors[:] = [(c, f"{ACCEPTED_UNCOMPUTABLE}: {m}") for c, m in own.errors]
+    for note in own.failed_calls:
+        record_error(own, case.label, f"{ACCEPTED_UNCOMPUTABLE}: {note.run}: {note.reason}", "check")
+    return "ran"
+
+
+def check_node_tests(result: VerifyResult, tests: NodeTests, progress, fail_fast: bool) -> bool:
+    """Check every node test case into ``result``; False when a fail-fast run must stop. A case fails
+    on any finding, crash or failed valid call, and on any output left unjudged (its oracle is
+    ONNX's expected outputs: one missing is an error of the case, recorded as a crash of it)."""
+    nodes = result.node_tests = NodeTestResult(refused=list(tests.refused), known=list(tests.known))
+    for name, why in tests.broken:   # refused naming no unsupported feature, or the front end crashed
+        record_error(result, f"{label(name)} [import]", why, "refusal" if why.split(":")[0] in _refusal_names() else "crash")
+        nodes.failed.append(label(name))
+    record = import_record.load_record()
+    for name, why in import_record.differences(import_record.observed(tests), record, [n for n, _ in tests.frozen]):
+        record_error(result, f"{label(name)} [import]", f"{why} ({import_record.RECORD.name})", "check")
+        nodes.failed.append(label(name))
+    for name, why in (*tests.refused, *tests.broken):
+        result.artefacts.case("node-tests", f"{label(name)} [import]", refused=why)
+    if fail_fast and result.failing():
+        return False
+    for i, (case, scenario) in enumerate(tests.cases, 1):
+        if i % 100 == 0:
+            progress(f"  ONNX node test {i}/{len(tests.cases)}")
+        before = (len(result.findings), len(result.errors), len(result.tally.notes))
+        check_case(result, case, scenario, prove=False, phase="node-tests")   # execution cases have no proofs
+        nodes.run += 1
+        for note in result.tally.notes[before[2]:]:
+            if not note.failed:
+                record_error(result, case, f"output not judged by the node test's expected outputs: {note.reason}", "check")
+        if (len(result.findings), len(result.errors), len(result.tally.notes)) != before:
+            nodes.failed.append(case)
+        if fail_fast and result.failing():
+            return False
+    return True
+
+
+def _refusal_names() -> set[str]:
+    """The class names of impl's refusals (BadInput and its subclasses under zcspec.impl): an import error
+    of a node test arrives as text ("Name: message"), its class known by name only."""
+    found, todo = set(), [BadInput]
+    while todo:
+        cls = todo.pop()
+        found.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return found
