@@ -1,7 +1,7 @@
 """The report page of a run: ``RunReport``, a frozen artefact built from a run's result, and its HTML.
 
 A builder per command turns what the run returned into a ``RunReport``:
-``verify_report`` (a ``checks.verify.VerifyResult``), ``exhaustive_report`` (an
+``verify_report`` (a ``checks.verify_result.VerifyResult``), ``exhaustive_report`` (an
 exhaustive run's tally and ``checks.exhaustive.Failure`` list) and
 ``explore_report`` (explore's tally, counterexamples and crashed campaigns).
 ``render_html(report)`` (checks/report_html.py) returns one self-contained page (inline CSS and SVG, no
@@ -129,7 +129,7 @@ def smallest_failures(failures) -> dict:
 
 @attrs.frozen
 class _Named:
-    """What ``checks.verify.violation_rows`` reads of a violation: the culprit and the values."""
+    """What ``checks.verify_result.violation_rows`` reads of a violation: the culprit and the values."""
 
     culprit: str
     values: dict

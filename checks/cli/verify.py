@@ -151,7 +151,7 @@ def _report(result, invariants) -> None:
         print(f"  saved to {path}; replay with: zcspec replay {path}")
 
 
-# How verify's errors (checks/verify.py ERROR_KINDS) are printed: a crash of the code under test, impl
+# How verify's errors (checks/verify_result.py ERROR_KINDS) are printed: a crash of the code under test, impl
 # refusing an artefact it built itself, a check of verify's own (a GE case, a front-end case, a record).
 ERROR_LABELS = {"crash": "CRASH", "refusal": "REFUSED", "check": "FAILED CHECK"}
 
