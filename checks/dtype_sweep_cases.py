@@ -5,10 +5,14 @@ refused at import, naming the node, not compiled into a model whose run fails. W
 takes is impl's own knowledge (impl/compiler/op_limits.py lists the refusals); the sweep does not ask
 it (a table the front end reads cannot judge the front end). It observes instead: for each ONNX op of
 the op table and each element type ONNX's schema allows for one of its type parameters
-(``onnx.defs.get_schema(op).type_constraints``) that zcspec has (impl/platform/dtypes.py ``DTYPES``),
-a one-node model (``sweep_cases()``), which verify must find either
+(``onnx.defs.get_schema(op).type_constraints``), named and built from ONNX's own type table
+(``TensorProto.DataType``, ``onnx.helper.tensor_dtype_to_np_dtype``; never impl's, so a type impl's
+table lost is still swept and its refusals show), a one-node model (``sweep_cases()``), which verify
+must find either
 
-- refused at import with a BadInput naming the node and the element type (``check_refusal``), or
+- refused at import with a BadInput naming the node and the element type (``check_refusal``), and
+  recorded as refused (checks/conformance/dtype_refusals.json, ``refusal_record``: a refusal the record
+  does not list is a regression of the front end, a listed one that imports a stale record), or
 - imported, and run through both runtimes against onnxruntime on the same file (onnx.reference on the
   imported graph where onnxruntime cannot run it: the execution scenario every ONNX file of verify
   gets, checks/execution/judge.py), with no call failing, no crash and no claim violated. A model
@@ -45,7 +49,11 @@ is reported as a stale record, so the list shrinks as impl is fixed.
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
+import tempfile
+from pathlib import Path
 
 import attrs
 import numpy as np
@@ -53,8 +61,10 @@ import onnx
 from onnx import defs, helper, numpy_helper
 
 from zcspec.checks.conformance.cases import node_cases
+from zcspec.checks.errors import UsageError
+from zcspec.checks.models import load_graph
+from zcspec.impl.platform.errors import BadInput
 from zcspec.impl.compiler import ops
-from zcspec.impl.platform import dtypes
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 PLAIN = frozenset({"float32", "int64", "bool"})   # a template's inputs in these convert to any swept type
@@ -62,6 +72,11 @@ PLAIN = frozenset({"float32", "int64", "bool"})   # a template's inputs in these
 TYPE_ATTRIBUTES = {"Cast": "to", "LayerNormalization": "stash_type"}
 # ONNX's spellings of a constraint's tensor types where zcspec names them otherwise.
 ONNX_NAMES = {"float": "float32", "double": "float64"}
+# zcspec's name of every tensor element type ONNX defines -> its ONNX type id (string has no IR type: left out).
+ONNX_IDS: dict[str, int] = {ONNX_NAMES.get(name.lower(), name.lower()): value
+                            for name, value in onnx.TensorProto.DataType.items() if name not in ("UNDEFINED", "STRING")}
+# The front end's refusals of sweep models, reviewed like source: regenerate with ``zcspec conformance --sweep-record``.
+REFUSALS = Path(__file__).with_name("conformance") / "dtype_refusals.json"
 
 # (op, type parameter, element type) -> why it fails today (see the module doc).
 KNOWN: dict[tuple[str, str, str], str] = {}
@@ -136,7 +151,7 @@ def allowed(constraint) -> tuple[str, ...]:
     for text in constraint.allowed_type_strs:
         if text.startswith("tensor(") and text.endswith(")"):
             name = ONNX_NAMES.get(text[7:-1], text[7:-1])
-            if name in dtypes.DTYPES:
+            if name in ONNX_IDS:
                 out.append(name)
     return tuple(out)
 
@@ -162,7 +177,8 @@ def _model(case, schema, param: str, dtype: str) -> onnx.ModelProto:
     node = case.model.graph.node[0]
     typed_in = [i for i, name in enumerate(node.input) if name and _formal(schema.inputs, i) == param]
     typed_out = [i for i, name in enumerate(node.output) if name and _formal(schema.outputs, i) == param]
-    onnx_type, np_type = dtypes.get(dtype).onnx_id, dtypes.numpy_dtype(dtype)
+    onnx_type = ONNX_IDS[dtype]
+    np_type = helper.tensor_dtype_to_np_dtype(onnx_type)
     arrays = dict(zip(case.input_names, case.inputs))
     inputs, weights = [], []
     for i, name in enumerate(node.input):
@@ -192,6 +208,52 @@ def _model(case, schema, param: str, dtype: str) -> onnx.ModelProto:
     # IR 4 on: initializers need not be graph inputs (an IR 3 node test's would all be fed)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", _opset(case.model))],
                              ir_version=max(case.model.ir_version, 4))
+
+
+def saved(case: SweepCase, folder: str) -> str:
+    """``case``'s model written into ``folder`` as an ONNX file (verify imports it from there): its path."""
+    path = os.path.join(folder, f"{case.node}.onnx")
+    onnx.save(case.model, path)
+    return path
+
+
+def refused_at_import(cases) -> list[str]:
+    """The node names of ``cases`` whose model the front end refuses (a BadInput), as verify imports them."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="zcspec-dtype-sweep-") as folder:
+        for case in cases:
+            try:
+                load_graph(saved(case, folder))
+            except BadInput:
+                out.append(case.node)
+    return out
+
+
+def render_refusals(refused) -> str:
+    """The refusal record's text: the sweep models refused at import, by node name."""
+    return json.dumps({"refused": sorted(refused)}, indent=1) + "\n"
+
+
+def refusal_record(path: Path = REFUSALS) -> frozenset:
+    """The node names of the sweep models the record expects refused at import."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read the dtype sweep's refusal record: {e}", file=str(path)) from e
+    names = data.get("refused") if isinstance(data, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise UsageError('expected {"refused": [node name, ...]}', file=str(path))
+    return frozenset(names)
+
+
+def record_differences(refused, record) -> list[tuple[str, str]]:
+    """(node, what differs) for every sweep model refused that the record expects to import, and every one
+    the record expects refused that was not."""
+    out = [(n, f"refused at import; {REFUSALS.name} expects it to import (if the refusal is intended, "
+               "regenerate the record: zcspec conformance --sweep-record)") for n in sorted(set(refused) - record)]
+    out += [(n, f"not refused; {REFUSALS.name} expects a refusal: the record is stale (zcspec conformance "
+                "--sweep-record)") for n in sorted(record - set(refused))]
+    return out
 
 
 def check_refusal(case: SweepCase, error: BaseException) -> str | None:

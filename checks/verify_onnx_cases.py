@@ -23,7 +23,7 @@ import onnx
 
 from zcspec.checks.conformance import import_record
 from zcspec.checks.dtype_sweep_cases import KNOWN as SWEEP_KNOWN
-from zcspec.checks.dtype_sweep_cases import SweepCase
+from zcspec.checks.dtype_sweep_cases import SweepCase, record_differences, refusal_record, saved
 from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.models import load_graph
@@ -98,8 +98,10 @@ def check_dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast
     """Each model of checks/dtype_sweep_cases.py: refused at import naming its node and element type, or
     imported and run through both runtimes against onnxruntime on its file, with no call failing, no crash
     and no claim violated. A recorded failure (``KNOWN``) must still fail; one that passes is an error (its
-    record is stale). Returns False when ``fail_fast`` stopped the phase."""
+    record is stale). The models refused at import must be those the refusal record lists (of ``cases``).
+    Returns False when ``fail_fast`` stopped the phase."""
     sweep = result.dtype_sweep = SweepResult()
+    refused, record = [], refusal_record()
     with tempfile.TemporaryDirectory(prefix="zcspec-dtype-sweep-") as folder:
         for i, case in enumerate(cases, 1):
             if i % 200 == 0:
@@ -127,16 +129,21 @@ def check_dtype_sweep(result: VerifyResult, cases, soc: str, progress, fail_fast
                 elif own.unjudged:
                     sweep.unjudged.append(case.label)
             sweep.run += outcome == "ran"
+            refused += [case.node] if outcome == "refused" else []
             if fail_fast and result.failing():
                 return False
-    return True
+    labels = {case.node: case.label for case in cases}
+    for node, why in record_differences(refused, record & labels.keys()):
+        if labels[node] not in sweep.failed:   # a model that failed otherwise has its error already
+            record_error(result, labels[node], why, "check")
+            sweep.failed.append(labels[node])
+    return not (fail_fast and result.failing())
 
 
 def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> str:
     """Judge one model of the dtype sweep into ``own``; what it did: "refused", or "ran" (also when a
     failure of it is recorded in ``own``), or "did not import"."""
-    path = os.path.join(folder, f"{case.node}.onnx")
-    onnx.save(case.model, path)
+    path = saved(case, folder)
     try:
         graph = load_graph(path)
     except BadInput as e:

@@ -1,4 +1,5 @@
-"""``zcspec conformance [--op NAME ...] [--json | --markdown | --record] [--cases]``: ONNX's node tests for the claimed ops.
+"""``zcspec conformance [--op NAME ...] [--json | --markdown | --record | --sweep-record] [--cases]``: ONNX's node
+tests for the claimed ops.
 
 Runs every ONNX backend node test whose ops are all in the op table (``checks.conformance``)
 through the front end, the compiler and both runtimes, two ways: as the file is (every graph
@@ -7,7 +8,8 @@ input fed at run time) and with the inputs the import asks for frozen to their t
 those refusals are for a shape-, size- or task-deciding run-time operand; pass, refused, fail
 frozen) and the totals. ``--cases`` lists every case that did not pass either way, with why.
 Exit 1 when any case fails either way; a refusal that names a listed unsupported feature is
-not a failure.
+not a failure. ``--record`` and ``--sweep-record`` print the records verify holds the front end to
+(the node tests' imports; the dtype sweep's refusals, checks/dtype_sweep_cases.py), to review and commit.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import json
 from zcspec.checks.conformance import import_record, node_cases, tally
 from zcspec.checks.conformance.report import as_json, markdown_table, text_table
 from zcspec.checks.conformance.runner import run_both
+from zcspec.checks.dtype_sweep_cases import refused_at_import, render_refusals, sweep_cases
 from zcspec.checks.errors import UsageError
 from zcspec.checks.onnx_node_cases import node_test_cases
 from zcspec.impl.compiler import ops
@@ -30,6 +33,10 @@ def configure(parser) -> None:
     out.add_argument("--record", action="store_true",
                      help="print the import record verify holds the front end to (checks/conformance/imports.json): "
                           "per case, the refusal's feature or the inputs frozen; nothing is run")
+    out.add_argument("--sweep-record", action="store_true",
+                     help="print the dtype sweep's refusal record verify holds the front end to "
+                          "(checks/conformance/dtype_refusals.json): the one-node models refused at import; "
+                          "nothing is run")
     parser.add_argument("--cases", action="store_true", help="also list every case that did not pass, with why")
 
 
@@ -37,9 +44,12 @@ def run(args) -> int:
     unknown = [op for op in args.op if op not in ops.OPS]
     if unknown:
         raise UsageError(f"--op {unknown[0]!r} is not in the op table (impl/compiler/ops.py)")
+    if (args.record or args.sweep_record) and args.op:
+        raise UsageError(f"{'--record' if args.record else '--sweep-record'} covers every claimed op: drop --op")
+    if args.sweep_record:
+        print(render_refusals(refused_at_import(sweep_cases())), end="")
+        return 0
     if args.record:
-        if args.op:
-            raise UsageError("--record covers every claimed op: drop --op")
         print(import_record.render(import_record.observed(node_test_cases("ascend910b"))), end="")
         return 0
     cases = node_cases(args.op or None)

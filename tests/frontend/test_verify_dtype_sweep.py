@@ -1,12 +1,16 @@
 """verify's dtype sweep (checks/dtype_sweep_cases.py, ``checks.verify_onnx_cases.check_dtype_sweep``).
 
-The sweep covers every ONNX op of the op table in each element type its schema allows (that zcspec
-has), runs clean on the tree as it is (its recorded failures still failing), and fails on a planted
-fault naming the model: an op dropped from impl's float-only list (LeakyRelu in bfloat16 then imports
-and its kernel refuses it on the device: the mutant that only a list comparison caught before), a
-refusal that does not say which type, a record of a failure that no longer fails.
+The sweep covers every ONNX op of the op table in each element type its schema allows (named from ONNX's
+own type table, not impl's), runs clean on the tree as it is (its recorded failures still failing, its
+refusals the recorded ones), and fails on a planted fault naming the model: an op dropped from impl's
+float-only list (LeakyRelu in bfloat16 then imports and its kernel refuses it on the device: the mutant
+that only a list comparison caught before), a refusal that does not say which type, a record of a failure
+that no longer fails, a refusal the record does not list (or a listed one gone), a type lost from impl's
+dtype table (complex128: a mutant that used to pass verify, its models left out of the sweep).
 """
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import onnx
@@ -14,13 +18,18 @@ import pytest
 from onnx import TensorProto, defs, helper
 
 from zcspec.checks import dtype_sweep_cases, verify, verify_onnx_cases
+from zcspec.checks.cli.main import main
+from zcspec.checks.errors import UsageError
 from zcspec.checks.execution import judge
-from zcspec.checks.dtype_sweep_cases import KNOWN, allowed, check_refusal, sweep_cases, swept_ops, untemplated
+from zcspec.checks.dtype_sweep_cases import (
+    KNOWN, allowed, check_refusal, refusal_record, refused_at_import, sweep_cases, swept_ops, untemplated,
+)
 from zcspec.checks.onnxruntime_oracle import onnxruntime_outputs
 from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.checks.verify_onnx_cases import ACCEPTED_UNCOMPUTABLE
 from zcspec.impl.compiler import op_limits
 from zcspec.impl.compiler.frontend.errors import UnsupportedFeatureError
+from zcspec.impl.platform import dtypes
 
 ONLY_SWEEP = VerifyConfig(models=(), kinds=("execution",), examples=0, proofs=False, corpus=False, ge_cases=False,
                           acl_refusals=False, shipped_cases=False)
@@ -136,3 +145,40 @@ def test_onnxruntime_float8_outputs_come_back_in_their_declared_type(tmp_path):
     y = onnxruntime_outputs(path, {"x": np.array([0.5, -1.5, 2.0], np.float32)}, {})["y"]
     assert y.dtype == helper.tensor_dtype_to_np_dtype(TensorProto.FLOAT8E4M3FN)
     assert y.astype(np.float32).tolist() == [0.5, -1.5, 2.0]
+
+
+def test_the_refusal_record_lists_exactly_the_models_refused_today():
+    assert sorted(refused_at_import(sweep_cases())) == sorted(refusal_record())
+
+
+def test_a_refusal_the_record_does_not_list_fails_and_so_does_a_stale_entry(monkeypatch):
+    (refused,), (imports,) = _of("LeakyRelu", "bfloat16"), _of("Abs", "float32")
+    monkeypatch.setattr(verify_onnx_cases, "refusal_record", lambda: frozenset({imports.node}))
+    result, _ = _run([refused, imports])
+    assert result.dtype_sweep.failed == [refused.label, imports.label] and result.error_kinds == ["check", "check"]
+    assert "expects it to import" in result.errors[0][1] and "the record is stale" in result.errors[1][1]
+
+
+def test_a_type_lost_from_impls_dtype_table_is_still_swept_and_fails(monkeypatch):
+    lost = dtypes.DTYPES["complex128"]
+    monkeypatch.delitem(dtypes.DTYPES, "complex128")
+    monkeypatch.delitem(dtypes.BY_ONNX_ID, lost.onnx_id)
+    cases = _of("Concat", "complex128")
+    assert cases and all(c.dtype == "complex128" for c in cases)
+    result, _ = _run(cases)
+    assert result.failing() and result.dtype_sweep.failed == [c.label for c in cases]
+
+
+def test_the_command_prints_the_committed_refusal_record(capsys):
+    assert main(["conformance", "--sweep-record"]) == 0
+    assert capsys.readouterr().out == dtype_sweep_cases.REFUSALS.read_text(encoding="utf-8")
+    assert main(["conformance", "--sweep-record", "--op", "Relu"]) == 2
+
+
+def test_a_malformed_refusal_record_is_named(tmp_path):
+    bad = tmp_path / "dtype_refusals.json"
+    bad.write_text(json.dumps({"refused": "sweep_Abs_T_int8"}))
+    with pytest.raises(UsageError, match=str(bad)):
+        refusal_record(bad)
+    with pytest.raises(UsageError, match="cannot read"):
+        refusal_record(tmp_path / "missing.json")
