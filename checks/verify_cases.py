@@ -199,6 +199,10 @@ def case_runs(kind: str, graph, source: str = "", values: tuple[str, ...] = ()) 
 
 # Device probes put the device's own bounds check, which EXEC-NO-FAULT trusts, to the test (DEVICE-BOUNDS).
 PROBES = 8
+# One probe more on each other SoC of the capability table: what a device of that SoC does (its allocation
+# alignment: DEVICE-ALLOC-FIT reads the spec's own table) was seen only on the default SoC before, so a SoC
+# profile that lost its alignment passed verify (a mutant of impl/platform/soc.py's nozc row).
+PROBE_SOCS = ("ascend310p", "legacy", "nozc")
 
 
 def device_cases(config):
@@ -207,3 +211,7 @@ def device_cases(config):
         for i, program in enumerate(fixed_programs(PROBES, config.seed)):
             yield (f"device probe {config.seed + i}",
                    Scenario("device", PROBE_GRAPH, CompileOptions(soc=config.soc), {"program": list(program)}))
+        others = [soc for soc in PROBE_SOCS if soc != config.soc]
+        for i, (soc, program) in enumerate(zip(others, fixed_programs(len(others), config.seed + PROBES))):
+            yield (f"device probe {config.seed + PROBES + i} [{soc}]",
+                   Scenario("device", PROBE_GRAPH, CompileOptions(soc=soc), {"program": list(program)}))
