@@ -42,7 +42,7 @@ class OutputResult:
     """An output's digest; ``peer_digest`` is the other runtime's (v1 vs v2), ``oracle_max_abs_diff``
     the largest difference to the independent reference (relative to its largest magnitude), within
     ``tolerance`` when correct (the checker states it per output: coarser for float16 and bfloat16 outputs,
-    checks/execution/judge.py ``tolerance_for``)."""
+    finer for float64 ones, checks/execution/judge.py ``tolerance_for``)."""
 
     name: str
     digest: str
