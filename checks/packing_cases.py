@@ -26,7 +26,9 @@ The cases (:func:`packing_cases`), on the instances of :mod:`zcspec.checks.packi
 - :class:`SearchCase`: ``search.search``'s contract (docs/packing.md): at a capacity the optimum
   fits in, a complete search finds a packing within it; below, it proves none exists; with a node
   budget or a deadline it may give up but never claim a false proof; on an empty instance, over the
-  buffers x cliques limit, with twins, and where the weighted-degree stream must take over;
+  buffers x cliques limit, with twins, and where the weighted-degree stream must take over; and a proof
+  that needs one long run (``GAPPED_14`` at its max-live bound), which must come within a generous node
+  budget: only run limits that grow from restart to restart reach it;
 - :class:`Refusal`: bad buffers (zero or negative size, empty lifetime, non-integer fields),
   duplicate ids and bad capacities must raise ``InvalidBufferError`` naming the buffer (or the
   capacity) and the value;
@@ -47,8 +49,9 @@ import numpy as np
 from zcspec.checks.packing_check import validate
 from zcspec.checks.packing_csv_cases import csv_cases
 from zcspec.checks.packing_facts import GAPPED, Layout, Piece, arena_of, greedy_by_size, max_live
-from zcspec.checks.packing_instances import (CHAIN_COUNT, DESCENT, HARD, LARGE_COUNT, PLANTED, PLANTED_ALIGNED, TOWER,
-                                            WEIGHTED, chain_pieces, planted_pieces, small_instances)
+from zcspec.checks.packing_instances import (CHAIN_COUNT, DESCENT, GAPPED_14, HARD, LARGE_COUNT, PLANTED,
+                                            PLANTED_ALIGNED, TOWER, WEIGHTED, chain_pieces, planted_pieces,
+                                            small_instances)
 from zcspec.checks.proofs.optimal import OPTIMAL, optimal_layout
 from zcspec.impl.compiler.memory.packing import Buffer, InvalidBufferError, pack
 from zcspec.impl.compiler.memory.packing import greedy, search
@@ -192,6 +195,7 @@ class SearchCase:
     optimum: int | None = None
     node_budget: int | None = None
     past_deadline: bool = False   # the deadline has passed before the search starts
+    must_answer: bool = False     # with a node budget: it must still find a packing or prove there is none
 
     def judge(self) -> list[str]:
         buffers = _buffers(self.pieces)
@@ -220,6 +224,10 @@ class SearchCase:
         elif complete:
             problems.append(f"a search with neither node budget nor deadline ended without a packing or a proof "
                             f"at capacity {capacity}")
+        elif self.must_answer:
+            problems.append(f"gave up at capacity {capacity} after {found.nodes} nodes (node_budget="
+                            f"{self.node_budget}) without a packing or a proof, which its growing run limits reach "
+                            f"well within that budget")
         if complete and best is not None and best <= capacity and found.offsets is None and not problems:
             problems.append(f"no packing found within capacity {capacity}, though one fits in {best}")
         return problems
@@ -391,6 +399,10 @@ def packing_cases(seed: int) -> list:
               PackCase("descent pack time_limit=2 (minimise)", DESCENT, time_limit=2.0, exact=True),
               SearchCase("planted 24 aligned search capacity=optimum (weighted-degree runs)", WEIGHTED, capacity=384,
                          optimum=384),
+              # A proof that takes one long run: the restarts' limits must grow (a mutant that never counted its
+              # runs kept them at their first size and never proved it; complete, it would not end).
+              SearchCase("gapped 14 search capacity=max-live (infeasible), node_budget=200000", GAPPED_14,
+                         capacity=Target("lb"), optimum=89, node_budget=200_000, must_answer=True),
               SearchCase("hard planted 80 search capacity=optimum, node_budget=500", HARD, capacity=1280,
                          optimum=1280, node_budget=500),
               # The search at the capacity gets 80% of the time; the relaxation bisects in the rest.

@@ -62,6 +62,13 @@ HARD = planted_pieces(20, 80, prefix="h")
 # at the bound is exhausted; the earlier stages stay above 31 (greedy by size: 35) and the descent finds
 # 31, then proves 30 infeasible (the certificate that must raise the proved bound to 31).
 DESCENT = (Piece("d0", 0, 3, 3, 4), Piece("d1", 0, 2, 3, 8), Piece("d2", 0, 1, 24, 8), Piece("d3", 1, 3, 3, 1))
+# 14 random buffers (random.Random(77)) whose optimum (89) lies one above the max-live bound (88): the
+# search proves 88 infeasible in one run of some 18,000 nodes, so only limits that grow from run to run
+# (2n for the round-robin stream's first runs, 3,000 for the weighted-degree stream's) ever reach it.
+GAPPED_14 = (Piece("g0", 5, 7, 8, 1), Piece("g1", 1, 4, 20, 1), Piece("g2", 2, 7, 24, 1), Piece("g3", 4, 5, 20, 1),
+             Piece("g4", 3, 8, 16, 1), Piece("g5", 5, 8, 5, 1), Piece("g6", 8, 11, 24, 8), Piece("g7", 3, 5, 8, 1),
+             Piece("g8", 1, 3, 24, 8), Piece("g9", 9, 15, 24, 1), Piece("g10", 1, 7, 8, 4), Piece("g11", 1, 2, 31, 8),
+             Piece("g12", 1, 6, 5, 4), Piece("g13", 7, 13, 24, 1))
 # The largest buffer is the optimum (32): a search at exactly its size must fit it.
 TOWER = (Piece("t0", 0, 4, 32), Piece("t1", 4, 6, 16), Piece("t2", 4, 6, 16), Piece("t3", 6, 7, 32))
 # Above the search's size limit (4,096 buffers): greedy orders and the hill climb only.

@@ -3,7 +3,9 @@ packer, and each deliberately broken packer behaviour below makes some of them r
 from __future__ import annotations
 
 import csv as csv_module
+import inspect
 import random
+import textwrap
 
 import attrs
 import numpy as np
@@ -71,6 +73,20 @@ def test_a_search_off_by_one_on_the_capacity_is_found(cases, monkeypatch):
     assert any("ends past capacity=320" in p for p in found)
     found = problems_of(cases, "descent pack")
     assert any("certified optimal at arena 32, the optimum is 31" in p for p in found)
+
+
+def test_a_search_whose_run_limits_never_grow_is_found(cases, monkeypatch):
+    """The search forgets to count its runs (``runs[stream] += 0``, a mutant verify missed): every restart
+    keeps its first limit, so a proof needing one long run is never reached. Built from the search's own
+    source with that one change, as the mutation benchmark builds its mutants."""
+    source = textwrap.dedent(inspect.getsource(search.Searcher.search))
+    assert source.count("runs[stream] += 1") == 1
+    scope: dict = {}
+    exec(compile(source.replace("runs[stream] += 1", "runs[stream] += 0"), search.__file__, "exec"), vars(search), scope)
+    assert problems_of(cases, "gapped 14") == []
+    monkeypatch.setattr(search.Searcher, "search", scope["search"])
+    (found,) = problems_of(cases, "gapped 14")
+    assert "gave up at capacity 88" in found and "without a packing or a proof" in found
 
 
 def test_a_csv_reader_skipping_a_row_is_found(cases, monkeypatch):
