@@ -95,8 +95,11 @@ def test_verify_catches_a_bug_only_the_node_tests_reach(monkeypatch, install, ca
     caught = _oracle_findings(result)
     assert not result.ok([]) and caught, "verify passed"
     prefixes = (cases,) if isinstance(cases, str) else cases
-    assert all(any(p in c for p in prefixes) for c in caught), caught
-    assert set(caught) <= set(result.node_tests.failed)
+    node = [c for c in caught if c.startswith("onnx node test ")]
+    assert node and all(any(p in c for p in prefixes) for c in node), caught
+    assert set(node) <= set(result.node_tests.failed)
+    # besides the node tests, only a front-end case running the same op (an LSTM naming only Y_h) may see it
+    assert all(c in node or c.startswith("front-end case lstm_") for c in caught), caught
 
 
 @pytest.mark.slow
