@@ -148,8 +148,8 @@ class Conflicts:
                         if (s_in.region == s_out.region and s_in.offset < s_out.offset + max(s_out.size, 1)
                                 and s_out.offset < s_in.offset + max(s_in.size, 1)):
                             src = self.orig(s_in.tensor)
-                            fixed = self.node[self.producer[_top(parent, src)]].type in DATA_TYPES | IMMUTABLE_TYPES \
-                                if _top(parent, src) in self.producer else True
+                            owner = self.producer.get(_top(parent, src))
+                            fixed = owner is None or self.node[owner].type in DATA_TYPES | IMMUTABLE_TYPES
                             if s_out.tensor in self.producer and src != s_out.tensor and not fixed:
                                 parent.setdefault(s_out.tensor, src)
         return parent

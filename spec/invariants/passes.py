@@ -173,10 +173,12 @@ def conflicts(mf: ModelFileObservation, *, inplace: bool = True, keep: frozenset
     return Conflicts(mf, caps if caps.zero_copy_memcpy else None, inplace=inplace, keep=keep)
 
 
-def _readings(mf: ModelFileObservation, keep: frozenset) -> list[dict]:
+def _readings(mf: ModelFileObservation, keep: frozenset, wide: Conflicts | None = None) -> list[dict]:
     """The anchors the table wants copied in each reading of the file (with and without the outputs written
-    over an input as one memory with it, Conflicts), with the conflict copies ``keep`` names left in the graph."""
-    return [conflicts(mf, inplace=i, keep=keep).chosen() for i in (True, False)]
+    over an input as one memory with it, Conflicts), with the conflict copies ``keep`` names left in the graph;
+    ``wide``: the first reading's Conflicts when the caller has it already."""
+    wide = wide or conflicts(mf, keep=keep)
+    return [wide.chosen(), conflicts(mf, inplace=False, keep=keep).chosen()]
 
 
 def _unwanted(mf: ModelFileObservation, c: Conflicts, readings: list[dict]):
@@ -185,9 +187,8 @@ def _unwanted(mf: ModelFileObservation, c: Conflicts, readings: list[dict]):
     earlier copies made: starting from the graph without copies, every copy the table wants in some reading
     is made, and the rest are judged again with the made ones in the graph, until none is added."""
     made: frozenset = frozenset()
-    left = list(c.copies)
+    left, graph = list(c.copies), c
     while left:
-        graph = c if not made else conflicts(mf, keep=made)
         copies = {x.name: x for x in graph.copies}
         wanted = []
         for copy in left:
@@ -199,7 +200,8 @@ def _unwanted(mf: ModelFileObservation, c: Conflicts, readings: list[dict]):
             break
         made |= frozenset(wanted)
         left = [x for x in left if x.name not in made]
-        readings = _readings(mf, made)
+        graph = conflicts(mf, keep=made)
+        readings = _readings(mf, made, graph)
     return left
 
 
@@ -216,7 +218,7 @@ def _layout_conflict(mf: ModelFileObservation):
     # The file cannot say which outputs written over an input were one memory with it when the optimizer ran
     # (Conflicts): a copy is demanded only where the table wants it in both readings, and each copy must be
     # wanted in some reading, in some order of GE's work (_unwanted).
-    readings = _readings(mf, frozenset())
+    readings = _readings(mf, frozenset(), c)
     chosen = {k: v for k, v in readings[0].items() if all(k in r for r in readings[1:])}
     for copy in _unwanted(mf, c, readings):
         readers = ", ".join(f"{node} input {i}" for node, i in copy.readers) or "nothing"
