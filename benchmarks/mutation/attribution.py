@@ -24,6 +24,8 @@ import attrs
 # The claims that compare outputs with a reference (onnxruntime / onnx.reference, and the device's
 # kernels against onnxruntime): the right judge of a kernel's arithmetic, not of memory decisions.
 ORACLE_CLAIMS = ("EXEC-ORACLE", "DEVICE-KERNEL-ORACLE")
+# verify's phase of GE's own unit tests (checks/cases/ge): the numbers GE's tests fix for its decisions.
+GE_CASE = "ge-case"
 HOWS = ("timeout", "crash", "refusal", "claims", "oracle", "check", "floor", "unknown")
 
 
@@ -48,6 +50,11 @@ class Kill:
     @property
     def by_claims(self) -> bool:
         return bool(self.claims or self.oracle)
+
+    @property
+    def by_decisions(self) -> bool:
+        """A claim or one of GE's own unit-test cases (a number GE's tests fix) failed."""
+        return self.by_claims or GE_CASE in self.checks
 
     def short(self) -> str:
         if not self.how:
@@ -116,6 +123,8 @@ def _family(error: dict) -> str:
                            ("foreign", "foreign-program"), ("front-end case", "front-end-case")):
         if case.startswith(prefix):
             return family
+    if " TEST_F " in case and "(checks/cases/ge/" in case:   # checks/cases/ge/catalogue.py GeCase.label
+        return GE_CASE
     return "import-record" if case.endswith("[import]") else "other-check"
 
 

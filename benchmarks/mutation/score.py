@@ -8,6 +8,8 @@ verify's cases, and the suite, when run, passed too: evidence, not a guess). The
 - overall: verify's kills among the non-equivalent mutants;
 - silent: among the non-equivalent mutants whose code neither crashed, hung nor refused its own
   artefacts on verify's cases (every miss is silent), those a claim killed (the oracle's too);
+- claims and GE's cases: as silent, counting also the kills of verify's phase of GE's own unit
+  tests (checks/cases/ge: the numbers GE's tests fix for its decisions), issue 35's "decisions";
 - claims alone: the non-equivalent mutants a claim killed, whatever else verify saw;
 - claims but the oracle outside the kernels: among the silent mutants outside impl/device/kernels/
   (where comparing outputs is not the right judge), those a claim other than the oracle killed.
@@ -122,6 +124,10 @@ class Score:
         return Rate(sum(o.kill.by_claims for o in self.silent), len(self.silent))
 
     @property
+    def silent_decisions(self) -> Rate:
+        return Rate(sum(o.kill.by_decisions for o in self.silent), len(self.silent))
+
+    @property
     def claims_alone(self) -> Rate:
         return Rate(sum(o.kill.by_claims for o in self.judged), len(self.judged))
 
@@ -144,6 +150,8 @@ class Score:
             f"verify kills {self.overall.text('non-equivalent mutants')}",
             f"  the claims (the oracle too) kill {self.silent_claims.text('silent mutants')} (silent: no crash, hang "
             f"or refusal on verify's cases)",
+            f"  the claims and GE's own unit-test cases kill {self.silent_decisions.text('silent mutants')} "
+            f"(checks/cases/ge: the numbers GE's tests fix)",
             f"  the claims alone kill {self.claims_alone.text()} (any claim violated, whatever else verify saw)",
             "  claims other than the oracle kill "
             + self.claims_outside_kernels.text(f"silent mutants outside {KERNELS}"),
@@ -155,6 +163,7 @@ class Score:
 
     def to_json(self) -> dict:
         return {"overall": self.overall.to_json(), "silent_claims": self.silent_claims.to_json(),
+                "silent_decisions": self.silent_decisions.to_json(),
                 "claims_alone": self.claims_alone.to_json(),
                 "claims_outside_kernels": self.claims_outside_kernels.to_json(),
                 "how": dict(self.hows()), "missed": len(self.missed), "equivalent": len(self.equivalent)}

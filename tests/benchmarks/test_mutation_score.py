@@ -333,3 +333,17 @@ def test_a_judges_tail_keeps_what_stdout_says_failed_under_a_flood_of_warnings()
     err = "\n".join(["PytestBenchmarkWarning: Benchmarks are automatically disabled"] * 200)
     tail = runs._tail(out, err)
     assert "FAILED tests/x.py::test_y" in tail and tail.count("PytestBenchmarkWarning") == runs.ERR_LINES
+
+
+def test_a_ge_case_kill_counts_for_the_decisions_line_not_for_the_claims():
+    label = ("hybrid_mem_assigner_unittest.cc TEST_F ProcessInplace_two_nodes_continous_output "
+             "(checks/cases/ge/hybrid_mem_assigner.py::ProcessInplace_two_nodes_continous_output)")
+    verdict = _verdict(error_kinds={"check": 1}, errors=[{"case": label, "kind": "check", "message": "GE expects 1"}])
+    ge = Kill.of(_judged("verify", True), verdict)
+    assert (ge.how, ge.checks, ge.silent, ge.by_claims, ge.by_decisions) == ("check", ("ge-case",), True, False, True)
+    acl = Kill.of(_judged("verify", True), _verdict(error_kinds={"check": 1}, errors=[
+        {"case": "ACL refusal x", "kind": "check", "message": "not refused"}]))
+    assert acl.checks == ("acl-refusal",) and not acl.by_decisions
+    score = Score.of([_outcome(ge), _outcome(acl), _outcome(Kill("claims", claims=("MEM-NO-OVERLAP",)))])
+    assert (score.silent_claims.k, score.silent_decisions.k, score.silent_decisions.n) == (1, 2, 3)
+    assert score.lines()[2].startswith("  the claims and GE's own unit-test cases kill 2 of 3 silent mutants")
