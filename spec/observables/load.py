@@ -29,8 +29,11 @@ class LoadOptionsObservation:
 
 @attrs.frozen
 class RegionBinding:
-    """One of the model's own regions on the device. ``backed`` is False when no memory was
-    allocated for it (the I/O region under reuseZeroCopyMemory, GE: davinci_model.cc `InitFeatureMapAndP2PMem`)."""
+    """One of the model's own regions on the device. ``backed`` says whether the device trace shows memory under
+    it: one live device allocation (the model's, its session's or the caller's) holding all of its bytes. It is
+    False for an empty region and for one nothing was allocated for (the I/O region under reuseZeroCopyMemory,
+    GE: davinci_model.cc `InitFeatureMapAndP2PMem`); an observer transcribes it from the trace, never from the
+    runtime's own bookkeeping."""
 
     name: str
     address: int

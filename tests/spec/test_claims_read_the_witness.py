@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 
+import attrs
 import numpy as np
 
 from zcspec.checks.faults.variant import swap
@@ -170,8 +171,24 @@ def _reuse_load(fault):
     dev, model = device(), mlp()
     with fault():
         lm = load(dev, model, LoadOptions(reuse_zero_copy_memory=1))
-    assert not observe_load(lm).region("zero_copy").backed   # what the runtime says, fault or not
+    # "backed" is what the trace shows under the region, not what the runtime says (its bases say unbacked in all three)
+    assert not lm.bases.zero_copy_backed
+    assert observe_load(lm).region("zero_copy").backed == (fault is _io_region_allocated_but_reported_unbacked)
     return check(observe_load(lm))
+
+
+def test_a_region_is_backed_when_the_trace_shows_memory_under_it_whatever_the_runtime_says():
+    from zcspec.impl.runtime.v1.observe import observe_load
+    dev, model = device(), mlp()
+    lm = load(dev, model, LoadOptions(reuse_zero_copy_memory=1))
+    claimed = attrs.evolve(lm, bases=attrs.evolve(lm.bases, zero_copy_backed=True))   # the runtime's word flipped
+    assert not observe_load(claimed).region("zero_copy").backed
+    plain = load(dev, model, LoadOptions())
+    regions = {r.name: r for r in observe_load(plain).regions}
+    # zero copy on: v1 allocates weights and the feature map; every I/O is bound to the caller's buffers
+    assert {n: r.backed for n, r in regions.items()} == {"feature_map": True, "zero_copy": False, "weight": True,
+                                                         "fixed": False}
+    assert regions["fixed"].size == 0
 
 
 def test_an_io_region_allocated_under_reuse_is_seen_in_the_loads_allocations():

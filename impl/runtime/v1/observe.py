@@ -79,6 +79,24 @@ def _holders(trace, allocator: str, end: int) -> int:
     return count
 
 
+def _device_allocations_live(trace, end: int) -> dict[int, int]:
+    """Device allocations (anyone's: the model's, the session's, the caller's) live at trace position ``end``,
+    address -> size, from the trace's alloc and free events alone."""
+    live: dict[int, int] = {}
+    for e in trace.since(0)[:end]:
+        if isinstance(e, tr.Alloc) and e.space != "host":
+            live[e.addr] = e.size
+        elif isinstance(e, tr.Free):
+            live.pop(e.addr, None)
+    return live
+
+
+def _held(live: dict[int, int], address: int, size: int) -> bool:
+    """Whether one live allocation holds all of ``[address, address + size)``: a region is backed when the
+    trace shows memory under it, whatever the runtime says it allocated (an empty region is not)."""
+    return size > 0 and any(a <= address and address + size <= a + n for a, n in live.items())
+
+
 def _hccl_without_zero_copy(model) -> set[str]:
     """Tensors an HCCL task reads or writes through a buffer it flags as not zero copy, read from
     the model's task definitions (GE: hccl_task_info.cc ``InitZeroCopyInfos``, ``SetAddrs``), not from the
@@ -102,10 +120,15 @@ def observe_load(lm) -> LoadObservation:
     shared = _session_calls(lm.device.trace, lm.load_span, "malloc_memory")
     # a feature map from the session's allocator: where the allocator's call put it, as the trace says
     base = {"feature_map": shared[0].addr} if shared else {}
-    regions = tuple(
-        RegionBinding(name, base.get(name, lm.base(name)), sizes.get(name, 0),
-                      (name != "zero_copy" or lm.bases.zero_copy_backed) and (sizes.get(name, 0) > 0 or name != "fixed"))
-        for name in ("feature_map", "zero_copy", "weight", "fixed"))
+    # the memory under each region where the observation places it (the feature map may have moved into memory the
+    # caller gave later): live now, or when the unload began
+    unload = lm.state.unload_span
+    held = _device_allocations_live(lm.device.trace, unload[0] if unload else lm.device.trace.mark())
+    regions = []
+    for name in ("feature_map", "zero_copy", "weight", "fixed"):
+        address, size = base.get(name, lm.base(name)), sizes.get(name, 0)
+        regions.append(RegionBinding(name, address, size, _held(held, address, size)))
+    regions = tuple(regions)
     unsupported = _hccl_without_zero_copy(lm.model)
     io = tuple(IoTensor(z.name, z.role, lm.model_address(z), z.desc.size, z.desc.nbytes, z.zero_copy_block,
                         z.desc.tensor in unsupported, z.desc.region, z.desc.offset, z.desc.tensor) for z in lm.io)
