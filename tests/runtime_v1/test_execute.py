@@ -6,7 +6,7 @@ import pytest
 from zcspec.impl.device.trace import Copy
 from zcspec.impl.runtime.user_buffers import UserBuffer, alloc_outputs, free_buffers, read_outputs, stage_inputs
 from zcspec.impl.runtime.v1 import LoadOptions, ParamInvalid, load
-from zcspec.impl.runtime.v1.classify import FM, UpdatePolicy
+from zcspec.impl.runtime.v1.classify import FM
 from zcspec.impl.runtime.v1.observe import observe_execution, observe_load
 from zcspec.spec.check import check
 from tests.helpers.ge_execute_scenarios import data_to_netoutput, netoutput_not_zero_copy
@@ -29,9 +29,9 @@ def test_fresh_buffers_refresh_every_registered_slot_and_same_buffers_none():
         ins, outs = buffers(dev, m, x)
         rec = run_ok(lm, ins, outs)
         assert rec.counters.args_refreshed == lm.registered
-        assert rec.refresh.policy == UpdatePolicy.UPDATE_MODEL_IO
+        assert rec.refresh.changed and FM not in rec.refresh.changed
         again = run_ok(lm, ins, outs)
-        assert again.counters.args_refreshed == 0 and again.refresh.policy == UpdatePolicy.NO_NEED_UPDATE
+        assert again.counters.args_refreshed == 0 and again.refresh.changed == ()
         got = read_outputs(dev, m, outs)
         for name, want in expected(x).items():
             np.testing.assert_array_equal(got[name], want)
@@ -192,7 +192,7 @@ def test_feature_map_move_refreshes_feature_map_slots():
     lm.update_work_memory(work, m.regions["feature_map"])
     rec = run_ok(lm, ins, outs)
     assert rec.counters.args_refreshed == fm_slots > 0
-    assert rec.refresh.policy == UpdatePolicy.UPDATE_FM_AND_MODEL_IO
+    assert FM in rec.refresh.changed
     np.testing.assert_array_equal(read_outputs(dev, m, outs)["relu:0"], expected(np.arange(6, dtype=np.float32).reshape(2, 3) - 2)["relu:0"])
 
 

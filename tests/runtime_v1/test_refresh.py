@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from zcspec.impl.runtime.user_buffers import UserBuffer
 from zcspec.impl.runtime.v1.bind import Binding
-from zcspec.impl.runtime.v1.classify import FM, UpdatePolicy
+from zcspec.impl.runtime.v1.classify import FM
 from zcspec.impl.runtime.v1.refresh import Registration, RefreshTable, SlotUpdate, refresh
 from zcspec.impl.runtime.v1.zero_copy import ZeroCopyOffset
 
@@ -41,7 +41,7 @@ def call(x: int, y: int, z: int = 0x9000) -> list[Binding]:
 def test_fresh_buffers_rewrite_every_registered_io_slot_to_base_plus_relative_offset():
     r = refresh(TABLE, LOADED, call(0x1000, 0x2000), FM_BASE)
     assert r.updates == (SlotUpdate(0, 0, 0x1000), SlotUpdate(1, 1, 0x2000), SlotUpdate(2, 1, 0x1000 + 16))
-    assert set(r.changed) == {X, Y} and r.policy == UpdatePolicy.UPDATE_MODEL_IO
+    assert set(r.changed) == {X, Y}
     assert r.active[X] == 0x1000 and r.active[Y] == 0x2000 and r.active[FM] == FM_BASE
     assert r.per_task == ((0, {0: 0x1000}), (1, {1: 0x2000}), (2, {1: 0x1010}))
 
@@ -49,7 +49,7 @@ def test_fresh_buffers_rewrite_every_registered_io_slot_to_base_plus_relative_of
 def test_the_same_buffers_again_rewrite_nothing():
     first = refresh(TABLE, LOADED, call(0x1000, 0x2000), FM_BASE)
     again = refresh(TABLE, first.active, call(0x1000, 0x2000), FM_BASE)
-    assert again.updates == () and again.changed == () and again.policy == UpdatePolicy.NO_NEED_UPDATE
+    assert again.updates == () and again.changed == ()
     assert again.active == first.active
 
 
@@ -67,32 +67,32 @@ def test_copy_only_io_is_never_refreshed_whatever_its_buffer():
     assert Z not in first.active and second.updates == ()
 
 
-def test_a_moved_feature_map_rewrites_its_slots_and_raises_the_policy():
+def test_a_moved_feature_map_rewrites_its_slots():
     first = refresh(TABLE, LOADED, call(0x1000, 0x2000), FM_BASE)
     moved = refresh(TABLE, first.active, call(0x1000, 0x2000), 0x20_0000)
     assert moved.updates == (SlotUpdate(1, 0, 0x20_0000 + 64),) and moved.changed == (FM,)
-    assert moved.policy == UpdatePolicy.UPDATE_FM_AND_MODEL_IO and moved.active[FM] == 0x20_0000
+    assert moved.active[FM] == 0x20_0000
 
 
 def test_an_unregistered_feature_map_is_tracked_without_any_write():
     table = RefreshTable(tuple(r for r in TABLE.registrations if r.alloc != FM))
     first = refresh(table, LOADED, call(0x1000, 0x2000), FM_BASE)
     moved = refresh(table, first.active, call(0x1000, 0x2000), 0x20_0000)
-    assert moved.updates == () and moved.active[FM] == 0x20_0000 and moved.policy == UpdatePolicy.NO_NEED_UPDATE
+    assert moved.updates == () and moved.active[FM] == 0x20_0000
 
 
-def test_host_staging_alone_is_update_host_input():
+def test_the_same_staging_buffer_again_rewrites_nothing():
     staged = [bound(X, "x", 0x5000, "stage"), bound(Y, "y", 0x2000), bound(Z, "z", 0x9000, "copy")]
     first = refresh(TABLE, LOADED, staged, FM_BASE)
     assert SlotUpdate(0, 0, 0x5000) in first.updates
     again = refresh(TABLE, first.active, staged, FM_BASE)
-    assert again.updates == () and again.policy == UpdatePolicy.UPDATE_HOST_INPUT
+    assert again.updates == () and again.changed == ()
 
 
 def test_a_table_with_only_feature_map_slots_ignores_the_io_buffers():
     table = RefreshTable((Registration(FM, 1, 0, 64),))
     r = refresh(table, LOADED, call(0x1000, 0x2000), FM_BASE)
-    assert r.updates == () and r.policy == UpdatePolicy.NO_NEED_UPDATE and table.io_slots == 0
+    assert r.updates == () and table.io_slots == 0
 
 
 def test_refresh_leaves_its_inputs_alone():

@@ -18,7 +18,7 @@ from zcspec.impl.runtime.user_buffers import free_buffers, read_outputs, stage_i
 from zcspec.impl.runtime.v1 import InvalidParam, LoadOptions, MemoryAllocationError, Session, load
 from zcspec.impl.runtime.v1.observe import observe_execution, observe_load
 from zcspec.spec.check import check
-from tests.helpers.runtime_v1 import buffers, device, expected, mlp
+from tests.helpers.runtime_v1 import device, expected, mlp
 
 
 def chain(name: str, shape, n: int):

@@ -1,5 +1,5 @@
-"""MemoryAppType, TaskArgsRefreshType and the update policy (``davinci_model.cc`` ``GenMemAllocations``,
-``memory_app_type_classifier.cc``, ``task_args_refresh_type_classifier.cc``, ``model_args_manager.cc``).
+"""MemoryAppType and TaskArgsRefreshType (``davinci_model.cc`` ``GenMemAllocations``,
+``memory_app_type_classifier.cc``, ``task_args_refresh_type_classifier.cc``).
 
 Each task argument slot holds a logical address (region + offset). At load it is
 resolved against the logical allocation table, in GE's order (``GenMemAllocations``): the
@@ -12,10 +12,9 @@ on every execution is ``active_base[allocation] + offset`` (``args_io_addrs_upda
   region is FEATURE_MAP; any address in the zero-copy region is MODEL_IO.
 - Refresh bits (``task_args_refresh_type_classifier.cc``): MODEL_IO always gets REFRESH_BY_MODEL_IO; FEATURE_MAP gets
   REFRESH_BY_FM only when the feature base is refreshable; FIX gets none.
-- Update policy (``model_args_manager.cc`` ``CalcUpdatePolicy``): the first update is INIT_ONE_TIME;
-  later a feature-map base
-  change gives UPDATE_FM_AND_MODEL_IO, an I/O base change with I/O slots
-  UPDATE_MODEL_IO, host staging alone UPDATE_HOST_INPUT, else NO_NEED_UPDATE.
+- No update policy: GE's ``ModelArgsManager::CalcUpdatePolicy`` (``model_args_manager.cc``) chooses how much of
+  its host-side copy of the argument tables to send to the device again; here each slot of an allocation whose
+  base changed is written to the device directly (refresh.py), so the slots written are the whole effect.
 """
 from __future__ import annotations
 
@@ -53,38 +52,6 @@ def refresh_type(app: MemoryAppType, *, fm_refreshable: bool) -> int:
     if app is MemoryAppType.FEATURE_MAP and fm_refreshable:
         return REFRESH_BY_FM
     return 0
-
-
-class UpdatePolicy(enum.IntEnum):
-    """ModelArgsManager policies (``model_args_manager.h``)."""
-
-    NO_NEED_UPDATE = 0
-    UPDATE_HOST_INPUT = 1
-    UPDATE_MODEL_IO = 2
-    UPDATE_FM_AND_MODEL_IO = 3
-    INIT_ONE_TIME = 4
-
-
-def allocation_policy(alloc: tuple) -> UpdatePolicy:
-    """Per-allocation policy: FM -> 3, ABSOLUTE -> 4, I/O (and everything else) -> 2
-    (``model_args_manager.cc`` ``InitForUpdate``)."""
-    if alloc == FM:
-        return UpdatePolicy.UPDATE_FM_AND_MODEL_IO
-    if alloc in ABSOLUTE:
-        return UpdatePolicy.INIT_ONE_TIME
-    return UpdatePolicy.UPDATE_MODEL_IO
-
-
-def calc_policy(*, first: bool, changed: set, io_hits: int, host_staged: bool) -> UpdatePolicy:
-    """The update level of one execution from the allocations whose active base changed (``CalcUpdatePolicy``)."""
-    if first:
-        return UpdatePolicy.INIT_ONE_TIME
-    level = max((allocation_policy(a) for a in changed), default=UpdatePolicy.NO_NEED_UPDATE)
-    if level == UpdatePolicy.UPDATE_MODEL_IO and io_hits == 0:
-        level = UpdatePolicy.NO_NEED_UPDATE   # kUpdateModelIo with no I/O hits is downgraded
-    if level == UpdatePolicy.NO_NEED_UPDATE and host_staged:
-        level = UpdatePolicy.UPDATE_HOST_INPUT
-    return level
 
 
 @attrs.frozen

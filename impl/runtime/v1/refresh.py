@@ -72,11 +72,9 @@ class SlotUpdate(NamedTuple):
 
 @attrs.frozen
 class Refresh:
-    """One execution's refresh: its update ``policy`` (``model_args_manager.cc`` ``CalcUpdatePolicy``), the
-    allocations whose base ``changed``, the slot writes grouped by task (``per_task``: ``(task, {slot: address})`` in task
+    """One execution's refresh: the allocations whose base ``changed``, the slot writes grouped by task (``per_task``: ``(task, {slot: address})`` in task
     order) and the ``active`` bases once they are applied (allocation -> base)."""
 
-    policy: classify.UpdatePolicy
     changed: tuple
     per_task: tuple[tuple[int, Mapping[int, int]], ...]
     active: Mapping[tuple, int | None]
@@ -95,8 +93,6 @@ def refresh(table: RefreshTable, active: Mapping[tuple, int | None], bindings: S
     bases[classify.FM] = feature_map
     allocs = table.allocs
     changed = tuple(k for k in allocs if bases.get(k, active.get(k)) != active.get(k))
-    policy = classify.calc_policy(first=False, changed=set(changed), io_hits=table.io_slots,
-                                  host_staged=any(b.mode == "stage" for b in bindings))
     moved = set(changed)
     # The table is in (task, slot) order, so one pass groups the writes by task, in order.
     per_task: list[tuple[int, dict[int, int]]] = []
@@ -111,4 +107,4 @@ def refresh(table: RefreshTable, active: Mapping[tuple, int | None], bindings: S
     after.update({k: bases[k] for k in changed})
     if classify.FM not in allocs:
         after[classify.FM] = bases[classify.FM]   # no slot holds it: nothing to rewrite, just track it
-    return Refresh(policy, changed, tuple(per_task), after)
+    return Refresh(changed, tuple(per_task), after)
