@@ -51,6 +51,12 @@ def zoo_cases(config):
         for kind in (k for k in ("model_file", "execution") if k in config.kinds):
             yield (f"{model} [{kind}, single-op build]",
                    Scenario(kind, graph, CompileOptions(soc=config.soc, single_op=True), case_runs(kind, graph)))
+    if "execution" in config.kinds:
+        for model in (m for m in SINGLE_OP_EXECUTOR_MODELS if m in config.models):
+            graph, options = load(model), CompileOptions(soc=config.soc, single_op=True)
+            for run in _single_op_runs(compile_stages(graph, options).model):
+                yield (f"{model} [execution, single-op executor{_run_label(run)}]",
+                       Scenario("execution", graph, options, {"runs": [run]}))
     if "model_file" in config.kinds:   # malformed files: only they put MF-WELL-FORMED to the test
         for model in MUTATED_MODELS:
             graph = load(model)
@@ -108,6 +114,28 @@ OTHER_SOCS = ("ascend310p", "legacy")
 # A single-op build (GE's ATTR_SINGLE_OP_SCENE) copies a Data feeding the NetOutput through a MemcpyAddrAsync, as
 # an offline build does: the zoo compiles neither, so PASS-MEMCPY-ADDR-ASYNC's single-op rule had no real file.
 SINGLE_OP_MODELS = ("builtin:single_op",)
+
+
+# GE's single-op executor (op_executor.cpp, impl/runtime/v2/single_op.py) forces always_zero_copy and the
+# external allocator on every model it loads; verify ran none of its code before (0 of its 50 branches the suite
+# runs), so an executor that dropped a forced option passed. Its runs are judged by the options GE's single-op
+# entry promises (checks/execution/v2.py single_op_options): good buffers, outputs' shapes refreshed, and an
+# output half its size or null, which always_zero_copy must refuse (V2-AZC-REJECT).
+SINGLE_OP_EXECUTOR_MODELS = ("builtin:single_op", "builtin:atomic_clean")
+SINGLE_OP_RUNS = ({}, {"refresh_output_ori_shape": True}, {"output_sizes": "half"}, {"output_sizes": "null"})
+
+
+def _single_op_runs(model) -> list[dict]:
+    """SINGLE_OP_RUNS on the compiled ``model`` (a single-op build renames an output its pass copies)."""
+    out0 = model.tasks.outputs[0]
+    sizes = {"half": max(out0.nbytes // 2, 1), "null": 0}
+    return [{"runtime": "v2", "api": "single_op", **r, **({"output_sizes": {out0.tensor: sizes[r["output_sizes"]]}}
+                                                          if "output_sizes" in r else {})} for r in SINGLE_OP_RUNS]
+
+
+def _run_label(run: dict) -> str:
+    rest = {k: v for k, v in run.items() if k not in ("runtime", "api")}
+    return "".join(f", {k}={v}" if not isinstance(v, bool) else f", {k}" for k, v in rest.items())
 
 
 MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")

@@ -11,6 +11,14 @@ scenario's JSON dict (checks/scenario.py):
 - ``input_sizes``: input tensor name -> bytes of the caller's buffer, holding the input's first bytes
   (0 = null buffer; default: the input's raw size): a null or short input the runtime must refuse
   (CALL-INVALID-REFUSED);
+- ``api``: ``direct`` (default: a StreamExecutor loaded with the switches above) or ``single_op``: GE's
+  single-op executor (op_executor.cpp ``OpExecutor::PrepareRt2Execute``; impl/runtime/v2/single_op.py), which
+  loads the model on its first call with always_zero_copy and always_external_allocator forced on, and
+  ``trust_shape_on_out_tensor`` unless ``refresh_output_ori_shape`` (ACL_OP_EXECUTE_REFRESH_OUTPUT_ORI_SHAPE,
+  default false) asks otherwise, and passes its own external allocator on every call. Such a run takes no
+  switch, ``batch``, ``threads`` nor ``external_alloc_fails_at``; its observations carry the options GE's
+  single-op entry demands, as the caller asked them, not the ones the executor reports, so the
+  always_zero_copy claims judge the executor by what the caller is promised;
 - ``seed``: the inputs are standard normal draws from this seed (default 0);
 - ``batch``: the dynamic-batch branch the call runs (a model with branches needs one);
 - ``threads``: that many further calls made at once from as many threads on the loaded executor,
@@ -60,14 +68,40 @@ from zcspec.impl.runtime.v2.errors import RuntimeV2Error
 from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution
 from zcspec.impl.runtime.v2.options import LoweringOptions
+from zcspec.impl.runtime.v2.single_op import SingleOpExecutor
 from zcspec.impl.runtime.v2.tensors import Tensor
 from zcspec.spec.observables.device import DeviceObservation
 from zcspec.spec.observables.execution import OutputTensor
+from zcspec.spec.observables.load import LoadOptionsObservation
 
 FAILS_AT = "external_alloc_fails_at"
+REFRESH_SHAPE = "refresh_output_ori_shape"
+APIS = ("direct", "single_op")
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
-_KEYS = set(_SWITCHES) | {"runtime", "input_sizes", "output_sizes", "output_placement", "seed", "batch", "threads",
-                          FAILS_AT}
+_KEYS = set(_SWITCHES) | {"runtime", "api", "input_sizes", "output_sizes", "output_placement", "seed", "batch",
+                          "threads", FAILS_AT, REFRESH_SHAPE}
+# what a single-op run may not set: the executor fixes the switches, and it runs one call on no branch
+_NOT_SINGLE_OP = set(_SWITCHES) | {"batch", "threads", FAILS_AT}
+
+
+def api_of(runtime: dict) -> str:
+    """The run's entry point (``api``); ScenarioError naming the key when it is unknown or a single-op run sets
+    what the single-op executor fixes."""
+    api = runtime.get("api", "direct")
+    if api not in APIS:
+        raise ScenarioError(f"runtime v2 scenario: api is one of {list(APIS)}, got {api!r}", key="api")
+    if api == "single_op":
+        fixed = sorted(_NOT_SINGLE_OP & set(runtime))
+        if fixed:
+            raise ScenarioError(f"runtime v2 scenario: api 'single_op' runs GE's single-op executor, which sets its "
+                                f"options itself and makes one call; drop {fixed}", key=", ".join(fixed))
+        if not isinstance(runtime.get(REFRESH_SHAPE, False), bool):
+            raise ScenarioError(f"runtime v2 scenario: {REFRESH_SHAPE}={runtime[REFRESH_SHAPE]!r} must be a bool",
+                                key=REFRESH_SHAPE)
+    elif REFRESH_SHAPE in runtime:
+        raise ScenarioError(f"runtime v2 scenario: {REFRESH_SHAPE} is the single-op executor's flag; it needs "
+                            "api 'single_op' (other runs set trust_shape_on_out_tensor)", key=REFRESH_SHAPE)
+    return api
 
 
 def options_of(runtime: dict) -> LoweringOptions:
@@ -75,7 +109,15 @@ def options_of(runtime: dict) -> LoweringOptions:
     if unknown:
         raise ScenarioError(f"runtime v2 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}", key=", ".join(unknown))
     fails_at_of(runtime)
+    api_of(runtime)
     return LoweringOptions(**{k: runtime[k] for k in _SWITCHES if k in runtime})
+
+
+def single_op_options(runtime: dict) -> LoadOptionsObservation:
+    """The options GE's single-op entry promises the caller (op_executor.cpp ``PrepareRt2Execute``): always zero
+    copy, outputs' shapes trusted unless the caller asks for them refreshed."""
+    return LoadOptionsObservation("v2", zero_copy=True, always_zero_copy=True,
+                                  trust_shape_on_out_tensor=not runtime.get(REFRESH_SHAPE, False))
 
 
 def fails_at_of(runtime: dict) -> int | None:
@@ -154,10 +196,14 @@ class _Run:
     name: str
     notes: list = attrs.Factory(list)
     unloaded: bool = False   # the run called unload (what the caller did, not the executor's record of it)
+    single: SingleOpExecutor | None = None   # api single_op: the calls and the unload go through it
 
     def unload(self) -> None:
         self.unloaded = True
-        self.exe.unload()
+        if self.single is not None:
+            self.single.close()
+        else:
+            self.exe.unload()
 
     def fresh(self) -> list[Tensor]:
         """New output buffers of the run's sizes and placement."""
@@ -167,7 +213,10 @@ class _Run:
     def execute(self, outputs: list, allocators: dict | None) -> dict:
         """The outputs one call read back (empty when it failed: its record keeps the error)."""
         with contextlib.suppress(RuntimeV2Error, DeviceFault):
-            result = self.exe.execute(self.inputs, outputs, allocators=allocators, batch=self.runtime.get("batch"))
+            if self.single is not None:
+                result = self.single.execute(self.model, self.inputs, outputs)
+            else:
+                result = self.exe.execute(self.inputs, outputs, allocators=allocators, batch=self.runtime.get("batch"))
             return _read(self.dev, self.model, result)
         return {}
 
@@ -185,7 +234,11 @@ class _Run:
             names = [io_names(self.model)[("output", io.index)] for io in self.model.tasks.outputs]
             results = judge.results(self.model.tasks.outputs, names, list(self.graph.outputs), values, want, name,
                                     self.notes)
-        return attrs.evolve(observe_execution(self.exe, record, outputs=results, caller_unloaded=self.unloaded), out_tensors=tensors)
+        obs = attrs.evolve(observe_execution(self.exe, record, outputs=results, caller_unloaded=self.unloaded),
+                           out_tensors=tensors)
+        if self.single is not None:   # what the caller of GE's single-op entry is promised, not what it reports
+            obs = attrs.evolve(obs, load=attrs.evolve(obs.load, options=single_op_options(self.runtime)))
+        return obs
 
 
 def observe_scenario(model, runtime: dict, graph=None) -> Observations:
@@ -195,8 +248,13 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     arrays = {io.tensor: rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype)) for io in model.tasks.inputs}
     inputs = [_input(dev, io, arrays[io.tensor], runtime.get("input_sizes", {}).get(io.tensor, io.nbytes))
               for io in model.tasks.inputs]
-    run = _Run(model, runtime, graph, dev, StreamExecutor(model, dev, options), arrays, inputs,
-               "v2" + (" always_zero_copy" if options.always_zero_copy else ""))
+    if api_of(runtime) == "single_op":
+        single = SingleOpExecutor(dev, refresh_output_ori_shape=runtime.get(REFRESH_SHAPE, False))
+        run = _Run(model, runtime, graph, dev, single.executor(model), arrays, inputs, "v2 single-op executor",
+                   single=single)
+    else:
+        run = _Run(model, runtime, graph, dev, StreamExecutor(model, dev, options), arrays, inputs,
+                   "v2" + (" always_zero_copy" if options.always_zero_copy else ""))
     if fails_at is not None:
         return _failing_allocator(run, fails_at)
     external = {"device": ExternalAllocator.on_device(dev)} if options.always_external_allocator else None
