@@ -36,6 +36,7 @@ it with the mutant's suite verdict and the progress line prints it.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -172,7 +173,7 @@ def select(cov: BaselineCoverage | None, mutation: Mutation, source: str) -> Sel
     whole suite and why (see the module's docstring)."""
     if cov is None:
         return whole_suite("no coverage data")
-    why, lines = _site(source, mutation)
+    why, lines = site_of(source, mutation)
     if why:
         return whole_suite(why)
     data = coverage.CoverageData(str(cov.data))
@@ -197,13 +198,16 @@ def select(cov: BaselineCoverage | None, mutation: Mutation, source: str) -> Sel
     return Selection(tuple(sorted(setup_files | {t for t in tests if t.split("::", 1)[0] not in setup_files})))
 
 
-def _site(source: str, mutation: Mutation) -> tuple[str, range]:
-    """Why the site needs the whole suite whatever the data says (it runs at import, or inside a function
-    numba compiles), or "" and the lines whose contexts select the tests: those of the statement holding
-    the site (a compound statement's header only), since a tracer may report a statement that spans
-    lines at any of them."""
-    tree = ast.parse(source)
-    starts = _line_starts(source)
+NUMBA = "numba compiles the function"
+AT_IMPORT = "the site runs at import"
+
+
+def site_of(source: str, mutation: Mutation) -> tuple[str, range]:
+    """Why the site needs the whole suite whatever the data says (``AT_IMPORT``, or ``NUMBA``: inside a
+    function numba compiles), or "" and the lines whose contexts select the tests: those of the statement
+    holding the site (a compound statement's header only), since a tracer may report a statement that
+    spans lines at any of them."""
+    tree, starts = _parsed(source)
 
     def holds(first: ast.AST, last: ast.AST) -> bool:
         return (_offset(starts, first.lineno, first.col_offset) <= mutation.start
@@ -216,16 +220,22 @@ def _site(source: str, mutation: Mutation) -> tuple[str, range]:
             if holds(body[0], body[-1]):
                 if any(mark in ast.get_source_segment(source, d) for d in getattr(node, "decorator_list", ())
                        for mark in _JIT_MARKS):
-                    return "numba compiles the function", range(0)
+                    return NUMBA, range(0)
                 in_body = True
         if isinstance(node, ast.stmt) and holds(node, node) and (
                 statement is None or _offset(starts, node.lineno, node.col_offset)
                 >= _offset(starts, statement.lineno, statement.col_offset)):
             statement = node
     if not in_body or statement is None:
-        return "the site runs at import", range(0)
+        return AT_IMPORT, range(0)
     inner = [b[0].lineno for f in ("body", "orelse", "finalbody", "handlers") if (b := getattr(statement, f, None))]
     return "", range(statement.lineno, max(min(inner), statement.lineno + 1) if inner else statement.end_lineno + 1)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(source: str) -> tuple[ast.Module, list[int]]:
+    """A module's tree and line offsets, parsed once for all the sites of one module."""
+    return ast.parse(source), _line_starts(source)
 
 
 def _line_starts(source: str) -> list[int]:
