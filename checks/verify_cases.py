@@ -93,6 +93,11 @@ def zoo_cases(config):
             graph = load(model)
             yield (f"{model} [execution, v2 trust_shape_on_out_tensor, always_zero_copy]",
                    Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [TRUST_SHAPE_RUN]}))
+        for model in (m for m in HOST_INPUT_MODELS if m in config.models):
+            graph = load(model)
+            for run in HOST_INPUT_RUNS:
+                yield (f"{model} [execution, {_acl_label(run)}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
     if "execution" in config.kinds and "builtin:collectives" in config.models:
         graph = load("builtin:collectives")
         for run in HCCL_ONLY_RUNS:
@@ -152,6 +157,15 @@ HCCL_ONLY_RUNS = _HCCL_RUNS + tuple({**run, "legacy_copy_only_addrs": True} for 
 # below the floor (2 distinct cases at 1e87b07), so these fixed runs put it to the test on every verify.
 TRUST_SHAPE_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough", "builtin:constants")
 TRUST_SHAPE_RUN = {"runtime": "v2", "trust_shape_on_out_tensor": True, "always_zero_copy": True}
+
+
+# Runtime v2 with the caller's inputs in host memory, which it copies to the device itself (GE's
+# MakeSureTensorAtDevice, impl/runtime/v2/kernels/io.py): the zoo's inputs are all on the device, so v2's
+# staging of host inputs (a block of its own, an H2D copy, the block freed after the call) never ran under
+# verify, and a staging that copied nothing or kept its block passed. Default and always_zero_copy modes.
+HOST_INPUT_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough")
+HOST_INPUT_RUNS = ({"runtime": "v2", "input_placement": "host"},
+                   {"runtime": "v2", "input_placement": "host", "always_zero_copy": True})
 
 
 # Loads with the caller's own work (feature-map) and weight memory, as GE's LoadModelFromData with memory

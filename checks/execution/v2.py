@@ -10,7 +10,8 @@ scenario's JSON dict (checks/scenario.py):
   default: the output's raw size); ``output_placement``: ``device`` (default) or ``host``;
 - ``input_sizes``: input tensor name -> bytes of the caller's buffer, holding the input's first bytes
   (0 = null buffer; default: the input's raw size): a null or short input the runtime must refuse
-  (CALL-INVALID-REFUSED);
+  (CALL-INVALID-REFUSED); ``input_placement``: ``device`` (default) or ``host``: the caller's inputs in
+  host memory, which the runtime copies to the device itself (GE: MakeSureTensorAtDevice);
 - ``api``: ``direct`` (default: a StreamExecutor loaded with the switches above) or ``single_op``: GE's
   single-op executor (op_executor.cpp ``OpExecutor::PrepareRt2Execute``; impl/runtime/v2/single_op.py), which
   loads the model on its first call with always_zero_copy and always_external_allocator forced on, and
@@ -78,8 +79,9 @@ FAILS_AT = "external_alloc_fails_at"
 REFRESH_SHAPE = "refresh_output_ori_shape"
 APIS = ("direct", "single_op")
 _SWITCHES = tuple(f.name for f in attrs.fields(LoweringOptions))
-_KEYS = set(_SWITCHES) | {"runtime", "api", "input_sizes", "output_sizes", "output_placement", "seed", "batch",
-                          "threads", FAILS_AT, REFRESH_SHAPE}
+_KEYS = set(_SWITCHES) | {"runtime", "api", "input_sizes", "input_placement", "output_sizes", "output_placement",
+                          "seed", "batch", "threads", FAILS_AT, REFRESH_SHAPE}
+PLACEMENTS = ("device", "host")
 # what a single-op run may not set: the executor fixes the switches, and it runs one call on no branch
 _NOT_SINGLE_OP = set(_SWITCHES) | {"batch", "threads", FAILS_AT}
 
@@ -108,6 +110,9 @@ def options_of(runtime: dict) -> LoweringOptions:
     unknown = sorted(set(runtime) - _KEYS)
     if unknown:
         raise ScenarioError(f"runtime v2 scenario: unknown keys {unknown}; known: {sorted(_KEYS)}", key=", ".join(unknown))
+    for key in ("input_placement", "output_placement"):
+        if runtime.get(key, "device") not in PLACEMENTS:
+            raise ScenarioError(f"runtime v2 scenario: {key}={runtime[key]!r} is one of {list(PLACEMENTS)}", key=key)
     fails_at_of(runtime)
     api_of(runtime)
     return LoweringOptions(**{k: runtime[k] for k in _SWITCHES if k in runtime})
@@ -161,11 +166,16 @@ def _output(dev, io, size: int, placement: str) -> Tensor:
     return Tensor(addr, size, placement, name=io.tensor)
 
 
-def _input(dev, io, array, size: int) -> Tensor:
-    """The caller's input buffer of ``size`` bytes holding the input's first bytes (0: a null tensor)."""
+def _input(dev, io, array, size: int, placement: str) -> Tensor:
+    """The caller's input buffer of ``size`` bytes in ``placement`` memory holding the input's first bytes (0: a
+    null tensor)."""
     if not size:
-        return Tensor(0, 0, name=io.tensor)
+        return Tensor(0, 0, placement, name=io.tensor)
     raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)[:size]
+    if placement == "host":
+        addr = dev.host_malloc(size, tag=f"user input {io.tensor}")
+        dev.host_write(addr, raw)
+        return Tensor(addr, size, "host", name=io.tensor)
     return Tensor(dev.upload(raw, tag=f"user input {io.tensor}"), size, name=io.tensor)
 
 
@@ -246,8 +256,8 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     dev = Device(model.soc)
     rng = np.random.default_rng(runtime.get("seed", 0))
     arrays = {io.tensor: rng.standard_normal(io.shape).astype(dtypes.numpy_dtype(io.dtype)) for io in model.tasks.inputs}
-    inputs = [_input(dev, io, arrays[io.tensor], runtime.get("input_sizes", {}).get(io.tensor, io.nbytes))
-              for io in model.tasks.inputs]
+    inputs = [_input(dev, io, arrays[io.tensor], runtime.get("input_sizes", {}).get(io.tensor, io.nbytes),
+                     runtime.get("input_placement", "device")) for io in model.tasks.inputs]
     if api_of(runtime) == "single_op":
         single = SingleOpExecutor(dev, refresh_output_ori_shape=runtime.get(REFRESH_SHAPE, False))
         run = _Run(model, runtime, graph, dev, single.executor(model), arrays, inputs, "v2 single-op executor",
@@ -315,7 +325,7 @@ def _failing_allocator(run: _Run, fails_at: int) -> Observations:
 
 def _valid_buffers(runtime: dict) -> bool:
     return (not runtime.get("output_sizes") and not runtime.get("input_sizes")
-            and runtime.get("output_placement", "device") == "device")
+            and runtime.get("output_placement", "device") == "device")   # host inputs are valid: staged
 
 
 def _expect(run: _Run, label: str, k: int, fails_at: int, memory: _CallerMemory, error) -> None:
