@@ -98,6 +98,12 @@ def zoo_cases(config):
             for run in HOST_INPUT_RUNS:
                 yield (f"{model} [execution, {_acl_label(run)}]",
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in NULL_OUTPUT_MODELS if m in config.models):
+            graph = load(model)
+            for run in NULL_OUTPUT_RUNS:
+                run = {**run, "output_sizes": {out: 0 for out in graph.outputs}}
+                yield (f"{model} [execution, v2 null outputs{', zero copy off' if not run['zero_copy'] else ''}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
     if "execution" in config.kinds and "builtin:collectives" in config.models:
         graph = load("builtin:collectives")
         for run in HCCL_ONLY_RUNS:
@@ -166,6 +172,14 @@ TRUST_SHAPE_RUN = {"runtime": "v2", "trust_shape_on_out_tensor": True, "always_z
 HOST_INPUT_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough")
 HOST_INPUT_RUNS = ({"runtime": "v2", "input_placement": "host"},
                    {"runtime": "v2", "input_placement": "host", "always_zero_copy": True})
+
+
+# Runtime v2's default mode with no output buffer at all (null tensors): it hands each output over in its own
+# memory (EnsureTensorAtOutMemory), the block the output was computed in when that block is the output's alone,
+# else a copy. With zero copy off the zoo never gave null outputs, so the handing over of a whole block never
+# ran under verify. builtin:inplace_passthrough also hands over an input passed through (copied first).
+NULL_OUTPUT_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough")
+NULL_OUTPUT_RUNS = ({"runtime": "v2", "zero_copy": False}, {"runtime": "v2", "zero_copy": True})
 
 
 # Loads with the caller's own work (feature-map) and weight memory, as GE's LoadModelFromData with memory

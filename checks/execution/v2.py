@@ -271,10 +271,13 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     call = lambda outputs: run.execute(outputs, external)  # noqa: E731
     calls = [run.fresh()]
     given = [[t.shape for t in outputs] for outputs in calls]
+    # the buffers as given, before a call hands its own memory over in a null tensor's place
+    keys = [tuple(t.addr for t in outputs) for outputs in calls]
     got = [call(calls[0])]
     if threads := int(runtime.get("threads", 0)):
         more = [run.fresh() for _ in range(threads)]
         given += [[t.shape for t in outputs] for outputs in more]
+        keys += [tuple(t.addr for t in outputs) for outputs in more]
         # Each call on its own thread (a barrier: a pool may otherwise run two calls on one thread, or not),
         # so the allocator calls' threads, numbered by first call, are the same on every run.
         start = threading.Barrier(threads)
@@ -287,7 +290,7 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
             got += list(pool.map(together, more))
         calls += more
     # The threads' calls ran in some order: pair each record with its call by the output buffers given.
-    by_buffers = {tuple(t.addr for t in outputs): (k, values) for k, (outputs, values) in enumerate(zip(calls, got))}
+    by_buffers = {key: (k, values) for k, (key, values) in enumerate(zip(keys, got))}
     tensors = [run.tensors(gs, outputs) for gs, outputs in zip(given, calls)]   # before release() clears them
     for outputs in calls:
         for t in outputs:
