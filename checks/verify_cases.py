@@ -15,7 +15,7 @@ from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
 from zcspec.checks.scenario import OBSERVERS, Scenario
 from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
-from zcspec.checks.strategies.model_files import field_sweep, fixed_mutations
+from zcspec.checks.strategies.model_files import craft_name, crafted_mutations, field_sweep, fixed_mutations
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.memory import rules
@@ -64,6 +64,12 @@ def zoo_cases(config):
             for m in fixed_mutations(config.seed) + field_sweep(built, config.seed):
                 yield (f"{model} [model_file, {m['op']}@{m['at']}]",
                        Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
+        for model in CRAFTED_MODELS:   # the refusals neither random bytes nor near values reach
+            graph = load(model)
+            built = encode(compile_stages(graph, CompileOptions(soc=config.soc)).model)
+            for m in crafted_mutations(built, config.seed):
+                yield (f"{model} [model_file, craft {craft_name(built, m)}@{m['at']}]",
+                       Scenario("model_file", graph, CompileOptions(soc=config.soc), {"mutation": m}))
     if "execution" in config.kinds:
         for model in (m for m in CALLER_MEMORY_MODELS if m in config.models):
             graph = load(model)
@@ -93,6 +99,19 @@ def zoo_cases(config):
             graph = load(model)
             yield (f"{model} [execution, v2 trust_shape_on_out_tensor, always_zero_copy]",
                    Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [TRUST_SHAPE_RUN]}))
+        for model in (m for m in SESSION_PEER_MODELS if m in config.models):
+            graph = load(model)
+            for run in SESSION_PEER_RUNS:
+                when = "after the run's unload" if run["session_peer"] == run.get("calls", 1) else \
+                    f"before call {run['session_peer']}"
+                yield (f"{model} [execution, v1 session (policy {run['static_memory_policy']}) shared with a peer "
+                       f"unloaded {when}{'' if run.get('zero_copy', True) else ', zero copy off'}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in MISALIGNED_MODELS if m in config.models):
+            graph = load(model)
+            run = {**MISALIGNED_RUN, "misalign": [graph.inputs[0], graph.outputs[0]]}
+            yield (f"{model} [execution, v1 misaligned input and output, then a retry]",
+                   Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
         for model in (m for m in HOST_INPUT_MODELS if m in config.models):
             graph = load(model)
             for run in HOST_INPUT_RUNS:
@@ -150,6 +169,12 @@ def _run_label(run: dict) -> str:
 
 
 MUTATED_MODELS = ("builtin:atomic_clean", "builtin:collectives", "builtin:inplace_passthrough")
+# The crafted model files (checks/strategies/model_files.py CRAFTS): each a targeted edit, re-signed, that one of
+# the loader's refusals exists for (a key missing or of another type, a duplicate name, an unknown region, a
+# weight table that disagrees with its blob, ...); random bytes fail the checksum first and near values of a
+# field's own type never reach them. A memset (atomic_clean), weights (constants), branches and a Merge
+# (dynamic_batch): every craft applies to one of them.
+CRAFTED_MODELS = ("builtin:atomic_clean", "builtin:constants", "builtin:dynamic_batch")
 # V1-HCCL-COPY is judged only where the HCCL flag is an I/O's one reason to be copied: a compiled model
 # never has that (the planner keeps such I/O out of zero-copy memory), a model whose HCCL tasks declare no
 # zero-copy support does (checks/execution MODEL_EDITS), and only on GE's legacy path (legacy_copy_only_addrs):
@@ -224,6 +249,22 @@ def _acl_runs(graph) -> list[dict]:
 
 def _acl_label(run: dict) -> str:
     return ", ".join(f"{k}={v}" if not isinstance(v, bool) else k for k, v in run.items() if k != "runtime")
+
+
+# Two models sharing one session's feature-map memory (runtime v1's ActiveMemoryAllocator, static memory policy
+# "1"/"2", checks/execution/v1.py session_peer): every other run loads one model into a fresh session, so the
+# allocator's blocks were never reused by a second load nor kept for a remaining holder, and an unload that
+# freed them while the other model still held them passed verify. The peer (zero copy the opposite way) is
+# unloaded between the run's calls, or outlives the run and calls after the run's unload.
+SESSION_PEER_MODELS = ("builtin:atomic_clean", "builtin:workspace_streams")
+SESSION_PEER_RUNS = ({"runtime": "v1", "static_memory_policy": "2", "session_peer": 1, "calls": 2},
+                     {"runtime": "v1", "static_memory_policy": "1", "zero_copy": False, "session_peer": 1})
+
+# A device buffer off its element size's alignment (checks/execution/v1.py misalign), then a retry on good
+# buffers: no other run misaligns a buffer, so a runtime that no longer refused one passed verify (its kernels
+# then fault on the device, EXEC-NO-FAULT), and the refusal's leaving the model as it was is judged by the retry.
+MISALIGNED_MODELS = ("builtin:atomic_clean", "builtin:sized_inputs")
+MISALIGNED_RUN = {"runtime": "v1", "calls": 2, "retry": True}
 
 
 # Executions whose caller's external allocator returns null on one request (out of memory), between two

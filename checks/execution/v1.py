@@ -46,6 +46,13 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
   ``MallocFeatureMapMem`` / ``FreeFeatureMapMem``); under "0" and "3" the model keeps memory of its own
   (default: no session). Direct entry only (the ACL facade loads into no session), and not with
   ``feature_base_refreshable`` (a session's feature map cannot move);
+- ``session_peer``: an integer ``k`` from 0 to ``calls`` (needs ``static_memory_policy``): before the run's
+  load, another load of the same model into the run's session, zero copy the opposite of the run's (under
+  "1" and "2" the session's blocks are first cut for its pieces, and the run's load takes them, a new block
+  added when it needs more: GE's st test of two models sharing one ``mem_base_``). The peer makes one call
+  on fresh valid buffers and is unloaded before the run's call ``k``, or, with ``k`` = ``calls``, after the
+  run's unload: the peer's call is then observed after the run gave back its hold, and must find its memory
+  intact. The peer's call (with its unload) is one more observation, after the run's;
 - ``api``: the entry points the run goes through (checks/execution/entries.py): ``direct`` (default),
   ``acl`` (the model file's bytes through aclmdlLoadFromMem / aclmdlLoadFromMemWithMem, aclrtMalloc and
   aclrtMemcpy for the caller's buffers, datasets for execute) or ``acl_config`` (aclmdlLoadWithConfig).
@@ -85,7 +92,8 @@ _LOAD_KEYS = ("zero_copy", "reuse_zero_copy_memory", "feature_base_refreshable",
 _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {
     "runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement", "misalign", "overhang",
-    "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work", "static_memory_policy"}
+    "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work", "static_memory_policy",
+    "session_peer"}
 _POLICIES = ("0", "1", "2", "3")
 
 
@@ -108,10 +116,23 @@ def options_of(runtime: dict) -> LoadOptions:
     if runtime.get("move_work") and runtime.get("api", "direct") != "direct":
         raise ScenarioError("runtime v1 scenario: move_work goes through the direct entry only: the ACL facade "
                             "has no call that moves the work memory", key="move_work")
+    if "session_peer" in runtime:
+        _check_peer(runtime)
     rebind = runtime.get("rebind", True)
     if not isinstance(rebind, (bool, list)):
         raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
     return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime}, session=_session(runtime))
+
+
+def _check_peer(runtime: dict) -> None:
+    peer, calls = runtime["session_peer"], max(1, int(runtime.get("calls", 1)))
+    if "static_memory_policy" not in runtime:
+        raise ScenarioError("runtime v1 scenario: session_peer needs static_memory_policy (the session the peer "
+                            "shares with the run)", key="session_peer")
+    if isinstance(peer, bool) or not isinstance(peer, int) or not 0 <= peer <= calls:
+        raise ScenarioError(f"runtime v1 scenario: session_peer is the call before which the peer is unloaded, an "
+                            f"integer from 0 to calls ({calls}: after the run's unload), got {peer!r}",
+                            key="session_peer")
 
 
 def _session(runtime: dict) -> Session | None:
@@ -309,11 +330,14 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     api = entry(dev, runtime)
     rng = np.random.default_rng(runtime.get("seed", 0))
     caller = {key: _caller_memory(api, model, key) for key in _CALLER_MEMORY if runtime.get(key)}
+    peer = _Peer(dev, api, model, options, runtime, rng) if "session_peer" in runtime else None
     lm = api.load(model, options, caller.get("work_memory"), caller.get("weight_memory"))
     notes: list = []
     judged = _Judge(graph, model, runtime, notes)
     calls, held = [], None
     for k in range(max(1, int(runtime.get("calls", 1)))):
+        if peer is not None and k == runtime["session_peer"]:
+            peer.call_and_unload(judged)
         if k and runtime.get("move_work"):
             caller["work_memory"] = _move_work(api, lm, model, caller["work_memory"])
         if k == 1 and runtime.get("retry") and (fixed := _fixed(held, runtime)) is not None:
@@ -342,7 +366,37 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     _free(dev, api, held)
     for addr, _size in caller.values():
         api.free(addr)
+    if peer is not None:
+        if peer.observed is None:   # session_peer == calls: the peer outlived the run
+            peer.call_and_unload(judged)
+        observations.append(peer.observed)
     return Observations(observations, notes)
+
+
+class _Peer:
+    """``session_peer``: the same model loaded into the run's session before the run's load, zero copy the
+    opposite of the run's; one call on fresh valid buffers, then its unload, observed together."""
+
+    def __init__(self, dev, api, model, options: LoadOptions, runtime: dict, rng):
+        self.dev, self.api, self.model, self.rng = dev, api, model, rng
+        self.runtime = {k: runtime[k] for k in ("inputs", "batch") if k in runtime}
+        self.options = LoadOptions(zero_copy=not options.zero_copy,
+                                   legacy_copy_only_addrs=options.legacy_copy_only_addrs, session=options.session)
+        self.lm = api.load(model, self.options, None, None)
+        self.observed = None
+
+    def call_and_unload(self, judged: _Judge) -> None:
+        held = _buffers(self.dev, self.api, self.model, self.runtime, self.rng)
+        outputs = ()
+        with contextlib.suppress(RuntimeV1Error):   # a refused valid call: V1-VALID-CALL-SUCCEEDS judges it
+            self.api.execute(self.lm, held.ins, held.outs, self.runtime.get("batch"))
+            outputs = judged(self.dev, held, "v1 session peer call")
+        record = self.lm.last_call
+        begin = self.dev.trace.mark()
+        self.api.unload(self.lm)
+        self.observed = _as_asked(observe_execution(self.lm, record, outputs=outputs,
+                                                    unload_span=(begin, self.dev.trace.mark())), self.options, ())
+        _free(self.dev, self.api, held)
 
 
 def _as_asked(obs, options: LoadOptions, given: tuple):
