@@ -107,11 +107,11 @@ def zoo_cases(config):
                 yield (f"{model} [execution, v1 session (policy {run['static_memory_policy']}) shared with a peer "
                        f"unloaded {when}{'' if run.get('zero_copy', True) else ', zero copy off'}]",
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
-        for model in (m for m in MISALIGNED_MODELS if m in config.models):
+        for model in (m for m in CALLER_MISTAKE_MODELS if m in config.models):
             graph = load(model)
-            run = {**MISALIGNED_RUN, "misalign": [graph.inputs[0], graph.outputs[0]]}
-            yield (f"{model} [execution, v1 misaligned input and output, then a retry]",
-                   Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+            for label, run in _mistake_runs(graph):
+                yield (f"{model} [execution, v1 {label}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
         for model in (m for m in HOST_INPUT_MODELS if m in config.models):
             graph = load(model)
             for run in HOST_INPUT_RUNS:
@@ -260,11 +260,20 @@ SESSION_PEER_MODELS = ("builtin:atomic_clean", "builtin:workspace_streams")
 SESSION_PEER_RUNS = ({"runtime": "v1", "static_memory_policy": "2", "session_peer": 1, "calls": 2},
                      {"runtime": "v1", "static_memory_policy": "1", "zero_copy": False, "session_peer": 1})
 
-# A device buffer off its element size's alignment (checks/execution/v1.py misalign), then a retry on good
-# buffers: no other run misaligns a buffer, so a runtime that no longer refused one passed verify (its kernels
-# then fault on the device, EXEC-NO-FAULT), and the refusal's leaving the model as it was is judged by the retry.
-MISALIGNED_MODELS = ("builtin:atomic_clean", "builtin:sized_inputs")
-MISALIGNED_RUN = {"runtime": "v1", "calls": 2, "retry": True}
+# A caller's mistakes no other run makes (checks/execution/v1.py misalign, missing, after_unload), each refused
+# call then retried on good buffers (the refusal must have left the model as it was): a device buffer off its
+# element size's alignment (a runtime that no longer refused it faults on the device, EXEC-NO-FAULT); no buffer
+# at all in an output's place (the call no longer matches the model's I/O one to one, CALL-INVALID-REFUSED);
+# and a call after the unload (a runtime that ran it reads freed argument tables, EXEC-NO-FAULT).
+CALLER_MISTAKE_MODELS = ("builtin:atomic_clean", "builtin:sized_inputs")
+
+
+def _mistake_runs(graph) -> list[tuple[str, dict]]:
+    """(label, run) of each caller's mistake on ``graph``, on its first input and output."""
+    retried = {"runtime": "v1", "calls": 2, "retry": True}
+    return [("misaligned input and output, then a retry", {**retried, "misalign": [graph.inputs[0], graph.outputs[0]]}),
+            ("no buffer for an output, then a retry and a call after the unload",
+             {**retried, "missing": [graph.outputs[0]], "after_unload": True})]
 
 
 # Executions whose caller's external allocator returns null on one request (out of memory), between two

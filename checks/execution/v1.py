@@ -17,10 +17,11 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
 - ``misalign``: I/O names whose buffer address is shifted by one byte;
 - ``overhang``: I/O names whose buffer says it is 64 bytes longer than the allocation holding it (its end
   lies outside every live allocation of the caller); ``dangling``: I/O names whose buffer's allocation the
-  caller frees before the call (a use after free). Both are invalid bindings the runtime must refuse
-  (CALL-INVALID-REFUSED);
+  caller frees before the call (a use after free); ``missing``: I/O names in whose place the caller passes
+  no buffer at all (None: the call's buffers do not match the model's I/O one to one; direct entry only, an
+  ACL dataset holds data buffers). All are invalid bindings the runtime must refuse (CALL-INVALID-REFUSED);
 - ``retry``: the caller retries after a refusal: only the first call gets the bad binding the keys
-  above describe (sizes, ``misalign``, ``overhang``, ``dangling``, ``share``), every later call valid
+  above describe (sizes, ``misalign``, ``overhang``, ``dangling``, ``missing``, ``share``), every later call valid
   buffers: the first call's own, their sizes fixed, when ``overhang`` was the only mistake (the retry
   binds the very addresses the refused call was given), fresh ones otherwise (needs ``calls`` >= 2).
   A refused call must leave the loaded model as it was, so the retry's slots, copies and outputs are
@@ -53,6 +54,10 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
   on fresh valid buffers and is unloaded before the run's call ``k``, or, with ``k`` = ``calls``, after the
   run's unload: the peer's call is then observed after the run gave back its hold, and must find its memory
   intact. The peer's call (with its unload) is one more observation, after the run's;
+- ``after_unload``: after the unload the caller calls the model once more, on its last buffers (direct entry
+  only: the ACL facade forgets the model id at aclmdlUnload). The runtime must refuse it before touching
+  anything (ModelUnloadedError, no record); a call it runs instead leaves a record, observed after the
+  unload's and judged as any call: its tasks read freed argument tables and memory (EXEC-NO-FAULT);
 - ``api``: the entry points the run goes through (checks/execution/entries.py): ``direct`` (default),
   ``acl`` (the model file's bytes through aclmdlLoadFromMem / aclmdlLoadFromMemWithMem, aclrtMalloc and
   aclrtMemcpy for the caller's buffers, datasets for execute) or ``acl_config`` (aclmdlLoadWithConfig).
@@ -93,7 +98,7 @@ _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {
     "runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement", "misalign", "overhang",
     "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work", "static_memory_policy",
-    "session_peer"}
+    "session_peer", "after_unload", "missing"}
 _POLICIES = ("0", "1", "2", "3")
 
 
@@ -118,6 +123,11 @@ def options_of(runtime: dict) -> LoadOptions:
                             "has no call that moves the work memory", key="move_work")
     if "session_peer" in runtime:
         _check_peer(runtime)
+    for key in ("after_unload", "missing"):
+        if runtime.get(key) and runtime.get("api", "direct") != "direct":
+            raise ScenarioError(f"runtime v1 scenario: {key} goes through the direct entry only", key=key)
+    if not all(isinstance(n, str) for n in runtime.get("missing", ())):
+        raise ScenarioError(f"runtime v1 scenario: missing lists I/O names, got {runtime['missing']!r}", key="missing")
     rebind = runtime.get("rebind", True)
     if not isinstance(rebind, (bool, list)):
         raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
@@ -209,6 +219,9 @@ def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
         by_name[io.tensor] = b
         (held.ins if io.role == "input" else held.outs).append(b)
     _free_dangling(dev, api, held, {by_name[n].addr - int(n in misalign) for n in dangling if n in by_name})
+    missing = set(runtime.get("missing", ()))
+    held.ins[:] = [None if b.name in missing else b for b in held.ins]
+    held.outs[:] = [None if b.name in missing else b for b in held.outs]
     return held
 
 
@@ -236,7 +249,7 @@ def _read(dev, model, held: _Held) -> dict:
     """The outputs as the caller reads them back from its buffers (not counted, not a model copy)."""
     got = {}
     for io, b in zip(model.tasks.outputs, held.outs):
-        if b.addr and b.size >= io.nbytes:
+        if b is not None and b.addr and b.size >= io.nbytes:
             read = dev.peek if b.placement == "device" else dev.host_read
             got[io.tensor] = read(b.addr, io.shape, dtypes.numpy_dtype(io.dtype))
     return got
@@ -269,7 +282,7 @@ class _Judge:
                              self.notes)
 
 
-BAD_BINDING = ("input_sizes", "output_sizes", "misalign", "overhang", "dangling", "share")
+BAD_BINDING = ("input_sizes", "output_sizes", "misalign", "overhang", "dangling", "missing", "share")
 
 
 def _binding_of(runtime: dict, k: int) -> dict:
@@ -316,7 +329,7 @@ def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: 
             done.append((f.result(), judged(dev, h, f"v1 thread {k}")))
         except RuntimeV1Error as e:   # refused: only the model's last call keeps its record
             if not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "overhang", "dangling",
-                                                    "share", "placement")):
+                                                    "missing", "share", "placement")):
                 notes.append(Note(f"v1 thread {k}", f"the call failed on valid buffers: {type(e).__name__}: {e}",
                                   failed=True))
         finally:
@@ -363,6 +376,11 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     record, outputs, given, _ = calls[-1]
     observations.append(_as_asked(observe_execution(lm, record, outputs=outputs, unload_span=(begin, dev.trace.mark())),
                                   options, given))
+    if runtime.get("after_unload"):
+        with contextlib.suppress(RuntimeV1Error):
+            api.execute(lm, held.ins, held.outs, runtime.get("batch"))
+        if lm.last_call is not record:   # the runtime ran (or began) a call on the unloaded model
+            observations.append(_as_asked(observe_execution(lm, lm.last_call), options, given))
     _free(dev, api, held)
     for addr, _size in caller.values():
         api.free(addr)

@@ -1,9 +1,11 @@
 """verify's runs that reach runtime v1 code no other run reached (benchmarks/verify_reach.py): two models
 sharing one session's feature-map memory (checks/execution/v1.py ``session_peer``, verify_cases.py
-SESSION_PEER_RUNS) and misaligned device buffers followed by a retry (MISALIGNED_RUN). Each passes on the
-real runtime, and a runtime with a planted bug on a statement only it reaches fails it through a claim."""
+SESSION_PEER_RUNS) and a caller's mistakes no other run makes (CALLER_MISTAKE_MODELS: a misaligned buffer,
+no buffer at all for an output, a call after the unload). Each passes on the real runtime, and a runtime with
+a planted bug on a statement only it reaches fails it through a claim (or crashes)."""
 from __future__ import annotations
 
+import inspect
 import types
 
 import pytest
@@ -13,10 +15,12 @@ from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v1
 from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.checks.verify_one_case import check_case
-from zcspec.impl.runtime.v1 import active_memory, bind
+from zcspec.impl.runtime.v1 import active_memory, bind, loaded
+from zcspec.impl.runtime.v1 import execute as execute_module
 
 PEER = "shared with a peer"
 MISALIGNED = "misaligned"
+MISSING = "no buffer for an output"
 
 
 def _run(models: tuple, marker: str) -> VerifyResult:
@@ -72,19 +76,51 @@ def test_a_block_that_hands_out_more_than_it_has_left_fails(monkeypatch):
     assert _failing(_run(("builtin:atomic_clean",), PEER))
 
 
-def test_the_misaligned_runs_are_refused_and_the_retry_passes():
-    result = _run(C.MISALIGNED_MODELS, MISALIGNED)
+def test_the_caller_mistake_runs_are_refused_and_the_retries_pass():
+    result = _run(C.CALLER_MISTAKE_MODELS, "then a retry")
     assert not _failing(result), _failing(result)
-    assert result.tally.cases == len(C.MISALIGNED_MODELS)
+    assert result.tally.cases == 2 * len(C.CALLER_MISTAKE_MODELS)
+    assert result.tally.exercised["CALL-INVALID-REFUSED"] >= len(C.CALLER_MISTAKE_MODELS)
 
 
 def test_a_runtime_that_no_longer_refuses_a_misaligned_buffer_fails(monkeypatch):
     """bind.py's alignment check weakened (every element taken as one byte): the misaligned call runs and
     its kernel faults on the device."""
     monkeypatch.setattr(bind, "dtypes", types.SimpleNamespace(get=lambda name: types.SimpleNamespace(bits=8)))
-    result = _run(C.MISALIGNED_MODELS, MISALIGNED)
+    result = _run(C.CALLER_MISTAKE_MODELS, MISALIGNED)
     assert {f.violation.invariant_id for f in result.findings} == {"EXEC-NO-FAULT"}, _failing(result)
-    assert len({f.case for f in result.findings}) == len(C.MISALIGNED_MODELS)
+    assert len({f.case for f in result.findings}) == len(C.CALLER_MISTAKE_MODELS)
+
+
+def test_a_runtime_that_runs_a_call_after_the_unload_fails(monkeypatch):
+    """execute's check of an unloaded model dropped: the call after the unload runs on the freed argument
+    tables and feature map."""
+    real = execute_module.execute
+
+    def execute(lm, inputs, outputs, batch=None):
+        was, lm.state.unloaded = lm.state.unloaded, False
+        try:
+            return real(lm, inputs, outputs, batch)
+        finally:
+            lm.state.unloaded = was
+
+    monkeypatch.setattr(loaded, "execute", execute)
+    result = _run(("builtin:atomic_clean",), MISSING)
+    assert "EXEC-NO-FAULT" in {f.violation.invariant_id for f in result.findings}, _failing(result)
+
+
+def test_a_runtime_that_takes_no_buffer_for_one_crashes_verify(monkeypatch):
+    """bind.py's check that each I/O was given a UserBuffer deleted: the call crashes on the missing buffer,
+    which verify reports as an error."""
+    source = inspect.getsource(bind._bind_one)
+    check = ('    if not isinstance(b, UserBuffer):\n        raise InvalidParam(f"expected a UserBuffer for {z.role} '
+             '{z.index}, got {type(b).__name__}", buffer=z.name)\n')
+    assert check in source
+    namespace = dict(vars(bind))
+    exec(compile(source.replace(check, ""), bind.__file__, "exec"), namespace)
+    monkeypatch.setattr(bind, "_bind_one", namespace["_bind_one"])
+    result = _run(("builtin:atomic_clean",), MISSING)
+    assert result.errors and "AttributeError" in str(result.errors[0][1]), _failing(result)
 
 
 @pytest.mark.parametrize("run, key", [
@@ -92,6 +128,9 @@ def test_a_runtime_that_no_longer_refuses_a_misaligned_buffer_fails(monkeypatch)
     ({"static_memory_policy": "2", "session_peer": True}, "session_peer"),     # not an integer
     ({"static_memory_policy": "2", "session_peer": 3, "calls": 2}, "session_peer"),   # past the run's calls
     ({"static_memory_policy": "2", "session_peer": -1}, "session_peer"),
+    ({"api": "acl", "after_unload": True}, "after_unload"),
+    ({"api": "acl", "missing": ["x"]}, "missing"),
+    ({"missing": [0]}, "missing"),
 ])
 def test_a_bad_session_peer_is_refused_naming_the_key(run, key):
     with pytest.raises(ScenarioError, match=key):
