@@ -4,6 +4,8 @@ The zoo and ONNX's node tests are well-formed, topologically sorted files with n
 verify never saw the front end sort an unsorted graph, fold an ``If`` whose condition initializers
 decide, or refuse a cycle (in an ONNX file or a graph JSON file), a missing tensor, an unknown op or
 an opset-6 training-mode BatchNormalization: each of those paths could break with verify passing.
+Nor had it an opset-6 broadcast with an axis (the rewrite of frontend/legacy_broadcast.py aligning B, or
+refusing a node that breaks the opset's rules), nor annotations the graph contradicts or leaves behind.
 Each case here is a small model built with onnx.helper (checks/frontend_models.py), or a graph JSON
 text (no front-end code involved), and an expectation:
 
@@ -21,12 +23,14 @@ import onnx
 
 from zcspec.checks.frontend_case import FrontendCase
 from zcspec.checks.frontend_models import (
-    bad_attribute, batchnorm_opset15, batchnorm_opset6, batchnorm_per_activation, chained_ifs, cycle,
-    cycle_graph_json, dropout_inference_mask, dropout_ratio_from_input, dropout_training_default_ratio,
-    dynamic_input, external_data_missing, fold_refused, if_computed_condition, if_condition_from_shape, if_of_if,
-    if_refused, ir3_initializers, lstm_activations, lstm_hidden_only, missing_tensor, name_clashes, nested_if,
-    refolding_chain, reshape_from_input, resize_opset10, shape_gather_concat, shape_inference_refused,
-    shape_slice_and_size, slice_operands, splat_chain, split_constant, structure_refused, unknown_op, unsorted_nodes,
+    annotation_refused, annotations_judged, bad_attribute, batchnorm_opset15, batchnorm_opset6,
+    batchnorm_per_activation, chained_ifs, cycle, cycle_graph_json, dropout_inference_mask,
+    dropout_ratio_from_input, dropout_training_default_ratio, dynamic_input, external_data_missing, fold_refused,
+    if_computed_condition, if_condition_from_shape, if_of_if, if_refused, ir3_initializers,
+    legacy_broadcast_alignment, legacy_broadcast_in_branch, legacy_refused, lstm_activations, lstm_hidden_only,
+    missing_tensor, name_clashes, nested_if, refolding_chain, reshape_from_input, resize_opset10,
+    shape_gather_concat, shape_inference_refused, shape_slice_and_size, slice_operands, splat_chain, split_constant,
+    structure_refused, unknown_op, unsorted_nodes,
 )
 from zcspec.checks.graph_json_cases import graph_json_cases
 
@@ -49,7 +53,7 @@ def frontend_cases() -> tuple[FrontendCase, ...]:
                      why="a tensor nothing writes is named with its reader"),
         FrontendCase("unknown_op", unknown_op(), "UnsupportedOpError", ("'frob'", "FrobnicateXYZ"),
                      why="an op outside the op table is named with its node"),
-        *_folding_cases(), *_control_cases(), *_import_cases(), *graph_json_cases(),
+        *_folding_cases(), *_control_cases(), *_import_cases(), *_legacy_broadcast_cases(), *graph_json_cases(),
     )
 
 
@@ -165,6 +169,59 @@ def _import_cases() -> tuple[FrontendCase, ...]:
         FrontendCase("reshape_shape_from_input", reshape_from_input(), "RuntimeValueError",
                      ("'reshape'", "'s2'", "computed from graph input 's'"),
                      why="a Reshape target computed from an input is refused naming that input once"),
+    )
+
+
+def _legacy_broadcast_cases() -> tuple[FrontendCase, ...]:
+    """Opset 1-6 broadcasting (frontend/legacy_broadcast.py) and the file's annotations (onnx_shapes.judge_annotations).
+    onnxruntime has no opset-6 Add: the opset-6 cases that import are held to onnx.reference on the imported graph."""
+    legacy, unknown = "LegacyBroadcastError", "UnsupportedFeatureError"
+    return (
+        FrontendCase("legacy_broadcast_axis_alignment", legacy_broadcast_alignment(),
+                     why="opset-6 broadcast=1 with an axis aligns each kind of B: an initializer in place, a shared one "
+                         "as suffixed copies, a computed or Constant B through an Unsqueeze before its reader"),
+        FrontendCase("legacy_broadcast_in_if_branch", legacy_broadcast_in_branch(),
+                     why="opset-6 broadcasting nodes in the branches of an If folding decides are aligned before "
+                         "the If is inlined"),
+        FrontendCase("legacy_broadcast_shapes_differ", legacy_refused("shapes_differ"), legacy,
+                     ("'plus'", "broadcast=0 (the default)", "(2, 3, 4)", "(4,)", "must be equal"),
+                     why="without broadcast=1, opsets 1-6 want A and B of one shape"),
+        FrontendCase("legacy_broadcast_b_higher_rank", legacy_refused("higher_rank"), legacy,
+                     ("'times'", "'k' (2, 2, 3, 4)", "higher rank"), why="B is broadcast to A, never A to B"),
+        FrontendCase("legacy_broadcast_negative_axis", legacy_refused("negative_axis"), legacy,
+                     ("'minus'", "axis=-1", "from 0 to 2"), why="opsets 1-6 give a negative axis no meaning"),
+        FrontendCase("legacy_broadcast_dim_mismatch", legacy_refused("dim_mismatch"), legacy,
+                     ("'divide'", "axis=1", "dim 0 of B 'k' (4,) is 4", "dim 1 of A 'x'"),
+                     why="a dim of B that lines up with another A dim and is not 1 is named"),
+        FrontendCase("legacy_gemm_c_not_m_by_n", legacy_refused("gemm_c"), legacy,
+                     ("'gemm'", "broadcast=0", "C 'c' (4,) must be (M, N), here (2, 4)"),
+                     why="Gemm-6's C without broadcast=1 is (M, N)"),
+        FrontendCase("legacy_broadcast_rank_unknown", legacy_refused("rank_unknown"), unknown,
+                     ("'times'", "operands of unknown shape", "rank of 'kt' is unknown"),
+                     why="a B whose rank only folding fixes cannot be checked before the rewrite"),
+        FrontendCase("legacy_broadcast_dims_unknown", legacy_refused("dims_unknown"), unknown,
+                     ("'times'", "axis=1", "B 'kt' is (?,)"), why="... nor one whose dims only folding fixes"),
+        FrontendCase("legacy_xor_dims_unknown", legacy_refused("xor_dims_unknown"), unknown,
+                     ("'differ'", "Xor", "broadcast=0 (the default)", "B 'kt' is (?, ?)"),
+                     why="... with broadcast=0 too, on an op the op table lists no legacy entry for (Add's applies)"),
+        FrontendCase("legacy_gemm_c_rank_unknown", legacy_refused("gemm_c_unknown"), unknown,
+                     ("'gemm'", "C 'cr' is of unknown rank", "'y' is (2, 4)"),
+                     why="... nor a Gemm-6 C whose rank only folding fixes"),
+        FrontendCase("legacy_model_with_foreign_ops", legacy_refused("foreign_ops"), "UnsupportedOpError",
+                     ("'FrobnicateXYZ_2'", "'FrobnicateXYZ'"),
+                     why="the rewrite passes over an op ONNX lacks and a contrib op, and the Unsqueeze it inserts "
+                         "does not rename the unnamed node after it: the import names that node by its place"),
+        FrontendCase("op_without_schema_at_opset", legacy_refused("no_schema_yet"), "ShapeError",
+                     ("'g'", "could not fix every dimension"),
+                     why="Gelu in an opset-6 model: no schema types its output, and nothing fixes its shape"),
+        FrontendCase("annotations_stale_leftover_and_shapeless", annotations_judged(),
+                     why="a contradicting value_info is ignored, one naming no tensor and a non-tensor one are "
+                         "passed over, an output declared without a shape adds nothing"),
+        FrontendCase("declared_element_type_differs", annotation_refused("elem"), "DeclaredTypeError",
+                     ("'y'", "'relu'", "int64", "float"),
+                     why="a declared element type the graph contradicts is refused, as onnxruntime refuses it"),
+        FrontendCase("undefined_element_type", annotation_refused("undefined"), "UnknownDTypeError",
+                     ("'x'", "undefined"), why="an input of element type UNDEFINED that no node types is named"),
     )
 
 
