@@ -368,7 +368,7 @@ def _schema_bools(data, meta, blob, k):      # schema.bools: a zero-copy flag li
 
 @_craft
 def _attr_nonfinite(data, meta, blob, k):    # schema.attr_value: a non-finite float, legal (graph_json writes it)
-    task = _pick(_tasks(meta), k)
+    task = _pick([t for t in _tasks(meta) if t["kind"] != "memset"], k)   # a memset's attributes are fixed
     if task is None:
         return None
     task["attrs"] = task["attrs"] + [["crafted", {"float": ("inf", "-inf", "nan")[k % 3]}]]
