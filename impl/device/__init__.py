@@ -12,7 +12,7 @@ from zcspec.impl.device.device import DEVICE_BASE, HOST_BASE, Device
 from zcspec.impl.device.errors import (
     DeviceError, DeviceFault, DeviceUsageError, KernelError, OutOfMemory, RefreshError, StreamError,
 )
-from zcspec.impl.device.hccl import COLLECTIVES, HcclComm, zero_copy_support
+from zcspec.impl.device.hccl import COLLECTIVES, HcclComm
 from zcspec.impl.device.kernels import KERNELS
 from zcspec.impl.device.memory import Allocation
 from zcspec.impl.device.tasks import (
@@ -24,5 +24,5 @@ __all__ = [
     "Allocation", "COLLECTIVES", "Counters", "DEVICE_BASE", "Device", "DeviceError", "DeviceFault",
     "DeviceUsageError", "EventRecordTask", "EventWaitTask", "HOST_BASE", "HcclComm", "HcclTask", "KERNELS",
     "KernelError", "KernelTask", "MemcpyTask", "MemsetTask", "OutOfMemory", "RefreshError",
-    "SLOT_BYTES", "Slot", "StreamError", "Trace", "zero_copy_support",
+    "SLOT_BYTES", "Slot", "StreamError", "Trace",
 ]

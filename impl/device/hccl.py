@@ -7,9 +7,9 @@ has it at its head: all ranks' ranges are checked first, then every rank's outpu
 are written, so a fault on one rank leaves every rank unchanged. A device with no
 communicator of the task's name runs it as the only rank.
 
-``COLLECTIVES`` declares, per collective kind, whether its input and output
-buffers may be zero copy (user memory bound straight into the task, HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs);
-``zero_copy_support(op_type, soc)`` combines that with the SoC profile.
+``COLLECTIVES`` maps each collective kind to what it computes. Whether its buffers may be zero copy (user memory
+bound straight into the task, HcclTaskInfo::InitZeroCopyInfos, SetZeroCopyAddrs) is not the device's to say: the
+model file's task definitions carry it (zero_copy_in/zero_copy_out, from the SoC profile at task generation).
 """
 from __future__ import annotations
 
@@ -20,15 +20,12 @@ import numpy as np
 
 from zcspec.impl.device import operands
 from zcspec.impl.device.errors import KernelError, StreamError
-from zcspec.impl.platform.soc import SocProfile
 
 
 @attrs.frozen
 class Collective:
     op_type: str
     fn: Callable
-    zero_copy_inputs: bool
-    zero_copy_outputs: bool
 
 
 _REDUCE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -58,18 +55,10 @@ def _broadcast(tasks, ins, outs):
 
 
 COLLECTIVES: dict[str, Collective] = {c.op_type: c for c in (
-    Collective("HcomAllReduce", _all_reduce, zero_copy_inputs=True, zero_copy_outputs=True),
-    # Our choice: the gathered output is assembled by HCCL in its own staging buffer.
-    Collective("HcomAllGather", _all_gather, zero_copy_inputs=True, zero_copy_outputs=False),
-    Collective("HcomBroadcast", _broadcast, zero_copy_inputs=True, zero_copy_outputs=True),
+    Collective("HcomAllReduce", _all_reduce),
+    Collective("HcomAllGather", _all_gather),
+    Collective("HcomBroadcast", _broadcast),
 )}
-
-
-def zero_copy_support(op_type: str, soc: SocProfile) -> tuple[bool, bool]:
-    """(inputs, outputs) zero-copy support of collective ``op_type`` on ``soc``."""
-    c = COLLECTIVES[op_type]
-    ok = soc.zero_copy and op_type not in soc.hccl_no_zero_copy and soc.can_refresh("hccl")
-    return c.zero_copy_inputs and ok, c.zero_copy_outputs and ok
 
 
 class HcclComm:
