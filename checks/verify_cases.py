@@ -15,7 +15,8 @@ from zcspec.checks.execution import default_runtimes
 from zcspec.checks.models import parse_value, zoo_path
 from zcspec.checks.scenario import OBSERVERS, Scenario
 from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
-from zcspec.checks.strategies.model_files import craft_name, crafted_mutations, field_sweep, fixed_mutations
+from zcspec.checks.strategies.model_file_crafts import crafted_mutations
+from zcspec.checks.strategies.model_files import craft_name, field_sweep, fixed_mutations
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.memory import rules

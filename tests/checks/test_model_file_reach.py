@@ -1,4 +1,4 @@
-"""verify's crafted model files (checks/strategies/model_files.py CRAFTS, checks/verify_cases.py CRAFTED_MODELS):
+"""verify's crafted model files (checks/strategies/model_file_crafts.py CRAFTS, checks/verify_cases.py CRAFTED_MODELS):
 each is refused by the loader's check it is aimed at, verify's cases of them pass, and a loader that drops one
 of those checks (planted here by replacing the refusal with ``pass`` in a copy of the function) fails verify
 through a claim: MF-WELL-FORMED for the header, MF-DETERMINED for the re-signed metadata.
@@ -22,7 +22,8 @@ from zcspec.checks import verify as V
 from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.scenario import Scenario, evaluate
-from zcspec.checks.strategies.model_files import CRAFT, CRAFTS, craft_name, crafted_mutations, edit
+from zcspec.checks.strategies.model_file_crafts import CRAFT, CRAFTS, crafted_mutations
+from zcspec.checks.strategies.model_files import craft_name, edit
 from zcspec.checks.verify_one_case import check_case
 from zcspec.checks.zoo import load
 from zcspec.impl.compiler.compile import compile_stages
