@@ -12,8 +12,10 @@ the text of a file:
 - one refusal per malformed field (not JSON, wrong format or version, a missing key, a wrong type, an
   untagged list, bad base64) and per rule of validate.py (duplicate names, a tensor written twice, an
   unknown op, a wrong input count, NetOutput and Data index rules, dangling edges, missing descs,
-  unknown dtypes, dynamic, negative and overflowing dims, set sizes, weight sizes, Merge labels and shapes), each
-  naming its culprit.
+  unknown dtypes, dynamic, negative and overflowing dims, set sizes, weight sizes, Merge labels and shapes,
+  a control edge from the node itself, attribute values the IR cannot carry (null, a tuple in a tuple), and the
+  planner's node attributes of the wrong type or range: ``_reuse_input``, ``_inplace_ability``,
+  ``continuous_output``, ``need_gentask_atomic``, ``atomic_input_index``), each naming its culprit.
 
 The cases are texts written here (``base()`` and a change to it), so no code under test builds them,
 except the to_json one, which is compared with the hand-written text.
@@ -207,6 +209,8 @@ def graph_json_cases():
           ("'relu'", "'ghost'", "not a node"), why="a control edge from a node the graph lacks"),
         C("graph_json_control_input_twice", _changed(_set(node(2, "control_inputs"), ["x", "x"])), "GraphError",
           ("'relu'", "'x' twice"), why="one control edge listed twice"),
+        C("graph_json_control_input_self", _changed(_set(node(2, "control_inputs"), ["relu"])), "GraphError",
+          ("'relu'", "from itself"), why="a node with a control edge from itself"),
         C("graph_json_control_cycle", _changed(_set(node(1, "control_inputs"), ["relu"])), "CycleError",
           ("scale", "relu"), why="a control edge closing a cycle with a data edge"),
         C("graph_json_dangling_edge", _changed(_set(node(2, "inputs"), ["ghost"])), "MissingTensorError",
@@ -239,6 +243,20 @@ def graph_json_cases():
         C("graph_json_splat_weight_size", _changed(_set(("weights", 0), {"name": "w", "splat": True,
                                                                          "data": _b64(np.zeros(2, np.float32))})),
           "GraphError", ("weight 'w' holds 8 bytes", "needs 4", "splat"), why="a splat weight of more than one element"),
+        C("graph_json_attr_null", _changed(_set(node(2, "attrs"), {"alpha": None})), "GraphFormatError",
+          ("'relu'", "'alpha'", "NoneType"), why="an attribute value of no type the IR carries (null)"),
+        C("graph_json_attr_nested_tuple", _changed(_set(node(2, "attrs"), {"perm": {"tuple": [{"tuple": [1]}, 0]}})),
+          "GraphFormatError", ("'relu'", "'perm'", "(1,)"), why="a tuple attribute holding a tuple"),
+        C("graph_json_reuse_input_index", _changed(_set(node(2, "attrs"), {"_reuse_input": 1})), "GraphError",
+          ("'relu'", "_reuse_input=1"), why="an in-place input index the node lacks (Relu has one input)"),
+        C("graph_json_inplace_ability_odd", _changed(_set(node(2, "attrs"), {"_inplace_ability": {"tuple": [0]}})),
+          "GraphError", ("'relu'", "_inplace_ability=(0,)"), why="in-place pairs that are no pairs"),
+        C("graph_json_continuous_output_int", _changed(_set(node(2, "attrs"), {"continuous_output": 1})), "GraphError",
+          ("'relu'", "continuous_output=1"), why="a continuous_output flag that is no bool"),
+        C("graph_json_gentask_atomic_text", _changed(_set(node(2, "attrs"), {"need_gentask_atomic": "yes"})),
+          "GraphError", ("'relu'", "need_gentask_atomic='yes'"), why="a need_gentask_atomic flag that is no bool"),
+        C("graph_json_atomic_input_index_int", _changed(_set(node(2, "attrs"), {"atomic_input_index": -1})),
+          "GraphError", ("'relu'", "atomic_input_index=-1"), why="an atomic_input_index that is no tuple of indexes"),
         C("graph_json_merge_labels", _changed(lambda d: None, _merge(labels=("b1",))), "GraphError",
           ("Merge 'm'", "labels=", "('b1',)"), why="a Merge with one label for two inputs"),
         C("graph_json_merge_repeated_label", _changed(lambda d: None, _merge(labels=("b1", "b1"))), "GraphError",
