@@ -4,7 +4,8 @@ The light models exercise plain reuse at scale; the built-in graphs make sure
 every rule of the spec has a case where its precondition holds (atomic clean, an atomic output,
 continuous inputs, HCCL, views at offsets, in-place outputs, inputs passed
 straight to outputs, outputs read by other nodes, workspaces, batches, inputs of different sizes,
-streams (a continuous group with a piece from another stream), constants and variables as outputs, dynamic-batch branches). The
+streams (a continuous group with a piece from another stream), constants and variables as outputs, dynamic-batch branches,
+the in-place refusals, interval reuse across streams, collectives in dynamic-batch branches). The
 dynamic-batch graph (``dynamic_batch_graph``) has two branches joined by a Merge;
 its branches share memory, so each execution chooses one (the runtimes' ``batch``)
 and ``checks.execution`` runs every branch.
@@ -231,6 +232,62 @@ def dynamic_batch_graph(labels: tuple[str, ...] = ("b1", "b2"), shape: tuple[int
     return b.build()
 
 
+def _alias_guards() -> Graph:
+    """The refusals of the alias analysis and the passes' corner cases, in one small graph: an in-place Mul on a
+    weight (``_reuse_input``: refused, a weight is no feature map to overwrite); an in-place Abs on ``a`` while a
+    reader of ``a`` on stream 1 may still run (refused: nothing orders them); an outer-axis Split view whose
+    ``split`` is a numpy array, as a Python caller may pass one; and a fused HcomAllReduce whose pieces are
+    model outputs, so the conflict pass copies them under names the Split already holds
+    (``identity_0_NetOutput_MemLayoutConflict_0``: the pass must count past it)."""
+    b = GraphBuilder("alias_guards")
+    x = b.input("x", (6, 40))
+    w = b.weight("w", np.linspace(-1, 1, 240, dtype=np.float32).reshape(6, 40))
+    r = b.op("Mul", [w, x], _reuse_input=True)
+    top, rest = b.op("Split", [r], name="identity_0_NetOutput_MemLayoutConflict_0",
+                     outputs=[((3, 40), "float32"), ((3, 40), "float32")], axis=0, split=np.array([3, 3]))
+    a = b.op("Relu", [x])
+    s1 = b.op("Neg", [a], stream=1)
+    d = b.op("Abs", [a], _reuse_input=True)
+    o0, o1 = b.op("HcomAllReduce", [s1, d], outputs=[((6, 40), "float32")] * 2, reduction="sum",
+                  continuous_output=True)
+    b.output(o0, o1, b.op("Add", [top, rest]))
+    return b.build()
+
+
+def _interval_window() -> Graph:
+    """GE's level-2 interval reuse (``CanIntervalLifeReuse``) where the child block's span covers the parent's
+    but none of its members lives near it: ``a`` and ``d`` share one block, whose span [Abs, Abs] covers the
+    Concat's, yet neither is live while the Concat's output is. With a node on stream 1 the block list is not
+    one-stream, so level 2 walks it in Python (ge_level2._interval), not with the compiled descent."""
+    b = GraphBuilder("interval_window")
+    x = b.input("x", (4, 64))
+    r = b.op("Relu", [b.op("Abs", [x])])
+    big = b.op("Concat", [x, x], shape=(8, 64), axis=0)
+    t = b.op("Tanh", [x], stream=1)
+    s = b.op("ReduceSum", [big], shape=(1, 64), axes=(0,), keepdims=1)
+    b.output(b.op("Add", [b.op("Abs", [r]), t]), s)
+    return b.build()
+
+
+def _batch_collectives() -> Graph:
+    """A dynamic-batch graph whose two branches each hold an HcomAllReduce of two inputs: a continuous block of
+    a collective needs one offset in every batch (GE's SizeIndependentOfBatch), so each branch's block is
+    wrapped and the larger branch's wrapper adopts the other's as a batch child (dynamic_batch_mem_assigner.cc
+    ``ResizeDynamicBatchBlocks``); ``dynamic_batch`` has no such block."""
+    b = GraphBuilder("batch_collectives")
+    x = b.input("x", (4, 64))
+    ends = []
+    for label, op in (("b1", "Relu"), ("b2", "Neg")):
+        t = b.op(op, [x], name=f"{label}_0", _batch_label=label)
+        u = b.op("Abs", [t], name=f"{label}_1", _batch_label=label)
+        h = b.op("HcomAllReduce", [t, u], name=f"{label}_2", outputs=[((4, 64), "float32")] * 2, reduction="sum",
+                 _batch_label=label)
+        ends.append(b.op("Add", list(h), name=f"{label}_3", _batch_label=label))
+    merged = b.op("Merge", ends, name="merge", labels=("b1", "b2"))
+    b.output(b.op("Add", [merged, x], name="out"))
+    return b.build()
+
+
 def _constants() -> Graph:
     b = GraphBuilder("constants")
     x = b.input("x", (4, 4))
@@ -268,6 +325,9 @@ BUILT_IN: dict[str, Callable[[], Graph]] = {
     "constants": _constants,
     "dynamic_batch": dynamic_batch_graph,
     "single_op": _single_op,
+    "alias_guards": _alias_guards,
+    "interval_window": _interval_window,
+    "batch_collectives": _batch_collectives,
 }
 
 
