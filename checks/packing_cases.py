@@ -21,8 +21,8 @@ The cases (:func:`packing_cases`), on the instances of :mod:`zcspec.checks.packi
   effort docs/packing.md promises: ``pack`` returns it, callers check), with a time limit
   minimising, on hard planted instances where the search runs out of time (the relaxation and the
   bisection), and through the exhaustive descent (on 4 buffers: the optimum, certified);
-  :class:`LargeCase` above the search's size limit (the other orders, the hill climb, the time
-  index of best fit);
+  :class:`LargeCase` above the search's size limit (the other orders, the hill climb cut short by the
+  clock or run to its budget, the squeaky wheel, the time index of best fit);
 - :class:`SearchCase`: ``search.search``'s contract (docs/packing.md): at a capacity the optimum
   fits in, a complete search finds a packing within it; below, it proves none exists; with a node
   budget or a deadline it may give up but never claim a false proof; on an empty instance, over the
@@ -50,8 +50,8 @@ from zcspec.checks.packing_check import validate
 from zcspec.checks.packing_csv_cases import csv_cases
 from zcspec.checks.packing_facts import GAPPED, Layout, Piece, arena_of, greedy_by_size, max_live
 from zcspec.checks.packing_instances import (CHAIN_COUNT, DESCENT, GAPPED_14, HARD, LARGE_COUNT, PLANTED,
-                                            PLANTED_ALIGNED, TOWER, WEIGHTED, chain_pieces, planted_pieces,
-                                            small_instances)
+                                            PLANTED_ALIGNED, TOWER, WEIGHTED, chain_pieces, descent_copies,
+                                            planted_pieces, small_instances)
 from zcspec.checks.proofs.optimal import OPTIMAL, optimal_layout
 from zcspec.impl.compiler.memory.packing import Buffer, InvalidBufferError, pack
 from zcspec.impl.compiler.memory.packing import greedy, search
@@ -416,4 +416,12 @@ def packing_cases(seed: int) -> list:
                             capacity=max_live(chain), optimum=max_live(chain)))
     cases.append(LargeCase(f"planted {LARGE_COUNT} pack (stage 1, then orders and hill climb)",
                            planted_pieces(0, LARGE_COUNT, prefix="L"), optimum=16 * LARGE_COUNT))
+    # Greedy solves the planted instance in stage 2, so its climb never starts; DESCENT's copies keep every stage
+    # above the max-live bound: a short limit stops the climb by the clock, a long one lets it spend its budget
+    # of evaluations, after which the squeaky wheel runs until the limit.
+    copies = descent_copies(LARGE_COUNT // len(DESCENT))
+    cases += [LargeCase(f"descent x{LARGE_COUNT // len(DESCENT)} pack (the climb stopped by the clock)", copies,
+                        optimum=31, passes=8),
+              LargeCase(f"descent x{LARGE_COUNT // len(DESCENT)} pack (the climb's whole budget, then the squeaky "
+                        "wheel)", copies, optimum=31, passes=300)]
     return cases + csv_cases()

@@ -6,7 +6,8 @@
   :func:`~zcspec.checks.packing_facts.planted`: the optimum known by construction), fixed by their
   seeds: PLANTED, PLANTED_ALIGNED, WEIGHTED, HARD, and the one of LARGE_COUNT buffers above the
   search's size limit;
-- DESCENT (the exhaustive descent must certify its optimum), TOWER (the optimum is the largest
+- DESCENT (the exhaustive descent must certify its optimum), ``descent_copies`` (DESCENT repeated in time,
+  above the search's size limit: the optimum stays above the max-live bound), TOWER (the optimum is the largest
   buffer) and ``chain_pieces`` (each buffer overlaps only its neighbours: the optimum is the
   max-live bound; CHAIN_COUNT of them reach the chunked stacking bound).
 
@@ -74,6 +75,15 @@ TOWER = (Piece("t0", 0, 4, 32), Piece("t1", 4, 6, 16), Piece("t2", 4, 6, 16), Pi
 # Above the search's size limit (4,096 buffers): greedy orders and the hill climb only.
 LARGE_COUNT = 4_200
 CHAIN_COUNT = 1_500
+
+
+def descent_copies(count: int) -> tuple[Piece, ...]:
+    """``count`` copies of DESCENT, one after the other in time (copy k over steps [3k, 3k + 3)): the optimum is
+    DESCENT's (31), one above the max-live bound (30), so above the search's size limit no stage reaches its
+    target, the lower bound: the hill climb spends its whole budget and the squeaky wheel runs after it. Each
+    buffer overlaps only its own copy's, so a best-fit pass takes milliseconds even at 4,200 buffers."""
+    return tuple(Piece(f"{p.id}_{k}", p.lower + 3 * k, p.upper + 3 * k, p.size, p.align)
+                 for k in range(count) for p in DESCENT)
 
 
 def chain_pieces(seed: int, count: int) -> tuple[Piece, ...]:
