@@ -176,6 +176,23 @@ for _op, (_lo, _hi) in _uninferred_opsets().items():
         f"re-export at opset {_hi + 1} or later", opsets=(_lo, _hi)),)
 
 
+def _first_opsets() -> dict[str, int]:
+    """Claimed ONNX op -> the first default-domain opset that defines it (Gelu: 20), for the ops ONNX defined
+    after opset 1: a model of an earlier opset naming it names an op ONNX does not have there."""
+    first: dict[str, int] = {}
+    for schema in defs.get_all_schemas_with_history():
+        if schema.domain in ("", "ai.onnx") and schema.name in ops.OPS:
+            first[schema.name] = min(first.get(schema.name, schema.since_version), schema.since_version)
+    return {op: v for op, v in first.items() if v > 1}
+
+
+for _op, _first in _first_opsets().items():
+    UNSUPPORTED[_op] = UNSUPPORTED.get(_op, ()) + (Unsupported(
+        "opset", f"opsets 1-{_first - 1}" if _first > 2 else "opset 1",
+        f"ONNX defines {_op} from opset {_first} on; the model's opset has no such op: re-export at opset "
+        f"{_first} or later", opsets=(1, _first - 1)),)
+
+
 def entries(op_type: str) -> tuple[Unsupported, ...]:
     """The entries that apply to ``op_type``: its own, then the ``ANY_OP`` ones."""
     own = () if op_type == ANY_OP else UNSUPPORTED.get(op_type, ())

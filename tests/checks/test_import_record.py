@@ -15,6 +15,7 @@ from zcspec.checks.cli.main import main
 from zcspec.checks.conformance import import_record
 from zcspec.checks.errors import UsageError
 from zcspec.checks.onnx_node_cases import node_test_cases
+from zcspec.checks import verify as verify_module
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.compiler.frontend import onnx_shapes
 
@@ -62,6 +63,8 @@ def test_verify_fails_on_a_front_end_that_asks_for_more_values(monkeypatch):
         return out
 
     monkeypatch.setattr(onnx_shapes, "_loosened", clear_known)
+    # the node tests' import record alone (a crafted front-end case catches it too, and fail-fast stops there)
+    monkeypatch.setattr(verify_module, "check_frontend_cases", lambda result, soc: None)
     result = verify(IMPORTS_ONLY)
     frozen = [case for case, why in result.errors if "frozen to their test values" in why]
     assert frozen and all(case.endswith("[import]") for case in frozen)
