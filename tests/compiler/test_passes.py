@@ -46,6 +46,20 @@ def test_inner_axis_or_packed_split_is_left_alone(shape, axis, dtype):
     assert outer_axis_views(g, OPTS) is g
 
 
+def test_a_split_asking_for_continuous_outputs_stays_a_task():
+    """Its pieces are continuous outputs (each at its aligned offset in one block): as a view they sat at their
+    rows' place in the input (+480 for (3, 40) float32 rows), and MEM-CONT-OUTPUT wanted +512."""
+    from zcspec.checks.scenario import Scenario, evaluate
+    b = GraphBuilder("split_continuous_output")
+    x = b.input("x", (6, 40))
+    top, rest = b.op("Split", [b.op("Relu", [x])], name="split", outputs=[((3, 40), "float32")] * 2, axis=0,
+                     split=(3, 3), continuous_output=True)
+    b.output(b.op("Add", [top, rest]))
+    graph = b.build()
+    assert outer_axis_views(graph, OPTS) is graph
+    assert all(r.ok for r in evaluate(Scenario("plan", graph, CompileOptions())))
+
+
 def test_outer_axis_slice_becomes_a_view():
     b = GraphBuilder("slice")
     x = b.input("x", (5, 2))
