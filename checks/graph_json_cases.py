@@ -15,7 +15,12 @@ the text of a file:
   unknown dtypes, dynamic, negative and overflowing dims, set sizes, weight sizes, Merge labels and shapes,
   a control edge from the node itself, attribute values the IR cannot carry (null, a tuple in a tuple), and the
   planner's node attributes of the wrong type or range: ``_reuse_input``, ``_inplace_ability``,
-  ``continuous_output``, ``need_gentask_atomic``, ``atomic_input_index``), each naming its culprit.
+  ``continuous_output``, ``need_gentask_atomic``, ``atomic_input_index``), each naming its culprit;
+- files that import but must be refused when compiled (``at="compile"``, compile.py), each naming its
+  culprit: a set size (validate.py ``no_set_sizes``: a planning fact no model file records), CompileOptions
+  the compiler cannot use (an unknown SoC, strategy or pass to disable), a negative ``_workspace_bytes``
+  (the planner's lifetimes), and, with the memory-layout conflict pass disabled, what its copies resolve:
+  a weight among an HCCL node's continuous inputs, a continuous output feeding a NoPadding concat.
 
 The cases are texts written here (``base()`` and a change to it), so no code under test builds them,
 except the to_json one, which is compared with the hand-written text.
@@ -31,6 +36,7 @@ import numpy as np
 from zcspec.checks.frontend_case import FrontendCase
 from zcspec.impl.compiler import graph_json   # the writer under test (the reader is tested by every case)
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
+from zcspec.impl.compiler.options import CompileOptions
 
 
 def _node(name, op, ins, outs, ctrl=(), **attrs_):
@@ -81,6 +87,27 @@ def _merge(labels=("b1", "b2"), merge_label=None, a2_shape=(2, 3)) -> dict:
              _node("NetOutput", "NetOutput", ["y"], [])]
     return {"format": "zcspec-graph", "version": 2, "name": "merge", "nodes": nodes,
             "tensors": [_tensor("x"), _tensor("a1"), _tensor("a2", a2_shape), _tensor("y")], "weights": []}
+
+
+def _allreduce_with_weight() -> dict:
+    """An HcomAllReduce (padding continuous inputs) of input x and weight w: the memory-layout conflict pass
+    copies w into the block; without it, nothing can put a weight at a fixed address there."""
+    nodes = [_node("x", "Data", [], ["x"], index=0), _node("reduce", "HcomAllReduce", ["x", "w"], ["y1", "y2"]),
+             _node("NetOutput", "NetOutput", ["y1", "y2"], [])]
+    weights = [{"name": "w", "splat": False, "data": _b64(np.arange(6, dtype=np.float32))}]
+    return {"format": "zcspec-graph", "version": 2, "name": "allreduce_weight", "nodes": nodes,
+            "tensors": [_tensor("x"), _tensor("w"), _tensor("y1"), _tensor("y2")], "weights": weights}
+
+
+def _continuous_output_into_concat() -> dict:
+    """A continuous-output HcomAllReduce whose outputs a PhonyConcat (NoPadding continuous inputs) joins:
+    the conflict pass copies them; without it, each would sit in two continuous blocks."""
+    nodes = [_node("x", "Data", [], ["x"], index=0), _node("x2", "Data", [], ["x2"], index=1),
+             _node("split", "HcomAllReduce", ["x", "x2"], ["a", "b"], continuous_output=True),
+             _node("cat", "PhonyConcat", ["a", "b"], ["y"], axis=0), _node("NetOutput", "NetOutput", ["y"], [])]
+    return {"format": "zcspec-graph", "version": 2, "name": "continuous_output_concat", "nodes": nodes,
+            "tensors": [_tensor("x"), _tensor("x2"), _tensor("a"), _tensor("b"), _tensor("y", (4, 3))],
+            "weights": []}
 
 
 def _version_1(doc) -> None:
@@ -267,4 +294,33 @@ def graph_json_cases():
           ("'a2'", "Merge 'm'"), why="a Merge input shaped unlike its output"),
         C("graph_json_merge_wrong_branch", _changed(lambda d: None, _merge(labels=("b2", "b1"))), "GraphError",
           ("Merge 'm'", "'a1'", "branch 'b2'", "branch 'b1'"), why="a Merge input listed for the other branch"),
+        *_compile_refusals(),
+    )
+
+
+def _compile_refusals():
+    """Files that import (``zcspec plan`` takes them) but that compile must refuse, with the options given."""
+    C = FrontendCase
+    without_copies = CompileOptions(disabled_passes={"mem_layout_conflict"})
+    return (
+        C("graph_json_set_size_compiled", _changed(_set_size(64)), "GraphError",
+          ("'y'", "set size 64 bytes", "no set sizes"), at="compile",
+          why="a set size is a planning fact (plan takes it); a model file records none, so compile refuses it"),
+        C("graph_json_unknown_soc", json.dumps(base()), "UnknownSocError", ("'ascend999'", "ascend910b"),
+          at="compile", options=CompileOptions(soc="ascend999"), why="a SoC profile that does not exist"),
+        C("graph_json_unknown_strategy", json.dumps(base()), "OptionError", ("strategy='fastest'", "ge, compact"),
+          at="compile", options=CompileOptions(strategy="fastest"), why="a planning strategy that does not exist"),
+        C("graph_json_unknown_disabled_pass", json.dumps(base()), "OptionError",
+          ("disabled_passes", "'fold_everything'", "mem_layout_conflict"), at="compile",
+          options=CompileOptions(disabled_passes={"fold_everything"}), why="a pass to disable that does not exist"),
+        C("graph_json_negative_workspace",
+          _changed(_set(("nodes", 2, "attrs"), {"_workspace_bytes": {"tuple": [-1]}})), "PlanError",
+          ("'relu'", "'_workspace_bytes'", "-1"), at="compile",
+          why="a negative workspace size (validation leaves it to the planner)"),
+        C("graph_json_weight_in_continuous_inputs", json.dumps(_allreduce_with_weight()), "PlanError",
+          ("'reduce'", "'w'", "fixed address"), at="compile", options=without_copies,
+          why="a weight among continuous inputs, with no conflict pass to copy it"),
+        C("graph_json_continuous_output_into_concat", json.dumps(_continuous_output_into_concat()), "PlanError",
+          ("'a'", "'split'", "'cat'", "two continuous blocks"), at="compile", options=without_copies,
+          why="continuous outputs a NoPadding concat joins, with no conflict pass to copy them"),
     )

@@ -3,7 +3,8 @@ says when each runs, and in which order). Each records into a VerifyResult, chec
 imports with ``check_case`` (checks/verify_one_case.py) under its own artefact phase:
 
 - ``check_frontend_cases(result, soc)``: the crafted models of checks/frontend_cases.py; a refusal must
-  be the expected one, a model that must import runs through both runtimes against onnxruntime.
+  be the expected one, at import or (``at="compile"``) when the imported graph is compiled; a model that
+  must import runs through both runtimes against onnxruntime.
 - ``check_shipped_cases(result, cases, soc, fail_fast)``: the pytorch models shipped in the onnx package
   (checks/shipped_pytorch_cases.py), held to their shipped outputs.
 - ``check_dtype_sweep(result, cases, soc, progress, fail_fast)``: each op alone in a model, in each element
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import tempfile
 
+import attrs
 import onnx
 
 from zcspec.checks.conformance import import_record
@@ -34,13 +36,16 @@ from zcspec.checks.shipped_pytorch_cases import label as shipped_label
 from zcspec.checks.verify_cases import case_runs
 from zcspec.checks.verify_one_case import check_case
 from zcspec.checks.verify_result import NodeTestResult, SweepResult, VerifyResult, record_error
+from zcspec.impl.compiler.compile import compile as compile_model
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
 
 
 def check_frontend_cases(result: VerifyResult, soc: str) -> None:
     """Each crafted model of checks/frontend_cases.py: a refusal must be the expected one (an error of the
-    run otherwise); a model that must import runs through both runtimes against onnxruntime on its file."""
+    run otherwise); a model that must import runs through both runtimes against onnxruntime on its file;
+    one that must be refused when compiled (``at="compile"``) must import, and compiling its graph with
+    the case's options (the SoC's defaults when it gives none) must be that refusal, judged as an import's."""
     with tempfile.TemporaryDirectory(prefix="zcspec-frontend-") as folder:
         for case in frontend_cases():
             label_ = f"front-end case {case.name}"
@@ -53,13 +58,19 @@ def check_frontend_cases(result: VerifyResult, soc: str) -> None:
             try:
                 graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
             except BadInput as e:
-                if why := check_refusal(case, e):
+                why = (f"refused at import ({type(e).__name__}: {e}); the file must import and be refused "
+                       f"when compiled with a {case.refused} ({case.why})") if case.at == "compile" \
+                    else check_refusal(case, e)
+                if why:
                     record_error(result, label_, why, "check")
                 result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why)
                 continue
             except Exception as e:  # a crash of the front end
                 record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
                 result.artefacts.case("frontend", label_, error=result.errors[-1][1])
+                continue
+            if case.at == "compile":
+                _check_compile_refusal(result, label_, case, graph, soc)
                 continue
             if case.refused:
                 record_error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
@@ -68,6 +79,34 @@ def check_frontend_cases(result: VerifyResult, soc: str) -> None:
                 continue
             scenario = Scenario("execution", graph, CompileOptions(soc=soc), case_runs("execution", graph, path))
             check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
+
+
+def _check_compile_refusal(result: VerifyResult, label_: str, case, graph, soc: str) -> None:
+    """Compile ``graph`` (``case`` imported it) with the case's options: its refusal must be the expected
+    one (class and culprits, as an import refusal), a compile that succeeds or crashes is an error of the run."""
+    options = case.options if case.options is not None else CompileOptions(soc=soc)
+    try:
+        compile_model(graph, options)
+    except BadInput as e:
+        why = check_refusal(case, e)
+        if why:
+            record_error(result, label_, f"when compiled with {_options_text(options)}: {why}", "check")
+        result.artefacts.case("frontend", label_, at="compile", refused=f"{type(e).__name__}: {e}", problem=why)
+        return
+    except Exception as e:  # a crash of the compiler
+        record_error(result, label_, f"compiling with {_options_text(options)}: {type(e).__name__}: {e}", "crash")
+        result.artefacts.case("frontend", label_, at="compile", error=result.errors[-1][1])
+        return
+    record_error(result, label_, f"compiles with {_options_text(options)}; expected a {case.refused} naming "
+                                 f"{', '.join(case.culprits)} ({case.why})", "check")
+    result.artefacts.case("frontend", label_, at="compile", problem=result.errors[-1][1])
+
+
+def _options_text(options: CompileOptions) -> str:
+    """``options`` as its SoC and the fields it sets away from the defaults: "soc='nozc', strategy='compact'"."""
+    default = CompileOptions()
+    return ", ".join(f"{f.name}={getattr(options, f.name)!r}" for f in attrs.fields(CompileOptions)
+                     if f.name == "soc" or getattr(options, f.name) != getattr(default, f.name))
 
 
 def check_shipped_cases(result: VerifyResult, cases, soc: str, fail_fast: bool) -> bool:
