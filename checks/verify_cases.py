@@ -113,6 +113,11 @@ def zoo_cases(config):
             for label, run in _mistake_runs(graph):
                 yield (f"{model} [execution, v1 {label}]",
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in IN_WORK_MEMORY_MODELS if m in config.models):
+            graph = load(model)
+            for label, run in IN_WORK_MEMORY_RUNS:
+                yield (f"{model} [execution, v1 {label}]",
+                       Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
         for model in (m for m in HOST_INPUT_MODELS if m in config.models):
             graph = load(model)
             for run in HOST_INPUT_RUNS:
@@ -275,6 +280,21 @@ def _mistake_runs(graph) -> list[tuple[str, dict]]:
     return [("misaligned input and output, then a retry", {**retried, "misalign": [graph.inputs[0], graph.outputs[0]]}),
             ("no buffer for an output, then a retry and a call after the unload",
              {**retried, "missing": [graph.outputs[0]], "after_unload": True})]
+
+
+# An I/O buffer inside the work memory the caller gave the model (checks/execution/v1.py buffer_in_work_memory):
+# that memory was allocated before the load, so no buffer claim judged it by the trace's allocations, and a
+# runtime v1 that stopped refusing it wrote outputs into its own feature map with verify passing
+# (CALL-INVALID-REFUSED). The second run puts it in the work memory after a move too, a live allocation the
+# trace shows (V1-VALID-CALL-SUCCEEDS must not take that call for a valid one).
+IN_WORK_MEMORY_MODELS = ("builtin:atomic_clean", "builtin:sized_inputs")
+IN_WORK_MEMORY_RUNS = (
+    ("input buffer in the work memory, a retry on fresh buffers",
+     {"runtime": "v1", "work_memory": True, "buffer_in_work_memory": "input", "calls": 2, "retry": True}),
+    ("output buffer in the work memory, which moves between calls",
+     {"runtime": "v1", "work_memory": True, "feature_base_refreshable": True, "move_work": True, "calls": 2,
+      "buffer_in_work_memory": "output"}),
+)
 
 
 # Executions whose caller's external allocator returns null on one request (out of memory), between two

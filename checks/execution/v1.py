@@ -41,6 +41,10 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
   allocation (``LoadedModel.update_work_memory``) and frees the old one (needs ``work_memory`` and
   ``feature_base_refreshable``; direct entry only, ACL has no such call): a feature-map slot left
   pointing at the old memory then reads or writes freed memory;
+- ``buffer_in_work_memory``: ``"input"`` or ``"output"`` (needs ``work_memory``): the caller passes, for the
+  model's first I/O of that role, a buffer of the I/O's raw size at the start of the work memory it gave the
+  model (the current one, after a ``move_work``), memory the model's tasks use: an invalid binding the
+  runtime must refuse (CALL-INVALID-REFUSED), which ``retry`` fixes with fresh buffers;
 - ``static_memory_policy``: the model is loaded into a fresh session (impl/runtime/v1/session.py) whose
   ge.exec.staticMemoryPolicy is this string ("0" to "3"): under "1" and "2" its feature map (and, zero copy
   off, its I/O region) comes from the session's ActiveMemoryAllocator and goes back to it at unload (GE's
@@ -98,7 +102,7 @@ _CALLER_MEMORY = ("work_memory", "weight_memory")
 _KEYS = set(_LOAD_KEYS) | set(_CALLER_MEMORY) | {
     "runtime", "calls", "rebind", "threads", "input_sizes", "output_sizes", "placement", "misalign", "overhang",
     "dangling", "share", "retry", "seed", "batch", "inputs", "onnx", "api", "move_work", "static_memory_policy",
-    "session_peer", "after_unload", "missing"}
+    "session_peer", "after_unload", "missing", "buffer_in_work_memory"}
 _POLICIES = ("0", "1", "2", "3")
 
 
@@ -128,10 +132,26 @@ def options_of(runtime: dict) -> LoadOptions:
             raise ScenarioError(f"runtime v1 scenario: {key} goes through the direct entry only", key=key)
     if not all(isinstance(n, str) for n in runtime.get("missing", ())):
         raise ScenarioError(f"runtime v1 scenario: missing lists I/O names, got {runtime['missing']!r}", key="missing")
+    _check_in_work(runtime)
     rebind = runtime.get("rebind", True)
     if not isinstance(rebind, (bool, list)):
         raise ScenarioError(f"runtime v1 scenario: rebind is a boolean or a list of them, got {rebind!r}", key="rebind")
     return LoadOptions(**{k: runtime[k] for k in _LOAD_KEYS if k in runtime}, session=_session(runtime))
+
+
+IN_WORK_ROLES = ("input", "output")
+
+
+def _check_in_work(runtime: dict) -> None:
+    if "buffer_in_work_memory" not in runtime:
+        return
+    if runtime["buffer_in_work_memory"] not in IN_WORK_ROLES:
+        raise ScenarioError(f"runtime v1 scenario: buffer_in_work_memory is 'input' or 'output' (the role of the "
+                            f"I/O whose buffer lies in the work memory), got {runtime['buffer_in_work_memory']!r}",
+                            key="buffer_in_work_memory")
+    if not runtime.get("work_memory"):
+        raise ScenarioError("runtime v1 scenario: buffer_in_work_memory needs work_memory (the caller's work memory "
+                            "the buffer lies in)", key="buffer_in_work_memory")
 
 
 def _check_peer(runtime: dict) -> None:
@@ -187,7 +207,9 @@ class _Held:
 OVERHANG = 64   # bytes an ``overhang`` buffer claims past the end of its allocation
 
 
-def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
+def _buffers(dev, api, model, runtime: dict, rng, work: tuple[int, int] | None = None) -> _Held:
+    """The call's buffers as ``runtime`` describes them; ``work``: the caller's work memory (ptr, size) as it
+    has given it to the model, where a ``buffer_in_work_memory`` buffer goes."""
     placement, misalign = runtime.get("placement", "device"), set(runtime.get("misalign", ()))
     overhang, dangling = set(runtime.get("overhang", ())), set(runtime.get("dangling", ()))
     isz, osz = runtime.get("input_sizes", {}), runtime.get("output_sizes", {})
@@ -195,8 +217,15 @@ def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
     held = _Held([], [], [], {})
     by_name: dict = {}
     ios = [(io, isz) for io in model.tasks.inputs] + [(io, osz) for io in model.tasks.outputs]
+    in_work = _in_work(model, runtime, work)
     for io, sizes in ios:
-        if io.tensor in shared and shared[io.tensor] in by_name:   # bound to another I/O's buffer
+        if io is in_work:   # the caller's own work memory, which the model uses
+            b = UserBuffer(io.tensor, work[0], io.nbytes, "device")
+            if io.role == "input":
+                data = _input_data(io, runtime, rng)
+                held.arrays[io.tensor] = data
+                _fill(dev, api, b.addr, "device", data.view(np.uint8).reshape(-1))
+        elif io.tensor in shared and shared[io.tensor] in by_name:   # bound to another I/O's buffer
             other = by_name[shared[io.tensor]]
             b = UserBuffer(io.tensor, other.addr, other.size, other.placement)
             if io.role == "input":
@@ -211,8 +240,7 @@ def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
                 held.raw.append((raw, placement))
                 b = UserBuffer(io.tensor, raw + shift, size + OVERHANG * (io.tensor in overhang), placement)
             if io.role == "input":
-                dt = dtypes.numpy_dtype(io.dtype)
-                data = np.ones(io.shape, dt) if runtime.get("inputs") == "ones" else rng.standard_normal(io.shape).astype(dt)
+                data = _input_data(io, runtime, rng)
                 held.arrays[io.tensor] = data
                 if size:
                     _fill(dev, api, b.addr, placement, data.view(np.uint8).reshape(-1)[:size])
@@ -223,6 +251,24 @@ def _buffers(dev, api, model, runtime: dict, rng) -> _Held:
     held.ins[:] = [None if b.name in missing else b for b in held.ins]
     held.outs[:] = [None if b.name in missing else b for b in held.outs]
     return held
+
+
+def _input_data(io, runtime: dict, rng) -> np.ndarray:
+    dt = dtypes.numpy_dtype(io.dtype)
+    return np.ones(io.shape, dt) if runtime.get("inputs") == "ones" else rng.standard_normal(io.shape).astype(dt)
+
+
+def _in_work(model, runtime: dict, work: tuple[int, int] | None):
+    """The model I/O whose buffer ``buffer_in_work_memory`` puts in the caller's work memory (None: no such key)."""
+    role = runtime.get("buffer_in_work_memory")
+    if role is None:
+        return None
+    ios = model.tasks.inputs if role == "input" else model.tasks.outputs
+    if work is None or not ios:
+        raise ScenarioError(f"runtime v1 scenario: buffer_in_work_memory {role!r}: "
+                            f"{'no work memory given' if work is None else f'the model has no {role}'}",
+                            key="buffer_in_work_memory")
+    return ios[0]
 
 
 def _free_dangling(dev, api, held: _Held, addresses: set) -> None:
@@ -282,7 +328,8 @@ class _Judge:
                              self.notes)
 
 
-BAD_BINDING = ("input_sizes", "output_sizes", "misalign", "overhang", "dangling", "missing", "share")
+BAD_BINDING = ("input_sizes", "output_sizes", "misalign", "overhang", "dangling", "missing", "share",
+               "buffer_in_work_memory")
 
 
 def _binding_of(runtime: dict, k: int) -> dict:
@@ -315,9 +362,9 @@ def _rebind(runtime: dict, k: int) -> bool:
     return k == 0 or bool(rebind)
 
 
-def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: list) -> list:
+def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: list, work=None) -> list:
     """``threads`` calls at once on one loaded model, each on fresh buffers; (record, outputs) each."""
-    helds = [_buffers(dev, api, model, runtime, rng) for _ in range(int(runtime.get("threads", 0)))]
+    helds = [_buffers(dev, api, model, runtime, rng, work) for _ in range(int(runtime.get("threads", 0)))]
     if not helds:
         return []
     batch = runtime.get("batch")
@@ -328,8 +375,7 @@ def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: 
         try:
             done.append((f.result(), judged(dev, h, f"v1 thread {k}")))
         except RuntimeV1Error as e:   # refused: only the model's last call keeps its record
-            if not any(runtime.get(key) for key in ("input_sizes", "output_sizes", "misalign", "overhang", "dangling",
-                                                    "missing", "share", "placement")):
+            if not any(runtime.get(key) for key in BAD_BINDING + ("placement",)):
                 notes.append(Note(f"v1 thread {k}", f"the call failed on valid buffers: {type(e).__name__}: {e}",
                                   failed=True))
         finally:
@@ -358,7 +404,7 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
         elif _rebind(runtime, k):
             if held is not None:
                 _free(dev, api, held)
-            held = _buffers(dev, api, model, _binding_of(runtime, k), rng)
+            held = _buffers(dev, api, model, _binding_of(runtime, k), rng, caller.get("work_memory"))
         outputs = ()
         with contextlib.suppress(RuntimeV1Error):   # a refused call is observed through its record
             api.execute(lm, held.ins, held.outs, runtime.get("batch"))
@@ -366,7 +412,7 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
         # Observed at once: a later move of the work memory changes where the model keeps its I/O.
         calls.append((lm.last_call, outputs, _given(caller), observe_execution(lm, outputs=outputs)))
     calls += [(r, o, _given(caller), observe_execution(lm, r, outputs=o))
-              for r, o in _concurrent(lm, dev, api, model, runtime, rng, judged, notes)]
+              for r, o in _concurrent(lm, dev, api, model, runtime, rng, judged, notes, caller.get("work_memory"))]
     # The call started last is observed after the unload (it shows the unload's frees, after those of the
     # racing calls that finished later): whichever of the threads' calls finished last, the same call
     # carries the unload on every run.

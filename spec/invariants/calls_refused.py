@@ -2,8 +2,9 @@
 
 The converse of V1-VALID-CALL-SUCCEEDS, for both runtimes. Which buffers are invalid is decided here,
 from the observation alone: the model's I/O (their raw and padded sizes, from the model file), the
-buffers the caller passed, the load options the caller asked for, and the caller's allocations live
-when the call began as the trace's alloc and free events show them. Nothing asks the runtime whether
+buffers the caller passed, the load options the caller asked for, the caller's allocations live
+when the call began as the trace's alloc and free events show them, and the work and weight memory the
+caller gave the model (the observation's ``caller_memory``). Nothing asks the runtime whether
 it found a buffer wrong. The refusal is read from the call's own events: the ``error`` event (its
 code, the buffer it names) and the absence of any launch, copy, argument write or allocation left
 behind.
@@ -16,7 +17,7 @@ from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._shadow import call_bounds
 from zcspec.spec.invariants._trace import call_events, is_v1, is_v2, live_allocations
 from zcspec.spec.invariants.runtime_v1_buffers import (ADDRESS_GRAIN, GE_SIZE_TOLERANCE, V1, _placements, _space_of,
-                                                       null_allowed, one_to_one, shared_with_output)
+                                                       in_caller_memory, null_allowed, one_to_one, shared_with_output)
 from zcspec.spec.invariants.runtime_v2 import V2, bad_inputs, short_or_null
 from zcspec.spec.observables.execution import ExecutionObservation
 
@@ -70,7 +71,9 @@ def _v1_invalid(obs: ExecutionObservation) -> dict[str, str]:
             why[b.name] = "null address, and not 0 bytes for an I/O of 0 raw bytes"
             continue
         space = _space_of(live, b)
-        if space is None and (outside := _outside(obs, b)):
+        if inside := in_caller_memory(obs, b, live):
+            why[b.name] = inside
+        elif space is None and (outside := _outside(obs, b)):
             why[b.name] = f"[{hex(b.address)}, {hex(b.address + b.size)}) {outside}"
         elif space == "host" and obs.load.options.reuse_zero_copy_memory and _refreshable(t):
             why[b.name] = ("host memory for a zero-copy I/O under reuseZeroCopyMemory, whose I/O region is unbacked "
@@ -169,11 +172,12 @@ INVALID_REFUSED = Invariant(
               "argument slot rewritten, no allocation left behind. Runtime v1: the buffers do not match the "
               "model's I/O one to one, or one is null (but for a 0-byte buffer for an I/O of 0 raw bytes), "
               "reaches past the end of the caller's allocation it starts in or starts in one the caller freed "
-              "(the trace's allocation events since the load; memory from before the load is not judged), is "
-              "host memory for an I/O the model file binds zero copy under reuseZeroCopyMemory, is below its "
-              "I/O's raw size or 64 bytes below its padded size, or an output shares bytes with another buffer "
-              "(but for the very buffer of an input the model file places at the output's logical address with "
-              "its sizes, a pass-through); the error is "
+              "(the trace's allocation events since the load; the bounds of memory from before the load are not "
+              "judged), is host memory for an I/O the model file binds zero copy under reuseZeroCopyMemory, is "
+              "below its I/O's raw size or 64 bytes below its padded size, is a device buffer sharing bytes with "
+              "the work or weight memory the caller gave the model (at load, or by its last move of the work "
+              "memory), or an output shares bytes with another buffer (but for the very buffer of an input the "
+              "model file places at the output's logical address with its sizes, a pass-through); the error is "
               "ACL_ERROR_GE_PARAM_INVALID (145000), or ACL_ERROR_INVALID_PARAM (100000) for a null pointer. "
               "Runtime v2: an input is null or below its raw size, or, under always_zero_copy, an output is null, "
               "below its raw size or in host memory; the error is PARAM_INVALID.",
@@ -189,9 +193,12 @@ INVALID_REFUSED = Invariant(
               "data-buffer address with ACL_ERROR_INVALID_PARAM, while DavinciModel skips a buffer of length 0 "
               "(CopyInputData), so a null one for an empty tensor runs; gert's SplitTensorForOutputData refuses a "
               "null or short output under always_zero_copy (PARAM_INVALID, E13031). Beyond GE, which trusts the "
-              "caller's pointers, runtime v1 refuses a buffer outside one live allocation, below its raw size, or "
-              "an output sharing bytes with another I/O other than an input it passes through "
-              "(docs/runtime-v1.md), and runtime v2 a null or short input and a host output under "
+              "caller's pointers, runtime v1 refuses a buffer outside one live allocation, below its raw size, in "
+              "the work or weight memory the caller gave the model (whose tasks would overwrite an input there, or "
+              "an output there would overwrite the model's feature map or weights; that memory was allocated "
+              "before the load, so the trace's allocations alone cannot tell), or an output sharing bytes with "
+              "another I/O other than an input it passes through (docs/runtime-v1.md), and runtime v2 a null or "
+              "short input and a host output under "
               "always_zero_copy (a check GE's source leaves for later), each with the same caller-error code.",
     ge_source=V1 + "davinci_model.cc (DavinciModel::NnExecute, UpdateAllNodeArgs, CheckIoReuseAddrs, "
               "ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize, CopyInputData); "

@@ -47,6 +47,25 @@ def passes_through(obs: ExecutionObservation, a, b) -> bool:
         (s.region, s.offset, s.size, s.raw_size) == (t.region, t.offset, t.size, t.raw_size)
 
 
+def in_caller_memory(obs: ExecutionObservation, b, live: dict) -> str | None:
+    """How device buffer ``b`` shares bytes with memory the caller gave the model, its work or weight memory
+    as the observation's ``caller_memory`` gives it (at load, or the work memory's last move); None when it
+    shares none, is null or empty, is host memory, or the observer does not know the caller's memory (runtime
+    v1 only). The model's tasks read and write those bytes as the feature map, the I/O region or the weights:
+    an input there is overwritten by the model, an output there overwrites the model's own data. GE trusts
+    the caller's pointers; runtime v1 refuses it (docs/runtime-v1.md). ``live``: ``_placements(obs)``."""
+    if not is_v1(obs) or obs.caller_memory is None or not b.address or b.size <= 0:
+        return None
+    if (_space_of(live, b) or b.placement) != "device":
+        return None
+    end = b.address + b.size
+    for g in obs.caller_memory:
+        if g.size > 0 and b.address < g.address + g.size and g.address < end:
+            return (f"[{hex(b.address)}, {hex(end)}) overlaps the caller's {g.name} memory "
+                    f"[{hex(g.address)}, {hex(g.address + g.size)}) it gave the model, whose tasks use those bytes")
+    return None
+
+
 def shared_with_output(obs: ExecutionObservation) -> Iterator[tuple]:
     """``(a, b)``, ``b`` listed before ``a``, for every two non-null buffers of the call that share bytes
     while one of them is an output (an output may share memory with no other I/O), except an output and an
@@ -148,6 +167,8 @@ def _refusal_reasons(obs: ExecutionObservation) -> list[str]:
             why.append(f"{b.name!r}: {b.size} bytes, below the raw {t.raw_size}")
         if b.address % ADDRESS_GRAIN:
             why.append(f"{b.name!r}: address not {ADDRESS_GRAIN}-byte aligned (its element size is not observed)")
+        if inside := in_caller_memory(obs, b, live):
+            why.append(f"{b.name!r}: {inside}")
     for a, b in shared_with_output(obs):   # a null buffer is a reason of its own, above
         why.append(f"{a.name!r} overlaps {b.name!r}, and one is an output")
     return why
@@ -161,7 +182,8 @@ def _valid_call_succeeds(obs: ExecutionObservation):
     if not obs.result.ok and _judged_call(obs):
         yield violation("execute call", f"was refused with valid buffers (each non-null or a 0-byte null for an I/O "
                         f"of 0 raw bytes, inside a live allocation of the caller, at least its I/O's raw size, no "
-                        f"output sharing memory but with an input it passes through"
+                        f"output sharing memory but with an input it passes through, none in the work or weight "
+                        f"memory the caller gave the model"
                         f"{', none on the host under reuseZeroCopyMemory' if obs.load.options.reuse_zero_copy_memory else ''}"
                         f"): {obs.result.error}", named=obs.result.culprit)
 
@@ -172,7 +194,9 @@ VALID_CALL_SUCCEEDS = Invariant(
     statement="A v1 execute call whose buffers the spec finds valid succeeds: one buffer per model I/O, each "
               "non-null, inside one live allocation of the caller as the trace's allocation events show it "
               "(device or host memory alike), at least its I/O's raw size and 8-byte aligned, no output sharing "
-              "bytes with another buffer, and no host buffer under reuseZeroCopyMemory. Two exceptions: a null "
+              "bytes with another buffer, no host buffer under reuseZeroCopyMemory, and no device buffer sharing "
+              "bytes with the work or weight memory the caller gave the model at load or by its last move of the "
+              "work memory (a live allocation of the caller, but the model's to use). Two exceptions: a null "
               "buffer of 0 bytes for an I/O of 0 raw bytes is valid (nothing is read or written through it), and "
               "an output may be given the very buffer (address, size, placement) of an input that the model file "
               "places at the same logical address with the same sizes (a pass-through). The placement is the "
@@ -184,7 +208,10 @@ VALID_CALL_SUCCEEDS = Invariant(
               "region is unbacked, as under reuseZeroCopyMemory. GE skips a buffer of length 0 (CopyInputData, "
               "CopyInputForNoZeroCopy), so a null 0-byte buffer for an empty tensor runs, and it checks no overlap "
               "at all: a Data -> NetOutput model runs with one buffer as its input and its output (the output "
-              "copy from the input's active base onto itself is skipped, CopyOutputForNoZeroCopy).",
+              "copy from the input's active base onto itself is skipped, CopyOutputForNoZeroCopy). A buffer in the "
+              "work or weight memory the caller gave the model is not valid although GE would run it (it trusts "
+              "the caller's pointers): the model's tasks use those bytes, and CALL-INVALID-REFUSED requires v1 "
+              "to refuse it, beyond GE.",
     ge_source=V1 + "davinci_model.cc (NnExecute, ConstructZeroCopyIoActiveBaseAddrs, CheckUserAndModelSize, "
               "CopyInputData, CopyInputForNoZeroCopy, CopyOutputForNoZeroCopy)",
     applies_to="execution", concern="runtime_v1", predicate=_valid_call_succeeds,
