@@ -2,8 +2,9 @@
 returns, and the refused call must change nothing.
 
 Every execution verify makes through the facade (checks/execution/entries.py) passes good parameters, so a
-facade that accepted a null pointer, a zero size, an unknown model id or a bad config value, or that
-refused such a call only after it had allocated, copied or unloaded something, passed verify. Each case
+facade that accepted a null pointer, a zero size, an unknown model id or a bad config value, a runtime that
+loaded a model compiled for another SoC or a bad combination of load options, or either of them refusing
+such a call only after it had allocated, copied or unloaded something, passed verify. Each case
 here makes one bad call on a fixture with one loaded model, a valid input and output dataset and a live
 aclrtMalloc buffer, and is judged by the checker's own facts:
 
@@ -25,21 +26,38 @@ import attrs
 import numpy as np
 
 from zcspec.checks.zoo import load as load_graph
+from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
 from zcspec.impl.compiler.model_file.encode import encode
+from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.device import Device
 from zcspec.impl.device import trace as tr
 from zcspec.impl.platform import dtypes
+from zcspec.impl.platform.soc import PROFILES
 from zcspec.impl.runtime import acl as acl_api
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
 
 ACL_ERROR_INVALID_PARAM = 100000      # aclError.md (ACL's own parameter checks)
 ACL_ERROR_GE_PARAM_INVALID = 145000   # inc/external/ge/ge_error_codes.h
+ACL_ERROR_GE_MEMORY_ALLOCATION = 245000   # inc/external/ge/ge_error_codes.h
 ACL_SOURCE = "ACL's aclError.md (ACL_ERROR_INVALID_PARAM); acl model.cpp (aclmdlLoadFromMem, aclmdlExecute, aclmdlUnload)"
 CONFIG_SOURCE = "acl model_config_om2.cpp (aclmdlSetConfigOpt: ACL_MDL_WORKSPACE_MEM_OPTIMIZE takes 0 or 1)"
 GE_SOURCE = ("runtime/v1/graph/load/model_manager/davinci_model.cc (NnExecute, UpdateAllNodeArgs: E13025), "
              "model_manager.cc (GetModel: an unknown model id)")
 FIXTURE_MODEL = "builtin:atomic_clean"
+# Loads runtime v1 refuses (impl/runtime/v1/load.py, config.py). Where GE's code differs or GE has no such check,
+# the case expects runtime v1's code and its source says so.
+SOC_SOURCE = ("runtime v1's code (load.py: ParamInvalid). GE refuses the model in model_helper.cc LoadModelData -> "
+              "om_file_helper.cc CheckModelCompatibility (aclrtCheckArchCompatibility; its GE_ASSERT_TRUE returns GE's "
+              "internal PARAM_INVALID, which ACL_GET_ERRCODE_GE in acl error_codes_inner.h turns into "
+              "ACL_ERROR_GE_FAILURE 500002): the codes differ")
+MEMORY_SOURCE = ("davinci_model.cc InitFeatureMapAndP2PMem (MallocFeatureMapMem fails: "
+                 "ACL_ERROR_GE_MEMORY_ALLOCATION)")
+REUSE_SOURCE = ("acl model_config_om2.cpp CheckMdlLoadReuseZeroCopy (ACL_MDL_WORKSPACE_MEM_OPTIMIZE takes 0 or 1, "
+                "ACL_ERROR_INVALID_PARAM): a C handle cannot hold 2; runtime v1's LoadOptions refuses it at the load "
+                "with the same code (GE's load would read it as 0, model_utils.cc IsReuseZeroCopyMemory)")
+ZERO_COPY_SOURCE = ("runtime v1's code (config.py LoadOptions: InvalidParam): zero copy off is zcspec's option "
+                    "(ZCSPEC_ZERO_COPY, zero_copy=), GE has no such option to refuse")
 
 
 @attrs.frozen
@@ -123,6 +141,29 @@ def _freed(f: Fixture) -> int:
     return addr
 
 
+def _other_soc_model(f: Fixture) -> bytes:
+    """The fixture's graph compiled for a SoC other than the device's."""
+    soc = next(name for name in PROFILES if name != f.device.soc.name)
+    return encode(build_model(load_graph(FIXTURE_MODEL), CompileOptions(soc=soc)))
+
+
+def _feature_map_past_device(f: Fixture) -> bytes:
+    """A model whose feature map (one float32 tensor between two Relus) is larger than the device's memory."""
+    b = GraphBuilder("feature_map_past_device")
+    x = b.input("x", (f.device.mem.capacity // 4 + 1,))
+    b.output(b.op("Relu", [b.op("Relu", [x])]))
+    return encode(build_model(b.build(), CompileOptions(soc=f.device.soc.name)))
+
+
+def _reuse_without_zero_copy(f: Fixture) -> acl_api.ConfigHandle:
+    """A config handle, set through aclmdlSetConfigOpt, asking for reuseZeroCopyMemory=1 with zero copy off."""
+    cfg = f.acl.mdl_create_config_handle()
+    f.acl.mdl_set_config_opt(cfg, acl_api.ACL_MDL_MEM_ADDR_PTR, f.data)
+    f.acl.mdl_set_config_opt(cfg, acl_api.ZCSPEC_ZERO_COPY, False)
+    f.acl.mdl_set_config_opt(cfg, acl_api.ACL_MDL_WORKSPACE_MEM_OPTIMIZE, 1)
+    return cfg
+
+
 def _output_buffers(f: Fixture) -> list:
     """(addr, size) of the fixture's output buffers."""
     return f.buffers[len(f.inputs.buffers):]
@@ -168,6 +209,21 @@ def acl_refusal_cases() -> list[AclRefusal]:
                                                       acl_api.ACL_MDL_WORKSPACE_MEM_OPTIMIZE, 2), inv, CONFIG_SOURCE),
         AclRefusal("aclmdlLoadWithConfig without the model bytes",
                    lambda f: f.acl.mdl_load_with_config(_config(f)), inv, CONFIG_SOURCE),
+        AclRefusal("aclmdlLoadFromMem a model compiled for another SoC",
+                   lambda f: f.acl.mdl_load_from_mem(_other_soc_model(f)), ge, SOC_SOURCE),
+        # The weights come from the caller (the model has none), so the feature map is the load's first
+        # allocation, in GE as in runtime v1: its failure is refused before any effect.
+        AclRefusal("aclmdlLoadFromMemWithMem a feature map larger than the device's memory",
+                   lambda f: f.acl.mdl_load_from_mem_with_mem(_feature_map_past_device(f), 0, 0, f.scratch, SCRATCH),
+                   ACL_ERROR_GE_MEMORY_ALLOCATION, MEMORY_SOURCE),
+        AclRefusal("aclmdlLoadWithConfig a handle holding ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2",
+                   lambda f: f.acl.mdl_load_with_config(
+                       _config(f, **{acl_api.ACL_MDL_MEM_ADDR_PTR: f.data, acl_api.ACL_MDL_WORKSPACE_MEM_OPTIMIZE: 2})),
+                   inv, REUSE_SOURCE),
+        AclRefusal("aclmdlLoadWithConfig reuseZeroCopyMemory=1 with zero copy off",
+                   lambda f: f.acl.mdl_load_with_config(_reuse_without_zero_copy(f)), inv, ZERO_COPY_SOURCE),
+        AclRefusal("aclmdlLoadFromMem zero_copy='no' (not a bool)",
+                   lambda f: f.acl.mdl_load_from_mem(f.data, zero_copy="no"), inv, ZERO_COPY_SOURCE),
         AclRefusal("aclmdlExecute unknown model id",
                    lambda f: f.acl.mdl_execute(f.model_id + 100, f.inputs, f.outputs), ge, GE_SOURCE),
         AclRefusal("aclmdlExecute one input too few",
