@@ -1,8 +1,10 @@
 """The ACL refusal cases that put runtime v1's load refusals to the test (checks/acl_refusal_cases.py): a model
-compiled for another SoC, a feature map larger than the device's memory (the failing load's cleanup path), a
-handle holding ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2, reuseZeroCopyMemory=1 with zero copy off, and a zero_copy that
-is not a bool. verify ran none of those refusals (impl/runtime/v1/load.py, config.py). Each case is refused by
-the check it is aimed at, and a runtime or facade that drops that check fails it (and verify)."""
+compiled for another SoC, a handle holding ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2, reuseZeroCopyMemory=1 with zero copy
+off and a zero_copy that is not a bool, whose refusals (impl/runtime/v1/load.py, config.py) verify never ran, and
+a feature map larger than the device's memory (a load failing on its first allocation, with GE's
+ACL_ERROR_GE_MEMORY_ALLOCATION; the release of a session's memory on that path takes a session, which the facade
+never passes). Each case is refused by the check it is aimed at, and a runtime or facade that drops that check
+fails it (and verify)."""
 from __future__ import annotations
 
 import attrs
