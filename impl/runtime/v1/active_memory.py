@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import weakref
 
 import attrs
 
@@ -58,7 +59,16 @@ DRV_PAGE = 2 << 20         # kDrvPageSize
 LARGE_PAGE = 8 << 20       # kLargePageSize
 DRV_1G_PAGE = 1 << 30      # kDrv1GPageSize
 PAGE_SIZES = (DRV_PAGE, LARGE_PAGE, DRV_1G_PAGE)
-_SERIAL = itertools.count(1)
+# Allocators are numbered per device (their names prefix their device allocations' tags): a name then depends on
+# what was done with that device only, so a run makes the same trace whatever ran before it in the process.
+_SERIALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SERIALS_LOCK = threading.Lock()
+
+
+def _serial(device) -> int:
+    with _SERIALS_LOCK:
+        counter = _SERIALS.setdefault(device, itertools.count(1))
+        return next(counter)
 
 
 def align_up(size: int, align: int) -> int:
@@ -97,7 +107,7 @@ class _Traced:
 
     def __init__(self, device, kind: str):
         self.device = device
-        self.name = f"v1 {kind}#{next(_SERIAL)}"
+        self.name = f"v1 {kind}#{_serial(device)}"
         self._lock = threading.RLock()
         self._device_lock = device_lock(device)
 
