@@ -139,6 +139,8 @@ class Acl:
         if attr == ACL_MDL_WORKSPACE_MEM_OPTIMIZE and (isinstance(value, bool) or value not in (0, 1)):
             raise InvalidParam(f"{attr}={value!r} must be 0 (ACL_WORKSPACE_MEM_OPTIMIZE_DEFAULT) or 1 "
                                "(ACL_WORKSPACE_MEM_OPTIMIZE_INPUTOUTPUT)")
+        if attr == ZCSPEC_ZERO_COPY and not isinstance(value, bool):
+            raise InvalidParam(f"{attr}={value!r} must be True (zero copy on) or False (off)")
         handle.opts[attr] = value
 
     def mdl_load_with_config(self, handle: ConfigHandle) -> int:
