@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import importlib
 
-from zcspec.checks.verify import VerifyConfig, VerifyResult
-from zcspec.checks.verify_cases import CALLER_MEMORY_MODELS, MOVED_WORK_MODELS, zoo_cases
-from zcspec.checks.verify_one_case import check_case
+from zcspec.checks.verify import VerifyResult
+from zcspec.checks.verify_cases import CALLER_MEMORY_MODELS, MOVED_WORK_MODELS
+from tests.helpers.verify_cases import checked
 
 v1_load = importlib.import_module("zcspec.impl.runtime.v1.load")
 v1_loaded = importlib.import_module("zcspec.impl.runtime.v1.loaded")
@@ -17,11 +17,7 @@ v1_loaded = importlib.import_module("zcspec.impl.runtime.v1.loaded")
 
 def _run(models=CALLER_MEMORY_MODELS, marker: str = "caller") -> VerifyResult:
     """verify's cases of ``models`` whose label contains ``marker``, checked."""
-    result = VerifyResult()
-    for case, scenario in zoo_cases(VerifyConfig(models=models, proofs=False)):
-        if marker in case:
-            check_case(result, case, scenario, prove=False)
-    return result
+    return checked(models, marker, kinds=None)
 
 
 def test_loads_with_caller_memory_are_clean_and_judged():

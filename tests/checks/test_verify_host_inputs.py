@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from zcspec.checks import verify as V
 from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v2 as run_v2
-from zcspec.checks.verify_one_case import check_case
 from zcspec.impl.runtime.v2.kernels import KERNELS, io
+from tests.helpers.verify_cases import checked, failed_notes
 
 
-def _result() -> V.VerifyResult:
-    result = V.VerifyResult()
-    config = V.VerifyConfig(models=C.HOST_INPUT_MODELS, kinds=("execution",))
-    for case, scenario in C.zoo_cases(config):
-        if "input_placement=host" in case:
-            check_case(result, case, scenario, prove=False)
-    return result
+def _result():
+    return checked(C.HOST_INPUT_MODELS, "input_placement=host")
 
 
 def _violated(result) -> set[str]:
@@ -29,7 +23,7 @@ def _violated(result) -> set[str]:
 def test_host_inputs_are_staged_and_every_claim_holds():
     result = _result()
     assert not result.findings and not result.errors, (result.findings, result.errors)
-    assert not [n for n in result.tally.notes if n.failed]
+    assert not failed_notes(result)
     assert result.tally.exercised["EXEC-ORACLE"] >= 4 and result.tally.exercised["EXEC-NO-LEAK"] >= 4
 
 

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from zcspec.checks import verify as V
 from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v2 as run_v2
-from zcspec.checks.verify_one_case import check_case
 from zcspec.impl.runtime.v2 import single_op
 from zcspec.impl.runtime.v2.options import LoweringOptions
+from tests.helpers.verify_cases import checked, failed_notes
 
 
-def _result() -> V.VerifyResult:
-    result = V.VerifyResult()
-    config = V.VerifyConfig(models=C.SINGLE_OP_EXECUTOR_MODELS, kinds=("execution",))
-    for case, scenario in C.zoo_cases(config):
-        if "single-op executor" in case:
-            check_case(result, case, scenario, prove=False)
-    return result
+def _result():
+    return checked(C.SINGLE_OP_EXECUTOR_MODELS, "single-op executor")
 
 
 def _violated(result) -> set[str]:
@@ -30,7 +24,7 @@ def _violated(result) -> set[str]:
 def test_every_single_op_executor_case_runs_and_passes():
     result = _result()
     assert not result.findings and not result.errors, (result.findings, result.errors)
-    assert not [n for n in result.tally.notes if n.failed]
+    assert not failed_notes(result)
     for claim in ("V2-AZC-REJECT", "V2-AZC-NO-ALLOC", "V2-OUT-IS-USER", "V2-TRUST-SHAPE", "CALL-INVALID-REFUSED"):
         assert result.tally.exercised[claim] > 0, claim
 

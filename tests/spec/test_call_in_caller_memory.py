@@ -13,14 +13,14 @@ from zcspec.checks import zoo
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution.v1 import options_of
 from zcspec.checks.scenario import Scenario, evaluate
-from zcspec.checks.verify import VerifyConfig, VerifyResult
-from zcspec.checks.verify_cases import IN_WORK_MEMORY_MODELS, IN_WORK_MEMORY_RUNS, zoo_cases
-from zcspec.checks.verify_one_case import check_case
+from zcspec.checks.verify import VerifyResult
+from zcspec.checks.verify_cases import IN_WORK_MEMORY_MODELS, IN_WORK_MEMORY_RUNS
 from zcspec.impl.runtime.v1 import bind
 from zcspec.spec.check import check
 from zcspec.spec.examples.build import FM, RAW, X_BUF, buffers, events, execution, launch
 from zcspec.spec.invariants.calls_refused import invalid_buffers
 from zcspec.spec.observables.load import RegionBinding
+from tests.helpers.verify_cases import checked
 
 CLAIM, VALID = "CALL-INVALID-REFUSED", "V1-VALID-CALL-SUCCEEDS"
 MARKER = "buffer in the work memory"
@@ -87,11 +87,7 @@ def test_the_run_key_is_checked(run):
 # -- verify's fixed runs, on the real runtime and on one that trusts the caller's memory -------------------------
 
 def _verify() -> VerifyResult:
-    result = VerifyResult()
-    for case, scenario in zoo_cases(VerifyConfig(models=IN_WORK_MEMORY_MODELS, proofs=False)):
-        if MARKER in case:
-            check_case(result, case, scenario, prove=False)
-    return result
+    return checked(IN_WORK_MEMORY_MODELS, MARKER, kinds=None)
 
 
 def test_verify_runs_put_the_claim_to_the_test_and_the_runtime_refuses():
