@@ -98,4 +98,12 @@ def load_compiled(path: str, shape_args: list[str] = (), value_args: list[str] =
             return load_model(data)
         except ModelFormatError as e:
             raise (e if e.file else e.in_file(path)) from e.__cause__
-    return build_model(load_graph(path, shape_args, value_args), CompileOptions(soc=soc, strategy=strategy))
+    return compile_file(path, load_graph(path, shape_args, value_args), CompileOptions(soc=soc, strategy=strategy))
+
+
+def compile_file(path: str, graph: Graph, options: CompileOptions):
+    """``graph`` (read from ``path``) compiled; a refusal names the file, as a refusal to read it does."""
+    try:
+        return build_model(graph, options)
+    except BadInput as e:
+        raise (e if e.file else e.in_file(path)) from e.__cause__

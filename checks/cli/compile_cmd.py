@@ -5,8 +5,7 @@ import sys
 
 from zcspec.checks.cli.arguments import add_model_arguments
 from zcspec.checks.errors import UsageError
-from zcspec.checks.models import load_graph
-from zcspec.impl.compiler.compile import build_model
+from zcspec.checks.models import compile_file, load_graph
 from zcspec.impl.compiler.model_file.encode import encode
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.soc import PROFILES
@@ -28,7 +27,7 @@ def run(args) -> int:
     graph = load_graph(args.model, args.shape, args.value)
     options = CompileOptions(soc=args.soc, strategy=args.strategy, reuse=not args.no_reuse, offline=args.offline,
                              feature_base_refreshable=args.feature_base_refreshable)
-    model = build_model(graph, options)
+    model = compile_file(args.model, graph, options)
     data = encode(model)
     try:
         with open(args.output, "wb") as f:

@@ -39,6 +39,23 @@ def test_bad_input_from_the_platform_exits_2_like_any_other(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", ["compile", "run"])
+def test_a_graph_the_compiler_refuses_is_named_by_its_file(tmp_path, capsys, command):
+    """A refusal at compile time (a set size, which no model file records) names the file, as one at reading
+    does."""
+    path = tmp_path / "sized.json"
+    b = GraphBuilder("sized")
+    b.output(b.op("Relu", [b.input("x", (4,))], name="relu"))
+    g = {**json.loads(graph_json.to_json(b.build())), "version": 3}
+    for t in g["tensors"]:
+        if t["name"] == "relu:0":
+            t["size"] = 64
+    path.write_text(json.dumps(g))
+    extra = ["-o", str(tmp_path / "m.zcm")] if command == "compile" else []
+    code, _, err = run(capsys, command, str(path), *extra)
+    assert code == 2 and f"{path}: tensor 'relu:0' has set size 64 bytes" in err, err
+
+
 def test_truncated_onnx_file(tmp_path, capsys):
     path = tmp_path / "cut.onnx"
     path.write_bytes(open(light_path("bvlc_alexnet"), "rb").read()[:2000])
