@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import attrs
 
 from zcspec.impl.compiler.artefact_json import from_json
+from zcspec.impl.compiler.errors import OptionError
 from zcspec.impl.compiler.memory.options import PlanOptions
 from zcspec.impl.platform.soc import SocProfile, get_soc
 
@@ -42,6 +43,17 @@ class CompileOptions:
     single_op: bool = False
     feature_base_refreshable: bool = False
     disabled_passes: frozenset = attrs.field(default=frozenset(), converter=frozenset)
+
+    def __attrs_post_init__(self):
+        """Each field of its type, an OptionError naming it otherwise (``reuse="yes"`` compiled as reuse on)."""
+        for f in attrs.fields(CompileOptions):
+            value = getattr(self, f.name)
+            if f.type == "bool" and not isinstance(value, bool):
+                raise OptionError(f.name, value, "must be True or False")
+            if f.type == "str" and not isinstance(value, str):
+                raise OptionError(f.name, value, "must be a name (a string)")
+        if not all(isinstance(p, str) for p in self.disabled_passes):
+            raise OptionError("disabled_passes", sorted(map(repr, self.disabled_passes)), "must be pass names")
 
     @property
     def profile(self) -> SocProfile:

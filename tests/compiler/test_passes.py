@@ -158,3 +158,12 @@ def test_the_spec_flags_each_missing_copy_when_the_pass_is_off(soc):
         report = check(observe_model_file(encode(st.model), st.graph, opts))
         assert {v.invariant_id for v in report.violations} == broken, [str(v) for v in report.violations]
         assert {"PASS-MEMCPY-ADDR-ASYNC", "PASS-LAYOUT-CONFLICT"} <= set(report.exercised)
+
+
+@pytest.mark.parametrize("field, value", [("reuse", "yes"), ("offline", 1), ("single_op", None), ("soc", 3),
+                                          ("strategy", b"ge"), ("disabled_passes", {1})])
+def test_compile_options_of_another_type_are_refused_naming_the_field(field, value):
+    """``CompileOptions(reuse="yes")`` compiled as reuse on, ``offline=1`` as an offline build."""
+    with pytest.raises(OptionError) as e:
+        CompileOptions(**{field: value})
+    assert e.value.field == field
