@@ -68,7 +68,8 @@ def test_verify_reports_a_facade_that_accepts_any_config_value(monkeypatch):
     monkeypatch.setattr(acl.Acl, "mdl_set_config_opt", lambda self, h, attr, value: h.opts.__setitem__(attr, value))
     result = V.VerifyResult()
     V._acl_refusals(result, acl_refusal_cases())
-    assert result.acl_refusals == (len(CASES), 2)
+    assert result.acl_refusals == (len(CASES), 3)
     assert {c for c, _ in result.errors} == {"ACL refusal aclmdlSetConfigOpt unknown attribute",
-                                             "ACL refusal aclmdlSetConfigOpt ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2"}
+                                             "ACL refusal aclmdlSetConfigOpt ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2",
+                                             "ACL refusal aclmdlSetConfigOpt ZCSPEC_ZERO_COPY='no' (not a bool)"}
     assert not result.ok([])
