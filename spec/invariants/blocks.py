@@ -305,6 +305,8 @@ CONT_INPUT = Invariant(
 def _continuous_out(plan: PlanObservation):
     for g in continuous_outputs(plan):
         ts = [plan.tensor[n] for n in g.tensors]
+        if all(t.alias_of for t in ts):
+            continue   # its outputs reuse its inputs (a view): GE's ApplyContinuousMemory skips such a node
         for i, (a, b) in enumerate(zip(ts, ts[1:])):
             want = a.offset + align_up(a.size, granularities(plan)[0].get(a.region, 1))
             if b.region != a.region or b.offset != want:
@@ -322,13 +324,15 @@ CONT_OUTPUT = Invariant(
     title="Continuous outputs are contiguous in output order",
     statement="The outputs of a node with continuous outputs (GE's continuous_output attribute and two or more "
               "outputs: fused HCCL) sit back to back in output order, in one region: each starts where the "
-              "previous one ends, its size rounded up to the block granularity. None of them is zero-copy.",
+              "previous one ends, its size rounded up to the block granularity. None of them is zero-copy. A "
+              "node whose outputs all reuse its inputs (a view: an outer-axis Split) is not judged: GE lays out no "
+              "continuous memory for it.",
     rationale="A fused collective writes all its outputs from one base address. A zero-copy output would be "
               "re-pointed at a user buffer that is not next to the others, so GE plans one block for all of "
               "them and never makes one zero copy; a graph output of such a node gets a copy before the "
               "NetOutput (the conflict optimizer's Identity).",
-    ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::ApplyContinuousMemory); graph_mem_assigner.cc "
-              "(AssignContinuousOutputMemory); compiler/graph/optimize/mem_layout_conflict_optimize/"
+    ge_source=GE_MEM + "block_mem_assigner.cc (BlockMemAssigner::ApplyContinuousMemory, which skips a node whose "
+              "outputs reuse its inputs); graph_mem_assigner.cc (AssignContinuousOutputMemory); compiler/graph/optimize/mem_layout_conflict_optimize/"
               "mem_layout_conflict_util.cc (MemLayoutConflictUtil::IsContinuousOutput)",
     applies_to="plan", concern="blocks", predicate=_continuous_out,
     precondition=lambda plan: any(continuous_outputs(plan)),

@@ -9,9 +9,7 @@ planner then places each output at its root's offset plus that, and
 SetInputOutputOffsetPass records the relative offsets for model inputs.
 
 A piece that is (or is viewed as) a graph output stays a copy: the user's output
-buffer holds the piece alone. So does a node that asks for continuous outputs (GE's
-``ATTR_NAME_CONTINUOUS_OUTPUT``): its pieces are laid out as the planner lays out continuous
-outputs, each at its aligned offset in one block, not at its rows' place inside the input. Only opset-9 attribute forms are rewritten (Split ``split``/``axis``, Slice
+buffer holds the piece alone. Only opset-9 attribute forms are rewritten (Split ``split``/``axis``, Slice
 ``starts``/``ends``/``axes``); a node with parameters as inputs is left alone.
 """
 from __future__ import annotations
@@ -21,7 +19,6 @@ import attrs
 
 from zcspec.impl.compiler import ops
 from zcspec.impl.compiler.ir import Graph, Node
-from zcspec.impl.compiler.memory import rules
 from zcspec.impl.platform import dtypes
 
 NAME = "outer_axis_views"
@@ -96,8 +93,7 @@ def outer_axis_views(graph: Graph, options) -> Graph:
     nodes = []
     for n in graph.nodes:
         offsets = {"Split": _split_offsets, "Slice": _slice_offset}.get(n.op_type, lambda g, n: None)(graph, n)
-        if (offsets is not None and not n.attr("_view") and not rules.continuous_output(n)
-                and not _reaches_output(graph, n)):
+        if offsets is not None and not n.attr("_view") and not _reaches_output(graph, n):
             n = n.with_attrs(_view=True, _view_offsets=offsets)
             changed = True
         nodes.append(n)
