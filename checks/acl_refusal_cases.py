@@ -47,10 +47,9 @@ GE_SOURCE = ("runtime/v1/graph/load/model_manager/davinci_model.cc (NnExecute, U
 FIXTURE_MODEL = "builtin:atomic_clean"
 # Loads runtime v1 refuses (impl/runtime/v1/load.py, config.py). Where GE's code differs or GE has no such check,
 # the case expects runtime v1's code and its source says so.
-SOC_SOURCE = ("runtime v1's code (load.py: ParamInvalid). GE refuses the model in model_helper.cc LoadModelData -> "
-              "om_file_helper.cc CheckModelCompatibility (aclrtCheckArchCompatibility; its GE_ASSERT_TRUE returns GE's "
-              "internal PARAM_INVALID, which ACL_GET_ERRCODE_GE in acl error_codes_inner.h turns into "
-              "ACL_ERROR_GE_FAILURE 500002): the codes differ")
+SOC_SOURCE = ("runtime v1's code (load.py: ParamInvalid). GE checks the model's SoC when it loads the file "
+              "(aclrtCheckArchCompatibility); which code that refusal reaches the caller with is not checked here "
+              "(ACL's ACL_GET_ERRCODE_GE mapping of GE's internal PARAM_INVALID may give ACL_ERROR_GE_FAILURE 500002)")
 MEMORY_SOURCE = ("davinci_model.cc InitFeatureMapAndP2PMem (MallocFeatureMapMem fails: "
                  "ACL_ERROR_GE_MEMORY_ALLOCATION)")
 REUSE_SOURCE = ("acl model_config_om2.cpp CheckMdlLoadReuseZeroCopy (ACL_MDL_WORKSPACE_MEM_OPTIMIZE takes 0 or 1, "
