@@ -3,7 +3,10 @@ emulated device: each step's allocation, access, compute, collective, oracle or 
 fault transcribed rather than raised, and for oracle steps onnxruntime's outputs on a one-node model of
 the same bytes (an input's given ``values`` or the element-varying fill; ``onnx_only`` inputs and
 ``onnx_attrs`` go to onnxruntime alone; an accumulating kernel's outputs are cleaned to zero first, as the
-runtime's atomic clean does; the step's allocations are freed after it).
+runtime's atomic clean does; the step's allocations are freed after it). A copy step is a synchronous
+``Device.memcpy`` (D2D) between the probe's scratch allocation and its target; the Fault the device records
+for a copy it refuses names only the range that faulted, so the probe records the refused copy itself
+(``RefusedCopy``: where in the trace, both ranges, the fault's kind), as it records a compute step's outcome.
 
 ``run_probe(steps)`` runs one (``run_program`` when only the device is wanted); ``observe_probe(scenario)``
 runs one and transcribes the trace (with the device's memory and SoC name) and the compute records.
@@ -23,7 +26,7 @@ from zcspec.impl.device import (
     SLOT_BYTES, Device, DeviceError, DeviceFault, HcclComm, HcclTask, KernelTask, MemsetTask, Slot,
 )
 from zcspec.impl.device.kernels import ACCUMULATES
-from zcspec.impl.device.observe import observe_device
+from zcspec.impl.device.observe import RefusedCopy, observe_device
 from zcspec.checks.onnxruntime_oracle import onnxruntime_node
 from zcspec.spec.observables.device import CollectiveRun, KernelRun, OracleRun, OracleTensor
 
@@ -62,7 +65,7 @@ def _task(i: int, step: dict, args: int, scratch: int, address: int):
     if via == "memset" and op == "write":
         return MemsetTask(f"probe {i} memset", args=args, slots=(Slot("out", (n,), "uint8"),)), [address]
     if via != "kernel":
-        raise _bad(i, f"via={via!r} must be 'kernel' (or 'memset' for a write)")
+        raise _bad(i, f"via={via!r} must be 'kernel' or 'copy' (or 'memset' for a write)")
     task = KernelTask(f"probe {i} {op}", "MemcpyAsync", args, (Slot("in", (n,), "uint8"), Slot("out", (n,), "uint8")))
     return task, ([address, scratch] if op == "read" else [scratch, address])
 
@@ -311,12 +314,28 @@ def _run_oracle(dev: Device, i: int, step: dict) -> OracleRun | None:
 @attrs.frozen
 class ProbeRun:
     """A probe program run: the device after it, and the record of each compute and collective step in
-    program order."""
+    program order, and of each copy step the device refused."""
 
     device: Device
     kernel_runs: tuple[KernelRun, ...]
     collective_runs: tuple[CollectiveRun, ...] = ()
     oracle_runs: tuple[OracleRun, ...] = ()
+    refused_copies: tuple[RefusedCopy, ...] = ()
+
+
+def _copy(dev: Device, i: int, step: dict, scratch: int, address: int) -> RefusedCopy | None:
+    """Copy step ``i``: a synchronous D2D copy of ``nbytes`` from ``address`` into scratch (a read) or from
+    scratch to ``address`` (a write). The Fault ``Device.memcpy`` records for a copy it refuses names only the
+    range that faulted, so the refused copy is recorded here (its trace position, both ranges, the kind raised)
+    for the observation to transcribe; any exception that is not a DeviceFault propagates, a crash of the probe."""
+    n = _int(step, i, "nbytes", low=0)
+    dst, src = (scratch, address) if step["op"] == "read" else (address, scratch)
+    position = len(dev.trace)   # where the Fault of a refusal lands
+    try:
+        dev.memcpy(dst, src, n, "d2d")
+    except DeviceFault as f:
+        return RefusedCopy(position, dst, src, n, f.kind)
+    return None
 
 
 def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
@@ -332,6 +351,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
     runs: list[KernelRun] = []
     collectives: list[CollectiveRun] = []
     oracles: list[OracleRun] = []
+    copies: list[RefusedCopy] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
@@ -345,6 +365,12 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
             if address is not None:
                 with contextlib.suppress(DeviceFault):   # a refused free: in the trace (DEVICE-ALLOC-FIT)
                     dev.free(address)
+        elif op in ("read", "write") and step.get("via") == "copy":
+            address = _address(step, i, handles)
+            if address is not None:
+                refused = _copy(dev, i, step, scratch, address)
+                if refused is not None:
+                    copies.append(refused)
         elif op in ("read", "write"):
             address = _address(step, i, handles)
             if address is None:
@@ -372,7 +398,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
         else:
             raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective, oracle, "
                           "allocator_threads")
-    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles))
+    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles), tuple(copies))
 
 
 def run_program(steps, soc: str = "ascend910b") -> Device:
@@ -388,4 +414,4 @@ def observe_probe(scenario) -> list:
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
                            memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
                            collective_runs=run.collective_runs, soc=dev.soc.name, oracle_runs=run.oracle_runs,
-                           counters=dev.counters.as_dict())]
+                           counters=dev.counters.as_dict(), refused_copies=run.refused_copies)]

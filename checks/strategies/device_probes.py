@@ -7,11 +7,15 @@ A program is a tuple of JSON steps (it travels in a ``device`` scenario's ``runt
 - ``{"op": "free", "handle": k, "offset": o}``: a free of handle k's address + ``o`` (``o`` defaults to 0;
   the address ``o`` itself when the handle is None). A refused one (double or invalid free) is in the
   trace, as is a refused malloc;
-- ``{"op": "read" | "write", "via": "kernel" | "memset", "handle": k | None, "offset": o, "nbytes": n}``:
-  one task touching ``n`` bytes at handle k's address + ``o`` (at address ``o`` itself when the
+- ``{"op": "read" | "write", "via": "kernel" | "memset" | "copy", "handle": k | None, "offset": o, "nbytes": n}``:
+  one task (or copy) touching ``n`` bytes at handle k's address + ``o`` (at address ``o`` itself when the
   handle is None: an offset mistaken for an address). A kernel read copies the bytes into a
   scratch allocation, a kernel write copies scratch into them (MemcpyAsync, uint8 slots); a
-  memset write is an atomic-clean task;
+  memset write is an atomic-clean task; a ``"via": "copy"`` access is no task but a synchronous
+  device-to-device copy by the host (``Device.memcpy(dst, src, n, "d2d")``): a read copies the
+  bytes into the scratch allocation, a write copies scratch into them. No probe copies from or to
+  host memory: the one write read-only memory accepts, a synchronous host-to-device copy at load,
+  is not drawn (a copy's write into a read-only allocation is illegal);
 - ``{"op": "compute", "kernel": op, "a": shape, "b": shape, "out": shape, "dtype": d}``: a kernel task
   of op type ``op`` (Add, Sub, Mul) with two input slots and one output slot of those shapes, all of
   dtype ``d``, each in a fresh allocation of its byte size (not a handle); without ``b``, a one-input
@@ -71,6 +75,13 @@ size plus one byte or one alignment unit and for the freed size itself, frees a 
 address inside a live block and an offset, frees the 2 MiB block twice (the second a double free) and
 last asks for one alignment unit more than it and for its size. Which mallocs had room is the spec's to derive,
 from the trace's allocations, the capacity and the SoC's alignment (DEVICE-ALLOC-FIT).
+
+Last of all come the copy steps: four to seven ``"via": "copy"`` accesses aimed as the first accesses
+(in bounds, past the end, before the start, into freed memory, outside device memory, at zero bytes),
+a write into a read-only allocation whenever the program has a live one (the device must refuse it) and
+a read and a write it must run, at the handles of the program's first part, none longer than the longest
+earlier access (the scratch allocation's size stays as it was). Drawn after every other step, they leave
+the earlier draws of a seed as they were.
 
 ``programs()`` draws programs for Hypothesis and the random campaign (without kernel_steps' steps);
 ``fixed_programs(count, seed)`` is the seeded set ``zcspec verify`` runs; :mod:`zcspec.checks.device_probe_run` runs them.
@@ -189,7 +200,36 @@ def program(rng: random.Random, steps: int, kernels: bool = True) -> tuple[dict,
     out.extend(_oracle_steps(rng, kernels))
     out.extend(_allocator_threads(random.Random(len(out))))   # its own generator: the later draws stay
     out.extend(_allocator(rng, len(sizes)))
+    out.extend(_copies(rng, sizes, live, freed, out))   # last: every earlier draw stays as it was
     return tuple(out)
+
+
+def _copies(rng: random.Random, sizes: list[int], live: list[int], freed: list[int], steps: list[dict]) -> list[dict]:
+    """Copy accesses (``"via": "copy"``, synchronous D2D) at the handles of the program's first part (see the
+    module doc): each at most as long as the longest earlier access, so the probe's scratch is as it was."""
+    largest = max(s["nbytes"] for s in steps if "nbytes" in s)
+    read_only = [s["read_only"] for s in steps if s["op"] == "malloc"][:len(sizes)]
+    out = []
+    for _ in range(rng.randint(4, 7)):
+        a = _access(rng, sizes, live, freed)
+        if a["nbytes"] > largest:   # the same end, a later start: still past the end it aimed past
+            a["offset"] += a["nbytes"] - largest
+            a["nbytes"] = largest
+        out.append({**a, "via": "copy"})
+    ro = [h for h in live if read_only[h]]
+    if ro:   # a write the device must refuse: a D2D copy into read-only memory, in bounds
+        h = rng.choice(ro)
+        offset = rng.randrange(sizes[h])
+        out.append({"op": "write", "via": "copy", "handle": h, "offset": offset,
+                    "nbytes": min(largest, rng.randint(1, sizes[h] - offset))})
+    rw = [h for h in live if not read_only[h]]
+    for op in ("read", "write"):   # and a read and a write it must run
+        h = rng.choice(rw or live)
+        if op == "write" and read_only[h]:
+            break
+        out.append({"op": op, "via": "copy", "handle": h, "offset": 0, "nbytes": min(largest, sizes[h])})
+    rng.shuffle(out)
+    return out
 
 
 def _allocator_threads(rng: random.Random) -> list[dict]:
@@ -343,9 +383,9 @@ def _collective(rng: random.Random) -> dict:
 
 
 def programs(min_steps: int = 4, max_steps: int = 32) -> st.SearchStrategy[tuple[dict, ...]]:
-    """Probe programs of ``min_steps`` to ``max_steps`` drawn steps (plus the two closing accesses and the
-    compute steps), without kernel_steps' oracle steps: the random campaign draws many probes, verify's fixed
-    ones have them (tests/device/test_kernel_oracle_steps.py draws kernel steps from random seeds)."""
+    """Probe programs of ``min_steps`` to ``max_steps`` drawn steps (plus the two closing accesses, the
+    compute steps and the rest the module doc lists, copy steps last), without kernel_steps' oracle steps:
+    the random campaign draws many probes, verify's fixed ones have them (tests/device/test_kernel_oracle_steps.py draws kernel steps from random seeds)."""
     if not 1 <= min_steps <= max_steps:
         raise ValueError(f"programs(min_steps={min_steps!r}, max_steps={max_steps!r}): need 1 <= min <= max")
     return st.builds(program, st.randoms(use_true_random=False), st.integers(min_steps, max_steps), st.just(False))

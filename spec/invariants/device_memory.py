@@ -88,9 +88,14 @@ def judged(obs: DeviceObservation):
 
 # -- DEVICE-BOUNDS ------------------------------------------------------------------------------
 
+def _culprit(e) -> str:
+    """An access by its seq and task; an access of no task is a synchronous copy by the host."""
+    return f"access {e.seq} ({'synchronous copy' if e.task is None else f'task {e.task!r}'})"
+
+
 def _bounds(obs: DeviceObservation):
     for e, bad in judged(obs):
-        culprit = f"access {e.seq} (task {e.task!r})"
+        culprit = _culprit(e)
         if bad and e.refused is None:
             r, w, why, _ = bad[0]
             yield violation(culprit, f"ran, but its {'write' if w else 'read'} of {r.size} bytes at {r.address:#x} "
@@ -110,9 +115,12 @@ def _tells_right_from_wrong(obs: DeviceObservation) -> bool:
 BOUNDS = Invariant(
     id="DEVICE-BOUNDS",
     title="The device refuses exactly the illegal accesses",
-    statement="A task's access is refused (a device fault) if and only if one of the ranges its slots designate "
-              "is illegal: not inside one allocation that is live at that moment (allocated, not since freed), "
-              "or a write into an allocation made read-only. A range of zero bytes is legal anywhere.",
+    statement="A task's access, or a synchronous device-to-device copy's (Device.memcpy: it reads its source "
+              "range and writes its destination range), is refused (a device fault) if and only if one of the "
+              "ranges its slots designate is illegal: not inside one allocation that is live at that moment "
+              "(allocated, not since freed), or a write into an allocation made read-only. A range of zero bytes "
+              "is legal anywhere. (Read-only memory accepts one write, a synchronous host-to-device copy at load; "
+              "probes make no copy touching host memory.)",
     rationale="EXEC-NO-FAULT and every claim that a run stayed in its memory rely on the device's bounds check: "
               "a check that lets an access run a few bytes past an allocation, or into freed memory, hides "
               "layout and refresh bugs. Legality is recomputed here from the allocation events alone.",
@@ -131,7 +139,7 @@ def _fault_kind(obs: DeviceObservation):
     for e, bad in judged(obs):
         if bad and e.refused is not None and e.refused != bad[0][3]:
             r, w, why, want = bad[0]
-            yield violation(f"access {e.seq} (task {e.task!r})", f"was refused as {e.refused}, but its first illegal "
+            yield violation(_culprit(e), f"was refused as {e.refused}, but its first illegal "
                             f"range, the {'write' if w else 'read'} of {r.size} bytes at {r.address:#x}, {why}: "
                             f"that is {want}", refused=e.refused, expected=want)
 
@@ -275,9 +283,11 @@ _PROBE_COUNTED = {
 
 def probe_counts(obs: DeviceObservation) -> dict[str, int]:
     """The probe's counts as the spec takes them from its events: each refusal is one fault, each access the
-    device did not refuse one task run, each malloc and free that went through one call."""
+    device did not refuse one task run (an access of no task, a synchronous copy by the host, is no task), each
+    malloc and free that went through one call."""
     return {"faults": sum(1 for e in obs.events if e.refused is not None),
-            "tasks_executed": sum(1 for e in obs.events if e.kind == "access" and e.refused is None),
+            "tasks_executed": sum(1 for e in obs.events if e.kind == "access" and e.task is not None
+                                  and e.refused is None),
             "alloc_calls": sum(1 for e in obs.events if e.kind == "alloc" and e.refused is None),
             "free_calls": sum(1 for e in obs.events if e.kind == "free" and e.refused is None)}
 
@@ -299,7 +309,7 @@ COUNTERS_TRUE = Invariant(
     statement="Over a probe program on a fresh device, each of these counters the device keeps equals the count "
               "of the probe's events: faults, one per refused access, malloc or free; tasks executed, one per access "
               "the device did not refuse (kernels, memset tasks and collectives alike); mallocs and frees that "
-              "went through.",
+              "went through. A synchronous copy by the host (an access of no task) is no task run.",
     rationale="`zcspec run` and the benchmarks report these counters, and a test that the device faulted reads "
               "them: a device that runs a collective or refuses an access without counting it reports a clean "
               "run where its trace shows otherwise. EXEC-COUNTERS-TRUE holds an execution's copy, launch and "
