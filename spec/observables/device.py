@@ -13,9 +13,10 @@ kind           fields
                device raised instead (``out_of_memory``: no address, ``size`` the bytes asked for)
 ``free``       ``address``: the allocation starting there was released; ``refused``: the fault the
                device raised instead (``double_free``, ``invalid_free``: nothing was released)
-``access``     ``task``, ``reads``, ``writes``: the ranges a task's slots designated; ``refused``:
-               the fault kind the device raised (None: the task ran). A refusal the trace shows
-               without the task's ranges (a fault before the slots were read) has none.
+``access``     ``task``, ``reads``, ``writes``: the ranges a task's slots designated, or with ``task`` None
+               a synchronous device-to-device copy's source and destination; ``refused``: the fault
+               kind the device raised (None: it ran). A refusal the trace shows without the task's
+               ranges (a fault before the slots were read) has none.
 =============  ==============================================================================
 
 ``memory`` is the device's address space (its base and capacity), a fixed fact of the device,
