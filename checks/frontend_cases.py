@@ -30,7 +30,7 @@ from zcspec.checks.frontend_models import (
     legacy_broadcast_alignment, legacy_broadcast_in_branch, legacy_refused, lstm_activations, lstm_hidden_only,
     missing_tensor, name_clashes, nested_if, refolding_chain, reshape_from_input, resize_opset10,
     shape_gather_concat, shape_inference_refused, shape_slice_and_size, slice_operands, splat_chain, split_constant,
-    structure_refused, unknown_op, unsorted_nodes,
+    structure_refused, unknown_op, onnx_ml_op, unsorted_nodes,
 )
 from zcspec.checks.graph_json_cases import graph_json_cases
 
@@ -51,6 +51,8 @@ def frontend_cases() -> tuple[FrontendCase, ...]:
                      why="a graph JSON file with a cycle is refused naming its nodes"),
         FrontendCase("missing_tensor", missing_tensor(), "MissingTensorError", ("'ghost'", "'adder'"),
                      why="a tensor nothing writes is named with its reader"),
+        FrontendCase("onnx_ml_op", onnx_ml_op(), "UnsupportedOpError", ("'scale'", "ONNX-ML's classical"),
+                     why="an op of another domain is named with its node and what the domain is"),
         FrontendCase("unknown_op", unknown_op(), "UnsupportedOpError", ("'frob'", "FrobnicateXYZ"),
                      why="an op outside the op table is named with its node"),
         *_folding_cases(), *_control_cases(), *_import_cases(), *_legacy_broadcast_cases(), *graph_json_cases(),

@@ -93,6 +93,15 @@ def unknown_op() -> onnx.ModelProto:
     return _model(nodes, [_vi("x", [1, 4])], [_vi("y", [1, 4])])
 
 
+def onnx_ml_op() -> onnx.ModelProto:
+    """An op of the ONNX-ML domain (ai.onnx.ml's Scaler) after a Relu: the op table holds default-domain ops only."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
+             helper.make_node("Scaler", ["a"], ["y"], name="scale", domain="ai.onnx.ml", offset=[0.0], scale=[2.0])]
+    m = _model(nodes, [_vi("x", [1, 4])], [_vi("y", [1, 4])])
+    m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 3))
+    return m
+
+
 def cycle_graph_json() -> str:
     """The zcspec graph JSON form (what `zcspec plan graph.json` reads) of a graph with a cycle."""
     def node(name, op, ins, outs, **attrs_):
