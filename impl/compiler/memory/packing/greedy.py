@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 
 from zcspec.impl.compiler.memory.packing.fit import place_in_order
-from zcspec.impl.compiler.memory.packing.sweep import static_order
+from zcspec.impl.compiler.memory.packing.sweep import cut, static_order
 
 
 @attrs.frozen(eq=False)
@@ -56,7 +56,31 @@ def orders(inst: Instance) -> list[tuple[str, np.ndarray]]:
         # traces of real planners it keeps the long-lived buffers of the fullest steps low (IOPDDL Y_1 at
         # its max-live bound in one pass, where every order above stays 0.35% or more over it).
         ("greedy-TWA", static_order(inst, "TWA")),
+        ("greedy-peak", peak_order(inst)),
     ]
+
+
+def peak_order(inst: Instance) -> np.ndarray:
+    """The buffers live in the fullest section first, by start (latest end first on ties), then the
+    others by size descending (ties by start, then position).
+
+    Buffers live at one instant all overlap in time, so best fit stacks the first group from offset 0
+    with no gap: the fullest step is packed at exactly its bytes, the max-live bound. Stacked by start,
+    the part of that stack live at any earlier step is a prefix from 0, so the free space above it
+    then is one interval, the others fit into. On IOPDDL S_1 (28,526 buffers, one fullest step of
+    2,576 buffers) one pass in this order meets the max-live bound, where every order above stays
+    0.1% or more over it and the climb from the best of them 0.1%.
+    """
+    n = len(inst)
+    if n == 0:
+        return np.arange(0, dtype=np.int64)
+    first, end, total = cut(inst)
+    s = int(np.argmax(total))
+    idx = np.arange(n)
+    live = (first <= s) & (end > s)
+    peak, rest = idx[live], idx[~live]
+    return np.concatenate([peak[np.lexsort((peak, -inst.upper[peak], inst.lower[peak]))],
+                           rest[np.lexsort((rest, inst.lower[rest], -inst.size[rest]))]]).astype(np.int64)
 
 
 def first_fit(inst: Instance, order) -> np.ndarray:

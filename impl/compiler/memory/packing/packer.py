@@ -13,8 +13,9 @@ target, the lower bound (``arena == lower_bound`` certifies optimality) or ``cap
 
 1. greedy by size with best fit (TFLite ``GreedyBySizeAssignment``);
 2. more orders, best fit each, keep the best (XLA
-   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start, and
-   MiniMalloc's static "TWA" order (only this one above MAX_ORDERS_SIZE buffers);
+   ``GlobalDecreasingSizeBestFitHeap``): lifetime length, area, start,
+   MiniMalloc's static "TWA" order and the fullest step's buffers first
+   (only these two above MAX_ORDERS_SIZE buffers);
 3. the canonical exact search (MiniMalloc, :mod:`.search`) with the
    target as capacity and a node budget (it reaches the lower bound on
    DenseNet-121's 911 feature maps in under a thousand nodes);
@@ -80,10 +81,10 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
     one_pass = time.monotonic() - started
     if best.arena <= target:   # the usual case on planner traces; the extra orders cost a quarter second at 100k
         return best
-    # Beyond MAX_ORDERS_SIZE buffers only MiniMalloc's static order is tried of the extra orders: the
-    # one that helps on large real traces, where each pass costs seconds (long-lived buffers are every
-    # other buffer's time neighbours).
-    orders = [o for o in greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE or o[0] == "greedy-TWA"]
+    # Beyond MAX_ORDERS_SIZE buffers only LARGE_ORDERS are tried of the extra orders: the ones that
+    # help on large real traces, where each pass costs seconds (long-lived buffers are every other
+    # buffer's time neighbours).
+    orders = [o for o in greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE or o[0] in LARGE_ORDERS]
     best_order = greedy.order_by_size(inst)  # the order that gave ``best`` (the squeaky wheel starts there)
     for method, order in orders:
         if best.arena <= target or _late(deadline):
@@ -133,6 +134,7 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
 
 
 MAX_ORDERS_SIZE = 20_000
+LARGE_ORDERS = ("greedy-TWA", "greedy-peak")   # MiniMalloc's static order (Y_1), the fullest step first (S_1)
 MAX_SEARCH_SIZE = 4_096
 
 # With a capacity and a time limit, the share of the time the search at the
