@@ -56,12 +56,13 @@ def if_computed_condition(rate: int) -> onnx.ModelProto:
     return _model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], inits)
 
 
-def batchnorm_opset6(is_test: int) -> onnx.ModelProto:
+def batchnorm_opset6(is_test: int | None) -> onnx.ModelProto:
+    """A BatchNormalization at opset 6 with ``is_test`` set, or (None) left to its default, 0: training."""
     c = 3
     inits = [_init("scale", np.ones(c, np.float32)), _init("bias", np.zeros(c, np.float32)),
              _init("mean", np.zeros(c, np.float32)), _init("var", np.ones(c, np.float32))]
     node = helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], name="bn",
-                            is_test=is_test)
+                            **({} if is_test is None else {"is_test": is_test}))
     return _model([node], [_vi("x", [1, c, 2, 2])], [_vi("y", [1, c, 2, 2])], inits, opset=6)
 
 

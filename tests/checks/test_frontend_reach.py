@@ -152,3 +152,23 @@ def test_the_legacy_cases_compute_what_opset_6_says():
     x = rng.standard_normal((2, 3)).astype(np.float32)
     got = oracle_outputs(from_model(_case("legacy_broadcast_in_if_branch").model), {"x": x})["y"]
     np.testing.assert_allclose(got, x + np.array([1.5, -2], np.float32)[:, None] - x.max(axis=1)[:, None], rtol=1e-6)
+
+
+def test_an_is_test_default_read_as_inference_fails(monkeypatch):
+    """The mutation run's op_limits.py:150 survivor: BatchNormalization's is_test read as 1 when left out, so
+    an opset-6 node without it (training mode, ONNX's default 0) imported; no case left it out."""
+    import attrs
+    entries = tuple(attrs.evolve(e, default=1) if e.key == "is-test" else e
+                    for e in op_limits.UNSUPPORTED["BatchNormalization"])
+    monkeypatch.setitem(op_limits.UNSUPPORTED, "BatchNormalization", entries)
+    out = run_cases(monkeypatch, "batchnorm_opset6_training_by_default", "batchnorm_opset6_training",
+                    "batchnorm_opset6_inference")
+    assert "imports; expected a UnsupportedFeatureError" in out.caught("batchnorm_opset6_training_by_default")
+    assert out.caught("batchnorm_opset6_training") == "" and out.caught("batchnorm_opset6_inference") == ""
+
+
+
+def test_the_opset_6_batchnorm_cases_are_met(monkeypatch):
+    out = run_cases(monkeypatch, "batchnorm_opset6_training_by_default", "batchnorm_opset6_training",
+                    "batchnorm_opset6_inference")
+    assert out.errors == {} and out.findings == {}
