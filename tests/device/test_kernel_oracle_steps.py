@@ -19,6 +19,7 @@ from zcspec.checks.device_probe_run import run_probe
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.strategies.device_probes import fixed_programs, programs
 from zcspec.checks.strategies.kernel_step_form import io, step
+from zcspec.checks.strategies import kernel_steps as kernel_steps_module
 from zcspec.checks.strategies.kernel_steps import DRAWN_ELSEWHERE, NOT_ONNX, covered, kernel_steps
 from zcspec.checks.verify import VerifyConfig, verify
 from zcspec.impl.device import KERNELS, KernelError, executor, operands
@@ -28,6 +29,7 @@ from tests.helpers.device_probes import violated, violations_of
 
 pytest.importorskip("onnxruntime")
 CLAIM = "DEVICE-KERNEL-ORACLE"
+FLOAT_ONLY = kernel_steps_module._FLOAT_ONLY
 PROGRAMS = fixed_programs(8)
 
 
@@ -65,8 +67,36 @@ def test_kernel_steps_of_any_seed_run_clean_and_only_the_refused_nodes_are_refus
     runs = run_probe(kernel_steps(rng)).oracle_runs
     assert not get(CLAIM).violations(DeviceObservation("probe", (), oracle_runs=runs))
     refused = [r for r in runs if r.refused is not None]
-    assert {r.op_type for r in refused} == {"Gather", "LRN", "BatchNormalization", "Gemm", "Conv", "MatMul"}
+    fixed = {"Gather", "LRN", "BatchNormalization", "Gemm", "Conv", "MatMul"}
+    assert fixed <= {r.op_type for r in refused} <= fixed | FLOAT_ONLY
     assert all(r.oracle_error for r in refused)
+    assert all(r.op_type in fixed or r.inputs[0].dtype == "int32" for r in refused)
+
+
+def _int32_unary(op: str) -> list[dict]:
+    rng = random.Random(0)
+    while True:
+        drawn = kernel_steps_module._unary(op)(rng)
+        if drawn[0]["inputs"][0]["dtype"] == "int32":
+            return drawn
+
+
+def test_the_float_only_unary_ops_are_drawn_with_integer_inputs_onnxruntime_refuses():
+    """ONNX's schemas take floating types only for these: an int32 input is a node onnxruntime refuses."""
+    assert FLOAT_ONLY == {"Erf", "Exp", "Floor", "LeakyRelu", "Log", "Reciprocal", "Sigmoid", "Sqrt", "Tanh"}
+    runs = run_probe([s for op in sorted(FLOAT_ONLY) for s in _int32_unary(op)]).oracle_runs
+    assert [r.refused for r in runs] == ["KernelError"] * len(FLOAT_ONLY) and all(r.oracle_error for r in runs)
+    assert not get(CLAIM).violations(DeviceObservation("probe", (), oracle_runs=runs))
+
+
+def test_a_float_only_check_that_lost_reciprocal_fails(monkeypatch):
+    """The mutation run's elementwise.py:42 survivor: Reciprocal dropped from the kernel's float-only set, so an
+    integer Reciprocal ran (onnxruntime refuses the node); no probe gave it an integer input."""
+    from zcspec.impl.device.kernels import elementwise
+    monkeypatch.setattr(elementwise, "_FLOAT_ONLY", elementwise._FLOAT_ONLY - {"Reciprocal"})
+    runs = run_probe(_int32_unary("Reciprocal")).oracle_runs
+    found = get(CLAIM).violations(DeviceObservation("probe", (), oracle_runs=runs))
+    assert found and "the device must refuse it" in found[0].message
 
 
 def test_the_random_campaigns_probes_leave_kernel_steps_out():
