@@ -23,12 +23,13 @@ import numpy as np
 from zcspec.checks.allocator_threads import run_allocator_threads
 from zcspec.checks.errors import OracleUnavailable, ScenarioError
 from zcspec.impl.device import (
-    SLOT_BYTES, Device, DeviceError, DeviceFault, HcclComm, HcclTask, KernelTask, MemsetTask, Slot,
+    SLOT_BYTES, Device, DeviceError, DeviceFault, DeviceUsageError, HcclComm, HcclTask, KernelTask, MemsetTask,
+    Slot,
 )
 from zcspec.impl.device.kernels import ACCUMULATES
 from zcspec.impl.device.observe import RefusedCopy, observe_device
 from zcspec.checks.onnxruntime_oracle import onnxruntime_node
-from zcspec.spec.observables.device import CollectiveRun, KernelRun, OracleRun, OracleTensor
+from zcspec.spec.observables.device import CollectiveRun, KernelRun, MallocCall, OracleRun, OracleTensor
 
 COLLECTIVES = ("HcomAllReduce", "HcomAllGather", "HcomBroadcast")   # the collectives a probe runs
 PROBE_CAPACITY = 4 << 20   # the probe device's memory: small, so its allocator steps can fill it
@@ -321,6 +322,23 @@ class ProbeRun:
     collective_runs: tuple[CollectiveRun, ...] = ()
     oracle_runs: tuple[OracleRun, ...] = ()
     refused_copies: tuple[RefusedCopy, ...] = ()
+    malloc_calls: tuple[MallocCall, ...] = ()
+
+
+def _malloc(dev: Device, i: int, step: dict, handle: int) -> MallocCall:
+    """Malloc step ``i``: ``size`` bytes (any int: the device judges it) at the step's ``align`` (optional),
+    recorded as made with what the device API returned or raised. Refused for want of memory, the fault is in
+    the trace too (DEVICE-ALLOC-FIT); refused for its arguments (a usage error), only in this record
+    (DEVICE-MALLOC-ARGS). Any other exception propagates, a crash of the probe."""
+    size = _int(step, i, "size")
+    align = step.get("align")
+    if align is not None:
+        align = _int(step, i, "align")
+    try:
+        address = dev.malloc(size, align, tag=f"probe {handle}", read_only=bool(step.get("read_only")))
+    except (DeviceFault, DeviceUsageError) as e:
+        return MallocCall(i, size, align, None, type(e).__name__, str(e))
+    return MallocCall(i, size, align, address)
 
 
 def _copy(dev: Device, i: int, step: dict, scratch: int, address: int) -> RefusedCopy | None:
@@ -352,14 +370,13 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
     collectives: list[CollectiveRun] = []
     oracles: list[OracleRun] = []
     copies: list[RefusedCopy] = []
+    mallocs: list[MallocCall] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
-            size = _int(step, i, "size", low=1)
-            address = None
-            with contextlib.suppress(DeviceFault):   # out of memory: in the trace, where DEVICE-ALLOC-FIT judges it
-                address = dev.malloc(size, tag=f"probe {len(handles)}", read_only=bool(step.get("read_only")))
-            handles.append(address)
+            call = _malloc(dev, i, step, len(handles))
+            mallocs.append(call)
+            handles.append(call.address)
         elif op == "free":
             address = _address({"offset": 0, **step}, i, handles)
             if address is not None:
@@ -398,7 +415,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
         else:
             raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective, oracle, "
                           "allocator_threads")
-    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles), tuple(copies))
+    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles), tuple(copies), tuple(mallocs))
 
 
 def run_program(steps, soc: str = "ascend910b") -> Device:
@@ -414,4 +431,5 @@ def observe_probe(scenario) -> list:
     return [observe_device(dev.trace, 0, name=f"device probe of {len(program_)} steps",
                            memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
                            collective_runs=run.collective_runs, soc=dev.soc.name, oracle_runs=run.oracle_runs,
-                           counters=dev.counters.as_dict(), refused_copies=run.refused_copies)]
+                           counters=dev.counters.as_dict(), refused_copies=run.refused_copies,
+                           malloc_calls=run.malloc_calls)]

@@ -183,6 +183,11 @@ OBSERVES: dict[str, Observed] = {
                                  "capacity) and its SoC's name, against the spec's own alignment table",
                                  "the device trace of a probe program (allocations, frees and the faults of refused "
                                  "mallocs and frees)"),
+    "DEVICE-MALLOC-ARGS": Observed("each malloc call's asked size and alignment, the address the device API "
+                                   "returned and the exception it raised, against the spec's rule for valid "
+                                   "arguments",
+                                   "the probe's record of each malloc step as it made it (the call refused for its "
+                                   "arguments leaves nothing in the device trace)"),
     "DEVICE-KERNEL-ORACLE": Observed("each oracle step's op, attributes, input bytes and output slots, its output "
                                      "bytes before and after, what the device raised, and onnxruntime's outputs "
                                      "(shapes, dtypes, bytes) or error for the same node on the same input bytes",

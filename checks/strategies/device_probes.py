@@ -2,8 +2,9 @@
 
 A program is a tuple of JSON steps (it travels in a ``device`` scenario's ``runtime["program"]``):
 
-- ``{"op": "malloc", "size": n, "read_only": bool}``: handle k is the k-th malloc (one the device refused,
-  out of memory, names nothing: a later step aiming at it is skipped);
+- ``{"op": "malloc", "size": n, "read_only": bool, "align": a}`` (``align`` optional): handle k is the k-th
+  malloc (one the device refused, out of memory or for its arguments, names nothing: a later step aiming
+  at it is skipped);
 - ``{"op": "free", "handle": k, "offset": o}``: a free of handle k's address + ``o`` (``o`` defaults to 0;
   the address ``o`` itself when the handle is None). A refused one (double or invalid free) is in the
   trace, as is a refused malloc;
@@ -76,12 +77,14 @@ address inside a live block and an offset, frees the 2 MiB block twice (the seco
 last asks for one alignment unit more than it and for its size. Which mallocs had room is the spec's to derive,
 from the trace's allocations, the capacity and the SoC's alignment (DEVICE-ALLOC-FIT).
 
-Last of all come the copy steps: four to seven ``"via": "copy"`` accesses aimed as the first accesses
+Then come the copy steps: four to seven ``"via": "copy"`` accesses aimed as the first accesses
 (in bounds, past the end, before the start, into freed memory, outside device memory, at zero bytes),
 a write into a read-only allocation whenever the program has a live one (the device must refuse it) and
 a read and a write it must run, at the handles of the program's first part, none longer than the longest
 earlier access (the scratch allocation's size stays as it was). Drawn after every other step, they leave
-the earlier draws of a seed as they were.
+the earlier draws of a seed as they were. Last of all, four mallocs whose arguments the device must refuse:
+a size of 0, a negative size, and alignments that are not powers of two, below and above the SoC's own
+(DEVICE-MALLOC-ARGS); a step's optional ``"align"`` is the alignment it asks for.
 
 ``programs()`` draws programs for Hypothesis and the random campaign (without kernel_steps' steps);
 ``fixed_programs(count, seed)`` is the seeded set ``zcspec verify`` runs; :mod:`zcspec.checks.device_probe_run` runs them.
@@ -200,8 +203,20 @@ def program(rng: random.Random, steps: int, kernels: bool = True) -> tuple[dict,
     out.extend(_oracle_steps(rng, kernels))
     out.extend(_allocator_threads(random.Random(len(out))))   # its own generator: the later draws stay
     out.extend(_allocator(rng, len(sizes)))
-    out.extend(_copies(rng, sizes, live, freed, out))   # last: every earlier draw stays as it was
+    out.extend(_copies(rng, sizes, live, freed, out))   # every earlier draw stays as it was
+    out.extend(_bad_mallocs(rng))   # last of all, likewise
     return tuple(out)
+
+
+def _bad_mallocs(rng: random.Random) -> list[dict]:
+    """Malloc steps whose arguments the device must refuse (DEVICE-MALLOC-ARGS): a size of 0, a negative size,
+    and a positive size at an alignment that is not a power of two (below and above every SoC's own), in
+    random order. Refused, each takes a handle no later step aims at."""
+    out = [{"op": "malloc", "size": 0}, {"op": "malloc", "size": -rng.choice([1, 512])},
+           {"op": "malloc", "size": rng.choice([64, 512]), "align": rng.choice([3, 24, 96])},
+           {"op": "malloc", "size": rng.choice([64, 512]), "align": rng.choice([3, 5, 6]) << 12}]
+    rng.shuffle(out)
+    return out
 
 
 def _copies(rng: random.Random, sizes: list[int], live: list[int], freed: list[int], steps: list[dict]) -> list[dict]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import mmap
+import numbers
 
 import attrs
 import numpy as np
@@ -172,9 +173,12 @@ class AddressSpace:
 
         OutOfMemory (state unchanged) when no hole fits.
         """
-        align = self.align if align is None else max(int(align), self.align)
-        if size <= 0 or align & (align - 1):
+        # The alignment asked for must itself be a power of two: one below the space's own (3, on a space of
+        # 512) was taken as the space's before, a mistake the caller never heard of.
+        if size <= 0 or (align is not None and (not isinstance(align, numbers.Integral) or align <= 0
+                                                 or align & (align - 1))):
             raise DeviceUsageError(f"{self.space} malloc {tag!r}: size={size} must be positive and align={align} a power of two")
+        align = self.align if align is None else max(int(align), self.align)
         found = self._find_hole(size, align)
         if found is None:
             free = self.capacity - self.allocated_bytes

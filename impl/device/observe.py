@@ -1,11 +1,12 @@
 """A bare device's trace as a device-probe observation (spec/observables/device.py).
 
-``observe_device(trace, mark=0, name="", memory=None, kernel_runs=(), soc=None, counters=None, refused_copies=())``
+``observe_device(trace, mark=0, name="", memory=None, kernel_runs=(), soc=None, counters=None, refused_copies=(), malloc_calls=())``
 transcribes the device events from position ``mark`` on; ``memory`` is the device's (base, capacity), copied as
 the observation's address space, and ``soc`` its SoC profile's name; ``kernel_runs`` are the probe's
 own records of its compute steps (what the device API raised, the bytes before and after), copied
 as they are: a refused kernel leaves no trace event to transcribe; ``refused_copies`` are its records
-of the synchronous copies the device refused, whose ranges the trace's Fault does not show (below).
+of the synchronous copies the device refused, whose ranges the trace's Fault does not show (below), and
+``malloc_calls`` its records of its malloc steps (asked size and alignment, what the API returned or raised).
 It decides nothing (which access was legal, which malloc had room, is the spec's to derive): each
 event becomes the observation event of the same happening.
 
@@ -94,9 +95,10 @@ def _ranges(pairs) -> tuple[Range, ...]:
 def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None,
                    kernel_runs: tuple[KernelRun, ...] = (), collective_runs: tuple = (),
                    soc: str | None = None, oracle_runs: tuple = (), counters=None,
-                   refused_copies: tuple[RefusedCopy, ...] = ()) -> DeviceObservation:
+                   refused_copies: tuple[RefusedCopy, ...] = (), malloc_calls: tuple = ()) -> DeviceObservation:
     """The probe observation of ``trace`` from position ``mark`` on (see the module doc); ``counters``: the
-    device's counters over the same span (``Counters.as_dict()``), copied as they are."""
+    device's counters over the same span (``Counters.as_dict()``), and ``malloc_calls`` the probe's records of
+    its malloc steps (:class:`~zcspec.spec.observables.device.MallocCall`), copied as they are."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
     refusals = sorted((c for c in refused_copies if c.position >= mark), key=lambda c: c.position)
@@ -156,4 +158,4 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
         raise ProbeTraceError(refusals[0].position, "a refused copy recorded past the end of the trace")
     return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs),
                              tuple(collective_runs), soc, tuple(oracle_runs), allocator_events(trace, mark),
-                             dict(counters or {}))
+                             dict(counters or {}), tuple(malloc_calls))

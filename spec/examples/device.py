@@ -1,6 +1,6 @@
 """Examples for the device invariants: an access in an allocation, one 64 bytes past its end, one in freed memory;
 a kernel whose inputs broadcast to its output and one whose inputs do not broadcast; a full device whose freed
-block holds a later malloc exactly."""
+block holds a later malloc exactly; a malloc of 0 bytes."""
 from __future__ import annotations
 
 import struct
@@ -9,7 +9,7 @@ import attrs
 
 from zcspec.spec.examples.build import Example
 from zcspec.spec.observables.device import (
-    CollectiveRun, DeviceEvent, DeviceObservation, KernelRun, OracleRun, OracleTensor,
+    CollectiveRun, DeviceEvent, DeviceObservation, KernelRun, MallocCall, OracleRun, OracleTensor,
 )
 from zcspec.spec.observables.trace import Range
 
@@ -92,6 +92,15 @@ def _reductions(wrong_shape_ran: bool) -> DeviceObservation:
     return DeviceObservation("probe", (), _MEMORY, oracle_runs=(legal, illegal))
 
 
+def _mallocs(zero_size_got_memory: bool) -> DeviceObservation:
+    """A malloc of 1024 bytes that got memory, and one of 0 bytes: refused for its size, or (a device whose
+    check lost its size condition) handed an address."""
+    bad = (MallocCall(1, 0, None, _BASE + 1024) if zero_size_got_memory else
+           MallocCall(1, 0, None, None, "DeviceUsageError", "device malloc 'probe 1': size=0 must be positive"))
+    return DeviceObservation("probe", (DeviceEvent(0, "alloc", address=_BASE, size=1024),), _MEMORY,
+                             malloc_calls=(MallocCall(0, 1024, None, _BASE), bad))
+
+
 EXAMPLES = (
     Example("DEVICE-BOUNDS", _probe("out_of_bounds"), _probe(None),
             culprit="access 3", why="a write running 64 bytes past the end of the allocation ran"),
@@ -105,6 +114,8 @@ EXAMPLES = (
     Example("DEVICE-ALLOC-FIT", _allocator(True), _allocator(False),
             culprit="malloc 6 of 1024 bytes",
             why="a malloc the freed block's 1024 bytes hold exactly was refused: the free did not give them back"),
+    Example("DEVICE-MALLOC-ARGS", _mallocs(False), _mallocs(True),
+            culprit="malloc step 1", why="a malloc of 0 bytes got an address instead of being refused"),
     Example("DEVICE-COUNTERS-TRUE", _counted(2), _counted(1),
             culprit="counter 'faults'",
             why="the probe's trace shows two refused accesses (past an allocation's end, into freed memory), the "

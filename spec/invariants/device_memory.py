@@ -4,7 +4,7 @@ Every execution claim that a run "did not fault" trusts the device's own bounds 
 concern checks that check from outside: a probe's accesses are judged legal or not from the
 probe's ``alloc`` and ``free`` events alone, and the device must have refused exactly the
 illegal ones, naming what is wrong with each; its allocator must refuse a malloc only when no
-aligned gap fits, and a free only when nothing live starts at its address. The kernel claims
+aligned gap fits or its arguments are wrong, and a free only when nothing live starts at its address. The kernel claims
 are spec/invariants/device_kernels.py.
 """
 from __future__ import annotations
@@ -322,4 +322,61 @@ COUNTERS_TRUE = Invariant(
 )
 
 
-INVARIANTS = (BOUNDS, FAULT_KIND, ALLOC_FIT, COUNTERS_TRUE)
+# -- DEVICE-MALLOC-ARGS ---------------------------------------------------------------------------
+
+USAGE_ERROR = "DeviceUsageError"   # the emulated device's refusal of a call's arguments (impl/device/errors.py)
+
+
+def _bad_arguments(size: int, align: int | None) -> str:
+    """What is wrong with a malloc's arguments, as the rule reads them; '' when nothing."""
+    if size <= 0:
+        return f"a size of {size} bytes (not positive)"
+    if align is not None and (align <= 0 or align & (align - 1)):
+        return f"an alignment of {align} (not a power of two)"
+    return ""
+
+
+def _malloc_args(obs: DeviceObservation):
+    for c in obs.malloc_calls:
+        bad, culprit = _bad_arguments(c.size, c.align), f"malloc step {c.step}"
+        if bad and c.address is not None:
+            yield violation(culprit, f"asked for {bad} and got memory at {c.address:#x}: it must be refused",
+                            size=c.size, align=c.align, address=c.address)
+        elif bad and c.raised != USAGE_ERROR:
+            yield violation(culprit, f"asked for {bad} and was refused with {c.raised}, not the usage error "
+                            f"({USAGE_ERROR}) that says the arguments are wrong", raised=c.raised)
+        elif not bad and c.raised == USAGE_ERROR:
+            yield violation(culprit, f"asked for {c.size} bytes" + (f" at an alignment of {c.align}" if c.align
+                            else "") + f", which are valid arguments, and was refused as a usage error: {c.message}",
+                            size=c.size, align=c.align)
+        elif not bad and c.address is not None and c.align and c.address % c.align:
+            yield violation(culprit, f"asked for an alignment of {c.align} and got {c.address:#x}, not a multiple "
+                            "of it", address=c.address, align=c.align)
+
+
+def _malloc_args_both_ways(obs: DeviceObservation) -> bool:
+    """Exercised when the probe made a malloc with valid arguments and one with bad ones."""
+    return {bool(_bad_arguments(c.size, c.align)) for c in obs.malloc_calls} >= {True, False}
+
+
+MALLOC_ARGS = Invariant(
+    id="DEVICE-MALLOC-ARGS",
+    title="A malloc is refused for its arguments exactly when its size is not positive or its alignment not a power of two",
+    statement="Of a probe's malloc calls, as the probe made them: one asking for a size that is not positive, or "
+              "for an alignment that is not a power of two, is refused with the device's usage error "
+              "(DeviceUsageError) and returns no address; one with a positive size and no alignment or a power of "
+              "two is never refused as a usage error (it gets memory or, when none fits, an out-of-memory fault: "
+              "DEVICE-ALLOC-FIT), and the address it gets is a multiple of the alignment it asked for.",
+    rationale="A malloc of 0 or a negative number of bytes that returns an address hands the caller a block "
+              "that overlaps the next one (every later access through it is out of bounds by construction); one "
+              "that ignores an alignment it cannot honour misaligns every tensor placed by it. The ACL facade "
+              "checks the size before the device does (the ACL refusal cases), so only a probe that calls the "
+              "device itself sees the device's own check: a device whose check lost one of its conditions "
+              "passed every other claim.",
+    ge_source="ACL's aclrtMalloc (size 0: ACL_ERROR_INVALID_PARAM, aclError.md); the alignment argument and its "
+              "refusal are the emulated device's (impl/device/memory.py AddressSpace.malloc, DeviceUsageError)",
+    applies_to="device", concern="device_memory", predicate=_malloc_args, precondition=_malloc_args_both_ways,
+)
+
+
+INVARIANTS = (BOUNDS, FAULT_KIND, ALLOC_FIT, MALLOC_ARGS, COUNTERS_TRUE)

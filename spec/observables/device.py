@@ -34,7 +34,8 @@ spec's to derive, from the shapes alone (spec/invariants/device_kernels.py). ``c
 (:class:`CollectiveRun`) are its collective steps over several devices: every rank's input and
 output bytes, for the spec to recompute what each rank must hold. ``oracle_runs`` (:class:`OracleRun`) are its oracle steps: a
 kernel of any op with attributes, its input and output bytes, and what onnxruntime computed (or
-raised) for the same node on the same bytes. ``allocator_events`` (:class:`AllocatorEvent`) are its
+raised) for the same node on the same bytes. ``malloc_calls`` (:class:`MallocCall`) are its malloc steps as
+it made them: the size and alignment asked for, and what the device API returned or raised. ``allocator_events`` (:class:`AllocatorEvent`) are its
 runtime allocators' calls, each with the host thread that made it, and the memory tagged with their
 names, as the device trace shows them (spec/invariants/allocator_threads.py).
 """
@@ -146,6 +147,21 @@ class OracleRun:
     oracle_error: str = ""
 
 
+@attrs.frozen
+class MallocCall:
+    """One malloc step of a probe, as the probe made it: the ``size`` and alignment (``align``; None: the
+    device's own) it asked for, the address the device API returned (None: none) and the name of the exception
+    it raised (None: none was raised) with its text. The trace shows an allocation the call made, or the
+    fault of one it was refused for want of memory; a call refused for its arguments leaves nothing there."""
+
+    step: int
+    size: int
+    align: int | None = None
+    address: int | None = None
+    raised: str | None = None
+    message: str = ""
+
+
 AllocatorEventKind = Literal["enter", "exit", "raise", "alloc", "free", "reserve", "release"]
 
 
@@ -182,6 +198,7 @@ class DeviceObservation:
     oracle_runs: tuple[OracleRun, ...] = ()
     allocator_events: tuple[AllocatorEvent, ...] = ()
     counters: dict[str, int] = attrs.field(factory=dict)
+    malloc_calls: tuple[MallocCall, ...] = ()
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")

@@ -167,7 +167,8 @@ def test_a_device_scenario_runs_its_program_through_the_scenario_table():
     ({"op": "jump"}, "runtime.program[0]"),
     ({"op": "read", "via": "kernel", "handle": 3, "offset": 0, "nbytes": 4}, "runtime.program[0]"),
     ({"op": "read", "via": "memset", "handle": None, "offset": 0, "nbytes": 4}, "runtime.program[0]"),
-    ({"op": "malloc", "size": 0}, "runtime.program[0]"),
+    ({"op": "malloc", "size": "8"}, "runtime.program[0]"),
+    ({"op": "malloc", "size": 8, "align": 4.0}, "runtime.program[0]"),
 ])
 def test_a_bad_probe_step_is_an_error_naming_it(step, key):
     with pytest.raises(ScenarioError) as e:
@@ -180,7 +181,7 @@ def test_a_bad_probe_step_is_an_error_naming_it(step, key):
 def test_the_claim_copes_with_any_well_typed_observation(obs):
     report = check(obs)
     claims = {"DEVICE-BOUNDS", "DEVICE-FAULT-KIND", "DEVICE-KERNEL-REFUSAL", "DEVICE-COLLECTIVE", "DEVICE-ALLOC-FIT",
-              "DEVICE-KERNEL-ORACLE", "DEVICE-COUNTERS-TRUE"}
+              "DEVICE-KERNEL-ORACLE", "DEVICE-COUNTERS-TRUE", "DEVICE-MALLOC-ARGS"}
     assert {v.invariant_id for v in report.violations} <= claims
 
 

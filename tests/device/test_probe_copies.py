@@ -100,6 +100,8 @@ def test_copy_steps_come_last_and_leave_the_earlier_draws_as_they_were():
     for seed in range(3):
         steps = program(random.Random(seed), 32, kernels=False)
         first = next(i for i, s in enumerate(steps) if s.get("via") == "copy")
-        assert all(s.get("via") == "copy" for s in steps[first:]) and len(steps) - first >= 4
+        copies = steps[first:-4]   # then the four mallocs of bad arguments (DEVICE-MALLOC-ARGS)
+        assert all(s.get("via") == "copy" for s in copies) and len(copies) >= 4
+        assert all(s["op"] == "malloc" and (s["size"] <= 0 or "align" in s) for s in steps[-4:])
         assert steps[first - 1]["op"] == "malloc"   # the allocator steps end with a malloc
     assert fixed_programs(1)[0][0] == program(random.Random(0), 32)[0]
