@@ -46,7 +46,8 @@ class RegionBinding:
 
 @attrs.frozen
 class IoTensor:
-    """One model input or output: the model's own address for it, its padded ``size`` and raw
+    """One model input or output: the model's own address for it (None: the runtime keeps none, as
+    runtime v2, whose I/O is the caller's tensors), its padded ``size`` and raw
     ``raw_size`` (GE: zero_copy_offset.cc `InitInputDataInfo`, `InitOutputDataInfo`), whether its block is a zero-copy block (``_is_zero_copy_block``),
     whether an HCCL task without zero-copy support reads or writes it (GE: hccl_task_info.cc `HcclTaskInfo::SetAddrs`), where
     the model file places it (``region`` + ``offset``, the logical address task slots are written in),
@@ -56,7 +57,7 @@ class IoTensor:
 
     name: str
     role: Role
-    model_address: int
+    model_address: int | None
     size: int
     raw_size: int
     zero_copy_block: bool = True

@@ -61,7 +61,7 @@ def observe_load(exe) -> LoadObservation:
                     if exe.model.regions.get(r))
     names = io_names(exe.model)
     roots = _alias_roots(exe.model.plan)
-    io = tuple(IoTensor(names[(d.role, d.index)], d.role, 0, d.size, d.nbytes, d.zero_copy, region=d.region,
+    io = tuple(IoTensor(names[(d.role, d.index)], d.role, None, d.size, d.nbytes, d.zero_copy, region=d.region,
                         offset=d.offset, tensor=d.tensor, alias_root=roots.get(d.tensor))
                for d in exe.model.tasks.inputs + exe.model.tasks.outputs)
     events = _Events(names)
