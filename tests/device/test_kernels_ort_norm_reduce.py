@@ -49,7 +49,11 @@ def test_batch_norm_training_mode(data):
     c = shape[1]
     x, scale, bias, mean = (data.draw(arrays(s)) for s in (shape, (c,), (c,), (c,)))
     var = data.draw(arrays((c,), lo=0.1, hi=2.0))
-    attrs = {"training_mode": 1, "epsilon": data.draw(st.sampled_from([1e-5, 1e-2])),
+    # One element per channel: the batch's variance is 0 and y = (x - mean) / sqrt(eps) * scale + bias, so
+    # onnxruntime's float32 rounding of x - mean (about 1e-7) reaches 1e-4 at eps=1e-5 (a failure found by a
+    # random seed): such batches take the larger epsilon.
+    one = x.size == c
+    attrs = {"training_mode": 1, "epsilon": 1e-2 if one else data.draw(st.sampled_from([1e-5, 1e-2])),
              "momentum": data.draw(st.sampled_from([0.9, 0.5]))}
     compare("BatchNormalization", [x, scale, bias, mean, var], dev=DEV, opset=15, n_outputs=3,
             rtol=1e-4, atol=1e-4, **attrs)
