@@ -20,6 +20,8 @@ Contract:
 from __future__ import annotations
 
 import bisect
+import errno
+import gc
 import mmap
 import numbers
 
@@ -57,6 +59,22 @@ def _align_up(value: int, align: int) -> int:
     return (value + align - 1) // align * align
 
 
+def _reserve(capacity: int) -> mmap.mmap:
+    """``capacity`` bytes of address space, lazily backed. Each device reserves its whole capacity (16 GiB on
+    ascend910b) and a process has 128 TiB of it: devices that a finished run left in reference cycles hold
+    theirs until the cycle collector runs (one verify of the node tests left 1,534 address spaces, 15 TiB,
+    to it), so a long test worker ran out (ENOMEM) after a few such runs. On ENOMEM the garbage is
+    collected and the reservation tried once more; a second failure is the caller's."""
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+    try:
+        return mmap.mmap(-1, capacity, flags=flags)
+    except OSError as e:
+        if e.errno != errno.ENOMEM:
+            raise
+    gc.collect()
+    return mmap.mmap(-1, capacity, flags=flags)
+
+
 class AddressSpace:
     """Allocator plus allocation table over one lazily backed mmap. Not thread safe."""
 
@@ -66,8 +84,7 @@ class AddressSpace:
             raise DeviceUsageError(f"{space} memory: capacity={capacity} and align={align} must be positive, align a power of two")
         self.space, self.base, self.capacity, self.align = space, base, capacity, align
         self.device_id, self.poison = device_id, poison
-        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
-        self._mm = mmap.mmap(-1, capacity, flags=flags)
+        self._mm = _reserve(capacity)
         self.u8 = np.frombuffer(self._mm, dtype=np.uint8)
         self._holes: list[list[int]] = [[0, capacity]]  # sorted [start, end) offsets of free memory
         self._cursor = 0

@@ -87,3 +87,33 @@ def test_full_space_is_out_of_memory_not_a_crash():
     space.malloc(4096, tag="all")
     with pytest.raises(OutOfMemory, match="0 bytes free"):
         space.malloc(1, tag="one more")
+
+
+def test_a_reservation_refused_for_want_of_address_space_collects_the_garbage_and_tries_again(monkeypatch):
+    """Devices a finished run left in reference cycles (a communicator and its ranks' devices) hold their
+    16 GiB reservations until the cycle collector runs; a long test worker ran out of its 128 TiB (ENOMEM)."""
+    import errno
+    import mmap as mmap_module
+
+    from zcspec.impl.device import memory as memory_module
+    real, calls, collected = mmap_module.mmap, [], []
+
+    def scarce(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory_module.mmap, "mmap", scarce)
+    monkeypatch.setattr(memory_module.gc, "collect", lambda: collected.append(1) or 0)
+    space = memory_module.AddressSpace("device", 1 << 48, 1 << 20)
+    assert len(calls) == 2 and collected == [1]
+    assert space.malloc(64).addr == 1 << 48
+
+    def broken(*args, **kwargs):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(memory_module.mmap, "mmap", broken)
+    with pytest.raises(OSError, match="Permission denied"):
+        memory_module.AddressSpace("device", 1 << 48, 1 << 20)
+    assert collected == [1]   # only ENOMEM is worth a collection
