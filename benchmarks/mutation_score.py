@@ -230,8 +230,11 @@ def _baseline_text(limits: Baseline, judge_name: str) -> str:
 def _summary(outcomes) -> Score:
     score = Score.of(outcomes)
     print("\n" + "\n".join(score.lines()))
-    for title, group in (("verify's misses", score.missed),
-                         ("equivalent on verify's cases (every artefact identical)", score.equivalent)):
+    groups = [("verify's misses", score.missed),
+              ("equivalent on verify's cases (every artefact identical)", score.equivalent)]
+    if score.undecided:
+        groups.append(("undecided (artefacts identical; the suite's failure was not the mutant's)", score.undecided))
+    for title, group in groups:
         print(f"{title}: {len(group)}")
         for o in group:
             print(f"  {o.mutation.label} {o.mutation.describe()}" + (f" [{o.why_missed}]" if o.why_missed else ""))

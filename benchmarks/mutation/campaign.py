@@ -27,6 +27,7 @@ import attrs
 from zcspec.checks.verify_artefacts import first_difference
 
 from .attribution import Kill, read_verdict
+from .confirm import confirmed
 from .journal import Journal
 from .mutator import Mutation
 from .runs import Run, run, suite_command, verify_command
@@ -230,9 +231,17 @@ def judge(mutations: list[Mutation], pristine: Sandbox, workdir: Path, settings:
                      "(in the journal)")
             return recorded
         chosen_tests = select(cov, mutations[i], (pristine.tree / mutations[i].path).read_text(encoding="utf-8"))
-        r = run("suite", suite_command(settings.suite_workers, [*settings.suite_args,
-                                                                 *chosen_tests.pytest_args(box(i).tree.parent)]),
-                box(i).tree, _suite_env(box(i)), limits.suite_timeout)
+
+        def selection() -> Run:
+            return run("suite", suite_command(settings.suite_workers, [*settings.suite_args,
+                                                                       *chosen_tests.pytest_args(box(i).tree.parent)]),
+                       box(i).tree, _suite_env(box(i)), limits.suite_timeout)
+
+        def alone(copy: Sandbox) -> Callable[[str], Run]:
+            return lambda test: run("suite", suite_command(1, [*settings.suite_args, test]), copy.tree,
+                                    _suite_env(copy), limits.suite_timeout)
+
+        r = confirmed(selection(), alone(box(i)), alone(pristine), selection)
         progress(f"[{i + 1}/{n}] suite {mutations[i].label} {mutations[i].operator} on {chosen_tests.describe()}: "
                  f"{r.short()} ({r.seconds:.0f} s)")
         if journal is not None:

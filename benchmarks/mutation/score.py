@@ -22,6 +22,7 @@ from collections import Counter
 import attrs
 
 from .attribution import HOWS, Kill
+from .confirm import UNCONFIRMED
 from .mutator import Mutation
 from .runs import Run
 
@@ -77,6 +78,8 @@ class Outcome:
             return "verify-killed"
         if self.artefacts or self.artefacts is None or (self.suite is not None and self.suite.killed):
             return "missed"
+        if self.suite is not None and self.suite.kind == UNCONFIRMED:
+            return "undecided"   # the suite failed, but not because of the mutant (confirm.py): no evidence
         return "equivalent"
 
     @property
@@ -102,10 +105,12 @@ class Score:
     killed: tuple[Outcome, ...]
     missed: tuple[Outcome, ...]
     equivalent: tuple[Outcome, ...]
+    undecided: tuple[Outcome, ...] = ()
 
     @classmethod
     def of(cls, outcomes) -> "Score":
-        return cls(*(tuple(o for o in outcomes if o.status == s) for s in ("verify-killed", "missed", "equivalent")))
+        return cls(*(tuple(o for o in outcomes if o.status == s)
+                     for s in ("verify-killed", "missed", "equivalent", "undecided")))
 
     @property
     def judged(self) -> tuple[Outcome, ...]:
@@ -159,14 +164,16 @@ class Score:
             f"verify's misses: {len(self.missed)} (artefacts differ {differ}, identical artefacts but the suite "
             f"kills {len(self.missed) - differ})",
             f"equivalent (every artefact identical, suite passes or not run): {len(self.equivalent)}",
-        ]
+        ] + ([f"undecided (artefacts identical, the suite failed but not because of the mutant; left out): "
+              f"{len(self.undecided)}"] if self.undecided else [])
 
     def to_json(self) -> dict:
         return {"overall": self.overall.to_json(), "silent_claims": self.silent_claims.to_json(),
                 "silent_decisions": self.silent_decisions.to_json(),
                 "claims_alone": self.claims_alone.to_json(),
                 "claims_outside_kernels": self.claims_outside_kernels.to_json(),
-                "how": dict(self.hows()), "missed": len(self.missed), "equivalent": len(self.equivalent)}
+                "how": dict(self.hows()), "missed": len(self.missed), "equivalent": len(self.equivalent),
+                "undecided": len(self.undecided)}
 
 
 _HOW_NAMES = {"timeout": "timeout", "crash": "crash", "refusal": "refusal", "claims": "claims",
