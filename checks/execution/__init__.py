@@ -23,7 +23,7 @@ from __future__ import annotations
 import attrs
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.execution import differential, v1, v2
+from zcspec.checks.execution import differential, v1, v1_options, v2
 from zcspec.checks.execution.differential import observe_differential
 from zcspec.checks.execution.judge import Observations
 from zcspec.impl.compiler.compile import build_model
@@ -106,7 +106,7 @@ def check_runtime(runtime: dict) -> None:
     for run in runs:
         _, kind, rest = _split_run(run)
         if kind == "v1":
-            v1.options_of(rest)
+            v1_options.options_of(rest)
         elif kind == "v2":
             v2.options_of(rest)
         else:

@@ -12,7 +12,7 @@ import pytest
 
 from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.execution import v1
+from zcspec.checks.execution import v1_options
 from zcspec.checks.verify import VerifyConfig, VerifyResult
 from zcspec.checks.verify_one_case import check_case
 from zcspec.impl.runtime.v1 import active_memory, bind, loaded
@@ -134,4 +134,4 @@ def test_a_runtime_that_takes_no_buffer_for_one_crashes_verify(monkeypatch):
 ])
 def test_a_bad_session_peer_is_refused_naming_the_key(run, key):
     with pytest.raises(ScenarioError, match=key):
-        v1.options_of({"runtime": "v1", **run})
+        v1_options.options_of({"runtime": "v1", **run})

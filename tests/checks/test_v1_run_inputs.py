@@ -13,6 +13,7 @@ import pytest
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import v1 as run_v1
+from zcspec.checks.execution import v1_options
 from zcspec.checks.execution.entries import entry
 from zcspec.checks.verify import VerifyConfig
 from zcspec.checks.verify_cases import zoo_cases
@@ -32,7 +33,7 @@ def test_ones_inputs_are_all_ones_and_normal_ones_are_drawn():
 
 def test_a_bad_inputs_value_is_refused_naming_the_key():
     with pytest.raises(ScenarioError) as info:
-        run_v1.options_of({"runtime": "v1", "inputs": "zeros"})
+        v1_options.options_of({"runtime": "v1", "inputs": "zeros"})
     assert info.value.key == "inputs" and "'zeros'" in str(info.value)
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.execution import v1 as run_v1
+from zcspec.checks.execution import v1_options
 from zcspec.checks.scenario import Scenario, evaluate, observe
 from zcspec.checks.strategies.runs import runs
 from zcspec.impl.runtime.v1 import active_memory
@@ -46,7 +46,7 @@ def test_a_session_that_never_gives_its_memory_back_leaks(monkeypatch):
 ])
 def test_a_bad_session_run_is_refused_naming_the_key(run, key):
     with pytest.raises(ScenarioError) as info:
-        run_v1.options_of({"runtime": "v1", **run})
+        v1_options.options_of({"runtime": "v1", **run})
     assert info.value.key == key
 
 
@@ -55,7 +55,7 @@ def test_a_bad_session_run_is_refused_naming_the_key(run, key):
 def test_the_campaign_draws_session_runs_only_where_they_are_valid(drawn):
     for run in drawn["runs"]:
         if run["runtime"] == "v1":
-            run_v1.options_of(run)   # raises on a run the campaign should not draw
+            v1_options.options_of(run)   # raises on a run the campaign should not draw
 
 
 def test_the_campaign_draws_session_runs():

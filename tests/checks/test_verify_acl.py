@@ -8,7 +8,7 @@ import pytest
 from zcspec.checks import verify as V
 from zcspec.checks import verify_cases as C
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.execution import v1
+from zcspec.checks.execution import v1_options
 from zcspec.checks.verify_one_case import check_case
 from zcspec.impl.runtime import acl
 
@@ -55,7 +55,7 @@ def test_a_dataset_that_forgets_its_branch_fails(monkeypatch):
 
 def test_an_unknown_api_is_refused_naming_the_key():
     with pytest.raises(ScenarioError, match="api"):
-        v1.options_of({"runtime": "v1", "api": "cuda"})
+        v1_options.options_of({"runtime": "v1", "api": "cuda"})
 
 
 def test_a_facade_that_drops_the_unload_leaks(monkeypatch):

@@ -11,7 +11,7 @@ import pytest
 
 from zcspec.checks import zoo
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.execution.v1 import options_of
+from zcspec.checks.execution.v1_options import options_of
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.checks.verify import VerifyResult
 from zcspec.checks.verify_cases import IN_WORK_MEMORY_MODELS, IN_WORK_MEMORY_RUNS
