@@ -11,7 +11,7 @@ import os
 
 from zcspec.spec.check import check
 from zcspec.spec.document import HTML, MARKDOWN, PICTURES, render_all, root_dir
-from zcspec.spec.errors import ObservationFormatError, SpecError
+from zcspec.spec.errors import ObservationConsistencyError, ObservationFormatError, SpecError
 from zcspec.spec.observables import OBSERVATION_KINDS, from_data
 from zcspec.spec.observables.plan_contract import plan_from_contract
 
@@ -90,7 +90,7 @@ def _check_observation(args) -> int:
     try:
         obs = plan_from_contract(data) if kind == "plan" else from_data(OBSERVATION_KINDS[kind], data)
         report = check(obs)
-    except ObservationFormatError as e:
+    except (ObservationFormatError, ObservationConsistencyError) as e:
         raise e.in_file(args.observation) from e
     print(report.to_json() if args.json else report)
     return 0 if report.ok else 1

@@ -5,6 +5,7 @@ from typing import Literal
 
 import attrs
 
+from zcspec.spec.errors import ObservationConsistencyError
 from zcspec.spec.observables.load import LoadObservation, RegionBinding
 from zcspec.spec.observables.model_file import Role
 from zcspec.spec.observables.trace import Event
@@ -87,6 +88,9 @@ class ExecutionObservation:
     weight memory, as the caller's own load and move calls gave them: a RegionBinding each, named
     ``work`` or ``weight``); None when the observer does not know the caller's calls, and then the
     model's bound regions (``load.regions``) stand in for it.
+
+    A model is unloaded once: ``events`` hold at most one ``unload`` (the unload that follows the model's
+    last call); a second one is refused as a trace no runtime can have made.
     """
 
     load: LoadObservation
@@ -99,6 +103,13 @@ class ExecutionObservation:
     counters: dict[str, int] = attrs.field(factory=dict)
     out_tensors: tuple[OutputTensor, ...] = ()
     caller_memory: tuple[RegionBinding, ...] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        unloads = [i for i, e in enumerate(self.events) if e.kind == "unload"]
+        if len(unloads) > 1:
+            raise ObservationConsistencyError(
+                f"{len(unloads)} unload events (seq {', '.join(str(self.events[i].seq) for i in unloads)}): a model "
+                "is unloaded once", path=f"events[{unloads[1]}]")
 
     def buffer(self, name: str) -> UserBuffer | None:
         return next((b for b in self.buffers if b.name == name), None)
