@@ -1,7 +1,11 @@
 """The packer's "greedy-peak" order (packing/greedy.py peak_order): the buffers live at the fullest step
-first, by start, then the others by size. Best fit stacks the first group from offset 0 with no gap, so the
-fullest step costs exactly the max-live bound; it is what meets the bound on IOPDDL S_1 (docs/packing.md)."""
+first (those living to the last step at the bottom, then the others, each part by start), then the others
+by size. Best fit stacks the first group from offset 0 with no gap, so the fullest step costs exactly the
+max-live bound; it is what meets the bound on IOPDDL S_1 and, with the squeaky wheel keeping that stack
+first, on SOMAS PanGu 2.6B (docs/packing.md)."""
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from hypothesis import given, settings
@@ -50,6 +54,65 @@ def test_the_fullest_step_is_stacked_from_zero_without_a_gap(rows):
     spans = sorted((int(offsets[i]), int(offsets[i] + inst.size[i])) for i in live)
     assert spans[0][0] == 0 and spans[-1][1] == total[s]
     assert all(a[1] == b[0] for a, b in zip(spans, spans[1:])), spans
-    # ... by start, as the prefix argument needs
-    starts = [int(inst.lower[i]) for i in sorted(live, key=lambda i: offsets[i])]
-    assert starts == sorted(starts)
+    # ... the buffers that live to the last step at the bottom, then the others, each part by start
+    stack = sorted(live, key=lambda i: offsets[i])
+    to_end = [bool(inst.upper[i] == inst.upper.max()) for i in stack]
+    assert to_end == sorted(to_end, reverse=True), to_end
+    for part in (True, False):
+        starts = [int(inst.lower[i]) for i, e in zip(stack, to_end) if e is part]
+        assert starts == sorted(starts)
+
+
+# Max-live 9 at step 4 (a + b + c). c lives to the last step (8). Stacked by start alone (b, c, a) c lies
+# at [3, 5) and d, live at steps 6-7 beside c only, finds 3 bytes below c and goes above it: 10. With c at
+# the bottom, d fits right above it.
+TO_THE_END = [Buffer("a", 4, 6, 4), Buffer("b", 1, 5, 3), Buffer("c", 3, 8, 2), Buffer("d", 6, 8, 5)]
+
+
+def test_a_buffer_living_to_the_end_goes_to_the_bottom_of_the_stack():
+    inst = greedy.Instance.of(TO_THE_END)
+    assert lower_bound(TO_THE_END) == 9
+    order = greedy.peak_order(inst)
+    assert order.tolist() == [2, 1, 0, 3]
+    assert inst.arena(greedy.best_fit(inst, order)) == 9
+    assert inst.arena(greedy.best_fit(inst, np.array([1, 2, 0, 3]))) == 10   # the group by start alone
+
+
+# Max-live 9 at step 1; peak order and best fit give 10, b4 (live at step 7 only) ending above 9.
+WHEEL = [Buffer(f"b{i}", lo, hi, size) for i, (lo, hi, size) in
+         enumerate([(1, 2, 5), (0, 3, 2), (5, 8, 1), (0, 8, 2), (7, 8, 5), (2, 7, 5)])]
+
+
+def test_the_squeaky_wheel_keeps_the_stack_it_is_told_to_keep(monkeypatch):
+    # The offenders move to the front of the buffers after the kept ones, so every order the wheel
+    # tries starts with the stack of the fullest step (on PanGu, offenders moved in front of that stack
+    # undo it: the wheel then needs minutes instead of two passes).
+    inst = greedy.Instance.of(WHEEL)
+    order, group = greedy.peak_order(inst), greedy.fullest_group(inst)
+    assert inst.arena(greedy.best_fit(inst, order)) == 10 and lower_bound(WHEEL) == 9
+    tried = []
+    real = greedy.best_fit
+    monkeypatch.setattr(greedy, "best_fit", lambda inst, o, **kw: tried.append(list(o)) or real(inst, o, **kw))
+    offsets = greedy.squeaky(inst, order, 9, time.monotonic() + 10, keep=len(group))
+    assert inst.arena(offsets) == 9
+    assert len(tried) >= 2 and all(o[:len(group)] == order[:len(group)].tolist() for o in tried), tried
+
+
+# Max-live 17 at step 6; greedy-peak gives 19, every other order 20, so the peak order is the one the
+# wheel starts from.
+PEAK_BEST = [Buffer(f"b{i}", lo, hi, size) for i, (lo, hi, size) in
+             enumerate([(9, 10, 6), (3, 10, 5), (7, 10, 2), (2, 7, 5), (6, 10, 4), (6, 8, 3)])]
+
+
+def test_pack_tells_the_wheel_to_keep_the_peak_stack(monkeypatch):
+    from zcspec.impl.compiler.memory.packing import packer
+    monkeypatch.setattr(packer, "MAX_SEARCH_SIZE", 2)   # the large-trace path: climb, then the wheel
+    # the climb would meet the bound here on its own: make it give back the order's own packing
+    monkeypatch.setattr(greedy, "climb", lambda inst, order, target, deadline: greedy.best_fit(inst, order))
+    calls = []
+    real = greedy.squeaky
+    monkeypatch.setattr(greedy, "squeaky", lambda inst, order, target, deadline, keep=0:
+                        calls.append(keep) or real(inst, order, target, deadline, keep))
+    result = pack(PEAK_BEST, time_limit=10)
+    assert calls == [len(greedy.fullest_group(greedy.Instance.of(PEAK_BEST)))] == [4]
+    assert (result.arena, result.method) == (17, "squeaky-wheel")
