@@ -123,9 +123,14 @@ def to_onnx(graph: Graph, batch: str | None = None) -> onnx.ModelProto:
 
 def oracle_outputs(graph: Graph, inputs: dict, *, batch: str | None = None) -> dict:
     """Output tensor name -> array, evaluated by onnx.reference on the exported graph (branch ``batch`` of a
-    dynamic-batch graph)."""
+    dynamic-batch graph).
+
+    Only what the reference evaluator cannot do makes the oracle unavailable (an op or attribute form it
+    lacks), besides the graphs :func:`to_onnx` declines (OracleUnavailable: state, no branch chosen). An
+    export that fails otherwise (a weight whose bytes do not hold its tensor) raises: the graph is broken,
+    and its outputs left unjudged would let it pass."""
+    model = to_onnx(graph, batch)
     try:
-        model = to_onnx(graph, batch)
         evaluator = ReferenceEvaluator(model)
         names = [o.name for o in model.graph.output]
         values = evaluator.run(names, {k: np.asarray(v) for k, v in inputs.items()})
