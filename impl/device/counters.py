@@ -1,7 +1,7 @@
 """Device counters: bytes and calls per copy direction, argument writes, launches, allocations.
 
 ``Device.counters`` returns a frozen :class:`Counters` snapshot; ``after - before``
-(or ``after.since(before)``) gives the counts of what happened in between, which is
+gives the counts of what happened in between, which is
 how a runtime reports the counters of one execute call. Every field is an event
 count except the two gauges ``allocated_bytes`` and ``peak_allocated_bytes``,
 whose difference is the change of the gauge.
@@ -44,10 +44,6 @@ class Counters:
 
     def __sub__(self, other: "Counters") -> "Counters":
         return Counters(**{f: getattr(self, f) - getattr(other, f) for f in _FIELDS})
-
-    def since(self, before: "Counters") -> "Counters":
-        """What happened between snapshot ``before`` and this one."""
-        return self - before
 
     def as_dict(self) -> dict[str, int]:
         return attrs.asdict(self)

@@ -15,7 +15,7 @@ import attrs
 from hypothesis import strategies as st
 
 from zcspec.spec.examples.build import plan
-from zcspec.spec.observables import ModelFileObservation, NodeInfo, PlanAttributes
+from zcspec.spec.observables import ExecutionObservation, ModelFileObservation, NodeInfo, PlanAttributes
 
 _NAMES = st.text(alphabet="abcxyz_/:0123456789", min_size=1, max_size=6)
 
@@ -47,6 +47,10 @@ def values(cls: type) -> st.SearchStrategy:
     if cls is ModelFileObservation:
         return _model_files()
     hints = typing.get_type_hints(cls)
+    if cls is ExecutionObservation:   # a model is unloaded once (the observation refuses a second unload)
+        fields = {f.name: st.deferred(lambda t=hints[f.name]: _for(t)) for f in attrs.fields(cls) if f.name != "events"}
+        events = _for(hints["events"]).filter(lambda evs: sum(e.kind == "unload" for e in evs) <= 1)
+        return st.builds(cls, events=events, **fields)
     return st.builds(cls, **{f.name: st.deferred(lambda t=hints[f.name]: _for(t)) for f in attrs.fields(cls)})
 
 

@@ -365,6 +365,43 @@ def test_copy_counters_that_drift_from_the_trace_are_reported(runtime, monkeypat
     assert found and all(v.values["counted"][0] == 2 * v.values["traced"][0] for v in found)
 
 
+def _atomic_clean_model():
+    """ReduceSum accumulates into its output, which a memset task cleans first (the model file's memset)."""
+    from zcspec.checks.zoo import load
+    return build_model(load("builtin:atomic_clean"))
+
+
+@pytest.mark.parametrize("runtime", ["v1", "v2"])
+@pytest.mark.parametrize("plant", ["memset bytes uncounted", "memset counted as a kernel"])
+def test_launch_counters_per_task_kind_are_held_to_the_trace(runtime, plant, monkeypatch):
+    """A mutation run's survivor: the memset task's bytes left out of the device's counters; the
+    launches in all stayed right, which was all the claim compared. Each kind is now counted apart,
+    from the model file's task kinds and the launches' written ranges."""
+    from zcspec.impl.device import executor
+
+    run = run_v1 if runtime == "v1" else run_v2
+    model = _atomic_clean_model()
+    assert any(t.kind == "memset" for t in model.tasks.tasks)
+    assert clean("EXEC-COUNTERS-TRUE", run(model))
+    real = executor.RUNNERS["memset"]
+
+    def planted(dev, task, token, sid):
+        before = dev.tally.memset_bytes
+        real(dev, task, token, sid)
+        if plant == "memset bytes uncounted":
+            dev.tally.memset_bytes = before
+        else:
+            dev.tally.memset_calls -= 1
+            dev.tally.kernel_launches += 1
+
+    monkeypatch.setitem(executor.RUNNERS, "memset", planted)
+    found = fired("EXEC-COUNTERS-TRUE", run(model))
+    culprits = {v.culprit for v in found}
+    assert culprits == ({"bytes the memset launches wrote"} if plant == "memset bytes uncounted" else
+                        {"kernel launches (the model file's kernel and copy-kernel tasks)",
+                         "memset launches (the model file's memset tasks)"}), culprits
+
+
 def passthrough_model():
     """An input that is also an output: both runtimes copy it (a d2d copy in the call)."""
     b = GraphBuilder("passthrough")
