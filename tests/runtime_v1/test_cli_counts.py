@@ -1,7 +1,7 @@
 """``zcspec run --json``'s counters against the spec's own count of the same call's trace (issue 35).
 
 The CLI runs untraced; the same call made with a traced device is observed, and
-``spec.invariants.execution.trace_counts`` recounts its copies (direction from the addresses), launches
+``spec.invariants._counts.trace_counts`` recounts its copies (direction from the addresses), launches
 and argument writes. The CLI's numbers must be those, for both runtimes, zero copy on and off; a device
 counter that miscounts a copy makes them differ.
 """
@@ -25,7 +25,7 @@ from zcspec.impl.runtime.v2.executor import StreamExecutor
 from zcspec.impl.runtime.v2.observe import observe_execution as observe_v2
 from zcspec.impl.runtime.v2.options import LoweringOptions
 from zcspec.impl.runtime.v2.runner import to_tensor
-from zcspec.spec.invariants.execution import reported_counts, trace_counts
+from zcspec.spec.invariants._counts import reported_counts, trace_counts
 from tests.helpers.unseeded_bugs import attribute
 
 
