@@ -89,7 +89,9 @@ def peak_order(inst: Instance) -> np.ndarray:
     """
     group = fullest_group(inst)
     n = len(inst)
-    rest = np.setdiff1d(np.arange(n, dtype=np.int64), group, assume_unique=True)
+    others = np.ones(n, bool)
+    others[group] = False
+    rest = np.flatnonzero(others).astype(np.int64)
     if n:
         group = group[np.lexsort((group, -inst.upper[group], inst.lower[group],
                                   inst.upper[group] < inst.upper.max()))]

@@ -86,14 +86,13 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
     # buffer's time neighbours).
     orders = [o for o in greedy.orders(inst) if len(buffers) <= MAX_ORDERS_SIZE or o[0] in LARGE_ORDERS]
     best_order = greedy.order_by_size(inst)  # the order that gave ``best`` (the squeaky wheel starts there)
-    keep = 0   # how many of best_order's first buffers the squeaky wheel keeps first: the peak order's stack
     for method, order in orders:
         if best.arena <= target or _late(deadline):
             break
         tried = _packing(buffers, greedy.best_fit(inst, order), lb, method)
         if tried.arena < best.arena:
             best, best_order = tried, order
-            keep = len(greedy.fullest_group(inst)) if method == "greedy-peak" else 0
+    order_method = best.method   # the climb below may rename best; the wheel starts from best_order
     if best.arena <= target:
         return best
     if capacity is None and len(buffers) > MAX_SEARCH_SIZE:
@@ -106,6 +105,8 @@ def _stages(buffers: list, capacity: int | None, deadline: float | None) -> Pack
         # The climb affords few passes at this size. Past the deadline the squeaky wheel would only
         # repeat the best greedy order's pass, which the climb's result is never worse than: skipped.
         if deadline is not None and best.arena > target and time.monotonic() < deadline:
+            # from the peak order, the wheel keeps its stack of the fullest step first
+            keep = len(greedy.fullest_group(inst)) if order_method == "greedy-peak" else 0
             offsets = greedy.squeaky(inst, best_order, target, deadline, keep)
             best = min(best, _packing(buffers, offsets, lb, "squeaky-wheel"), key=_arena)
         return best
