@@ -154,12 +154,12 @@ def squeaky(inst: Instance, order, target: int, deadline: float, keep: int = 0) 
     fullest step, which packs that step at its bytes): the offenders move to the front of the others."""
     order = np.asarray(order, np.int64)
     head, order = order[:keep], order[keep:]
-    best = best_fit(inst, np.concatenate([head, order]))
-    arena = inst.arena(best)
-    while arena > target and time.monotonic() < deadline:
+    best, arena = None, 0
+    while True:   # one best-fit pass per order (a pass costs seconds on large traces)
         offsets = best_fit(inst, np.concatenate([head, order]))
-        if inst.arena(offsets) < arena:
+        if best is None or inst.arena(offsets) < arena:
             best, arena = offsets, inst.arena(offsets)
+        if arena <= target or time.monotonic() >= deadline:
+            return best
         late = (offsets + inst.size)[order] > target
         order = np.concatenate([order[late], order[~late]])
-    return best
