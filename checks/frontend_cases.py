@@ -142,6 +142,11 @@ def _import_cases() -> tuple[FrontendCase, ...]:
         FrontendCase("lstm_custom_activations", lstm_activations(), "UnsupportedFeatureError",
                      ("'lstm'", "activations=('Sigmoid', 'Tanh', 'Relu')"),
                      why="recurrent activations other than the defaults are refused"),
+        FrontendCase("lstm_default_activations_named", lstm_activations(
+                         activations=("Sigmoid", "Tanh", "Tanh") * 2, direction="bidirectional"),
+                     why="an LSTM naming ONNX's default activations (f, g, h for each direction) imports and runs"),
+        FrontendCase("gru_default_activations_named", lstm_activations("GRU", ("Sigmoid", "Tanh"), "reverse"),
+                     why="... and a GRU naming its defaults (f, g)"),
         FrontendCase("lstm_hidden_state_only", lstm_hidden_only(),
                      why="a recurrent node naming only Y_h, Y omitted before it and Y_c after it, imports with the "
                          "omitted Y named for the IR"),

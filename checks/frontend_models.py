@@ -345,12 +345,16 @@ def batchnorm_opset15() -> onnx.ModelProto:
     return _model([node], [_vi("x", [1, 3, 2, 2])], [_vi("y", [1, 3, 2, 2])], inits, opset=15)
 
 
-def lstm_activations() -> onnx.ModelProto:
-    hidden, size = 2, 3
-    inits = [_init("W", np.full((1, 4 * hidden, size), 0.1, np.float32)),
-             _init("R", np.full((1, 4 * hidden, hidden), 0.1, np.float32))]
-    node = _n("LSTM", ["x", "W", "R"], ["Y"], "lstm", hidden_size=hidden, activations=["Sigmoid", "Tanh", "Relu"])
-    return _model([node], [_vi("x", [2, 1, size])], [_vi("Y", [2, 1, 1, hidden])], inits)
+def lstm_activations(op: str = "LSTM", activations=("Sigmoid", "Tanh", "Relu"),
+                     direction: str = "forward") -> onnx.ModelProto:
+    """A recurrent node (LSTM or GRU) naming its activations, one list for every direction."""
+    hidden, size, dirs = 2, 3, 2 if direction == "bidirectional" else 1
+    gates = 4 if op == "LSTM" else 3
+    inits = [_init("W", np.full((dirs, gates * hidden, size), 0.1, np.float32)),
+             _init("R", np.full((dirs, gates * hidden, hidden), 0.1, np.float32))]
+    node = _n(op, ["x", "W", "R"], ["Y"], op.lower(), hidden_size=hidden, activations=list(activations),
+              direction=direction)
+    return _model([node], [_vi("x", [2, 1, size])], [_vi("Y", [2, dirs, 1, hidden])], inits)
 
 
 def lstm_hidden_only() -> onnx.ModelProto:

@@ -214,3 +214,14 @@ def test_a_reader_that_ignores_float_tags_and_a_writer_that_drops_them_fail(monk
     monkeypatch.setattr(graph_json, "decode_value", real_decode)
     monkeypatch.setattr(graph_json, "encode_value", lambda v: list(v) if isinstance(v, tuple) else real_encode(v))
     assert "to_json wrote" in run_cases(monkeypatch, "graph_json_written_by_to_json").caught("graph_json_written_by_to_json")
+
+
+def test_a_recurrent_default_table_missing_an_activation_fails(monkeypatch):
+    """Survivor of the mutation run at 4e340f3: LSTM's default activations left one Tanh short; the
+    custom-activations case was still refused (with another message), so verify passed."""
+    from zcspec.impl.platform import kernel_ops
+
+    monkeypatch.setitem(kernel_ops.RECURRENT_ACTIVATIONS, "LSTM", ("Sigmoid", "Tanh"))
+    errors = _errors()
+    assert "must import" in errors["front-end case lstm_default_activations_named"]
+    assert "front-end case gru_default_activations_named" not in errors
