@@ -150,7 +150,8 @@ def _run_collective(dev: Device, i: int, step: dict) -> CollectiveRun | None:
     if ranks > 8 or math.prod(shape) > 4096:
         raise _bad(i, f"ranks={ranks} and shape={list(shape)} must stay within 8 ranks of 4096 elements")
     out = ((ranks * shape[0],) + shape[1:]) if op == "HcomAllGather" and shape else shape
-    attrs_ = (("reduction", str(step.get("reduction", "sum"))), ("root", step.get("root", 0)))
+    root = _int(step, i, "root") if "root" in step else 0   # an int: what the device makes of it is the probe's
+    attrs_ = (("reduction", str(step.get("reduction", "sum"))), ("root", root))
     devs = [dev] + [Device(dev.soc.name, device_id=r, capacity=1 << 20) for r in range(1, ranks)]
     comm = f"probe {i}"
     HcclComm(devs, comm)

@@ -2,7 +2,8 @@
 
 Observations are frozen ``attrs`` classes whose fields are typed with a small
 vocabulary: ``int``, ``float``, ``str``, ``bool``, ``Literal[...]``,
-``X | None``, ``tuple[X, ...]`` (a JSON list), ``dict[str, X]`` (a JSON
+``X | None``, ``tuple[X, ...]`` (a JSON list), ``tuple[X, Y]`` (a JSON list
+with one item per position), ``dict[str, X]`` (a JSON
 object) and nested observation classes (a JSON object with one key per field).
 :func:`to_data` and :func:`from_data` convert between an instance and plain
 JSON data; ``from_data(cls, to_data(x)) == x`` for every valid ``x``.
@@ -129,8 +130,12 @@ def _convert_union(tp: Any, data: Any, path: str) -> Any:
 def _convert_tuple(tp: Any, data: Any, path: str) -> tuple:
     if not isinstance(data, list):
         raise ObservationFormatError(f"expected a list, got {_kind(data)}", path=path)
-    (item, _ellipsis) = typing.get_args(tp)
-    return tuple(_convert(item, v, f"{path}[{i}]") for i, v in enumerate(data))
+    args = typing.get_args(tp)
+    if len(args) == 2 and args[1] is Ellipsis:   # tuple[X, ...]: any length, every item an X
+        return tuple(_convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(data))
+    if len(data) != len(args):                    # tuple[X, Y]: one item per position
+        raise ObservationFormatError(f"expected a list of {len(args)}, got {len(data)} item(s)", path=path)
+    return tuple(_convert(t, v, f"{path}[{i}]") for i, (t, v) in enumerate(zip(args, data)))
 
 
 def _convert_dict(tp: Any, data: Any, path: str) -> dict:

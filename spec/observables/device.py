@@ -105,7 +105,7 @@ class CollectiveRun:
     dtype: str
     shape: tuple[int, ...]
     out: tuple[int, ...]
-    attrs: tuple[tuple[str, object], ...] = ()
+    attrs: tuple[tuple[str, int | str], ...] = ()
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     refused: str | None = None

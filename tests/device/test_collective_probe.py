@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from zcspec.checks.errors import ScenarioError
-from zcspec.checks.device_probe_run import run_probe
+from zcspec.checks.device_probe_run import observe_probe, run_probe
 from zcspec.checks.strategies.device_probes import PROBE_GRAPH, fixed_programs
 from zcspec.checks.scenario import Scenario, evaluate
 from zcspec.impl.compiler.options import CompileOptions
@@ -81,7 +81,19 @@ def test_the_claim_flags_a_refused_collective_and_a_malformed_record():
 
 
 @pytest.mark.parametrize("bad, why", [({"kernel": "HcomScatter"}, "kernel='HcomScatter'"),
-                                      ({"ranks": 0}, "ranks=0"), ({"shape": [4096, 2]}, "within 8 ranks")])
+                                      ({"ranks": 0}, "ranks=0"), ({"shape": [4096, 2]}, "within 8 ranks"),
+                                      ({"root": "1"}, "root='1' must be an int")])
 def test_a_malformed_collective_step_names_itself(bad, why):
     with pytest.raises(ScenarioError, match=rf"device probe step 0: .*{why}"):
         run_probe([{**step("HcomAllReduce"), **bad}])
+
+
+def test_a_collective_record_travels_in_observation_files():
+    """Its attributes hold a string (reduction) and an int (root): the codec once typed them ``object``, which
+    it cannot read back, so a device observation with a collective step did not survive its own file."""
+    from zcspec.spec.observables import dumps, loads
+    from zcspec.spec.observables.device import DeviceObservation
+
+    (obs,) = observe_probe(Scenario("device", PROBE_GRAPH, CompileOptions(),
+                                    {"program": [step("HcomBroadcast", root=2)]}))
+    assert obs.collective_runs and loads(DeviceObservation, dumps(obs)) == obs

@@ -27,7 +27,10 @@ def _for(tp: Any) -> st.SearchStrategy:
     if origin in (Union, types.UnionType):
         return st.one_of([_for(a) for a in typing.get_args(tp)])
     if origin is tuple:
-        return st.lists(_for(typing.get_args(tp)[0]), max_size=3).map(tuple)
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return st.lists(_for(args[0]), max_size=3).map(tuple)
+        return st.tuples(*(_for(a) for a in args))
     if origin is dict:
         return st.dictionaries(_NAMES, _for(typing.get_args(tp)[1]), max_size=3)
     if origin is Literal:

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 
 from zcspec.spec.errors import ObservationFormatError, SpecError
+from zcspec.spec.observables.device import DeviceObservation
 from zcspec.spec.observables import (
     OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
     dumps, from_data, loads, to_data,
@@ -14,7 +15,7 @@ from zcspec.spec.observables import (
 from tests.helpers.spec_strategies import plans, values
 
 
-@pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event])
+@pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event, DeviceObservation])
 def test_round_trip_every_kind(cls):
     @given(values(cls))
     def round_trip(obs):
@@ -118,3 +119,17 @@ def test_plan_from_contract_reads_zcspec_plans_keys_and_the_planners_attributes(
     data["attributes"]["inputs"][0]["basic_ofset"] = 0  # and so do the planner's attributes
     with pytest.raises(ObservationFormatError, match=r"attributes\.inputs\[0\].*basic_ofset"):
         plan_from_contract(data)
+
+
+def test_a_fixed_length_pair_is_read_by_position():
+    """``tuple[str, int | str]`` (a collective's attribute): one item per position, each of its own type."""
+    run = {"step": 0, "op_type": "HcomBroadcast", "ranks": 2, "dtype": "float32", "shape": [2], "out": [2],
+           "attrs": [["reduction", "sum"], ["root", 1]]}
+    data = {"name": "probe", "events": [], "memory": None, "collective_runs": [run]}
+    assert from_data(DeviceObservation, data).collective_runs[0].attrs == (("reduction", "sum"), ("root", 1))
+    run["attrs"] = [["root", 1, 2]]
+    with pytest.raises(ObservationFormatError, match=r"collective_runs\[0\]\.attrs\[0\]: expected a list of 2, got 3"):
+        from_data(DeviceObservation, data)
+    run["attrs"] = [[1, 1]]
+    with pytest.raises(ObservationFormatError, match=r"collective_runs\[0\]\.attrs\[0\]\[0\]: expected str"):
+        from_data(DeviceObservation, data)
