@@ -391,6 +391,8 @@ def _named_tensors(plan: PlanObservation):
         yield from ((key, n) for n in getattr(plan, key))
     for key in ("workspaces", "consumers", "batch_labels", "producers", "writes"):
         yield from ((f"{key}.{n}", n) for n in getattr(plan, key))
+    for i, b in enumerate(plan.blocks):
+        yield from ((f"blocks[{i}].tensors", n) for n in b.tensors)
     for i, g in enumerate(plan.continuous_groups):
         yield from ((f"continuous_groups[{i}].tensors", n) for n in g.tensors)
     for i, g in enumerate(plan.continuous_outputs):

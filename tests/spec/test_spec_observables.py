@@ -71,6 +71,7 @@ def test_the_design_contract_parses_as_is():
     (lambda d: d["tensors"][0].update(last=99), "tensors[0]", "lives during steps"),
     (lambda d: d["tensors"][0].update(size=-1), "tensors[0].size", "negative"),
     (lambda d: d.update(consumers={"ghost": [0]}), "consumers.ghost", "'ghost'"),
+    (lambda d: d["blocks"][0].update(tensors=["c", "ghost"]), "blocks[0].tensors", "'ghost', which is not planned"),
     (lambda d: d["tensors"][0].update(first=1, last=0), "", "inverted"),
     (lambda d: d.update(exclusive_groups=[{"name": "c", "branches": {"t": ["nope"]}}]), "", "'nope'"),
     (lambda d: d["tensors"][0].update(zero_copy=1), "tensors[0].zero_copy", "expected bool"),
