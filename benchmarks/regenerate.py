@@ -90,6 +90,7 @@ FIGURES = (
     Figure("explore-real-code-seed-6", ("benchmarks/fault_detection.py", "--real-code", "--seed", "6", "--budget", "60"),
            2),
     Figure("spec-check", ("benchmarks/spec_check.py",), 2),
+    Figure("observation-fields", ("benchmarks/observation_fields.py",), 10),
     Figure("frontend-import", ("benchmarks/frontend_import.py",), 1),
     Figure("frontend-summary", ("benchmarks/frontend_import.py", "--summary"), 1),
     Figure("plan-hard-capacity", ("benchmarks/plan_hard.py",), 2),
