@@ -1,4 +1,4 @@
-"""Which fields of the spec's observations does any claim read? (issue 35: observer fields no claim reads)
+"""Which fields of the spec's observations does a claim see change? (issue 35: observer fields no claim reads)
 
 A mutant of an observer that writes one field wrong passes verify when no claim's verdict depends on
 that field: the mutation runs found such fields one sample at a time (a region's ``backed`` taken after
@@ -10,11 +10,12 @@ place it occurs in one observation (a bool flipped, a number plus one, a name or
 another), parses the result with the spec's strict reader and checks it with every claim. It does so
 on up to ``--per-field`` observations that hold the field, and says per field:
 
-- ``read``: some claim's violations changed, or the reader refused the changed observation as
+- ``seen``: some claim's violations changed, or the reader refused the changed observation as
   inconsistent: a wrong value there is seen;
 - ``precondition``: only which claims the observation exercised changed: a wrong value there can
   make a claim vacuous, silently;
-- ``unread``: nothing changed on any observation tried: a wrong value there passes verify.
+- ``unseen``: nothing changed on any observation tried: a wrong value there, of the kinds tried, passes
+  verify (a claim may still read the field in a direction these changes do not take).
 
 A changed observation the spec crashes on (rather than refusing it or judging it) is listed at the end:
 a bug of the spec's reader or of a claim.
@@ -204,8 +205,8 @@ def judge_field(cls, kind: str, path: tuple, tp, sample: list, base: dict, crash
             for what in ("refused", "crashed", "violations"):
                 counts[what] += what in seen
             counts["exercise"] += seen <= {"exercise", "same"} and "exercise" in seen
-    status = ("read" if counts["violations"] or counts["refused"] or counts["crashed"] else
-              "precondition" if counts["exercise"] else "unread")
+    status = ("seen" if counts["violations"] or counts["refused"] or counts["crashed"] else
+              "precondition" if counts["exercise"] else "unseen")
     return {"kind": kind, "field": _name(path), "status": status, **counts}
 
 
@@ -243,9 +244,9 @@ def report(rows: list[dict], per_field: int) -> None:
     print()
     print("| kind | field | observations holding it | tried | violations changed | exercise only | status |")
     print("|---|---|---|---|---|---|---|")
-    order = {"unread": 0, "precondition": 1, "read": 2}
+    order = {"unseen": 0, "precondition": 1, "seen": 2}
     for r in sorted(rows, key=lambda r: (r["kind"], order[r["status"]], r["field"])):
-        if r["status"] == "read" or not r.get("tried"):
+        if r["status"] == "seen" or not r.get("tried"):
             continue
         print(f"| {r['kind']} | `{r['field']}` | {r['holding']:,} | {r.get('tried', 0)} | {r.get('violations', 0)} | "
               f"{r.get('exercise', 0)} | {r['status']} |")
@@ -254,7 +255,7 @@ def report(rows: list[dict], per_field: int) -> None:
     by = collections.Counter(r["status"] for r in tried)
     never = sum(1 for r in rows if not r.get("tried"))
     print(f"{len(tried)} fields held by verify's observations (up to {per_field} observations each): "
-          f"{by['read']} read, {by['precondition']} only in a claim's precondition, {by['unread']} unread; "
+          f"{by['seen']} seen by a claim, {by['precondition']} only by a claim's precondition, {by['unseen']} unseen; "
           f"{never} more never held a value verify's runs produce (not listed)")
 
 

@@ -1,4 +1,4 @@
-"""benchmarks/observation_fields.py: a field some claim reads is told from one no claim reads."""
+"""benchmarks/observation_fields.py: a field whose change some claim sees is told from one no claim reads."""
 from __future__ import annotations
 
 import json
@@ -32,15 +32,15 @@ def test_perturb_changes_every_leaf_or_one():
     assert data["tensors"][1]["offset"] == 512   # the original is left as it was
 
 
-def test_a_read_field_and_an_unread_one(tmp_path):
+def test_a_seen_field_and_an_unseen_one(tmp_path):
     line = {"case": "two tensors", "observations": [to_data(_plan(naive=1024))]}
     (tmp_path / "zoo.jsonl").write_text(json.dumps(line) + "\n")
     crashes: dict = {}
     rows = {r["field"]: r for r in run(tmp_path, 4, 0, ["plan"], crashes)}
     # an offset moved onto the other tensor's bytes: LAYOUT-NO-OVERLAP and others see it
-    assert rows["tensors[].offset"]["status"] == "read"
+    assert rows["tensors[].offset"]["status"] == "seen"
     # `naive` (the arena without any reuse, a figure for reports) decides nothing any claim judges
-    assert rows["naive"]["status"] == "unread" and not crashes
+    assert rows["naive"]["status"] == "unseen" and not crashes
 
 
 def test_a_missing_folder_exits_2(tmp_path, capsys):
