@@ -110,6 +110,22 @@ def _continuous_output_into_concat() -> dict:
             "weights": []}
 
 
+def _separate_clean_groups_live_at_once() -> dict:
+    """Two HcomAllReduce nodes whose inputs GE cleans apart (need_gentask_atomic, atomic_input_index (-1,)),
+    [a, b] and [a, f], sharing their first input: the later inputs b and f sit at the same offset after a,
+    which is sound only when they are never live at once. f is computed before the first collective runs,
+    so both are: the planner must refuse what GE would overlap (its MakePaddingInputContinuousReuseGraph)."""
+    clean = {"need_gentask_atomic": True, "atomic_input_index": {"tuple": [-1]}}
+    nodes = [_node("x", "Data", [], ["x"], index=0), _node("a", "Relu", ["x"], ["a"]),
+             _node("f", "Sigmoid", ["x"], ["f"]), _node("b", "Abs", ["x"], ["b"]),
+             _node("c1", "HcomAllReduce", ["a", "b"], ["c1a", "c1b"], **clean),
+             _node("c2", "HcomAllReduce", ["a", "f"], ["c2a", "c2f"], **clean),
+             _node("NetOutput", "NetOutput", ["c1b", "c2a", "c2f"], [])]
+    names = ("x", "a", "f", "b", "c1a", "c1b", "c2a", "c2f")
+    return {"format": "zcspec-graph", "version": 2, "name": "separate_clean_groups", "nodes": nodes,
+            "tensors": [_tensor(n) for n in names], "weights": []}
+
+
 def _version_1(doc) -> None:
     doc["version"] = 1
     for n in doc["nodes"]:
@@ -323,4 +339,7 @@ def _compile_refusals():
         C("graph_json_continuous_output_into_concat", json.dumps(_continuous_output_into_concat()), "PlanError",
           ("'a'", "'split'", "'cat'", "two continuous blocks"), at="compile", options=without_copies,
           why="continuous outputs a NoPadding concat joins, with no conflict pass to copy them"),
+        C("graph_json_separate_clean_later_inputs_live_at_once", json.dumps(_separate_clean_groups_live_at_once()),
+          "PlanError", ("'b'", "'f'", "same bytes"), at="compile", options=without_copies,
+          why="two separately cleaned collectives sharing a first input, whose later inputs are live at once"),
     )

@@ -225,3 +225,14 @@ def test_a_recurrent_default_table_missing_an_activation_fails(monkeypatch):
     errors = _errors()
     assert "must import" in errors["front-end case lstm_default_activations_named"]
     assert "front-end case gru_default_activations_named" not in errors
+
+
+def test_a_separate_clean_check_let_through_fails(monkeypatch):
+    """Survivor of the mutation run at 4e340f3 (units.py _check_clean_pieces: one piece's start read as its
+    end, so the overlap of two live pieces went unseen): only the planner's unit test had a graph whose
+    later inputs are live at once. The case catches that mutant too; here the check goes altogether."""
+    from zcspec.impl.compiler.memory import units
+
+    monkeypatch.setattr(units, "_check_clean_pieces", lambda lt, clean, pieces: None)
+    errors = _errors()
+    assert "expected a PlanError" in errors["front-end case graph_json_separate_clean_later_inputs_live_at_once"]
