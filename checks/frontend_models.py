@@ -470,6 +470,18 @@ def _unknown_before_folding(src: str, out: str, op: str) -> list:
             _n(op, [src, f"{src}_abs"], [out], f"{src}_{op.lower()}")]
 
 
+def legacy_dims_unknown(op: str) -> onnx.ModelProto:
+    """Opset-6 ``op`` with broadcast=1, axis=1 and a B whose dims only folding fixes (as ``dims_unknown``, for
+    each op whose opset 1-6 form broadcasts this way): bool operands for And and Or, a bool result for the
+    comparisons (Equal-1 compares integers and bools only: int32 operands)."""
+    elem = B if op in ("And", "Or") else TensorProto.INT32 if op == "Equal" else F
+    out = B if op in ("And", "Or", "Equal", "Greater", "Less") else F
+    k = np.ones(3, {B: bool, F: np.float32}.get(elem, np.int32))
+    node = _n(op, ["x", "kt"], ["y"], "legacy", broadcast=1, axis=1)
+    return _opset6(_unknown_before_folding("k", "kt", "Tile") + [node], [_vi("x", [2, 3, 4], elem)],
+                   [_vi("y", [2, 3, 4], out)], [_init("k", k)])
+
+
 def legacy_refused(kind: str) -> onnx.ModelProto:
     """An opset-6 model breaking (or hiding from) the opset's broadcasting rules, by ``kind``."""
     x, y, ones = _vi("x", [2, 3, 4]), _vi("y", [2, 3, 4]), (lambda *s: np.ones(s, np.float32))

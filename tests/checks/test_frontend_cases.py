@@ -236,3 +236,12 @@ def test_a_separate_clean_check_let_through_fails(monkeypatch):
     monkeypatch.setattr(units, "_check_clean_pieces", lambda lt, clean, pieces: None)
     errors = _errors()
     assert "expected a PlanError" in errors["front-end case graph_json_separate_clean_later_inputs_live_at_once"]
+
+
+def test_every_op_with_opset_6_broadcasting_has_a_case_of_unknown_dims():
+    """Each op the op table gives a legacy-broadcast limit reaches that refusal in a case (Mul and Gemm in
+    their own; the others in the sweep), so the rewrite's path for each is walked by verify."""
+    legacy = {op for op, limits in op_limits.UNSUPPORTED.items() if any(e.key == "legacy-broadcast" for e in limits)}
+    names = {c.name for c in frontend_cases()}
+    covered = {"Mul": "legacy_broadcast_dims_unknown", "Gemm": "legacy_gemm_c_rank_unknown"}
+    assert legacy and all(covered.get(op, f"legacy_{op.lower()}_dims_unknown") in names for op in legacy)
