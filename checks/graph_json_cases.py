@@ -34,6 +34,7 @@ import json
 import numpy as np
 
 from zcspec.checks.frontend_case import FrontendCase
+from zcspec.checks.graph_json_arity import arity_cases
 from zcspec.impl.compiler import graph_json   # the writer under test (the reader is tested by every case)
 from zcspec.impl.compiler.ir import Graph, Node, TensorDesc, Weight
 from zcspec.impl.compiler.options import CompileOptions
@@ -311,6 +312,7 @@ def graph_json_cases():
         C("graph_json_merge_wrong_branch", _changed(lambda d: None, _merge(labels=("b2", "b1"))), "GraphError",
           ("Merge 'm'", "'a1'", "branch 'b2'", "branch 'b1'"), why="a Merge input listed for the other branch"),
         *_compile_refusals(),
+        *arity_cases(),
     )
 
 

@@ -245,3 +245,16 @@ def test_every_op_with_opset_6_broadcasting_has_a_case_of_unknown_dims():
     names = {c.name for c in frontend_cases()}
     covered = {"Mul": "legacy_broadcast_dims_unknown", "Gemm": "legacy_gemm_c_rank_unknown"}
     assert legacy and all(covered.get(op, f"legacy_{op.lower()}_dims_unknown") in names for op in legacy)
+
+
+@pytest.mark.parametrize("op, arity, case", [("Reshape", (0, 2), "graph_json_Reshape_no_input"),
+                                             ("Sub", (2, 3), "graph_json_Sub_3_inputs")])
+def test_an_op_table_arity_let_loose_fails(monkeypatch, op, arity, case):
+    """Survivor of the mutation run at 4e340f3 (the views' minimum inputs 1 -> 0 in impl/compiler/ops.py):
+    no graph JSON case had a node with the wrong number of inputs. The expected counts are ONNX's."""
+    import attrs
+
+    from zcspec.impl.compiler import ops
+
+    monkeypatch.setitem(ops.OPS, op, attrs.evolve(ops.OPS[op], inputs=arity))
+    assert "imports; expected a GraphError" in _errors()[f"front-end case {case}"]
