@@ -217,9 +217,9 @@ def _name(path: tuple) -> str:
     return out
 
 
-def run(folder: Path, per_field: int, seed: int, kinds_wanted, crashes: dict) -> list[dict]:
+def run(folder: Path, per_field: int, seed: int, kinds_wanted, crashes: dict, label: str | None = None) -> list[dict]:
     observations, unparsed = load_observations(folder)
-    print(f"{sum(map(len, observations.values()))} observations in {folder} "
+    print(f"{sum(map(len, observations.values()))} observations in {label or folder} "
           f"({', '.join(f'{k} {len(v)}' for k, v in sorted(observations.items()))}; {unparsed} not readable)",
           flush=True)
     rng = random.Random(seed)
@@ -287,7 +287,8 @@ def main(argv=None) -> int:
             print(f"observation_fields.py: error: --artefacts {folder}: not a folder", file=sys.stderr)
             return 2
         crashes: dict = {}
-        rows = run(folder, args.per_field, args.seed, args.kind, crashes)
+        rows = run(folder, args.per_field, args.seed, args.kind, crashes,
+                   None if args.artefacts else "verify's artefacts")
     report(rows, args.per_field)
     for message, (kind, field) in sorted(crashes.items()):
         print(f"the spec crashed on a {kind} with {field} changed: {message}")
