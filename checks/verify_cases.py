@@ -123,6 +123,10 @@ def zoo_cases(config):
             for run in HOST_INPUT_RUNS:
                 yield (f"{model} [execution, {_acl_label(run)}]",
                        Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [run]}))
+        for model in (m for m in LEGACY_PASSTHROUGH_MODELS if m in config.models):
+            graph = load(model)
+            yield (f"{model} [execution, v1 legacy_copy_only_addrs]",
+                   Scenario("execution", graph, CompileOptions(soc=config.soc), {"runs": [LEGACY_PASSTHROUGH_RUN]}))
         for model in (m for m in NULL_OUTPUT_MODELS if m in config.models):
             graph = load(model)
             for run in NULL_OUTPUT_RUNS:
@@ -203,6 +207,14 @@ TRUST_SHAPE_RUN = {"runtime": "v2", "trust_shape_on_out_tensor": True, "always_z
 HOST_INPUT_MODELS = ("builtin:atomic_clean", "builtin:inplace_passthrough")
 HOST_INPUT_RUNS = ({"runtime": "v2", "input_placement": "host"},
                    {"runtime": "v2", "input_placement": "host", "always_zero_copy": True})
+
+
+# Runtime v1 on GE's legacy path (legacy_copy_only_addrs) with an output that passes an input through: the
+# legacy rule copies such an output from the earlier I/O whose range holds it (GE: zero_copy_offset.cc, the
+# copy source of an output sharing an input's address). The zoo ran the legacy path only on the collectives,
+# which have no such output, so a copy-source rule that looked at inputs instead of outputs passed verify.
+LEGACY_PASSTHROUGH_MODELS = ("builtin:view_passthrough", "builtin:inplace_passthrough")
+LEGACY_PASSTHROUGH_RUN = {"runtime": "v1", "legacy_copy_only_addrs": True, "calls": 2}
 
 
 # Runtime v2's default mode with no output buffer at all (null tensors): it hands each output over in its own
