@@ -78,9 +78,11 @@ class OutputTensor:
 class ExecutionObservation:
     """One execute call of a loaded model.
 
-    ``io_addresses`` maps each I/O name to the device address the model's tasks
-    actually read or wrote for it in this call (the user's buffer under zero
-    copy, the model's or a runtime allocation otherwise). ``counters`` are the
+    ``io_addresses`` maps each I/O name to the device address the runtime says the
+    model's tasks read or wrote for it in this call (the user's buffer under zero
+    copy, the model's or a runtime allocation otherwise): the runtime's own record,
+    kept as a label for reports; no claim reads it (the trace's launches and copies
+    say where the tasks went). ``counters`` are the
     device's counters of the call alone, as the device reports them (field name
     -> count; empty when not transcribed). ``out_tensors``: the caller's output
     tensor objects (runtime v2's API hands them back with a shape; empty for v1).
