@@ -33,6 +33,9 @@ SOURCES = {
                "ge_deleted_op.cc (Identity is removed before task generation); ATTR_NAME_NOTASK ('_no_task', set "
                "on a split the front end turns into a view), skipped by compiler/graph/build/task_generator.cc "
                "(TaskGenerator::GenerateTask); NetOutput's outputs are the model's, it runs no kernel",
+    "ge_ops": "GE's own op types, beside ONNX's, that a graph in GE's terms holds: graph_metadef's op type names "
+              "(DATA, NETOUTPUT, VARIABLE, CONSTANT, MERGE, MEMCPYASYNC, MEMCPYADDRASYNC, PHONYCONCAT: "
+              "graph_metadef/graph/types.cc) and HCCL's collectives (HCOMALLREDUCE, HCOMALLGATHER, HCOMBROADCAST)",
 }
 
 # Ops whose outputs are accumulated into, so they are cleaned (memset to 0) before the kernel runs.
@@ -50,6 +53,13 @@ CONTINUOUS_INPUT_TYPES: dict[str, ContinuousKind] = {
 NO_TASK_TYPES = frozenset({
     "Data", "RefData", "AippData", "NetOutput", "Variable", "Const", "Constant",
     "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "PhonyConcat",
+})
+
+# The op types a graph in GE's terms (a zcspec graph JSON file) may hold beside ONNX's default-domain ops:
+# GE's graph I/O, state, constant, control-flow, copy and collective ops (SOURCES["ge_ops"]).
+GE_OP_TYPES = frozenset({
+    "Data", "NetOutput", "Variable", "Const", "Merge", "MemcpyAsync", "MemcpyAddrAsync", "PhonyConcat",
+    "HcomAllReduce", "HcomAllGather", "HcomBroadcast",
 })
 
 # The IR's spelling of GE's ATTR_NAME_NOTASK: a Split or Slice along the outermost axis made a view.

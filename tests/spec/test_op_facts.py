@@ -44,5 +44,5 @@ def test_aliases_and_unknown_dtypes():
 
 
 def test_every_fact_names_its_ge_source():
-    assert set(op_facts.SOURCES) == {"atomic", "continuous_input", "no_task"}
+    assert set(op_facts.SOURCES) == {"atomic", "continuous_input", "no_task", "ge_ops"}
     assert all(".cc" in s for s in op_facts.SOURCES.values()) and ".cc" in dtypes.SOURCE
