@@ -11,6 +11,7 @@ from zcspec.spec.observables import (
     Alignment, BuildFacts, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
 )
 from zcspec.spec.observables.device import DeviceObservation
+from zcspec.spec.observables.input_file import InputFileObservation
 from zcspec.spec.observables.trace import Event
 
 _HEX = {"address", "src", "dst", "value", "model_address"}
@@ -27,6 +28,8 @@ def describe(obs) -> str:
         return "\n".join(_load(obs))
     if isinstance(obs, DeviceObservation):
         return _device(obs)
+    if isinstance(obs, InputFileObservation):
+        return _input_file(obs)
     raise TypeError(f"cannot describe a {type(obs).__name__}")
 
 
@@ -148,4 +151,21 @@ def _device(obs: DeviceObservation) -> str:
         lines.append(f"oracle step {r.step} {r.op_type} {r.attrs} on {[list(t.shape) for t in r.inputs]} into "
                      f"{[list(t.shape) for t in r.outs]}: " + (f"refused ({r.refused})" if r.refused else "ran")
                      + f"; onnxruntime: {oracle}")
+    return "\n".join(lines)
+
+
+def _input_file(obs: InputFileObservation) -> str:
+    lines = [f"{obs.format} file {obs.file}" + (f", opset {obs.opset}" if obs.opset else "")]
+    facts = [("graph inputs", " ".join(obs.graph_inputs)), ("constants", " ".join(obs.constants)),
+             ("graph outputs", " ".join(obs.graph_outputs)),
+             ("shapes", ", ".join(f"{t.name} {list(t.dims) if t.dims is not None else 'none'}" for t in obs.shaped)),
+             ("shapes given", " ".join(obs.shapes_given)),
+             ("listed twice", ", ".join(f"{what} {name}" for what, name in obs.duplicates))]
+    lines += [f"{k}: {v}" for k, v in facts if v]
+    for n in obs.nodes:
+        op = f"{n.domain}:{n.op_type}" if n.domain else n.op_type
+        waits = f" after {', '.join(n.control_inputs)}" if n.control_inputs else ""
+        lines.append(f"node {n.name or '(unnamed)'} {op}({', '.join(n.inputs)}) -> {', '.join(n.outputs)}{waits}")
+    lines.append("import: accepted" if obs.outcome.accepted
+                 else f"import: refused ({obs.outcome.error[0] if obs.outcome.error else 'error'}: {obs.outcome.message})")
     return "\n".join(lines)

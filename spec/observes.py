@@ -30,8 +30,27 @@ ALLOCATOR_TRACE = ("the device trace of a probe program whose threads call the r
                    "call's enter and exit with its thread, allocations, virtual reservations)")
 PROBE_KERNELS = ("the probe's record of each compute step (what the device API raised, the input bytes, the "
                  "output bytes before the launch and after)")
+INPUT_FILE = ("the input file as its format writes it (an ONNX model read with the onnx package, a graph JSON "
+              "file with the json module), and the import's outcome: accepted, or the error it raised")
 
 OBSERVES: dict[str, Observed] = {
+    "INPUT-ARITY-REFUSED": Observed("each node's op type, domain and number of inputs, the file's opset, against "
+                                    "ONNX's schemas (onnx.defs); whether the import accepted the file", INPUT_FILE),
+    "INPUT-UNKNOWN-OP-REFUSED": Observed("each node's op type and domain, the file's opset, against ONNX's schemas "
+                                         "and the spec's list of GE's op types; whether the import accepted the file",
+                                         INPUT_FILE),
+    "INPUT-CYCLE-REFUSED": Observed("the tensors each node reads and writes and the nodes it waits on; whether the "
+                                    "import accepted the file", INPUT_FILE),
+    "INPUT-DANGLING-REFUSED": Observed("the tensors each node reads and writes, the nodes it waits on, the graph's "
+                                       "inputs, constants and outputs; whether the import accepted the file",
+                                       INPUT_FILE),
+    "INPUT-ONE-WRITER-REFUSED": Observed("the tensors each node writes, node names, the graph's inputs and constants, "
+                                         "names listed twice; whether the import accepted the file", INPUT_FILE),
+    "INPUT-STATIC-SHAPE-REFUSED": Observed("the dims the file gives each graph input (a graph JSON file: each tensor), "
+                                           "the inputs the caller shaped; whether the import accepted the file",
+                                           INPUT_FILE),
+    "INPUT-REFUSAL-NAMES-FAULT": Observed("the refusal's message, against the nodes and tensors of the faults the "
+                                          "other input-file claims find in the file", INPUT_FILE),
     "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),
     "LAYOUT-STREAM-ORDER": Observed("tensor offsets, sizes, regions and alias_of; the stream of each node that "
                                     "runs a task, data edges (producers, consumers), control edges, graph I/O",

@@ -11,11 +11,12 @@ import functools
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
 from zcspec.spec.invariants import (allocator_threads, blocks, calls_refused, device_kernels, device_memory, execution,
-                                    layout, layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1,
+                                    input_file, layout, layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1,
                                     runtime_v2)
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
+    ("input_file", input_file, "What a front end must refuse, judged from the input file itself."),
     ("layout", layout, "Where tensors sit in the model's memory."),
     ("layout_dataflow", layout_dataflow, "What a read of reused memory sees: the bytes written for the tensor it reads."),
     ("layout_paths", layout_paths, "Where tensors sit along one execution path: their memory exists on it first."),

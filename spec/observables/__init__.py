@@ -1,6 +1,7 @@
 """Observables: what can be seen of a compiled or running model, as frozen values with a JSON form.
 
-One module per artefact kind: ``plan`` (the memory plan), ``model_file``
+One module per artefact kind: ``input_file`` (a model file handed to a front end, and
+the import's outcome), ``plan`` (the memory plan), ``model_file``
 (header, regions, tasks, argument slots, the zero-copy offset table),
 ``load`` (options, the model's regions, its I/O), ``execution`` (user
 buffers, slots after refresh, outputs) and ``trace`` (events). ``codec``
@@ -9,6 +10,7 @@ maps its state onto these, and any other implementation may do the same.
 """
 from zcspec.spec.observables.codec import dumps, from_data, loads, to_data
 from zcspec.spec.observables.device import DeviceEvent, DeviceObservation
+from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor
 from zcspec.spec.observables.execution import CallResult, ExecutionObservation, OutputResult, SlotValue, UserBuffer
 from zcspec.spec.observables.load import IoTensor, LoadObservation, LoadOptionsObservation, RegionBinding
 from zcspec.spec.observables.model_file import (
@@ -27,12 +29,13 @@ OBSERVATION_KINDS = {
     "load": LoadObservation,
     "execution": ExecutionObservation,
     "device": DeviceObservation,
+    "input_file": InputFileObservation,
 }
 
 __all__ = [
     "DeviceEvent", "DeviceObservation",
     "Alignment", "Arena", "ArgSlot", "Block", "BuildFacts", "ByteCopy", "ByteRange", "InPlaceStep", "CallResult", "ContinuousGroup", "ContinuousOutputs", "ExclusiveGroup", "Event", "ExecutionObservation",
-    "Header", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
+    "Header", "ImportOutcome", "InputFileObservation", "InputNode", "InputTensor", "IoTensor", "LoadObservation", "LoadOptionsObservation", "LoadOutcome", "ModelFileObservation",
     "NodeInfo", "OBSERVATION_KINDS", "OutputResult", "PlanAttributes", "PlanObservation", "Range", "RegionBinding",
     "SlotValue", "SocProfile", "Task", "PlacedTensor", "UserBuffer", "ZeroCopyEntry", "dumps", "from_data", "loads",
     "to_data", "plan_from_contract", "plan_to_contract",

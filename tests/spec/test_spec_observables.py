@@ -8,6 +8,7 @@ from hypothesis import given
 
 from zcspec.spec.errors import ObservationFormatError, SpecError
 from zcspec.spec.observables.device import DeviceObservation
+from zcspec.spec.observables.input_file import InputFileObservation
 from zcspec.spec.observables import (
     OBSERVATION_KINDS, Event, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
     dumps, from_data, loads, to_data,
@@ -15,7 +16,8 @@ from zcspec.spec.observables import (
 from tests.helpers.spec_strategies import plans, values
 
 
-@pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event, DeviceObservation])
+@pytest.mark.parametrize("cls", [ExecutionObservation, LoadObservation, ModelFileObservation, Event, DeviceObservation,
+                                 InputFileObservation])
 def test_round_trip_every_kind(cls):
     @given(values(cls))
     def round_trip(obs):
@@ -96,7 +98,7 @@ def test_loads_names_the_file():
 
 
 def test_every_kind_is_listed():
-    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution", "device"}
+    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution", "device", "input_file"}
 
 
 def test_plan_from_contract_reads_zcspec_plans_keys_and_the_planners_attributes():
