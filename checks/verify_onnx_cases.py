@@ -23,11 +23,13 @@ import tempfile
 import attrs
 import onnx
 
+from zcspec.checks.campaign import check_observations
 from zcspec.checks.conformance import import_record
 from zcspec.checks.dtype_sweep_cases import KNOWN as SWEEP_KNOWN
 from zcspec.checks.dtype_sweep_cases import SweepCase, record_differences, refusal_record, saved
 from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
+from zcspec.checks.input_file_observer import observe_input_file, outcome_of
 from zcspec.checks.models import load_graph
 from zcspec.checks.onnx_node_cases import NodeTests, label
 from zcspec.checks.scenario import Scenario
@@ -35,7 +37,7 @@ from zcspec.checks.shipped_pytorch_cases import judge as judge_shipped
 from zcspec.checks.shipped_pytorch_cases import label as shipped_label
 from zcspec.checks.verify_cases import case_runs
 from zcspec.checks.verify_one_case import check_case
-from zcspec.checks.verify_result import NodeTestResult, SweepResult, VerifyResult, record_error
+from zcspec.checks.verify_result import Finding, NodeTestResult, SweepResult, VerifyResult, record_error
 from zcspec.impl.compiler.compile import compile as compile_model
 from zcspec.impl.compiler.options import CompileOptions
 from zcspec.impl.platform.errors import BadInput
@@ -58,27 +60,43 @@ def check_frontend_cases(result: VerifyResult, soc: str) -> None:
             try:
                 graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
             except BadInput as e:
+                observed = _judge_input_file(result, label_, path, e)
                 why = (f"refused at import ({type(e).__name__}: {e}); the file must import and be refused "
                        f"when compiled with a {case.refused} ({case.why})") if case.at == "compile" \
                     else check_refusal(case, e)
-                if why:
-                    record_error(result, label_, why, "check")
-                result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why)
+                if why:   # a file that must import, refused: the code under test refused a valid input
+                    record_error(result, label_, why, "refusal" if case.refused is None else "check")
+                result.artefacts.case("frontend", label_, refused=f"{type(e).__name__}: {e}", problem=why, **observed)
                 continue
             except Exception as e:  # a crash of the front end
                 record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
                 result.artefacts.case("frontend", label_, error=result.errors[-1][1])
                 continue
+            observed = _judge_input_file(result, label_, path, None)
+            if case.refused is None or case.at == "compile":   # the case's own entry is its run's or its compile's
+                result.artefacts.case("frontend", f"{label_} [input file]", **observed)
             if case.at == "compile":
                 _check_compile_refusal(result, label_, case, graph, soc)
                 continue
             if case.refused:
                 record_error(result, label_, f"imports; expected a {case.refused} naming {', '.join(case.culprits)} "
                                        f"({case.why})", "check")
-                result.artefacts.case("frontend", label_, problem=result.errors[-1][1])
+                result.artefacts.case("frontend", label_, problem=result.errors[-1][1], **observed)
                 continue
             scenario = Scenario("execution", graph, CompileOptions(soc=soc), case_runs("execution", graph, path))
             check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
+
+
+def _judge_input_file(result: VerifyResult, label_: str, path: str, error: BaseException | None) -> dict:
+    """Judge the file at ``path`` and its import's outcome (``error``: its refusal, None when it imported) by
+    the input-file claims (spec/invariants/input_file.py); the findings go into ``result``. Returns the
+    observation and its report as the case artefact's arguments ({} when the file cannot be transcribed)."""
+    observation = observe_input_file(path, outcome_of(error))
+    if observation is None:
+        return {}
+    reports, _ = check_observations(label_, [observation], result.tally)
+    result.findings.extend(Finding(label_, v) for v in reports[0].violations)
+    return {"observations": [observation], "reports": reports}
 
 
 def _check_compile_refusal(result: VerifyResult, label_: str, case, graph, soc: str) -> None:

@@ -15,19 +15,28 @@ from zcspec.checks.verify_onnx_cases import check_frontend_cases
 from zcspec.impl.compiler import op_limits, topology
 from zcspec.impl.compiler.errors import CycleError
 from zcspec.impl.compiler.frontend import onnx_graph
+from zcspec.spec.registry import all_invariants
 
 from tests.helpers.frontend_cases import run_cases
 
 
-def _errors() -> dict[str, str]:
+def _run() -> VerifyResult:
     result = VerifyResult()
     check_frontend_cases(result, VerifyConfig(models=()).soc)
-    assert not result.findings, [(f.case, str(f.violation)) for f in result.findings]
-    return dict(result.errors)
+    return result
+
+
+def _errors() -> dict[str, str]:
+    return dict(_run().errors)
 
 
 def test_the_real_front_end_meets_every_case():
-    assert _errors() == {}
+    result = _run()
+    assert result.errors == [] and result.findings == [], [(f.case, str(f.violation)) for f in result.findings]
+    # the crafted files alone put every input-file claim to the test (verify's floor)
+    claims = [inv.id for inv in all_invariants() if inv.applies_to == "input_file"]
+    assert len(claims) == 7 and result.below_floor(claims) == [], \
+        {i: result.tally.distinct_count(i) for i in claims}
 
 
 def test_the_cases_cover_imports_and_refusals():
@@ -42,8 +51,12 @@ def test_an_import_that_ignores_dependencies_fails_the_unsorted_case(monkeypatch
         return list(range(len(names)))
 
     monkeypatch.setattr(onnx_graph, "_execution_order", in_file_order)
-    errors = _errors()
+    result = _run()
+    errors = dict(result.errors)
     assert "front-end case unsorted_nodes" in errors and "must import" in errors["front-end case unsorted_nodes"]
+    # the cycle, no longer found, is refused for something else: the input-file claims see that too
+    assert ("front-end case cycle", "INPUT-REFUSAL-NAMES-FAULT") in {(f.case, f.violation.invariant_id)
+                                                                     for f in result.findings}
 
 
 def test_a_training_mode_batchnorm_let_through_fails(monkeypatch):

@@ -1,0 +1,102 @@
+"""Transcribe an input file (an ONNX model, a zcspec graph JSON file) into the spec's InputFileObservation.
+
+The file is read as its format writes it, with the onnx package and the json module, never with the
+front end under test (impl/compiler/frontend, impl/compiler/graph_json.py): a reader that drops a node or
+a duplicate must not also decide what the claims see. ``observe_input_file(path, outcome)`` returns None
+for a file that cannot be transcribed (not an ONNX model, not JSON, not a zcspec graph, a node without a
+name or op type, a list of names that is not one): the claims of spec/invariants/input_file.py then say
+nothing about it; what such a file must do is the front-end cases' (checks/frontend_cases.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+
+import onnx
+
+from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor
+
+GRAPH_JSON_FORMAT = "zcspec-graph"
+
+
+def outcome_of(error: BaseException | None) -> ImportOutcome:
+    """The import's outcome: accepted (``error`` None) or refused with ``error``."""
+    if error is None:
+        return ImportOutcome(True)
+    bases = tuple(c.__name__ for c in type(error).__mro__ if c not in (object, BaseException))
+    return ImportOutcome(False, bases, str(error))
+
+
+def observe_input_file(path: str, outcome: ImportOutcome, shapes_given: tuple[str, ...] = ()
+                       ) -> InputFileObservation | None:
+    """``path``'s transcription with the import's ``outcome``; ``shapes_given``: the inputs the caller fixed
+    the shape of (``--shape``). None when the file is neither a readable ONNX model nor a zcspec graph."""
+    if path.endswith(".json"):
+        return _graph_json(path, outcome, shapes_given)
+    return _onnx(path, outcome, shapes_given)
+
+
+def _duplicates(what: str, names) -> tuple[tuple[str, str], ...]:
+    return tuple((what, n) for n, k in Counter(names).items() if k > 1)
+
+
+def _onnx(path: str, outcome: ImportOutcome, shapes_given) -> InputFileObservation | None:
+    try:
+        model = onnx.load(path, load_external_data=False)
+    except Exception:   # not a protobuf the onnx package reads: nothing to transcribe
+        return None
+    if not model.HasField("graph"):
+        return None
+    g = model.graph
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    constants = [t.name for t in g.initializer] + [t.values.name for t in g.sparse_initializer]
+    inputs = [i.name for i in g.input]
+    shaped = tuple(InputTensor(i.name, _onnx_dims(i.type)) for i in g.input if i.name not in constants)
+    nodes = tuple(InputNode(n.name, n.op_type, n.domain, tuple(n.input), tuple(n.output)) for n in g.node)
+    return InputFileObservation(
+        "onnx", os.path.basename(path), outcome, opset=opset, nodes=nodes, graph_inputs=tuple(inputs),
+        constants=tuple(constants), graph_outputs=tuple(o.name for o in g.output), shaped=shaped,
+        shapes_given=tuple(shapes_given),
+        duplicates=_duplicates("graph input", inputs) + _duplicates("initializer", constants))
+
+
+def _onnx_dims(type_proto) -> tuple[int | str, ...] | None:
+    if type_proto.WhichOneof("value") != "tensor_type" or not type_proto.tensor_type.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                 for d in type_proto.tensor_type.shape.dim)
+
+
+def _graph_json(path: str, outcome: ImportOutcome, shapes_given) -> InputFileObservation | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != GRAPH_JSON_FORMAT or not isinstance(doc.get("nodes"), list):
+        return None
+    if not isinstance(doc.get("tensors"), list) or not isinstance(doc.get("weights"), list):
+        return None
+    nodes = []
+    for n in doc["nodes"]:
+        if not isinstance(n, dict) or not isinstance(n.get("name"), str) or not isinstance(n.get("op_type"), str):
+            return None
+        lists = [n.get("inputs"), n.get("outputs"), n.get("control_inputs", [])]
+        if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
+            return None
+        nodes.append(InputNode(n["name"], n["op_type"], inputs=tuple(lists[0]), outputs=tuple(lists[1]),
+                               control_inputs=tuple(lists[2])))
+    descs = [t for t in doc["tensors"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    weights = [w["name"] for w in doc["weights"] if isinstance(w, dict) and isinstance(w.get("name"), str)]
+    shaped = tuple(InputTensor(t["name"], _json_dims(t.get("shape"))) for t in descs)
+    return InputFileObservation(
+        "graph_json", os.path.basename(path), outcome, nodes=tuple(nodes), constants=tuple(weights),
+        shaped=shaped, shapes_given=tuple(shapes_given),
+        duplicates=_duplicates("tensor description", [t["name"] for t in descs]) + _duplicates("weight", weights))
+
+
+def _json_dims(shape) -> tuple[int | str, ...] | None:
+    if not isinstance(shape, list):
+        return None
+    return tuple(d if isinstance(d, int) and not isinstance(d, bool) else json.dumps(d) for d in shape)
