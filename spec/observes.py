@@ -119,6 +119,9 @@ OBSERVES: dict[str, Observed] = {
     "MF-ATOMIC-CLEAN": Observed("each node's op type (atomic by the spec's op table, spec/op_facts.py) and the "
                                 "tasks naming it: kind, stream, order and the argument slots' region, offset "
                                 "and size", MODEL_FILE + " and the graph after the passes"),
+    "MF-ZERO-COPY-TABLE": Observed("each argument slot's region, offset, tensor and an HCCL slot's zero-copy flag; "
+                                   "the zero-copy table's entries; the Data and NetOutput nodes' tensors",
+                                   MODEL_FILE + " and the graph after the passes"),
     "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
                                   MODEL_FILE),
     "V1-SLOT-REFRESH": Observed("the argument values each launched task ran with against the user buffers and "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-from zcspec.spec.observables.model_file import ArgSlot, Cut, FileEdit, SocProfile, Task
+from zcspec.spec.observables.model_file import ArgSlot, Cut, FileEdit, NodeInfo, SocProfile, Task, ZeroCopyEntry
 from zcspec.spec.examples.build import GOOD_HEADER, Example, accepted, model_file, node, node_task, soc, task
 
 _GRAPH_OK = (node("x", "Data"), node("c", "Const"), node("c_MemcpyAddrAsync_0", "MemcpyAddrAsync", "c"),
@@ -13,6 +13,10 @@ _GRAPH_BAD = (node("x", "Data"), node("c", "Const"), node("relu", "Relu", "x"), 
 _SUM_IN, _SUM_OUT = ArgSlot(0, "feature_map", 0, 64, "in", "x"), ArgSlot(1, "feature_map", 512, 32, "out", "s")
 _CLEAN = Task(0, "memset", (ArgSlot(0, "feature_map", 512, 32, "out", "s"),), node="sum")
 _SUM = (node("x", "Data"), node("sum", "ReduceSum", "x"), node("out", "NetOutput", "sum"))
+# x in the I/O region at 512 and its view at x+256 (a Split's second half), both read by the split's kernels
+_IO_NODES = (NodeInfo("x", "Data", out_tensors=("x",)), NodeInfo("out", "NetOutput", ("x",), in_tensors=("x",)))
+_IO_TASKS = (Task(0, "kernel", (ArgSlot(0, "zero_copy", 512, 256, "in", "x"),), node="a"),
+             Task(1, "kernel", (ArgSlot(0, "zero_copy", 768, 256, "in", "x_half"),), node="b"))
 
 def _cut_view(shape):
     """A Split of ``shape`` along axis 1 into halves, made a view (no task, its output aliases x)."""
@@ -61,4 +65,11 @@ EXAMPLES = (
             model_file(nodes=_SUM, regions={"feature_map": 1024},
                        tasks=(Task(0, "kernel", (_SUM_IN, _SUM_OUT), node="sum"), attrs.evolve(_CLEAN, id=1))),
             culprit="task 0 slot 1", why="the ReduceSum's kernel runs before the memset that cleans its output"),
+    Example("MF-ZERO-COPY-TABLE",
+            model_file(nodes=_IO_NODES, regions={"zero_copy": 1024}, tasks=_IO_TASKS,
+                       zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input"), ZeroCopyEntry(1, 0, "x", "input", 256))),
+            model_file(nodes=_IO_NODES, regions={"zero_copy": 1024}, tasks=_IO_TASKS,
+                       zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input"),)),
+            culprit="task 1 slot 0", why="the view of x at +256 points into the I/O region, but the table misses it: "
+                                         "the runtime leaves it at the model's placeholder"),
 )

@@ -179,4 +179,75 @@ ATOMIC_CLEAN = Invariant(
 )
 
 
-INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN)
+# -- MF-ZERO-COPY-TABLE -----------------------------------------------------------------------
+
+IO_REGION = "zero_copy"   # the region holding the model's I/O blocks (docs/model-format.md)
+
+
+def _io_tensors(mf: ModelFileObservation) -> dict[str, str]:
+    """The model's I/O as the file's nodes name them: a Data's output is an input, a NetOutput's input an
+    output ({} when the file records no nodes)."""
+    io = {t: "output" for n in mf.nodes if n.type == "NetOutput" for t in n.in_tensors}
+    io.update({t: "input" for n in mf.nodes if n.type in ("Data", "RefData") for t in n.out_tensors})
+    return io
+
+
+def _zero_copy_table(mf: ModelFileObservation):
+    table = {(e.task, e.slot): e for e in mf.zero_copy_table}
+    slots = {(t.id, s.index): (t, s) for t in mf.tasks for s in t.slots}
+    for (task, index), (t, s) in slots.items():
+        listed = (task, index) in table
+        if s.region == IO_REGION and not listed:
+            yield violation(f"task {task} slot {index}", f"points into the I/O region ({s.region}+{s.offset}, tensor "
+                            f"{s.tensor!r}) but is not in the zero-copy table: the runtime never puts the user's "
+                            f"buffer there, so the {t.kind} task of {t.node!r} uses the model's placeholder",
+                            tensor=s.tensor)
+        if s.zero_copy is not None and s.zero_copy != listed:
+            yield violation(f"task {task} slot {index}", f"the {t.kind} task of {t.node!r} records its buffer as "
+                            f"{'' if s.zero_copy else 'not '}zero-copy, but the table "
+                            f"{'does not list' if s.zero_copy else 'lists'} the slot", tensor=s.tensor)
+    io = _io_tensors(mf)
+    bases: dict[str, dict[int, tuple[int, int]]] = {}
+    for key, e in table.items():
+        if key not in slots:
+            continue   # MF-SLOT-IN-REGION
+        s = slots[key][1]
+        if s.region != IO_REGION:
+            yield violation(f"task {e.task} slot {e.slot}", f"is in the zero-copy table for {e.io!r} but points into "
+                            f"region {s.region!r}, not the I/O region: the refresh would overwrite the address of "
+                            f"{s.tensor!r}", io=e.io, region=s.region)
+            continue
+        if io and io.get(e.io) != e.role:
+            yield violation(f"task {e.task} slot {e.slot}", f"is registered as {e.role} {e.io!r}, which is "
+                            + (f"the model's {io[e.io]}" if e.io in io else "no Data output or NetOutput input"),
+                            io=e.io, role=e.role)
+        bases.setdefault(e.io, {}).setdefault(s.offset - e.relative_offset, key)
+    for name, found in bases.items():
+        if len(found) > 1:
+            where = ", ".join(f"task {t} slot {i} says {b}" for b, (t, i) in sorted(found.items()))
+            yield violation(f"I/O {name!r}", f"its table entries disagree on where it starts in the I/O region "
+                            f"(slot offset minus relative offset): {where}", io=name)
+
+
+ZERO_COPY_TABLE = Invariant(
+    id="MF-ZERO-COPY-TABLE",
+    title="The zero-copy table lists exactly the slots that point at the model's I/O",
+    statement="In a model file, every task argument slot that points into the I/O region is in the zero-copy "
+              "table and every table entry's slot points into it; an entry names a Data output as an input or a "
+              "NetOutput input as an output; the entries of one I/O agree on its start (slot offset minus "
+              "relative offset); and an HCCL task's slot is in the table exactly when the task records that "
+              "buffer as zero-copy.",
+    rationale="The table is all a runtime reads to put the caller's buffers into the tasks: a slot it misses "
+              "keeps the address of the model's own placeholder (the task reads an input nobody wrote, or writes "
+              "an output the caller never sees), an entry on another region overwrites a feature-map address with "
+              "the user's buffer, and two starts for one I/O put one of them off by the difference. The runtime "
+              "claims (V1-SLOT-REFRESH) take the table as given; this claim holds the table to the tasks.",
+    ge_source="runtime/v1/graph/load/model_manager/davinci_model.cc (DavinciModel::SetZeroCopyAddr: every task "
+              "slot holding an I/O's address is registered); zero_copy_offset.cc (SetInputOutsideAddrs, "
+              "SetOutputOutsideAddrs, SetOutsideAddrsValue); hccl_task_info.cc (HcclTaskInfo::InitZeroCopyInfos)",
+    applies_to="model_file", concern="model_file", predicate=_zero_copy_table,
+    precondition=lambda mf: bool(mf.zero_copy_table) or any(s.region == IO_REGION for t in mf.tasks for s in t.slots),
+)
+
+
+INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN, ZERO_COPY_TABLE)
