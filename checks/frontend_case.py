@@ -7,6 +7,8 @@ that must be refused when compiled, and judges the result (checks/verify_onnx_ca
 """
 from __future__ import annotations
 
+import os
+
 import attrs
 import onnx
 
@@ -54,3 +56,15 @@ class FrontendCase:
 
     def __attrs_post_init__(self) -> None:
         _consistent(self)
+
+
+def write_case_file(case: FrontendCase, folder: str) -> str:
+    """Write ``case``'s model into ``folder`` as the file a user would hand the front end (``NAME.onnx``, or
+    ``NAME.json`` for a graph JSON text); returns its path."""
+    path = os.path.join(folder, case.name + (".json" if isinstance(case.model, str) else ".onnx"))
+    if isinstance(case.model, str):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(case.model)
+    else:
+        onnx.save(case.model, path)
+    return path

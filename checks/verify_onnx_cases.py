@@ -17,17 +17,16 @@ The three taking ``fail_fast`` return False when it stopped the phase, True othe
 """
 from __future__ import annotations
 
-import os
 import tempfile
 
 import attrs
-import onnx
 
 from zcspec.checks.campaign import check_observations
 from zcspec.checks.conformance import import_record
 from zcspec.checks.dtype_sweep_cases import KNOWN as SWEEP_KNOWN
 from zcspec.checks.dtype_sweep_cases import SweepCase, record_differences, refusal_record, saved
 from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
+from zcspec.checks.frontend_case import write_case_file
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.input_file_observer import observe_input_file, outcome_of
 from zcspec.checks.models import load_graph
@@ -51,12 +50,7 @@ def check_frontend_cases(result: VerifyResult, soc: str) -> None:
     with tempfile.TemporaryDirectory(prefix="zcspec-frontend-") as folder:
         for case in frontend_cases():
             label_ = f"front-end case {case.name}"
-            path = os.path.join(folder, case.name + (".json" if isinstance(case.model, str) else ".onnx"))
-            if isinstance(case.model, str):
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(case.model)
-            else:
-                onnx.save(case.model, path)
+            path = write_case_file(case, folder)
             try:
                 graph = load_graph(path)   # what `zcspec plan FILE` / `zcspec verify FILE` load it with
             except BadInput as e:
