@@ -72,7 +72,8 @@ def guess_kind(data) -> str:
     """The observation kind of parsed JSON, from its top-level keys."""
     if isinstance(data, dict):
         for kind, keys in (("plan", {"order", "tensors"}), ("model_file", {"header"}),
-                           ("execution", {"load"}), ("load", {"options"})):
+                           ("execution", {"load"}), ("load", {"options"}),
+                           ("input_file", {"format", "outcome", "nodes"})):
             if keys <= set(data):
                 return kind
     raise SpecError("cannot tell the observation's kind from its keys; pass --kind")
