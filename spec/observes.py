@@ -122,6 +122,8 @@ OBSERVES: dict[str, Observed] = {
     "MF-ZERO-COPY-TABLE": Observed("each argument slot's region, offset, tensor and an HCCL slot's zero-copy flag; "
                                    "the zero-copy table's entries; the Data and NetOutput nodes' tensors",
                                    MODEL_FILE + " and the graph after the passes"),
+    "MF-TASK-ON-NODE-STREAM": Observed("each task's node and stream; each node's stream in the graph",
+                                       MODEL_FILE + " and the graph after the passes"),
     "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
                                   MODEL_FILE),
     "V1-SLOT-REFRESH": Observed("the argument values each launched task ran with against the user buffers and "

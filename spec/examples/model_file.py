@@ -14,7 +14,9 @@ _SUM_IN, _SUM_OUT = ArgSlot(0, "feature_map", 0, 64, "in", "x"), ArgSlot(1, "fea
 _CLEAN = Task(0, "memset", (ArgSlot(0, "feature_map", 512, 32, "out", "s"),), node="sum")
 _SUM = (node("x", "Data"), node("sum", "ReduceSum", "x"), node("out", "NetOutput", "sum"))
 # x in the I/O region at 512 and its view at x+256 (a Split's second half), both read by the split's kernels
-_IO_NODES = (NodeInfo("x", "Data", out_tensors=("x",)), NodeInfo("out", "NetOutput", ("x",), in_tensors=("x",)))
+_IO_NODES = (NodeInfo("x", "Data", out_tensors=("x",)), NodeInfo("a", "Relu", ("x",)), NodeInfo("b", "Relu", ("x",)),
+             NodeInfo("out", "NetOutput", ("x",), in_tensors=("x",)))
+_TWO_STREAMS = (NodeInfo("x", "Data"), NodeInfo("a", "Relu", ("x",)), NodeInfo("b", "Relu", ("x",), stream=1))
 _IO_TASKS = (Task(0, "kernel", (ArgSlot(0, "zero_copy", 512, 256, "in", "x"),), node="a"),
              Task(1, "kernel", (ArgSlot(0, "zero_copy", 768, 256, "in", "x_half"),), node="b"))
 
@@ -72,4 +74,9 @@ EXAMPLES = (
                        zero_copy_table=(ZeroCopyEntry(0, 0, "x", "input"),)),
             culprit="task 1 slot 0", why="the view of x at +256 points into the I/O region, but the table misses it: "
                                          "the runtime leaves it at the model's placeholder"),
+    Example("MF-TASK-ON-NODE-STREAM",
+            model_file(nodes=_TWO_STREAMS, tasks=(Task(0, "kernel", node="a"), Task(1, "kernel", node="b", stream=1))),
+            model_file(nodes=_TWO_STREAMS, tasks=(Task(0, "kernel", node="a"), Task(1, "kernel", node="b"))),
+            culprit="task 1", why="node b is assigned stream 1, but its kernel runs on stream 0, unordered with "
+                                  "stream 1's events"),
 )

@@ -250,4 +250,37 @@ ZERO_COPY_TABLE = Invariant(
 )
 
 
-INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN, ZERO_COPY_TABLE)
+# -- MF-TASK-ON-NODE-STREAM -------------------------------------------------------------------
+
+def _task_stream(mf: ModelFileObservation):
+    if mf.edit is not None or not mf.nodes:
+        return   # an edited file's tasks are MF-DETERMINED's; without the graph there is no node's stream
+    stream = {n.name: n.stream for n in mf.nodes}
+    for t in mf.tasks:
+        if t.node not in stream:
+            yield violation(f"task {t.id}", f"its {t.kind} task names node {t.node!r}, which the graph does not hold",
+                            node=t.node)
+        elif t.stream != stream[t.node]:
+            yield violation(f"task {t.id}", f"the {t.kind} task of {t.node!r} runs on stream {t.stream}, but the "
+                            f"node is assigned stream {stream[t.node]}", node=t.node, stream=t.stream,
+                            node_stream=stream[t.node])
+
+
+TASK_ON_NODE_STREAM = Invariant(
+    id="MF-TASK-ON-NODE-STREAM",
+    title="Every task runs on its node's stream",
+    statement="In a model file as the compiler built it, every task belongs to a node of the graph after the "
+              "passes and runs on the stream that node is assigned.",
+    rationale="The stream is what orders a task with the rest: the planner reuses memory across tasks of one "
+              "stream in their order and across streams only after the events the graph's edges put between "
+              "them. A task put on another stream than its node's runs unordered with the tasks it reads from "
+              "or writes for, and the plan's reuse becomes a race. The loader cannot tell (the file records no "
+              "node's stream), so the claim reads the graph beside the file; an edited file is MF-DETERMINED's.",
+    ge_source="compiler/graph/build/task_generator.cc (TaskGenerator::GenTaskForNormalNode, RefreshStreamId: a "
+              "node's task definitions take its stream id)",
+    applies_to="model_file", concern="model_file", predicate=_task_stream,
+    precondition=lambda mf: mf.edit is None and bool(mf.nodes) and bool(mf.tasks),
+)
+
+
+INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN, ZERO_COPY_TABLE, TASK_ON_NODE_STREAM)
