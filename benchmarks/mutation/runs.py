@@ -134,10 +134,25 @@ def run(judge: str, cmd: list[str], cwd: Path, env: dict[str, str], timeout: flo
     if proc.returncode == 0:
         return Run(judge, "survived", "", 0, seconds, "", _tail(out, err))
     kind = _kind(judge, proc.returncode, out, err)
-    return Run(judge, "killed", kind, proc.returncode, seconds, _reason(judge, kind, out, err), _tail(out, err))
+    reason = _signalled(proc.returncode) or _reason(judge, kind, out, err)
+    return Run(judge, "killed", kind, proc.returncode, seconds, reason, _tail(out, err))
+
+
+def _signalled(returncode: int) -> str:
+    """"killed by SIGSEGV" when a signal ended the judge (a negative exit code), else ""."""
+    if returncode >= 0:
+        return ""
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
 
 
 def _kind(judge: str, returncode: int, out: str, err: str) -> str:
+    if returncode < 0:
+        # A signal ended it: a segfault in numba-compiled code (compiled without bounds checks), an
+        # abort, the kernel's OOM killer. No report, no verdict file: the code under test crashed.
+        return "crash"
     if judge == "verify":
         if _TRACEBACK in err:
             return "crash"  # verify itself died

@@ -190,6 +190,9 @@ def test_a_mutation_refuses_a_source_it_was_not_found_in():
     ("import sys; print('Z3 proofs (...): 1/2 proved'); print('  packing [1@0-1/8]: refuted suboptimal  arena 9'); "
      "print('W:onnxruntime warning', file=sys.stderr); raise SystemExit(1)",
      "violation", "packing [1@0-1/8]: refuted suboptimal  arena 9"),
+    # numba-compiled code runs without bounds checks: a mutant can segfault, leaving no report behind
+    ("import os, signal, sys; print('W:onnxruntime warning', file=sys.stderr, flush=True); "
+     "os.kill(os.getpid(), signal.SIGSEGV)", "crash", "killed by SIGSEGV"),
     ("pass", "", ""),
 ])
 def test_verify_verdicts(tmp_path, code, kind, reason):
