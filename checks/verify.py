@@ -13,6 +13,8 @@ imports runs through both runtimes on its own inputs, judged by every execution 
 by ONNX's expected outputs (EXEC-ORACLE); one refused at import as unsupported is counted, not run.
 How each imports (refused naming which feature, which inputs frozen) must be what the reviewed record
 checks/conformance/imports.json states: a front end that refuses more, or asks for more values, fails.
+Each zoo plan's region sizes must be those checks/conformance/plan_sizes.json records
+(checks/plan_size_record.py): a planner whose plans stay safe but change size fails, naming the case.
 Crafted models (checks/frontend_cases.py: unsorted nodes, an If its initializers decide, a cycle, a
 missing tensor, an unknown op, an opset-6 training-mode BatchNormalization) must import and match
 onnxruntime, or be refused with the expected error naming the culprit. The pytorch models shipped in the
@@ -57,6 +59,7 @@ from zcspec.checks.foreign.programs import foreign_cases
 from zcspec.checks.foreign.programs import problems as foreign_problems
 from zcspec.checks.frontend_cases import frontend_cases
 from zcspec.checks.onnx_node_cases import node_test_cases
+from zcspec.checks import plan_size_record
 from zcspec.checks.packing_cases import check_packing_case, packing_cases
 from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.replay import corpus_files, replay
@@ -73,6 +76,8 @@ from zcspec.checks.verify_result import (
     Finding, VerifyResult, exception_kind, record_error, record_raised, violation_rows,
 )
 from zcspec.spec.check import check
+from zcspec.spec.observables.plan import PlanObservation
+
 
 @attrs.frozen
 class VerifyConfig:
@@ -106,9 +111,14 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     result = VerifyResult(artefacts=ArtefactWriter.into(config.artefacts))
     start = lap = time.perf_counter()
     cases = list(zoo_cases(config)) + list(device_cases(config))
+    sizes = plan_size_record.load_record() if _plan_sizes_apply(config) else {}
     for i, (case, scenario) in enumerate(cases, 1):
         progress(f"[{i}/{len(cases)}] {case}")
-        check_case(result, case, scenario, prove=config.proofs, phase="zoo")
+        observed = check_case(result, case, scenario, prove=config.proofs, phase="zoo")
+        plans = [o for o in observed if isinstance(o, PlanObservation)]
+        why = plan_size_record.differences(case, plans[0].regions, sizes) if plans else None
+        if why:
+            record_error(result, f"plan-size record {case}", why, "check")
         if config.fail_fast and result.failing():
             return _stop(result, start, case)
     lap = _lap(result, "zoo cases and device probes" + (" (with their proofs)" if config.proofs else ""), lap)
@@ -193,6 +203,11 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         lap = _lap(result, "corpus", lap)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _plan_sizes_apply(config: VerifyConfig) -> bool:
+    """The plan-size record holds the zoo's plans as the zoo gives them on the SoC it was recorded on."""
+    return config.soc == plan_size_record.SOC and not config.shapes and not config.values
 
 
 def _ge_cases(result: VerifyResult, cases, fail_fast: bool) -> bool:

@@ -13,13 +13,14 @@ from zcspec.checks.scenario import Scenario, notes_of, observe
 from zcspec.checks.verify_result import Finding, VerifyResult, record_raised, violation_rows
 
 
-def check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool, phase: str = "zoo") -> None:
+def check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bool, phase: str = "zoo") -> list:
+    """Returns the case's observations ([] when observing it failed)."""
     try:
         observations = observe(scenario)
     except Exception as e:  # the code under test crashed or refused its own artefact: a finding of its own
         record_raised(result, case, e)
         result.artefacts.case(phase, case, scenario=scenario, error=result.errors[-1][1])
-        return
+        return []
     reports, _failed = check_observations(case, observations, result.tally, races(scenario))   # failed: tally.notes
     for obs, report in zip(observations, reports):
         for v in report.violations:
@@ -34,3 +35,4 @@ def check_case(result: VerifyResult, case: str, scenario: Scenario, *, prove: bo
     result.artefacts.case(phase, case, scenario=scenario, observations=observations, reports=reports,
                           notes=[[n.run, n.reason, n.failed] for n in notes_of(observations)],
                           proofs=[[p.status, p.kind, p.pair] for p in proofs])
+    return observations

@@ -120,7 +120,8 @@ def _family(error: dict) -> str:
     if message.startswith("output not judged"):
         return "node-test-unjudged"
     for prefix, family in (("ACL refusal", "acl-refusal"), ("packing case", "packing-case"),
-                           ("foreign", "foreign-program"), ("front-end case", "front-end-case")):
+                           ("foreign", "foreign-program"), ("front-end case", "front-end-case"),
+                           ("plan-size record", "plan-size-record")):
         if case.startswith(prefix):
             return family
     if " TEST_F " in case and "(checks/cases/ge/" in case:   # checks/cases/ge/catalogue.py GeCase.label

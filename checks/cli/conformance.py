@@ -1,4 +1,4 @@
-"""``zcspec conformance [--op NAME ...] [--json | --markdown | --record | --sweep-record] [--cases]``: ONNX's node
+"""``zcspec conformance [--op NAME ...] [--json | --markdown | --record | --sweep-record | --plan-record] [--cases]``: ONNX's node
 tests for the claimed ops.
 
 Runs every ONNX backend node test whose ops are all in the op table (``checks.conformance``)
@@ -9,18 +9,24 @@ those refusals are for a shape-, size- or task-deciding run-time operand; pass, 
 frozen) and the totals. ``--cases`` lists every case that did not pass either way, with why.
 Exit 1 when any case fails either way; a refusal that names a listed unsupported feature is
 not a failure. ``--record`` and ``--sweep-record`` print the records verify holds the front end to
-(the node tests' imports; the dtype sweep's refusals, checks/dtype_sweep_cases.py), to review and commit.
+(the node tests' imports; the dtype sweep's refusals, checks/dtype_sweep_cases.py), and ``--plan-record`` the
+zoo plans' region sizes (checks/plan_size_record.py), to review and commit.
 """
 from __future__ import annotations
 
 import json
 
+from zcspec.checks import plan_size_record
 from zcspec.checks.conformance import import_record, node_cases, tally
 from zcspec.checks.conformance.report import as_json, markdown_table, text_table
 from zcspec.checks.conformance.runner import run_both
 from zcspec.checks.dtype_sweep_cases import refused_at_import, render_refusals, sweep_cases
 from zcspec.checks.errors import UsageError
 from zcspec.checks.onnx_node_cases import node_test_cases
+from zcspec.checks.scenario import observe
+from zcspec.checks.verify import VerifyConfig
+from zcspec.checks.verify_cases import zoo_cases
+from zcspec.checks.zoo import zoo_names
 from zcspec.impl.compiler import ops
 
 
@@ -37,6 +43,9 @@ def configure(parser) -> None:
                      help="print the dtype sweep's refusal record verify holds the front end to "
                           "(checks/conformance/dtype_refusals.json): the one-node models refused at import; "
                           "nothing is run")
+    out.add_argument("--plan-record", action="store_true",
+                     help="print the plan-size record verify holds the planner to (checks/conformance/plan_sizes.json): "
+                          "the region sizes of the zoo's plans, every strategy verify plans with; plans, runs nothing")
     parser.add_argument("--cases", action="store_true", help="also list every case that did not pass, with why")
 
 
@@ -44,8 +53,12 @@ def run(args) -> int:
     unknown = [op for op in args.op if op not in ops.OPS]
     if unknown:
         raise UsageError(f"--op {unknown[0]!r} is not in the op table (impl/compiler/ops.py)")
-    if (args.record or args.sweep_record) and args.op:
-        raise UsageError(f"{'--record' if args.record else '--sweep-record'} covers every claimed op: drop --op")
+    if (args.record or args.sweep_record or args.plan_record) and args.op:
+        flag = "--record" if args.record else "--sweep-record" if args.sweep_record else "--plan-record"
+        raise UsageError(f"{flag} covers every claimed op or zoo model: drop --op")
+    if args.plan_record:
+        print(plan_size_record.render(_zoo_plan_sizes()), end="")
+        return 0
     if args.sweep_record:
         print(render_refusals(refused_at_import(sweep_cases())), end="")
         return 0
@@ -71,3 +84,13 @@ def run(args) -> int:
                         frozen = f" [frozen: {', '.join(r.frozen)}]" if r.frozen else ""
                         print(f"{r.status.upper():8} {r.name} ({r.stage}){frozen}: {r.detail}")
     return 1 if t.total["fail"] or t.total["frozen fail"] else 0
+
+
+def _zoo_plan_sizes() -> dict[str, dict[str, int]]:
+    """The region sizes of every plan case verify builds for the zoo with its defaults (case label -> region ->
+    bytes): what the plan-size record should hold for the planner as it is."""
+    out = {}
+    for label, scenario in zoo_cases(VerifyConfig(zoo_names(), kinds=("plan",), soc=plan_size_record.SOC)):
+        plan, *_ = observe(scenario)
+        out[label] = dict(plan.regions)
+    return out
