@@ -7,7 +7,7 @@ leaves every claim holding while densenet121's feature map grows by 5%. GE's str
 whose numbers GE's ported unit tests fix (checks/cases/ge) only on GE's small graphs. This record holds
 both strategies to the sizes of the zoo's plans, the way checks/conformance/imports.json holds the front
 end to its node-test imports: a size that differs from the record fails verify naming the case, the
-region and both numbers; after a deliberate change, print the new record with
+region and both numbers (judged after every other phase: what a claim can name, it names first); after a deliberate change, print the new record with
 ``zcspec conformance --plan-record`` and commit it. It is judged only where it applies: the SoC it was
 recorded on, the zoo's models as the zoo gives them (no ``--shape`` or ``--value``), the labels it holds.
 """
