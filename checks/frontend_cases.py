@@ -6,7 +6,7 @@ decide, or refuse a cycle (in an ONNX file or a graph JSON file), a missing tens
 an opset-6 training-mode BatchNormalization: each of those paths could break with verify passing.
 Nor had it an opset-6 broadcast with an axis (the rewrite of frontend/legacy_broadcast.py aligning B, or
 refusing a node that breaks the opset's rules), nor annotations the graph contradicts or leaves behind.
-Each case here is a small model built with onnx.helper (checks/frontend_models.py), or a graph JSON
+Each case here is a small model built with onnx.helper (checks/frontend_models.py; the opset 1-6 ones in checks/frontend_legacy_models.py), or a graph JSON
 text (no front-end code involved), and an expectation:
 
 - ``imports``: the model imports; verify then runs it through both runtimes against onnxruntime on
@@ -22,12 +22,16 @@ from __future__ import annotations
 import onnx
 
 from zcspec.checks.frontend_case import FrontendCase
+from zcspec.checks.frontend_legacy_models import (
+    annotation_refused, annotations_judged, legacy_broadcast_alignment, legacy_broadcast_in_branch,
+    legacy_dims_unknown, legacy_refused,
+)
 from zcspec.checks.frontend_models import (
-    annotation_refused, annotations_judged, bad_attribute, batchnorm_opset15, batchnorm_opset6,
+    bad_attribute, batchnorm_opset15, batchnorm_opset6,
     batchnorm_per_activation, chained_ifs, cycle, cycle_graph_json, dropout_inference_mask,
     dropout_ratio_from_input, dropout_training_default_ratio, dynamic_input, external_data_missing, fold_refused,
     if_computed_condition, if_condition_from_shape, if_of_if, if_refused, ir3_initializers,
-    legacy_broadcast_alignment, legacy_broadcast_in_branch, legacy_dims_unknown, legacy_refused, lstm_activations, lstm_hidden_only,
+    lstm_activations, lstm_hidden_only,
     missing_tensor, name_clashes, nested_if, refolding_chain, reshape_from_input, resize_opset10,
     shape_gather_concat, shape_inference_refused, shape_slice_and_size, slice_operands, splat_chain, split_constant,
     structure_refused, unknown_op, onnx_ml_op, unsorted_nodes,
