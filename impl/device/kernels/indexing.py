@@ -79,8 +79,11 @@ def pad(task, ins, outs):
     crop = tuple(slice(-b if b < 0 else 0, (d + e) if e < 0 else d) for (b, e), d in zip(full, x.shape))
     x = x[crop]
     grow = [(max(b, 0), max(e, 0)) for b, e in full]
-    if mode == "reflect" and any(g and d < 2 for (b, e), d in zip(grow, x.shape) for g in (b, e)):
-        raise fail(task, f"reflect padding needs at least 2 elements on each padded axis, input is {x.shape}")
+    # A reflection does not repeat the edge element: each pad must be shorter than its (cropped) axis, as
+    # onnxruntime requires (numpy would reflect again and again, ONNX's reference too).
+    if mode == "reflect" and any(g >= d for (b, e), d in zip(grow, x.shape) for g in (b, e) if g):
+        raise fail(task, f"reflect pads {grow} must each be shorter than their axis, input is {x.shape} "
+                         "(after cropping)")
     if mode == "constant":
         value = scalar_operand(task, ins, "value", x.dtype, 0)
         return (np.pad(x, grow, mode="constant", constant_values=value),)
