@@ -10,6 +10,7 @@ import attrs
 from zcspec.spec.observables import (
     Alignment, BuildFacts, ExecutionObservation, LoadObservation, ModelFileObservation, PlanObservation,
 )
+from zcspec.spec.observables.api_call import ApiCallObservation
 from zcspec.spec.observables.device import DeviceObservation
 from zcspec.spec.observables.input_file import InputFileObservation
 from zcspec.spec.observables.trace import Event
@@ -30,6 +31,8 @@ def describe(obs) -> str:
         return _device(obs)
     if isinstance(obs, InputFileObservation):
         return _input_file(obs)
+    if isinstance(obs, ApiCallObservation):
+        return _api_call(obs)
     raise TypeError(f"cannot describe a {type(obs).__name__}")
 
 
@@ -168,4 +171,21 @@ def _input_file(obs: InputFileObservation) -> str:
         lines.append(f"node {n.name or '(unnamed)'} {op}({', '.join(n.inputs)}) -> {', '.join(n.outputs)}{waits}")
     lines.append("import: accepted" if obs.outcome.accepted
                  else f"import: refused ({obs.outcome.error[0] if obs.outcome.error else 'error'}: {obs.outcome.message})")
+    return "\n".join(lines)
+
+
+def _api_call(obs: ApiCallObservation) -> str:
+    lines = [f"{obs.runtime} {obs.entry} call {obs.name}"]
+    if obs.entry == "execute":
+        labels = f", batch labels {list(obs.branch_labels)}" if obs.branch_labels else ""
+        lines.append(f"model {obs.model}: {obs.model_inputs} inputs, {obs.model_outputs} outputs{labels}"
+                     + (" (unloaded by the caller before the call)" if obs.unloaded else ""))
+        lines.append(f"passed: {obs.inputs} inputs, {obs.outputs} outputs"
+                     + (f", batch {obs.batch!r}" if obs.batch is not None else ""))
+    lines += [f"option {a.name} = {a.value} ({a.type})" for a in obs.options]
+    lines.append("returned" if obs.outcome.ok else f"refused ({', '.join(obs.outcome.error[:1]) or 'error'}, code "
+                 f"{obs.outcome.code or '(none)'}: {obs.outcome.message})")
+    lines += [_event(e) for e in obs.events]
+    if obs.buffers_changed:
+        lines.append(f"buffers changed: {', '.join(obs.buffers_changed)}")
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 An :class:`Invariant` is data: a stable ``id`` (``LAYOUT-NO-OVERLAP``), a
 one-line ``title``, a ``statement`` an engineer can review, the ``rationale``,
 the GE source it comes from, what it ``applies_to`` (``plan``, ``model_file``, ``device``,
-``load``, ``execution`` or ``input_file``), its ``concern`` (the spec module it lives in) and
+``load``, ``execution``, ``input_file`` or ``api_call``), its ``concern`` (the spec module it lives in) and
 a pure ``predicate`` that yields :class:`Violation` s naming the culprit
 (tensor, block, task slot or buffer). ``precondition`` says whether an
 observation actually exercises the claim, so a checker can tell a claim that
@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterable, Literal
 
 import attrs
 
-AppliesTo = Literal["plan", "model_file", "load", "execution", "device", "input_file"]
-APPLIES_TO = ("plan", "model_file", "load", "execution", "device", "input_file")
+AppliesTo = Literal["plan", "model_file", "load", "execution", "device", "input_file", "api_call"]
+APPLIES_TO = ("plan", "model_file", "load", "execution", "device", "input_file", "api_call")
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")
 
 

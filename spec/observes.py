@@ -30,6 +30,9 @@ ALLOCATOR_TRACE = ("the device trace of a probe program whose threads call the r
                    "call's enter and exit with its thread, allocations, virtual reservations)")
 PROBE_KERNELS = ("the probe's record of each compute step (what the device API raised, the input bytes, the "
                  "output bytes before the launch and after)")
+API_CALL = ("the caller's own record of one API call (what it passed, whether it had unloaded the model, what "
+            "came back), the model file's I/O counts and batch labels, the device trace during the call and the "
+            "caller's buffers read before and after it")
 INPUT_FILE = ("the input file as its format writes it (an ONNX model read with the onnx package, a graph JSON "
               "file with the json module), and the import's outcome: accepted, or the error it raised")
 
@@ -150,6 +153,13 @@ OBSERVES: dict[str, Observed] = {
     "V1-VALID-CALL-SUCCEEDS": Observed("the call's result against the user buffers, their sizes and overlaps, and "
                                        "the caller's live allocations and their address space", "the call result, "
                                        "the user buffers, the model file and the device trace"),
+    "API-MISUSE-REFUSED": Observed("the call's entry point, the caller's unload before it, the buffer counts and "
+                                   "batch label passed against the model file's I/O counts and labels, each option's "
+                                   "value and type against the spec's table of option domains; the outcome (error "
+                                   "code, message)", API_CALL),
+    "API-MISUSE-CHANGES-NOTHING": Observed("the device trace's allocations, frees, copies, argument writes and "
+                                           "launches during a refused misuse; the caller's buffers before and after",
+                                           API_CALL),
     "CALL-INVALID-REFUSED": Observed("the user buffers against the model's I/O sizes and the caller's live "
                                      "allocations (their address space); the call's error event (its code and "
                                      "buffer) and its launches, copies, argument writes and allocations",

@@ -10,7 +10,7 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import (allocator_threads, blocks, calls_refused, device_kernels, device_memory, execution,
+from zcspec.spec.invariants import (allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
                                     input_file, layout, layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1,
                                     runtime_v2)
 
@@ -30,6 +30,7 @@ CONCERNS = (
      "The runtimes' allocators under threads: v1's keep exact accounts, v2's has one caller inside at a time."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
     ("calls_refused", calls_refused, "A call with invalid buffers: refused with GE's error before it does anything."),
+    ("api_calls", api_calls, "A call that misuses the API: refused with GE's error, naming the misuse, changing nothing."),
     ("device_memory", device_memory,
      "The emulated device the other claims trust: it refuses exactly the illegal accesses, mallocs and frees."),
     ("device_kernels", device_kernels,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from zcspec.spec.examples import (allocators, calls, device, execution, input_file, layout, layout_tight, model_file,
+from zcspec.spec.examples import (allocators, api_calls, calls, device, execution, input_file, layout, layout_tight, model_file,
                                   runtime)
 from zcspec.spec.examples.build import Example
 
@@ -18,7 +18,7 @@ from zcspec.spec.examples.build import Example
 def all_examples() -> dict[str, Example]:
     """Examples by invariant id."""
     out: dict[str, Example] = {}
-    for module in (input_file, layout, layout_tight, model_file, runtime, execution, calls, device, allocators):
+    for module in (api_calls, input_file, layout, layout_tight, model_file, runtime, execution, calls, device, allocators):
         for ex in module.EXAMPLES:
             if ex.invariant_id in out:
                 raise ValueError(f"two examples for {ex.invariant_id}")

@@ -98,7 +98,7 @@ def test_loads_names_the_file():
 
 
 def test_every_kind_is_listed():
-    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution", "device", "input_file"}
+    assert set(OBSERVATION_KINDS) == {"plan", "model_file", "load", "execution", "device", "input_file", "api_call"}
 
 
 def test_plan_from_contract_reads_zcspec_plans_keys_and_the_planners_attributes():
