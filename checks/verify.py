@@ -28,7 +28,9 @@ cases (checks/packing_cases.py) run the packer's capacity, time-limit, search, r
 paths, judged by the checker's own facts (the optimum by construction or Z3's, greedy by size). With
 executions, bad calls to the ACL entry points (checks/acl_refusal_cases.py: null pointers, zero sizes,
 unknown model ids, bad config values, wrong datasets) must be refused with the C API's code and change
-nothing on the device. With the ``ge`` strategy, GE's own unit tests ported as a catalogue
+nothing on the device, and so must calls that misuse either runtime's API (checks/verify_api_misuse.py: a
+buffer too few or too many, an unknown batch, a call after the unload, an option out of its domain), judged
+by the API-misuse claims. With the ``ge`` strategy, GE's own unit tests ported as a catalogue
 (checks/cases/ge) run as they are recorded: a case that matched GE must still match, and a recorded
 deviation must still deviate as recorded (one that now matches is reported: its record is stale).
 
@@ -50,6 +52,7 @@ from typing import Callable
 import attrs
 
 from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
+from zcspec.checks.verify_api_misuse import MISUSE_MODELS, check_api_misuses
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, run_campaign
 from zcspec.checks.cases.ge.all import CASES as GE_CASES
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
@@ -129,7 +132,9 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
         refusals = acl_refusal_cases()
         progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
         _acl_refusals(result, refusals)
-        lap = _lap(result, "ACL refusals", lap)
+        progress(f"API misuses: runtimes v1 and v2 called wrongly on {len(MISUSE_MODELS)} models, bad load options")
+        check_api_misuses(result, config.soc)
+        lap = _lap(result, "ACL refusals and API misuses", lap)
         if config.fail_fast and result.failing():
             return _stop(result, start, "the ACL refusals")
     if config.proofs and "plan" in config.kinds:

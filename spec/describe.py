@@ -180,7 +180,7 @@ def _api_call(obs: ApiCallObservation) -> str:
         labels = f", batch labels {list(obs.branch_labels)}" if obs.branch_labels else ""
         lines.append(f"model {obs.model}: {obs.model_inputs} inputs, {obs.model_outputs} outputs{labels}"
                      + (" (unloaded by the caller before the call)" if obs.unloaded else ""))
-        lines.append(f"passed: {obs.inputs} inputs, {obs.outputs} outputs"
+        lines.append(f"passed: {obs.input_buffers} inputs, {obs.output_buffers} outputs"
                      + (f", batch {obs.batch!r}" if obs.batch is not None else ""))
     lines += [f"option {a.name} = {a.value} ({a.type})" for a in obs.options]
     lines.append("returned" if obs.outcome.ok else f"refused ({', '.join(obs.outcome.error[:1]) or 'error'}, code "

@@ -71,7 +71,8 @@ def _read(path: str) -> str | None:
 def guess_kind(data) -> str:
     """The observation kind of parsed JSON, from its top-level keys."""
     if isinstance(data, dict):
-        for kind, keys in (("plan", {"order", "tensors"}), ("model_file", {"header"}),
+        for kind, keys in (("api_call", {"runtime", "entry", "outcome"}), ("plan", {"order", "tensors"}),
+                           ("model_file", {"header"}),
                            ("execution", {"load"}), ("load", {"options"}),
                            ("input_file", {"format", "outcome", "nodes"})):
             if keys <= set(data):

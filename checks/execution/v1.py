@@ -59,9 +59,10 @@ execute call, where ``runtime`` is the scenario's JSON dict (checks/scenario.py)
   run's unload: the peer's call is then observed after the run gave back its hold, and must find its memory
   intact. The peer's call (with its unload) is one more observation, after the run's;
 - ``after_unload``: after the unload the caller calls the model once more, on its last buffers (direct entry
-  only: the ACL facade forgets the model id at aclmdlUnload). The runtime must refuse it before touching
-  anything (ModelUnloadedError, no record); a call it runs instead leaves a record, observed after the
-  unload's and judged as any call: its tasks read freed argument tables and memory (EXEC-NO-FAULT);
+  only: the ACL facade forgets the model id at aclmdlUnload). The caller transcribes that call itself
+  (checks/execution/api_misuse.py: what it passed, what came back, the device trace during it, its buffers
+  before and after), one more observation after the unload's: the runtime must refuse it with GE's code
+  and touch nothing (API-MISUSE-REFUSED, API-MISUSE-CHANGES-NOTHING), whether or not it keeps a record;
 - ``api``: the entry points the run goes through (checks/execution/entries.py): ``direct`` (default),
   ``acl`` (the model file's bytes through aclmdlLoadFromMem / aclmdlLoadFromMemWithMem, aclrtMalloc and
   aclrtMemcpy for the caller's buffers, datasets for execute) or ``acl_config`` (aclmdlLoadWithConfig).
@@ -85,6 +86,7 @@ import numpy as np
 
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import judge
+from zcspec.checks.execution.api_misuse import transcribe
 from zcspec.checks.execution.entries import entry
 from zcspec.checks.execution.judge import Note, Observations
 from zcspec.checks.execution.v1_options import CALLER_MEMORY, options_of
@@ -337,11 +339,13 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     record, outputs, given, _ = calls[-1]
     observations.append(_as_asked(observe_execution(lm, record, outputs=outputs, unload_span=(begin, dev.trace.mark())),
                                   options, given))
-    if runtime.get("after_unload"):
-        with contextlib.suppress(RuntimeV1Error):
-            api.execute(lm, held.ins, held.outs, runtime.get("batch"))
-        if lm.last_call is not record:   # the runtime ran (or began) a call on the unloaded model
-            observations.append(_as_asked(observe_execution(lm, lm.last_call), options, given))
+    if runtime.get("after_unload"):   # transcribed by the caller: a refused call leaves the runtime no record
+        batch = runtime.get("batch")
+        observations.append(transcribe(
+            dev, model, "v1", "v1 call after unload", lambda: api.execute(lm, held.ins, held.outs, batch),
+            [(b.name, b.addr, b.size, b.placement) for b in held.ins + held.outs if b is not None],
+            input_buffers=len(held.ins), output_buffers=len(held.outs), batch=batch,
+            unloaded=True))
     _free(dev, api, held)
     for addr, _size in caller.values():
         api.free(addr)

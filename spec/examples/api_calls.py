@@ -11,7 +11,8 @@ _UNLOADED = CallOutcome(False, ("ModelUnloadedError", "ParamInvalid", "RuntimeV1
 def _after_unload(outcome: CallOutcome, *effects: dict) -> ApiCallObservation:
     """A v1 execute call on model 'net' (1 input, 1 output), made after the caller unloaded it."""
     return ApiCallObservation("execute after unload", "v1", "execute", outcome, model="net", model_inputs=1,
-                              model_outputs=1, unloaded=True, inputs=1, outputs=1, events=events(*effects))
+                              model_outputs=1, unloaded=True, input_buffers=1, output_buffers=1,
+                              events=events(*effects))
 
 
 EXAMPLES = (

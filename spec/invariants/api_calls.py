@@ -73,10 +73,10 @@ def misuses(obs: ApiCallObservation) -> dict[str, tuple[str, tuple[str, ...]]]:
         return out
     if obs.unloaded:
         out["model"] = (f"the caller unloaded model {obs.model!r} before the call", (obs.model, "unload"))
-    if (obs.inputs, obs.outputs) != (obs.model_inputs, obs.model_outputs):
-        out["buffers"] = (f"{obs.inputs} input and {obs.outputs} output buffers for a model file with "
+    if (obs.input_buffers, obs.output_buffers) != (obs.model_inputs, obs.model_outputs):
+        out["buffers"] = (f"{obs.input_buffers} input and {obs.output_buffers} output buffers for a model file with "
                           f"{obs.model_inputs} inputs and {obs.model_outputs} outputs",
-                          (str(obs.inputs), str(obs.outputs)))
+                          (str(obs.input_buffers), str(obs.output_buffers)))
     labels = obs.branch_labels
     if labels and obs.batch not in labels:
         chosen = "no batch" if obs.batch is None else f"batch {obs.batch!r}"

@@ -48,7 +48,7 @@ class CallOutcome:
 class ApiCallObservation:
     """``runtime``: ``"v1"`` or ``"v2"`` (GE's codes differ). ``model_inputs``/``model_outputs``: the model
     file's I/O counts; ``branch_labels``: its dynamic-batch labels (empty: none). ``unloaded``: the caller
-    had unloaded the model before this call. ``inputs``/``outputs``: the buffers the call passed (an
+    had unloaded the model before this call. ``input_buffers``/``output_buffers``: how many buffers the call passed (an
     ``options`` call passes none); ``batch``: the label passed (None: none). ``events``: the device trace
     during the call. ``buffers_changed``: the caller's buffers whose bytes differ after the call."""
 
@@ -61,8 +61,8 @@ class ApiCallObservation:
     model_outputs: int = 0
     branch_labels: tuple[str, ...] = ()
     unloaded: bool = False
-    inputs: int = 0
-    outputs: int = 0
+    input_buffers: int = 0
+    output_buffers: int = 0
     batch: str | None = None
     options: tuple[OptionArgument, ...] = ()
     events: tuple[Event, ...] = ()

@@ -25,12 +25,12 @@ PARAM = CallOutcome(False, ("ApiMisuseError",), "PARAM_INVALID", "model 'net' wa
 
 
 def _call(outcome=PARAM, **fields) -> ApiCallObservation:
-    base = dict(model="net", model_inputs=1, model_outputs=1, inputs=1, outputs=1)
+    base = dict(model="net", model_inputs=1, model_outputs=1, input_buffers=1, output_buffers=1)
     return ApiCallObservation("call", "v2", "execute", outcome, **{**base, **fields})
 
 
 @pytest.mark.parametrize("fields, culprit", [
-    ({"unloaded": True}, "model"), ({"outputs": 0}, "buffers"), ({"inputs": 2}, "buffers"),
+    ({"unloaded": True}, "model"), ({"output_buffers": 0}, "buffers"), ({"input_buffers": 2}, "buffers"),
     ({"batch": "b1"}, "batch"), ({"branch_labels": ("b1", "b2")}, "batch"),
     ({"branch_labels": ("b1",), "batch": "b9"}, "batch"),
 ])
@@ -63,7 +63,7 @@ def test_refusal_must_carry_ges_code_and_name_the_misuse():
     [v] = REFUSED.violations(_call(wrong_code, unloaded=True))
     assert "not GE's caller error PARAM_INVALID" in v.message
     silent = CallOutcome(False, ("ApiMisuseError",), "PARAM_INVALID", "bad call")
-    [v] = REFUSED.violations(_call(silent, outputs=0))
+    [v] = REFUSED.violations(_call(silent, output_buffers=0))
     assert "names none of the misuses" in v.message
     [v] = REFUSED.violations(_call(CallOutcome(True), unloaded=True))
     assert v.culprit == "v2 execute call" and "returned although it misuses the API" in v.message
@@ -156,3 +156,16 @@ def test_planted_v1_model_that_forgets_its_unload(monkeypatch):
     monkeypatch.setattr(v1_loaded.LoadedModel, "execute", forgetful)
     bad = _violated(_observations())
     assert list(bad) == ["v1 after unload"], bad
+
+
+def test_another_runtimes_call_is_judged_from_the_command_line(tmp_path, capsys):
+    """A call transcribed by someone else's harness, as JSON: `zcspec spec --observation` tells its kind by its
+    keys (an api_call has options too, as a load does) and exits 1 on a violation, 0 when it holds."""
+    from zcspec.checks.cli.main import main
+    from zcspec.spec.observables import codec
+    path = tmp_path / "call.json"
+    path.write_text(codec.dumps(_call(CallOutcome(True), unloaded=True)))
+    assert main(["spec", "--observation", str(path)]) == 1
+    assert "API-MISUSE-REFUSED: v2 execute call: returned although" in capsys.readouterr().out
+    path.write_text(codec.dumps(_call(unloaded=True)))
+    assert main(["spec", "--observation", str(path)]) == 0
