@@ -24,7 +24,7 @@ import onnx
 from zcspec.checks.frontend_case import FrontendCase
 from zcspec.checks.frontend_legacy_models import (
     annotation_refused, annotations_judged, legacy_broadcast_alignment, legacy_broadcast_in_branch,
-    legacy_dims_unknown, legacy_refused,
+    legacy_dims_unknown, legacy_refused, numpy_broadcast_from_opset_7,
 )
 from zcspec.checks.frontend_models import (
     bad_attribute, batchnorm_opset15, batchnorm_opset6,
@@ -195,6 +195,9 @@ def _legacy_broadcast_cases() -> tuple[FrontendCase, ...]:
         FrontendCase("legacy_broadcast_axis_alignment", legacy_broadcast_alignment(),
                      why="opset-6 broadcast=1 with an axis aligns each kind of B: an initializer in place, a shared one "
                          "as suffixed copies, a computed or Constant B through an Unsqueeze before its reader"),
+        FrontendCase("numpy_broadcast_from_opset_7", numpy_broadcast_from_opset_7(),
+                     why="opset 7 broadcasts as numpy does: a suffix B with no broadcast attribute, a smaller A, "
+                         "both ways at once and Gemm's one-row C import as they are (the legacy rules end at 6)"),
         FrontendCase("legacy_broadcast_in_if_branch", legacy_broadcast_in_branch(),
                      why="opset-6 broadcasting nodes in the branches of an If folding decides are aligned before "
                          "the If is inlined"),

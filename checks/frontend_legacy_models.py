@@ -46,6 +46,27 @@ def legacy_broadcast_alignment() -> onnx.ModelProto:
     return _opset6(nodes, [_vi("x", [2, 3, 4, 5]), _vi("c", [2, 3])], [_vi("y", [2, 3, 4, 5])], inits)
 
 
+def numpy_broadcast_from_opset_7() -> onnx.ModelProto:
+    """The first opset of numpy-style broadcasting: what opsets 1-6 refuse or read otherwise must import as is
+    at opset 7. An Add whose B is a suffix of A with no ``broadcast`` attribute (opset 6: shapes that differ),
+    a Sub whose A is the smaller (opset 6: B may never be larger), a Mul broadcasting both ways ((3, 1) by
+    (1, 4)), and a Gemm whose C is one row (opset 7 broadcasts C unidirectionally)."""
+    rng = np.random.default_rng(7)
+    nodes = [_n("Add", ["x", "k"], ["a"], "plus"),                # (2, 3, 4) + (4,)
+             _n("Sub", ["k", "a"], ["s"], "minus"),               # (4,) - (2, 3, 4)
+             _n("Mul", ["col", "row"], ["m"], "outer"),           # (3, 1) * (1, 4) -> (3, 4)
+             _n("Add", ["s", "m"], ["t"], "plus_outer"),          # (2, 3, 4) + (3, 4)
+             _n("Reshape", ["t", "flat"], ["t2"], "flatten"),     # (6, 4)
+             _n("Gemm", ["t2", "w", "c"], ["y"], "gemm")]         # (6, 4) x (4, 5) + (5,)
+    inits = [_init("k", rng.standard_normal(4).astype(np.float32)),
+             _init("col", rng.standard_normal((3, 1)).astype(np.float32)),
+             _init("row", rng.standard_normal((1, 4)).astype(np.float32)),
+             _init("flat", np.array([6, 4], np.int64)),
+             _init("w", rng.standard_normal((4, 5)).astype(np.float32)),
+             _init("c", rng.standard_normal(5).astype(np.float32))]
+    return _model(nodes, [_vi("x", [2, 3, 4])], [_vi("y", [6, 5])], inits, opset=7)
+
+
 def legacy_broadcast_in_branch() -> onnx.ModelProto:
     """Opset-6 broadcasting nodes inside the branches of an If that folding decides (Shape(x)[0] == 2):
     the rewrite runs before the If is inlined, so it aligns a branch initializer and a branch's computed
