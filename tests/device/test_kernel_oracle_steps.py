@@ -47,7 +47,8 @@ def test_every_kernel_onnxruntime_runs_is_in_every_fixed_program():
 def test_the_fixed_programs_draw_the_unit_tests_edge_attributes():
     steps = [s for p in PROGRAMS for s in _oracle_steps(p)]
     pads = [s for s in steps if s["kernel"] == "Pad"]
-    assert {s["attrs"].get("mode", "constant") for s in pads} == {"constant", "reflect", "edge", "wrap"}
+    # every mode (kernel_steps_refused's steps add modes ONNX does not define)
+    assert {s["attrs"].get("mode", "constant") for s in pads} >= {"constant", "reflect", "edge", "wrap"}
     for program in PROGRAMS:   # a constant Pad that crops an end, in every program
         assert any(s["attrs"].get("mode") == "constant" and min(s["attrs"]["pads"][len(s["attrs"]["pads"]) // 2:]) < 0
                    for s in _oracle_steps(program) if s["kernel"] == "Pad")
