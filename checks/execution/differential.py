@@ -16,6 +16,7 @@ import numpy as np
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import judge
 from zcspec.checks.execution.judge import Note, Observations
+from zcspec.checks.execution.passed import passed_buffers, with_buffers
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.platform import dtypes, storage
 from zcspec.impl.runtime.io_names import io_names
@@ -71,7 +72,8 @@ def _run_v1(model, arrays: dict, zero_copy: bool, batch: str | None):
     lm.unload()
     free_buffers(dev, ins + outs)
     names = [z.name for z in lm.io if z.role == "output"]
-    return got, names, error, lambda results: observe_v1(lm, record, outputs=results)
+    passed = passed_buffers(model, ins, outs)
+    return got, names, error, lambda results: with_buffers(observe_v1(lm, record, outputs=results), passed)
 
 
 def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
@@ -82,6 +84,7 @@ def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
     outs = [Tensor(dev.malloc(max(io.nbytes, 1), tag=f"user output {io.tensor}"), io.nbytes, name=io.tensor)
             for io in model.tasks.outputs]
     exe = StreamExecutor(model, dev, LoweringOptions(zero_copy=zero_copy))
+    passed = passed_buffers(model, ins, outs, nulls=True)
     got, error = {}, None
     try:
         result = exe.execute(ins, outs, batch=batch)
@@ -95,7 +98,7 @@ def _run_v2(model, arrays: dict, zero_copy: bool, batch: str | None):
     exe.unload()
     record = exe.records[-1]
     names = [io_names(model)[("output", io.index)] for io in model.tasks.outputs]
-    return got, names, error, lambda results: observe_v2(exe, record, outputs=results)
+    return got, names, error, lambda results: with_buffers(observe_v2(exe, record, outputs=results), passed)
 
 
 def observe_differential(graph, model, runtime: dict) -> Observations:
@@ -117,3 +120,4 @@ def observe_differential(graph, model, runtime: dict) -> Observations:
     return Observations([obs1(judge.results(model.tasks.outputs, names1, keys, got1, want, f"{run} v1", notes, got2)),
                          obs2(judge.results(model.tasks.outputs, names2, keys, got2, want, f"{run} v2", [], got1))],
                         notes)
+

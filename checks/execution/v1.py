@@ -89,6 +89,7 @@ from zcspec.checks.execution import judge
 from zcspec.checks.execution.api_misuse import transcribe
 from zcspec.checks.execution.entries import entry
 from zcspec.checks.execution.judge import Note, Observations
+from zcspec.checks.execution.passed import passed_buffers
 from zcspec.checks.execution.v1_options import CALLER_MEMORY, options_of
 from zcspec.impl.device import Device
 from zcspec.impl.platform import dtypes
@@ -280,7 +281,8 @@ def _rebind(runtime: dict, k: int) -> bool:
 
 
 def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: list, work=None) -> list:
-    """``threads`` calls at once on one loaded model, each on fresh buffers; (record, outputs) each."""
+    """``threads`` calls at once on one loaded model, each on fresh buffers; (record, outputs, the buffers the
+    caller passed) each."""
     helds = [_buffers(dev, api, model, runtime, rng, work) for _ in range(int(runtime.get("threads", 0)))]
     if not helds:
         return []
@@ -290,7 +292,7 @@ def _concurrent(lm, dev, api, model, runtime: dict, rng, judged: _Judge, notes: 
     done = []
     for k, (h, f) in enumerate(zip(helds, futures)):
         try:
-            done.append((f.result(), judged(dev, h, f"v1 thread {k}")))
+            done.append((f.result(), judged(dev, h, f"v1 thread {k}"), passed_buffers(model, h.ins, h.outs)))
         except RuntimeV1Error as e:   # refused: only the model's last call keeps its record
             if not any(runtime.get(key) for key in BAD_BINDING + ("placement",)):
                 notes.append(Note(f"v1 thread {k}", f"the call failed on valid buffers: {type(e).__name__}: {e}",
@@ -327,18 +329,20 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
             api.execute(lm, held.ins, held.outs, runtime.get("batch"))
             outputs = judged(dev, held, f"v1 call {k}")
         # Observed at once: a later move of the work memory changes where the model keeps its I/O.
-        calls.append((lm.last_call, outputs, _given(caller), observe_execution(lm, outputs=outputs)))
-    calls += [(r, o, _given(caller), observe_execution(lm, r, outputs=o))
-              for r, o in _concurrent(lm, dev, api, model, runtime, rng, judged, notes, caller.get("work_memory"))]
+        calls.append((lm.last_call, outputs, _given(caller), observe_execution(lm, outputs=outputs),
+                      passed_buffers(model, held.ins, held.outs)))
+    calls += [(r, o, _given(caller), observe_execution(lm, r, outputs=o), passed)
+              for r, o, passed in _concurrent(lm, dev, api, model, runtime, rng, judged, notes,
+                                              caller.get("work_memory"))]
     # The call started last is observed after the unload (it shows the unload's frees, after those of the
     # racing calls that finished later): whichever of the threads' calls finished last, the same call
     # carries the unload on every run.
-    observations = [_as_asked(obs, options, g) for _r, _o, g, obs in calls[:-1]]
+    observations = [_as_asked(obs, options, g, passed) for _r, _o, g, obs, passed in calls[:-1]]
     begin = dev.trace.mark()
     api.unload(lm)   # the trace around the caller's unload call, not the model's record of it
-    record, outputs, given, _ = calls[-1]
+    record, outputs, given, _, passed = calls[-1]
     observations.append(_as_asked(observe_execution(lm, record, outputs=outputs, unload_span=(begin, dev.trace.mark())),
-                                  options, given))
+                                  options, given, passed))
     if runtime.get("after_unload"):   # transcribed by the caller: a refused call leaves the runtime no record
         batch = runtime.get("batch")
         observations.append(transcribe(
@@ -378,20 +382,22 @@ class _Peer:
         begin = self.dev.trace.mark()
         self.api.unload(self.lm)
         self.observed = _as_asked(observe_execution(self.lm, record, outputs=outputs,
-                                                    unload_span=(begin, self.dev.trace.mark())), self.options, ())
+                                                    unload_span=(begin, self.dev.trace.mark())), self.options, (),
+                                  passed_buffers(self.model, held.ins, held.outs))
         _free(self.dev, self.api, held)
 
 
-def _as_asked(obs, options: LoadOptions, given: tuple):
+def _as_asked(obs, options: LoadOptions, given: tuple, passed: tuple):
     """``obs`` with the load options the run asked for, not the ones the loaded model reports: the claims
     then judge what the caller asked (a load call that dropped reuseZeroCopyMemory or zero copy on the
-    way, through a config handle for one, runs a model that breaks them); and with the memory the caller
-    had given the model at that call (``given``), not the bases the model reports now."""
+    way, through a config handle for one, runs a model that breaks them); with the memory the caller
+    had given the model at that call (``given``), not the bases the model reports now; and with the
+    buffers the caller passed (``passed``, checks/execution/passed.py), not the runtime's record of them."""
     asked = LoadOptionsObservation("v1", zero_copy=options.zero_copy,
                                    reuse_zero_copy_memory=bool(options.reuse_zero_copy_memory),
                                    legacy_copy_only_addrs=options.legacy_copy_only_addrs)
     return attrs.evolve(obs, load=attrs.evolve(obs.load, options=asked, caller_memory=given or None),
-                        caller_memory=given)
+                        caller_memory=given, buffers=passed)
 
 
 def _given(caller: dict) -> tuple:

@@ -60,6 +60,7 @@ import numpy as np
 from zcspec.checks.errors import ScenarioError
 from zcspec.checks.execution import judge
 from zcspec.checks.execution.judge import Note, Observations
+from zcspec.checks.execution.passed import passed_buffers
 from zcspec.impl.device import Device, DeviceFault
 from zcspec.impl.platform import dtypes
 from zcspec.impl.device.observe_allocators import allocator_events
@@ -236,8 +237,14 @@ class _Run:
         return tuple(OutputTensor(n, _shape(g), _shape(t.shape), tuple(io.shape))
                      for n, g, t, io in zip(names, given, outputs, self.model.tasks.outputs))
 
-    def observe(self, record, values: dict, tensors: tuple, name: str):
-        """The observation of ``record``, its outputs ``values`` held to the oracle (none read: not judged)."""
+    def passed(self, outputs: list) -> tuple:
+        """The buffers a call on ``outputs`` passes, as the caller knows them (before the call hands any of its
+        own memory over in a null tensor's place)."""
+        return passed_buffers(self.model, self.inputs, outputs, nulls=True)
+
+    def observe(self, record, values: dict, tensors: tuple, name: str, passed: tuple):
+        """The observation of ``record``, its outputs ``values`` held to the oracle (none read: not judged),
+        with the buffers the caller ``passed`` (not the executor's record of them)."""
         results = ()
         if self.graph is not None and values:
             want = judge.reference(judge.choose(self.graph, self.runtime), self.arrays, name, self.notes)
@@ -245,7 +252,7 @@ class _Run:
             results = judge.results(self.model.tasks.outputs, names, list(self.graph.outputs), values, want, name,
                                     self.notes)
         obs = attrs.evolve(observe_execution(self.exe, record, outputs=results, caller_unloaded=self.unloaded),
-                           out_tensors=tensors)
+                           out_tensors=tensors, buffers=passed)
         if self.single is not None:   # what the caller of GE's single-op entry is promised, not what it reports
             obs = attrs.evolve(obs, load=attrs.evolve(obs.load, options=single_op_options(self.runtime)))
         return obs
@@ -271,12 +278,14 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     call = lambda outputs: run.execute(outputs, external)  # noqa: E731
     calls = [run.fresh()]
     given = [[t.shape for t in outputs] for outputs in calls]
+    passed = [run.passed(outputs) for outputs in calls]
     # the buffers as given, before a call hands its own memory over in a null tensor's place
     keys = [tuple(t.addr for t in outputs) for outputs in calls]
     got = [call(calls[0])]
     if threads := int(runtime.get("threads", 0)):
         more = [run.fresh() for _ in range(threads)]
         given += [[t.shape for t in outputs] for outputs in more]
+        passed += [run.passed(outputs) for outputs in more]
         keys += [tuple(t.addr for t in outputs) for outputs in more]
         # Each call on its own thread (a barrier: a pool may otherwise run two calls on one thread, or not),
         # so the allocator calls' threads, numbered by first call, are the same on every run.
@@ -300,7 +309,7 @@ def observe_scenario(model, runtime: dict, graph=None) -> Observations:
     for record in list(run.exe.records)[-len(calls):]:
         k, values = by_buffers.get(tuple(g.address for g in record.buffers if g.role == "output"), (0, {}))
         name = run.name if k == 0 else f"{run.name} thread {k - 1}"
-        observations.append(run.observe(record, values, tensors[k], name))
+        observations.append(run.observe(record, values, tensors[k], name, passed[k]))
     if threads:   # the calls into the executor's caching allocator, with their threads (V2-ALLOCATOR-ONE-THREAD)
         observations.append(DeviceObservation(f"{run.name} allocator calls", (), allocator_events=allocator_events(dev.trace)))
     return Observations(observations, run.notes)
@@ -314,15 +323,15 @@ def _failing_allocator(run: _Run, fails_at: int) -> Observations:
     buffers, steps = run.fresh(), []
     for k, memory in enumerate((_CallerMemory(run.dev), _CallerMemory(run.dev, fails_at), _CallerMemory(run.dev))):
         outputs = [Tensor(t.addr, t.size, t.placement, name=t.name) for t in buffers]
-        given = [t.shape for t in outputs]
+        given, passed = [t.shape for t in outputs], run.passed(outputs)
         values = run.execute(outputs, memory.allocators())
         _expect(run, label, k, fails_at, memory, run.exe.records[-1].error)
-        steps.append((run.exe.records[-1], values, run.tensors(given, outputs)))
+        steps.append((run.exe.records[-1], values, run.tensors(given, outputs), passed))
         for t in outputs:
             t.release()   # what a call handed over in a tensor's place goes back to the caller's allocator
     run.unload()
-    observations = [run.observe(record, values, tensors, f"{label}: call {k}")
-                    for k, (record, values, tensors) in enumerate(steps)]
+    observations = [run.observe(record, values, tensors, f"{label}: call {k}", passed)
+                    for k, (record, values, tensors, passed) in enumerate(steps)]
     return Observations(observations, run.notes)
 
 
