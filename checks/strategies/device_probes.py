@@ -60,27 +60,28 @@ not fit, one whose output is one longer than its pads give), an LSTM and a GRU, 
 :mod:`zcspec.checks.strategies.kernel_steps`: every other kernel onnxruntime can run, with the edge attributes
 its unit tests draw, and some nodes it refuses. An input may give its ``values``; an ``onnx_only`` one (an
 ONNX operand the IR keeps as an attribute) and ``onnx_attrs`` go to onnxruntime alone. Without
-onnxruntime, oracle steps are skipped (and DEVICE-KERNEL-ORACLE is not exercised). More oracle steps come
-after the ``allocator_threads`` steps (below): :mod:`zcspec.checks.strategies.kernel_steps_refused`'s, one
-malformed node per argument check of the kernels that onnxruntime refuses too (Pad's pads of the wrong
-length, a Transpose perm that is not a permutation, an axis out of range, a Resize roi of the wrong length,
-an unknown recurrent direction, ...), each output slot of the shape the kernel would compute without its
-check: the device must refuse them all. They are drawn from their own generator, seeded by the program so
-far (its JSON text), so every other draw of a seed stays as it was.
+onnxruntime, oracle steps are skipped (and DEVICE-KERNEL-ORACLE is not exercised). Last of the oracle steps
+come :mod:`zcspec.checks.strategies.kernel_steps_refused`'s: one malformed node per argument check of the
+kernels that onnxruntime refuses too (Pad's pads of the wrong length, a Transpose perm that is not a
+permutation, an axis out of range, a Resize roi of the wrong length, an unknown recurrent direction, ...),
+each output slot of the shape the kernel would compute without its check; the device must refuse them all.
+They are drawn from their own generator, seeded by the program so far (its JSON text), so every other draw
+of a seed stays as it was.
 
 Before the allocator steps come three ``allocator_threads`` steps (checks/allocator_threads.py): 2 to 4
 host threads taking round-robin turns calling one of runtime v1's session allocators (``v1_active``, ``v1_fixed_base``) or runtime
 v2's caching allocator (``v2_caching``, each call behind the caller's lock) at once, every allocator's
 memory given back by the end (V1-ALLOCATOR-ACCOUNTING, V2-ALLOCATOR-ONE-THREAD). They are drawn from their
-own generator, seeded by the program's length so far, so the draws of the steps around them stay as they were.
+own generator, seeded by the program's length before the refused oracle steps, so the draws of the steps
+around them stay as they were.
 
-After them (and the refused oracle steps) the allocator steps: the probe's device has ``PROBE_CAPACITY``
-(4 MiB) of memory, and the program fills it with two mallocs of every power of two from 2 MiB down to 512
-bytes (some a few bytes short, so the next block starts past an alignment gap; the second 2 MiB one never
-fits), frees three blocks of 4 to 64 KiB (one with its neighbour, the merged hole then asked for), asks for
-each freed size plus one byte or one alignment unit and for the freed size itself, frees a freed block again,
-an address inside a live block and an offset, frees the 2 MiB block twice (the second a double free) and last
-asks for one alignment unit more than it and for its size. Which mallocs had room is the spec's to derive,
+After them the allocator steps: the probe's device has ``PROBE_CAPACITY`` (4 MiB) of memory, and the
+program fills it with two mallocs of every power of two from 2 MiB down to 512 bytes (some a few bytes
+short, so the next block starts past an alignment gap; the second 2 MiB one never fits), frees three
+blocks of 4 to 64 KiB (one with its neighbour, the merged hole then asked for), asks for each freed
+size plus one byte or one alignment unit and for the freed size itself, frees a freed block again, an
+address inside a live block and an offset, frees the 2 MiB block twice (the second a double free) and
+last asks for one alignment unit more than it and for its size. Which mallocs had room is the spec's to derive,
 from the trace's allocations, the capacity and the SoC's alignment (DEVICE-ALLOC-FIT).
 
 Then come the copy steps: four to seven ``"via": "copy"`` accesses aimed as the first accesses
@@ -209,9 +210,10 @@ def program(rng: random.Random, steps: int, kernels: bool = True) -> tuple[dict,
     out.extend(_collective(rng) for _ in range(rng.randint(1, 2)))
     out.extend(_expand(rng, legal) for legal in rng.sample([True, False], 2))
     out.extend(_oracle_steps(rng, kernels))
-    out.extend(_allocator_threads(random.Random(len(out))))   # its own generator: the later draws stay
-    if kernels:   # its own generator too, seeded by the program so far: every other draw stays as it was
+    threads = _allocator_threads(random.Random(len(out)))   # its own generator: the later draws stay
+    if kernels:   # the last oracle steps, from a generator of their own: every other draw stays as it was
         out.extend(refused_steps(random.Random(json.dumps(out, sort_keys=True))))
+    out.extend(threads)
     out.extend(_allocator(rng, len(sizes)))
     out.extend(_copies(rng, sizes, live, freed, out))   # every earlier draw stays as it was
     out.extend(_bad_mallocs(rng))   # last of all, likewise

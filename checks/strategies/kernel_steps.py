@@ -11,8 +11,8 @@ maps to one IR form. It also draws steps onnxruntime refuses whose kernels must 
 an index out of range, an LRN over a rank-2 input, a Gemm bias, Conv bias or BatchNormalization scale
 that does not fit (the last three refused by numpy inside the kernel: the executor's KernelError, not the
 kernel's own check). The kernels' other argument checks each get a malformed node of their own from
-:mod:`zcspec.checks.strategies.kernel_steps_refused` (``refused_steps``), which device_probes appends to a
-program after these, from a generator of its own, so that the steps drawn here stay as they were.
+:mod:`zcspec.checks.strategies.kernel_steps_refused` (``refused_steps``), which device_probes appends after
+every other oracle step, from a generator of its own, so that the steps drawn here stay as they were.
 
 A step gives each input's values (multiples of 1/8, exact in every float type): the element-varying fill
 device_probe_run uses otherwise has only positive floats and digits. Where the IR form differs from

@@ -7,7 +7,7 @@ verify's models and kernel_steps' legal spaces reached few of the kernels' own r
 several ops), each refused by onnxruntime (its schema, its shape inference or its kernel), or run by it into
 outputs of other shapes. The spec holds the device to onnxruntime, never to our kernels: a check that refuses
 a node onnxruntime runs (an axis named twice in a reduction, LSTM's input_forget or other activations) is not
-drawn here. device_probes appends these steps to every program after its other oracle steps.
+drawn here. device_probes appends these steps to every program, after its other oracle steps.
 
 Each step's ``outs`` are the shapes the kernel computes once the check is gone (numpy's reading of the same
 operands: a wrapped axis, the leading pads, np.tile's promotion), not ONNX's (it has none): a kernel that lost
