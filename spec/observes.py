@@ -110,6 +110,10 @@ OBSERVES: dict[str, Observed] = {
     "PASS-VIEW-CONTIGUOUS": Observed("each Split and Slice node with no task whose output aliases its input: its "
                                      "attributes (axes, starts, ends, steps; a Split's axis and first output) and "
                                      "its input's shape", "the graph after the passes and the model file's tasks"),
+    "PASS-VIEW-NOT-OUTPUT": Observed("each Split and Slice node with no task whose output aliases its input, and the "
+                                     "nodes reading its outputs on to the NetOutput: which of them are views "
+                                     "(no task, output aliasing input 0) or copies (a MemcpyAddrAsync, an "
+                                     "Identity with a task)", "the graph after the passes and the model file's tasks"),
     "PASS-MEMCPY-ADDR-ASYNC": Observed("MemcpyAddrAsync tasks and the edges they sit on (producers, task kinds, "
                                        "loop flags, I/O edges) against the spec's capability table",
                                        MODEL_FILE + " and the graph after the passes"),

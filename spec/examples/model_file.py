@@ -44,10 +44,20 @@ EXAMPLES = (
             culprit="'x' -> 'k'", why="the graph input feeds a kernel inside a loop, which legacy cannot refresh, "
                                       "with no copy in between"),
     Example("PASS-VIEW-CONTIGUOUS",
-            model_file(nodes=(node("x", "Data"), _cut_view((1, 4, 8)), node("out", "NetOutput", "split"))),
-            model_file(nodes=(node("x", "Data"), _cut_view((2, 4, 8)), node("out", "NetOutput", "split"))),
+            model_file(nodes=(node("x", "Data"), _cut_view((1, 4, 8)), node("r", "Relu", "split"),
+                              node("out", "NetOutput", "r"))),
+            model_file(nodes=(node("x", "Data"), _cut_view((2, 4, 8)), node("r", "Relu", "split"),
+                              node("out", "NetOutput", "r"))),
             culprit="node 'split'", why="a Split along axis 1 of a (2, 4, 8) input made a view: each of the 2 outer rows "
                                         "holds a piece of the output, apart from the other"),
+    Example("PASS-VIEW-NOT-OUTPUT",
+            model_file(nodes=(node("x", "Data"), _cut_view((1, 8)), node("r", "Reshape", "split", view=True),
+                              node("k", "Relu", "r"), node("out", "NetOutput", "k"))),
+            model_file(nodes=(node("x", "Data"), _cut_view((1, 8)), node("r", "Reshape", "split", view=True),
+                              node("identity_0_out_MemLayoutConflict_0", "Identity", "r"),
+                              node("out", "NetOutput", "identity_0_out_MemLayoutConflict_0"))),
+            culprit="node 'split'", why="a Split made a view whose piece, through a Reshape and the conflict "
+                                        "optimizer's copy, is the model's output: GE keeps such a Split's task"),
     Example("MF-WELL-FORMED",
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(False)),
             model_file(header=attrs.evolve(GOOD_HEADER, stored_checksum="0000"), load=accepted(True)),

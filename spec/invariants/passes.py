@@ -383,4 +383,52 @@ VIEW_CONTIGUOUS = Invariant(
     precondition=lambda mf: any(n.view and n.cut is not None for n in mf.nodes),
 )
 
-INVARIANTS = (MEMCPY_ADDR_ASYNC, LAYOUT_CONFLICT, VIEW_CONTIGUOUS)
+
+# -- PASS-VIEW-NOT-OUTPUT ---------------------------------------------------------------------
+
+def _path_to_output(mf: ModelFileObservation, start: NodeInfo) -> tuple[str, ...] | None:
+    """The nodes from ``start`` to the NetOutput when one of its outputs reaches it through views (each reading
+    it as its input 0) and the copies the passes inserted (the graph as the Split was judged on), else None."""
+    readers: dict[str, list[NodeInfo]] = {}
+    for n in mf.nodes:
+        for src in n.inputs:
+            readers.setdefault(src, []).append(n)
+    todo, seen = [(start.name,)], {start.name}
+    while todo:
+        path = todo.pop()
+        for r in readers.get(path[-1], ()):
+            if r.type == "NetOutput":
+                return path + (r.name,)
+            if (r.view or _copy(r)) and r.inputs[0] == path[-1] and r.name not in seen:
+                seen.add(r.name)
+                todo.append(path + (r.name,))
+    return None
+
+
+def _view_not_output(mf: ModelFileObservation):
+    for n in mf.nodes:
+        if n.view and n.type in ("Split", "Slice") and (path := _path_to_output(mf, n)):
+            yield violation(f"node {n.name!r}", f"is a view of its input (no task, its outputs inside input 0), but "
+                            f"its output reaches the graph output: {' -> '.join(path)}", path=list(path))
+
+
+VIEW_NOT_OUTPUT = Invariant(
+    id="PASS-VIEW-NOT-OUTPUT",
+    title="A Split or Slice made a view has no output the NetOutput reads",
+    statement="A Split or Slice node that runs no task and whose outputs alias its input 0 (a view) has no output "
+              "that the NetOutput reads, directly or through views (each reading it as its input 0) and the "
+              "copies the passes inserted (a conflict Identity, a MemcpyAddrAsync). Such a node keeps its task.",
+    rationale="GE's fusion engine makes a SplitD no-task (NoPadding continuous outputs inside its input) only when "
+              "no consumer of any output is a NetOutput; GE removes a static graph's Reshapes before that, so "
+              "a view on the way counts as the edge itself. A piece that is a model output cannot be the user's "
+              "buffer while it lives inside its input: the conflict optimizer then copies it to the output, so the "
+              "input's whole block stays live until the copy and the Split's kernel becomes a device copy, silently "
+              "(the outputs are right, only the tasks and the plan show it).",
+    ge_source="compiler/engines/nn_engine/fusion/graph_optimizer/node_optimizer/split_n_optimizer.cc "
+              "(SplitNOptimizer::NeedSkip, OutputCheck, InvalidNodeType: NETOUTPUT); "
+              "compiler/graph/passes/shape_optimize/reshape_remove_pass.cc (ReshapeRemovePass::Run)",
+    applies_to="model_file", concern="passes", predicate=_view_not_output,
+    precondition=lambda mf: any(n.view and n.type in ("Split", "Slice") for n in mf.nodes),
+)
+
+INVARIANTS = (MEMCPY_ADDR_ASYNC, LAYOUT_CONFLICT, VIEW_CONTIGUOUS, VIEW_NOT_OUTPUT)
