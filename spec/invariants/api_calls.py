@@ -39,7 +39,7 @@ class Domain:
         return None
 
 
-LOWERING_OPTION = "inc/framework/runtime/lowering_opt.h (struct LoweringOption: bool members)"
+LOWERING_OPTION = "inc/graph_metadef/external/exe_graph/lowering/lowering_opt.h (LoweringOption: bool members)"
 # Each runtime's load options by name (the zcspec-only switches zero_copy, ge_compat, legacy_copy_only_addrs
 # and feature_base_refreshable are declared the same way as GE's). An option the table does not name is not
 # judged.
@@ -129,10 +129,11 @@ REFUSED = Invariant(
               "one; an option that is not the bool the runtime tests may switch a mode on by accident. Which calls "
               "misuse the API is decided from the model file and what the caller passed, never from the "
               "runtime's own checks.",
-    ge_source=(V1_SOURCE + "model_manager.cc (GetModel: a model id no longer loaded, the caller's parameter "
-               "error); davinci_model.cc (NnExecute: the number of inputs or outputs the user provided, E13025); "
-               + V2_SOURCE + "model_v2_executor.cc (Execute: the argument counts, PARAM_INVALID); "
-               + LOWERING_OPTION + "; acl model_config_om2.cpp (aclmdlSetConfigOpt)"),
+    ge_source=(V1_SOURCE + "model_manager.cc (ModelManager::GetModel: a model id no longer loaded, the caller's "
+               "parameter error); davinci_model.cc (DavinciModel::NnExecute: the number of inputs or outputs the user "
+               "provided, message E13025); the v2 executor's Execute (ModelV2Executor, PARAM_INVALID for the "
+               "argument counts); " + LOWERING_OPTION + "; api/acl/acl_model/model/model_config_om2.cpp "
+               "(CheckMdlLoadReuseZeroCopy: 0 or 1)"),
     applies_to="api_call", concern="api_calls", predicate=_refused, precondition=_misused,
 )
 
@@ -165,8 +166,9 @@ CHANGES_NOTHING = Invariant(
               "allocated, launched or written the caller's outputs leaks memory or hands back half-written "
               "buffers with an error code that says nothing happened. GE checks the call before it touches the "
               "device.",
-    ge_source=(V1_SOURCE + "davinci_model.cc (NnExecute checks its inputs before UpdateIoTaskArgs and the launch); "
-               + V2_SOURCE + "model_v2_executor.cc (Execute checks its arguments before the execution graph runs)"),
+    ge_source=(V1_SOURCE + "davinci_model.cc (DavinciModel::NnExecute: its inputs checked before "
+               "DavinciModel::CopyModelData and the launch); the v2 executor's Execute (ModelV2Executor: its "
+               "arguments checked before the execution graph runs)"),
     applies_to="api_call", concern="api_calls", predicate=_changed_nothing, precondition=_refused_misuse,
 )
 
