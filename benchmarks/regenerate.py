@@ -85,6 +85,8 @@ FIGURES = (
     Figure("fault-detection-plain", ("benchmarks/fault_detection.py", "--plain"), 5),
     Figure("verify-time", ("benchmarks/verify_time.py",), 4),
     Figure("verify-parts", ("benchmarks/verify_time.py", "--parts"), 2),
+    # Each raise fail(...) of impl/device/kernels planted as `pass` in turn, verify's device cases run on each.
+    Figure("kernel-checks", ("benchmarks/kernel_checks_reached.py",), 6),
     Figure("refresh-proof", ("benchmarks/refresh_proof.py",), 1),
     Figure("explore-real-code", ("benchmarks/fault_detection.py", "--real-code"), 3),
     Figure("explore-real-code-seed-6", ("benchmarks/fault_detection.py", "--real-code", "--seed", "6", "--budget", "60"),
