@@ -135,14 +135,27 @@ def _symbolic_run(lm, ios, bindings, calls: int) -> _Run:
     return run
 
 
+# Z3's deterministic resource limit per check: the bound that decides a proof (about 1.5x what the planted
+# refresh faults of tests/checks/test_z3_refresh.py need to be refuted, some 10 s on an idle core). The wall
+# timeout is only a safety net: with a timeout alone, the same proof was refuted on an idle machine and
+# "unknown" on a loaded one.
+RLIMIT = 150_000_000
+
+
+def _limited(timeout_ms: int) -> z3.Solver:
+    solver = z3.Solver()
+    solver.set("timeout", int(timeout_ms))
+    solver.set("rlimit", RLIMIT)
+    return solver
+
+
 def _satisfiable(run: _Run, timeout_ms: int) -> bool:
     """Whether some placement meets the assumptions: the real buffers the proof allocated usually
     do (checked by substitution, cheap); else Z3 is asked."""
     pairs = [(c, z3.BitVecVal(run.witness[name], WIDTH)) for name, c in run.names]
     if z3.is_true(z3.simplify(z3.substitute(z3.And(run.assumptions), *pairs))):
         return True
-    solver = z3.Solver()
-    solver.set("timeout", int(timeout_ms))
+    solver = _limited(timeout_ms)
     solver.add(*run.assumptions)
     return solver.check() == z3.sat
 
@@ -212,8 +225,7 @@ def _broken(slots, ios, state, bases, sizes, loaded) -> list[tuple[str, SlotFact
 def _solve(run: _Run, claims, timeout_ms: int):
     if not _satisfiable(run, timeout_ms):   # no vacuous proof
         return z3.unknown, None, "no placement satisfies the assumptions and path conditions (a vacuous proof)"
-    solver = z3.Solver()
-    solver.set("timeout", int(timeout_ms))
+    solver = _limited(timeout_ms)
     solver.add(*run.assumptions)
     broken = z3.Or([c for _, _, c in claims]) if claims else z3.BoolVal(False)
     answer = solver.check(broken)
@@ -238,9 +250,10 @@ def _readable(solver, run: _Run, broken):
 
 
 def prove_refresh(model, *, load_options: LoadOptions = LoadOptions(), calls: int = 2,
-                  timeout_ms: int = 10_000) -> RefreshProof:
+                  timeout_ms: int = 120_000) -> RefreshProof:
     """Prove the claims of the module docstring for CompiledModel ``model`` under v1 ``load_options``,
-    over ``calls`` consecutive execute calls with fresh buffers each."""
+    over ``calls`` consecutive execute calls with fresh buffers each. Each Z3 check is bounded by
+    ``RLIMIT`` (deterministic) and, as a safety net, ``timeout_ms`` of wall time."""
     if calls < 1:
         raise ValueError(f"calls={calls} must be >= 1")
     start = time.perf_counter()
