@@ -10,7 +10,7 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import (allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
+from zcspec.spec.invariants import (allocator_blocks, allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
                                     input_file, layout, layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1,
                                     runtime_v2)
 
@@ -28,6 +28,8 @@ CONCERNS = (
     ("runtime_v2", runtime_v2, "Lowered (gert-style) runtime: output zero copy and always_zero_copy."),
     ("allocator_threads", allocator_threads,
      "The runtimes' allocators under threads: v1's keep exact accounts, v2's has one caller inside at a time."),
+    ("allocator_blocks", allocator_blocks,
+     "Where runtime v2's caching allocator puts its blocks: on GE's 512-byte grain, inside the spans it holds."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
     ("calls_refused", calls_refused, "A call with invalid buffers: refused with GE's error before it does anything."),
     ("api_calls", api_calls, "A call that misuses the API: refused with GE's error, naming the misuse, changing nothing."),

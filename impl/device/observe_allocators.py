@@ -3,8 +3,9 @@
 ``allocator_events(trace, mark=0)`` transcribes, from position ``mark`` on, every ``AllocatorCall``
 (an ``enter`` or ``exit`` with its allocator, runtime, call and thread), and every device ``Alloc``
 / ``Free`` and virtual ``Mapping`` reserve / release whose tag starts with the name of an allocator
-that made a call in that span (the runtimes tag an allocator's memory ``"<name> <purpose>"``), as
-an ``alloc``, ``free``, ``reserve`` or ``release`` of it. It decides nothing: who holds what and
+that made a call in that span (the runtimes tag an allocator's memory ``"<name> <purpose>"``; runtime
+v2's spans carry the name without its ``#<serial>``, taken as that allocator's when no other allocator
+of the span has the same name), as an ``alloc``, ``free``, ``reserve`` or ``release`` of it. It decides nothing: who holds what and
 which thread may call is the spec's to derive (spec/invariants/allocator_threads.py).
 
 Names are made stable across processes: a thread is numbered by its first call into each allocator
@@ -24,6 +25,13 @@ def allocator_events(trace: tr.Trace, mark: int = 0) -> tuple[AllocatorEvent, ..
     if not runtimes:
         return ()
     names = sorted(runtimes, key=len, reverse=True)   # the longest name a tag starts with wins
+    # A runtime may tag its memory with the allocator's name without the ``#<serial>`` (runtime v2's spans:
+    # "<name> span"): such a tag is the allocator's when no other allocator of the span shares that name.
+    bases: dict[str, list[str]] = {}
+    for name in runtimes:
+        bases.setdefault(name.rpartition("#")[0] or name, []).append(name)
+    names += sorted((b for b, of in bases.items() if len(of) == 1 and b not in runtimes), key=len, reverse=True)
+    full = {b: of[0] for b, of in bases.items() if len(of) == 1}
     stable = {name: f"{name.rpartition('#')[0] or name}#{k}" for k, name in enumerate(runtimes, 1)}
     threads: dict[tuple[str, int], int] = {}
     out: list[AllocatorEvent] = []
@@ -36,6 +44,7 @@ def allocator_events(trace: tr.Trace, mark: int = 0) -> tuple[AllocatorEvent, ..
             continue
         kind = _memory_kind(e)
         owner = kind and next((n for n in names if e.tag.startswith(n + " ")), None)
+        owner = owner if owner in runtimes else full.get(owner) if owner else None
         if owner:
             out.append(AllocatorEvent(len(out), kind, stable[owner], runtimes[owner], address=e.addr, size=e.size))
     return tuple(out)

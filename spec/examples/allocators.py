@@ -1,6 +1,7 @@
 """Examples for the allocator-thread claims: two threads taking and giving back a v1 session allocator's
 memory (the last one frees it, or the first one does while the other still holds it); two threads calling a
-v2 caching allocator one after the other, or the second entering while the first is inside."""
+v2 caching allocator one after the other, or the second entering while the first is inside; a v2 caching
+allocator's second block on its 512-byte grain, or off it."""
 from __future__ import annotations
 
 from zcspec.spec.examples.build import Example
@@ -36,6 +37,17 @@ def _v1(first_free_releases: bool) -> DeviceObservation:
     return _observation("v1 allocator from two threads", rows)
 
 
+def _pool(offset: int) -> DeviceObservation:
+    """A v2 caching allocator takes a 2 MiB span and hands out a 512-byte block, then a 1000-byte one at
+    ``offset`` from the span's start."""
+    enter = ("enter", _V2, "v2", {"call": "malloc", "thread": 1, "size": 1000})
+    rows = [("enter", _V2, "v2", {"call": "malloc", "thread": 1, "size": 512}),
+            ("alloc", _V2, "v2", {"address": _BLOCK, "size": 2 << 20}),
+            ("exit", _V2, "v2", {"call": "malloc", "thread": 1, "address": _BLOCK}),
+            enter, ("exit", _V2, "v2", {"call": "malloc", "thread": 1, "address": _BLOCK + offset})]
+    return _observation("v2 allocator blocks", rows)
+
+
 def _v2(overlapping: bool) -> DeviceObservation:
     one, two = _call(_V2, "v2", "malloc", 1), _call(_V2, "v2", "malloc", 2)
     rows = [one[0], two[0], one[1], two[1]] if overlapping else [*one, *two]
@@ -49,4 +61,7 @@ EXAMPLES = (
     Example("V2-ALLOCATOR-ONE-THREAD", _v2(False), _v2(True),
             culprit=f"{_V2} malloc (event 1, thread 2)",
             why="thread 2 entered the allocator while thread 1 was inside its malloc"),
+    Example("V2-POOL-BLOCKS", _pool(512), _pool(500),
+            culprit=f"{_V2} malloc (event 4, thread 1)",
+            why="the second block starts 500 bytes into its span, off GE's 512-byte grain (it overlaps the first)"),
 )

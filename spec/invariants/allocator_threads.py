@@ -22,7 +22,8 @@ _TAKES = frozenset({"malloc_memory"})
 _GIVES = frozenset({"free_memory"})
 
 
-def _by_allocator(obs: DeviceObservation, runtime: str) -> dict[str, list]:
+def by_allocator(obs: DeviceObservation, runtime: str) -> dict[str, list]:
+    """The allocator events of ``runtime``'s allocators, by allocator, in trace order."""
     out: dict[str, list] = defaultdict(list)
     for e in obs.allocator_events:
         if e.runtime == runtime:
@@ -37,7 +38,7 @@ def _threads(events) -> set[int]:
 # -- V1-ALLOCATOR-ACCOUNTING ----------------------------------------------------------------------
 
 def _accounting(obs: DeviceObservation):
-    for name, events in _by_allocator(obs, "v1").items():
+    for name, events in by_allocator(obs, "v1").items():
         holders, live, released = 0, {}, False
         for e in events:
             if e.kind in ("alloc", "reserve"):
@@ -59,7 +60,7 @@ def _accounting(obs: DeviceObservation):
 
 def _v1_from_threads(obs: DeviceObservation) -> bool:
     return any(len(_threads(ev)) > 1 and any(e.call in _GIVES for e in ev)
-               for ev in _by_allocator(obs, "v1").values())
+               for ev in by_allocator(obs, "v1").values())
 
 
 ACCOUNTING = Invariant(
@@ -84,7 +85,7 @@ ACCOUNTING = Invariant(
 # -- V2-ALLOCATOR-ONE-THREAD ----------------------------------------------------------------------
 
 def _one_thread(obs: DeviceObservation):
-    for name, events in _by_allocator(obs, "v2").items():
+    for name, events in by_allocator(obs, "v2").items():
         inside: dict[int, list[str]] = defaultdict(list)   # thread -> its open calls
         for e in events:
             if e.kind == "enter":
@@ -99,7 +100,7 @@ def _one_thread(obs: DeviceObservation):
 
 
 def _v2_from_threads(obs: DeviceObservation) -> bool:
-    return any(len(_threads(ev)) > 1 for ev in _by_allocator(obs, "v2").values())
+    return any(len(_threads(ev)) > 1 for ev in by_allocator(obs, "v2").values())
 
 
 ONE_THREAD = Invariant(
