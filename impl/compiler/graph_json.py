@@ -35,14 +35,20 @@ def encode_value(v: Any) -> Any:
     return v
 
 
-def decode_value(v: Any) -> Any:
+def decode_value(v: Any, where: str = "attribute value") -> Any:
+    """An attribute value as the IR carries it; ``where`` names it in a refusal (``node 'relu' attribute 'perm'``)."""
     if isinstance(v, dict):
         if "float" in v:
-            return float(v["float"])
+            try:
+                return float(v["float"])
+            except (TypeError, ValueError):
+                raise GraphFormatError(f"{where}: the float tag {v['float']!r} holds no float") from None
         if "tuple" in v:
-            return tuple(decode_value(x) for x in v["tuple"])
+            if not isinstance(v["tuple"], list):
+                raise GraphFormatError(f"{where}: the tuple tag holds {v['tuple']!r}, not a list")
+            return tuple(decode_value(x, where) for x in v["tuple"])
     if isinstance(v, list):
-        raise GraphFormatError(f"attribute value {v!r}: lists must be tagged as tuples")
+        raise GraphFormatError(f"{where}: {v!r}: lists must be tagged as tuples")
     return v
 
 
@@ -86,23 +92,55 @@ def from_dict(doc: dict) -> Graph:
         raise GraphFormatError(f"graph format version {version!r} is not supported (this zcspec reads "
                                f"{', '.join(map(str, READS))})")
     try:
-        nodes = [
-            Node(
-                name=n["name"], op_type=n["op_type"], inputs=n["inputs"], outputs=n["outputs"],
-                attrs={k: decode_value(v) for k, v in n["attrs"].items()}, stream=n["stream"],
-                control_inputs=_names(n["control_inputs"], n["name"]) if version >= 2 else (),
-            )
-            for n in doc["nodes"]
-        ]
+        nodes = [_node(n, k, version) for k, n in enumerate(doc["nodes"])]
         tensors = [TensorDesc(t["name"], t["shape"], t["dtype"], t["format"], _set_size(t, version))
                    for t in doc["tensors"]]
-        weights = [Weight(w["name"], base64.b64decode(w["data"], validate=True), bool(w["splat"])) for w in doc["weights"]]
+        weights = [Weight(w["name"], _weight_data(w), bool(w["splat"])) for w in doc["weights"]]
         return Graph(doc["name"], nodes, tensors, weights)
-    # AttributeError: a field that must be an object is not ("attrs": [] has no .items())
+    # AttributeError: a field that must be an object is not
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         if isinstance(e, GraphFormatError):
             raise
         raise GraphFormatError(f"malformed graph JSON: {type(e).__name__}: {e}") from e
+
+
+def _node(n, k: int, version: int) -> Node:
+    """Node ``k`` of the document, each field checked for its JSON type (a refusal names the node and the key)."""
+    if not isinstance(n, dict):
+        raise GraphFormatError(f"nodes[{k}] is {type(n).__name__}, not an object")
+    name = n.get("name")
+    who = f"node {name!r}" if isinstance(name, str) else f"nodes[{k}]"
+    for key, ok, want in (("name", lambda v: isinstance(v, str), "a string"),
+                          ("op_type", lambda v: isinstance(v, str), "a string"),
+                          ("inputs", _is_names, "a list of tensor names"),
+                          ("outputs", _is_names, "a list of tensor names"),
+                          ("attrs", lambda v: isinstance(v, dict), "an object"),
+                          ("stream", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")):
+        if key not in n:
+            raise GraphFormatError(f"{who}: no \"{key}\"")
+        if not ok(n[key]):
+            raise GraphFormatError(f"{who}: \"{key}\" must be {want}, got {n[key]!r}")
+    return Node(name=name, op_type=n["op_type"], inputs=n["inputs"], outputs=n["outputs"],
+                attrs={a: decode_value(v, f"{who} attribute {a!r}") for a, v in n["attrs"].items()},
+                stream=n["stream"], control_inputs=_names(_required(n, "control_inputs", who), name)
+                if version >= 2 else ())
+
+
+def _required(item: dict, key: str, who: str):
+    if key not in item:
+        raise GraphFormatError(f"{who}: no \"{key}\"")
+    return item[key]
+
+
+def _is_names(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _weight_data(w: dict) -> bytes:
+    try:
+        return base64.b64decode(w["data"], validate=True)
+    except (TypeError, ValueError) as e:   # binascii.Error is a ValueError
+        raise GraphFormatError(f"weight {w.get('name')!r}: \"data\" is not base64 ({e})") from e
 
 
 def _set_size(tensor: dict, version: int) -> int | None:
