@@ -3,9 +3,9 @@
 The file is read as its format writes it, with the onnx package and the json module, never with the
 front end under test (impl/compiler/frontend, impl/compiler/graph_json.py): a reader that drops a node or
 a duplicate must not also decide what the claims see. ``observe_input_file(path, outcome)`` returns None
-for a file that cannot be transcribed (not an ONNX model, not JSON, not a zcspec graph, a node without a
-name or op type, a list of names that is not one): the claims of spec/invariants/input_file.py then say
-nothing about it; what such a file must do is the front-end cases' (checks/frontend_cases.py).
+for a file that cannot be transcribed (not an ONNX model, a .json file that is not text); a graph JSON
+file carries its text (``document``) for the format claim, and, when its lists can be read (a zcspec graph,
+each node with a name and op type, lists of names), its nodes, tensors and weights for the others.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import json
 import os
 from collections import Counter
 
+import attrs
 import onnx
 
 from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor
@@ -71,28 +72,33 @@ def _onnx_dims(type_proto) -> tuple[int | str, ...] | None:
 def _graph_json(path: str, outcome: ImportOutcome, shapes_given) -> InputFileObservation | None:
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            text = f.read()
     except (OSError, ValueError):
         return None
+    bare = InputFileObservation("graph_json", os.path.basename(path), outcome, shapes_given=tuple(shapes_given),
+                                document=text)
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return bare
     if not isinstance(doc, dict) or doc.get("format") != GRAPH_JSON_FORMAT or not isinstance(doc.get("nodes"), list):
-        return None
+        return bare
     if not isinstance(doc.get("tensors"), list) or not isinstance(doc.get("weights"), list):
-        return None
+        return bare
     nodes = []
     for n in doc["nodes"]:
         if not isinstance(n, dict) or not isinstance(n.get("name"), str) or not isinstance(n.get("op_type"), str):
-            return None
+            return bare
         lists = [n.get("inputs"), n.get("outputs"), n.get("control_inputs", [])]
         if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
-            return None
+            return bare
         nodes.append(InputNode(n["name"], n["op_type"], inputs=tuple(lists[0]), outputs=tuple(lists[1]),
                                control_inputs=tuple(lists[2])))
     descs = [t for t in doc["tensors"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
     weights = [w["name"] for w in doc["weights"] if isinstance(w, dict) and isinstance(w.get("name"), str)]
     shaped = tuple(InputTensor(t["name"], _json_dims(t.get("shape"))) for t in descs)
-    return InputFileObservation(
-        "graph_json", os.path.basename(path), outcome, nodes=tuple(nodes), constants=tuple(weights),
-        shaped=shaped, shapes_given=tuple(shapes_given),
+    return attrs.evolve(
+        bare, nodes=tuple(nodes), constants=tuple(weights), shaped=shaped,
         duplicates=_duplicates("tensor description", [t["name"] for t in descs]) + _duplicates("weight", weights))
 
 

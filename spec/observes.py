@@ -52,6 +52,9 @@ OBSERVES: dict[str, Observed] = {
     "INPUT-STATIC-SHAPE-REFUSED": Observed("the dims the file gives each graph input (a graph JSON file: each tensor), "
                                            "the inputs the caller shaped; whether the import accepted the file",
                                            INPUT_FILE),
+    "INPUT-FORMAT-REFUSED": Observed("a graph JSON file's own text, read with the json module against the "
+                                     "format's document rules (docs/graph-format.md); whether the import accepted "
+                                     "the file", INPUT_FILE),
     "INPUT-REFUSAL-NAMES-FAULT": Observed("the refusal's message, against the nodes and tensors of the faults the "
                                           "other input-file claims find in the file", INPUT_FILE),
     "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),

@@ -27,6 +27,14 @@ _GHOST = InputNode("add", "Add", inputs=("x", "ghost"), outputs=("y",))
 _TWICE = (InputNode("a", "Relu", inputs=("x",), outputs=("y",)), InputNode("b", "Neg", inputs=("x",), outputs=("y",)))
 _RELU = InputNode("relu", "Relu", inputs=("x",), outputs=("y",))
 
+_V4 = ('{"format": "zcspec-graph", "version": 4, "name": "g", "nodes": [], "tensors": [], "weights": []}')
+
+
+def _graph_json(outcome: ImportOutcome) -> InputFileObservation:
+    """A graph JSON file of a version the format does not have, as its text."""
+    return InputFileObservation("graph_json", "graph.json", outcome, document=_V4)
+
+
 EXAMPLES = (
     Example("INPUT-ARITY-REFUSED", _onnx(_MUL_ONE, outcome=_refused("node 'scale' (Mul) has 1 inputs, expects 2")),
             _onnx(_MUL_ONE), culprit="input file model.onnx",
@@ -46,6 +54,8 @@ EXAMPLES = (
                 "input 'x': dimension 0 ('batch') is dynamic and not fixed")),
             _onnx(_RELU, dims=("batch", 3)), culprit="input file model.onnx",
             why="x's first dim is the symbol 'batch' and no shape was given for it: imported"),
+    Example("INPUT-FORMAT-REFUSED", _graph_json(_refused("graph format version 4 is not supported")),
+            _graph_json(ACCEPTED), culprit="input file graph.json", why="a version-4 graph JSON file imported"),
     Example("INPUT-REFUSAL-NAMES-FAULT", _onnx(*_TWICE, outcome=_refused("tensor 'y' is written by 'a' and 'b'")),
             _onnx(*_TWICE, outcome=_refused("the model is not supported")), culprit="input file model.onnx",
             why="the refusal of a file in which two nodes write 'y' names neither 'y' nor anything else"),

@@ -20,6 +20,7 @@ from onnx import defs
 
 from zcspec.spec import op_facts
 from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants.input_graph_json import FORMAT_DOC, format_breaches
 from zcspec.spec.observables.input_file import InputFileObservation, InputNode
 
 ONNX_IR = "onnx/docs/IR.md (Graphs: names in SSA form, nodes topologically sortable)"
@@ -245,14 +246,36 @@ STATIC_SHAPE = _rule(
               "unknown dim is executed on the dynamic-shape path, not planned statically)",
 )
 
+FORMAT = _rule(
+    format_breaches,
+    id="INPUT-FORMAT-REFUSED",
+    title="A graph JSON file that breaks its format is refused",
+    statement="A graph JSON file that is not the document " + FORMAT_DOC + " describes is not accepted by the "
+              "import: a text that is not JSON, another \"format\" or a version other than 1, 2 or 3; a node, "
+              "tensor description or weight without one of its keys or with one of the wrong JSON type (a "
+              "version-2 or 3 node without its control inputs; a set size before version 3, or one that is not a "
+              "whole number of at least one byte and of the shape's raw bytes); an attribute value in no form the "
+              "format has (an untagged list, null, a float tag holding no float, a tuple in a tuple); weight data "
+              "that is not base64 or not its description's size (one element for a splat weight); a graph without "
+              "exactly one NetOutput, with Data indexes other than 0..n-1, a node output or weight without a "
+              "description, or a control input listed twice.",
+    rationale="The format is what a user writes by hand for `zcspec plan`, and what counterexample files carry: "
+              "a reader that takes a malformed field as something else (a missing key as its default, a number "
+              "as a flag, short weight data as the whole tensor) plans a graph nobody wrote. The rules are the "
+              "format's reference, checked on the file's own text, never asked of the reader.",
+    ge_source="zcspec's own format (" + FORMAT_DOC + "); the graph rules are GE's for a graph it plans: "
+              "compiler/graph/build/memory/block_mem_assigner.cc (every output has a tensor description), one "
+              "NetOutput and Data indexes 0..n-1 as GE's graph builder requires",
+)
+
 BREACHES = (arity_breaches, unknown_op_breaches, cycle_breaches, dangling_breaches, one_writer_breaches,
-            static_shape_breaches)
+            static_shape_breaches, format_breaches)
 
 
 def _named(obs: InputFileObservation) -> Iterator:
     if obs.outcome.accepted:
         return
-    found = [b for rule in BREACHES for b in rule(obs)]
+    found = [b for rule in BREACHES for b in rule(obs) if b.names]   # a text that is not JSON names nothing
     if found and not any(_names(obs.outcome.message, n) for b in found for n in b.names if n):
         yield violation(f"input file {obs.file}", "the refusal names none of the file's faults ("
                         + "; ".join(b.where for b in found[:3]) + (", ..." if len(found) > 3 else "")
@@ -276,7 +299,7 @@ REFUSAL_NAMED = Invariant(
               "(or nothing) sends them to the wrong node, and usually means the front end tripped over "
               "something other than the fault, by luck.",
     ge_source=ONNX_CHECKER, applies_to="input_file", concern="input_file", predicate=_named,
-    precondition=lambda obs: not obs.outcome.accepted and any(next(iter(r(obs)), None) is not None for r in BREACHES),
+    precondition=lambda obs: not obs.outcome.accepted and any(b.names for r in BREACHES for b in r(obs)),
 )
 
-INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, REFUSAL_NAMED)
+INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, FORMAT, REFUSAL_NAMED)

@@ -61,7 +61,9 @@ class InputFileObservation:
     theirs). ``constants``: ONNX initializers (with Constant nodes' outputs written by their node)
     or graph JSON weights. ``graph_outputs``: an ONNX model's graph outputs (a graph JSON
     NetOutput node reads its outputs as inputs). ``duplicates``: names the file gives twice in one list (graph inputs,
-    tensor descs, weights), each with the list's name: ``("graph input", "x")``."""
+    tensor descs, weights), each with the list's name: ``("graph input", "x")``. ``document``: a graph JSON
+    file's text as read (None for an ONNX file), which the format claim reads against docs/graph-format.md;
+    a graph JSON file whose lists cannot be transcribed has its text alone."""
 
     format: Format
     file: str
@@ -74,3 +76,4 @@ class InputFileObservation:
     shaped: tuple[InputTensor, ...] = ()
     shapes_given: tuple[str, ...] = ()
     duplicates: tuple[tuple[str, str], ...] = ()
+    document: str | None = None

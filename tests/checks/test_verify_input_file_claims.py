@@ -31,7 +31,8 @@ def test_the_refusal_cases_hold_every_input_file_claim(monkeypatch):
     result = _run(monkeypatch)
     assert result.findings == [] and result.errors == []
     for claim in ("INPUT-ARITY-REFUSED", "INPUT-UNKNOWN-OP-REFUSED", "INPUT-CYCLE-REFUSED", "INPUT-DANGLING-REFUSED",
-                  "INPUT-ONE-WRITER-REFUSED", "INPUT-STATIC-SHAPE-REFUSED", "INPUT-REFUSAL-NAMES-FAULT"):
+                  "INPUT-ONE-WRITER-REFUSED", "INPUT-STATIC-SHAPE-REFUSED", "INPUT-FORMAT-REFUSED",
+                  "INPUT-REFUSAL-NAMES-FAULT"):
         assert result.tally.distinct_count(claim) >= 3, claim
 
 
@@ -89,6 +90,41 @@ def test_the_transcription_keeps_what_the_file_writes(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps(doc))
     assert observe_input_file(str(path), outcome_of(None)).shaped[0].dims == ("null", "true", -1)
-    doc["nodes"][0]["inputs"] = "x"   # not a list of names: not the format, nothing to transcribe
+    doc["nodes"][0]["inputs"] = "x"   # not a list of names: no lists to transcribe, the text alone
     path.write_text(json.dumps(doc))
-    assert observe_input_file(str(path), outcome_of(None)) is None
+    bare = observe_input_file(str(path), outcome_of(None))
+    assert bare.nodes == () and bare.shaped == () and bare.document == json.dumps(doc)
+
+
+@pytest.mark.parametrize("planted, case", [
+    ("READS", "graph_json_wrong_version"),            # a reader that takes any version
+    ("_io_nodes", "graph_json_no_netoutput"),          # validation without its NetOutput and Data index rules
+    ("_weights_consistent", "graph_json_weight_size"),  # weight data of any size taken
+])
+def test_a_graph_json_reader_or_validation_rule_left_out_is_caught_by_the_format_claim(monkeypatch, planted, case):
+    from zcspec.impl.compiler import graph_json
+    if planted == "READS":
+        monkeypatch.setattr(graph_json, "READS", (1, 2, 3, 4))
+    else:
+        monkeypatch.setattr(validate, planted, _skip)
+    result = _run(monkeypatch)
+    assert any(f.violation.invariant_id == "INPUT-FORMAT-REFUSED" and case in f.case for f in result.findings), \
+        (planted, sorted({(f.case, f.violation.invariant_id) for f in result.findings})[:5], result.errors[:3])
+
+
+def test_a_graph_json_refusal_that_names_no_field_is_caught(monkeypatch):
+    """The reader's refusals of a node whose inputs are no list, or whose attrs are no object, named neither
+    the node nor the key ("malformed graph JSON: TypeError: 'int' object is not iterable") before the format
+    claim came: planted back, INPUT-REFUSAL-NAMES-FAULT reports them."""
+    from zcspec.impl.compiler import graph_json
+    from zcspec.impl.compiler.errors import GraphFormatError
+
+    def anonymous(n, k, version):
+        raise GraphFormatError("malformed graph JSON: TypeError: 'int' object is not iterable")
+
+    original = graph_json._node
+    monkeypatch.setattr(graph_json, "_node", lambda n, k, v: anonymous(n, k, v) if not isinstance(
+        n.get("inputs"), list) else original(n, k, v))
+    result = _run(monkeypatch)
+    assert any(f.violation.invariant_id == "INPUT-REFUSAL-NAMES-FAULT" and "graph_json_inputs_not_a_list" in f.case
+               for f in result.findings)

@@ -1,0 +1,207 @@
+"""The graph JSON format, as docs/graph-format.md states it: what a file must be for the reader to accept it.
+
+The input-file claim INPUT-FORMAT-REFUSED (listed with the others in input_file.py) reads the file's own text
+(the observation's ``document``) with the json module and finds where it breaks the document rules: the
+format and version, each element's keys and JSON types per version, the attribute value forms, base64 weight
+data, and the graph rules the format states about its lists (one NetOutput, Data indexes 0..n-1, a
+description for every tensor a node writes and every weight, weight data of its description's size, a set
+size of at least the raw bytes). Nothing here asks the reader what it accepts.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from typing import Iterator
+
+import attrs
+
+from zcspec.spec import dtypes
+from zcspec.spec.observables.input_file import InputFileObservation
+
+FORMAT = "zcspec-graph"
+VERSIONS = (1, 2, 3)
+FORMAT_DOC = "docs/graph-format.md"
+
+
+@attrs.frozen
+class Breach:
+    """Where a file breaks a rule: ``where`` for the message, ``names`` the node, tensor or key a refusal may
+    name for it (empty: nothing to name, such as a text that is not JSON)."""
+
+    where: str
+    names: tuple[str, ...]
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _names_list(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _value_fault(v, nested: bool = False) -> str | None:
+    """Why ``v`` is no attribute value of the format, or None."""
+    if isinstance(v, (bool, int, str)):
+        return None
+    if isinstance(v, float):
+        return None if math.isfinite(v) else "a bare non-finite float"
+    if isinstance(v, dict) and set(v) == {"float"}:
+        return None if _float_text(v["float"]) else f"a float tag holding {v['float']!r}"
+    if isinstance(v, dict) and set(v) == {"tuple"} and isinstance(v["tuple"], list):
+        if nested:
+            return "a tuple inside a tuple"
+        return next((f for f in (_value_fault(x, True) for x in v["tuple"]) if f), None)
+    if isinstance(v, list):
+        return "a list not tagged as a tuple"
+    return f"{json.dumps(v)}, no value form of the format"
+
+
+def _float_text(text) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+_NODE_KEYS = {"name": str, "op_type": str, "inputs": "names", "outputs": "names", "attrs": dict, "stream": int}
+
+
+def _key_fault(item: dict, key: str, kind) -> str | None:
+    if key not in item:
+        return f"has no {key!r}"
+    v = item[key]
+    ok = (_names_list(v) if kind == "names" else _is_int(v) if kind is int else isinstance(v, kind))
+    want = "a list of names" if kind == "names" else kind.__name__
+    return None if ok else f"has {key!r} = {json.dumps(v)[:60]}, not {want}"
+
+
+def _node_breaches(n, k: int, version: int) -> Iterator[Breach]:
+    if not isinstance(n, dict):
+        yield Breach(f"nodes[{k}] is not an object", ("nodes",))
+        return
+    label = n.get("name") if isinstance(n.get("name"), str) else f"nodes[{k}]"
+    keys = dict(_NODE_KEYS, **({"control_inputs": "names"} if version >= 2 else {}))
+    for key, kind in keys.items():
+        if why := _key_fault(n, key, kind):
+            yield Breach(f"node {label!r} {why}", (label, key))
+    if isinstance(n.get("attrs"), dict):
+        for key, v in n["attrs"].items():
+            if why := _value_fault(v):
+                yield Breach(f"node {label!r} attribute {key!r} is {why}", (label, key))
+
+
+def _tensor_breaches(t, k: int, version: int) -> Iterator[Breach]:
+    if not isinstance(t, dict):
+        yield Breach(f"tensors[{k}] is not an object", ("tensors",))
+        return
+    label = t.get("name") if isinstance(t.get("name"), str) else f"tensors[{k}]"
+    for key, kind in (("name", str), ("shape", list), ("dtype", str), ("format", str)):
+        if why := _key_fault(t, key, kind):
+            yield Breach(f"tensor {label!r} {why}", (label, key))
+    if "size" in t:
+        if version < 3:
+            yield Breach(f"tensor {label!r} has a set size in a version-{version} file (from version 3)",
+                         (label, "size"))
+        elif not _is_int(t["size"]):
+            yield Breach(f"tensor {label!r} has size {json.dumps(t['size'])}, not a whole number of bytes",
+                         (label, "size"))
+        elif t["size"] < 1:
+            yield Breach(f"tensor {label!r} has set size {t['size']}, no bytes", (label, "size"))
+        elif (raw := _raw(t)) is not None and t["size"] < raw:
+            yield Breach(f"tensor {label!r} has set size {t['size']}, below its {raw} raw bytes", (label, "size"))
+
+
+def _raw(t: dict) -> int | None:
+    """A description's raw bytes, when its shape is fixed and the spec knows its dtype."""
+    shape, dtype = t.get("shape"), t.get("dtype")
+    if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape) or dtype not in dtypes.BITS:
+        return None
+    return dtypes.nbytes(tuple(shape), dtype)
+
+
+def _weight_breaches(w, k: int, descs: dict) -> Iterator[Breach]:
+    if not isinstance(w, dict):
+        yield Breach(f"weights[{k}] is not an object", ("weights",))
+        return
+    label = w.get("name") if isinstance(w.get("name"), str) else f"weights[{k}]"
+    for key, kind in (("name", str), ("splat", bool), ("data", str)):
+        if why := _key_fault(w, key, kind):
+            yield Breach(f"weight {label!r} {why}", (label, key))
+    if not isinstance(w.get("data"), str):
+        return
+    try:
+        data = base64.b64decode(w["data"], validate=True)
+    except (binascii.Error, ValueError):
+        yield Breach(f"weight {label!r} holds data that is not base64", (label, "base64"))
+        return
+    desc = descs.get(label)
+    if desc is None or (raw := _raw(desc)) is None:
+        return
+    want = dtypes.nbytes((1,), desc["dtype"]) if w.get("splat") is True else raw
+    if len(data) != want:
+        yield Breach(f"weight {label!r} holds {len(data)} bytes, its description needs {want}", (label,))
+
+
+def _graph_breaches(doc: dict) -> Iterator[Breach]:
+    nodes = [n for n in doc["nodes"] if isinstance(n, dict)]
+    outs = [n.get("name") for n in nodes if n.get("op_type") == "NetOutput"]
+    if len(outs) != 1:
+        yield Breach(f"the graph has {len(outs)} NetOutput nodes, not exactly one", ("NetOutput",))
+    indexes = sorted(n.get("attrs", {}).get("index") for n in nodes
+                     if n.get("op_type") == "Data" and isinstance(n.get("attrs"), dict)
+                     and _is_int(n["attrs"].get("index")))
+    datas = [n for n in nodes if n.get("op_type") == "Data"]
+    if len(indexes) != len(datas) or indexes != list(range(len(indexes))):
+        yield Breach(f"the Data nodes' indexes are {indexes}, not 0..{len(datas) - 1}", ("Data", "index"))
+    described = {t["name"] for t in doc["tensors"] if isinstance(t, dict) and isinstance(t.get("name"), str)}
+    for n in nodes:
+        for t in n.get("outputs", []) if _names_list(n.get("outputs")) else []:
+            if t and t not in described:
+                yield Breach(f"node {n.get('name')!r} writes {t!r}, which has no description", (t,))
+        if _names_list(n.get("control_inputs")) and len(set(n["control_inputs"])) != len(n["control_inputs"]):
+            yield Breach(f"node {n.get('name')!r} lists a control input twice", (str(n.get("name")),))
+    for w in doc["weights"]:
+        if isinstance(w, dict) and isinstance(w.get("name"), str) and w["name"] not in described:
+            yield Breach(f"weight {w['name']!r} has no description", (w["name"],))
+
+
+def format_breaches(obs: InputFileObservation) -> Iterator[Breach]:
+    """Where a graph JSON file's text breaks the format (an ONNX file, or one transcribed without its text:
+    none)."""
+    if obs.format != "graph_json" or obs.document is None:
+        return
+    try:
+        doc = json.loads(obs.document)
+    except ValueError as e:
+        yield Breach(f"the file is not JSON ({e})", ())
+        return
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        yield Breach(f"its \"format\" is not {FORMAT!r}", ("format",))
+        return
+    version = doc.get("version")
+    if not _is_int(version) or version not in VERSIONS:
+        yield Breach(f"its version {json.dumps(version)} is none of {list(VERSIONS)}", ("version",))
+        return
+    bad_lists = [k for k in ("nodes", "tensors", "weights") if not isinstance(doc.get(k), list)]
+    if not isinstance(doc.get("name"), str):
+        yield Breach("the graph has no name", ("name",))
+    for k in bad_lists:
+        yield Breach(f"its {k!r} is not a list", (k,))
+    if bad_lists:
+        return
+    for k, n in enumerate(doc["nodes"]):
+        yield from _node_breaches(n, k, version)
+    descs = {}
+    for k, t in enumerate(doc["tensors"]):
+        yield from _tensor_breaches(t, k, version)
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            descs[t["name"]] = t
+    for k, w in enumerate(doc["weights"]):
+        yield from _weight_breaches(w, k, descs)
+    yield from _graph_breaches(doc)
