@@ -258,14 +258,20 @@ FORMAT = _rule(
               "format has (an untagged list, null, a float tag holding no float, a tuple in a tuple); weight data "
               "that is not base64 or not its description's size (one element for a splat weight); a graph without "
               "exactly one NetOutput, with Data indexes other than 0..n-1, a node output or weight without a "
-              "description, or a control input listed twice.",
+              "description, or a control input listed twice; a planning attribute of the wrong type or range "
+              "(_reuse_input naming no input, _inplace_ability that are no index pairs, continuous_output or "
+              "need_gentask_atomic that are no booleans, atomic_input_index that is no tuple of indexes); a "
+              "Merge without one distinct label per input, with a branch label of its own, or with an input "
+              "produced in another branch than its label's or shaped unlike its output.",
     rationale="The format is what a user writes by hand for `zcspec plan`, and what counterexample files carry: "
               "a reader that takes a malformed field as something else (a missing key as its default, a number "
               "as a flag, short weight data as the whole tensor) plans a graph nobody wrote. The rules are the "
               "format's reference, checked on the file's own text, never asked of the reader.",
     ge_source="zcspec's own format (" + FORMAT_DOC + "); the graph rules are GE's for a graph it plans: "
-              "compiler/graph/build/memory/block_mem_assigner.cc (every output has a tensor description), one "
-              "NetOutput and Data indexes 0..n-1 as GE's graph builder requires",
+              "compiler/graph/build/memory/block_mem_assigner.cc (every output has a tensor description; "
+              "ATTR_NAME_CONTINUOUS_OUTPUT and the in-place attributes as its planner reads them), one "
+              "NetOutput and Data indexes 0..n-1 as GE's graph builder requires, the Merge of a dynamic batch "
+              "joining one branch per label",
 )
 
 BREACHES = (arity_breaches, unknown_op_breaches, cycle_breaches, dangling_breaches, one_writer_breaches,

@@ -3,9 +3,10 @@
 The input-file claim INPUT-FORMAT-REFUSED (listed with the others in input_file.py) reads the file's own text
 (the observation's ``document``) with the json module and finds where it breaks the document rules: the
 format and version, each element's keys and JSON types per version, the attribute value forms, base64 weight
-data, and the graph rules the format states about its lists (one NetOutput, Data indexes 0..n-1, a
+data, the graph rules the format states about its lists (one NetOutput, Data indexes 0..n-1, a
 description for every tensor a node writes and every weight, weight data of its description's size, a set
-size of at least the raw bytes). Nothing here asks the reader what it accepts.
+size of at least the raw bytes), the planning attributes' types and ranges and the Merge rules. Nothing here
+asks the reader or graph validation what they accept.
 """
 from __future__ import annotations
 
@@ -171,6 +172,76 @@ def _graph_breaches(doc: dict) -> Iterator[Breach]:
             yield Breach(f"weight {w['name']!r} has no description", (w["name"],))
 
 
+def _decoded(v):
+    """An attribute value of the format as the value it stands for (tagged floats and tuples unwrapped)."""
+    if isinstance(v, dict) and set(v) == {"float"} and _float_text(v["float"]):
+        return float(v["float"])
+    if isinstance(v, dict) and set(v) == {"tuple"} and isinstance(v["tuple"], list):
+        return tuple(_decoded(x) for x in v["tuple"])
+    return v
+
+
+def _ints(v) -> bool:
+    return isinstance(v, tuple) and all(_is_int(k) for k in v)
+
+
+def _planning_breaches(name: str, inputs: list, attrs: dict) -> Iterator[Breach]:
+    """The planning attributes' types and ranges (docs/memory-planning.md, "Node attributes that drive
+    planning")."""
+    reuse = attrs.get("_reuse_input", False)
+    if not (reuse is False or reuse is True or reuse is None) and not (_is_int(reuse) and 0 <= reuse < len(inputs)):
+        yield Breach(f"node {name!r} has _reuse_input={reuse!r}, neither True nor the index of one of its "
+                     f"{len(inputs)} inputs", (name, "_reuse_input"))
+    flat = attrs.get("_inplace_ability", ())
+    if not (_ints(flat) and len(flat) % 2 == 0):
+        yield Breach(f"node {name!r} has _inplace_ability={flat!r}, not (output, input) index pairs",
+                     (name, "_inplace_ability"))
+    for flag in ("continuous_output", "need_gentask_atomic"):
+        if not isinstance(attrs.get(flag, False), bool):
+            yield Breach(f"node {name!r} has {flag}={attrs[flag]!r}, not a boolean", (name, flag))
+    if not _ints(attrs.get("atomic_input_index", ())):
+        yield Breach(f"node {name!r} has atomic_input_index={attrs['atomic_input_index']!r}, not a tuple of input "
+                     "indexes", (name, "atomic_input_index"))
+
+
+def _merge_breaches(n: dict, attrs: dict, by_output: dict, descs: dict) -> Iterator[Breach]:
+    """A Merge joins dynamic-batch branches: one distinct non-empty label per input, each input produced in
+    its label's branch and shaped like the output, no branch label of its own."""
+    name, inputs = n["name"], n["inputs"]
+    labels = attrs.get("labels")
+    if not (isinstance(labels, tuple) and len(labels) == len(inputs) and len(set(labels)) == len(labels)
+            and all(isinstance(x, str) and x for x in labels)):
+        yield Breach(f"Merge {name!r} has labels={labels!r}, not one distinct branch label per input "
+                     f"({len(inputs)})", (name, "labels"))
+        return
+    if attrs.get("_batch_label"):
+        yield Breach(f"Merge {name!r} has _batch_label={attrs['_batch_label']!r}: it runs in every branch",
+                     (name, "_batch_label"))
+    out = descs.get(n["outputs"][0]) if n["outputs"] else None
+    for t, label in zip(inputs, labels):
+        producer = by_output.get(t)
+        got = _decoded(producer["attrs"].get("_batch_label", "")) if producer else ""
+        if got != label:
+            yield Breach(f"Merge {name!r} lists {t!r} for branch {label!r}, produced in branch {got!r}", (name, t))
+        d = descs.get(t)
+        shaped = out is not None and d is not None
+        if shaped and (d.get("shape"), d.get("dtype")) != (out.get("shape"), out.get("dtype")):
+            yield Breach(f"Merge {name!r} input {t!r} is {d.get('shape')}x{d.get('dtype')}, its output "
+                         f"{out.get('shape')}x{out.get('dtype')}", (name, t))
+
+
+def _attribute_breaches(doc: dict) -> Iterator[Breach]:
+    nodes = [n for n in doc["nodes"] if isinstance(n, dict) and isinstance(n.get("name"), str)
+             and isinstance(n.get("attrs"), dict) and _names_list(n.get("inputs")) and _names_list(n.get("outputs"))]
+    descs = {t["name"]: t for t in doc["tensors"] if isinstance(t, dict) and isinstance(t.get("name"), str)}
+    by_output = {t: n for n in nodes for t in n["outputs"]}
+    for n in nodes:
+        attrs = {k: _decoded(v) for k, v in n["attrs"].items()}
+        yield from _planning_breaches(n["name"], n["inputs"], attrs)
+        if n.get("op_type") == "Merge":
+            yield from _merge_breaches(n, attrs, by_output, descs)
+
+
 def format_breaches(obs: InputFileObservation) -> Iterator[Breach]:
     """Where a graph JSON file's text breaks the format (an ONNX file, or one transcribed without its text:
     none)."""
@@ -205,3 +276,4 @@ def format_breaches(obs: InputFileObservation) -> Iterator[Breach]:
     for k, w in enumerate(doc["weights"]):
         yield from _weight_breaches(w, k, descs)
     yield from _graph_breaches(doc)
+    yield from _attribute_breaches(doc)

@@ -100,6 +100,8 @@ def test_the_transcription_keeps_what_the_file_writes(tmp_path):
     ("READS", "graph_json_wrong_version"),            # a reader that takes any version
     ("_io_nodes", "graph_json_no_netoutput"),          # validation without its NetOutput and Data index rules
     ("_weights_consistent", "graph_json_weight_size"),  # weight data of any size taken
+    ("_reuse_inputs_valid", "graph_json_reuse_input_index"),   # an in-place index naming no input taken
+    ("_merges_valid", "graph_json_merge_labels"),       # a Merge with one label for two inputs taken
 ])
 def test_a_graph_json_reader_or_validation_rule_left_out_is_caught_by_the_format_claim(monkeypatch, planted, case):
     from zcspec.impl.compiler import graph_json
