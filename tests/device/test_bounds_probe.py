@@ -97,7 +97,7 @@ def test_the_real_device_passes_every_fixed_probe_and_each_tells_right_from_wron
         report = probe_report(program)
         assert report.ok, str(report)
         assert report.exercised == ("V1-ALLOCATOR-ACCOUNTING", "V2-ALLOCATOR-ONE-THREAD",   # its allocator_threads steps
-                                    "DEVICE-BOUNDS", "DEVICE-FAULT-KIND")
+                                    "V2-POOL-BLOCKS", "DEVICE-BOUNDS", "DEVICE-FAULT-KIND")
 
 
 @settings(max_examples=40, deadline=None)
@@ -181,7 +181,8 @@ def test_a_bad_probe_step_is_an_error_naming_it(step, key):
 def test_the_claim_copes_with_any_well_typed_observation(obs):
     report = check(obs)
     claims = {"DEVICE-BOUNDS", "DEVICE-FAULT-KIND", "DEVICE-KERNEL-REFUSAL", "DEVICE-COLLECTIVE", "DEVICE-ALLOC-FIT",
-              "DEVICE-KERNEL-ORACLE", "DEVICE-COUNTERS-TRUE", "DEVICE-MALLOC-ARGS"}
+              "DEVICE-KERNEL-ORACLE", "DEVICE-COUNTERS-TRUE", "DEVICE-MALLOC-ARGS", "V1-ALLOCATOR-ACCOUNTING",
+              "V2-ALLOCATOR-ONE-THREAD", "V2-POOL-BLOCKS"}
     assert {v.invariant_id for v in report.violations} <= claims
 
 
