@@ -5,8 +5,10 @@ API-MISUSE-CHANGES-NOTHING).
 on fresh devices and makes, on each, one bad call at a time with otherwise valid buffers: one output
 buffer too few, one input buffer too many, a dynamic-batch label the model does not have (none at all
 where it has branches; a label where it has none), then, after unloading the model, a call on valid
-buffers. Then it builds each runtime's load options with every switch given a value outside its domain
-(an int for a bool; reuseZeroCopyMemory 2). A valid call comes first on each runtime, so that a model that
+buffers; ``option_observations(runtime)`` builds that runtime's load options with each switch given a
+value outside its domain (an int for a bool; reuseZeroCopyMemory 2). ``transcribe`` is the one
+transcription of an execute call, which runtime v1's ``after_unload`` run (checks/execution/v1.py) uses
+too. A valid call comes first on each runtime, so that a model that
 cannot run at all is a failure of the run (RuntimeError naming it), not a refusal the claims could
 mistake for the right one.
 
