@@ -14,13 +14,12 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-import attrs
 import networkx as nx
 from onnx import defs
 
 from zcspec.spec import op_facts
 from zcspec.spec.invariant import Invariant, violation
-from zcspec.spec.invariants.input_graph_json import FORMAT_DOC, format_breaches
+from zcspec.spec.invariants.input_graph_json import FORMAT_DOC, Breach, format_breaches
 from zcspec.spec.observables.input_file import InputFileObservation, InputNode
 
 ONNX_IR = "onnx/docs/IR.md (Graphs: names in SSA form, nodes topologically sortable)"
@@ -30,15 +29,6 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 # file (docs/graph-format.md): one input more than ONNX's schema allows. The only deviation from ONNX's
 # counts; an ONNX file is held to ONNX's.
 GRAPH_JSON_EXTRA_INPUT = frozenset({"Flatten", "Identity"})
-
-
-@attrs.frozen
-class Breach:
-    """Where a file breaks a rule: ``where`` for the message, ``names`` the node or tensor names a refusal
-    may name for it."""
-
-    where: str
-    names: tuple[str, ...]
 
 
 def _schema(obs: InputFileObservation, node: InputNode):

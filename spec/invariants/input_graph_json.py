@@ -28,8 +28,9 @@ FORMAT_DOC = "docs/graph-format.md"
 
 @attrs.frozen
 class Breach:
-    """Where a file breaks a rule: ``where`` for the message, ``names`` the node, tensor or key a refusal may
-    name for it (empty: nothing to name, such as a text that is not JSON)."""
+    """Where an input file breaks a rule (this one's or input_file.py's): ``where`` for the message, ``names``
+    the node, tensor or key a refusal may name for it (empty: nothing to name, such as a text that is not
+    JSON)."""
 
     where: str
     names: tuple[str, ...]
