@@ -197,7 +197,7 @@ def launch(writes=((Y_BUF, RAW, "y"),), reads=((X_BUF, RAW, "x"),), task: int = 
 
 def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_addresses=None, evs=None,
               outputs=(), ok: bool = True, error: str | None = None, culprit: str | None = None,
-              rule: str | None = None, counters: dict | None = None, out_tensors=()) -> ExecutionObservation:
+              counters: dict | None = None, out_tensors=()) -> ExecutionObservation:
     ld = ld or load()
     return ExecutionObservation(
         load=ld,
@@ -206,7 +206,7 @@ def execution(ld: LoadObservation | None = None, *, bufs=None, slots=None, io_ad
         io_addresses=io_addresses if io_addresses is not None else {"x": X_BUF, "y": Y_BUF},
         events=evs if evs is not None else events(launch()),
         outputs=tuple(outputs),
-        result=CallResult(ok=ok, error=error, culprit=culprit, rule=rule),
+        result=CallResult(ok=ok, error=error, culprit=culprit),
         counters=dict(counters or {}),
         out_tensors=tuple(out_tensors),
     )

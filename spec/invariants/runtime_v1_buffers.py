@@ -10,6 +10,7 @@ The claims belong to the runtime_v1 concern: runtime_v1.py lists them in its ``I
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from zcspec.spec.invariant import Invariant, violation
@@ -82,6 +83,11 @@ def shared_with_output(obs: ExecutionObservation) -> Iterator[tuple]:
 # -- V1-BUFFER-SIZE ---------------------------------------------------------------------------
 
 GE_SIZE_TOLERANCE = 64  # kDataMemAlignSizeCompare (GE: davinci_model.cc)
+# How a refusal for a buffer's size reads to its caller: GE's E13025 text of CheckUserAndModelSize ("The user
+# provided N bytes of buffer size plus the aligned 64 bytes, which is less than the tensor size M bytes required
+# by the model"), or the same words against the tensor's raw size. A runtime that words it otherwise is judged
+# on its size refusals by V1-VALID-CALL-SUCCEEDS alone.
+SIZE_REFUSAL = re.compile(r"which is less than the tensor(?:'s raw)? size \d+ bytes")
 
 
 def _sized_buffers(obs: ExecutionObservation):
@@ -99,8 +105,8 @@ def _buffer_size(obs: ExecutionObservation):
         if too_small and obs.result.ok:
             yield violation(f"buffer {t.name!r}", f"is {b.size} bytes; {b.size} + {GE_SIZE_TOLERANCE} < the model's "
                             f"{t.size}, yet the call succeeded", size=b.size, model_size=t.size)
-        elif (not obs.result.ok and obs.result.culprit == t.name and obs.result.rule == "size"
-              and b.size >= t.raw_size):
+        elif (not obs.result.ok and obs.result.culprit == t.name and b.size >= t.raw_size
+              and SIZE_REFUSAL.search(obs.result.error or "")):
             yield violation(f"buffer {t.name!r}", f"was refused although it is {b.size} bytes, at least the raw "
                             f"size {t.raw_size}", size=b.size, raw_size=t.raw_size)
 
@@ -110,7 +116,8 @@ BUFFER_SIZE = Invariant(
     title="v1 refuses I/O buffers below GE's tolerance and accepts raw-sized ones",
     statement="In v1, an execution whose device I/O buffer is so small that its size plus 64 is below the "
               "model's padded size for that I/O fails, and a buffer of at least the I/O's raw size is never "
-              "the reason a call is refused.",
+              "the reason a call is refused: the refusal's message does not say, in GE's E13025 words, that this "
+              "buffer is less than the tensor size.",
     rationale="GE's CheckUserAndModelSize errors only when user + 64 < model size (E13025): the model's size is "
               "padded (align32 + 32), so a caller passing the raw byte count must always be accepted, while a "
               "truly short buffer must be refused before any task writes into it.",

@@ -54,13 +54,11 @@ class OutputResult:
 
 @attrs.frozen
 class CallResult:
-    """Whether the call succeeded; its error, the buffer it blames, and ``rule``: which rule the
-    refusal enforced when the runtime says so (``"size"`` for an undersized buffer)."""
+    """Whether the call succeeded; its error message as the caller received it, and the buffer it blames."""
 
     ok: bool
     error: str | None = None
     culprit: str | None = None
-    rule: str | None = None
 
 
 @attrs.frozen

@@ -164,9 +164,12 @@ def test_v1_no_model_io_slot_raw_slots_of_copy_only_io_may_keep_the_model_addres
 def test_v1_buffer_size_raw_sized_buffers_pass_and_refusing_them_is_reported():
     # The model's y is 512 bytes padded, 400 raw: 400 + 64 >= 512, so GE accepts a raw-sized buffer.
     assert get("V1-BUFFER-SIZE").violations(execution()) == ()
-    refused = execution(evs=events(dict(kind="error", io="y")), ok=False, culprit="y", rule="size", slots=())
+    refused = execution(evs=events(dict(kind="error", io="y")), ok=False, culprit="y", slots=(),
+                        error=f"buffer 'y': The user provided {RAW} bytes of buffer size plus the aligned 64 bytes, "
+                              f"which is less than the tensor size 512 bytes required by the model [E13025 code 145000]")
     (v,) = get("V1-BUFFER-SIZE").violations(refused)
     assert v.values == {"size": RAW, "raw_size": RAW}
-    # A refusal for another rule (say alignment) is not a size refusal.
-    assert get("V1-BUFFER-SIZE").violations(attrs.evolve(refused, result=attrs.evolve(refused.result, rule="alignment"))) == ()
+    # A refusal for another rule (say alignment), as its message reads, is not a size refusal.
+    other = "buffer 'y': address 0x1004 is not aligned to 8 bytes (the float64 element size) [E13025 code 145000]"
+    assert get("V1-BUFFER-SIZE").violations(attrs.evolve(refused, result=attrs.evolve(refused.result, error=other))) == ()
     assert get("V1-BUFFER-SIZE").violations(execution(load("v2"), bufs=buffers(y_size=100))) == ()

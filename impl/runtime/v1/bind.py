@@ -74,10 +74,11 @@ def _bind_one(lm, z, b) -> Binding:
                            f"may be null; this one is {b.size} bytes, the {z.role} has {d.nbytes}", buffer=z.name)
     if b.size + GE_SIZE_SLACK < d.size:
         raise ParamInvalid(f"The user provided {b.size} bytes of buffer size plus the aligned {GE_SIZE_SLACK} bytes, "
-                           f"which is less than the tensor size {d.size} bytes required by the model", buffer=z.name, rule="size")
+                           f"which is less than the tensor size {d.size} bytes required by the model", buffer=z.name)
     if b.size < d.nbytes:
-        raise ParamInvalid(f"is {b.size} bytes, the {z.role} has {d.nbytes} bytes ({d.dtype}{list(d.shape)}); "
-                           "the tasks would access past its end", buffer=z.name, rule="size")
+        raise ParamInvalid(f"The user provided {b.size} bytes of buffer size, which is less than the tensor's raw "
+                           f"size {d.nbytes} bytes ({d.dtype}{list(d.shape)}): the tasks would access past its end",
+                           buffer=z.name)
     if b.addr:
         _check_live(lm, z, b)
     if b.placement == "device":

@@ -31,13 +31,12 @@ ACL_ERROR_GE_INTERNAL_ERROR = 545000
 
 class RuntimeV1Error(RuntimeLayerError):
     """Base: ``code`` (ACL/GE value), ``message_id`` (E13025, ...), ``buffer`` (the I/O or
-    memory named, or ""), ``task`` (or ""), the rule broken in words, and ``rule``: a short
-    tag of the rule where the spec needs it (``"size"`` for an undersized buffer)."""
+    memory named, or ""), ``task`` (or "") and the rule broken in words (``why``)."""
 
     code = ACL_ERROR_GE_INTERNAL_ERROR
 
-    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "", rule: str = ""):
-        self.buffer, self.task, self.message_id, self.why, self.rule = buffer, task, message_id, why, rule
+    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = ""):
+        self.buffer, self.task, self.message_id, self.why = buffer, task, message_id, why
         who = f"buffer {buffer!r}: " if buffer else (f"task {task!r}: " if task else "")
         mid = f"{message_id} " if message_id else ""
         super().__init__(f"{who}{why} [{mid}code {self.code}]")
@@ -46,8 +45,8 @@ class RuntimeV1Error(RuntimeLayerError):
 class ParamInvalid(RuntimeV1Error, BadInput):
     code = ACL_ERROR_GE_PARAM_INVALID
 
-    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "E13025", rule: str = ""):
-        super().__init__(why, buffer=buffer, task=task, message_id=message_id, rule=rule)
+    def __init__(self, why: str, *, buffer: str = "", task: str = "", message_id: str = "E13025"):
+        super().__init__(why, buffer=buffer, task=task, message_id=message_id)
 
 
 class InvalidParam(RuntimeV1Error, BadInput):

@@ -179,7 +179,7 @@ def observe_execution(lm, record: ExecutionRecord | None = None, outputs=(),
         released = _session_calls(lm.device.trace, span, "free_memory")
         holders = _holders(lm.device.trace, released[-1].allocator, span[1]) if released else None
         events.append(Event(len(events), "unload", holders=holders))
-    result = CallResult(record.ok, None if err is None else str(err), named, getattr(err, "rule", None) or None)
+    result = CallResult(record.ok, None if err is None else str(err), named)
     io_addresses = {names[k]: a for k, a in record.io_addresses.items()}
     return ExecutionObservation(load, buffers, slots, io_addresses, tuple(events), tuple(outputs), result,
                                 record.counters.as_dict())
