@@ -15,8 +15,14 @@ aclrtMalloc buffer, and is judged by the checker's own facts:
 - the caller's buffers hold the same bytes after it, and the loaded model still runs on the same
   datasets and computes the same outputs; unloading it then frees everything it had allocated.
 
-``acl_refusal_cases()`` lists the cases; ``check_acl_refusal(case)`` returns its problems (empty: it
-passed). verify runs them with the execution kind (``VerifyResult.acl_refusals``).
+The bad call is also transcribed from the caller's side (checks/execution/acl_calls.py) into an API-call
+observation, which verify hands to the spec's API-misuse claims: API-MISUSE-REFUSED and
+API-MISUSE-CHANGES-NOTHING decide from ACL's argument table (spec/invariants/acl_arguments.py), not from the
+expectations here, which calls misuse the API and which code ACL returns for them.
+
+``acl_refusal_cases()`` lists the cases; ``run_acl_refusal(case)`` makes one and returns an ``AclRun`` (its
+problems, empty when it passed, and the bad call's observation); ``check_acl_refusal(case)`` its problems
+alone. verify runs them with the execution kind (``VerifyResult.acl_refusals``).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from typing import Callable
 import attrs
 import numpy as np
 
+from zcspec.checks.execution.acl_calls import Transcribing
 from zcspec.checks.zoo import load as load_graph
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.compile import build_model
@@ -36,6 +43,7 @@ from zcspec.impl.platform import dtypes
 from zcspec.impl.platform.soc import PROFILES
 from zcspec.impl.runtime import acl as acl_api
 from zcspec.impl.runtime.v1.errors import RuntimeV1Error
+from zcspec.spec.observables.api_call import ApiCallObservation
 
 ACL_ERROR_INVALID_PARAM = 100000      # aclError.md (ACL's own parameter checks)
 ACL_ERROR_GE_PARAM_INVALID = 145000   # inc/external/ge/ge_error_codes.h
@@ -76,6 +84,7 @@ class Fixture:
 
     device: Device
     acl: acl_api.Acl
+    model: object            # the compiled model the fixture loaded
     data: bytes
     model_id: int
     inputs: acl_api.Dataset
@@ -116,7 +125,7 @@ def _fixture() -> Fixture:
         buffers.append((addr, io.nbytes))
         specs.append((addr, io.shape, np.dtype(dtypes.numpy_dtype(io.dtype))))
     a.mdl_execute(mid, inputs, outputs)
-    return Fixture(dev, a, data, mid, inputs, outputs, buffers, specs, a.rt_malloc(SCRATCH), dev.host_malloc(SCRATCH))
+    return Fixture(dev, a, model, data, mid, inputs, outputs, buffers, specs, a.rt_malloc(SCRATCH), dev.host_malloc(SCRATCH))
 
 
 def _dataset(f: Fixture, pairs) -> acl_api.Dataset:
@@ -249,11 +258,33 @@ _EFFECTS = (tr.Alloc, tr.Free, tr.Copy, tr.ArgWrite, tr.Launch, tr.FaultedLaunch
 _SETUP = (tr.Alloc, tr.Free)   # what a case's own setup (a freed address) may record before its bad call
 
 
+@attrs.frozen
+class AclRun:
+    """One case made: its problems (empty: it passed) and the bad call as its caller saw it (None: the case
+    made no call through an entry point)."""
+
+    problems: list[str]
+    observation: ApiCallObservation | None
+
+
 def check_acl_refusal(case: AclRefusal) -> list[str]:
     """The problems of one bad call (empty: refused with the right code, and nothing changed)."""
+    return run_acl_refusal(case).problems
+
+
+def _held(f: Fixture) -> list:
+    """Every buffer the fixture's caller holds: (name, address, size, placement)."""
+    return ([(f"buffer {addr:#x}", addr, size, "device") for addr, size in f.buffers]
+            + [("scratch", f.scratch, SCRATCH, "device"), ("host", f.host, SCRATCH, "host")])
+
+
+def run_acl_refusal(case: AclRefusal) -> AclRun:
+    """Make one bad call on a fresh fixture; its problems and its transcription."""
     f = _fixture()
     before_bytes = [f.device.peek(a, (s,), np.uint8).copy() for a, s in f.buffers]
     before_out = f.outputs_now()
+    facade = f.acl
+    f.acl = calls = Transcribing(facade, f.device, _held(f), {f.model_id: f.model})
     mark = f.device.trace.mark()
     problems = []
     try:
@@ -262,6 +293,8 @@ def check_acl_refusal(case: AclRefusal) -> list[str]:
     except RuntimeV1Error as e:
         if e.code != case.code:
             problems.append(f"refused with code {e.code}, but the C API returns {case.code} ({case.source}): {e}")
+    finally:
+        f.acl = facade
     events = f.device.trace.since(mark)
     setup = 0
     while setup < len(events) and isinstance(events[setup], _SETUP) and case.label.endswith("freed memory"):
@@ -273,7 +306,7 @@ def check_acl_refusal(case: AclRefusal) -> list[str]:
     for (addr, size), old in zip(f.buffers, before_bytes):
         if not np.array_equal(f.device.peek(addr, (size,), np.uint8), old):
             problems.append(f"the caller's buffer {addr:#x} ({size} bytes) changed")
-    return problems + _still_runs(f, before_out)
+    return AclRun(problems + _still_runs(f, before_out), calls.last)
 
 
 def _still_runs(f: Fixture, before_out: list) -> list[str]:

@@ -51,8 +51,8 @@ from typing import Callable
 
 import attrs
 
-from zcspec.checks.acl_refusal_cases import acl_refusal_cases, check_acl_refusal
-from zcspec.checks.verify_api_misuse import MISUSE_MODELS, check_api_misuses
+from zcspec.checks.acl_refusal_cases import acl_refusal_cases
+from zcspec.checks.verify_api_misuse import MISUSE_MODELS, check_acl_refusals, check_api_misuses
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, run_campaign
 from zcspec.checks.cases.ge.all import CASES as GE_CASES
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
@@ -131,7 +131,7 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
     if "execution" in config.kinds and config.acl_refusals:
         refusals = acl_refusal_cases()
         progress(f"ACL refusals: {len(refusals)} bad calls to the ACL entry points")
-        _acl_refusals(result, refusals)
+        check_acl_refusals(result, refusals)
         progress(f"API misuses: runtimes v1 and v2 called wrongly on {len(MISUSE_MODELS)} models, bad load options")
         check_api_misuses(result, config.soc)
         lap = _lap(result, "ACL refusals and API misuses", lap)
@@ -291,25 +291,6 @@ def _foreign_cases(result: VerifyResult, cases) -> None:
                 record_error(result, f"foreign {case.label}", w, "check")
         result.artefacts.case("foreign", case.label, observations=[p.plan for p in plans], reports=reports,
                               titles=[p.title for p in plans], problems=list(wrong))
-
-
-def _acl_refusals(result: VerifyResult, cases) -> None:
-    """Each bad call of checks/acl_refusal_cases.py: refused with the C API's code, changing nothing; a problem
-    (or a crash: an exception other than the runtime's error) is an error of the run naming the call."""
-    failed = 0
-    for case in cases:
-        label_ = f"ACL refusal {case.label}"
-        try:
-            problems = check_acl_refusal(case)
-        except Exception as e:  # the facade raised something a C caller would never get back
-            record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
-            problems = [result.errors[-1][1]]
-        else:
-            for p in problems:
-                record_error(result, label_, p, "check")
-        failed += bool(problems)
-        result.artefacts.case("acl-refusals", label_, problems=problems)
-    result.acl_refusals = (len(cases), failed)
 
 
 def _campaign_case(artefacts: ArtefactWriter):

@@ -182,7 +182,12 @@ def _api_call(obs: ApiCallObservation) -> str:
                      + (" (unloaded by the caller before the call)" if obs.unloaded else ""))
         lines.append(f"passed: {obs.input_buffers} inputs, {obs.output_buffers} outputs"
                      + (f", batch {obs.batch!r}" if obs.batch is not None else ""))
+    lines += [f"argument {a.name} = {a.value} ({a.type})" for a in obs.arguments]
     lines += [f"option {a.name} = {a.value} ({a.type})" for a in obs.options]
+    lines += [f"{b.dataset}: data buffer of {b.size} bytes at {b.address:#x}" for b in obs.datasets]
+    if obs.entry not in ("execute", "options"):
+        lines.append(f"the caller holds model ids {list(obs.loaded)}; {len(obs.allocations)} allocation events "
+                     "before the call")
     lines.append("returned" if obs.outcome.ok else f"refused ({', '.join(obs.outcome.error[:1]) or 'error'}, code "
                  f"{obs.outcome.code or '(none)'}: {obs.outcome.message})")
     lines += [_event(e) for e in obs.events]

@@ -42,13 +42,20 @@ BOOL_SWITCHES = {"v1": ("zero_copy", "feature_base_refreshable", "legacy_copy_on
 BAD_ENUMS = {"v1": (("reuse_zero_copy_memory", 2),), "v2": ()}
 
 
+def outcome_of(error: Exception | None) -> CallOutcome:
+    """A call's outcome as its caller sees it: returned (``error`` None) or the error it raised."""
+    if error is None:
+        return CallOutcome(True)
+    names = tuple(c.__name__ for c in type(error).__mro__ if c not in (object, BaseException))
+    return CallOutcome(False, names, str(getattr(error, "code", "") or ""), str(error))
+
+
 def outcome(call: Callable[[], object]) -> CallOutcome:
     """What ``call`` came back with, as its caller sees it."""
     try:
         call()
     except Exception as e:  # noqa: BLE001 - whatever came back is the observation; the claims judge it
-        names = tuple(c.__name__ for c in type(e).__mro__ if c not in (object, BaseException))
-        return CallOutcome(False, names, str(getattr(e, "code", "") or ""), str(e))
+        return outcome_of(e)
     return CallOutcome(True)
 
 
@@ -57,7 +64,7 @@ def labels_of(model) -> tuple[str, ...]:
     return tuple(sorted({t.batch for t in model.tasks.tasks if t.batch}))
 
 
-def _bytes(dev, buffers) -> dict[str, bytes]:
+def read_buffers(dev, buffers) -> dict[str, bytes]:
     """Each buffer's bytes as its caller reads them: (name, address, size, placement) -> bytes."""
     read = {"device": dev.peek, "host": dev.host_read}
     return {name: read[placement](addr, (size,), np.uint8).tobytes() for name, addr, size, placement in buffers
@@ -70,9 +77,9 @@ def transcribe(dev, model, runtime: str, name: str, call: Callable[[], object], 
     ``buffers`` are every buffer the caller holds, (name, address, size, placement); ``input_buffers``,
     ``output_buffers`` (how many) and ``batch`` what the call passes, ``unloaded`` whether the caller unloaded
     the model."""
-    before, begin = _bytes(dev, buffers), dev.trace.mark()
+    before, begin = read_buffers(dev, buffers), dev.trace.mark()
     got = outcome(call)
-    end, after = dev.trace.mark(), _bytes(dev, buffers)
+    end, after = dev.trace.mark(), read_buffers(dev, buffers)
     return ApiCallObservation(
         name=name, runtime=runtime, entry="execute", outcome=got, model=model.name,
         model_inputs=len(model.tasks.inputs), model_outputs=len(model.tasks.outputs), branch_labels=labels_of(model),

@@ -1,4 +1,4 @@
-"""API calls: a call that misuses a runtime's API is refused with GE's error and changes nothing (applies to API calls).
+"""API calls: a call that misuses a runtime's API or ACL's is refused with GE's error and changes nothing (applies to API calls).
 
 The converse of the claims that a valid call runs, for what the caller passes besides buffers (those are
 CALL-INVALID-REFUSED's): a call on a model the caller already unloaded, buffer counts other than the model
@@ -16,6 +16,7 @@ from typing import Iterator
 import attrs
 
 from zcspec.spec.invariant import Invariant, violation
+from zcspec.spec.invariants.acl_arguments import ACL_SOURCE, Misuse, acl_misuses
 from zcspec.spec.observables.api_call import ApiCallObservation
 
 V1_SOURCE = "runtime/v1/graph/load/model_manager/"
@@ -62,33 +63,38 @@ MISUSE_CODES = {"v1": ("145000", "100000"), "v2": ("PARAM_INVALID",)}
 _EFFECTS = ("alloc", "free", "copy", "arg_write", "launch")
 
 
-def misuses(obs: ApiCallObservation) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """What misuses the API in this call: culprit -> (why, texts a refusal may name it by)."""
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+def misuses(obs: ApiCallObservation) -> dict[str, Misuse]:
+    """What misuses the API in this call: culprit -> Misuse (why, texts a refusal may name it by, the codes
+    GE returns for it); an ACL entry point's by the ACL argument table (spec/invariants/acl_arguments.py)."""
+    if obs.entry not in ("execute", "options"):
+        return acl_misuses(obs)
+    codes = MISUSE_CODES[obs.runtime]
+    out: dict[str, Misuse] = {}
     if obs.entry == "options":
         domains = OPTION_DOMAINS.get(obs.runtime, {})
         for arg in obs.options:
             if arg.name in domains and (why := domains[arg.name].why_not(arg)):
-                out[f"option {arg.name}"] = (f"option {arg.name} is {why}", (arg.name,))
+                out[f"option {arg.name}"] = Misuse(f"option {arg.name} is {why}", (arg.name,), codes)
         return out
     if obs.unloaded:
-        out["model"] = (f"the caller unloaded model {obs.model!r} before the call", (obs.model, "unload"))
+        out["model"] = Misuse(f"the caller unloaded model {obs.model!r} before the call", (obs.model, "unload"), codes)
     if (obs.input_buffers, obs.output_buffers) != (obs.model_inputs, obs.model_outputs):
-        out["buffers"] = (f"{obs.input_buffers} input and {obs.output_buffers} output buffers for a model file with "
-                          f"{obs.model_inputs} inputs and {obs.model_outputs} outputs",
-                          (str(obs.input_buffers), str(obs.output_buffers)))
+        out["buffers"] = Misuse(f"{obs.input_buffers} input and {obs.output_buffers} output buffers for a model file "
+                                f"with {obs.model_inputs} inputs and {obs.model_outputs} outputs",
+                                (str(obs.input_buffers), str(obs.output_buffers)), codes)
     labels = obs.branch_labels
     if labels and obs.batch not in labels:
         chosen = "no batch" if obs.batch is None else f"batch {obs.batch!r}"
-        out["batch"] = (f"{chosen}, where the model file's branches are {list(labels)}",
-                        ("batch",) + ((obs.batch,) if obs.batch else ()))
+        out["batch"] = Misuse(f"{chosen}, where the model file's branches are {list(labels)}",
+                              ("batch",) + ((obs.batch,) if obs.batch else ()), codes)
     elif not labels and obs.batch is not None:
-        out["batch"] = (f"batch {obs.batch!r} for a model file with no dynamic-batch branches", ("batch", obs.batch))
+        out["batch"] = Misuse(f"batch {obs.batch!r} for a model file with no dynamic-batch branches",
+                              ("batch", obs.batch), codes)
     return out
 
 
 def _listed(found: dict) -> str:
-    return "; ".join(why for why, _ in found.values())
+    return "; ".join(m.why for m in found.values())
 
 
 def _refused(obs: ApiCallObservation) -> Iterator:
@@ -99,12 +105,12 @@ def _refused(obs: ApiCallObservation) -> Iterator:
     if obs.outcome.ok:
         yield violation(culprit, f"returned although it misuses the API: {_listed(found)}", misuses=sorted(found))
         return
-    codes = MISUSE_CODES[obs.runtime]
+    codes = tuple(dict.fromkeys(c for m in found.values() for c in m.codes))
     if obs.outcome.code not in codes:
         yield violation(culprit, f"was refused with code {obs.outcome.code or '(none)'!r} "
                         f"({', '.join(obs.outcome.error[:1])}), not GE's caller error {' or '.join(codes)} "
                         f"(it misuses the API: {_listed(found)})", code=obs.outcome.code)
-    elif not any(name and name in obs.outcome.message for _, names in found.values() for name in names):
+    elif not any(name and name in obs.outcome.message for m in found.values() for name in m.names):
         yield violation(culprit, f"was refused, but its message names none of the misuses ({_listed(found)}): "
                         f"{obs.outcome.message!r}")
 
@@ -122,7 +128,12 @@ REFUSED = Invariant(
               "switch given anything but a bool, reuseZeroCopyMemory anything but 0 or 1), is refused: it raises "
               "the runtime's error with GE's code for a caller's mistake (v1: ACL_ERROR_GE_PARAM_INVALID 145000 "
               "or ACL_ERROR_INVALID_PARAM 100000; v2: PARAM_INVALID), whose message names the misuse (the option, "
-              "the model, the batch, or the counts).",
+              "the model, the batch, or the counts). So is a call to one of ACL's C entry points whose arguments "
+              "fall outside ACL's domain for them, as the trace and the caller's own loads show it (a size that is "
+              "not positive, a pointer null or in no live allocation, a memcpy past destMax or against its kind's "
+              "address spaces, an unknown config attribute or value, a model id the caller does not hold, datasets "
+              "that do not match the model file): with the code ACL returns for that misuse (ACL_ERROR_INVALID_PARAM "
+              "100000 or ACL_ERROR_GE_PARAM_INVALID 145000, spec/invariants/acl_arguments.py).",
     rationale="Every claim about a call that ran assumes the call was well formed. A runtime that runs a model "
               "after its unload reads argument tables it freed; one that binds a short list of buffers leaves an "
               "output to whatever its slot held; one that accepts an unknown batch runs no branch or the wrong "
@@ -133,7 +144,7 @@ REFUSED = Invariant(
                "parameter error); davinci_model.cc (DavinciModel::NnExecute: the number of inputs or outputs the user "
                "provided, message E13025); the v2 executor's Execute (ModelV2Executor, PARAM_INVALID for the "
                "argument counts); " + LOWERING_OPTION + "; api/acl/acl_model/model/model_config_om2.cpp "
-               "(CheckMdlLoadReuseZeroCopy: 0 or 1)"),
+               "(CheckMdlLoadReuseZeroCopy: 0 or 1); " + ACL_SOURCE),
     applies_to="api_call", concern="api_calls", predicate=_refused, precondition=_misused,
 )
 

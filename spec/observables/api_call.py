@@ -19,7 +19,11 @@ import attrs
 
 from zcspec.spec.observables.trace import Event
 
-Entry = Literal["execute", "options"]
+# ``execute`` and ``options``: a runtime's own API (v1's LoadedModel.execute, v2's executor, their load
+# options); the others: ACL's C entry points by their C names (spec/invariants/acl_arguments.py).
+Entry = Literal["execute", "options", "aclrtMalloc", "aclrtFree", "aclrtMemcpy", "aclmdlQuerySizeFromMem",
+                "aclmdlLoadFromMem", "aclmdlLoadFromMemWithMem", "aclmdlSetConfigOpt", "aclmdlLoadWithConfig",
+                "aclmdlExecute", "aclmdlSetDynamicBatchSize", "aclmdlUnload"]
 
 
 @attrs.frozen
@@ -30,6 +34,16 @@ class OptionArgument:
     name: str
     type: str
     value: str
+
+
+@attrs.frozen
+class DataBufferArgument:
+    """One data buffer of an ACL dataset the call passed: ``dataset`` is the argument's name (``inputs`` or
+    ``outputs``), ``address`` and ``size`` what aclCreateDataBuffer was given."""
+
+    dataset: str
+    address: int
+    size: int
 
 
 @attrs.frozen
@@ -50,7 +64,14 @@ class ApiCallObservation:
     file's I/O counts; ``branch_labels``: its dynamic-batch labels (empty: none). ``unloaded``: the caller
     had unloaded the model before this call. ``input_buffers``/``output_buffers``: how many buffers the call passed (an
     ``options`` call passes none); ``batch``: the label passed (None: none). ``events``: the device trace
-    during the call. ``buffers_changed``: the caller's buffers whose bytes differ after the call."""
+    during the call. ``buffers_changed``: the caller's buffers whose bytes differ after the call.
+
+    An ACL call also carries ``arguments`` (each scalar argument by its C name, as ``options`` are given:
+    a model's bytes as ``modelSize``, a config handle's attributes as ``options``), ``datasets`` (the data
+    buffers of its dataset arguments), ``allocations`` (the device trace's alloc and free events from the
+    device's start to the call: what is live when it begins) and ``loaded`` (the model ids the caller's own
+    loads returned and its unloads have not given back); the model fields then describe the model file the
+    call's ``modelId`` was loaded from (none: an id the caller does not hold)."""
 
     name: str
     runtime: Literal["v1", "v2"]
@@ -67,3 +88,10 @@ class ApiCallObservation:
     options: tuple[OptionArgument, ...] = ()
     events: tuple[Event, ...] = ()
     buffers_changed: tuple[str, ...] = ()
+    arguments: tuple[OptionArgument, ...] = ()
+    datasets: tuple[DataBufferArgument, ...] = ()
+    allocations: tuple[Event, ...] = ()
+    loaded: tuple[int, ...] = ()
+
+    def argument(self, name: str) -> OptionArgument | None:
+        return next((a for a in self.arguments if a.name == name), None)

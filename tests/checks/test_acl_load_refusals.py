@@ -64,7 +64,7 @@ def test_a_runtime_that_loads_a_model_compiled_for_another_soc_fails(monkeypatch
     problems = check_acl_refusal(CASES[SOC])
     assert problems and problems[0].startswith("accepted"), problems
     result = V.VerifyResult()
-    V._acl_refusals(result, acl_refusal_cases())
+    V.check_acl_refusals(result, acl_refusal_cases())
     assert result.acl_refusals == (len(CASES), 1)
     assert {c for c, _ in result.errors} == {f"ACL refusal {SOC}"}
 

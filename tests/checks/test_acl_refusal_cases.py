@@ -67,9 +67,14 @@ def test_a_refusal_with_the_wrong_code_fails(monkeypatch):
 def test_verify_reports_a_facade_that_accepts_any_config_value(monkeypatch):
     monkeypatch.setattr(acl.Acl, "mdl_set_config_opt", lambda self, h, attr, value: h.opts.__setitem__(attr, value))
     result = V.VerifyResult()
-    V._acl_refusals(result, acl_refusal_cases())
+    V.check_acl_refusals(result, acl_refusal_cases())
     assert result.acl_refusals == (len(CASES), 3)
     assert {c for c, _ in result.errors} == {"ACL refusal aclmdlSetConfigOpt unknown attribute",
                                              "ACL refusal aclmdlSetConfigOpt ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2",
                                              "ACL refusal aclmdlSetConfigOpt ZCSPEC_ZERO_COPY='no' (not a bool)"}
+    # The claims, from the calls' transcriptions and ACL's argument table, find the same three.
+    assert {(f.case.split(":")[0], f.violation.invariant_id) for f in result.findings} == {
+        ("ACL refusal aclmdlSetConfigOpt unknown attribute", "API-MISUSE-REFUSED"),
+        ("ACL refusal aclmdlSetConfigOpt ACL_MDL_WORKSPACE_MEM_OPTIMIZE=2", "API-MISUSE-REFUSED"),
+        ("ACL refusal aclmdlSetConfigOpt ZCSPEC_ZERO_COPY='no' (not a bool)", "API-MISUSE-REFUSED")}
     assert not result.ok([])
