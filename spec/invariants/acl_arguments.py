@@ -30,7 +30,9 @@ from zcspec.spec.observables.api_call import ApiCallObservation
 
 ACL_ERROR_INVALID_PARAM = "100000"       # acl/acl_base.h, aclError.md
 ACL_ERROR_GE_PARAM_INVALID = "145000"    # inc/external/ge/ge_error_codes.h
-ACL_SOURCE = "aclError.md (ACL_ERROR_INVALID_PARAM); acl model.cpp (aclmdlLoadFromMem, aclmdlExecute, aclmdlUnload)"
+ACL_SOURCE = ("aclError.md (ACL_ERROR_INVALID_PARAM); api/acl/acl_model/model/acl_model.cpp (aclmdlLoadFromMem, "
+              "aclmdlExecute, aclmdlSetDynamicBatchSize, aclmdlUnload), model.cpp (aclmdlLoadFromMemImpl, "
+              "aclmdlExecuteImpl, aclmdlUnloadImpl)")
 # Each known memcpy kind: (the source's address space, the destination's).
 MEMCPY_KINDS = {"ACL_MEMCPY_HOST_TO_DEVICE": ("host", "device"), "ACL_MEMCPY_DEVICE_TO_HOST": ("device", "host"),
                 "ACL_MEMCPY_DEVICE_TO_DEVICE": ("device", "device"), "ACL_MEMCPY_HOST_TO_HOST": ("host", "host")}
