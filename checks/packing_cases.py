@@ -278,11 +278,17 @@ class Accepted:
 def check_packing_case(case) -> list[str]:
     """The problems of one case, each prefixed by its label (empty: it passed). An exception the
     case did not expect is a problem too (the packer crashed on valid input)."""
+    return run_packing_case(case)[0]
+
+
+def run_packing_case(case) -> tuple[list[str], Exception | None]:
+    """The problems of one case and the exception the code under test raised where the case expected none
+    (None: it returned): a refusal of a valid input or a crash, which verify reports as such."""
     try:
         problems = case.judge()
-    except Exception as e:
-        problems = [f"raised {type(e).__name__}: {e}"]
-    return [f"{case.label}: {p}" for p in problems]
+    except Exception as e:  # noqa: BLE001 - whatever the packer raised is reported with the case's label
+        return [f"{case.label}: raised {type(e).__name__}: {e}"], e
+    return [f"{case.label}: {p}" for p in problems], None
 
 
 def _refusals() -> list:

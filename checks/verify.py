@@ -63,7 +63,7 @@ from zcspec.checks.foreign.programs import problems as foreign_problems
 from zcspec.checks.frontend_cases import frontend_cases
 from zcspec.checks.onnx_node_cases import node_test_cases
 from zcspec.checks import plan_size_record
-from zcspec.checks.packing_cases import check_packing_case, packing_cases
+from zcspec.checks.packing_cases import packing_cases, run_packing_case
 from zcspec.checks.proofs import packing as packing_proofs
 from zcspec.checks.replay import corpus_files, replay
 from zcspec.checks.scenario import KINDS, notes_of
@@ -248,15 +248,14 @@ def _ge_cases(result: VerifyResult, cases, fail_fast: bool) -> bool:
 
 def _packing_cases(result: VerifyResult, cases) -> None:
     """Each case of checks/packing_cases.py, judged by the checker's own facts: a problem is an error of the
-    run naming the case (the packer's answer is wrong, or it crashed)."""
+    run naming the case (the packer's answer is wrong: a failed check; or it raised where the case expected an
+    answer: its refusal of a valid input, or a crash)."""
     failed = 0
     for case in cases:
         label_ = f"packing case {case.label}"
-        try:
-            problems = check_packing_case(case)
-        except Exception as e:  # a crash of the packer (check_packing_case expects only its declared refusals)
-            record_raised(result, label_, e)
-            problems = [result.errors[-1][1]]
+        problems, raised = run_packing_case(case)
+        if raised is not None:
+            record_raised(result, label_, raised, prefix=f"{case.label}: ")
         else:
             for p in problems:
                 record_error(result, label_, p, "check")

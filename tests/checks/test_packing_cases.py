@@ -146,3 +146,28 @@ def test_verify_runs_the_packing_cases_and_fails_on_a_broken_search(monkeypatch)
     assert broken.packing_cases[1] > 0 and broken.failing()
     assert any(case.startswith("packing case ") and "claims no packing fits" in why for case, why in broken.errors)
     assert verify(attrs.evolve(config, proofs=False)).packing_cases == (0, 0)
+
+
+def test_verify_tells_a_refused_valid_file_from_a_wrong_answer(cases, monkeypatch):
+    """A packing case whose valid input the code under test refuses (its own BadInput) is reported as a refusal,
+    one where it raises anything else as a crash: both are failures the implementation announces, unlike a
+    wrong answer (a failed check)."""
+    from zcspec.checks import packing_csv_cases
+    from zcspec.checks.verify_result import VerifyResult
+    from zcspec.impl.compiler.memory.packing.errors import BufferFileError
+    csv_cases = [c for c in cases if "CSV" in c.label and "aligned" in c.label]
+    assert csv_cases
+
+    def refuse(path, *args, **kwargs):
+        raise BufferFileError(str(path), "refused on purpose")
+    monkeypatch.setattr(packing_csv_cases, "read_minimalloc_csv", refuse)
+    result = VerifyResult()
+    verify_module._packing_cases(result, csv_cases)
+    assert result.errors and set(result.error_kinds) == {"refusal"}, (result.errors, result.error_kinds)
+
+    def crash(path, *args, **kwargs):
+        raise KeyError("boom")
+    monkeypatch.setattr(packing_csv_cases, "read_minimalloc_csv", crash)
+    result = VerifyResult()
+    verify_module._packing_cases(result, csv_cases)
+    assert result.errors and set(result.error_kinds) == {"crash"}
