@@ -87,8 +87,8 @@ def _ceil_out(shape: list[int], attrs: dict) -> list[dict]:
     return [io(out)]
 
 
-def _pool(rng: random.Random, op: str) -> list[dict]:
-    sizes, k, s, d, pads = _windowed(rng, 2)
+def _pool(rng: random.Random, op: str, nd: int) -> list[dict]:
+    sizes, k, s, d, pads = _windowed(rng, nd)
     shape = [rng.randint(1, 2), rng.randint(1, 3)] + sizes
     attrs = {"kernel_shape": k, "strides": s, "pads": pads}
     if op == "AveragePool":   # one with count_include_pad and ceil_mode drawn, one at their defaults (0)
@@ -233,6 +233,7 @@ def _resize(rng: random.Random) -> list[dict]:
 SPATIAL = {
     "Conv": _conv, "ConvTranspose": _conv_transpose, "LRN": _lrn, "BatchNormalization": _batch_norm, "Gemm": _gemm,
     "MatMul": _matmul, "LayerNormalization": _layer_norm, "InstanceNormalization": _instance_norm, "Resize": _resize,
-    **{op: (lambda r, o=op: _pool(r, o)) for op in ("MaxPool", "AveragePool")},
+    # two spatial axes and one: a kernel that took only images (N x C x H x W) refused every 1-D pool
+    **{op: (lambda r, o=op: _pool(r, o, 2) + _pool(r, o, 1)) for op in ("MaxPool", "AveragePool")},
     **{op: (lambda r, o=op: _global_pool(r, o)) for op in ("GlobalAveragePool", "GlobalMaxPool")},
 }

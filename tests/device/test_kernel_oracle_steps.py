@@ -168,6 +168,23 @@ def test_an_lrn_without_its_rank_check_is_caught(monkeypatch):
                          for v in found)
 
 
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_a_pool_that_takes_only_images_is_caught(monkeypatch, op):
+    """pool.py's ``_setup`` with ``x.ndim < 4`` for ``< 3`` (the mutation run's pool.py:18) refuses every 1-D pool,
+    which onnxruntime runs: the oracle steps draw pools of one spatial axis as well as two."""
+    real = KERNELS[op]
+
+    def images_only(task, ins, outs):
+        if ins[0].ndim < 4:
+            raise KernelError(task.name, op, f"needs an N x C x spatial input, got shape {ins[0].shape}")
+        return real(task, ins, outs)
+
+    monkeypatch.setitem(KERNELS, op, images_only)
+    found = violations_of(CLAIM, PROGRAMS[:2])
+    assert found and all(op in v.culprit and "was refused" in v.message for v in found
+                         if "must refuse it" not in v.message)
+
+
 def test_verify_catches_a_comparison_kernel_that_drops_equality(monkeypatch):
     """Plain ``zcspec verify`` (its device cases) fails when GreaterOrEqual computes Greater: no verify model
     has a GreaterOrEqual, only the oracle steps run it."""
