@@ -206,6 +206,10 @@ OBSERVES: dict[str, Observed] = {
     "EXEC-TENSOR-INTACT": Observed("the last writer of every byte a kernel reads, by the tensor names the "
                                    "launch ranges carry", TRACE),
     "EXEC-INPLACE-SAME-BYTES": Observed("launches whose read and write ranges overlap", TRACE),
+    "TRACE-FORM": Observed("every event's seq, address, size, source, destination and ranges, in the order listed",
+                           "the device trace of the load and of the call"),
+    "DEVICE-TRACE-FORM": Observed("every device and allocator event's seq, address, size and ranges, in the order "
+                                  "listed", "the device trace of a probe program, with its allocators' calls"),
     "DEVICE-BOUNDS": Observed("each access and whether the device refused it, against legality computed from "
                               "the allocations and frees", PROBE),
     "DEVICE-FAULT-KIND": Observed("the fault kind of each refused access against the kind the allocation "

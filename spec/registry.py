@@ -12,7 +12,7 @@ from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
 from zcspec.spec.invariants import (allocator_blocks, allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
                                     input_file, layout, layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1,
-                                    runtime_v2)
+                                    runtime_v2, trace_form)
 
 # (concern, module, one-line description used as the section intro)
 CONCERNS = (
@@ -31,6 +31,7 @@ CONCERNS = (
     ("allocator_blocks", allocator_blocks,
      "Where runtime v2's caching allocator puts its blocks: on GE's 512-byte grain, inside the spans it holds."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),
+    ("trace_form", trace_form, "The traces the other claims read: events numbered in order, no negative address."),
     ("calls_refused", calls_refused, "A call with invalid buffers: refused with GE's error before it does anything."),
     ("api_calls", api_calls, "A call that misuses the API: refused with GE's error, naming the misuse, changing nothing."),
     ("device_memory", device_memory,

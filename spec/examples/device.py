@@ -101,7 +101,17 @@ def _mallocs(zero_size_got_memory: bool) -> DeviceObservation:
                              malloc_calls=(MallocCall(0, 1024, None, _BASE), bad))
 
 
+def _unaddressed_free() -> DeviceObservation:
+    """The probe of :func:`_probe` whose free has the address -1 (a transcription's 'none')."""
+    probe = _probe("out_of_bounds")
+    evs = list(probe.events)
+    evs[4] = attrs.evolve(evs[4], address=-1)
+    return attrs.evolve(probe, events=tuple(evs))
+
+
 EXAMPLES = (
+    Example("DEVICE-TRACE-FORM", _probe("out_of_bounds"), _unaddressed_free(),
+            culprit="events[4]", why="the free's address is -1, which no device hands out"),
     Example("DEVICE-BOUNDS", _probe("out_of_bounds"), _probe(None),
             culprit="access 3", why="a write running 64 bytes past the end of the allocation ran"),
     Example("DEVICE-FAULT-KIND", _probe("out_of_bounds"), _probe("out_of_bounds", stale_refused="out_of_bounds"),

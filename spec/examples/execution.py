@@ -1,6 +1,8 @@
 """Examples for the execution invariants."""
 from __future__ import annotations
 
+import attrs
+
 from zcspec.spec.examples.build import FM, RAW, X_BUF, Y_BUF, ZC, Example, events, execution, launch, load, output
 
 _SCRATCH = 0xB0000
@@ -12,7 +14,17 @@ _RECORD, _WAIT = dict(kind="record", event_id=0, stream=0), dict(kind="wait", ev
 _UNLOAD = (dict(kind="free", address=FM), dict(kind="free", address=ZC), dict(kind="unload"))   # the load's regions
 _INTO_T = dict(kind="copy", direction="d2d", src=X_BUF, dst=_SCRATCH, size=RAW)
 
+def _renumbered(obs, k: int, seq: int):
+    """``obs`` with its call's event ``k`` numbered ``seq``."""
+    evs = list(obs.events)
+    evs[k] = attrs.evolve(evs[k], seq=seq)
+    return attrs.evolve(obs, events=tuple(evs))
+
+
 EXAMPLES = (
+    Example("TRACE-FORM", execution(evs=events(launch(), launch(task=1))),
+            _renumbered(execution(evs=events(launch(), launch(task=1))), 1, 0),
+            culprit="events[1]", why="the call's second launch carries the first one's number, 0"),
     Example("EXEC-ORACLE",
             execution(outputs=(output(diff=0.0),)),
             execution(outputs=(output(diff=0.5),)),
