@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import attrs
 
+from zcspec.spec.invariants._trace import live_allocations
 from zcspec.spec.observables.api_call import ApiCallObservation
 
 ACL_ERROR_INVALID_PARAM = "100000"       # acl/acl_base.h, aclError.md
@@ -85,22 +86,19 @@ def _int(obs: ApiCallObservation, name: str) -> int | None:
         return None
 
 
-def live_allocations(obs: ApiCallObservation) -> dict[int, tuple[int, str]]:
-    """start -> (end, address space) of every allocation live when the call began, from the trace."""
-    live: dict[int, tuple[int, str]] = {}
-    for e in obs.allocations:
-        if e.kind == "alloc" and e.address is not None and e.size:
-            live[e.address] = (e.address + e.size, e.space or "device")
-        elif e.kind == "free":
-            live.pop(e.address, None)
-    return live
+OWNERS = ("model", "runtime", "pool", "session", "user")   # whoever allocated it, memory a pointer may lie in
+
+
+def _live(obs: ApiCallObservation) -> dict:
+    """Every allocation live when the call began, by address, from the trace's alloc and free events."""
+    return live_allocations(obs.allocations, OWNERS)
 
 
 def _holding(live: dict, address: int, size: int) -> str | None:
     """The address space of the one live allocation holding ``size`` bytes from ``address`` (None: none)."""
-    for start, (end, space) in live.items():
-        if start <= address and address + max(size, 1) <= end:
-            return space
+    for e in live.values():
+        if e.size and e.address <= address and address + max(size, 1) <= e.address + e.size:
+            return e.space or "device"
     return None
 
 
@@ -113,18 +111,19 @@ def _param_invalid(why: str, *names: str) -> Misuse:
 
 
 def _malloc(obs, out: dict) -> None:
+    arg = obs.argument("size")
     size = _int(obs, "size")
     if size is None or size <= 0:
-        out["size"] = _invalid(f"aclrtMalloc of size {obs.argument('size').value if obs.argument('size') else '?'}: "
-                               "the size must be positive", "size")
+        out["size"] = _invalid(f"aclrtMalloc of size {arg.value if arg else '(none)'}: the size must be positive",
+                               "size")
 
 
 def _free(obs, out: dict) -> None:
     ptr = _int(obs, "devPtr") or 0
-    live = live_allocations(obs)
+    live = _live(obs)
     if not ptr:
         out["devPtr"] = _invalid("aclrtFree of a null pointer", "null")
-    elif ptr not in live or live[ptr][1] != "device":
+    elif ptr not in live or (live[ptr].space or "device") != "device":
         out["devPtr"] = _invalid(f"aclrtFree of {ptr:#x}, which is not the start of a live device allocation",
                                  hex(ptr))
 
@@ -141,7 +140,7 @@ def _memcpy(obs, out: dict) -> None:
     if kind not in MEMCPY_KINDS:
         out["kind"] = _invalid(f"aclrtMemcpy of unknown kind {kind!r}", "kind")
         return
-    live = live_allocations(obs)
+    live = _live(obs)
     for role, address, space in (("source", src, MEMCPY_KINDS[kind][0]), ("destination", dst, MEMCPY_KINDS[kind][1])):
         held = _holding(live, address, count)
         if held is None:
@@ -215,7 +214,7 @@ def _execute(obs, out: dict) -> None:
         out["buffers"] = _param_invalid(f"{counts[0]} input and {counts[1]} output data buffers for a model file "
                                         f"with {obs.model_inputs} inputs and {obs.model_outputs} outputs",
                                         str(counts[0]), str(counts[1]))
-    live, index = live_allocations(obs), {"inputs": 0, "outputs": 0}
+    live, index = _live(obs), {"inputs": 0, "outputs": 0}
     for b in obs.datasets:
         name = f"{b.dataset}[{index.setdefault(b.dataset, 0)}]"
         index[b.dataset] += 1
