@@ -76,6 +76,10 @@ OBSERVES: dict[str, Observed] = {
                                       "spec's capability table for the plan's SoC", PLAN),
     "LAYOUT-SIZE-ATTRIBUTES": Observed("the memory_size and zero_copy_memory_size attributes against the bytes the "
                                        "feature-map blocks cover and the sum of the zero-copy blocks' sizes", PLAN),
+    "LAYOUT-REF-SHARES-INPUT": Observed("the graph's ref declarations (refs, from _reuse_input) against the ref "
+                                        "output's and its input's region and offset; alias_of chains, consumers, "
+                                        "producers, streams and node types for where the input may be overwritten",
+                                        PLAN),
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),

@@ -11,7 +11,7 @@ import functools
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
 from zcspec.spec.invariants import (allocator_blocks, allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
-                                    input_file, layout, layout_dataflow, layout_paths, layout_tight, model_file, passes, runtime_v1,
+                                    input_file, layout, layout_dataflow, layout_paths, layout_refs, layout_tight, model_file, passes, runtime_v1,
                                     runtime_v2, trace_form)
 
 # (concern, module, one-line description used as the section intro)
@@ -21,6 +21,7 @@ CONCERNS = (
     ("layout_dataflow", layout_dataflow, "What a read of reused memory sees: the bytes written for the tensor it reads."),
     ("layout_paths", layout_paths, "Where tensors sit along one execution path: their memory exists on it first."),
     ("layout_tight", layout_tight, "Where GE's rules fix a number: the work memory packed from offset 0, no spare bytes."),
+    ("layout_refs", layout_refs, "Where GE's rules decide sharing: a ref output is computed in its input's memory."),
     ("blocks", blocks, "Which tensors may share a planner block."),
     ("passes", passes, "Graph passes that exist for zero copy."),
     ("model_file", model_file, "What a compiled model file must satisfy to load."),

@@ -123,7 +123,22 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
         stream_labels={n.name: n.stream for n in graph.nodes if n.name in steps and n.op_type != "NetOutput"
                        and not op_facts.runs_task(n.op_type, dict(n.attrs))},
         control={n.name: tuple(n.control_inputs) for n in graph.nodes if n.name in steps and n.control_inputs},
+        refs=_refs(graph, planned),
     )
+
+
+def _refs(graph: Graph, planned: set[str]) -> dict[str, str]:
+    """Output 0 -> the input a node's ``_reuse_input`` attribute names (True: input 0), as the graph writes
+    it: whether the planner honoured it is the plan's to show (its ``alias_of``), the spec's to judge."""
+    out = {}
+    for n in graph.nodes:
+        k = n.attr("_reuse_input", False)
+        if k is False or k is None or not n.outputs:
+            continue
+        k = 0 if k is True else k
+        if isinstance(k, int) and 0 <= k < len(n.inputs) and n.outputs[0] in planned and n.inputs[k] in planned:
+            out[n.outputs[0]] = n.inputs[k]
+    return out
 
 
 def _header(data: bytes):

@@ -74,6 +74,9 @@ The general form (any planner, docs/foreign-planners.md): a plan that declares
   puts the edge's receive event in front of it, so the next task of the stream waits
   (``StreamAllocator::InsertSyncEvents``, ``GenerateSyncEventNodes``). Read by LAYOUT-STREAM-ORDER.
 - ``control``: node -> the nodes it waits for beyond its data inputs (control edges).
+- ``refs``: tensor -> the input tensor of the same node it is declared to be computed over, a ref
+  output (GE's ``IsRefFromInput``; the graph's ``_reuse_input``): as the graph says it, not as the
+  planner decided it.
 - ``arena_allocations``: arena -> the steps that allocate it on the execution path the plan
   describes (TVM Relax's ``R.memory.alloc_storage``); an arena not listed exists before the first
   step, and one listed with no step is never allocated on that path.
@@ -278,6 +281,7 @@ class PlanObservation:
     streams: dict[str, int] = attrs.field(factory=dict)
     stream_labels: dict[str, int] = attrs.field(factory=dict)
     control: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    refs: dict[str, str] = attrs.field(factory=dict)
     arena_allocations: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     planner: str | None = None
 
@@ -450,6 +454,11 @@ def _check_references(plan: PlanObservation) -> None:
         if node in plan.streams:
             raise ObservationConsistencyError(f"stream_labels names node {node!r}, which streams lists as running "
                                               "a task: a node is in one of the two", culprit=node)
+    for out, into in plan.refs.items():
+        for t in (out, into):
+            if t not in plan.tensor:
+                raise ObservationConsistencyError(f"refs names tensor {t!r}, which is not a planned tensor",
+                                                  culprit=t, path=f"refs.{out}")
     for node, waits in plan.control.items():
         for w in (node, *waits):
             if w not in steps:
