@@ -14,9 +14,11 @@ import os
 from collections import Counter
 
 import attrs
+import numpy as np
 import onnx
+from onnx import AttributeProto, numpy_helper
 
-from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor
+from zcspec.spec.observables.input_file import SMALL, ImportOutcome, InputFileObservation, InputNode, InputTensor
 
 GRAPH_JSON_FORMAT = "zcspec-graph"
 
@@ -54,12 +56,77 @@ def _onnx(path: str, outcome: ImportOutcome, shapes_given) -> InputFileObservati
     constants = [t.name for t in g.initializer] + [t.values.name for t in g.sparse_initializer]
     inputs = [i.name for i in g.input]
     shaped = tuple(InputTensor(i.name, _onnx_dims(i.type)) for i in g.input if i.name not in constants)
-    nodes = tuple(InputNode(n.name, n.op_type, n.domain, tuple(n.input), tuple(n.output)) for n in g.node)
+    nodes = tuple(InputNode(n.name, n.op_type, n.domain, tuple(n.input), tuple(n.output), attributes=_attributes(n))
+                  for n in g.node)
     return InputFileObservation(
         "onnx", os.path.basename(path), outcome, opset=opset, nodes=nodes, graph_inputs=tuple(inputs),
         constants=tuple(constants), graph_outputs=tuple(o.name for o in g.output), shaped=shaped,
         shapes_given=tuple(shapes_given),
-        duplicates=_duplicates("graph input", inputs) + _duplicates("initializer", constants))
+        duplicates=_duplicates("graph input", inputs) + _duplicates("initializer", constants),
+        values=_small_values(g))
+
+
+_NUMBERS = {AttributeProto.INT: "i", AttributeProto.FLOAT: "f", AttributeProto.STRING: "s",
+            AttributeProto.INTS: "ints", AttributeProto.FLOATS: "floats", AttributeProto.STRINGS: "strings"}
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", errors="replace")
+
+
+def _attributes(node) -> dict:
+    """The node's number and text attributes as written (a tensor or graph attribute is left out)."""
+    out = {}
+    for a in node.attribute:
+        field = _NUMBERS.get(a.type)
+        if field is None:
+            continue
+        v = getattr(a, field)
+        if field == "s":
+            v = _text(v)
+        elif field == "strings":
+            v = tuple(_text(x) for x in v)
+        elif field in ("ints", "floats"):
+            v = tuple(v)
+        out[a.name] = v
+    return out
+
+
+def _elements(tensor) -> tuple[float, ...] | None:
+    """A small tensor's elements as numbers, or None (too large, external data, not numeric)."""
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        array = numpy_helper.to_array(tensor)
+    except Exception:   # a tensor the onnx package cannot decode: no values to transcribe
+        return None
+    if array.size > SMALL or array.dtype.kind not in "biuf":
+        return None
+    return tuple(float(x) for x in np.asarray(array, dtype=np.float64).reshape(-1))
+
+
+def _small_values(g) -> dict[str, tuple[float, ...]]:
+    """The elements of the small initializers and Constant node outputs, by tensor name."""
+    out = {}
+    for t in g.initializer:
+        if (v := _elements(t)) is not None:
+            out[t.name] = v
+    for n in g.node:
+        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
+            continue
+        for a in n.attribute:
+            if a.name == "value" and a.type == AttributeProto.TENSOR:
+                v = _elements(a.t)
+            elif a.name in ("value_float", "value_int"):
+                v = (float(a.f if a.name == "value_float" else a.i),)
+            elif a.name in ("value_floats", "value_ints"):
+                v = tuple(float(x) for x in (a.floats if a.name == "value_floats" else a.ints))
+                v = v if len(v) <= SMALL else None
+            else:
+                continue
+            if v is not None:
+                out[n.output[0]] = v
+    return out
 
 
 def _onnx_dims(type_proto) -> tuple[int | str, ...] | None:

@@ -55,6 +55,9 @@ OBSERVES: dict[str, Observed] = {
     "INPUT-FORMAT-REFUSED": Observed("a graph JSON file's own text, read with the json module against the "
                                      "format's document rules (docs/graph-format.md); whether the import accepted "
                                      "the file", INPUT_FILE),
+    "INPUT-RANDOM-REFUSED": Observed("each node's op type, domain, inputs and attributes (is_test, ratio) as the "
+                                     "file writes them, the values of its small constants (training_mode, ratio), "
+                                     "the file's opset; whether the import accepted the file", INPUT_FILE),
     "INPUT-REFUSAL-NAMES-FAULT": Observed("the refusal's message, against the nodes and tensors of the faults the "
                                           "other input-file claims find in the file", INPUT_FILE),
     "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),

@@ -1,6 +1,8 @@
 """Examples for the input-file claims: small graphs as a front end receives them, refused or accepted."""
 from __future__ import annotations
 
+import attrs
+
 from zcspec.spec.examples.build import Example
 from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor
 
@@ -26,6 +28,7 @@ _LOOP = (InputNode("add", "Add", inputs=("x", "r"), outputs=("a",)), InputNode("
 _GHOST = InputNode("add", "Add", inputs=("x", "ghost"), outputs=("y",))
 _TWICE = (InputNode("a", "Relu", inputs=("x",), outputs=("y",)), InputNode("b", "Neg", inputs=("x",), outputs=("y",)))
 _RELU = InputNode("relu", "Relu", inputs=("x",), outputs=("y",))
+_DROP = InputNode("drop", "Dropout", inputs=("x", "", "mode"), outputs=("y",))   # training_mode: a constant true
 
 _V4 = ('{"format": "zcspec-graph", "version": 4, "name": "g", "nodes": [], "tensors": [], "weights": []}')
 
@@ -56,6 +59,10 @@ EXAMPLES = (
             why="x's first dim is the symbol 'batch' and no shape was given for it: imported"),
     Example("INPUT-FORMAT-REFUSED", _graph_json(_refused("graph format version 4 is not supported")),
             _graph_json(ACCEPTED), culprit="input file graph.json", why="a version-4 graph JSON file imported"),
+    Example("INPUT-RANDOM-REFUSED", attrs.evolve(_onnx(_DROP, outcome=_refused(
+                "node 'drop' (Dropout): training mode with a non-zero ratio is not supported")), values={"mode": (1.0,)}),
+            attrs.evolve(_onnx(_DROP), values={"mode": (1.0,)}), culprit="input file model.onnx",
+            why="a Dropout in training mode with the default ratio 0.5 drops random elements: imported"),
     Example("INPUT-REFUSAL-NAMES-FAULT", _onnx(*_TWICE, outcome=_refused("tensor 'y' is written by 'a' and 'b'")),
             _onnx(*_TWICE, outcome=_refused("the model is not supported")), culprit="input file model.onnx",
             why="the refusal of a file in which two nodes write 'y' names neither 'y' nor anything else"),

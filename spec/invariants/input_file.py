@@ -134,6 +134,57 @@ def static_shape_breaches(obs: InputFileObservation) -> Iterator[Breach]:
             yield Breach(f"tensor {t.name!r} has dims {list(t.dims)}, not all fixed: {bad}", (t.name,))
 
 
+# ONNX's generator ops: each run draws new values (onnx/defs/generator/defs.cc; a seed attribute fixes only an
+# implementation's own generator, which ONNX does not define).
+RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
+                        "Multinomial"})
+DROPOUT_DEFAULT_RATIO = 0.5   # onnx/defs/nn/defs.cc (Dropout: ratio defaults to 0.5 in every version)
+
+
+def _scalar(obs: InputFileObservation, tensor: str) -> float | None:
+    """A constant operand's one value, or None when the file does not give it as a constant."""
+    v = obs.values.get(tensor)
+    return v[0] if v is not None and len(v) == 1 else None
+
+
+def _dropout_random(obs: InputFileObservation, n: InputNode) -> str | None:
+    """Why ONNX's Dropout ``n`` drops random elements at this opset (or may: a mode or ratio known only at
+    run time), or None when it is the identity. Opsets 1-6: attribute is_test, 0 by default, selects
+    training mode; 7-11: no training mode; from 12: input 2 training_mode (false when omitted) and input 1
+    the ratio."""
+    if obs.opset and obs.opset <= 6:
+        if n.attributes.get("is_test", 0) != 0:
+            return None
+        ratio = n.attributes.get("ratio", DROPOUT_DEFAULT_RATIO)
+        return None if ratio == 0 else f"is_test=0 (training mode) and ratio={ratio}"
+    if obs.opset and obs.opset < 12:
+        return None
+    ratio_in, mode_in = (list(n.inputs[1:3]) + ["", ""])[:2]
+    if not mode_in:
+        return None
+    mode = _scalar(obs, mode_in)
+    if mode is None:
+        return f"training_mode {mode_in!r} is known only at run time"
+    if mode == 0:
+        return None
+    ratio = _scalar(obs, ratio_in) if ratio_in else DROPOUT_DEFAULT_RATIO
+    if ratio is None:
+        return f"training_mode is true and ratio {ratio_in!r} is known only at run time"
+    return None if ratio == 0 else f"training_mode is true and ratio={ratio:g}"
+
+
+def random_breaches(obs: InputFileObservation) -> Iterator[Breach]:
+    if obs.format != "onnx":
+        return
+    for n in obs.nodes:
+        if n.domain not in DEFAULT_DOMAINS:
+            continue
+        if n.op_type in RANDOM_OPS:
+            yield Breach(f"node {_label(n)!r} ({n.op_type}) draws random values", (_label(n),))
+        elif n.op_type == "Dropout" and (why := _dropout_random(obs, n)):
+            yield Breach(f"node {_label(n)!r} (Dropout) drops random elements: {why}", (_label(n),))
+
+
 def _refused_when(breaches):
     """A predicate: a file with one of ``breaches`` is not accepted."""
     def predicate(obs: InputFileObservation):
@@ -264,8 +315,27 @@ FORMAT = _rule(
               "joining one branch per label",
 )
 
+RANDOM = _rule(
+    random_breaches,
+    id="INPUT-RANDOM-REFUSED",
+    title="A node that computes random values is refused",
+    statement="An ONNX model holding one of ONNX's generator ops (RandomNormal, RandomUniform, their Like forms, "
+              "Bernoulli, Multinomial), or a Dropout that drops random elements (opsets 1-6: is_test 0, its "
+              "default, with a ratio other than 0; from opset 12: a training_mode input that is true or known only "
+              "at run time, with a ratio, 0.5 by default, other than 0 or known only at run time), is not accepted "
+              "by the import.",
+    rationale="A compiled static model computes the same outputs from the same inputs on every run: ONNX defines "
+              "these nodes to draw new values on each one, so no compiled program is right for them, and a front "
+              "end that imports one (as the identity, or a fixed draw) hands the compiler a model that silently "
+              "computes something else; no output oracle can tell, its reference draws at random too. A training "
+              "mode or ratio given only at run time may make the Dropout random, which the compiler cannot know.",
+    ge_source="onnx/defs/generator/defs.cc (RandomNormal, RandomUniform, RandomNormalLike, RandomUniformLike, "
+              "Bernoulli, Multinomial); onnx/defs/nn/defs.cc and nn/old.cc (Dropout: is_test up to opset 6, "
+              "training_mode and ratio inputs from opset 12)",
+)
+
 BREACHES = (arity_breaches, unknown_op_breaches, cycle_breaches, dangling_breaches, one_writer_breaches,
-            static_shape_breaches, format_breaches)
+            static_shape_breaches, format_breaches, random_breaches)
 
 
 def _named(obs: InputFileObservation) -> Iterator:
@@ -298,4 +368,4 @@ REFUSAL_NAMED = Invariant(
     precondition=lambda obs: not obs.outcome.accepted and any(b.names for r in BREACHES for b in r(obs)),
 )
 
-INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, FORMAT, REFUSAL_NAMED)
+INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, FORMAT, RANDOM, REFUSAL_NAMED)

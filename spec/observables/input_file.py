@@ -16,12 +16,17 @@ from typing import Literal
 import attrs
 
 Format = Literal["onnx", "graph_json"]
+# An attribute as the file writes it: a number, a text, or a list of one of them.
+AttributeValue = int | float | str | tuple[int, ...] | tuple[float, ...] | tuple[str, ...]
+# The most elements a constant may have for its values to be transcribed.
+SMALL = 16
 
 
 @attrs.frozen
 class InputNode:
     """A node as the file writes it. ``domain``: ONNX's operator-set domain (``""`` is ``ai.onnx``; a
-    graph JSON node has none)."""
+    graph JSON node has none). ``attributes``: its attributes of number and text kinds (int, float,
+    string and their lists) as written; attributes the file gives as tensors or graphs are left out."""
 
     name: str
     op_type: str
@@ -29,6 +34,7 @@ class InputNode:
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     control_inputs: tuple[str, ...] = ()
+    attributes: dict[str, AttributeValue] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -63,7 +69,9 @@ class InputFileObservation:
     NetOutput node reads its outputs as inputs). ``duplicates``: names the file gives twice in one list (graph inputs,
     tensor descs, weights), each with the list's name: ``("graph input", "x")``. ``document``: a graph JSON
     file's text as read (None for an ONNX file), which the format claim reads against docs/graph-format.md;
-    a graph JSON file whose lists cannot be transcribed has its text alone."""
+    a graph JSON file whose lists cannot be transcribed has its text alone. ``values``: the elements, as
+    numbers in file order, of the small constants an ONNX model gives (initializers and Constant nodes'
+    outputs of at most :data:`SMALL` elements: the scalars and short lists that decide what an op does)."""
 
     format: Format
     file: str
@@ -77,3 +85,4 @@ class InputFileObservation:
     shapes_given: tuple[str, ...] = ()
     duplicates: tuple[tuple[str, str], ...] = ()
     document: str | None = None
+    values: dict[str, tuple[float, ...]] = attrs.field(factory=dict)
