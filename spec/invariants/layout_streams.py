@@ -153,7 +153,8 @@ def _unordered_pairs(plan: PlanObservation, uses: list[_Uses]):
     """The pairs of one region that share bytes and are not ordered, by a sweep in order of first use.
 
     Happens-before is transitive, so a piece of memory need only be compared with the latest holders of
-    the bytes it takes (a holder it does not replace is one of an exclusive branch); a valid plan is then
+    the bytes it takes (a holder it does not replace is one of an exclusive branch, or one a piece of a
+    branch follows: a piece of another branch skips that one and must meet the holder); a valid plan is then
     checked in near-linear time, however many tensors reuse one block. Bytes are kept as segments
     [lo, hi) with their holders. After an unordered pair the later piece takes over the bytes, so a
     second violation behind a first may go unreported (the first is)."""
@@ -175,9 +176,14 @@ def _unordered_pairs(plan: PlanObservation, uses: list[_Uses]):
             for a in held:
                 if plan.exclusive(a.family.root, b.family.root):
                     kept.append(a)
-                elif not a.before(b) and (a.family.root, b.family.root) not in reported:
-                    reported.add((a.family.root, b.family.root))
-                    yield a, b
+                elif not a.before(b):
+                    if (a.family.root, b.family.root) not in reported:
+                        reported.add((a.family.root, b.family.root))
+                        yield a, b
+                elif plan.branched(b.family.root):
+                    # b runs in one branch: a later piece of another branch is exclusive with b, not with a,
+                    # and must still meet a (b's being after a says nothing of it)
+                    kept.append(a)
             segs[bounds[i]] = (end, kept + [b])
             i += 1
         _fill(bounds, segs, lo, hi, b)

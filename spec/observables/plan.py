@@ -325,6 +325,11 @@ class PlanObservation:
         ga, gb = self._branches.get(a), self._branches.get(b)
         return bool(ga and gb and any(gb.get(g, label) != label for g, label in ga.items()))
 
+    def branched(self, name: str) -> bool:
+        """Whether tensor ``name`` belongs to a dynamic-batch branch or a branch of an exclusive group: some
+        tensor may then be exclusive with it (:meth:`exclusive`)."""
+        return bool(self.batch_labels.get(name)) or name in self._branches
+
     @functools.cached_property
     def families(self) -> tuple["Family", ...]:
         """Tensors grouped by the root of their alias chain (computed once per plan)."""

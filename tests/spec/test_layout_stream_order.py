@@ -91,3 +91,14 @@ def test_a_branch_keeps_its_bytes_against_later_tensors_of_every_branch():
              batch_labels={"a": "b0", "b": "b1"})
     found = list(ls.STREAM_ORDER.predicate(p))
     assert [v.culprit for v in found] == ["tensor 'a' and tensor 'c'"]
+
+
+def test_a_batch_piece_between_two_unordered_pieces_does_not_hide_them():
+    """Hypothesis's find: t2 (step 0, stream 0) then t0 (step 1, stream 0, batch b0) then t1 (step 2, stream 1,
+    batch b1) in one block. t0 follows t2 on its stream and took over the bytes; t1 skips t0 (another batch
+    branch), and the sweep never met t2, which nothing orders against t1."""
+    p = plan([("t0", FM, 0, 512, 1, 1), ("t1", FM, 0, 512, 2, 2), ("t2", FM, 0, 512, 0, 0)], steps=4,
+             producers={"t0": "n1", "t1": "n2", "t2": "n0"}, streams={"n0": 0, "n1": 0, "n2": 1},
+             control={"n1": ("n0",)}, batch_labels={"t0": "b0", "t1": "b1"})
+    (v,) = ls.STREAM_ORDER.predicate(p)
+    assert v.values["tensors"] == ["t2", "t1"]
