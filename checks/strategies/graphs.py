@@ -3,7 +3,7 @@
 ``graphs()`` draws random valid DAGs over the kernel library: elementwise and
 reduction ops, views (no task, alias of their input), continuous-input ops
 (HCCL collectives, PhonyConcat), atomic-clean ops (ReduceSum accumulates into
-its output), in-place ops (``_reuse_input``), several inputs and outputs, an
+its output), in-place ops (``_reuse_input``, or ``_inplace_ability``'s optional pair), several inputs and outputs, an
 output that also feeds other nodes, and a graph input passed straight to an
 output; collectives are HcomAllReduce (one or two inputs; fused, ``continuous_output``: two inputs whose
 outputs sit in one block, which GE's conflict optimizer copies where a graph output or another continuous
@@ -165,7 +165,9 @@ def _step(d: _Draft, family: str) -> None:  # noqa: C901 - a table of small case
         if target is None or d.readers.get(target) or d.b.desc(target) is None:
             d.add("Relu", [x])
             return
-        d.add(draw(st.sampled_from(UNARY)), [target], _reuse_input=True)
+        # a ref (GE trusts it) or an optional in-place pair (ProcessInplace keeps it on its conditions)
+        flag = draw(st.sampled_from(({"_reuse_input": True}, {"_inplace_ability": (0, 0)})))
+        d.add(draw(st.sampled_from(UNARY)), [target], **flag)
         d.pool.remove(target)
     else:  # pragma: no cover - FAMILIES and this table are kept in step by a test
         raise ValueError(f"unknown op family {family!r}")

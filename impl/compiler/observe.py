@@ -124,7 +124,24 @@ def observe_plan(graph: Graph, plan: MemoryPlan, soc: str | None = None) -> Plan
                        and not op_facts.runs_task(n.op_type, dict(n.attrs))},
         control={n.name: tuple(n.control_inputs) for n in graph.nodes if n.name in steps and n.control_inputs},
         refs=_refs(graph, planned),
+        inplace=_inplace(graph, planned),
     )
+
+
+def _inplace(graph: Graph, planned: set[str]) -> dict[str, tuple[str, ...]]:
+    """Output -> the inputs its node's ``_inplace_ability`` pairs name for it (flattened (output, input)
+    index pairs), in the node's order, as the graph writes them; a pair naming no output or input of the
+    node names nothing."""
+    out: dict[str, tuple[str, ...]] = {}
+    for n in graph.nodes:
+        flat = n.attr("_inplace_ability", ())
+        if not isinstance(flat, tuple):
+            continue
+        for o, k in zip(flat[0::2], flat[1::2]):
+            if isinstance(o, int) and isinstance(k, int) and 0 <= o < len(n.outputs) and 0 <= k < len(n.inputs) \
+                    and n.outputs[o] in planned and n.inputs[k] in planned:
+                out[n.outputs[o]] = out.get(n.outputs[o], ()) + (n.inputs[k],)
+    return out
 
 
 def _refs(graph: Graph, planned: set[str]) -> dict[str, str]:

@@ -11,6 +11,9 @@ FM, ZC = "feature_map", "zero_copy"
 _REF = dict(refs={"b": "a"}, producers={"a": "n0", "b": "n1"}, consumers={"a": (1,)},
             node_types={"n0": "Relu", "n1": "Neg"})
 
+_PAIR = dict(inplace={"b": ("a",)}, producers={"a": "n0", "b": "n1"}, consumers={"a": (1,)},
+             node_types={"n0": "Relu", "n1": "Neg"})
+
 _ROWS = [("a", FM, 0, 1024, 0, 1), ("b", FM, 1024, 512, 1, 2), ("y", ZC, 0, 400, 2, 2), ("x", ZC, 512, 600, 0, 1)]
 
 EXAMPLES = (
@@ -24,6 +27,11 @@ EXAMPLES = (
             plan(_ROWS, attributes=PlanAttributes(memory_size=3584, zero_copy_memory_size=1536)),
             culprit="attribute memory_size", why="the feature-map blocks end at 1536 and the zero-copy blocks add "
                                                  "1536: memory_size is 3072, not 3584"),
+    Example("LAYOUT-INPLACE-SHARES-INPUT",
+            plan([("a", FM, 0, 512, 0, 1), ("b", FM, 0, 512, 1, 1, "a")], nbytes={"a": 480, "b": 480}, **_PAIR),
+            plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 1)], nbytes={"a": 480, "b": 480}, **_PAIR),
+            culprit="tensor 'b'", why="b may run in place over a (equal raw bytes, b's node a's last reader), yet b "
+                                      "has memory of its own"),
     Example("LAYOUT-REF-SHARES-INPUT",
             plan([("a", FM, 0, 512, 0, 1), ("b", FM, 0, 512, 1, 1, "a")], **_REF),
             plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 1)], **_REF),

@@ -1,4 +1,4 @@
-"""Where GE's rules decide sharing: a ref output is computed in its input's memory.
+"""Where GE's rules decide sharing: a ref output, or an in-place output GE keeps, is computed in its input's memory.
 
 A node whose output is declared a ref of one of its inputs (GE's ``IsRefFromInput``; a zcspec graph's
 ``_reuse_input``) writes that output over the input: block_mem_assigner.cc ``ApplyOutMemory`` gives the
@@ -16,6 +16,13 @@ planner's decision:
 - every tensor of that memory computed before the node (the input and its aliases) is neither a graph
   output nor read after the node, and every task that reads one of them runs on the node's stream;
 - none of them is written or read by a no-padding concat (its pieces share one output).
+
+An optional in-place pair (GE's ``_output_inplace_ability``, a zcspec graph's ``_inplace_ability``) is
+kept by mem_inplace.cc ``ProcessInplace`` under more conditions, which the second claim reads from the
+plan too: output and input of equal raw bytes, the node the last reader of every output of the input's
+producer, no ``continuous_output`` on the node; and, where the spec cannot be sure that GE's conflict
+table (``RemoveSymbolConflicts``) lets the pair through, it says nothing: an output that is or feeds a
+graph output, or lies in a continuous group.
 """
 from __future__ import annotations
 
@@ -99,4 +106,83 @@ REF_SHARES_INPUT = Invariant(
     precondition=lambda plan: bool(_applicable(plan)), ge_only=True, needs=("refs",),
 )
 
-INVARIANTS = (REF_SHARES_INPUT,)
+# -- LAYOUT-INPLACE-SHARES-INPUT ----------------------------------------------------------------
+
+def _outputs_of(plan: PlanObservation, node: str) -> list[str]:
+    return [t for t, p in plan.producers.items() if p == node]
+
+
+def _in_groups(plan: PlanObservation) -> set[str]:
+    grouped = {t for g in plan.continuous_groups for t in g.tensors}
+    return grouped | {t for g in plan.continuous_outputs for t in g.tensors}
+
+
+def _views_of(plan: PlanObservation, name: str) -> set[str]:
+    """``name`` and every tensor whose alias_of chain passes through it."""
+    out = {name}
+    for t in plan.tensors:
+        chain, seen = t.name, []
+        while chain is not None and chain not in seen:
+            if chain == name:
+                out.add(t.name)
+                break
+            seen.append(chain)
+            chain = plan.tensor[chain].alias_of
+    return out
+
+
+def _pair_kept(plan: PlanObservation, out: str, into: str) -> bool:
+    """Whether GE's ProcessInplace keeps the pair (out, into), by what the plan shows."""
+    o, i = plan.tensor[out], plan.tensor[into]
+    node = plan.producers.get(out)
+    if o.nbytes is None or o.nbytes != i.nbytes or node is None or not _free_to_overwrite(plan, out, into):
+        return False
+    if any(g.node == node for g in plan.continuous_outputs):
+        return False
+    here = plan.order.index(node)
+    owner, outputs = plan.producers.get(into), set(plan.graph_outputs)
+    if owner is not None:
+        for t in _outputs_of(plan, owner):
+            if t in outputs or any(r > here for r in plan.consumers.get(t, ())):
+                return False
+    mine = _views_of(plan, out)
+    return not (mine & outputs or (mine | {into}) & _in_groups(plan))
+
+
+def _inplace_applicable(plan: PlanObservation):
+    return [(out, ins) for out, ins in sorted(plan.inplace.items())
+            if out not in plan.refs and any(_pair_kept(plan, out, i) for i in ins)]
+
+
+def _inplace_shares_input(plan: PlanObservation):
+    for out, ins in _inplace_applicable(plan):
+        o = plan.tensor[out]
+        if not any((o.region, o.offset) == (plan.tensor[i].region, plan.tensor[i].offset) for i in ins):
+            kept = [i for i in ins if _pair_kept(plan, out, i)]
+            yield violation(f"tensor {out!r}", f"may be computed in place over {kept[0]!r} (an in-place pair of its "
+                            f"node: equal raw bytes, nothing reads that input or its producer's other outputs "
+                            f"after the node), yet it lies at {o.region}+{o.offset}, over none of its inputs "
+                            f"{list(ins)}: GE's ProcessInplace keeps such a pair", offset=o.offset, inputs=list(ins))
+
+
+INPLACE_SHARES_INPUT = Invariant(
+    id="LAYOUT-INPLACE-SHARES-INPUT",
+    title="An in-place pair GE keeps puts the output in its input's memory",
+    statement="For every tensor the graph gives optional in-place inputs (inplace) and declares no ref, where one "
+              "of those inputs passes what GE's ProcessInplace asks (the input may be overwritten as for "
+              "LAYOUT-REF-SHARES-INPUT; output and input of equal raw bytes; no output of the input's producer is "
+              "a graph output or read after the node; the node carries no continuous_output) and the output is "
+              "clear of the conflicts the spec cannot judge (neither it nor a view of it is a graph output or in "
+              "a continuous group, nor is the input), the output starts at the region and offset of one of its "
+              "in-place inputs.",
+    rationale="An in-place output with memory of its own is safe, so no safety claim sees a planner that drops "
+              "GE's in-place pairs; but GE keeps the first pair that passes (mem_inplace.cc ProcessInplace) and "
+              "the model needs one block fewer. Which of several passing pairs wins is left open: the claim asks "
+              "only that the output shares one.",
+    ge_source=GE_MEM + "mem_inplace.cc (ProcessInplace, RemoveOutRwConflicts, RemoveSymbolConflicts); "
+              "graph_metadef/graph/utils/graph_utils.cc (GraphUtils::GetSupportInplaceOutput)",
+    applies_to="plan", concern="layout_refs", predicate=_inplace_shares_input,
+    precondition=lambda plan: bool(_inplace_applicable(plan)), ge_only=True, needs=("inplace",),
+)
+
+INVARIANTS = (REF_SHARES_INPUT, INPLACE_SHARES_INPUT)

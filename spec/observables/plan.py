@@ -77,6 +77,9 @@ The general form (any planner, docs/foreign-planners.md): a plan that declares
 - ``refs``: tensor -> the input tensor of the same node it is declared to be computed over, a ref
   output (GE's ``IsRefFromInput``; the graph's ``_reuse_input``): as the graph says it, not as the
   planner decided it.
+- ``inplace``: tensor -> the inputs of its node it may be computed over, in the node's order of
+  preference (GE's optional ``_output_inplace_ability`` pairs; a zcspec graph's ``_inplace_ability``),
+  as the graph declares them.
 - ``arena_allocations``: arena -> the steps that allocate it on the execution path the plan
   describes (TVM Relax's ``R.memory.alloc_storage``); an arena not listed exists before the first
   step, and one listed with no step is never allocated on that path.
@@ -282,6 +285,7 @@ class PlanObservation:
     stream_labels: dict[str, int] = attrs.field(factory=dict)
     control: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     refs: dict[str, str] = attrs.field(factory=dict)
+    inplace: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     arena_allocations: dict[str, tuple[int, ...]] = attrs.field(factory=dict)
     planner: str | None = None
 
@@ -459,11 +463,13 @@ def _check_references(plan: PlanObservation) -> None:
         if node in plan.streams:
             raise ObservationConsistencyError(f"stream_labels names node {node!r}, which streams lists as running "
                                               "a task: a node is in one of the two", culprit=node)
-    for out, into in plan.refs.items():
-        for t in (out, into):
+    declared = [("refs", out, (into,)) for out, into in plan.refs.items()]
+    declared += [("inplace", out, into) for out, into in plan.inplace.items()]
+    for key, out, into in declared:
+        for t in (out, *into):
             if t not in plan.tensor:
-                raise ObservationConsistencyError(f"refs names tensor {t!r}, which is not a planned tensor",
-                                                  culprit=t, path=f"refs.{out}")
+                raise ObservationConsistencyError(f"{key} names tensor {t!r}, which is not a planned tensor",
+                                                  culprit=t, path=f"{key}.{out}")
     for node, waits in plan.control.items():
         for w in (node, *waits):
             if w not in steps:

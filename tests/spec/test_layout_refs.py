@@ -69,3 +69,45 @@ def test_a_plan_file_naming_an_unknown_tensor_in_refs_is_refused():
     assert get(CLAIM).exercised(obs) and check(obs, invariants=[get(CLAIM)]).ok
     with pytest.raises(ObservationConsistencyError, match="refs names tensor 'ghost'"):
         attrs.evolve(obs, refs={"ghost": "relu_1:0"})
+
+
+# -- LAYOUT-INPLACE-SHARES-INPUT -----------------------------------------------------------------
+
+PAIRS = "LAYOUT-INPLACE-SHARES-INPUT"
+
+
+def test_the_zoo_in_place_pairs_hold_and_exercise_the_claim():
+    for obs in _zoo_plans("builtin:inplace_pairs"):
+        report = check(obs, invariants=[get(PAIRS)])
+        assert report.ok and PAIRS in report.exercised, str(report)
+
+
+def test_in_place_pairs_no_longer_kept_fail_through_the_claim(monkeypatch):
+    """inplace_pairs' Add names x (a graph input: refused) then neg_4:0 (kept): dropped, the claim reports it."""
+    monkeypatch.setattr(ops, "inplace_pairs", lambda node: ())
+    for obs in _zoo_plans("builtin:inplace_pairs"):
+        (v,) = get(PAIRS).violations(obs)
+        assert v.culprit == "tensor 'add_5:0'" and v.values["inputs"] == ["x", "neg_4:0"], v
+
+
+@pytest.mark.parametrize("why, build", [
+    ("sizes differ (a broadcast input)", lambda b: b.output(b.op("Neg", [
+        b.op("Mul", [b.op("Relu", [b.input("row", (1, 4))]), b.input("x", (3, 4))], shape=(3, 4),
+             _inplace_ability=(0, 0))]))),
+    ("a sibling output of the input's producer is read later", lambda b: _split_read_later(b)),
+    ("the output is a graph output read by nothing else, but its view is one too", lambda b: b.output(
+        *(lambda n: (n, b.op("Reshape", [n], shape=(16,))))(
+            b.op("Neg", [b.op("Relu", [b.input("x", (4, 4))])], _inplace_ability=(0, 0))))),
+])
+def test_pairs_ge_may_refuse_are_not_judged(why, build):
+    obs = _plan(build)
+    assert obs.inplace and not get(PAIRS).exercised(obs), why
+
+
+def _split_read_later(b):
+    """Neg may overwrite left, but the Split's other output (inner axis: a task) is read after it: GE's
+    ProcessInplace wants the node to be the last reader of every output of the input's producer."""
+    left, right = b.op("Split", [b.op("Relu", [b.input("x", (4, 4))])],
+                       outputs=[((4, 2), "float32"), ((4, 2), "float32")], axis=1, split=(2, 2))
+    n = b.op("Neg", [left], _inplace_ability=(0, 0))
+    b.output(b.op("Add", [n, b.op("Abs", [right])]))
