@@ -15,7 +15,9 @@ holders of different threads overlap, yet the trace is the same on every run, so
 stay reproducible. True simultaneity (a call entering while another is inside) is what the planted
 races of tests/spec/test_allocator_threads.py exercise. A call the device has no room
 for is not an error of the step (the trace shows it: the exit returns no address), nor is a free the
-device refuses (its fault is in the trace, for the device claims); any other exception is. V1-ALLOCATOR-ACCOUNTING and V2-ALLOCATOR-ONE-THREAD judge the trace.
+device refuses (its fault is in the trace, for the device claims); any other exception is. V1-ALLOCATOR-ACCOUNTING and V2-ALLOCATOR-ONE-THREAD judge the trace;
+V1-ACTIVE-MEMORY-BLOCKS judges it against the pieces each ``v1_active`` call passed, which the step records
+as it passes them (``active_requests``).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from zcspec.impl.runtime.v1.active_memory import (
 )
 from zcspec.impl.runtime.v1.errors import MemoryAllocationError
 from zcspec.impl.runtime.v2.allocators import CachingAllocator
+from zcspec.spec.observables.device import ActiveMemoryRequest, LogicalPiece
 
 ALLOCATORS = ("v1_active", "v1_fixed_base", "v2_caching")
 _ROOM = (MemoryAllocationError, DeviceFault)   # the device had no room: shown in the trace, not an error
@@ -65,10 +68,11 @@ class Turns:
             self._cv.notify_all()
 
 
-def _v1_active(allocator: ActiveMemoryAllocator, sizes, rounds: int, k: int, turns: Turns) -> None:
+def _v1_active(allocator: ActiveMemoryAllocator, sizes, rounds: int, k: int, turns: Turns, asked: list) -> None:
     for r in range(rounds):
         a, b = sizes[(k + r) % len(sizes)], sizes[(k + r + 1) % len(sizes)]
         with turns.mine(k), contextlib.suppress(*_ROOM):
+            asked.append(ActiveMemoryRequest((LogicalPiece(0, a), LogicalPiece(a, b))))   # in turn: call order
             allocator.malloc_memory(f"thread {k}", [LogicalMemoryBlock(0, a), LogicalMemoryBlock(a, b)])
         with turns.mine(k):
             allocator.free_memory()
@@ -94,8 +98,9 @@ def _v2_caching(allocator: CachingAllocator, lock: threading.Lock, sizes, rounds
                 allocator.free(block)
 
 
-def run_allocator_threads(dev, step: dict, where: str) -> None:
-    """Run the step on ``dev`` (see the module doc); ScenarioError names a bad field."""
+def run_allocator_threads(dev, step: dict, where: str) -> tuple[ActiveMemoryRequest, ...]:
+    """Run the step on ``dev`` (see the module doc); ScenarioError names a bad field. Returns what it asked of a
+    v1 active-memory allocator, call by call, as it asked it (the observation's ``active_requests``)."""
     kind, threads, rounds, sizes = step.get("allocator"), step.get("threads"), step.get("rounds"), step.get("sizes")
     if kind not in ALLOCATORS:
         raise ScenarioError(f"{where}: allocator={kind!r} must be one of {ALLOCATORS}", key=where)
@@ -103,10 +108,10 @@ def run_allocator_threads(dev, step: dict, where: str) -> None:
         raise ScenarioError(f"{where}: threads={threads!r} must be an int >= 2 and rounds={rounds!r} >= 1", key=where)
     if not (isinstance(sizes, list) and sizes and all(isinstance(n, int) and n >= 1 for n in sizes)):
         raise ScenarioError(f"{where}: sizes={sizes!r} must be a non-empty list of ints >= 1", key=where)
-    turns = Turns(threads)
+    turns, asked = Turns(threads), []
     if kind == "v1_active":
         allocator = ActiveMemoryAllocator(dev)
-        calls = lambda k: _v1_active(allocator, sizes, rounds, k, turns)  # noqa: E731
+        calls = lambda k: _v1_active(allocator, sizes, rounds, k, turns, asked)  # noqa: E731
     elif kind == "v1_fixed_base":
         allocator = FixedBaseExpandableAllocator(dev)
         calls = lambda k: _v1_fixed_base(allocator, sizes, rounds, k, turns)  # noqa: E731
@@ -124,6 +129,7 @@ def run_allocator_threads(dev, step: dict, where: str) -> None:
         run_threads(work, threads)
         if kind == "v2_caching":
             allocator.close()
+    return tuple(asked)
 
 
 def run_threads(work, threads: int) -> None:

@@ -29,7 +29,9 @@ from zcspec.impl.device import (
 from zcspec.impl.device.kernels import ACCUMULATES
 from zcspec.impl.device.observe import RefusedCopy, observe_device
 from zcspec.checks.onnxruntime_oracle import onnxruntime_node
-from zcspec.spec.observables.device import CollectiveRun, KernelRun, MallocCall, OracleRun, OracleTensor
+from zcspec.spec.observables.device import (
+    ActiveMemoryRequest, CollectiveRun, KernelRun, MallocCall, OracleRun, OracleTensor,
+)
 
 COLLECTIVES = ("HcomAllReduce", "HcomAllGather", "HcomBroadcast")   # the collectives a probe runs
 PROBE_CAPACITY = 4 << 20   # the probe device's memory: small, so its allocator steps can fill it
@@ -324,6 +326,7 @@ class ProbeRun:
     oracle_runs: tuple[OracleRun, ...] = ()
     refused_copies: tuple[RefusedCopy, ...] = ()
     malloc_calls: tuple[MallocCall, ...] = ()
+    active_requests: tuple[ActiveMemoryRequest, ...] = ()
 
 
 def _malloc(dev: Device, i: int, step: dict, handle: int) -> MallocCall:
@@ -372,6 +375,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
     oracles: list[OracleRun] = []
     copies: list[RefusedCopy] = []
     mallocs: list[MallocCall] = []
+    asked: list[ActiveMemoryRequest] = []
     for i, step in enumerate(steps):
         op = step.get("op") if isinstance(step, dict) else None
         if op == "malloc":
@@ -408,7 +412,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
             if run is not None:
                 collectives.append(run)
         elif op == "allocator_threads":
-            run_allocator_threads(dev, step, f"device probe step {i}")
+            asked += run_allocator_threads(dev, step, f"device probe step {i}")
         elif op == "oracle":
             run = _run_oracle(dev, i, step)
             if run is not None:
@@ -416,7 +420,7 @@ def run_probe(steps, soc: str = "ascend910b") -> ProbeRun:
         else:
             raise _bad(i, f"op={op!r} must be one of malloc, free, read, write, compute, collective, oracle, "
                           "allocator_threads")
-    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles), tuple(copies), tuple(mallocs))
+    return ProbeRun(dev, tuple(runs), tuple(collectives), tuple(oracles), tuple(copies), tuple(mallocs), tuple(asked))
 
 
 def run_program(steps, soc: str = "ascend910b") -> Device:
@@ -433,4 +437,4 @@ def observe_probe(scenario) -> list:
                            memory=(dev.mem.base, dev.mem.capacity), kernel_runs=run.kernel_runs,
                            collective_runs=run.collective_runs, soc=dev.soc.name, oracle_runs=run.oracle_runs,
                            counters=dev.counters.as_dict(), refused_copies=run.refused_copies,
-                           malloc_calls=run.malloc_calls)]
+                           malloc_calls=run.malloc_calls, active_requests=run.active_requests)]

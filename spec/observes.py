@@ -249,6 +249,9 @@ OBSERVES: dict[str, Observed] = {
                                      "(shapes, dtypes, bytes) or error for the same node on the same input bytes",
                                      "the probe's record of each oracle step, with onnxruntime's run of a one-node "
                                      "ONNX model made by the checker (checks/onnxruntime_oracle.py)"),
+    "V1-ACTIVE-MEMORY-BLOCKS": Observed("the pieces each malloc_memory call passed, as the probe recorded them "
+                                        "(active_requests); the allocator's enter and exit and the device "
+                                        "allocations and frees tagged with its name", ALLOCATOR_TRACE),
     "V1-ALLOCATOR-ACCOUNTING": Observed("each call into a v1 session allocator (its enter and exit, the method, the "
                                         "calling thread) and the allocations, frees, reservations and releases "
                                         "tagged with the allocator's name, in trace order", ALLOCATOR_TRACE),

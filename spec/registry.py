@@ -10,7 +10,7 @@ import functools
 
 from zcspec.spec.errors import DuplicateInvariantError, UnknownInvariantError
 from zcspec.spec.invariant import Invariant
-from zcspec.spec.invariants import (allocator_blocks, allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
+from zcspec.spec.invariants import (allocator_active, allocator_blocks, allocator_threads, api_calls, blocks, calls_refused, device_kernels, device_memory, execution,
                                     input_file, layout, layout_dataflow, layout_paths, layout_refs, layout_tight, model_file, passes, runtime_v1,
                                     runtime_v2, trace_form)
 
@@ -29,6 +29,8 @@ CONCERNS = (
     ("runtime_v2", runtime_v2, "Lowered (gert-style) runtime: output zero copy and always_zero_copy."),
     ("allocator_threads", allocator_threads,
      "The runtimes' allocators under threads: v1's keep exact accounts, v2's has one caller inside at a time."),
+    ("allocator_active", allocator_active,
+     "Where runtime v1's active-memory allocator gets device memory: GE's blocks for each call, merged and rounded."),
     ("allocator_blocks", allocator_blocks,
      "Where runtime v2's caching allocator puts its blocks: on GE's 512-byte grain, inside the spans it holds."),
     ("execution", execution, "What every execution must guarantee, whichever runtime ran it."),

@@ -95,10 +95,13 @@ def _ranges(pairs) -> tuple[Range, ...]:
 def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple[int, int] | None = None,
                    kernel_runs: tuple[KernelRun, ...] = (), collective_runs: tuple = (),
                    soc: str | None = None, oracle_runs: tuple = (), counters=None,
-                   refused_copies: tuple[RefusedCopy, ...] = (), malloc_calls: tuple = ()) -> DeviceObservation:
+                   refused_copies: tuple[RefusedCopy, ...] = (), malloc_calls: tuple = (),
+                   active_requests: tuple = ()) -> DeviceObservation:
     """The probe observation of ``trace`` from position ``mark`` on (see the module doc); ``counters``: the
     device's counters over the same span (``Counters.as_dict()``), and ``malloc_calls`` the probe's records of
-    its malloc steps (:class:`~zcspec.spec.observables.device.MallocCall`), copied as they are."""
+    its malloc steps (:class:`~zcspec.spec.observables.device.MallocCall`) and ``active_requests`` what it asked of
+    runtime v1's active-memory allocators (:class:`~zcspec.spec.observables.device.ActiveMemoryRequest`), copied
+    as they are."""
     out: list[DeviceEvent] = []
     pending: DeviceEvent | None = None   # a FaultedLaunch waiting for its Fault
     refusals = sorted((c for c in refused_copies if c.position >= mark), key=lambda c: c.position)
@@ -158,4 +161,4 @@ def observe_device(trace: tr.Trace, mark: int = 0, name: str = "", memory: tuple
         raise ProbeTraceError(refusals[0].position, "a refused copy recorded past the end of the trace")
     return DeviceObservation(name, tuple(out), None if memory is None else Range(*memory), tuple(kernel_runs),
                              tuple(collective_runs), soc, tuple(oracle_runs), allocator_events(trace, mark),
-                             dict(counters or {}), tuple(malloc_calls))
+                             dict(counters or {}), tuple(malloc_calls), tuple(active_requests))

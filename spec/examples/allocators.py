@@ -1,11 +1,13 @@
-"""Examples for the allocator-thread claims: two threads taking and giving back a v1 session allocator's
+"""Examples for the allocator claims: two contiguous pieces given one block, or one each; two threads taking and giving back a v1 session allocator's
 memory (the last one frees it, or the first one does while the other still holds it); two threads calling a
 v2 caching allocator one after the other, or the second entering while the first is inside; a v2 caching
 allocator's second block on its 512-byte grain, or off it."""
 from __future__ import annotations
 
 from zcspec.spec.examples.build import Example
-from zcspec.spec.observables.device import AllocatorEvent, DeviceObservation
+import attrs
+
+from zcspec.spec.observables.device import ActiveMemoryRequest, AllocatorEvent, DeviceObservation, LogicalPiece
 
 _V1 = "v1 active memory#1"
 _V2 = "model hbm#1"
@@ -37,6 +39,16 @@ def _v1(first_free_releases: bool) -> DeviceObservation:
     return _observation("v1 allocator from two threads", rows)
 
 
+def _merged(blocks) -> DeviceObservation:
+    """Thread 1 asks for two contiguous pieces of 1 KiB and 3 KiB on an allocator holding nothing; its device
+    allocations have ``blocks`` sizes."""
+    rows = [("enter", _V1, "v1", {"call": "malloc_memory", "thread": 1, "size": 4096})]
+    rows += [("alloc", _V1, "v1", {"address": _BLOCK + (k << 16), "size": n}) for k, n in enumerate(blocks)]
+    rows += [("exit", _V1, "v1", {"call": "malloc_memory", "thread": 1, "address": _BLOCK})]
+    request = ActiveMemoryRequest((LogicalPiece(0, 1024), LogicalPiece(1024, 3072)))
+    return attrs.evolve(_observation("v1 active memory pieces", rows), active_requests=(request,))
+
+
 def _pool(offset: int) -> DeviceObservation:
     """A v2 caching allocator takes a 2 MiB span and hands out a 512-byte block, then a 1000-byte one at
     ``offset`` from the span's start."""
@@ -58,6 +70,9 @@ EXAMPLES = (
     Example("V1-ALLOCATOR-ACCOUNTING", _v1(False), _v1(True),
             culprit=f"{_V1} free_memory (event 7, thread 1)",
             why="thread 1's free released the block while thread 2 still held the allocator (a lost holder count)"),
+    Example("V1-ACTIVE-MEMORY-BLOCKS", _merged([4096]), _merged([1024, 3072]),
+            culprit=f"{_V1} malloc_memory (event 0, thread 1)",
+            why="the two contiguous pieces got a block each; GE's MergeBlocks makes them one 4 KiB block"),
     Example("V2-ALLOCATOR-ONE-THREAD", _v2(False), _v2(True),
             culprit=f"{_V2} malloc (event 1, thread 2)",
             why="thread 2 entered the allocator while thread 1 was inside its malloc"),

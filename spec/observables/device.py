@@ -162,6 +162,27 @@ class MallocCall:
     message: str = ""
 
 
+@attrs.frozen
+class LogicalPiece:
+    """One piece of a model's feature-map memory as a caller hands it to runtime v1's active-memory allocator
+    (GE's ``MemoryBlock`` of ``ActiveMemoryAllocator::MallocMemory``): where it starts in the model's logical
+    memory, its bytes, whether it needs memory, whether it is the zero-copy piece."""
+
+    offset: int
+    size: int
+    alloc: bool = True
+    zero_copy: bool = False
+
+
+@attrs.frozen
+class ActiveMemoryRequest:
+    """One ``malloc_memory`` call of a probe to runtime v1's active-memory allocator, as the probe made it: the
+    pieces it passed, in order. Requests are listed in the order the calls entered (the probe's threads take
+    turns), so the n-th is the n-th ``malloc_memory`` enter of a v1 active-memory allocator in the trace."""
+
+    pieces: tuple[LogicalPiece, ...]
+
+
 AllocatorEventKind = Literal["enter", "exit", "raise", "alloc", "free", "reserve", "release"]
 
 
@@ -187,7 +208,8 @@ class DeviceObservation:
     """The events of one probe program run on a fresh device (``name`` identifies the program), and its
     compute steps' outcomes. ``counters``: what the device's own counters say of the whole program (its
     ``faults``, ``tasks_executed``, ``alloc_calls``, ``free_calls``...), copied as they are; empty when not
-    transcribed."""
+    transcribed. ``active_requests``: what the probe asked of runtime v1's active-memory allocators, recorded
+    by the probe (the caller), not by the allocator."""
 
     name: str
     events: tuple[DeviceEvent, ...]
@@ -199,6 +221,7 @@ class DeviceObservation:
     allocator_events: tuple[AllocatorEvent, ...] = ()
     counters: dict[str, int] = attrs.field(factory=dict)
     malloc_calls: tuple[MallocCall, ...] = ()
+    active_requests: tuple[ActiveMemoryRequest, ...] = ()
 
     def accesses(self) -> tuple[DeviceEvent, ...]:
         return tuple(e for e in self.events if e.kind == "access")
