@@ -116,7 +116,8 @@ def run_allocator_threads(dev, step: dict, where: str) -> tuple[ActiveMemoryRequ
         allocator = FixedBaseExpandableAllocator(dev)
         calls = lambda k: _v1_fixed_base(allocator, sizes, rounds, k, turns)  # noqa: E731
     else:
-        allocator, lock = CachingAllocator(dev, name="probe"), threading.Lock()
+        # not "probe": the probe tags its own memory "probe ...", which would read as this allocator's
+        allocator, lock = CachingAllocator(dev, name="probe pool"), threading.Lock()
         calls = lambda k: _v2_caching(allocator, lock, sizes, rounds, k, turns)  # noqa: E731
 
     def work(k: int) -> None:

@@ -257,6 +257,9 @@ OBSERVES: dict[str, Observed] = {
                                         "tagged with the allocator's name, in trace order", ALLOCATOR_TRACE),
     "V2-ALLOCATOR-ONE-THREAD": Observed("each call into a v2 caching allocator: its enter and exit, the method and "
                                         "the calling thread, in trace order", ALLOCATOR_TRACE),
+    "V2-POOL-CACHED": Observed("each malloc's asked size and returned block, each free's block, the spans "
+                               "(device memory tagged with the allocator's name) allocated and freed, and the calls "
+                               "they happen in", ALLOCATOR_TRACE),
     "V2-POOL-BLOCKS": Observed("each malloc call into a v2 caching allocator: the size it asked for (its enter) and "
                                "the address it returned (its exit); the device memory tagged with the allocator's "
                                "name (its spans), allocated and freed, in trace order", ALLOCATOR_TRACE),

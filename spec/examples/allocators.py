@@ -60,6 +60,16 @@ def _pool(offset: int) -> DeviceObservation:
     return _observation("v2 allocator blocks", rows)
 
 
+def _second_span() -> DeviceObservation:
+    """As ``_pool(512)``, but the second malloc takes a new span although the first has 2 MiB - 512 free."""
+    rows = list(_pool(512).allocator_events)
+    rows = [(e.kind, e.allocator, e.runtime, {k: v for k, v in (("call", e.call), ("thread", e.thread),
+             ("address", e.address), ("size", e.size)) if v is not None}) for e in rows]
+    rows.insert(4, ("alloc", _V2, "v2", {"address": _BLOCK + (4 << 20), "size": 2 << 20}))
+    rows[-1] = ("exit", _V2, "v2", {"call": "malloc", "thread": 1, "address": _BLOCK + (4 << 20)})
+    return _observation("v2 allocator blocks", rows)
+
+
 def _v2(overlapping: bool) -> DeviceObservation:
     one, two = _call(_V2, "v2", "malloc", 1), _call(_V2, "v2", "malloc", 2)
     rows = [one[0], two[0], one[1], two[1]] if overlapping else [*one, *two]
@@ -73,6 +83,9 @@ EXAMPLES = (
     Example("V1-ACTIVE-MEMORY-BLOCKS", _merged([4096]), _merged([1024, 3072]),
             culprit=f"{_V1} malloc_memory (event 0, thread 1)",
             why="the two contiguous pieces got a block each; GE's MergeBlocks makes them one 4 KiB block"),
+    Example("V2-POOL-CACHED", _pool(512), _second_span(),
+            culprit=f"{_V2} malloc (event 3, thread 1)",
+            why="the second malloc took a new 2 MiB span for 1024 bytes while the first span had 2096640 free"),
     Example("V2-ALLOCATOR-ONE-THREAD", _v2(False), _v2(True),
             culprit=f"{_V2} malloc (event 1, thread 2)",
             why="thread 2 entered the allocator while thread 1 was inside its malloc"),

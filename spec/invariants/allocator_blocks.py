@@ -78,4 +78,94 @@ POOL_BLOCKS = Invariant(
 )
 
 
-INVARIANTS = (POOL_BLOCKS,)
+# -- V2-POOL-CACHED -------------------------------------------------------------------------------
+
+HUGE_PAGE = 2 << 20        # GE: runtime/v2/kernel/memory/config/default_config.h (the huge page of a span)
+NO_CACHE_SPAN = 16 << 30   # default_config.h: a span above it goes back to the device once free
+_RELEASING = frozenset({"empty_cache", "close"})
+
+
+def _span_size(need: int) -> int:
+    """The span ScalableAllocator fetches for an aligned request: whole huge pages, at least one."""
+    return max(HUGE_PAGE, -(-need // HUGE_PAGE) * HUGE_PAGE)
+
+
+def _largest_free(spans: dict[int, int], blocks: dict[int, int]) -> int:
+    """The largest run of bytes of one span that no live block covers."""
+    best = 0
+    for start, n in spans.items():
+        cursor = start
+        for addr in sorted(a for a in blocks if start <= a < start + n):
+            best = max(best, addr - cursor)
+            cursor = max(cursor, addr + blocks[addr])
+        best = max(best, start + n - cursor)
+    return best
+
+
+def _cache_breaches(obs: DeviceObservation):
+    for name, events in by_allocator(obs, "v2").items():
+        spans: dict[int, int] = {}
+        blocks: dict[int, int] = {}    # live block address -> its aligned size
+        call, fit, closed = None, 0, False
+        for e in events:
+            culprit = f"{name} {call.call if call else 'outside any call'}" + \
+                (f" (event {call.seq}, thread {call.thread})" if call else f" (event {e.seq})")
+            if e.kind == "enter":
+                call, fit = e, _largest_free(spans, blocks)
+                if e.call == "free" and e.address is not None:
+                    blocks.pop(e.address, None)
+            elif e.kind == "alloc" and e.address is not None:
+                if call is not None and call.call == "malloc":
+                    need = _aligned(call.size or 0)
+                    if fit >= need:
+                        yield violation(culprit, f"took a new {e.size}-byte span from the device for {need} bytes "
+                                        f"while a span it holds had {fit} free bytes in one piece",
+                                        need=need, free=fit)
+                    elif e.size != _span_size(need):
+                        yield violation(culprit, f"took a {e.size}-byte span for {need} bytes; GE's span is "
+                                        f"{_span_size(need)} (whole 2 MiB huge pages, at least one)",
+                                        span=e.size, expected=_span_size(need))
+                spans[e.address] = e.size or 0
+            elif e.kind == "free" and e.address is not None:
+                n = spans.pop(e.address, 0)
+                by_cache = call is not None and (call.call in _RELEASING or (call.call == "free" and closed))
+                if not by_cache and n <= NO_CACHE_SPAN:
+                    yield violation(culprit, f"gave its {n}-byte span at {e.address:#x} back to the device while "
+                                    f"its cache was neither emptied nor closed", span=n)
+            elif e.kind in ("exit", "raise"):
+                if e.kind == "exit" and e.call == "malloc" and e.address and call is not None:
+                    blocks[e.address] = _aligned(call.size or 0)
+                elif e.call == "malloc" and call is not None and fit >= _aligned(call.size or 0):
+                    yield violation(culprit, f"returned no block for {_aligned(call.size or 0)} bytes while a span "
+                                    f"it holds had {fit} free bytes in one piece", need=_aligned(call.size or 0),
+                                    free=fit)
+                closed |= e.call == "close"
+                call = None
+
+
+def _v2_calls(obs: DeviceObservation) -> bool:
+    return any(e.runtime == "v2" and e.kind == "enter" and e.call == "malloc" for e in obs.allocator_events)
+
+
+POOL_CACHED = Invariant(
+    id="V2-POOL-CACHED",
+    title="Runtime v2's caching allocator takes a span only when none it holds can serve, and keeps it",
+    statement="For every malloc of one of runtime v2's caching allocators that takes device memory or returns no "
+              "block, no span it held when the call entered had as many free bytes in one piece (a span's bytes no live block "
+              "covers; a block is the request rounded up to 512 bytes, from the malloc's return to the free that "
+              "hands it back) as the rounded request, and the span it takes is that request in whole 2 MiB huge "
+              "pages, at least one. A span of at most 16 GiB goes back to the device only in empty_cache or "
+              "close, or in a free after close.",
+    rationale="Caching is the allocator's reason to exist: GE's CachingMemAllocator serves a request from the "
+              "spans it already holds and fetches a new one only when none can, so that steady-state executions "
+              "make no device malloc at all. An allocator that fetches anyway, fetches spans of its own size, or "
+              "gives spans back early still hands out valid blocks, so no safety claim sees it; the device "
+              "mallocs per execution and the memory held are not GE's.",
+    ge_source="runtime/v2/kernel/memory/caching_mem_allocator.cc (CachingMemAllocator::Malloc, Free, "
+              "EmptyCache); runtime/v2/kernel/memory/allocator/scalable_allocator.cc (ScalableAllocator::Alloc, "
+              "FetchNewSpan); runtime/v2/kernel/memory/config/default_config.h",
+    applies_to="device", concern="allocator_blocks", predicate=_cache_breaches, precondition=_v2_calls,
+    needs=("allocator_events",),
+)
+
+INVARIANTS = (POOL_BLOCKS, POOL_CACHED)

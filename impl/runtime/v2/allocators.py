@@ -44,13 +44,16 @@ _SERIAL = itertools.count(1)
 
 
 def _traced(method):
-    """Write the call's enter and exit (with the calling thread) to the allocator's device trace."""
+    """Write the call's enter and exit (with the calling thread) to the allocator's device trace: the size asked
+    for, or the block handed back (its address and size), at the enter; the block returned at the exit."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         thread, trace = threading.get_ident(), self.device.trace
         size = args[0] if args and isinstance(args[0], int) else 0
-        trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, "enter", thread, size))
+        given = args[0] if args and isinstance(args[0], MemBlock) else None   # free: the block handed back
+        trace.append(tr.AllocatorCall(self.call_name, "v2", method.__name__, "enter", thread,
+                                      given.size if given else size, given.addr if given else 0))
         result, phase = None, "raise"
         try:
             result = method(self, *args, **kwargs)
