@@ -97,7 +97,8 @@ def test_the_real_device_passes_every_fixed_probe_and_each_tells_right_from_wron
         report = probe_report(program)
         assert report.ok, str(report)
         assert report.exercised == ("V1-ALLOCATOR-ACCOUNTING", "V2-ALLOCATOR-ONE-THREAD",   # its allocator_threads steps
-                                    "V2-POOL-BLOCKS", "DEVICE-TRACE-FORM", "DEVICE-BOUNDS", "DEVICE-FAULT-KIND")
+                                    "V2-POOL-BLOCKS", "V2-POOL-CACHED", "DEVICE-TRACE-FORM", "DEVICE-BOUNDS",
+                                    "DEVICE-FAULT-KIND")
 
 
 @settings(max_examples=40, deadline=None)
@@ -182,7 +183,8 @@ def test_the_claim_copes_with_any_well_typed_observation(obs):
     report = check(obs)
     claims = {"DEVICE-BOUNDS", "DEVICE-FAULT-KIND", "DEVICE-KERNEL-REFUSAL", "DEVICE-COLLECTIVE", "DEVICE-ALLOC-FIT",
               "DEVICE-KERNEL-ORACLE", "DEVICE-COUNTERS-TRUE", "DEVICE-MALLOC-ARGS", "V1-ALLOCATOR-ACCOUNTING",
-              "V2-ALLOCATOR-ONE-THREAD", "V2-POOL-BLOCKS", "DEVICE-TRACE-FORM"}
+              "V2-ALLOCATOR-ONE-THREAD", "V2-POOL-BLOCKS", "V2-POOL-CACHED", "V1-ACTIVE-MEMORY-BLOCKS",
+              "DEVICE-TRACE-FORM"}
     assert {v.invariant_id for v in report.violations} <= claims
 
 
