@@ -173,6 +173,8 @@ def _input(dev, io, array, size: int, placement: str) -> Tensor:
     if not size:
         return Tensor(0, 0, placement, name=io.tensor)
     raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)[:size]
+    if size > raw.size:   # a buffer larger than the input: the input's bytes, then the rest of the caller's buffer
+        raw = np.concatenate([raw, np.zeros(size - raw.size, np.uint8)])
     if placement == "host":
         addr = dev.host_malloc(size, tag=f"user input {io.tensor}")
         dev.host_write(addr, raw)
