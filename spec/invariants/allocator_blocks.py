@@ -161,9 +161,9 @@ POOL_CACHED = Invariant(
               "make no device malloc at all. An allocator that fetches anyway, fetches spans of its own size, or "
               "gives spans back early still hands out valid blocks, so no safety claim sees it; the device "
               "mallocs per execution and the memory held are not GE's.",
-    ge_source="runtime/v2/kernel/memory/caching_mem_allocator.cc (CachingMemAllocator::Malloc, Free, "
-              "EmptyCache); runtime/v2/kernel/memory/allocator/scalable_allocator.cc (ScalableAllocator::Alloc, "
-              "FetchNewSpan); runtime/v2/kernel/memory/config/default_config.h",
+    ge_source="runtime/v2/kernel/memory/caching_mem_allocator.cc (CachingMemAllocator::Malloc, Recycle, "
+              "Finalize); runtime/v2/kernel/memory/allocator/scalable_allocator.cc (ScalableAllocator::Alloc, "
+              "Free, FetchNewSpan); runtime/v2/kernel/memory/config/default_config.h",
     applies_to="device", concern="allocator_blocks", predicate=_cache_breaches, precondition=_v2_calls,
     needs=("allocator_events",),
 )
