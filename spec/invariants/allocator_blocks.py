@@ -102,14 +102,19 @@ def _largest_free(spans: dict[int, int], blocks: dict[int, int]) -> int:
     return best
 
 
+def _where(name: str, call, e) -> str:
+    """The culprit of a breach at event ``e``: the allocator's call it happens in (or the event itself)."""
+    if call is None:
+        return f"{name} outside any call (event {e.seq})"
+    return f"{name} {call.call} (event {call.seq}, thread {call.thread})"
+
+
 def _cache_breaches(obs: DeviceObservation):
     for name, events in by_allocator(obs, "v2").items():
         spans: dict[int, int] = {}
         blocks: dict[int, int] = {}    # live block address -> its aligned size
         call, fit, closed = None, 0, False
         for e in events:
-            culprit = f"{name} {call.call if call else 'outside any call'}" + \
-                (f" (event {call.seq}, thread {call.thread})" if call else f" (event {e.seq})")
             if e.kind == "enter":
                 call, fit = e, _largest_free(spans, blocks)
                 if e.call == "free" and e.address is not None:
@@ -118,11 +123,11 @@ def _cache_breaches(obs: DeviceObservation):
                 if call is not None and call.call == "malloc":
                     need = _aligned(call.size or 0)
                     if fit >= need:
-                        yield violation(culprit, f"took a new {e.size}-byte span from the device for {need} bytes "
+                        yield violation(_where(name, call, e), f"took a new {e.size}-byte span from the device for {need} bytes "
                                         f"while a span it holds had {fit} free bytes in one piece",
                                         need=need, free=fit)
                     elif e.size != _span_size(need):
-                        yield violation(culprit, f"took a {e.size}-byte span for {need} bytes; GE's span is "
+                        yield violation(_where(name, call, e), f"took a {e.size}-byte span for {need} bytes; GE's span is "
                                         f"{_span_size(need)} (whole 2 MiB huge pages, at least one)",
                                         span=e.size, expected=_span_size(need))
                 spans[e.address] = e.size or 0
@@ -130,13 +135,13 @@ def _cache_breaches(obs: DeviceObservation):
                 n = spans.pop(e.address, 0)
                 by_cache = call is not None and (call.call in _RELEASING or (call.call == "free" and closed))
                 if not by_cache and n <= NO_CACHE_SPAN:
-                    yield violation(culprit, f"gave its {n}-byte span at {e.address:#x} back to the device while "
+                    yield violation(_where(name, call, e), f"gave its {n}-byte span at {e.address:#x} back to the device while "
                                     f"its cache was neither emptied nor closed", span=n)
             elif e.kind in ("exit", "raise"):
                 if e.kind == "exit" and e.call == "malloc" and e.address and call is not None:
                     blocks[e.address] = _aligned(call.size or 0)
                 elif e.call == "malloc" and call is not None and fit >= _aligned(call.size or 0):
-                    yield violation(culprit, f"returned no block for {_aligned(call.size or 0)} bytes while a span "
+                    yield violation(_where(name, call, e), f"returned no block for {_aligned(call.size or 0)} bytes while a span "
                                     f"it holds had {fit} free bytes in one piece", need=_aligned(call.size or 0),
                                     free=fit)
                 closed |= e.call == "close"
