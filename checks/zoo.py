@@ -238,8 +238,9 @@ def _alias_guards() -> Graph:
     reader of ``a`` on stream 1 may still run (refused: nothing orders them); an outer-axis Split view whose
     ``split`` is a numpy array, as a Python caller may pass one; and a fused HcomAllReduce whose pieces are
     model outputs, so the conflict pass copies them under names the Split already holds
-    (``identity_0_NetOutput_MemLayoutConflict_0``: the pass must count past it); and an optional in-place pair
-    GE keeps (a Tanh over the Add it alone reads, ``_inplace_ability``)."""
+    (``identity_0_NetOutput_MemLayoutConflict_0``: the pass must count past it), with an optional in-place pair
+    GE refuses (a continuous-output node: RemoveOutRwConflicts); and an optional in-place pair GE keeps (a Tanh
+    over the Add it alone reads, ``_inplace_ability``)."""
     b = GraphBuilder("alias_guards")
     x = b.input("x", (6, 40))
     w = b.weight("w", np.linspace(-1, 1, 240, dtype=np.float32).reshape(6, 40))
@@ -250,7 +251,7 @@ def _alias_guards() -> Graph:
     s1 = b.op("Neg", [a], stream=1)
     d = b.op("Abs", [a], _reuse_input=True)
     o0, o1 = b.op("HcomAllReduce", [s1, d], outputs=[((6, 40), "float32")] * 2, reduction="sum",
-                  continuous_output=True)
+                  continuous_output=True, _inplace_ability=(0, 0))
     both = b.op("Add", [top, rest])
     b.output(o0, o1, b.op("Neg", [b.op("Tanh", [both], _inplace_ability=(0, 0))]))
     return b.build()

@@ -87,6 +87,10 @@ OBSERVES: dict[str, Observed] = {
                                             "output's and its inputs' region and offset; raw bytes, consumers, "
                                             "producers, streams, continuous groups and outputs, graph outputs and "
                                             "alias_of chains for whether GE keeps a pair", PLAN),
+    "LAYOUT-INPLACE-REFUSED": Observed("the graph's in-place pairs (inplace, from _inplace_ability) against the "
+                                       "output's and its inputs' region and offset; raw bytes, graph inputs and "
+                                       "outputs, weights, node types, continuous outputs, consumers, producers, "
+                                       "streams and alias_of chains for why GE refuses a pair", PLAN),
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),

@@ -21,7 +21,7 @@ CONCERNS = (
     ("layout_dataflow", layout_dataflow, "What a read of reused memory sees: the bytes written for the tensor it reads."),
     ("layout_paths", layout_paths, "Where tensors sit along one execution path: their memory exists on it first."),
     ("layout_tight", layout_tight, "Where GE's rules fix a number: the work memory packed from offset 0, no spare bytes."),
-    ("layout_refs", layout_refs, "Where GE's rules decide sharing: a ref output is computed in its input's memory."),
+    ("layout_refs", layout_refs, "Where GE's rules decide sharing: a ref output or an in-place pair GE keeps is computed in its input's memory, a pair it refuses is not."),
     ("blocks", blocks, "Which tensors may share a planner block."),
     ("passes", passes, "Graph passes that exist for zero copy."),
     ("model_file", model_file, "What a compiled model file must satisfy to load."),

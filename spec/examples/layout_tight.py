@@ -32,6 +32,11 @@ EXAMPLES = (
             plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 1)], nbytes={"a": 480, "b": 480}, **_PAIR),
             culprit="tensor 'b'", why="b may run in place over a (equal raw bytes, b's node a's last reader), yet b "
                                       "has memory of its own"),
+    Example("LAYOUT-INPLACE-REFUSED",
+            plan([("a", FM, 0, 128, 0, 1), ("b", FM, 512, 512, 1, 1)], nbytes={"a": 96, "b": 480}, **_PAIR),
+            plan([("a", FM, 0, 128, 0, 1), ("b", FM, 0, 512, 1, 1, "a")], nbytes={"a": 96, "b": 480}, **_PAIR),
+            culprit="tensor 'b'", why="b's in-place input a has 96 raw bytes, b 480: GE refuses the pair "
+                                      "(RemoveSizeNotEqual), yet b lies over a"),
     Example("LAYOUT-REF-SHARES-INPUT",
             plan([("a", FM, 0, 512, 0, 1), ("b", FM, 0, 512, 1, 1, "a")], **_REF),
             plan([("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 1)], **_REF),

@@ -12,12 +12,13 @@ import pytest
 from zcspec.checks.scenario import observe
 from zcspec.checks.verify import VerifyConfig
 from zcspec.checks.verify_cases import zoo_cases
-from zcspec.impl.compiler import ops
+from zcspec.impl.compiler import aliases, ops
 from zcspec.impl.compiler.compile import compile_stages
 from zcspec.impl.compiler.builder import GraphBuilder
 from zcspec.impl.compiler.observe import observe_plan
 from zcspec.spec.check import check
 from zcspec.spec.errors import ObservationConsistencyError
+from zcspec.spec.invariants import layout_refs
 from zcspec.spec.registry import get
 
 CLAIM = "LAYOUT-REF-SHARES-INPUT"
@@ -111,3 +112,76 @@ def _split_read_later(b):
                        outputs=[((4, 2), "float32"), ((4, 2), "float32")], axis=1, split=(2, 2))
     n = b.op("Neg", [left], _inplace_ability=(0, 0))
     b.output(b.op("Add", [n, b.op("Abs", [right])]))
+
+
+# -- LAYOUT-INPLACE-REFUSED ----------------------------------------------------------------------
+
+REFUSED = "LAYOUT-INPLACE-REFUSED"
+
+
+@pytest.mark.parametrize("model", ["builtin:inplace_pairs", "builtin:alias_guards"])
+def test_the_zoo_refused_pairs_hold_and_exercise_the_claim(model):
+    for obs in _zoo_plans(model):
+        report = check(obs, invariants=[get(REFUSED)])
+        assert report.ok and REFUSED in report.exercised, str(report)
+
+
+def _keeps_any_pair(monkeypatch, name, value):
+    monkeypatch.setattr(aliases, name, value)
+
+
+@pytest.mark.parametrize("model, planted, culprit, reason", [
+    # the planner forgets GE's RemoveSizeNotEqual: Mul's output (192 bytes) over the 32-byte Sigmoid output
+    ("builtin:inplace_pairs", ("_same_size", lambda *a: True), "tensor 'mul_7:0'", "RemoveSizeNotEqual"),
+    # ... or that a graph input is read-only (RemoveInRwConflicts): Add's first pair names x
+    ("builtin:inplace_pairs", ("_fixed_root", lambda graph, root: False), "tensor 'add_5:0'", "RemoveInRwConflicts"),
+])
+def test_pairs_ge_refuses_kept_fail_through_the_claim(monkeypatch, model, planted, culprit, reason):
+    _keeps_any_pair(monkeypatch, *planted)
+    found = [v for obs in _zoo_plans(model) for v in get(REFUSED).violations(obs)]
+    assert found and all(v.culprit == culprit and reason in v.message for v in found), found
+
+
+def _over(obs, out, into):
+    """``obs`` with ``out`` moved over ``into``'s memory, as a planner that keeps the pair lays it out."""
+    i = obs.tensor[into]
+    return attrs.evolve(obs, tensors=tuple(attrs.evolve(t, region=i.region, offset=i.offset, alias_of=into)
+                                           if t.name == out else t for t in obs.tensors))
+
+
+def test_a_pair_on_a_continuous_output_node_kept_fails_through_the_claim():
+    """alias_guards' fused HcomAllReduce declares an in-place pair GE refuses (RemoveOutRwConflicts); its first
+    output (renamed by the conflict pass's copy) laid over its first input."""
+    (obs, *_) = _zoo_plans("builtin:alias_guards")
+    (v,) = get(REFUSED).violations(_over(obs, "identity_0_NetOutput_MemLayoutConflict_1:src", "neg_3:0"))
+    assert "RemoveOutRwConflicts" in v.message and v.values["input"] == "neg_3:0", v
+
+
+def test_a_pair_whose_producer_has_a_later_reader_kept_fails_through_the_claim(monkeypatch):
+    monkeypatch.setattr(aliases, "_producer_done", lambda *a: True)
+    obs = _plan(_split_read_later)
+    (v,) = get(REFUSED).violations(obs)
+    assert v.culprit == "tensor 'neg_3:0'" and "GetSupportInplaceOutput" in v.message, v
+
+
+def _symbol_conflict(b):
+    """Add may run over relu's output, which the HcomAllReduce read as one of its continuous inputs before; the
+    Add's output is a graph output: merged, a user output and a continuous input share a symbol."""
+    r = b.op("Relu", [b.input("x", (4, 8))])
+    h0, h1 = b.op("HcomAllReduce", [r, b.op("Abs", [b.input("q", (4, 8))])],
+                  outputs=[((4, 8), "float32")] * 2, reduction="sum")
+    b.output(b.op("Add", [r, h0], _inplace_ability=(0, 0)), h1)
+
+
+def test_a_pair_refused_for_a_symbol_conflict_is_judged():
+    obs = _plan(_symbol_conflict)
+    report = check(obs, invariants=[get(REFUSED)])
+    assert report.ok and REFUSED in report.exercised, str(report)
+    ((out, _, why),) = list(layout_refs._refused(obs))
+    assert out == "add_4:0" and "RemoveSymbolConflicts" in why["relu_1:0"], why
+
+
+def test_a_symbol_conflict_the_plan_still_shows_fails_through_the_claim():
+    """A planner that keeps the conflicting pair and copies nothing (GE's order: the optimizer ran before)."""
+    (v,) = get(REFUSED).violations(_over(_plan(_symbol_conflict), "add_4:0", "relu_1:0"))
+    assert v.culprit == "tensor 'add_4:0'" and "continuous input" in v.message and "user output" in v.message, v
