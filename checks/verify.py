@@ -55,6 +55,7 @@ from zcspec.checks.acl_refusal_cases import acl_refusal_cases
 from zcspec.checks.verify_api_misuse import MISUSE_MODELS, check_acl_refusals, check_api_misuses
 from zcspec.checks.campaign import CAMPAIGN_PROOFS, run_campaign
 from zcspec.checks.cases.ge.all import CASES as GE_CASES
+from zcspec.checks.cases.ge.graph import PlanCheckFailed
 from zcspec.checks.cases.ge.judge import judge as judge_ge_case
 from zcspec.checks.counterexample import Counterexample
 from zcspec.checks.dtype_sweep_cases import sweep_cases
@@ -229,15 +230,20 @@ def _plan_sizes_apply(config: VerifyConfig) -> bool:
 def _ge_cases(result: VerifyResult, cases, fail_fast: bool) -> bool:
     """Each of GE's ported unit tests, judged against its record (checks/cases/ge/judge.py): a match that
     no longer matches, or a deviation that no longer deviates as recorded (a stale record included), is an
-    error naming GE's test file and TEST_F. Returns False when ``fail_fast`` stopped the phase."""
+    error naming GE's test file and TEST_F; where zcspec's plan of the case's graph breaks a claim, each
+    violation is a finding of that claim on the case instead (the claim caught it, as on any other case).
+    Returns False when ``fail_fast`` stopped the phase."""
     failed = 0
     for i, case in enumerate(cases, 1):
         outcome = judge_ge_case(case)
         if not outcome.ok:   # a mismatch or a stale record is the check's finding; an exception is zcspec's
             failed += 1
             e = outcome.error
-            kind = "check" if e is None or isinstance(e, AssertionError) else exception_kind(e)
-            record_error(result, case.label, outcome.message, kind)
+            if outcome.verdict == "mismatch" and isinstance(e, PlanCheckFailed) and e.violations:
+                result.findings.extend(Finding(case.label, v) for v in e.violations)
+            else:
+                kind = "check" if e is None or isinstance(e, AssertionError) else exception_kind(e)
+                record_error(result, case.label, outcome.message, kind)
         result.artefacts.case("ge-cases", case.label, verdict=outcome.verdict, message=outcome.message)
         if fail_fast and result.failing():
             result.ge_cases = (i, failed)

@@ -103,3 +103,17 @@ def test_the_command_line_names_a_failed_ge_case_as_a_failed_check_not_a_crash(m
 
 def test_every_error_kind_has_its_label():
     assert set(ERROR_LABELS) == set(ERROR_KINDS)
+
+
+def test_a_plan_of_a_ge_graph_that_breaks_a_claim_is_that_claim_s_finding(monkeypatch):
+    """The mutation run's continuous_groups.py:118 (the separate-clean groups never recorded): the plans of GE's
+    continuous-input tests break MEM-CONT-INPUT. verify reports those as findings of the claim on the GE test,
+    not as errors of the phase: the claim caught the bug (benchmarks/mutation/attribution.py counts it so)."""
+    from zcspec.impl.compiler.memory import units
+    monkeypatch.setattr(units, "clean_sets", lambda *a: [])
+    result = verify(GE_ONLY)
+    assert result.failing() and result.ge_cases[1] > 0
+    ids = {f.violation.invariant_id for f in result.findings}
+    assert "MEM-CONT-INPUT" in ids, ids
+    assert all(" TEST_F " in f.case for f in result.findings)
+    assert not any("breaks the spec" in message for _, message, _ in _ge_errors(result))

@@ -58,7 +58,11 @@ JUDGED = all_invariants()
 
 class PlanCheckFailed(AssertionError):
     """zcspec's plan of a GE graph breaks one of the spec's claims (:data:`JUDGED`): a planner bug, not a
-    difference from GE."""
+    difference from GE. ``violations``: the claims' violations, which verify reports as findings."""
+
+    def __init__(self, message: str, violations: tuple = ()):
+        super().__init__(message)
+        self.violations = tuple(violations)
 
 
 class GeGraph:
@@ -210,7 +214,7 @@ class GeGraph:
         report = check(observe_plan(graph, plan), invariants=JUDGED)
         if not report.ok:
             raise PlanCheckFailed(f"zcspec's plan of GE graph {self.name!r} breaks the spec: "
-                                  + "; ".join(str(v) for v in report.violations))
+                                  + "; ".join(str(v) for v in report.violations), report.violations)
         return plan
 
 
