@@ -91,6 +91,9 @@ OBSERVES: dict[str, Observed] = {
                                        "output's and its inputs' region and offset; raw bytes, graph inputs and "
                                        "outputs, weights, node types, continuous outputs, consumers, producers, "
                                        "streams and alias_of chains for why GE refuses a pair", PLAN),
+    "LAYOUT-STREAM-HOLD": Observed("placements and lifetimes against the steps GE holds memory read on another "
+                                   "stream, recomputed from streams, stream labels, producers, consumers and "
+                                   "control edges", PLAN),
     "LAYOUT-INPUTS-SORTED": Observed("zero-copy blocks of graph inputs: order, adjacency, raw input sizes", PLAN),
     "LAYOUT-ALIAS-SHARES-ROOT": Observed("alias chains (alias_of) against the roots' placements and blocks", PLAN),
     "LAYOUT-LIFETIME-COVERS-USES": Observed("lifetimes against the steps of the graph's readers and outputs", PLAN),

@@ -12,6 +12,10 @@ _REUSE = [("a", FM, 0, 512, 0, 1), ("b", FM, 512, 512, 1, 2), ("c", FM, 0, 512, 
 
 _ZC_ATTR = dict(graph_inputs=("x",), graph_outputs=("y",))
 
+# n0 (stream 0) writes a, n1 (stream 1) reads it and writes c, n2 (stream 0) reads c and writes b.
+_HOLD = dict(producers={"a": "n0", "c": "n1", "b": "n2"}, consumers={"a": (1,), "c": (2,)},
+             streams={"n0": 0, "n1": 1, "n2": 0})
+
 EXAMPLES = (
     Example("LAYOUT-NO-OVERLAP",
             plan(_REUSE, blocks=[("a", "c")]),
@@ -24,6 +28,12 @@ EXAMPLES = (
                  producers={"a": "n0", "b": "n2"}, consumers={"a": (1,)}, streams={"n0": 0, "n1": 1, "n2": 0}),
             culprit="'b'", why="n2 writes b on stream 0 into a's bytes while n1 may still be reading a on stream 1: "
                                "no edge orders n1 before n2, though their steps do not meet"),
+    Example("LAYOUT-STREAM-HOLD",
+            plan([("a", FM, 0, 512, 0, 1), ("c", FM, 512, 512, 1, 2), ("b", FM, 1024, 512, 2, 2)], **_HOLD),
+            plan([("a", FM, 0, 512, 0, 1), ("c", FM, 512, 512, 1, 2), ("b", FM, 0, 512, 2, 2)], blocks=[("a", "b")],
+                 **_HOLD),
+            culprit="'b'", why="n1 reads a on stream 1; n2, a's stream's first node known to run after n1 (it reads "
+                               "c), writes b into a's bytes: safe, but GE holds a's block through n2"),
     Example("LAYOUT-ALIGN",
             plan([("a", FM, 0, 100, 0, 0), ("b", FM, 512, 600, 1, 1)]),
             plan([("a", FM, 0, 100, 0, 0), ("b", FM, 256, 600, 1, 1)]),

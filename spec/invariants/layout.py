@@ -3,7 +3,8 @@
 Each claim below is an :class:`Invariant`; its predicate recomputes what it
 needs from the plan's placements (first/last, offsets, alias chains) and
 never trusts the planner's own bookkeeping. The claims about lifetimes (reads, writes, in-place
-steps) live in layout_lifetimes.py, sharing across streams in layout_streams.py and the lower bound in
+steps) live in layout_lifetimes.py, sharing across streams in layout_streams.py (GE's hold on memory read across
+streams in layout_stream_hold.py) and the lower bound in
 layout_bound.py; ``INVARIANTS`` below
 lists the whole concern in document order.
 """
@@ -16,6 +17,7 @@ from zcspec.spec.invariants._util import (GE_MEM, align_up, continuous_inputs, f
 from zcspec.spec.invariants.layout_bound import LOWER_BOUND
 from zcspec.spec.invariants.layout_io import IO_ATTRIBUTES
 from zcspec.spec.invariants.layout_lifetimes import IN_PLACE_READS, LIFETIME_COVERS_USES, LIFETIME_COVERS_WRITES
+from zcspec.spec.invariants.layout_stream_hold import STREAM_HOLD
 from zcspec.spec.invariants.layout_streams import STREAM_ORDER
 from zcspec.spec.observables.plan import PlanObservation
 
@@ -335,5 +337,5 @@ ARENA_ALIGN = Invariant(
 
 
 
-INVARIANTS = (NO_OVERLAP, STREAM_ORDER, ALIGN, TENSOR_SIZE, REGION_COVER, IO_ATTRIBUTES, INPUTS_SORTED, ALIAS_SHARES_ROOT,
+INVARIANTS = (NO_OVERLAP, STREAM_ORDER, STREAM_HOLD, ALIGN, TENSOR_SIZE, REGION_COVER, IO_ATTRIBUTES, INPUTS_SORTED, ALIAS_SHARES_ROOT,
               LIFETIME_COVERS_USES, LIFETIME_COVERS_WRITES, ARENA_ALIGN, IN_PLACE_READS, LOWER_BOUND)
