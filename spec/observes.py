@@ -55,6 +55,8 @@ OBSERVES: dict[str, Observed] = {
     "INPUT-FORMAT-REFUSED": Observed("a graph JSON file's own text, read with the json module against the "
                                      "format's document rules (docs/graph-format.md); whether the import accepted "
                                      "the file", INPUT_FILE),
+    "INPUT-FORMAT-REFUSAL-JUSTIFIED": Observed("a graph JSON file's own text against the format's rules, and the "
+                                               "import's outcome: refused, with the refusal's class", INPUT_FILE),
     "INPUT-RANDOM-REFUSED": Observed("each node's op type, domain, inputs and attributes (is_test, ratio) as the "
                                      "file writes them, the values of its small constants (training_mode, ratio), "
                                      "the file's opset; whether the import accepted the file", INPUT_FILE),

@@ -33,9 +33,22 @@ _DROP = InputNode("drop", "Dropout", inputs=("x", "", "mode"), outputs=("y",))  
 _V4 = ('{"format": "zcspec-graph", "version": 4, "name": "g", "nodes": [], "tensors": [], "weights": []}')
 
 
-def _graph_json(outcome: ImportOutcome) -> InputFileObservation:
-    """A graph JSON file of a version the format does not have, as its text."""
-    return InputFileObservation("graph_json", "graph.json", outcome, document=_V4)
+# A well-formed version-1 file: x -> Relu -> NetOutput.
+_RELU_V1 = ('{"format": "zcspec-graph", "version": 1, "name": "g", "nodes": ['
+            '{"name": "x", "op_type": "Data", "inputs": [], "outputs": ["x"], "attrs": {"index": 0}, "stream": 0}, '
+            '{"name": "relu", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"], "attrs": {}, "stream": 0}, '
+            '{"name": "NetOutput", "op_type": "NetOutput", "inputs": ["y"], "outputs": [], "attrs": {}, "stream": 0}], '
+            '"tensors": [{"name": "x", "shape": [2], "dtype": "float32", "format": "ND"}, '
+            '{"name": "y", "shape": [2], "dtype": "float32", "format": "ND"}], "weights": []}')
+
+
+def _graph_json(outcome: ImportOutcome, document: str = _V4) -> InputFileObservation:
+    """A graph JSON file, as its text: by default of a version the format does not have."""
+    return InputFileObservation("graph_json", "graph.json", outcome, document=document)
+
+
+def _unreadable(message: str) -> ImportOutcome:
+    return ImportOutcome(False, ("GraphFormatError", "GraphError", "BadInput", "Exception"), message)
 
 
 EXAMPLES = (
@@ -59,6 +72,9 @@ EXAMPLES = (
             why="x's first dim is the symbol 'batch' and no shape was given for it: imported"),
     Example("INPUT-FORMAT-REFUSED", _graph_json(_refused("graph format version 4 is not supported")),
             _graph_json(ACCEPTED), culprit="input file graph.json", why="a version-4 graph JSON file imported"),
+    Example("INPUT-FORMAT-REFUSAL-JUSTIFIED", _graph_json(_unreadable("graph format version 4 is not supported")),
+            _graph_json(_unreadable("graph format version 1 is not supported"), _RELU_V1),
+            culprit="file 'graph.json'", why="a well-formed version-1 file refused as unreadable"),
     Example("INPUT-RANDOM-REFUSED", attrs.evolve(_onnx(_DROP, outcome=_refused(
                 "node 'drop' (Dropout): training mode with a non-zero ratio is not supported")), values={"mode": (1.0,)}),
             attrs.evolve(_onnx(_DROP), values={"mode": (1.0,)}), culprit="input file model.onnx",

@@ -315,6 +315,35 @@ FORMAT = _rule(
               "joining one branch per label",
 )
 
+# The refusal docs/graph-format.md names for a file the reader cannot read ("Reading the file").
+UNREADABLE = "GraphFormatError"
+
+
+def _unreadable(obs: InputFileObservation) -> bool:
+    return (obs.format == "graph_json" and obs.document is not None and not obs.outcome.accepted
+            and UNREADABLE in obs.outcome.error)
+
+
+def _format_refusal_justified(obs: InputFileObservation):
+    if _unreadable(obs) and next(format_breaches(obs), None) is None:
+        yield violation(f"file {obs.file!r}", f"breaks none of the rules of {FORMAT_DOC}, yet the import refused it "
+                        f"as unreadable ({UNREADABLE}): {obs.outcome.message[:200]}", error=obs.outcome.error[0])
+
+
+FORMAT_REFUSAL_JUSTIFIED = Invariant(
+    id="INPUT-FORMAT-REFUSAL-JUSTIFIED",
+    title="A graph JSON file is refused as unreadable only when it breaks its format",
+    statement="A graph JSON file the import refuses as unreadable (GraphFormatError, the refusal " + FORMAT_DOC
+              + " names for a file the reader cannot read) breaks at least one of the format's rules that "
+              "INPUT-FORMAT-REFUSED checks.",
+    rationale="INPUT-FORMAT-REFUSED says what must be refused; this is the other direction for the reader: a "
+              "reader that calls a well-formed file unreadable (a version it knows taken for one it does not, a "
+              "key of the right type taken for a wrong one) sends its user to mend a field that is right, and "
+              "hides whatever the file is really refused for. The rules are checked on the file's own text.",
+    ge_source="zcspec's own format (" + FORMAT_DOC + ": \"What is refused\", reading the file)",
+    applies_to="input_file", concern="input_file", predicate=_format_refusal_justified, precondition=_unreadable,
+)
+
 RANDOM = _rule(
     random_breaches,
     id="INPUT-RANDOM-REFUSED",
@@ -368,4 +397,5 @@ REFUSAL_NAMED = Invariant(
     precondition=lambda obs: not obs.outcome.accepted and any(b.names for r in BREACHES for b in r(obs)),
 )
 
-INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, FORMAT, RANDOM, REFUSAL_NAMED)
+INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, FORMAT, FORMAT_REFUSAL_JUSTIFIED, RANDOM,
+              REFUSAL_NAMED)

@@ -35,7 +35,7 @@ def test_the_real_front_end_meets_every_case():
     assert result.errors == [] and result.findings == [], [(f.case, str(f.violation)) for f in result.findings]
     # the crafted files alone put every input-file claim to the test (verify's floor)
     claims = [inv.id for inv in all_invariants() if inv.applies_to == "input_file"]
-    assert len(claims) == 9 and result.below_floor(claims) == [], \
+    assert len(claims) == 10 and result.below_floor(claims) == [], \
         {i: result.tally.distinct_count(i) for i in claims}
 
 
@@ -271,3 +271,16 @@ def test_an_op_table_arity_let_loose_fails(monkeypatch, op, arity, case):
 
     monkeypatch.setitem(ops.OPS, op, attrs.evolve(ops.OPS[op], inputs=arity))
     assert "imports; expected a GraphError" in _errors()[f"front-end case {case}"]
+
+
+def test_a_reader_that_calls_a_set_size_unreadable_fails_through_the_claim(monkeypatch):
+    """The mutation run's graph_json.py:151 (a set size needs version 4, not 3): every version-3 file with a
+    set size is refused as unreadable. The files that break another rule are still refused (their cases see the
+    message); the one that breaks none, graph_json_set_size_compiled, is INPUT-FORMAT-REFUSAL-JUSTIFIED's."""
+    from zcspec.impl.compiler import graph_json
+
+    real = graph_json._set_size
+    monkeypatch.setattr(graph_json, "_set_size", lambda tensor, version: real(tensor, version - 1 if version == 3
+                                                                              else version))
+    found = {(f.case, f.violation.invariant_id) for f in _run().findings}
+    assert ("front-end case graph_json_set_size_compiled", "INPUT-FORMAT-REFUSAL-JUSTIFIED") in found, found
