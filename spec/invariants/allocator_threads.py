@@ -17,9 +17,10 @@ from zcspec.spec.observables.device import DeviceObservation
 
 # A holder is taken by each of these calls that returns (GE's ActiveMemoryAllocator counts used_count_
 # even when it returns nullptr; a call that raised took none) and given back by each free_memory call
-# (never below zero: ``if (used_count_ > 0U) used_count_--``).
-_TAKES = frozenset({"malloc_memory"})
-_GIVES = frozenset({"free_memory"})
+# (never below zero: ``if (used_count_ > 0U) used_count_--``). A PhysicalMemoryAllocator's users are
+# counted by Initialize and Finalize (ref_count_), the last Finalize giving its pages back.
+_TAKES = frozenset({"malloc_memory", "initialize"})
+_GIVES = frozenset({"free_memory", "finalize"})
 
 
 def by_allocator(obs: DeviceObservation, runtime: str) -> dict[str, list]:
@@ -66,9 +67,10 @@ def _v1_from_threads(obs: DeviceObservation) -> bool:
 ACCOUNTING = Invariant(
     id="V1-ALLOCATOR-ACCOUNTING",
     title="Runtime v1's session allocators keep exact accounts under calls from several threads",
-    statement="For each of runtime v1's session allocators, count its holders through the trace: each "
+    statement="For each of runtime v1's session allocators and page pools, count its holders through the trace: each "
               "malloc_memory call that returns (not one that raised) takes one, each free_memory call that returns "
-              "gives one back (none below zero). Whatever threads made the calls, memory tagged with the allocator is released "
+              "gives one back (none below zero); for a pool of physical pages, its initialize and finalize calls. "
+              "Whatever threads made the calls, memory tagged with the allocator is released "
               "only by a call after which no holder is left, and a free_memory call after which no holder is left "
               "leaves none of its memory live.",
     rationale="Models of one session load and unload from different threads and share the allocator's memory; "
@@ -76,7 +78,8 @@ ACCOUNTING = Invariant(
               "recursive mutex is what makes the count exact; the claim recomputes it from the calls alone.",
     ge_source="runtime/v1/graph/manager/active_memory_allocator.h (\"called from several threads\", "
               "std::recursive_mutex mutex_); active_memory_allocator.cc ActiveMemoryAllocator::MallocMemory / "
-              "FreeMemory (used_count_), ExpandableActiveMemoryAllocator::MallocMemory / FreeMemory",
+              "FreeMemory (used_count_), ExpandableActiveMemoryAllocator::MallocMemory / FreeMemory, "
+              "PhysicalMemoryAllocator::Initialize / Finalize (ref_count_)",
     applies_to="device", concern="allocator_threads", predicate=_accounting, precondition=_v1_from_threads,
     needs=("allocator_events",),
 )

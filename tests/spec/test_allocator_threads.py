@@ -150,3 +150,22 @@ def test_v2_executor_without_its_lock_lets_a_second_thread_into_its_pool(monkeyp
     obs = observe_scenario(_relu_model(), {"runtime": "v2", "threads": 2})[-1]
     assert other_entered.is_set()
     assert any("entered while thread" in v.message for v in V2.violations(obs))
+
+
+def test_a_page_pool_that_never_gives_its_pages_back_fails_the_accounting(monkeypatch):
+    """The mutation run's active_memory.py:288 (PhysicalMemoryAllocator.finalize keeps one user for ever): after the
+    last FixedBaseExpandableAllocator holder leaves, the pool's pages stay on the device. The pool's initialize and
+    finalize calls are in the trace, so V1-ALLOCATOR-ACCOUNTING counts its users against the pages it holds."""
+    from zcspec.impl.runtime.v1 import active_memory
+
+    def never_last(self):
+        with self._call("finalize"):
+            self.ref_count = max(self.ref_count - 1, 1)
+
+    monkeypatch.setattr(active_memory.PhysicalMemoryAllocator, "finalize", never_last)
+    dev = Device(capacity=16 << 20, poison=False)
+    run_allocator_threads(dev, {"allocator": "v1_fixed_base", "threads": 4, "rounds": 3,
+                                "sizes": [4096, 3 << 20, 512]}, "step")
+    found = V1.violations(_observed(dev))
+    assert found and all("physical pages" in v.culprit and "finalize" in v.culprit for v in found), found
+    assert any("still holds" in v.message for v in found)

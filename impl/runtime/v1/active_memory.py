@@ -246,7 +246,9 @@ class PhysicalMemoryAllocator(_Traced):
         self.fell_back_to_2m = False
 
     def initialize(self) -> None:
-        with self._lock:
+        """One user more (GE's ``Initialize``); written to the trace as a call, as ``finalize`` is, so that
+        V1-ALLOCATOR-ACCOUNTING counts the pool's users against the pages it holds."""
+        with self._call("initialize"):
             self.ref_count += 1
 
     def malloc_physical(self, purpose: str, reuse: bool = True) -> int:
@@ -284,7 +286,7 @@ class PhysicalMemoryAllocator(_Traced):
 
     def finalize(self) -> None:
         """One user fewer; the last one gives every unused page back to the device."""
-        with self._lock:
+        with self._call("finalize"):
             self.ref_count = max(self.ref_count - 1, 0)
             if self.ref_count:
                 return
