@@ -98,10 +98,15 @@ def _continuous_out_in() -> Graph:
 
 
 def _phony_concat() -> Graph:
+    """A NoPadding concat of two computed pieces; and one of an outer-axis Slice of a graph input with the input
+    itself: the user's buffer is never a piece (a copy after the Data), and the slice's piece, a NoPadding
+    continuous output in the concat's input symbol, gets a copy too (GE's MemLayoutConflictOptimizer)."""
     b = GraphBuilder("phony_concat")
-    x = b.input("x", (2, 24))
+    x, y = b.input("x", (2, 24)), b.input("y", (4, 8))
     a, c = b.op("Relu", [x]), b.op("Neg", [x])
-    b.output(b.op("Sigmoid", [b.op("PhonyConcat", [a, c], shape=(4, 24), axis=0)]))
+    s = b.op("Slice", [y], shape=(2, 8), starts=(2,), ends=(4,), axes=(0,))
+    b.output(b.op("Sigmoid", [b.op("PhonyConcat", [a, c], shape=(4, 24), axis=0)]),
+             b.op("Relu", [b.op("PhonyConcat", [s, y], shape=(6, 8), axis=0)]))
     return b.build()
 
 
