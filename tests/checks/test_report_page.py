@@ -26,15 +26,16 @@ from zcspec.impl.compiler.options import CompileOptions
 from zcspec.spec.registry import all_invariants
 
 BAD = "<script>alert('x')</script>"
+# GE's unit-test cases left out: the bug below breaks claims on their graphs too (findings of their own,
+# tests/checks/test_verify_ge_cases.py), and these tests look at one model's violation.
 CONFIG = VerifyConfig(models=("builtin:atomic_clean",), strategies=("ge",), kinds=("plan",), examples=0,
-                      proofs=False, corpus=False, onnx_node_tests=False, acl_refusals=False)
+                      proofs=False, corpus=False, onnx_node_tests=False, acl_refusals=False, ge_cases=False)
 CLAIM = "LAYOUT-LIFETIME-COVERS-USES"   # what the lifetime-one-step-early bug breaks on atomic_clean's plan
 
 
 @pytest.fixture(scope="module")
 def bugged():
-    """A real verify run (one small model, plans only, GE's unit-test cases: a few seconds) with a lifetime bug
-    installed."""
+    """A real verify run (one small model, plans only: a few seconds) with a lifetime bug installed."""
     with installed("lifetime-one-step-early"):
         result = verify(CONFIG)
     assert {f.violation.invariant_id for f in result.findings} == {CLAIM}
@@ -116,12 +117,10 @@ def test_without_the_config_the_graph_is_named_not_drawn(bugged):
 
 
 def test_verify_times_each_phase_it_runs(bugged):
-    assert [p for p, _ in bugged.timings] == ["zoo cases and device probes", "other compilers' plans",
-                                              "GE's unit-test cases"]
+    assert [p for p, _ in bugged.timings] == ["zoo cases and device probes", "other compilers' plans"]
     assert 0 < bugged.timings[0][1] <= bugged.seconds
     report = verify_report(bugged, all_invariants(), config=CONFIG)
-    assert [p for p, _ in report.timings] == ["zoo cases and device probes", "other compilers' plans",
-                                              "GE's unit-test cases", "total"]
+    assert [p for p, _ in report.timings] == ["zoo cases and device probes", "other compilers' plans", "total"]
     assert "zoo cases and device probes" in _section(render_html(report), "timings")
 
 
