@@ -154,6 +154,9 @@ OBSERVES: dict[str, Observed] = {
                                    MODEL_FILE + " and the graph after the passes"),
     "MF-TASK-ON-NODE-STREAM": Observed("each task's node and stream; each node's stream in the graph",
                                        MODEL_FILE + " and the graph after the passes"),
+    "MF-SLOT-BYTES": Observed("each argument slot's size and tensor; each tensor's shape and dtype in the graph, "
+                              "counted in bytes by the spec's own element widths",
+                              MODEL_FILE + " and the graph after the passes"),
     "MF-SLOT-IN-REGION": Observed("each argument slot's region, offset and size; the zero-copy table's entries",
                                   MODEL_FILE),
     "V1-SLOT-REFRESH": Observed("the argument values each launched task ran with against the user buffers and "
@@ -226,6 +229,8 @@ OBSERVES: dict[str, Observed] = {
     "EXEC-TENSOR-INTACT": Observed("the last writer of every byte a kernel reads, by the tensor names the "
                                    "launch ranges carry", TRACE),
     "EXEC-INPLACE-SAME-BYTES": Observed("launches whose read and write ranges overlap", TRACE),
+    "EXEC-STREAMS-APART": Observed("the device stream of every launch against the stream the model file gives "
+                                   "its task", "the device trace of the call and the model file's tasks"),
     "TRACE-FORM": Observed("every event's seq, address, size, source, destination and ranges, in the order listed",
                            "the device trace of the load and of the call"),
     "DEVICE-TRACE-FORM": Observed("every device and allocator event's seq, address, size and ranges, in the order "

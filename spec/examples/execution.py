@@ -21,6 +21,24 @@ def _renumbered(obs, k: int, seq: int):
     return attrs.evolve(obs, events=tuple(evs))
 
 
+def _three_streams():
+    """The small model loaded with tasks 0, 1 and 2 on streams 0, 1 and 2 of the model file."""
+    ld = load()
+    t = ld.tasks[0]
+    return attrs.evolve(ld, tasks=tuple(attrs.evolve(t, id=i, stream=i) for i in range(3)))
+
+
+def _on_devices(*device_streams: int):
+    """An execution of ``_three_streams`` whose task i runs on ``device_streams[i]``, each after an event
+    recorded behind the task before it."""
+    evs = []
+    for i, d in enumerate(device_streams):
+        if i:
+            evs += [dict(kind="record", event_id=i, stream=device_streams[i - 1]), dict(kind="wait", event_id=i, stream=d)]
+        evs.append(launch(task=i, stream=d))
+    return execution(_three_streams(), evs=events(*evs))
+
+
 EXAMPLES = (
     Example("TRACE-FORM", execution(evs=events(launch(), launch(task=1))),
             _renumbered(execution(evs=events(launch(), launch(task=1))), 1, 0),
@@ -75,4 +93,6 @@ EXAMPLES = (
             execution(counters={"d2d_calls": 0, "d2d_bytes": 0, "kernel_launches": 1}),
             execution(counters={"d2d_calls": 1, "d2d_bytes": RAW, "kernel_launches": 1}),
             culprit="d2d copies", why="the counters report a device-to-device copy the trace does not show"),
+    Example("EXEC-STREAMS-APART", _on_devices(0, 1, 2), _on_devices(0, 1, 1),
+            culprit="task 2", why="the load created one device stream for both of the model's streams 1 and 2"),
 )

@@ -5,6 +5,7 @@ from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants._counts import COPY_DIRECTIONS, reported_counts, trace_counts
 from zcspec.spec.invariants._shadow import consumed, replay
 from zcspec.spec.invariants._trace import accesses, all_events, call_events, failed_calls, live_allocations, writes_into
+from zcspec.spec.invariants.execution_streams import STREAMS_APART
 from zcspec.spec.observables.execution import ExecutionObservation
 
 V1_MODEL = "runtime/v1/graph/load/model_manager/davinci_model.cc"
@@ -409,5 +410,7 @@ COUNTERS_TRUE = Invariant(
     precondition=lambda obs: bool(obs.counters),
 )
 
+
+
 INVARIANTS = (ORACLE, V1_EQ_V2, NO_FAULT, NO_LEAK, FAILED_CALL_NO_CHANGE, NO_OVERRUN, READ_WRITTEN, NO_RACE,
-              TENSOR_INTACT, INPLACE_SAME_BYTES, COUNTERS_TRUE)
+              TENSOR_INTACT, INPLACE_SAME_BYTES, COUNTERS_TRUE, STREAMS_APART)

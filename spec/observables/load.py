@@ -25,6 +25,7 @@ class LoadOptionsObservation:
     ge_compat: bool = False
     trust_shape_on_out_tensor: bool = False
     legacy_copy_only_addrs: bool = False   # v1 decides copies as GE's legacy paths do (copy_only_addrs_)
+    single_stream: bool = False   # v2's enable_single_stream: the caller asked for every task on one stream
 
 
 @attrs.frozen

@@ -56,7 +56,8 @@ def _trace_names(exe, default_owner: str) -> TraceNames:
 def observe_load(exe) -> LoadObservation:
     o = exe.options
     options = LoadOptionsObservation("v2", zero_copy=o.zero_copy, always_zero_copy=o.always_zero_copy, ge_compat=o.ge_compat,
-                                     trust_shape_on_out_tensor=o.trust_shape_on_out_tensor)
+                                     trust_shape_on_out_tensor=o.trust_shape_on_out_tensor,
+                                     single_stream=o.enable_single_stream)
     regions = tuple(RegionBinding(r, exe.region_base(r), exe.model.regions[r]) for r in ("weight", "fixed")
                     if exe.model.regions.get(r))
     names = io_names(exe.model)
