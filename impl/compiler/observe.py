@@ -255,4 +255,6 @@ def observe_model_file(data: bytes, graph: Graph | None = None, options=None, *,
         header=_header(data), load=outcome, regions=dict(model.regions), tasks=model_tasks(model), zero_copy_table=table,
         nodes=_nodes(graph, model) if graph is not None else (),
         soc=SocProfile(model.options.soc), build=_build_facts(model.options), edit=edit,
+        tensor_bytes={} if graph is None else {name: dtypes.nbytes(d.shape, d.dtype, tensor=name)
+                                               for name, d in graph.desc.items()},
     )

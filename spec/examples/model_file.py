@@ -89,4 +89,8 @@ EXAMPLES = (
             model_file(nodes=_TWO_STREAMS, tasks=(Task(0, "kernel", node="a"), Task(1, "kernel", node="b"))),
             culprit="task 1", why="node b is assigned stream 1, but its kernel runs on stream 0, unordered with "
                                   "stream 1's events"),
+    Example("MF-SLOT-BYTES",
+            model_file(regions={"feature_map": 64}, tasks=(task(0, ("feature_map", 0, 6, "in", "q")),), tensor_bytes={"q": 6}),
+            model_file(regions={"feature_map": 64}, tasks=(task(0, ("feature_map", 0, 5, "in", "q")),), tensor_bytes={"q": 6}),
+            culprit="task 0", why="q is 12 uint4 elements, 6 raw bytes, but the compiler counted 3 bits an element"),
 )

@@ -283,4 +283,44 @@ TASK_ON_NODE_STREAM = Invariant(
 )
 
 
-INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN, ZERO_COPY_TABLE, TASK_ON_NODE_STREAM)
+# -- MF-SLOT-BYTES ----------------------------------------------------------------------------
+
+def _sized_slots(mf: ModelFileObservation):
+    """(task, slot, raw bytes) for every slot of a built file whose tensor the graph gives a shape and dtype."""
+    if mf.edit is not None:
+        return
+    for t in mf.tasks:
+        for s in t.slots:
+            if s.tensor in mf.tensor_bytes:
+                yield t, s, mf.tensor_bytes[s.tensor]
+
+
+def _slot_bytes(mf: ModelFileObservation):
+    for t, s, want in _sized_slots(mf):
+        if s.size != want:
+            yield violation(f"task {t.id}", f"slot {s.index} ({s.role} {s.tensor!r}) spans {s.size} bytes, but the "
+                            f"graph's shape and dtype of {s.tensor!r} make {want} raw bytes", tensor=s.tensor,
+                            slot=s.index, size=s.size, raw_bytes=want)
+
+
+SLOT_BYTES = Invariant(
+    id="MF-SLOT-BYTES",
+    title="Every argument slot spans its tensor's raw bytes",
+    statement="In a model file as the compiler built it, every argument slot of a task whose tensor the graph "
+              "describes spans that tensor's raw dense bytes: its element count times the element width of its "
+              "dtype, sub-byte types (int4, uint4, float4, int2, ...) packed and rounded up to whole bytes, the "
+              "widths taken from the spec's own dtype table.",
+    rationale="A slot's bytes are what the kernel reads or writes through the address in it, and what the "
+              "runtime compares the caller's buffers against. A compiler whose element width is wrong for one "
+              "dtype plans, tasks and checks that dtype with the wrong byte counts; the padded block sizes "
+              "often hide it (a 12-element uint4 tensor is 64 bytes padded whether it holds 6 raw bytes or 5), "
+              "the slot's raw count does not.",
+    ge_source="graph_metadef/graph/type/types.cc (GetSizeInBytes: sub-byte types packed and rounded up); "
+              "graph_metadef/graph/utils/tensor_utils.cc (TensorUtils::GetTensorSizeInBytes)",
+    applies_to="model_file", concern="model_file", predicate=_slot_bytes,
+    precondition=lambda mf: next(_sized_slots(mf), None) is not None,
+)
+
+
+INVARIANTS = (WELL_FORMED, SLOT_IN_REGION, DETERMINED, ATOMIC_CLEAN, ZERO_COPY_TABLE, TASK_ON_NODE_STREAM,
+              SLOT_BYTES)

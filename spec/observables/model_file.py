@@ -181,6 +181,9 @@ class ModelFileObservation:
     soc: SocProfile | None = None
     build: BuildFacts = attrs.field(factory=BuildFacts)
     edit: FileEdit | None = None
+    # tensor -> its raw dense bytes: the shape and dtype the graph gives it, by the spec's element widths
+    # (spec/dtypes.py, never the compiler's); given with the graph, like ``nodes``
+    tensor_bytes: dict[str, int] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         names = [n.name for n in self.nodes]
