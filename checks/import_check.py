@@ -22,15 +22,18 @@ from zcspec.spec.check import Report, check
 def judge_import(path: str, importer: Callable[[str], object], *, refusals: tuple[type[BaseException], ...] = (Exception,),
                  shapes_given: Iterable[str] = ()) -> Report | None:
     """The input-file claims' report on ``importer(path)``: it accepted the file when it returned, refused it
-    when it raised one of ``refusals`` (any other exception propagates: a crash, not a refusal).
+    when it raised one of ``refusals`` (any other exception propagates: a crash, not a refusal). What it
+    returned is judged by INPUT-IMPORT-TYPES when it shows its tensors' types: a zcspec IR graph, or a mapping
+    tensor name -> (shape, dtype name).
     ``shapes_given``: the inputs whose shape the caller fixes beside the file (as ``--shape`` does). None
     when the file is not one the observer can transcribe (not an ONNX model or a zcspec graph JSON file)."""
+    imported = None
     try:
-        importer(path)
+        imported = importer(path)
         error = None
     except refusals as e:
         error = e
-    observation = observe_input_file(path, outcome_of(error), tuple(shapes_given))
+    observation = observe_input_file(path, outcome_of(error), tuple(shapes_given), imported=imported)
     return None if observation is None else check(observation)
 
 

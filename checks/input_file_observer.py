@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from typing import Mapping
 
 import attrs
 import numpy as np
 import onnx
 from onnx import AttributeProto, numpy_helper
 
-from zcspec.spec.observables.input_file import SMALL, ImportOutcome, InputFileObservation, InputNode, InputTensor
+from zcspec.spec.dtypes import ALIASES
+from zcspec.spec.observables.input_file import (SMALL, ImportOutcome, InputFileObservation, InputNode, InputTensor,
+                                                TypedValue)
 
 GRAPH_JSON_FORMAT = "zcspec-graph"
 
@@ -31,13 +34,63 @@ def outcome_of(error: BaseException | None) -> ImportOutcome:
     return ImportOutcome(False, bases, str(error))
 
 
-def observe_input_file(path: str, outcome: ImportOutcome, shapes_given: tuple[str, ...] = ()
+def observe_input_file(path: str, outcome: ImportOutcome, shapes_given: tuple[str, ...] = (), imported=None
                        ) -> InputFileObservation | None:
     """``path``'s transcription with the import's ``outcome``; ``shapes_given``: the inputs the caller fixed
-    the shape of (``--shape``). None when the file is neither a readable ONNX model nor a zcspec graph."""
+    the shape of (``--shape``); ``imported``: what the import returned, when it shows its tensors' types (see
+    :func:`imported_types`). None when the file is neither a readable ONNX model nor a zcspec graph."""
     if path.endswith(".json"):
         return _graph_json(path, outcome, shapes_given)
-    return _onnx(path, outcome, shapes_given)
+    obs = _onnx(path, outcome, shapes_given)
+    if obs is None or not outcome.accepted:
+        return obs
+    return attrs.evolve(obs, imported=imported_types(imported))
+
+
+def imported_types(imported) -> tuple[TypedValue, ...] | None:
+    """The tensors an import returned with their shapes and types, as it gives them: a zcspec IR graph (its
+    tensor descs, read as written), or a mapping tensor name -> (shape, dtype name) from a front end someone
+    else wrote (docs/frontend.md); None for anything else (nothing to transcribe)."""
+    desc = getattr(imported, "desc", None)
+    if isinstance(desc, Mapping):
+        pairs = ((name, (d.shape, d.dtype)) for name, d in desc.items())
+    elif isinstance(imported, Mapping):
+        pairs = imported.items()
+    else:
+        return None
+    out = []
+    for name, (shape, dtype) in pairs:
+        dims = tuple(shape)
+        if all(isinstance(d, int) for d in dims):
+            out.append(TypedValue(str(name), dims, str(dtype)))
+    return tuple(out)
+
+
+def _typed(model) -> tuple[TypedValue, ...]:
+    """The values ONNX's shape inference gives a fixed shape and an element type (none when it cannot run),
+    inferred from the graph's inputs and nodes: the file's annotations of other values (``value_info``, the
+    outputs' shapes) are left out first, since an exporter may leave them written for another input size,
+    and the inference would keep such a stale shape where the graph gives another."""
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    del bare.graph.value_info[:]
+    for out in bare.graph.output:
+        if out.type.WhichOneof("value") == "tensor_type":
+            out.type.tensor_type.ClearField("shape")
+    try:
+        graph = onnx.shape_inference.infer_shapes(bare, strict_mode=False).graph
+    except Exception:   # a file the inference rejects: it types nothing
+        return ()
+    out = {}
+    for v in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if v.type.WhichOneof("value") != "tensor_type" or not v.type.tensor_type.elem_type:
+            continue
+        dims = _onnx_dims(v.type)
+        if dims is None or not all(isinstance(d, int) for d in dims):
+            continue
+        name = onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type).lower()
+        out.setdefault(v.name, TypedValue(v.name, dims, ALIASES.get(name, name)))
+    return tuple(out.values())
 
 
 def _duplicates(what: str, names) -> tuple[tuple[str, str], ...]:
@@ -63,7 +116,7 @@ def _onnx(path: str, outcome: ImportOutcome, shapes_given) -> InputFileObservati
         constants=tuple(constants), graph_outputs=tuple(o.name for o in g.output), shaped=shaped,
         shapes_given=tuple(shapes_given),
         duplicates=_duplicates("graph input", inputs) + _duplicates("initializer", constants),
-        values=_small_values(g))
+        values=_small_values(g), typed=_typed(model))
 
 
 _NUMBERS = {AttributeProto.INT: "i", AttributeProto.FLOAT: "f", AttributeProto.STRING: "s",

@@ -74,7 +74,7 @@ from zcspec.checks.verify_artefacts import ArtefactWriter
 from zcspec.checks.verify_cases import device_cases, zoo_cases
 from zcspec.checks.verify_one_case import check_case
 from zcspec.checks.verify_onnx_cases import (
-    check_dtype_sweep, check_frontend_cases, check_node_tests, check_shipped_cases,
+    check_dtype_sweep, check_frontend_cases, check_model_files, check_node_tests, check_shipped_cases,
 )
 from zcspec.checks.verify_result import (
     Finding, VerifyResult, exception_kind, record_error, record_raised, violation_rows,
@@ -124,7 +124,8 @@ def verify(config: VerifyConfig, progress: Callable[[str], None] = lambda s: Non
             return _stop(result, start, case)
     lap = _lap(result, "zoo cases and device probes" + (" (with their proofs)" if config.proofs else ""), lap)
     if "execution" in config.kinds and config.onnx_node_tests:
-        progress(f"front-end cases: {len(frontend_cases())} crafted ONNX models")
+        progress(f"front-end cases: {len(frontend_cases())} crafted ONNX models, and the ONNX files checked")
+        check_model_files(result, config.models, config.shapes, config.values)
         check_frontend_cases(result, config.soc)
         lap = _lap(result, "front-end cases", lap)
         if config.fail_fast and result.failing():

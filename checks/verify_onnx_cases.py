@@ -29,7 +29,7 @@ from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
 from zcspec.checks.frontend_case import write_case_file
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.input_file_observer import observe_input_file, outcome_of
-from zcspec.checks.models import load_graph
+from zcspec.checks.models import load_graph, zoo_path
 from zcspec.checks.onnx_node_cases import NodeTests, label
 from zcspec.checks.scenario import Scenario
 from zcspec.checks.shipped_pytorch_cases import judge as judge_shipped
@@ -66,7 +66,7 @@ def check_frontend_cases(result: VerifyResult, soc: str) -> None:
                 record_error(result, label_, f"{type(e).__name__}: {e}", "crash")
                 result.artefacts.case("frontend", label_, error=result.errors[-1][1])
                 continue
-            observed = _judge_input_file(result, label_, path, None)
+            observed = _judge_input_file(result, label_, path, None, graph)
             if case.refused is None or case.at == "compile":   # the case's own entry is its run's or its compile's
                 result.artefacts.case("frontend", f"{label_} [input file]", **observed)
             if case.at == "compile":
@@ -81,11 +81,31 @@ def check_frontend_cases(result: VerifyResult, soc: str) -> None:
             check_case(result, f"{label_} [execution]", scenario, prove=False, phase="frontend")
 
 
-def _judge_input_file(result: VerifyResult, label_: str, path: str, error: BaseException | None) -> dict:
-    """Judge the file at ``path`` and its import's outcome (``error``: its refusal, None when it imported) by
-    the input-file claims (spec/invariants/input_file.py); the findings go into ``result``. Returns the
-    observation and its report as the case artefact's arguments ({} when the file cannot be transcribed)."""
-    observation = observe_input_file(path, outcome_of(error))
+def check_model_files(result: VerifyResult, models, shapes=(), values=()) -> None:
+    """Each ONNX file among verify's ``models`` (``zoo:NAME``, a path ending in .onnx), imported as verify
+    imports it (with the ``--shape`` and ``--value`` texts given), judged by the input-file claims with the graph
+    the import returned: the file's values keep the shapes and types ONNX infers (INPUT-IMPORT-TYPES). A file
+    that does not import is the zoo cases' error, not judged twice."""
+    for model in models:
+        path = zoo_path(model[4:]) if model.startswith("zoo:") else model
+        if not path.endswith(".onnx"):
+            continue
+        try:
+            graph = load_graph(path, shapes, values)
+        except Exception:   # the zoo cases load it too and report why
+            continue
+        label_ = f"{model} [input file]"
+        result.artefacts.case("frontend", label_,
+                              **_judge_input_file(result, label_, path, None, graph, tuple(s.split("=")[0] for s in shapes)))
+
+
+def _judge_input_file(result: VerifyResult, label_: str, path: str, error: BaseException | None,
+                      graph=None, shapes_given: tuple[str, ...] = ()) -> dict:
+    """Judge the file at ``path`` and its import's outcome (``error``: its refusal, None when it imported as
+    ``graph``) by the input-file claims (spec/invariants/input_file.py); the findings go into ``result``.
+    Returns the observation and its report as the case artefact's arguments ({} when the file cannot be
+    transcribed)."""
+    observation = observe_input_file(path, outcome_of(error), shapes_given, imported=graph)
     if observation is None:
         return {}
     reports, _ = check_observations(label_, [observation], result.tally)
@@ -206,6 +226,8 @@ def _sweep_case(own: VerifyResult, case: SweepCase, folder: str, soc: str) -> st
         record_error(own, case.label, f"{type(e).__name__}: {e}", "crash")
         own.artefacts.case("dtype-sweep", case.label, error=own.errors[-1][1])
         return "did not import"
+    own.artefacts.case("dtype-sweep", f"{case.label} [input file]",
+                       **_judge_input_file(own, f"{case.label} [input file]", path, None, graph))
     run = {"runtime": "differential", "zero_copy": True, "onnx": path, "values": {}}
     check_case(own, case.label, Scenario("execution", graph, CompileOptions(soc=soc), {"runs": [run]}),
                prove=False, phase="dtype-sweep")

@@ -60,6 +60,9 @@ OBSERVES: dict[str, Observed] = {
     "INPUT-RANDOM-REFUSED": Observed("each node's op type, domain, inputs and attributes (is_test, ratio) as the "
                                      "file writes them, the values of its small constants (training_mode, ratio), "
                                      "the file's opset; whether the import accepted the file", INPUT_FILE),
+    "INPUT-IMPORT-TYPES": Observed("the shape and element type ONNX's shape inference (the onnx package) gives "
+                                   "each value of the file, against the shape and type of the tensor of that name "
+                                   "in the graph the import returned", INPUT_FILE + " and the imported graph"),
     "INPUT-REFUSAL-NAMES-FAULT": Observed("the refusal's message, against the nodes and tensors of the faults the "
                                           "other input-file claims find in the file", INPUT_FILE),
     "LAYOUT-NO-OVERLAP": Observed("tensor offsets, sizes, regions, lifetimes, alias_of and batch labels", PLAN),

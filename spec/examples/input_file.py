@@ -4,7 +4,7 @@ from __future__ import annotations
 import attrs
 
 from zcspec.spec.examples.build import Example
-from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor
+from zcspec.spec.observables.input_file import ImportOutcome, InputFileObservation, InputNode, InputTensor, TypedValue
 
 ACCEPTED = ImportOutcome(True)
 
@@ -51,6 +51,12 @@ def _unreadable(message: str) -> ImportOutcome:
     return ImportOutcome(False, ("GraphFormatError", "GraphError", "BadInput", "Exception"), message)
 
 
+def _typed(imported_y) -> InputFileObservation:
+    """``_RELU`` accepted: ONNX infers x and y as float32 2x3; the import gives y ``imported_y``."""
+    typed = (TypedValue("x", (2, 3), "float32"), TypedValue("y", (2, 3), "float32"))
+    return attrs.evolve(_onnx(_RELU), typed=typed, imported=(typed[0], TypedValue("y", imported_y, "float32")))
+
+
 EXAMPLES = (
     Example("INPUT-ARITY-REFUSED", _onnx(_MUL_ONE, outcome=_refused("node 'scale' (Mul) has 1 inputs, expects 2")),
             _onnx(_MUL_ONE), culprit="input file model.onnx",
@@ -82,4 +88,7 @@ EXAMPLES = (
     Example("INPUT-REFUSAL-NAMES-FAULT", _onnx(*_TWICE, outcome=_refused("tensor 'y' is written by 'a' and 'b'")),
             _onnx(*_TWICE, outcome=_refused("the model is not supported")), culprit="input file model.onnx",
             why="the refusal of a file in which two nodes write 'y' names neither 'y' nor anything else"),
+    Example("INPUT-IMPORT-TYPES", _typed(imported_y=(2, 3)), _typed(imported_y=(3, 2)), culprit="tensor 'y'",
+            why="the import turned the Relu's 2x3 output around"),
 )
+

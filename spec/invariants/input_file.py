@@ -20,6 +20,7 @@ from onnx import defs
 from zcspec.spec import op_facts
 from zcspec.spec.invariant import Invariant, violation
 from zcspec.spec.invariants.input_graph_json import FORMAT_DOC, Breach, format_breaches
+from zcspec.spec.invariants.input_types import IMPORT_TYPES
 from zcspec.spec.observables.input_file import InputFileObservation, InputNode
 
 ONNX_IR = "onnx/docs/IR.md (Graphs: names in SSA form, nodes topologically sortable)"
@@ -398,4 +399,4 @@ REFUSAL_NAMED = Invariant(
 )
 
 INVARIANTS = (ARITY, UNKNOWN_OP, CYCLE, DANGLING, ONE_WRITER, STATIC_SHAPE, FORMAT, FORMAT_REFUSAL_JUSTIFIED, RANDOM,
-              REFUSAL_NAMED)
+              REFUSAL_NAMED, IMPORT_TYPES)

@@ -48,6 +48,16 @@ class InputTensor:
 
 
 @attrs.frozen
+class TypedValue:
+    """A tensor with a fixed shape and an element type: ``dims`` all integers, ``dtype`` an ONNX type name in
+    lower case as the spec's dtype table spells it (``float32``, ``int64``, ``uint4``)."""
+
+    name: str
+    dims: tuple[int, ...]
+    dtype: str
+
+
+@attrs.frozen
 class ImportOutcome:
     """``accepted``: the import returned a graph; otherwise ``error`` is the refusal's class name and its
     bases (most derived first), ``message`` its text."""
@@ -71,7 +81,11 @@ class InputFileObservation:
     file's text as read (None for an ONNX file), which the format claim reads against docs/graph-format.md;
     a graph JSON file whose lists cannot be transcribed has its text alone. ``values``: the elements, as
     numbers in file order, of the small constants an ONNX model gives (initializers and Constant nodes'
-    outputs of at most :data:`SMALL` elements: the scalars and short lists that decide what an op does)."""
+    outputs of at most :data:`SMALL` elements: the scalars and short lists that decide what an op does).
+    ``typed``: the values of an ONNX model (graph inputs, intermediate values, outputs) to which ONNX's own
+    shape inference (``onnx.shape_inference.infer_shapes``) gives a fixed shape and an element type.
+    ``imported``: the tensors of the graph the import returned, with the shape and type it gives each (None
+    when the import's graph was not transcribed: refused, or a front end that does not show its graph)."""
 
     format: Format
     file: str
@@ -86,3 +100,5 @@ class InputFileObservation:
     duplicates: tuple[tuple[str, str], ...] = ()
     document: str | None = None
     values: dict[str, tuple[float, ...]] = attrs.field(factory=dict)
+    typed: tuple[TypedValue, ...] = ()
+    imported: tuple[TypedValue, ...] | None = None
