@@ -8,6 +8,7 @@ import attrs
 import onnx
 from onnx import TensorProto, helper
 
+from zcspec.checks.import_check import judge_import
 from zcspec.checks.input_file_observer import observe_input_file, outcome_of
 from zcspec.checks.models import load_graph
 from zcspec.impl.compiler.frontend import onnx_import
@@ -57,3 +58,11 @@ def test_a_refused_file_or_an_unshown_graph_is_not_judged(tmp_path):
     foreign = observe_input_file(path, outcome_of(None), imported={"t": ((2, 3), "float32")})
     (v,) = CLAIM.violations(foreign)   # a front end someone else wrote shows its types as a mapping
     assert v.culprit == "tensor 't'"
+
+
+def test_judge_import_reads_the_types_a_foreign_front_end_returns(tmp_path):
+    path = _file(tmp_path)
+    right = judge_import(path, lambda p: {"r": ((2, 3), "float32"), "t": ((3, 2), "float32"), "y": ((3, 2), "float16")})
+    assert right.ok and CLAIM.exercised(_observed(path))
+    wrong = judge_import(path, lambda p: {"y": ((3, 2), "float32")})   # the Cast's type lost
+    assert [(v.invariant_id, v.culprit) for v in wrong.violations] == [("INPUT-IMPORT-TYPES", "tensor 'y'")]
