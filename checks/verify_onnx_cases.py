@@ -29,7 +29,7 @@ from zcspec.checks.dtype_sweep_cases import check_refusal as check_sweep_refusal
 from zcspec.checks.frontend_case import write_case_file
 from zcspec.checks.frontend_cases import check_refusal, frontend_cases
 from zcspec.checks.input_file_observer import observe_input_file, outcome_of
-from zcspec.checks.models import load_graph, zoo_path
+from zcspec.checks.models import load_graph, parse_shape, zoo_path
 from zcspec.checks.onnx_node_cases import NodeTests, label
 from zcspec.checks.scenario import Scenario
 from zcspec.checks.shipped_pytorch_cases import judge as judge_shipped
@@ -94,9 +94,8 @@ def check_model_files(result: VerifyResult, models, shapes=(), values=()) -> Non
             graph = load_graph(path, shapes, values)
         except Exception:   # the zoo cases load it too and report why
             continue
-        label_ = f"{model} [input file]"
-        result.artefacts.case("frontend", label_,
-                              **_judge_input_file(result, label_, path, None, graph, tuple(s.split("=")[0] for s in shapes)))
+        label_, given = f"{model} [input file]", tuple(parse_shape(s)[0] for s in shapes)
+        result.artefacts.case("frontend", label_, **_judge_input_file(result, label_, path, None, graph, given))
 
 
 def _judge_input_file(result: VerifyResult, label_: str, path: str, error: BaseException | None,

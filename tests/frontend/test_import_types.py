@@ -11,6 +11,8 @@ from onnx import TensorProto, helper
 from zcspec.checks.import_check import judge_import
 from zcspec.checks.input_file_observer import observe_input_file, outcome_of
 from zcspec.checks.models import load_graph
+from zcspec.checks.verify_onnx_cases import check_model_files
+from zcspec.checks.verify_result import VerifyResult
 from zcspec.impl.compiler.frontend import onnx_import
 from zcspec.impl.compiler.frontend.onnx_shapes import infer_types
 from zcspec.spec.registry import get
@@ -66,3 +68,11 @@ def test_judge_import_reads_the_types_a_foreign_front_end_returns(tmp_path):
     assert right.ok and CLAIM.exercised(_observed(path))
     wrong = judge_import(path, lambda p: {"y": ((3, 2), "float32")})   # the Cast's type lost
     assert [(v.invariant_id, v.culprit) for v in wrong.violations] == [("INPUT-IMPORT-TYPES", "tensor 'y'")]
+
+
+def test_verify_judges_the_onnx_files_it_checks_with_their_shapes(tmp_path):
+    result = VerifyResult()
+    check_model_files(result, ("zoo:squeezenet", "builtin:atomic_clean"), ("data_0=1x3x224x224",))
+    check_model_files(result, (_file(tmp_path),))
+    assert result.findings == [] and result.tally.exercised["INPUT-IMPORT-TYPES"] == 2   # the two ONNX files
+    assert result.tally.applied["INPUT-IMPORT-TYPES"] == 2   # a builtin graph is no file
