@@ -59,8 +59,13 @@ def imported_types(imported) -> tuple[TypedValue, ...] | None:
     else:
         return None
     out = []
-    for name, (shape, dtype) in pairs:
-        dims = tuple(shape)
+    for name, typed in pairs:
+        try:
+            shape, dtype = typed
+            dims = tuple(shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"the import returned tensor {name!r} as {typed!r}: expected (shape, dtype name), "
+                            "e.g. ((1, 1000), 'float32')") from None
         if all(isinstance(d, int) for d in dims):
             out.append(TypedValue(str(name), dims, str(dtype)))
     return tuple(out)

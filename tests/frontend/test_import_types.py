@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import attrs
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from zcspec.checks.import_check import judge_import
@@ -76,3 +77,8 @@ def test_verify_judges_the_onnx_files_it_checks_with_their_shapes(tmp_path):
     check_model_files(result, (_file(tmp_path),))
     assert result.findings == [] and result.tally.exercised["INPUT-IMPORT-TYPES"] == 2   # the two ONNX files
     assert result.tally.applied["INPUT-IMPORT-TYPES"] == 2   # a builtin graph is no file
+
+
+def test_a_foreign_mapping_that_is_no_type_table_is_a_clear_error(tmp_path):
+    with pytest.raises(TypeError, match=r"tensor 'y' as 7: expected \(shape, dtype name\)"):
+        judge_import(_file(tmp_path), lambda p: {"y": 7})
