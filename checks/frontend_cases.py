@@ -24,7 +24,7 @@ import onnx
 from zcspec.checks.frontend_case import FrontendCase
 from zcspec.checks.frontend_legacy_models import (
     annotation_refused, annotations_judged, legacy_broadcast_alignment, legacy_broadcast_in_branch,
-    legacy_dims_unknown, legacy_refused, numpy_broadcast_from_opset_7,
+    legacy_dims_unknown, legacy_refused, numpy_broadcast_from_opset_7, uninferred_opset,
 )
 from zcspec.checks.frontend_models import (
     bad_attribute, batchnorm_opset15, batchnorm_opset6,
@@ -201,6 +201,9 @@ def _legacy_broadcast_cases() -> tuple[FrontendCase, ...]:
         FrontendCase("legacy_broadcast_in_if_branch", legacy_broadcast_in_branch(),
                      why="opset-6 broadcasting nodes in the branches of an If folding decides are aligned before "
                          "the If is inlined"),
+        FrontendCase("relu_opset1_without_shape_inference", uninferred_opset(), unknown,
+                     ("'relu'", "opsets 1-5", "no shape inference"),
+                     why="ONNX gives Relu-1 no shape inference: no static shape, so the opset is refused by name"),
         FrontendCase("legacy_broadcast_shapes_differ", legacy_refused("shapes_differ"), legacy,
                      ("'plus'", "broadcast=0 (the default)", "(2, 3, 4)", "(4,)", "must be equal"),
                      why="without broadcast=1, opsets 1-6 want A and B of one shape"),

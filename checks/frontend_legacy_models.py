@@ -163,3 +163,9 @@ def annotation_refused(kind: str) -> onnx.ModelProto:
     x = _vi("x", [2])
     x.type.tensor_type.elem_type = TensorProto.UNDEFINED
     return _model([], [x], [x])
+
+
+def uninferred_opset() -> onnx.ModelProto:
+    """A Relu at opset 1, whose schema (with its consumed_inputs attribute) has no shape inference: the front
+    end's table of such opsets (impl/compiler/op_limits.py, read from onnx.defs) must refuse it by name."""
+    return _model([_n("Relu", ["x"], ["y"], "relu")], [_vi("x", [2, 3])], [_vi("y", [2, 3])], opset=1)

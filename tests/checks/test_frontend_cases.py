@@ -284,3 +284,11 @@ def test_a_reader_that_calls_a_set_size_unreadable_fails_through_the_claim(monke
                                                                               else version))
     found = {(f.case, f.violation.invariant_id) for f in _run().findings}
     assert ("front-end case graph_json_set_size_compiled", "INPUT-FORMAT-REFUSAL-JUSTIFIED") in found, found
+
+
+def test_an_opset_without_shape_inference_left_out_of_the_table_fails_its_case(monkeypatch):
+    """The last sample's op_limits.py:167 (the table of opsets whose schema has no shape inference inverted)
+    passed verify: no verify file used such an opset. Relu-1 now is a front-end case."""
+    kept = tuple(e for e in op_limits.UNSUPPORTED["Relu"] if e.key != "opset")
+    monkeypatch.setitem(op_limits.UNSUPPORTED, "Relu", kept)
+    assert "front-end case relu_opset1_without_shape_inference" in _errors()
